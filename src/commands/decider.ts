@@ -1,0 +1,21 @@
+import type { Event } from '../events/event.js';
+import type { IdAllocator } from '../ids.js';
+
+/**
+ * A domain's write side: `decide` turns a command and the stream's current state into new events;
+ * `evolve` folds events into state. Both are pure (rule 2): the time, new ids and the acting principal
+ * arrive in the context, and facts from other streams arrive in the command.
+ * `decide` throws a `DomainError` to refuse; returning `[]` means "nothing to do".
+ */
+export interface DecideContext {
+  /** ISO-8601 time of the command, the same for all its events. */
+  readonly now: string;
+  readonly actor: string;
+  readonly ids: IdAllocator;
+}
+
+export interface Decider<S, C, E extends Event> {
+  initialState(): S;
+  evolve(state: S, event: E): S;
+  decide(command: C, state: S, context: DecideContext): readonly E[];
+}

@@ -1,0 +1,81 @@
+import type { Database } from 'better-sqlite3';
+import { systemClock, type Clock } from './clock.js';
+import { migrate, openDatabase, type Durability, type Migration } from './db.js';
+import { EventBus } from './events/bus.js';
+import type { Event } from './events/event.js';
+import { engineMigrations } from './events/schema.js';
+import { readHead, type ChainHead } from './events/store.js';
+import { verifyChain, type VerifyOptions, type VerifyResult } from './events/verify.js';
+import { handle, transact, type CommandOptions, type HandleOptions, type HandleResult, type TransactResult, type UnitOfWork } from './commands/handle.js';
+import type { Decider } from './commands/decider.js';
+import type { AnyProjection } from './projections/projection.js';
+import { ProjectionRegistry } from './projections/registry.js';
+import type { RebuildOptions, RebuildReport } from './projections/rebuild.js';
+
+export interface EngineOptions {
+  /** Database file, or ':memory:'. */
+  file: string;
+  durability?: Durability;
+  clock?: Clock;
+  projections?: readonly AnyProjection[];
+  /** Schema migrations beyond the engine's own (their versions must be above the engine's). */
+  migrations?: readonly Migration[];
+  /** Progress of the start-up rebuild of outdated projections. */
+  rebuild?: RebuildOptions;
+}
+
+/**
+ * The engine facade: one database connection, the projections of the running code, the event bus.
+ * Opening it migrates the schema and brings every projection up to date before anything else runs.
+ */
+export class Engine {
+  readonly bus = new EventBus();
+  /** What the start-up rebuild did, if anything was outdated. */
+  readonly startupRebuild: RebuildReport | null;
+
+  private constructor(
+    readonly db: Database,
+    readonly clock: Clock,
+    readonly projections: ProjectionRegistry,
+    rebuildOptions: RebuildOptions,
+  ) {
+    this.startupRebuild = projections.ensureCurrent(db, { now: clock, ...rebuildOptions });
+  }
+
+  static open(options: EngineOptions): Engine {
+    const db = openDatabase(options.file, { durability: options.durability ?? 'full' });
+    try {
+      migrate(db, [...engineMigrations, ...(options.migrations ?? [])]);
+      const registry = new ProjectionRegistry(options.projections ?? []);
+      return new Engine(db, options.clock ?? systemClock, registry, options.rebuild ?? {});
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  handle<S, C, E extends Event>(decider: Decider<S, C, E>, streamId: string, command: C, options: HandleOptions): HandleResult<S, E> {
+    return handle(this, decider, streamId, command, options);
+  }
+
+  transact<T>(options: CommandOptions, fn: (uow: UnitOfWork) => T): TransactResult<T> {
+    return transact(this, options, fn);
+  }
+
+  head(): ChainHead {
+    return readHead(this.db);
+  }
+
+  verify(options?: VerifyOptions): VerifyResult {
+    return verifyChain(this.db, options);
+  }
+
+  rebuild(names: readonly string[] = [], options: RebuildOptions = {}): RebuildReport {
+    return this.projections.rebuild(this.db, names, { now: this.clock, ...options });
+  }
+
+  close(): void {
+    this.bus.complete();
+    if (this.db.open) this.db.close();
+  }
+}

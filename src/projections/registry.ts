@@ -1,0 +1,108 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
+import type { StoredEvent } from '../events/event.js';
+import { readHead } from '../events/store.js';
+import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
+import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
+
+export interface ProjectionStatus {
+  name: string;
+  codeVersion: number;
+  storedVersion: number | null;
+  position: number;
+}
+
+/**
+ * The projections of the running code. Applies them inline in the append transaction, records the
+ * position they reached, and on start brings each up to date: rebuilt when its code version differs
+ * from the stored one (or it is new), caught up when it lags the log (events appended by a process that
+ * did not have it).
+ */
+export class ProjectionRegistry {
+  private readonly byType = new Map<string, readonly AnyProjection[]>();
+  private readonly live = new Map<AnyProjection, TableNames<string>>();
+  private readonly namesJson: string;
+
+  constructor(readonly projections: readonly AnyProjection[]) {
+    const names = new Set<string>();
+    const tables = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`two projections are named ${p.name}`);
+      names.add(p.name);
+      for (const t of p.tables) {
+        if (tables.has(t)) throw new Error(`table ${t} is owned by two projections`);
+        tables.add(t);
+      }
+      this.live.set(p, liveNames(p));
+    }
+    this.namesJson = JSON.stringify([...names]);
+  }
+
+  get(name: string): AnyProjection | undefined {
+    return this.projections.find((p) => p.name === name);
+  }
+
+  private forType(type: string): readonly AnyProjection[] {
+    let list = this.byType.get(type);
+    if (!list) {
+      list = this.projections.filter((p) => handlesType(p, type));
+      this.byType.set(type, list);
+    }
+    return list;
+  }
+
+  /** Applies events to the live tables. Runs inside the append transaction. */
+  apply(db: Database, events: readonly StoredEvent[]): void {
+    for (const event of events) {
+      for (const p of this.forType(event.type)) p.apply(db, event, this.live.get(p)!);
+    }
+  }
+
+  /** Records that every registered projection has applied the log up to `position`. */
+  markApplied(db: Database, position: number): void {
+    if (this.projections.length === 0) return;
+    prepared(db, 'UPDATE es_projections SET position = ? WHERE name IN (SELECT value FROM json_each(?))').run(
+      position,
+      this.namesJson,
+    );
+  }
+
+  status(db: Database): ProjectionStatus[] {
+    const stored = prepared(db, 'SELECT name, version, position FROM es_projections').all() as {
+      name: string;
+      version: number;
+      position: number;
+    }[];
+    return this.projections.map((p) => {
+      const row = stored.find((s) => s.name === p.name);
+      return { name: p.name, codeVersion: p.version, storedVersion: row?.version ?? null, position: row?.position ?? 0 };
+    });
+  }
+
+  /** Brings every projection up to date with the code and the log. Returns what was rebuilt. */
+  ensureCurrent(db: Database, options: RebuildOptions = {}): RebuildReport | null {
+    const status = this.status(db);
+    const outdated = this.projections.filter((p) => status.find((s) => s.name === p.name)?.storedVersion !== p.version);
+    const head = readHead(db).position;
+    for (const s of status) {
+      const p = this.get(s.name)!;
+      if (!outdated.includes(p) && s.position < head) catchUpProjection(db, p, this.live.get(p)!, s.position);
+    }
+    return outdated.length > 0 ? rebuildProjections(db, outdated, options) : null;
+  }
+
+  /** Rebuilds the named projections (all when no names are given) from the log. */
+  rebuild(db: Database, names: readonly string[] = [], options: RebuildOptions = {}): RebuildReport {
+    const chosen = names.length === 0 ? this.projections : names.map((n) => this.require(n));
+    return rebuildProjections(db, chosen, options);
+  }
+
+  private require(name: string): AnyProjection {
+    const p = this.get(name);
+    if (!p) {
+      const known = this.projections.map((x) => x.name).join(', ') || 'none';
+      throw new Error(`unknown projection "${name}" (known: ${known})`);
+    }
+    return p;
+  }
+}

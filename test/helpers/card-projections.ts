@@ -1,0 +1,94 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../../src/db.js';
+import type { Projection } from '../../src/projections/projection.js';
+import type { CardEvent } from './cards.js';
+
+/** The test domain's two read models: one row per card, and counts per column. */
+export const cardsProjection: Projection<CardEvent, 'cards'> = {
+  name: 'cards',
+  version: 1,
+  handles: ['CardOpened', 'CardMoved', 'CardCommented', 'CardClosed'],
+  tables: ['cards'],
+  init(db, t) {
+    db.exec(`CREATE TABLE IF NOT EXISTS "${t.cards}" (
+      card_id INTEGER PRIMARY KEY, title TEXT NOT NULL, column_name TEXT NOT NULL, priority TEXT NOT NULL,
+      status TEXT NOT NULL, comments INTEGER NOT NULL, updated_at TEXT NOT NULL, last_position INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS "${t.cards}_by_column" ON "${t.cards}" (column_name, status);`);
+  },
+  apply(db, e, t) {
+    const touch = (sql: string, ...args: unknown[]) =>
+      prepared(db, `UPDATE "${t.cards}" SET ${sql}, updated_at = ?, last_position = ? WHERE card_id = ?`).run(
+        ...args, e.recordedAt, e.position, e.data.cardId);
+    switch (e.type) {
+      case 'CardOpened':
+        prepared(db, `INSERT OR IGNORE INTO "${t.cards}" VALUES (?, ?, ?, ?, 'open', 0, ?, ?)`).run(
+          e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
+        return;
+      case 'CardMoved':
+        touch('column_name = ?', e.data.to);
+        return;
+      case 'CardCommented':
+        touch('comments = comments + 1');
+        return;
+      case 'CardClosed':
+        touch(`status = 'closed', column_name = ?`, e.data.column);
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};
+
+export const cardColumnsProjection: Projection<CardEvent, 'card_columns'> = {
+  name: 'card_columns',
+  version: 1,
+  handles: ['CardOpened', 'CardMoved', 'CardClosed'],
+  tables: ['card_columns'],
+  init(db, t) {
+    db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_columns}" (
+      column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL)`);
+  },
+  apply(db, e, t) {
+    const bump = (column: string, open: number, closed: number) =>
+      prepared(db, `INSERT INTO "${t.card_columns}" VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
+        open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`).run(column, open, closed);
+    switch (e.type) {
+      case 'CardOpened':
+        return void bump(e.data.column, 1, 0);
+      case 'CardMoved':
+        bump(e.data.from, -1, 0);
+        return void bump(e.data.to, 1, 0);
+      case 'CardClosed':
+        return void bump(e.data.column, -1, 1);
+      case 'CardCommented':
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};
+
+export const cardProjections = [cardsProjection, cardColumnsProjection];
+
+export interface CardRow {
+  card_id: number;
+  title: string;
+  column_name: string;
+  priority: string;
+  status: string;
+  comments: number;
+  updated_at: string;
+  last_position: number;
+}
+
+export const getCard = (db: Database, cardId: number): CardRow | null =>
+  (prepared(db, 'SELECT * FROM cards WHERE card_id = ?').get(cardId) as CardRow | undefined) ?? null;
+
+export const listCards = (db: Database): CardRow[] => prepared(db, 'SELECT * FROM cards ORDER BY card_id').all() as CardRow[];
+
+export const columnCounts = (db: Database): { column_name: string; open_cards: number; closed_cards: number }[] =>
+  prepared(db, 'SELECT * FROM card_columns ORDER BY column_name').all() as never;

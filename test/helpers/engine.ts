@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { fixedClock } from '../../src/clock.js';
+import { Engine, type EngineOptions } from '../../src/engine.js';
+import { streamsProjection } from '../../src/projections/streams.js';
+import { cardProjections } from './card-projections.js';
+import { cardDecider, cardStream, type CardCommand } from './cards.js';
+
+export const TEST_PROJECTIONS = [...cardProjections, streamsProjection];
+
+/** An engine on a fresh database with the test domain's projections and a clock that ticks 1 s per reading. */
+export function testEngine(options: Partial<EngineOptions> = {}): Engine {
+  return Engine.open({
+    file: ':memory:',
+    clock: fixedClock('2026-01-01T00:00:00.000Z', 1000),
+    projections: TEST_PROJECTIONS,
+    ...options,
+  });
+}
+
+/** A scratch directory removed by the returned cleanup. */
+export function tempDir(prefix = 'colony-test-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Opens a card with a freshly allocated id, the way a real creation command names its new stream. */
+export function openCard(engine: Engine, title: string, column = 'todo', commandId?: string): number {
+  const result = engine.transact({ actor: 'tester', commandId }, (uow) => {
+    const cardId = uow.ids.next('card');
+    engine.handle(cardDecider, cardStream(cardId), { type: 'OpenCard', cardId, title, column }, { actor: 'tester' });
+    return cardId;
+  });
+  return result.value ?? (result.events[0]!.data as { cardId: number }).cardId;
+}
+
+export function runCard(engine: Engine, cardId: number, command: CardCommand, commandId?: string) {
+  return engine.handle(cardDecider, cardStream(cardId), command, { actor: 'tester', commandId });
+}
+
+/** Every row of the given tables, ordered, for comparing incremental and rebuilt read models. */
+export function dumpTables(db: Database, tables: readonly string[]): Record<string, unknown[]> {
+  return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}" ORDER BY 1`).all()]));
+}
+
+export const PROJECTED_TABLES = TEST_PROJECTIONS.flatMap((p) => p.tables as readonly string[]);
