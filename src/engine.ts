@@ -2,9 +2,9 @@ import type { Database } from 'better-sqlite3';
 import { systemClock, type Clock } from './clock.js';
 import { migrate, openDatabase, type Durability, type Migration } from './db.js';
 import { EventBus } from './events/bus.js';
-import type { Event } from './events/event.js';
+import type { Event, EventRow, StoredEvent } from './events/event.js';
 import { engineMigrations } from './events/schema.js';
-import { readHead, type ChainHead } from './events/store.js';
+import { importRows, readHead, type ChainHead } from './events/store.js';
 import { verifyChain, type VerifyOptions, type VerifyResult } from './events/verify.js';
 import { handle, transact, type CommandOptions, type HandleOptions, type HandleResult, type TransactResult, type UnitOfWork } from './commands/handle.js';
 import type { Decider } from './commands/decider.js';
@@ -60,6 +60,19 @@ export class Engine {
 
   transact<T>(options: CommandOptions, fn: (uow: UnitOfWork) => T): TransactResult<T> {
     return transact(this, options, fn);
+  }
+
+  /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
+  importRows(rows: readonly EventRow[]): StoredEvent[] {
+    const stored = this.db.transaction(() => {
+      const events = importRows(this.db, rows);
+      this.projections.apply(this.db, events);
+      const last = events[events.length - 1];
+      if (last) this.projections.markApplied(this.db, last.position);
+      return events;
+    }).immediate();
+    this.bus.publish(stored);
+    return stored;
   }
 
   head(): ChainHead {

@@ -1,7 +1,7 @@
 import { canonicalize } from 'json-canonicalize';
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
-import { ConcurrencyError, invalidInput, type ExpectedVersion } from '../errors.js';
+import { ConcurrencyError, DomainError, invalidInput, type ExpectedVersion } from '../errors.js';
 import { EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent } from './event.js';
 import { rowHash } from './hash.js';
 import { currentSchemaVersion, hasUpcasters, upcast } from './upcasters.js';
@@ -156,4 +156,32 @@ export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] 
     `SELECT ${EVENT_COLUMNS} FROM es_events WHERE json_extract(meta, '$.commandId') = ? ORDER BY position`,
   ).all(commandId) as EventRow[];
   return rows.map((r) => toStoredEvent(r));
+}
+
+/**
+ * Appends rows exactly as given — hashes, schema versions, meta and all — for restoring an exported
+ * log or loading a golden fixture. Each row must continue the chain: the next position, a prev_hash
+ * equal to the head's hash, a hash that matches its content, and the next version of its stream.
+ * Runs inside the caller's transaction; the first bad row throws and nothing is kept.
+ */
+export function importRows(db: Database, rows: readonly EventRow[]): StoredEvent[] {
+  if (!db.inTransaction) throw new Error('importRows must run inside a write transaction');
+  const insert = prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  let head = readHead(db);
+  const stored: StoredEvent[] = [];
+  for (const row of rows) {
+    const problem =
+      row.position !== head.position + 1 ? `position ${row.position} does not follow the head ${head.position}`
+      : row.prev_hash !== head.hash ? `prev_hash of position ${row.position} does not match the head's hash`
+      : rowHash(row) !== row.hash ? `hash of position ${row.position} does not match its content`
+      : row.version !== streamVersion(db, row.stream_id) + 1 ? `version ${row.version} of ${row.stream_id} is out of sequence`
+      : null;
+    if (problem) throw new DomainError('ErrChainMismatch', problem, { position: row.position });
+    insert.run(row.position, row.stream_id, row.version, row.type, row.schema_version, row.data, row.meta,
+      row.recorded_at, row.prev_hash, row.hash);
+    stored.push(toStoredEvent(row));
+    head = { position: row.position, hash: row.hash };
+  }
+  if (rows.length > 0) prepared(db, 'UPDATE es_head SET position = ?, hash = ? WHERE id = 1').run(head.position, head.hash);
+  return stored;
 }
