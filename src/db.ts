@@ -34,6 +34,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database 
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${(options.durability ?? 'full') === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
+  // Without this, INSERT OR REPLACE deletes a row without firing the append-only DELETE trigger.
+  db.pragma('recursive_triggers = ON');
+  // Streams interleave in the log, so loading one touches many pages: a 64 MiB page cache keeps the hot ones.
+  db.pragma('cache_size = -65536');
+  db.pragma('wal_autocheckpoint = 10000');
   return db;
 }
 

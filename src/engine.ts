@@ -4,7 +4,8 @@ import { migrate, openDatabase, type Durability, type Migration } from './db.js'
 import { EventBus } from './events/bus.js';
 import type { Event, EventRow, StoredEvent } from './events/event.js';
 import { engineMigrations } from './events/schema.js';
-import { importRows, readHead, type ChainHead } from './events/store.js';
+import { importRows } from './events/commands.js';
+import { readHead, type ChainHead } from './events/store.js';
 import { verifyChain, type VerifyOptions, type VerifyResult } from './events/verify.js';
 import { handle, transact, type CommandOptions, type HandleOptions, type HandleResult, type TransactResult, type UnitOfWork } from './commands/handle.js';
 import type { Decider } from './commands/decider.js';
@@ -22,6 +23,8 @@ export interface EngineOptions {
   migrations?: readonly Migration[];
   /** Progress of the start-up rebuild of outdated projections. */
   rebuild?: RebuildOptions;
+  /** Skip bringing projections up to date on open — only for tools that rebuild them explicitly next. */
+  skipStartupRebuild?: boolean;
 }
 
 /**
@@ -37,9 +40,9 @@ export class Engine {
     readonly db: Database,
     readonly clock: Clock,
     readonly projections: ProjectionRegistry,
-    rebuildOptions: RebuildOptions,
+    rebuildOptions: RebuildOptions | null,
   ) {
-    this.startupRebuild = projections.ensureCurrent(db, { now: clock, ...rebuildOptions });
+    this.startupRebuild = rebuildOptions ? projections.ensureCurrent(db, { now: clock, ...rebuildOptions }) : null;
   }
 
   static open(options: EngineOptions): Engine {
@@ -47,7 +50,7 @@ export class Engine {
     try {
       migrate(db, [...engineMigrations, ...(options.migrations ?? [])]);
       const registry = new ProjectionRegistry(options.projections ?? []);
-      return new Engine(db, options.clock ?? systemClock, registry, options.rebuild ?? {});
+      return new Engine(db, options.clock ?? systemClock, registry, options.skipStartupRebuild ? null : (options.rebuild ?? {}));
     } catch (e) {
       db.close();
       throw e;
@@ -65,10 +68,10 @@ export class Engine {
   /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
   importRows(rows: readonly EventRow[]): StoredEvent[] {
     const stored = this.db.transaction(() => {
-      const events = importRows(this.db, rows);
+      const events = importRows(this.db, rows, this.clock().toISOString());
       this.projections.apply(this.db, events);
-      const last = events[events.length - 1];
-      if (last) this.projections.markApplied(this.db, last.position);
+      const first = events[0];
+      if (first) this.projections.markApplied(this.db, first.position - 1, events[events.length - 1]!.position);
       return events;
     }).immediate();
     this.bus.publish(stored);

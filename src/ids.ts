@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
 
@@ -17,6 +17,9 @@ export interface IdAllocator {
 export interface TrackedIds extends IdAllocator {
   /** Persist what was handed out. Called by the engine after a successful decide. */
   flush(): void;
+  /** The counters now, to undo to when a savepoint rolls back (so the outer command skips no id). */
+  mark(): ReadonlyMap<string, number>;
+  undo(mark: ReadonlyMap<string, number>): void;
 }
 
 export function sequenceIds(db: Database): TrackedIds {
@@ -44,6 +47,11 @@ export function sequenceIds(db: Database): TrackedIds {
       for (const kind of dirty) upsert.run(kind, high.get(kind));
       dirty.clear();
     },
+    mark: () => new Map(high),
+    undo(mark) {
+      high.clear();
+      for (const [kind, value] of mark) high.set(kind, value);
+    },
   };
 }
 
@@ -59,4 +67,15 @@ export function memoryIds(start: Readonly<Record<string, number>> = {}): IdAlloc
   };
 }
 
-export const newCommandId = (): string => randomUUID();
+/**
+ * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Time-ordered ids land at the
+ * right edge of the command-id index instead of on a random page, which keeps each commit's write small.
+ */
+export function newCommandId(now = Date.now()): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(now, 0, 6);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}

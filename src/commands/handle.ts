@@ -1,20 +1,20 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
-import type { ExpectedVersion } from '../errors.js';
-import { appendToStream, checkExpectedVersion, eventsOfCommand } from '../events/store.js';
-import type { Event, EventMeta, EventRow, StoredEvent } from '../events/event.js';
-import { upcast } from '../events/upcasters.js';
-import type { EventBus } from '../events/bus.js';
-import { newCommandId, sequenceIds, type TrackedIds } from '../ids.js';
 import type { Clock } from '../clock.js';
+import type { ExpectedVersion } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { eventsOfCommand, findCommand, recordCommand } from '../events/commands.js';
+import type { Event, EventMeta, StoredEvent } from '../events/event.js';
+import { appendToStream, checkExpectedVersion } from '../events/store.js';
+import { newCommandId, sequenceIds, type TrackedIds } from '../ids.js';
 import type { ProjectionRegistry } from '../projections/registry.js';
 import type { Decider } from './decider.js';
+import { loadState } from './state.js';
 
 /**
  * Command handling: one command, one transaction (rule 1). `transact` opens a BEGIN IMMEDIATE
  * transaction — or joins the one already open, as a savepoint — and everything inside it commits or
- * rolls back together: the appends of every stream it touched, their projections, the ids it took.
- * Stored events are published on the bus only after the outermost commit.
+ * rolls back together: the appends of every stream it touched, their projections, the ids it took and
+ * the record of the command id. Stored events are published on the bus only after the outermost commit.
  */
 export interface EngineContext {
   readonly db: Database;
@@ -49,6 +49,17 @@ export interface TransactResult<T> {
 
 const open = new WeakMap<Database, UnitOfWork>();
 
+// One transaction wrapper per connection: better-sqlite3 builds a new one on every db.transaction() call.
+const runners = new WeakMap<Database, <T>(fn: () => T) => T>();
+function runner(db: Database): <T>(fn: () => T) => T {
+  let run = runners.get(db);
+  if (!run) {
+    run = db.transaction((fn: () => unknown) => fn()).immediate as <T>(fn: () => T) => T;
+    runners.set(db, run);
+  }
+  return run;
+}
+
 export function transact<T>(engine: EngineContext, options: CommandOptions, fn: (uow: UnitOfWork) => T): TransactResult<T> {
   const { db } = engine;
   const outer = open.get(db);
@@ -59,32 +70,35 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     causationId: options.causationId ?? null,
     correlationId: options.correlationId ?? null,
   };
-  const result = db.transaction((): TransactResult<T> => {
-    const prior = eventsOfCommand(db, meta.commandId);
-    if (prior.length > 0) return { events: prior, value: undefined, duplicate: true };
+  const result = runner(db)((): TransactResult<T> => {
+    if (findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
     const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
     open.set(db, uow);
     try {
       const value = fn(uow);
       uow.ids.flush();
-      const last = uow.appended[uow.appended.length - 1];
-      if (last) engine.projections.markApplied(db, last.position);
+      recordCommand(db, meta.commandId, uow.appended, uow.now);
+      const first = uow.appended[0];
+      if (first) engine.projections.markApplied(db, first.position - 1, uow.appended[uow.appended.length - 1]!.position);
       return { events: uow.appended, value, duplicate: false };
     } finally {
       open.delete(db);
     }
-  }).immediate();
+  });
   if (!result.duplicate) engine.bus.publish(result.events);
   return result;
 }
 
+/** Inside an open command: a savepoint, so a caught failure undoes only its own part. */
 function nested<T>(db: Database, uow: UnitOfWork, fn: (uow: UnitOfWork) => T): TransactResult<T> {
-  const mark = uow.appended.length;
+  const appended = uow.appended.length;
+  const ids = uow.ids.mark();
   try {
-    const value = db.transaction(() => fn(uow))();
-    return { events: uow.appended.slice(mark), value, duplicate: false };
+    const value = runner(db)(() => fn(uow));
+    return { events: uow.appended.slice(appended), value, duplicate: false };
   } catch (e) {
-    uow.appended.length = mark; // the savepoint rolled these back
+    uow.appended.length = appended;
+    uow.ids.undo(ids);
     throw e;
   }
 }
@@ -96,7 +110,7 @@ export interface HandleOptions extends CommandOptions {
 
 export interface HandleResult<S, E extends Event> {
   events: StoredEvent<E>[];
-  /** State after the command (for a duplicate: after its original events). */
+  /** State after the command (for a duplicate: after its original events on this stream, else now). */
   state: S;
   version: number;
   duplicate: boolean;
@@ -124,28 +138,9 @@ export function handle<S, C, E extends Event>(
     uow.appended.push(...stored);
     return { state: stored.reduce((s, e) => decider.evolve(s, e as unknown as E), state), version: version + stored.length };
   });
-  if (result.value) return { events: result.events as StoredEvent<E>[], ...result.value, duplicate: false };
-  const mine = result.events.filter((e) => e.streamId === streamId) as StoredEvent<E>[];
-  const version = mine[mine.length - 1]?.version ?? 0;
-  return { events: result.events as StoredEvent<E>[], ...loadState(engine.db, decider, streamId, version), duplicate: true };
-}
-
-/** Folds the stream (upcasted) into state, optionally only up to version `to`. */
-export function loadState<S, E extends Event>(
-  db: Database,
-  decider: Decider<S, unknown, E>,
-  streamId: string,
-  to = Number.MAX_SAFE_INTEGER,
-): { state: S; version: number } {
-  // Only the columns evolve needs: skipping meta and hashes keeps the hot path cheap.
-  const rows = prepared(
-    db,
-    'SELECT version, type, schema_version, data FROM es_events WHERE stream_id = ? AND version <= ? ORDER BY version',
-  ).all(streamId, to) as Pick<EventRow, 'version' | 'type' | 'schema_version' | 'data'>[];
-  let state = decider.initialState();
-  for (const row of rows) {
-    const { data } = upcast(row.type, row.schema_version, JSON.parse(row.data));
-    state = decider.evolve(state, { type: row.type, data } as E);
-  }
-  return { state, version: rows[rows.length - 1]?.version ?? 0 };
+  const events = result.events as StoredEvent<E>[];
+  if (result.value) return { events, ...result.value, duplicate: false };
+  const mine = events.filter((e) => e.streamId === streamId);
+  const upTo = mine[mine.length - 1]?.version;
+  return { events, ...loadState(engine.db, decider, streamId, upTo), duplicate: true };
 }

@@ -1,5 +1,9 @@
-import { Subject, type Observable } from 'rxjs';
+import { config, Subject, type Observable } from 'rxjs';
+import { log } from '../log.js';
 import type { StoredEvent } from './event.js';
+
+// A subscriber that throws must not take the server down (rxjs would rethrow it asynchronously).
+config.onUnhandledError = (err) => log.error({ err }, 'an event subscriber failed');
 
 /**
  * Publishes stored events after their transaction commits — never before, never for a rolled-back
@@ -9,9 +13,23 @@ import type { StoredEvent } from './event.js';
 export class EventBus {
   private readonly subject = new Subject<StoredEvent>();
   readonly events$: Observable<StoredEvent> = this.subject.asObservable();
+  private readonly queue: StoredEvent[] = [];
+  private draining = false;
 
+  /**
+   * Delivers in log order to every subscriber. A subscriber that runs a command while handling an
+   * event (the reactor does) only enqueues that command's events: they are delivered after the
+   * current ones, so no subscriber ever sees positions out of order.
+   */
   publish(events: readonly StoredEvent[]): void {
-    for (const event of events) this.subject.next(event);
+    this.queue.push(...events);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let event = this.queue.shift(); event; event = this.queue.shift()) this.subject.next(event);
+    } finally {
+      this.draining = false;
+    }
   }
 
   complete(): void {

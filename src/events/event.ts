@@ -1,6 +1,6 @@
 /**
  * The shapes of events. A domain declares its events as a discriminated union of `Event<Type, Data>`;
- * the store adds the log's facts (position, stream, version, meta, hashes) to make a `StoredEvent`.
+ * the store adds the log's facts (position, stream, version, meta, time) to make a `StoredEvent`.
  * Data is JSON-safe only (ISO strings, not Dates), so a stored event and a replayed one compare equal.
  */
 export interface Event<T extends string = string, D = unknown> {
@@ -26,8 +26,6 @@ export type StoredEvent<E extends Event = Event> = E & {
   readonly schemaVersion: number;
   readonly meta: EventMeta;
   readonly recordedAt: string;
-  readonly prevHash: string;
-  readonly hash: string;
 };
 
 /** The raw row of `es_events`, exactly as stored (data and meta are canonical JSON text). */
@@ -46,6 +44,10 @@ export interface EventRow {
 
 export const EVENT_COLUMNS =
   'position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash';
+
+/** The columns a StoredEvent is made of: the hashes stay in the log (verify and export read rows). */
+export const STORED_EVENT_COLUMNS = 'position, stream_id, version, type, schema_version, data, meta, recorded_at';
+export type StoredEventRow = Omit<EventRow, 'prev_hash' | 'hash'>;
 
 /** `goal-7` → `goal`; streams are named `<kind>-<id>`. */
 export function streamKind(streamId: string): string {

@@ -1,5 +1,4 @@
 import type { Migration } from '../db.js';
-import { GENESIS_HASH } from './hash.js';
 
 /**
  * The engine's own tables, migrated by `PRAGMA user_version`. Projections own their read tables and
@@ -7,9 +6,13 @@ import { GENESIS_HASH } from './hash.js';
  *
  * - `es_events`: the log. Append-only: triggers reject UPDATE and DELETE (an attacker can drop them;
  *   the hash chain is what catches that).
- * - `es_head`: the chain head (last position and hash), updated in every append transaction. It is how
- *   a deleted tail is detected: the chain alone cannot tell a truncated log from a short one.
- * - `es_projections`: each projection's code version and the position it has applied.
+ * - `es_commands`: every committed command id with the positions of its events (NULL for a command that
+ *   decided nothing). It makes retries idempotent — including retries of no-op commands — and it
+ *   anchors the log's end: its highest position must be the log's last one, which is how `verify`
+ *   catches a deleted tail or rows slipped in behind the engine's back. Append-only as well. WITHOUT
+ *   ROWID keeps it one B-tree, and time-ordered command ids (UUIDv7) keep inserts at its right edge.
+ * - `es_projections`: each projection's code version and the position it has applied; `stale` marks one
+ *   that missed events (appended by a process that did not have it) and must be rebuilt.
  * - `es_sequences`: high-water marks of integer ids per kind.
  */
 export const engineMigrations: readonly Migration[] = [
@@ -30,23 +33,27 @@ export const engineMigrations: readonly Migration[] = [
           hash           TEXT    NOT NULL,
           UNIQUE (stream_id, version)
         );
-        CREATE INDEX es_events_by_command ON es_events (json_extract(meta, '$.commandId'));
         CREATE TRIGGER es_events_no_update BEFORE UPDATE ON es_events
           BEGIN SELECT RAISE(ABORT, 'es_events is append-only: UPDATE is not allowed'); END;
         CREATE TRIGGER es_events_no_delete BEFORE DELETE ON es_events
           BEGIN SELECT RAISE(ABORT, 'es_events is append-only: DELETE is not allowed'); END;
 
-        CREATE TABLE es_head (
-          id       INTEGER PRIMARY KEY CHECK (id = 1),
-          position INTEGER NOT NULL,
-          hash     TEXT    NOT NULL
-        );
-        INSERT INTO es_head (id, position, hash) VALUES (1, 0, '${GENESIS_HASH}');
+        CREATE TABLE es_commands (
+          command_id     TEXT PRIMARY KEY,
+          first_position INTEGER,
+          last_position  INTEGER,
+          committed_at   TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TRIGGER es_commands_no_update BEFORE UPDATE ON es_commands
+          BEGIN SELECT RAISE(ABORT, 'es_commands is append-only: UPDATE is not allowed'); END;
+        CREATE TRIGGER es_commands_no_delete BEFORE DELETE ON es_commands
+          BEGIN SELECT RAISE(ABORT, 'es_commands is append-only: DELETE is not allowed'); END;
 
         CREATE TABLE es_projections (
           name       TEXT PRIMARY KEY,
           version    INTEGER NOT NULL,
           position   INTEGER NOT NULL,
+          stale      INTEGER NOT NULL DEFAULT 0,
           rebuilt_at TEXT
         );
 

@@ -1,9 +1,11 @@
 import { canonicalize } from 'json-canonicalize';
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
-import { ConcurrencyError, DomainError, invalidInput, type ExpectedVersion } from '../errors.js';
-import { EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent } from './event.js';
-import { rowHash } from './hash.js';
+import { ConcurrencyError, invalidInput, type ExpectedVersion } from '../errors.js';
+import {
+  EVENT_COLUMNS, STORED_EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent, type StoredEventRow,
+} from './event.js';
+import { GENESIS_HASH, rowHash } from './hash.js';
 import { currentSchemaVersion, hasUpcasters, upcast } from './upcasters.js';
 
 /**
@@ -17,15 +19,15 @@ export interface ChainHead {
   hash: string;
 }
 
+/** The last event's position and hash (0 and the genesis hash for an empty log). */
 export function readHead(db: Database): ChainHead {
-  return prepared(db, 'SELECT position, hash FROM es_head WHERE id = 1').get() as ChainHead;
+  const row = prepared(db, 'SELECT position, hash FROM es_events ORDER BY position DESC LIMIT 1').get() as ChainHead | undefined;
+  return row ?? { position: 0, hash: GENESIS_HASH };
 }
 
 /** The stream's current version, 0 when it has no events. */
 export function streamVersion(db: Database, streamId: string): number {
-  const row = prepared(db, 'SELECT MAX(version) AS v FROM es_events WHERE stream_id = ?').get(streamId) as {
-    v: number | null;
-  };
+  const row = prepared(db, 'SELECT MAX(version) AS v FROM es_events WHERE stream_id = ?').get(streamId) as { v: number | null };
   return row.v ?? 0;
 }
 
@@ -43,34 +45,32 @@ export function appendToStream(
   recordedAt: string,
 ): StoredEvent[] {
   if (!db.inTransaction) throw new Error('appendToStream must run inside a write transaction');
-  if (!streamId) throw invalidInput('stream id must not be empty');
+  checkText('stream id', streamId);
+  // Everything is validated before the first insert, so a bad event never leaves its siblings behind.
+  const data = events.map((e) => (checkText('event type', e.type), canonicalJson(e)));
+  const metaJson = canonicalize(meta);
   const current = streamVersion(db, streamId);
   checkExpectedVersion(streamId, expected, current);
   const insert = prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const metaJson = canonicalize(meta);
   let head = readHead(db);
-  const stored: StoredEvent[] = [];
-  events.forEach((event, i) => {
+  return events.map((event, i) => {
     const row: EventRow = {
-      position: head.position + 1,
-      stream_id: streamId,
-      version: current + i + 1,
-      type: event.type,
-      schema_version: currentSchemaVersion(event.type),
-      data: canonicalJson(event),
-      meta: metaJson,
-      recorded_at: recordedAt,
-      prev_hash: head.hash,
-      hash: '',
+      position: head.position + 1, stream_id: streamId, version: current + i + 1, type: event.type,
+      schema_version: currentSchemaVersion(event.type), data: data[i]!, meta: metaJson, recorded_at: recordedAt,
+      prev_hash: head.hash, hash: '',
     };
     row.hash = rowHash(row);
     insert.run(row.position, row.stream_id, row.version, row.type, row.schema_version, row.data, row.meta,
       row.recorded_at, row.prev_hash, row.hash);
-    stored.push(toStoredEvent(row, meta));
     head = { position: row.position, hash: row.hash };
+    return toStoredEvent(row, meta);
   });
-  if (events.length > 0) prepared(db, 'UPDATE es_head SET position = ?, hash = ? WHERE id = 1').run(head.position, head.hash);
-  return stored;
+}
+
+/** SQLite stores text as UTF-8: a lone surrogate would be stored as U+FFFD and break the row's hash. */
+function checkText(what: string, value: string): void {
+  if (!value) throw invalidInput(`${what} must not be empty`);
+  if (!value.isWellFormed()) throw invalidInput(`${what} contains a lone surrogate (not valid Unicode)`);
 }
 
 function canonicalJson(event: Event): string {
@@ -81,11 +81,13 @@ function canonicalJson(event: Event): string {
   }
 }
 
-/** Parses a stored row and upcasts it to the current shape. `meta` may be passed when already known. */
-export function toStoredEvent(row: EventRow, meta?: EventMeta): StoredEvent {
+/** Parses a stored row and upcasts it to the current shape. `meta` is parsed on first use unless given. */
+export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEvent {
   let data: unknown = JSON.parse(row.data);
   let schemaVersion = row.schema_version;
   if (hasUpcasters(row.type)) ({ schemaVersion, data } = upcast(row.type, schemaVersion, data));
+  let parsed = meta;
+  const metaText = row.meta;
   return {
     type: row.type,
     data,
@@ -93,10 +95,11 @@ export function toStoredEvent(row: EventRow, meta?: EventMeta): StoredEvent {
     streamId: row.stream_id,
     version: row.version,
     schemaVersion,
-    meta: meta ?? (JSON.parse(row.meta) as EventMeta),
+    // Most readers (projections, state loads) never look at meta; parsing it lazily keeps rebuilds fast.
+    get meta(): EventMeta {
+      return (parsed ??= JSON.parse(metaText) as EventMeta);
+    },
     recordedAt: row.recorded_at,
-    prevHash: row.prev_hash,
-    hash: row.hash,
   };
 }
 
@@ -112,8 +115,8 @@ export interface ReadStreamOptions {
 export function readStream(db: Database, streamId: string, options: ReadStreamOptions = {}): StoredEvent[] {
   const rows = prepared(
     db,
-    `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND version >= ? AND version <= ? ORDER BY version LIMIT ?`,
-  ).all(streamId, options.from ?? 1, options.to ?? Number.MAX_SAFE_INTEGER, options.max ?? -1) as EventRow[];
+    `SELECT ${STORED_EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND version >= ? AND version <= ? ORDER BY version LIMIT ?`,
+  ).all(streamId, options.from ?? 1, options.to ?? Number.MAX_SAFE_INTEGER, options.max ?? -1) as StoredEventRow[];
   return rows.map((r) => toStoredEvent(r));
 }
 
@@ -127,61 +130,27 @@ export interface ReadAllOptions {
 }
 
 export function readAll(db: Database, options: ReadAllOptions = {}): StoredEvent[] {
-  return readAllRows(db, options).map((r) => toStoredEvent(r));
+  return readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, options).map((r) => toStoredEvent(r));
 }
 
+/** Raw rows with their hashes, for verification and export. */
 export function readAllRows(db: Database, options: ReadAllOptions = {}): EventRow[] {
-  return prepared(
-    db,
-    `SELECT ${EVENT_COLUMNS} FROM es_events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`,
-  ).all(options.after ?? 0, options.to ?? Number.MAX_SAFE_INTEGER, options.limit ?? 1000) as EventRow[];
+  return readPage<EventRow>(db, EVENT_COLUMNS, options);
+}
+
+export function readPage<R>(db: Database, columns: string, options: ReadAllOptions): R[] {
+  return prepared(db, `SELECT ${columns} FROM es_events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`).all(
+    options.after ?? 0, options.to ?? Number.MAX_SAFE_INTEGER, options.limit ?? 1000) as R[];
 }
 
 /** Walks the log after `after` in pages, so memory stays flat however long the log is. */
 export function* iterateAll(db: Database, options: ReadAllOptions = {}): Generator<StoredEvent> {
   let after = options.after ?? 0;
   for (;;) {
-    const page = readAllRows(db, { ...options, after });
-    for (const row of page) yield toStoredEvent(row);
+    const page = readAll(db, { ...options, after });
+    for (const event of page) yield event;
     const last = page[page.length - 1];
     if (!last || page.length < (options.limit ?? 1000)) return;
     after = last.position;
   }
-}
-
-/** The events a command id appended, in order; empty when it never committed. */
-export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] {
-  const rows = prepared(
-    db,
-    `SELECT ${EVENT_COLUMNS} FROM es_events WHERE json_extract(meta, '$.commandId') = ? ORDER BY position`,
-  ).all(commandId) as EventRow[];
-  return rows.map((r) => toStoredEvent(r));
-}
-
-/**
- * Appends rows exactly as given — hashes, schema versions, meta and all — for restoring an exported
- * log or loading a golden fixture. Each row must continue the chain: the next position, a prev_hash
- * equal to the head's hash, a hash that matches its content, and the next version of its stream.
- * Runs inside the caller's transaction; the first bad row throws and nothing is kept.
- */
-export function importRows(db: Database, rows: readonly EventRow[]): StoredEvent[] {
-  if (!db.inTransaction) throw new Error('importRows must run inside a write transaction');
-  const insert = prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  let head = readHead(db);
-  const stored: StoredEvent[] = [];
-  for (const row of rows) {
-    const problem =
-      row.position !== head.position + 1 ? `position ${row.position} does not follow the head ${head.position}`
-      : row.prev_hash !== head.hash ? `prev_hash of position ${row.position} does not match the head's hash`
-      : rowHash(row) !== row.hash ? `hash of position ${row.position} does not match its content`
-      : row.version !== streamVersion(db, row.stream_id) + 1 ? `version ${row.version} of ${row.stream_id} is out of sequence`
-      : null;
-    if (problem) throw new DomainError('ErrChainMismatch', problem, { position: row.position });
-    insert.run(row.position, row.stream_id, row.version, row.type, row.schema_version, row.data, row.meta,
-      row.recorded_at, row.prev_hash, row.hash);
-    stored.push(toStoredEvent(row));
-    head = { position: row.position, hash: row.hash };
-  }
-  if (rows.length > 0) prepared(db, 'UPDATE es_head SET position = ?, hash = ? WHERE id = 1').run(head.position, head.hash);
-  return stored;
 }

@@ -1,12 +1,16 @@
 import type { Database } from 'better-sqlite3';
 import type { EventRow } from './event.js';
 import { GENESIS_HASH, rowHash } from './hash.js';
-import { readAllRows, readHead, type ChainHead } from './store.js';
+import { lastCommandPosition } from './commands.js';
+import { readAllRows, type ChainHead } from './store.js';
 
 /**
  * Walks the whole log in position order and checks, for every row: no gap in positions, the link to the
  * previous hash, the row's own hash, and the per-stream version sequence (1, 2, 3…). Then it checks the
- * recorded chain head, which is what catches a deleted tail. It reports the first bad position.
+ * log's end against the record of committed commands, which is what catches a deleted tail (the chain
+ * alone cannot tell a truncated log from a short one) and rows slipped in after the last command.
+ * It reports the first bad position. Re-hashing the whole chain after an edit is only caught against a
+ * head kept outside the database: `colony verify` prints it for auditors to record.
  *
  * It reads inside one read transaction, so appends by other connections during a long walk are not seen
  * half-way; memory stays flat except for one integer per stream.
@@ -18,6 +22,8 @@ export type VerifyResult =
   | { ok: false; events: number; position: number; reason: VerifyFailure; message: string };
 
 export interface VerifyOptions {
+  /** A head recorded earlier (e.g. from `colony verify --json`): the log must still hold it, unchanged. */
+  expectHead?: ChainHead;
   pageSize?: number;
   onProgress?: (checked: number, total: number) => void;
 }
@@ -26,8 +32,8 @@ export function verifyChain(db: Database, options: VerifyOptions = {}): VerifyRe
   return db.transaction(() => walk(db, options))();
 }
 
-function walk(db: Database, { pageSize = 10_000, onProgress }: VerifyOptions): VerifyResult {
-  const head = readHead(db);
+function walk(db: Database, { pageSize = 10_000, onProgress, expectHead }: VerifyOptions): VerifyResult {
+  const total = lastCommandPosition(db);
   const versions = new Map<string, number>();
   let expected = 1;
   let prev = GENESIS_HASH;
@@ -36,20 +42,26 @@ function walk(db: Database, { pageSize = 10_000, onProgress }: VerifyOptions): V
     for (const row of page) {
       const failure = checkRow(row, expected, prev, versions);
       if (failure) return { ok: false, events: expected - 1, ...failure };
+      if (expectHead && row.position === expectHead.position && row.hash !== expectHead.hash) {
+        return fail(expected - 1, row.position, 'head_mismatch', `position ${row.position} no longer has the recorded head hash: the chain was rewritten`);
+      }
       prev = row.hash;
       expected += 1;
     }
-    onProgress?.(expected - 1, head.position);
+    onProgress?.(expected - 1, total);
     if (page.length < pageSize) break;
   }
   const last = expected - 1;
-  if (head.position > last) {
-    return fail(last, last + 1, 'head_mismatch', `the log ends at position ${last} but its head says ${head.position}: events were removed`);
+  if (total > last) {
+    return fail(last, last + 1, 'head_mismatch', `the log ends at position ${last} but commands appended up to ${total}: events were removed`);
   }
-  if (head.position < last || head.hash !== prev) {
-    return fail(last, head.position, 'head_mismatch', `the recorded head (position ${head.position}) does not match the chain's last event ${last}`);
+  if (expectHead && expectHead.position > last) {
+    return fail(last, last + 1, 'head_mismatch', `the recorded head is at position ${expectHead.position} but the log ends at ${last}`);
   }
-  return { ok: true, events: last, head };
+  if (total < last) {
+    return fail(last, total + 1, 'head_mismatch', `positions ${total + 1}–${last} were not appended by any recorded command`);
+  }
+  return { ok: true, events: last, head: { position: last, hash: prev } };
 }
 
 function checkRow(

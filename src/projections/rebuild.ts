@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { clearPrepared, prepared } from '../db.js';
-import type { EventRow } from '../events/event.js';
-import { readAllRows, readHead, toStoredEvent } from '../events/store.js';
+import { STORED_EVENT_COLUMNS, type StoredEventRow } from '../events/event.js';
+import { readHead, readPage, toStoredEvent } from '../events/store.js';
 import { handlesType, resetTables, shadowNames, SHADOW_MARK, type AnyProjection, type TableNames } from './projection.js';
 
 /**
@@ -41,7 +41,7 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
 
   let position = 0;
   const total = () => readHead(db).position;
-  const applyPage = db.transaction((after: number) => applyRows(db, targets, readAllRows(db, { after, limit: pageSize })));
+  const applyPage = db.transaction((after: number) => applyRows(db, targets, readRows(db, after, pageSize)));
   for (;;) {
     const page = applyPage.immediate(position);
     position = page.last ?? position;
@@ -49,9 +49,9 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
     if (page.count < pageSize) break;
   }
   const events = db.transaction(() => {
-    for (let page = applyRows(db, targets, readAllRows(db, { after: position, limit: pageSize })); page.last; ) {
+    for (let page = applyRows(db, targets, readRows(db, position, pageSize)); page.last; ) {
       position = page.last;
-      page = applyRows(db, targets, readAllRows(db, { after: position, limit: pageSize }));
+      page = applyRows(db, targets, readRows(db, position, pageSize));
     }
     swapIn(db, targets, position, (options.now ?? (() => new Date()))().toISOString());
     return position;
@@ -67,7 +67,10 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
   };
 }
 
-function applyRows(db: Database, targets: readonly Target[], rows: readonly EventRow[]): { count: number; last: number | null } {
+const readRows = (db: Database, after: number, limit: number): StoredEventRow[] =>
+  readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, { after, limit });
+
+function applyRows(db: Database, targets: readonly Target[], rows: readonly StoredEventRow[]): { count: number; last: number | null } {
   for (const row of rows) {
     const wanted = targets.filter(({ p }) => handlesType(p, row.type));
     if (wanted.length === 0) continue;
@@ -83,8 +86,9 @@ function swapIn(db: Database, targets: readonly Target[], position: number, at: 
     for (const table of p.tables) db.exec(`ALTER TABLE "${t[table]}" RENAME TO "${table}"`);
     prepared(
       db,
-      `INSERT INTO es_projections (name, version, position, rebuilt_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position, rebuilt_at = excluded.rebuilt_at`,
+      `INSERT INTO es_projections (name, version, position, stale, rebuilt_at) VALUES (?, ?, ?, 0, ?)
+       ON CONFLICT(name) DO UPDATE SET version = excluded.version, position = excluded.position, stale = 0,
+         rebuilt_at = excluded.rebuilt_at`,
     ).run(p.name, p.version, position, at);
   }
 }
@@ -93,7 +97,7 @@ function swapIn(db: Database, targets: readonly Target[], position: number, at: 
 export function catchUpProjection(db: Database, p: AnyProjection, t: TableNames<string>, from: number, pageSize = 10_000): void {
   const target = [{ p, t }];
   const step = db.transaction((after: number) => {
-    const page = applyRows(db, target, readAllRows(db, { after, limit: pageSize }));
+    const page = applyRows(db, target, readRows(db, after, pageSize));
     if (page.last) prepared(db, 'UPDATE es_projections SET position = ? WHERE name = ?').run(page.last, p.name);
     return page;
   });

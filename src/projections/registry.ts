@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
+import { DomainError } from '../errors.js';
 import type { StoredEvent } from '../events/event.js';
 import { readHead } from '../events/store.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
@@ -10,6 +11,8 @@ export interface ProjectionStatus {
   codeVersion: number;
   storedVersion: number | null;
   position: number;
+  /** It missed events appended by a process that did not have it: rebuilt on the next start. */
+  stale: boolean;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface ProjectionStatus {
 export class ProjectionRegistry {
   private readonly byType = new Map<string, readonly AnyProjection[]>();
   private readonly live = new Map<AnyProjection, TableNames<string>>();
-  private readonly namesJson: string;
+  private readonly nameList: string;
 
   constructor(readonly projections: readonly AnyProjection[]) {
     const names = new Set<string>();
@@ -35,7 +38,8 @@ export class ProjectionRegistry {
       }
       this.live.set(p, liveNames(p));
     }
-    this.namesJson = JSON.stringify([...names]);
+    // Names come from code, never from input; quoted as SQL literals so the hot-path UPDATE needs no json_each.
+    this.nameList = [...names].map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
   }
 
   get(name: string): AnyProjection | undefined {
@@ -58,31 +62,39 @@ export class ProjectionRegistry {
     }
   }
 
-  /** Records that every registered projection has applied the log up to `position`. */
-  markApplied(db: Database, position: number): void {
+  /**
+   * Records that the registered projections applied the events after `previous` up to `last`. A
+   * projection whose position was not `previous` missed events another process appended without it:
+   * it is marked stale (it is being applied inline from here on, so only a full rebuild can fix it).
+   */
+  markApplied(db: Database, previous: number, last: number): void {
     if (this.projections.length === 0) return;
-    prepared(db, 'UPDATE es_projections SET position = ? WHERE name IN (SELECT value FROM json_each(?))').run(
-      position,
-      this.namesJson,
-    );
+    const advanced = prepared(db, `UPDATE es_projections SET position = ? WHERE position = ? AND name IN (${this.nameList})`).run(last, previous);
+    if (advanced.changes < this.projections.length) {
+      prepared(db, `UPDATE es_projections SET stale = 1 WHERE position <> ? AND name IN (${this.nameList})`).run(last);
+    }
   }
 
   status(db: Database): ProjectionStatus[] {
-    const stored = prepared(db, 'SELECT name, version, position FROM es_projections').all() as {
+    const stored = prepared(db, 'SELECT name, version, position, stale FROM es_projections').all() as {
       name: string;
       version: number;
       position: number;
+      stale: number;
     }[];
     return this.projections.map((p) => {
       const row = stored.find((s) => s.name === p.name);
-      return { name: p.name, codeVersion: p.version, storedVersion: row?.version ?? null, position: row?.position ?? 0 };
+      return { name: p.name, codeVersion: p.version, storedVersion: row?.version ?? null, position: row?.position ?? 0, stale: row?.stale === 1 };
     });
   }
 
   /** Brings every projection up to date with the code and the log. Returns what was rebuilt. */
   ensureCurrent(db: Database, options: RebuildOptions = {}): RebuildReport | null {
     const status = this.status(db);
-    const outdated = this.projections.filter((p) => status.find((s) => s.name === p.name)?.storedVersion !== p.version);
+    const outdated = this.projections.filter((p) => {
+      const s = status.find((x) => x.name === p.name);
+      return !s || s.storedVersion !== p.version || s.stale;
+    });
     const head = readHead(db).position;
     for (const s of status) {
       const p = this.get(s.name)!;
@@ -101,7 +113,7 @@ export class ProjectionRegistry {
     const p = this.get(name);
     if (!p) {
       const known = this.projections.map((x) => x.name).join(', ') || 'none';
-      throw new Error(`unknown projection "${name}" (known: ${known})`);
+      throw new DomainError('ErrNotFound', `unknown projection "${name}" (known: ${known})`, { projection: name });
     }
     return p;
   }

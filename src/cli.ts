@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerBench } from './cli/bench.js';
+import { registerEvents } from './cli/events.js';
+import { registerInit } from './cli/init.js';
+import { registerRebuild } from './cli/rebuild.js';
+import { registerServe } from './cli/serve.js';
+import { registerVerify } from './cli/verify.js';
+
+/** The `colony` command line. Each command lives in src/cli/<command>.ts. */
+export function buildProgram(): Command {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const program = new Command('colony')
+    .description('Colony: an event-sourced control plane for teams of AI agents, served over MCP')
+    .version(pkg.version)
+    .option('--data <dir>', 'data directory (default: $COLONY_DATA or ./.colony)')
+    .option('--durability <mode>', 'full (default: survives power loss) or normal (faster; $COLONY_DURABILITY)')
+    .configureOutput({ outputError: (text, write) => write(`colony: ${text.replace(/^error: /, '')}`) });
+  registerInit(program);
+  registerServe(program);
+  registerVerify(program);
+  registerRebuild(program);
+  registerEvents(program);
+  registerBench(program);
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);

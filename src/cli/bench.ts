@@ -1,0 +1,17 @@
+import type { Command } from 'commander';
+import { action } from './shared.js';
+
+/** `colony bench`: the benchmark suite in bench/ (figures as ratios against same-run baselines). */
+export function registerBench(program: Command): void {
+  program
+    .command('bench')
+    .description('run the benchmarks: every figure against a baseline measured in the same run')
+    .option('--json', 'print one JSON object {name: {value, unit, baseline, ratio}}')
+    .option('--quick', 'a smaller run (under a minute)')
+    .action(
+      action(async (opts: { json?: boolean; quick?: boolean }) => {
+        const { runBench } = await import('../../bench/index.js');
+        await runBench({ json: opts.json ?? false, quick: opts.quick ?? false });
+      }),
+    );
+}

@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { parsePositiveInt } from '../config.js';
+import type { Database } from '../db.js';
+import type { StoredEvent } from '../events/event.js';
+import { readAll, readHead } from '../events/store.js';
+import { action, globals, openExistingStore } from './shared.js';
+
+/**
+ * `colony events tail`: the last events of the log, or with --follow every new one as it is committed
+ * (by any process: it polls the log, so it sees the server's appends too).
+ */
+export function registerEvents(program: Command): void {
+  const events = program.command('events').description('read the event log');
+  events
+    .command('tail')
+    .description('print the last events of the log; --follow keeps printing new ones')
+    .option('-n, --limit <n>', 'how many of the last events to print first', '20')
+    .option('--after <position>', 'print events after this position instead of the last N')
+    .option('-f, --follow', 'keep printing events as they are appended (Ctrl-C to stop)')
+    .option('--json', 'one JSON object per event and line (NDJSON)')
+    .option('--interval <ms>', 'poll interval for --follow', '250')
+    .action(
+      action(async (opts: { limit: string; after?: string; follow?: boolean; json?: boolean; interval: string }, cmd: Command) => {
+        const db = openExistingStore(globals(cmd).dataDir);
+        const limit = parsePositiveInt('--limit', opts.limit, 20);
+        const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
+        const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
+        let after = opts.after !== undefined ? parsePositiveInt('--after', opts.after, 0) : Math.max(0, readHead(db).position - limit);
+        after = drain(db, after, print);
+        if (!opts.follow) {
+          db.close();
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setInterval(() => {
+            after = drain(db, after, print);
+          }, interval);
+          const stop = () => {
+            clearInterval(timer);
+            db.close();
+            resolve();
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+          process.stdout.once('error', stop); // a closed pipe (`| head`) ends the tail quietly
+        });
+      }),
+    );
+}
+
+function drain(db: Database, after: number, print: (e: StoredEvent) => void): number {
+  let position = after;
+  for (let page = readAll(db, { after: position, limit: 1000 }); page.length > 0; page = readAll(db, { after: position, limit: 1000 })) {
+    for (const e of page) print(e);
+    position = page[page.length - 1]!.position;
+  }
+  return position;
+}
+
+function formatLine(e: StoredEvent): string {
+  const data = JSON.stringify(e.data);
+  return `${String(e.position).padStart(8)}  ${e.recordedAt}  ${e.streamId}@${e.version}  ${e.type}  ${data.length > 120 ? `${data.slice(0, 117)}...` : data}`;
+}

@@ -1,0 +1,84 @@
+import cliProgress from 'cli-progress';
+import type { Command } from 'commander';
+import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
+import { openDatabase, userVersion, type Database, type Durability } from '../db.js';
+import { DomainError } from '../errors.js';
+
+/** What every command reads from the global options. */
+export interface GlobalOptions {
+  dataDir: string;
+  durability: Durability;
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals<{ data?: string; durability?: string }>();
+  return { dataDir: resolveDataDir(o.data), durability: parseDurability(o.durability ?? process.env.COLONY_DURABILITY) };
+}
+
+/** Commands that read an existing store refuse a data dir that was never initialized. */
+export function requireInitialized(dataDir: string): void {
+  if (!isInitialized(dataDir)) throw new CliError(`no Colony data in ${dataDir} (run "colony init" first, or pass --data)`);
+}
+
+export class CliError extends Error {}
+
+/**
+ * Wraps an action: any error becomes one clear line on stderr and exit code 1 — never a stack trace.
+ * (Unexpected errors print their stack only with COLONY_DEBUG=1.)
+ */
+export function action<A extends unknown[]>(fn: (...args: A) => unknown | Promise<unknown>) {
+  return async (...args: A): Promise<void> => {
+    try {
+      await fn(...args);
+    } catch (e) {
+      const known = e instanceof CliError || e instanceof DomainError;
+      const message = e instanceof DomainError ? `${e.code}: ${e.message}` : (e as Error).message ?? String(e);
+      process.stderr.write(`colony: ${message.split('\n')[0]}\n`);
+      if (!known && process.env.COLONY_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+export const printJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+};
+
+/** A progress bar on stderr when it is a terminal; a no-op otherwise (CI logs, pipes). */
+export function progressBar(label: string): { update(done: number, total: number): void; stop(): void } {
+  if (!process.stderr.isTTY) return { update() {}, stop() {} };
+  const bar = new cliProgress.SingleBar(
+    { format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left`, stream: process.stderr, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update(done, total) {
+      if (!started) {
+        bar.start(Math.max(total, 1), 0);
+        started = true;
+      }
+      bar.setTotal(Math.max(total, 1));
+      bar.update(done);
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}
+
+export const formatRate = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/**
+ * Opens an existing store for reading commands (verify, tail) without migrating or rebuilding anything:
+ * an auditor's check must not change what it checks.
+ */
+export function openExistingStore(dataDir: string): Database {
+  requireInitialized(dataDir);
+  const db = openDatabase(databaseFile(dataDir));
+  if (userVersion(db) < 1) {
+    db.close();
+    throw new CliError(`${databaseFile(dataDir)} is not a Colony database`);
+  }
+  return db;
+}

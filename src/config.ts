@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Durability } from './db.js';
+import { invalidInput } from './errors.js';
+
+/** Where Colony keeps its data: `--data`, else `COLONY_DATA`, else `./.colony`. */
+export function resolveDataDir(flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(flag ?? env.COLONY_DATA ?? '.colony');
+}
+
+export const databaseFile = (dataDir: string): string => join(dataDir, 'colony.db');
+
+export const isInitialized = (dataDir: string): boolean => existsSync(databaseFile(dataDir));
+
+export function parseDurability(value: string | undefined): Durability {
+  const v = (value ?? 'full').toLowerCase();
+  if (v === 'full' || v === 'normal') return v;
+  throw invalidInput(`--durability must be "full" or "normal", not "${value}"`);
+}
+
+export function parsePort(value: string | undefined, fallback = 7070): number {
+  if (value === undefined) return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidInput(`--port must be an integer 0–65535, not "${value}"`);
+  return port;
+}
+
+export function parsePositiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw invalidInput(`${name} must be a non-negative integer, not "${value}"`);
+  return n;
+}

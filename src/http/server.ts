@@ -1,0 +1,38 @@
+import type { Server } from 'node:http';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import type { Engine } from '../engine.js';
+import { log } from '../log.js';
+
+/**
+ * The HTTP surface. For now: `GET /health`. `/mcp`, `/api`, `/events` and the web UI mount here as
+ * their issues land. Every error is a JSON body — never an HTML page or a stack trace.
+ */
+export function createHttpApp(engine: Engine): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', position: engine.head().position });
+  });
+  app.use((req, res) => {
+    res.status(404).json({ error: { code: 'ErrNotFound', message: `no route for ${req.method} ${req.path}` } });
+  });
+  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+    const status = typeof err?.status === 'number' ? err.status : 500;
+    if (status >= 500) log.error({ err }, 'request failed');
+    res.status(status).json({ error: { code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest', message: status >= 500 ? 'internal error' : String(err.message) } });
+  };
+  app.use(onError);
+  return app;
+}
+
+/** Listens and resolves once bound; rejects with a clear message when the port is taken. */
+export function listen(app: Express, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (err?: Error) => {
+      if (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        reject(new Error(code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`));
+      } else resolve(server);
+    });
+  });
+}
