@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { Engine } from '../../src/engine.js';
+import { productProjections } from '../../src/app.js';
+import { openDatabase } from '../../src/db.js';
+import { colony, colonyLive } from '../helpers/cli.js';
+import { openCard, runCard, tempDir } from '../helpers/engine.js';
+
+/** The real CLI, as separate processes, on real data dirs. */
+const scratch = tempDir('colony-cli-');
+after(() => scratch.cleanup());
+
+/** A data dir with a log of `cards` opened cards (2 events each: open + comment), written by the engine. */
+function seeded(name: string, cards: number): string {
+  const dir = join(scratch.dir, name);
+  assert.equal(colony(['init', '--data', dir]).code, 0);
+  const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });
+  for (let i = 0; i < cards; i++) runCard(engine, openCard(engine, `CLI card ${i}`), { type: 'CommentCard', text: `note ${i}` });
+  engine.close();
+  return dir;
+}
+
+const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+
+describe('colony --help and bad invocations', () => {
+  it('lists every command', () => {
+    const r = colony(['--help']);
+    assert.equal(r.code, 0);
+    for (const cmd of ['init', 'serve', 'verify', 'rebuild', 'events', 'bench']) assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`));
+  });
+
+  it('gives each command its own --help', () => {
+    for (const cmd of [['init'], ['serve'], ['verify'], ['rebuild'], ['events', 'tail'], ['bench']]) {
+      const r = colony([...cmd, '--help']);
+      assert.equal(r.code, 0, cmd.join(' '));
+      assert.match(r.stdout, /Usage: colony/);
+    }
+  });
+
+  it('refuses an unknown command with one line on stderr and a non-zero exit', () => {
+    const r = colony(['frobnicate']);
+    assert.notEqual(r.code, 0);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /unknown command 'frobnicate'/);
+  });
+
+  it('refuses a bad --durability with one clear line', () => {
+    const r = colony(['init', '--data', join(scratch.dir, 'bad'), '--durability', 'fast']);
+    assert.equal(r.code, 1);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /--durability must be "full" or "normal"/);
+    assert.equal(existsSync(join(scratch.dir, 'bad')), false, 'nothing is created');
+  });
+
+  it('refuses to read a data dir that was never initialized', () => {
+    for (const cmd of [['verify'], ['rebuild'], ['events', 'tail']]) {
+      const r = colony([...cmd, '--data', join(scratch.dir, 'missing')]);
+      assert.equal(r.code, 1, cmd.join(' '));
+      oneLine(r.stderr);
+      assert.match(r.stderr, /no Colony data in .*missing \(run "colony init" first/);
+    }
+  });
+});
+
+describe('colony init', () => {
+  it('creates the data dir and the store, then says it is already initialized', () => {
+    const dir = join(scratch.dir, 'init');
+    const first = colony(['init', '--data', dir, '--json']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { data: dir, database: join(dir, 'colony.db'), created: true });
+    assert.equal(statSync(dir).mode & 0o777, 0o700, 'the data dir is private');
+    const again = colony(['init', '--data', dir]);
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /already initialized/);
+    assert.equal(JSON.parse(colony(['init', '--data', dir, '--json']).stdout).created, false);
+  });
+
+  it('takes the data dir from COLONY_DATA', () => {
+    const dir = join(scratch.dir, 'from-env');
+    const r = colony(['init', '--json'], { COLONY_DATA: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).data, dir);
+  });
+});
+
+describe('colony verify', () => {
+  it('exits 0 with the event count and chain head when the chain holds', () => {
+    const dir = seeded('verify-ok', 3);
+    const r = colony(['verify', '--data', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ok: 6 events, chain head [0-9a-f]{64} at position 6$/m);
+    const json = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout);
+    assert.deepEqual([json.ok, json.events, json.head.position], [true, 6, 6]);
+  });
+
+  it('exits 1 naming the position and reason when a row was altered', () => {
+    const dir = seeded('verify-bad', 3);
+    const db = openDatabase(join(dir, 'colony.db'));
+    db.exec('DROP TRIGGER es_events_no_update');
+    db.prepare(`UPDATE es_events SET data = replace(data, 'note 1', 'note X') WHERE position = 4`).run();
+    db.close();
+    const r = colony(['verify', '--data', dir]);
+    assert.equal(r.code, 1);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /verify failed at position 4: hash_mismatch/);
+    const json = colony(['verify', '--data', dir, '--json']);
+    assert.equal(json.code, 1);
+    assert.deepEqual(((j) => [j.ok, j.position, j.reason])(JSON.parse(json.stdout)), [false, 4, 'hash_mismatch']);
+  });
+});
+
+describe('colony rebuild', () => {
+  it('rebuilds the projections and ends with one line: events, seconds, events/s', () => {
+    const dir = seeded('rebuild', 5);
+    const r = colony(['rebuild', '--data', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^rebuilt streams: 10 events in \d+\.\d\d s, [\d,]+ events\/s$/m);
+    const one = JSON.parse(colony(['rebuild', '--data', dir, '--projection', 'streams', '--json']).stdout);
+    assert.deepEqual([one.projections, one.events], [['streams'], 10]);
+  });
+
+  it('refuses an unknown projection, naming the known ones', () => {
+    const dir = seeded('rebuild-unknown', 1);
+    const r = colony(['rebuild', '--data', dir, '--projection', 'nope']);
+    assert.equal(r.code, 1);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /unknown projection "nope" \(known: streams\)/);
+  });
+});
+
+describe('colony events tail', () => {
+  let dir: string;
+  before(() => {
+    dir = seeded('tail', 3);
+  });
+
+  it('prints the last N events as lines, or as NDJSON with --json', () => {
+    const text = colony(['events', 'tail', '--data', dir, '-n', '2']);
+    assert.equal(text.code, 0, text.stderr);
+    const lines = text.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 2);
+    assert.match(lines[0]!, /^\s+5 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
+    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '4']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[5, 'CardOpened', 'card-3'], [6, 'CardCommented', 'card-3']]);
+    assert.equal(json[0].meta.actor, 'tester');
+  });
+
+  it('follows new events as another process appends them', async () => {
+    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '5']);
+    try {
+      await live.waitFor(/"position":6/); // it is running and has printed the backlog
+      const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });
+      const id = openCard(engine, 'Appended while following');
+      engine.close();
+      const line = await live.waitFor(/"type":"CardOpened"/);
+      assert.equal(JSON.parse(line).data.cardId, id);
+    } finally {
+      assert.equal(await live.stop('SIGINT'), 0);
+    }
+  });
+});
+
+describe('colony serve', () => {
+  it('initializes a fresh data dir and answers GET /health with the log position over a real socket', async () => {
+    const dir = join(scratch.dir, 'serve');
+    const live = colonyLive(['serve', '--data', dir, '--port', '0']);
+    try {
+      const line = await live.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 'stderr');
+      const base = line.match(/http:\/\/127\.0\.0\.1:\d+/)![0];
+      const health = await fetch(`${base}/health`);
+      assert.equal(health.status, 200);
+      assert.deepEqual(await health.json(), { status: 'ok', position: 0 });
+      const missing = await fetch(`${base}/nope`);
+      assert.equal(missing.status, 404);
+      assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'ErrNotFound');
+      assert.ok(existsSync(join(dir, 'colony.db')));
+    } finally {
+      assert.equal(await live.stop(), 0);
+    }
+  });
+
+  it('refuses a port that is taken with one clear line', async () => {
+    const dir = join(scratch.dir, 'serve-busy');
+    const live = colonyLive(['serve', '--data', dir, '--port', '0']);
+    try {
+      const port = (await live.waitFor(/listening on/, 'stderr')).match(/:(\d+) /)![1]!;
+      const r = colony(['serve', '--data', join(scratch.dir, 'serve-busy-2'), '--port', port]);
+      assert.equal(r.code, 1);
+      oneLine(r.stderr);
+      assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
+    } finally {
+      await live.stop();
+    }
+  });
+});
