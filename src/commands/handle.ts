@@ -24,7 +24,10 @@ export interface EngineContext {
 }
 
 export interface CommandOptions {
-  /** Idempotency key: a command id that already committed returns its first result and appends nothing. */
+  /**
+   * Idempotency key: a command id that already committed returns its first result and appends nothing.
+   * Without one the engine generates an id (in the events' meta) that nobody can retry, so it is not recorded.
+   */
   commandId?: string;
   actor: string;
   causationId?: string | null;
@@ -64,6 +67,7 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   const { db } = engine;
   const outer = open.get(db);
   if (outer) return nested(db, outer, fn);
+  const keyed = options.commandId !== undefined;
   const meta: EventMeta = {
     commandId: options.commandId ?? newCommandId(),
     actor: options.actor,
@@ -71,13 +75,13 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     correlationId: options.correlationId ?? null,
   };
   const result = runner(db)((): TransactResult<T> => {
-    if (findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
+    if (keyed && findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
     const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
     open.set(db, uow);
     try {
       const value = fn(uow);
       uow.ids.flush();
-      recordCommand(db, meta.commandId, uow.appended, uow.now);
+      if (keyed) recordCommand(db, meta.commandId, uow.appended, uow.now);
       const first = uow.appended[0];
       if (first) engine.projections.markApplied(db, first.position - 1, uow.appended[uow.appended.length - 1]!.position);
       return { events: uow.appended, value, duplicate: false };
@@ -133,7 +137,7 @@ export function handle<S, C, E extends Event>(
     const decided = decider.decide(command, state, { now: uow.now, actor: uow.meta.actor, ids: uow.ids });
     if (decided.length === 0) return { state, version };
     uow.ids.flush();
-    const stored = appendToStream(engine.db, streamId, version === 0 ? 'no_stream' : version, decided, uow.meta, uow.now);
+    const stored = appendToStream(engine.db, streamId, version === 0 ? 'no_stream' : version, decided, uow.meta, uow.now, version);
     engine.projections.apply(engine.db, stored);
     uow.appended.push(...stored);
     return { state: stored.reduce((s, e) => decider.evolve(s, e as unknown as E), state), version: version + stored.length };

@@ -33,10 +33,10 @@ export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] 
   return readAll(db, { after: c.firstPosition - 1, to: c.lastPosition, limit: c.lastPosition - c.firstPosition + 1 });
 }
 
-/** The highest position any committed command appended: the log must end exactly there. */
-export function lastCommandPosition(db: Database): number {
-  const row = prepared(db, 'SELECT MAX(last_position) AS p FROM es_commands').get() as { p: number | null };
-  return row.p ?? 0;
+/** Where the log's own row says it ends: every command advances it with its last position. */
+export function recordedLogEnd(db: Database): number {
+  const row = prepared(db, `SELECT position FROM es_projections WHERE name = '$log'`).get() as { position: number } | undefined;
+  return row?.position ?? 0;
 }
 
 /**

@@ -47,7 +47,10 @@ export const EVENT_COLUMNS =
 
 /** The columns a StoredEvent is made of: the hashes stay in the log (verify and export read rows). */
 export const STORED_EVENT_COLUMNS = 'position, stream_id, version, type, schema_version, data, meta, recorded_at';
-export type StoredEventRow = Omit<EventRow, 'prev_hash' | 'hash'>;
+export type StoredEventRow = Omit<EventRow, 'prev_hash' | 'hash' | 'meta'> & { meta?: string };
+
+/** The same without meta: what a rebuild reads when no projection it runs reads meta. */
+export const STORED_EVENT_COLUMNS_NO_META = 'position, stream_id, version, type, schema_version, data, recorded_at';
 
 /** `goal-7` → `goal`; streams are named `<kind>-<id>`. */
 export function streamKind(streamId: string): string {

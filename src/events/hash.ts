@@ -26,5 +26,5 @@ export function canonicalRow(row: HashedFields): string {
 }
 
 export function rowHash(row: HashedFields): string {
-  return createHash('sha256').update(row.prev_hash).update(canonicalRow(row)).digest('hex');
+  return createHash('sha256').update(row.prev_hash + canonicalRow(row)).digest('hex');
 }

@@ -6,13 +6,15 @@ import type { Migration } from '../db.js';
  *
  * - `es_events`: the log. Append-only: triggers reject UPDATE and DELETE (an attacker can drop them;
  *   the hash chain is what catches that).
- * - `es_commands`: every committed command id with the positions of its events (NULL for a command that
- *   decided nothing). It makes retries idempotent — including retries of no-op commands — and it
- *   anchors the log's end: its highest position must be the log's last one, which is how `verify`
- *   catches a deleted tail or rows slipped in behind the engine's back. Append-only as well. WITHOUT
- *   ROWID keeps it one B-tree, and time-ordered command ids (UUIDv7) keep inserts at its right edge.
+ * - `es_commands`: every committed command whose id the caller supplied (an idempotency key), with the
+ *   positions of its events (NULL for a command that decided nothing), so a retry — even of a no-op —
+ *   returns the first result. A generated id cannot be retried by anyone, so it is not recorded: that
+ *   saves a page write per command. Append-only as well; WITHOUT ROWID keeps it one B-tree.
  * - `es_projections`: each projection's code version and the position it has applied; `stale` marks one
- *   that missed events (appended by a process that did not have it) and must be rebuilt.
+ *   that missed events (appended by a process that did not have it) and must be rebuilt. Its row `$log`
+ *   is the log's own: advanced by every command in the same statement as the projections (same page),
+ *   it anchors the log's end, which is how `verify` catches a deleted tail or rows slipped in behind
+ *   the engine's back.
  * - `es_sequences`: high-water marks of integer ids per kind.
  */
 export const engineMigrations: readonly Migration[] = [
@@ -56,6 +58,7 @@ export const engineMigrations: readonly Migration[] = [
           stale      INTEGER NOT NULL DEFAULT 0,
           rebuilt_at TEXT
         );
+        INSERT INTO es_projections (name, version, position) VALUES ('$log', 1, 0);
 
         CREATE TABLE es_sequences (
           name  TEXT PRIMARY KEY,

@@ -43,13 +43,15 @@ export function appendToStream(
   events: readonly Event[],
   meta: EventMeta,
   recordedAt: string,
+  /** The stream's version if the caller read it in this same transaction (saves a query). */
+  currentVersion?: number,
 ): StoredEvent[] {
   if (!db.inTransaction) throw new Error('appendToStream must run inside a write transaction');
   checkText('stream id', streamId);
   // Everything is validated before the first insert, so a bad event never leaves its siblings behind.
   const data = events.map((e) => (checkText('event type', e.type), canonicalJson(e)));
   const metaJson = canonicalize(meta);
-  const current = streamVersion(db, streamId);
+  const current = currentVersion ?? streamVersion(db, streamId);
   checkExpectedVersion(streamId, expected, current);
   const insert = prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   let head = readHead(db);
@@ -88,6 +90,7 @@ export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEven
   if (hasUpcasters(row.type)) ({ schemaVersion, data } = upcast(row.type, schemaVersion, data));
   let parsed = meta;
   const metaText = row.meta;
+  const position = row.position;
   return {
     type: row.type,
     data,
@@ -97,7 +100,9 @@ export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEven
     schemaVersion,
     // Most readers (projections, state loads) never look at meta; parsing it lazily keeps rebuilds fast.
     get meta(): EventMeta {
-      return (parsed ??= JSON.parse(metaText) as EventMeta);
+      if (parsed) return parsed;
+      if (metaText === undefined) throw new Error(`meta of position ${position} was not read: a projection that reads meta must set readsMeta`);
+      return (parsed = JSON.parse(metaText) as EventMeta);
     },
     recordedAt: row.recorded_at,
   };

@@ -1,13 +1,13 @@
 import type { Database } from 'better-sqlite3';
 import type { EventRow } from './event.js';
 import { GENESIS_HASH, rowHash } from './hash.js';
-import { lastCommandPosition } from './commands.js';
+import { recordedLogEnd } from './commands.js';
 import { readAllRows, type ChainHead } from './store.js';
 
 /**
  * Walks the whole log in position order and checks, for every row: no gap in positions, the link to the
  * previous hash, the row's own hash, and the per-stream version sequence (1, 2, 3…). Then it checks the
- * log's end against the record of committed commands, which is what catches a deleted tail (the chain
+ * log's end against the end every command recorded (`$log` in es_projections), which is what catches a deleted tail (the chain
  * alone cannot tell a truncated log from a short one) and rows slipped in after the last command.
  * It reports the first bad position. Re-hashing the whole chain after an edit is only caught against a
  * head kept outside the database: `colony verify` prints it for auditors to record.
@@ -33,7 +33,7 @@ export function verifyChain(db: Database, options: VerifyOptions = {}): VerifyRe
 }
 
 function walk(db: Database, { pageSize = 10_000, onProgress, expectHead }: VerifyOptions): VerifyResult {
-  const total = lastCommandPosition(db);
+  const total = recordedLogEnd(db);
   const versions = new Map<string, number>();
   let expected = 1;
   let prev = GENESIS_HASH;
@@ -53,13 +53,13 @@ function walk(db: Database, { pageSize = 10_000, onProgress, expectHead }: Verif
   }
   const last = expected - 1;
   if (total > last) {
-    return fail(last, last + 1, 'head_mismatch', `the log ends at position ${last} but commands appended up to ${total}: events were removed`);
+    return fail(last, last + 1, 'head_mismatch', `the log ends at position ${last} but commands recorded it up to ${total}: events were removed`);
   }
   if (expectHead && expectHead.position > last) {
     return fail(last, last + 1, 'head_mismatch', `the recorded head is at position ${expectHead.position} but the log ends at ${last}`);
   }
   if (total < last) {
-    return fail(last, total + 1, 'head_mismatch', `positions ${total + 1}–${last} were not appended by any recorded command`);
+    return fail(last, total + 1, 'head_mismatch', `positions ${total + 1}–${last} were not appended by a command`);
   }
   return { ok: true, events: last, head: { position: last, hash: prev } };
 }

@@ -21,6 +21,11 @@ export interface Projection<E extends Event = Event, T extends string = string> 
   readonly version: number;
   /** Event types this projection applies, or `'all'`. */
   readonly handles: readonly E['type'][] | 'all';
+  /**
+   * Set when `apply` reads `event.meta` (actor, command id…). A rebuild reads the meta column only for
+   * projections that say so — it is a third of each row — and `meta` throws for the others there.
+   */
+  readonly readsMeta?: boolean;
   /** The tables it owns, by their live names. */
   readonly tables: readonly T[];
   /** Creates its tables and indexes under the names in `t`. */
@@ -52,3 +57,20 @@ export function resetTables(db: Database, p: AnyProjection, t: TableNames<string
 
 export const handlesType = (p: AnyProjection, type: string): boolean =>
   p.handles === 'all' || (p.handles as readonly string[]).includes(type);
+
+/**
+ * Builds a projection's SQL once per set of table names (live or a rebuild's shadows) instead of once
+ * per event: `const sql = sqlFor((t) => ({ insert: \`INSERT INTO "\${t.cards}" …\` }))`, then
+ * `prepared(db, sql(t).insert)` in apply. The same string object each time keeps the statement cache hot.
+ */
+export function sqlFor<T extends string, Q extends Record<string, string>>(build: (t: TableNames<T>) => Q): (t: TableNames<T>) => Q {
+  const cache = new WeakMap<TableNames<T>, Q>();
+  return (t) => {
+    let q = cache.get(t);
+    if (!q) {
+      q = build(t);
+      cache.set(t, q);
+    }
+    return q;
+  };
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { clearPrepared, prepared } from '../db.js';
-import { STORED_EVENT_COLUMNS, type StoredEventRow } from '../events/event.js';
+import { STORED_EVENT_COLUMNS, STORED_EVENT_COLUMNS_NO_META, type StoredEventRow } from '../events/event.js';
 import { readHead, readPage, toStoredEvent } from '../events/store.js';
 import { handlesType, resetTables, shadowNames, SHADOW_MARK, type AnyProjection, type TableNames } from './projection.js';
 
@@ -41,7 +41,7 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
 
   let position = 0;
   const total = () => readHead(db).position;
-  const applyPage = db.transaction((after: number) => applyRows(db, targets, readRows(db, after, pageSize)));
+  const applyPage = db.transaction((after: number) => applyRows(db, targets, readRows(db, targets, after, pageSize)));
   for (;;) {
     const page = applyPage.immediate(position);
     position = page.last ?? position;
@@ -49,9 +49,9 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
     if (page.count < pageSize) break;
   }
   const events = db.transaction(() => {
-    for (let page = applyRows(db, targets, readRows(db, position, pageSize)); page.last; ) {
+    for (let page = applyRows(db, targets, readRows(db, targets, position, pageSize)); page.last; ) {
       position = page.last;
-      page = applyRows(db, targets, readRows(db, position, pageSize));
+      page = applyRows(db, targets, readRows(db, targets, position, pageSize));
     }
     swapIn(db, targets, position, (options.now ?? (() => new Date()))().toISOString());
     return position;
@@ -67,12 +67,20 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
   };
 }
 
-const readRows = (db: Database, after: number, limit: number): StoredEventRow[] =>
-  readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, { after, limit });
+function readRows(db: Database, targets: readonly Target[], after: number, limit: number): StoredEventRow[] {
+  const columns = targets.some(({ p }) => p.readsMeta) ? STORED_EVENT_COLUMNS : STORED_EVENT_COLUMNS_NO_META;
+  return readPage<StoredEventRow>(db, columns, { after, limit });
+}
+
+// Which targets want an event type, computed once per type for the whole rebuild.
+const wantedBy = new WeakMap<readonly Target[], Map<string, readonly Target[]>>();
 
 function applyRows(db: Database, targets: readonly Target[], rows: readonly StoredEventRow[]): { count: number; last: number | null } {
+  let byType = wantedBy.get(targets);
+  if (!byType) wantedBy.set(targets, (byType = new Map()));
   for (const row of rows) {
-    const wanted = targets.filter(({ p }) => handlesType(p, row.type));
+    let wanted = byType.get(row.type);
+    if (!wanted) byType.set(row.type, (wanted = targets.filter(({ p }) => handlesType(p, row.type))));
     if (wanted.length === 0) continue;
     const event = toStoredEvent(row);
     for (const { p, t } of wanted) p.apply(db, event, t);
@@ -97,7 +105,7 @@ function swapIn(db: Database, targets: readonly Target[], position: number, at: 
 export function catchUpProjection(db: Database, p: AnyProjection, t: TableNames<string>, from: number, pageSize = 10_000): void {
   const target = [{ p, t }];
   const step = db.transaction((after: number) => {
-    const page = applyRows(db, target, readRows(db, after, pageSize));
+    const page = applyRows(db, target, readRows(db, target, after, pageSize));
     if (page.last) prepared(db, 'UPDATE es_projections SET position = ? WHERE name = ?').run(page.last, p.name);
     return page;
   });

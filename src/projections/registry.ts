@@ -6,6 +6,9 @@ import { readHead } from '../events/store.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
 import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
 
+/** The log's own row in es_projections (see events/schema.ts). */
+const LOG_ROW = '$log';
+
 export interface ProjectionStatus {
   name: string;
   codeVersion: number;
@@ -31,6 +34,7 @@ export class ProjectionRegistry {
     const tables = new Set<string>();
     for (const p of projections) {
       if (names.has(p.name)) throw new Error(`two projections are named ${p.name}`);
+      if (p.name.startsWith('$')) throw new Error(`projection names may not start with $ (reserved): ${p.name}`);
       names.add(p.name);
       for (const t of p.tables) {
         if (tables.has(t)) throw new Error(`table ${t} is owned by two projections`);
@@ -39,7 +43,8 @@ export class ProjectionRegistry {
       this.live.set(p, liveNames(p));
     }
     // Names come from code, never from input; quoted as SQL literals so the hot-path UPDATE needs no json_each.
-    this.nameList = [...names].map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
+    // The log's own row advances in the same statement: one page written per command for both.
+    this.nameList = [LOG_ROW, ...names].map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
   }
 
   get(name: string): AnyProjection | undefined {
@@ -68,15 +73,14 @@ export class ProjectionRegistry {
    * it is marked stale (it is being applied inline from here on, so only a full rebuild can fix it).
    */
   markApplied(db: Database, previous: number, last: number): void {
-    if (this.projections.length === 0) return;
     const advanced = prepared(db, `UPDATE es_projections SET position = ? WHERE position = ? AND name IN (${this.nameList})`).run(last, previous);
-    if (advanced.changes < this.projections.length) {
+    if (advanced.changes < this.projections.length + 1) {
       prepared(db, `UPDATE es_projections SET stale = 1 WHERE position <> ? AND name IN (${this.nameList})`).run(last);
     }
   }
 
   status(db: Database): ProjectionStatus[] {
-    const stored = prepared(db, 'SELECT name, version, position, stale FROM es_projections').all() as {
+    const stored = prepared(db, `SELECT name, version, position, stale FROM es_projections WHERE name <> '${LOG_ROW}'`).all() as {
       name: string;
       version: number;
       position: number;

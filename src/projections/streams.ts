@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import { streamKind, type Event } from '../events/event.js';
-import type { Projection } from './projection.js';
+import { sqlFor, type Projection } from './projection.js';
 
 /**
  * The catalog of streams: one row per stream with its kind, version and first/last position and time.
@@ -18,6 +18,13 @@ export interface StreamRow {
   createdAt: string;
   updatedAt: string;
 }
+
+const sql = sqlFor((t: { streams: string }) => ({
+  upsert: `INSERT INTO "${t.streams}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT(stream_id) DO UPDATE SET version = excluded.version, last_position = excluded.last_position,
+      last_type = excluded.last_type, updated_at = excluded.updated_at`,
+}));
 
 export const streamsProjection: Projection<Event, 'streams'> = {
   name: 'streams',
@@ -40,13 +47,7 @@ export const streamsProjection: Projection<Event, 'streams'> = {
     `);
   },
   apply(db, e, t) {
-    prepared(
-      db,
-      `INSERT INTO "${t.streams}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(stream_id) DO UPDATE SET version = excluded.version, last_position = excluded.last_position,
-         last_type = excluded.last_type, updated_at = excluded.updated_at`,
-    ).run(e.streamId, streamKind(e.streamId), e.version, e.position, e.position, e.type, e.recordedAt, e.recordedAt);
+    prepared(db, sql(t).upsert).run(e.streamId, streamKind(e.streamId), e.version, e.position, e.position, e.type, e.recordedAt, e.recordedAt);
   },
 };
 

@@ -200,15 +200,13 @@ describe('verify against an attacker who re-hashes the chain', () => {
     assert.deepEqual([result.ok, !result.ok && result.position, !result.ok && result.reason], [false, EVENTS + 1, 'head_mismatch']);
   });
 
-  it('fails with head_mismatch when the record of commands no longer matches the log end', () => {
+  it('fails with head_mismatch when the recorded log end no longer matches the log', () => {
     const ahead = buildLog();
-    ahead.db.exec('DROP TRIGGER es_commands_no_update');
-    ahead.db.prepare('UPDATE es_commands SET last_position = ? WHERE last_position = ?').run(EVENTS + 1, EVENTS);
+    ahead.db.prepare(`UPDATE es_projections SET position = ? WHERE name = '$log'`).run(EVENTS + 1);
     expectFailure(ahead, EVENTS + 1, 'head_mismatch');
 
     const behind = buildLog();
-    behind.db.exec('DROP TRIGGER es_commands_no_delete');
-    behind.db.prepare('DELETE FROM es_commands WHERE last_position = ?').run(EVENTS);
+    behind.db.prepare(`UPDATE es_projections SET position = ? WHERE name = '$log'`).run(EVENTS - 2);
     expectFailure(behind, EVENTS - 1, 'head_mismatch');
   });
 

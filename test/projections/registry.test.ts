@@ -13,7 +13,7 @@ import { dumpTables, openCard, PROJECTED_TABLES, runCard, tempDir, testEngine, T
 
 type Status = { name: string; version: number; position: number; rebuilt_at: string };
 const status = (engine: Engine): Status[] =>
-  engine.db.prepare('SELECT name, version, position, rebuilt_at FROM es_projections ORDER BY name').all() as Status[];
+  engine.db.prepare(`SELECT name, version, position, rebuilt_at FROM es_projections WHERE name <> '$log' ORDER BY name`).all() as Status[];
 const tableNames = (db: Engine['db']): string[] =>
   (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
 
