@@ -1,7 +1,22 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../../src/db.js';
-import type { Projection } from '../../src/projections/projection.js';
+import { sqlFor, type Projection } from '../../src/projections/projection.js';
 import type { CardEvent } from './cards.js';
+
+const cardsSql = sqlFor((t: { cards: string }) => {
+  const touch = (set: string) => `UPDATE "${t.cards}" SET ${set}, updated_at = ?, last_position = ? WHERE card_id = ?`;
+  return {
+    open: `INSERT OR IGNORE INTO "${t.cards}" VALUES (?, ?, ?, ?, 'open', 0, ?, ?)`,
+    move: touch('column_name = ?'),
+    comment: touch('comments = comments + 1'),
+    close: touch(`status = 'closed', column_name = ?`),
+  };
+});
+
+const columnsSql = sqlFor((t: { card_columns: string }) => ({
+  bump: `INSERT INTO "${t.card_columns}" VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
+    open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`,
+}));
 
 /** The test domain's two read models: one row per card, and counts per column. */
 export const cardsProjection: Projection<CardEvent, 'cards'> = {
@@ -16,22 +31,19 @@ export const cardsProjection: Projection<CardEvent, 'cards'> = {
       CREATE INDEX IF NOT EXISTS "${t.cards}_by_column" ON "${t.cards}" (column_name, status);`);
   },
   apply(db, e, t) {
-    const touch = (sql: string, ...args: unknown[]) =>
-      prepared(db, `UPDATE "${t.cards}" SET ${sql}, updated_at = ?, last_position = ? WHERE card_id = ?`).run(
-        ...args, e.recordedAt, e.position, e.data.cardId);
+    const sql = cardsSql(t);
     switch (e.type) {
       case 'CardOpened':
-        prepared(db, `INSERT OR IGNORE INTO "${t.cards}" VALUES (?, ?, ?, ?, 'open', 0, ?, ?)`).run(
-          e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
+        prepared(db, sql.open).run(e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
         return;
       case 'CardMoved':
-        touch('column_name = ?', e.data.to);
+        prepared(db, sql.move).run(e.data.to, e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardCommented':
-        touch('comments = comments + 1');
+        prepared(db, sql.comment).run(e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardClosed':
-        touch(`status = 'closed', column_name = ?`, e.data.column);
+        prepared(db, sql.close).run(e.data.column, e.recordedAt, e.position, e.data.cardId);
         return;
       default: {
         const never: never = e;
@@ -51,9 +63,7 @@ export const cardColumnsProjection: Projection<CardEvent, 'card_columns'> = {
       column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL)`);
   },
   apply(db, e, t) {
-    const bump = (column: string, open: number, closed: number) =>
-      prepared(db, `INSERT INTO "${t.card_columns}" VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
-        open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`).run(column, open, closed);
+    const bump = (column: string, open: number, closed: number) => prepared(db, columnsSql(t).bump).run(column, open, closed);
     switch (e.type) {
       case 'CardOpened':
         return void bump(e.data.column, 1, 0);
