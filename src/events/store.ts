@@ -83,14 +83,11 @@ function canonicalJson(event: Event): string {
   }
 }
 
-/** Parses a stored row and upcasts it to the current shape. `meta` is parsed on first use unless given. */
+/** Parses a stored row and upcasts it to the current shape. `meta` may be passed when already known. */
 export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEvent {
   let data: unknown = JSON.parse(row.data);
   let schemaVersion = row.schema_version;
   if (hasUpcasters(row.type)) ({ schemaVersion, data } = upcast(row.type, schemaVersion, data));
-  let parsed = meta;
-  const metaText = row.meta;
-  const position = row.position;
   return {
     type: row.type,
     data,
@@ -98,15 +95,21 @@ export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEven
     streamId: row.stream_id,
     version: row.version,
     schemaVersion,
-    // Most readers (projections, state loads) never look at meta; parsing it lazily keeps rebuilds fast.
-    get meta(): EventMeta {
-      if (parsed) return parsed;
-      if (metaText === undefined) throw new Error(`meta of position ${position} was not read: a projection that reads meta must set readsMeta`);
-      return (parsed = JSON.parse(metaText) as EventMeta);
-    },
+    meta: meta ?? (row.meta === undefined ? META_NOT_READ : (JSON.parse(row.meta) as EventMeta)),
     recordedAt: row.recorded_at,
   };
 }
+
+/**
+ * What `meta` is when a rebuild skipped the column (no projection it runs declared `readsMeta`): one
+ * shared object that fails loudly on use, so a projection that forgot the flag breaks its rebuild test
+ * instead of reading nothing.
+ */
+const META_NOT_READ = new Proxy({} as EventMeta, {
+  get(_target, key) {
+    throw new Error(`event meta was not read (key ${String(key)}): a projection that reads meta must set readsMeta`);
+  },
+});
 
 export interface ReadStreamOptions {
   /** First version to read (inclusive), default 1. */

@@ -253,3 +253,31 @@ describe('the streams projection query functions', () => {
     }
   });
 });
+
+describe('projections that read event meta', () => {
+  const actorsOf = (readsMeta: boolean): Projection<CardEvent, 'card_actors'> => ({
+    name: 'card_actors',
+    version: 1,
+    readsMeta,
+    handles: ['CardOpened'],
+    tables: ['card_actors'],
+    init: (db, t) => db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`),
+    apply: (db, e, t) => void prepared(db, `INSERT INTO "${t.card_actors}" VALUES (?, ?)`).run(e.data.cardId, e.meta.actor),
+  });
+
+  it('get meta on a rebuild when they declare readsMeta', () => {
+    const engine = testEngine({ projections: [actorsOf(true)] });
+    openCard(engine, 'Opened by the tester');
+    const before = dumpTables(engine.db, ['card_actors']);
+    assert.deepEqual(before.card_actors, [{ card_id: 1, actor: 'tester' }]);
+    engine.rebuild();
+    assert.deepEqual(dumpTables(engine.db, ['card_actors']), before);
+  });
+
+  it('fail their rebuild loudly when they read meta without declaring it, leaving the live table intact', () => {
+    const engine = testEngine({ projections: [actorsOf(false)] });
+    openCard(engine, 'Opened by the tester'); // inline, meta is at hand
+    assert.throws(() => engine.rebuild(), /must set readsMeta/);
+    assert.deepEqual(dumpTables(engine.db, ['card_actors']).card_actors, [{ card_id: 1, actor: 'tester' }]);
+  });
+});
