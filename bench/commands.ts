@@ -3,29 +3,44 @@ import { openDatabase, type Durability } from '../src/db.js';
 import { Engine } from '../src/engine.js';
 import { cardProjections } from '../test/helpers/card-projections.js';
 import { figure, median, PAYLOAD_TEXT, prng, seconds, type Figure } from './util.js';
+import { SqlFloor } from './sql-floor.js';
 import { CardWorkload } from './workload.js';
 
 /**
- * Commands per second against the floor SQLite sets: raw better-sqlite3 single-row BEGIN IMMEDIATE
- * transactions in the same durability mode, on the same disk, alternating rounds so drift hits both.
+ * Commands per second against raw better-sqlite3 single-row BEGIN IMMEDIATE transactions in the same
+ * durability mode, on the same disk — and against the SQL floor of the same workload (bench/sql-floor.ts),
+ * which tells the engine's own overhead apart from what SQLite charges for the writes. Rounds alternate
+ * so drift hits all three alike; medians count.
  */
-export function benchCommands(dir: string, durability: Durability, n: number, rounds: number): Figure {
+export function benchCommands(dir: string, durability: Durability, n: number, rounds: number): { vsRaw: Figure; vsFloor: Figure } {
   const raw = new RawInserts(join(dir, `raw-${durability}.db`), durability);
-  const engine = Engine.open({ file: join(dir, `engine-${durability}.db`), durability, projections: cardProjections });
+  const engine = seededEngine(join(dir, `engine-${durability}.db`), durability, n);
+  const floorEngine = seededEngine(join(dir, `floor-${durability}.db`), durability, n);
   const workload = new CardWorkload(engine, prng(42));
-  workload.seed(Math.max(200, Math.floor(n / 2)), 8);
-  const rawRates: number[] = [];
-  const engineRates: number[] = [];
+  const floor = new SqlFloor(floorEngine.db, prng(42));
+  const rates = { raw: [] as number[], engine: [] as number[], floor: [] as number[] };
   try {
     for (let r = 0; r < rounds; r++) {
-      rawRates.push(n / seconds(() => raw.insert(n)));
-      engineRates.push(n / seconds(() => { for (let i = 0; i < n; i++) workload.step(); }));
+      rates.raw.push(n / seconds(() => raw.insert(n)));
+      rates.engine.push(n / seconds(() => { for (let i = 0; i < n; i++) workload.step(); }));
+      rates.floor.push(n / seconds(() => { for (let i = 0; i < n; i++) floor.step(); }));
     }
   } finally {
     engine.close();
+    floorEngine.close();
     raw.close();
   }
-  return figure(median(engineRates), 'commands/s', median(rawRates));
+  return {
+    vsRaw: figure(median(rates.engine), 'commands/s', median(rates.raw)),
+    vsFloor: figure(median(rates.engine), 'commands/s', median(rates.floor)),
+  };
+}
+
+/** An engine on a fresh file with cards whose streams hold about ten events. */
+function seededEngine(file: string, durability: Durability, n: number): Engine {
+  const engine = Engine.open({ file, durability, projections: cardProjections });
+  new CardWorkload(engine, prng(1)).seed(Math.max(200, Math.floor(n / 2)), 8);
+  return engine;
 }
 
 class RawInserts {

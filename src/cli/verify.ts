@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import type { ChainHead } from '../events/store.js';
 import { verifyChain } from '../events/verify.js';
-import { action, globals, openExistingStore, printJson, progressBar } from './shared.js';
+import { action, CliError, globals, openExistingStore, printJson, progressBar } from './shared.js';
 
 /** `colony verify`: walks the hash chain; exit 0 when it holds, 1 with the first bad position when not. */
 export function registerVerify(program: Command): void {
@@ -8,12 +9,14 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('verify the hash chain of the whole event log')
     .option('--json', 'print the result as JSON')
+    .option('--expect-head <position:hash>', 'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain)')
     .action(
-      action((opts: { json?: boolean }, cmd: Command) => {
+      action((opts: { json?: boolean; expectHead?: string }, cmd: Command) => {
+        const expectHead = opts.expectHead === undefined ? undefined : parseHead(opts.expectHead);
         const db = openExistingStore(globals(cmd).dataDir);
         const bar = opts.json ? progressBar('') : progressBar('verifying');
         try {
-          const result = verifyChain(db, { onProgress: bar.update });
+          const result = verifyChain(db, { onProgress: bar.update, expectHead });
           bar.stop();
           if (opts.json) printJson(result);
           if (result.ok) {
@@ -27,4 +30,10 @@ export function registerVerify(program: Command): void {
         }
       }),
     );
+}
+
+function parseHead(value: string): ChainHead {
+  const match = /^(\d+):([0-9a-f]{64})$/.exec(value);
+  if (!match) throw new CliError(`--expect-head must be POSITION:HASH (64 lowercase hex digits), not "${value}"`);
+  return { position: Number(match[1]), hash: match[2]! };
 }

@@ -95,6 +95,19 @@ describe('colony verify', () => {
     assert.deepEqual([json.ok, json.events, json.head.position], [true, 6, 6]);
   });
 
+  it('checks a head recorded earlier with --expect-head, refusing a malformed one', () => {
+    const dir = seeded('verify-head', 2);
+    const head = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout).head as { position: number; hash: string };
+    assert.equal(colony(['verify', '--data', dir, '--expect-head', `${head.position}:${head.hash}`]).code, 0);
+    const other = colony(['verify', '--data', dir, '--expect-head', `${head.position}:${'0'.repeat(64)}`]);
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, new RegExp(`verify failed at position ${head.position}: head_mismatch`));
+    const bad = colony(['verify', '--data', dir, '--expect-head', 'latest']);
+    assert.equal(bad.code, 1);
+    oneLine(bad.stderr);
+    assert.match(bad.stderr, /--expect-head must be POSITION:HASH/);
+  });
+
   it('exits 1 naming the position and reason when a row was altered', () => {
     const dir = seeded('verify-bad', 3);
     const db = openDatabase(join(dir, 'colony.db'));

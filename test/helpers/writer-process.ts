@@ -99,7 +99,8 @@ function crash(rng: Prng, run: string): void {
   }
 }
 
-interface Summary {
+/** What each contending writer prints at the end (read by test/invariants/concurrency.test.ts). */
+export interface Summary {
   name: string;
   attempts: number;
   successes: number;

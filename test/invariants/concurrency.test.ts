@@ -8,6 +8,7 @@ import { cardStream } from '../helpers/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { seedFrom } from '../helpers/prng.js';
 import { spawnWriter, type Child } from '../helpers/processes.js';
+import type { Summary } from '../helpers/writer-process.js';
 
 /**
  * Optimistic concurrency across processes: four writers (test/helpers/writer-process.ts, mode "contend")
@@ -18,14 +19,6 @@ import { spawnWriter, type Child } from '../helpers/processes.js';
 const WRITERS = 4;
 const CARDS = 4;
 const ITERATIONS = 250;
-
-interface Summary {
-  name: string;
-  attempts: number;
-  successes: number;
-  conflicts: number;
-  perStream: Record<string, number>;
-}
 
 interface Comment {
   stream_id: string;
