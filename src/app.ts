@@ -1,19 +1,30 @@
 import { databaseFile } from './config.js';
 import type { Durability } from './db.js';
 import { Engine } from './engine.js';
+import { loadOrCreateMasterKey } from './masterkey.js';
 import type { RebuildOptions } from './projections/rebuild.js';
 import type { AnyProjection } from './projections/projection.js';
+import { principalsProjection } from './projections/principals.js';
 import { streamsProjection } from './projections/streams.js';
+import type { Clock } from './clock.js';
 
 /**
- * The composition root: the product's projections and how the engine is opened on a data dir.
- * Each domain adds its projections here as it lands.
+ * The composition root: the product's projections and how Colony opens a data dir. Each domain adds
+ * its projections here as it lands.
  */
-export const productProjections: readonly AnyProjection[] = [streamsProjection];
+export const productProjections: readonly AnyProjection[] = [streamsProjection, principalsProjection];
+
+export interface App {
+  readonly engine: Engine;
+  readonly dataDir: string;
+  /** The master key: seals agent tokens and secrets. */
+  readonly key: Uint8Array;
+}
 
 export interface AppOptions {
   dataDir: string;
   durability?: Durability;
+  clock?: Clock;
   rebuild?: RebuildOptions;
   skipStartupRebuild?: boolean;
 }
@@ -22,8 +33,20 @@ export function openEngine(options: AppOptions): Engine {
   return Engine.open({
     file: databaseFile(options.dataDir),
     durability: options.durability ?? 'full',
+    clock: options.clock,
     projections: productProjections,
     rebuild: options.rebuild,
     skipStartupRebuild: options.skipStartupRebuild,
   });
+}
+
+/** Opens the store and the master key (creating both on a fresh data dir). */
+export function openApp(options: AppOptions): App {
+  const engine = openEngine(options);
+  try {
+    return { engine, dataDir: options.dataDir, key: loadOrCreateMasterKey(options.dataDir) };
+  } catch (e) {
+    engine.close();
+    throw e;
+  }
 }

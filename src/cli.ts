@@ -1,10 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerAgents } from './cli/agents.js';
+import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
 import { registerEvents } from './cli/events.js';
 import { registerInit } from './cli/init.js';
 import { registerRebuild } from './cli/rebuild.js';
 import { registerServe } from './cli/serve.js';
+import { registerStdio } from './cli/stdio.js';
+import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
 
 /** The `colony` command line. Each command lives in src/cli/<command>.ts. */
@@ -18,6 +22,10 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(`colony: ${text.replace(/^error: /, '')}`) });
   registerInit(program);
   registerServe(program);
+  registerStdio(program);
+  registerToken(program);
+  registerAgents(program);
+  registerAudit(program);
   registerVerify(program);
   registerRebuild(program);
   registerEvents(program);

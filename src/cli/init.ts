@@ -1,21 +1,34 @@
 import type { Command } from 'commander';
-import { openEngine } from '../app.js';
-import { databaseFile, isInitialized } from '../config.js';
-import { action, globals, printJson } from './shared.js';
+import { createOwner, ownerOf } from '../actions/principals.js';
+import { openApp } from '../app.js';
+import { databaseFile } from '../config.js';
+import { action, checkOwnerName, globals, printJson } from './shared.js';
 
-/** `colony init`: creates the data dir and the store. Owners and tokens arrive with the MCP issue. */
+/** `colony init`: the data dir, the store, the master key and the owner — whose token is printed once. */
 export function registerInit(program: Command): void {
   program
     .command('init')
-    .description('create the data directory and the event store (safe to run again)')
-    .option('--json', 'print the result as JSON')
+    .description('create the data dir, the event store, the master key and the owner (prints the owner token once)')
+    .option('--owner <name>', 'the owner\'s name', 'owner')
+    .option('--json', 'print {"owner","token"} as JSON')
     .action(
-      action((opts: { json?: boolean }, cmd: Command) => {
+      action((opts: { owner: string; json?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
-        const existed = isInitialized(dataDir);
-        if (!existed) openEngine({ dataDir, durability }).close();
-        if (opts.json) return printJson({ data: dataDir, database: databaseFile(dataDir), created: !existed });
-        process.stdout.write(existed ? `Colony is already initialized in ${dataDir}\n` : `Initialized Colony in ${dataDir}\n`);
+        checkOwnerName(opts.owner);
+        const app = openApp({ dataDir, durability });
+        try {
+          const existing = ownerOf(app);
+          if (existing) {
+            if (opts.json) return printJson({ data: dataDir, database: databaseFile(dataDir), owner: existing.name, created: false });
+            process.stdout.write(`Colony is already initialized in ${dataDir} (owner "${existing.name}"); no new token was made — use "colony token rotate"\n`);
+            return;
+          }
+          const { token } = createOwner(app, opts.owner, { actor: 'system' });
+          if (opts.json) return printJson({ owner: opts.owner, token, data: dataDir, created: true });
+          process.stdout.write(`Initialized Colony in ${dataDir}\nOwner "${opts.owner}" token (shown once, keep it): ${token}\n`);
+        } finally {
+          app.engine.close();
+        }
       }),
     );
 }

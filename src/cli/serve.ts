@@ -1,43 +1,58 @@
 import type { Command } from 'commander';
-import { openEngine } from '../app.js';
-import { isInitialized, parsePort } from '../config.js';
+import { createOwner, ownerOf } from '../actions/principals.js';
+import { openApp } from '../app.js';
+import { parsePort } from '../config.js';
 import { createHttpApp, listen } from '../http/server.js';
 import { log } from '../log.js';
-import { action, formatRate, globals, progressBar } from './shared.js';
+import { createMcpContext } from '../mcp/context.js';
+import { buildToolRegistry } from '../mcp/tools/index.js';
+import { mcpJsonSnippet } from './mcp-config.js';
+import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
-/** `colony serve`: the HTTP server (initializing a fresh data dir first). */
+/** `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once. */
 export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('serve Colony over HTTP (default 127.0.0.1:7070); initializes a fresh data dir')
     .option('--host <host>', 'address to bind', process.env.COLONY_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', process.env.COLONY_PORT)
+    .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
     .action(
-      action(async (opts: { host: string; port?: string }, cmd: Command) => {
+      action(async (opts: { host: string; port?: string; owner: string }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
-        const fresh = !isInitialized(dataDir);
+        checkOwnerName(opts.owner);
         const bar = progressBar('rebuilding projections');
-        const engine = openEngine({ dataDir, durability, rebuild: { onProgress: bar.update } });
+        const app = openApp({ dataDir, durability, rebuild: { onProgress: bar.update } });
         bar.stop();
-        if (engine.startupRebuild && engine.startupRebuild.events > 0) {
-          const r = engine.startupRebuild;
-          log.info({ ...r }, `rebuilt ${r.projections.join(', ')}: ${r.events} events, ${formatRate(r.eventsPerSecond)} events/s`);
-        }
+        const r = app.engine.startupRebuild;
+        if (r && r.events > 0) log.info({ ...r }, `rebuilt ${r.projections.join(', ')}: ${r.events} events, ${formatRate(r.eventsPerSecond)} events/s`);
+        const fresh = ownerOf(app) ? null : createOwner(app, opts.owner, { actor: 'system' });
+        const mcp = createMcpContext(app, buildToolRegistry());
+        const http = createHttpApp(app.engine, mcp, opts.host);
         try {
-          const server = await listen(createHttpApp(engine), opts.host, port);
+          const server = await listen(http.app, opts.host, port);
           const address = server.address();
           const bound = typeof address === 'object' && address ? address.port : port;
-          process.stderr.write(`Colony ${fresh ? 'initialized and ' : ''}listening on http://${opts.host}:${bound} (data: ${dataDir})\n`);
+          const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
+          if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
+          process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
+          process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
-            server.close(() => engine.close());
-            server.closeAllConnections();
+            void http.close().finally(() => {
+              server.close(() => {
+                mcp.audit.close();
+                app.engine.close();
+              });
+              server.closeAllConnections();
+            });
           };
           process.once('SIGINT', () => stop('SIGINT'));
           process.once('SIGTERM', () => stop('SIGTERM'));
         } catch (e) {
-          engine.close();
+          mcp.audit.close();
+          app.engine.close();
           throw e;
         }
       }),

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
 import { openDatabase, userVersion, type Database, type Durability } from '../db.js';
 import { DomainError } from '../errors.js';
+import { NAME_PATTERN } from '../commands/principals.js';
 
 /** What every command reads from the global options. */
 export interface GlobalOptions {
@@ -81,4 +82,9 @@ export function openExistingStore(dataDir: string): Database {
     throw new CliError(`${databaseFile(dataDir)} is not a Colony database`);
   }
   return db;
+}
+
+/** Checked before anything is created, so a bad name writes nothing. */
+export function checkOwnerName(name: string): void {
+  if (!NAME_PATTERN.test(name)) throw new CliError(`--owner "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`);
 }

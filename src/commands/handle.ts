@@ -29,6 +29,8 @@ export interface CommandOptions {
    * Without one the engine generates an id (in the events' meta) that nobody can retry, so it is not recorded.
    */
   commandId?: string;
+  /** Record the command id for retries (default: when `commandId` is given). False for ids made up by the caller. */
+  record?: boolean;
   actor: string;
   causationId?: string | null;
   correlationId?: string | null;
@@ -67,7 +69,7 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   const { db } = engine;
   const outer = open.get(db);
   if (outer) return nested(db, outer, fn);
-  const keyed = options.commandId !== undefined;
+  const keyed = options.commandId !== undefined && options.record !== false;
   const meta: EventMeta = {
     commandId: options.commandId ?? newCommandId(),
     actor: options.actor,

@@ -1,15 +1,28 @@
 import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
+import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { Engine } from '../engine.js';
 import { log } from '../log.js';
+import type { McpContext } from '../mcp/context.js';
+import { mountMcp } from './mcp.js';
 
 /**
- * The HTTP surface. For now: `GET /health`. `/mcp`, `/api`, `/events` and the web UI mount here as
- * their issues land. Every error is a JSON body — never an HTML page or a stack trace.
+ * The HTTP surface: `GET /health` and `/mcp`; `/api`, `/events` and the web UI mount here as their
+ * issues land. Every error is a JSON body — never an HTML page or a stack trace. Bound to loopback, the
+ * Host header must name loopback too (DNS-rebinding protection).
  */
-export function createHttpApp(engine: Engine): Express {
+export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export interface HttpApp {
+  app: Express;
+  close(): Promise<void>;
+}
+
+export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.1'): HttpApp {
   const app = express();
   app.disable('x-powered-by');
+  if (LOOPBACK.has(host)) app.use(localhostHostValidation());
+  const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });
   });
@@ -22,7 +35,7 @@ export function createHttpApp(engine: Engine): Express {
     res.status(status).json({ error: { code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest', message: status >= 500 ? 'internal error' : String(err.message) } });
   };
   app.use(onError);
-  return app;
+  return { app, close: async () => mcpRoutes?.close() };
 }
 
 /** Listens and resolves once bound; rejects with a clear message when the port is taken. */

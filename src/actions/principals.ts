@@ -1,0 +1,86 @@
+import type { App } from '../app.js';
+import { principalDecider } from '../commands/principals.js';
+import { DomainError } from '../errors.js';
+import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
+import { seal } from '../masterkey.js';
+import { getAgentByName, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import { newToken, tokenHash } from '../tokens.js';
+
+/**
+ * What owners and agents become, shared by the CLI and the MCP tools: each function is one command
+ * (one transaction) over the principal streams it touches. Tokens are returned once and never stored.
+ */
+export interface Actor {
+  actor: string;
+  commandId?: string;
+}
+
+export function ownerOf(app: App): UserRow | null {
+  return listUsers(app.engine.db)[0] ?? null;
+}
+
+export function createOwner(app: App, name: string, by: Actor): { userId: number; token: string } {
+  const { engine } = app;
+  const result = engine.transact(by, (uow) => {
+    if (getUserByName(engine.db, name)) throw new DomainError('ErrPrincipalExists', `a user named ${name} already exists`);
+    const userId = uow.ids.next('user');
+    engine.handle(principalDecider, userStream(userId), { type: 'CreateUser', userId, name }, by);
+    const token = issue(app, 'user', userId, 'owner token', ['mcp', 'api'], false, uow.ids.next('token'), by);
+    return { userId, token };
+  });
+  if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
+  return result.value;
+}
+
+export type AgentSpec = Omit<AgentRegistered['data'], 'agentId'>;
+
+export function registerAgent(app: App, spec: AgentSpec, by: Actor): { agentId: number; name: string; token: string } {
+  const { engine } = app;
+  const result = engine.transact(by, (uow) => {
+    if (getAgentByName(engine.db, spec.ownerId, spec.name)) {
+      throw new DomainError('ErrAgentNameTaken', `an agent named ${spec.name} already exists`, { name: spec.name });
+    }
+    const agentId = uow.ids.next('agent');
+    engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec } }, by);
+    const token = issue(app, 'agent', agentId, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
+    return { agentId, name: spec.name, token };
+  });
+  if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
+  return result.value;
+}
+
+/** Revokes every live token of the principal and issues a new one (returned once). */
+export function rotateToken(app: App, kind: 'user' | 'agent', id: number, by: Actor): string {
+  const { engine } = app;
+  const result = engine.transact(by, (uow) => {
+    for (const t of tokensOf(engine.db, kind, id).filter((x) => !x.revokedAt)) revoke(app, kind, id, t.tokenId, 'rotated', by);
+    const scopes: TokenScope[] = kind === 'user' ? ['mcp', 'api'] : ['mcp'];
+    return issue(app, kind, id, `${kind === 'user' ? 'owner' : 'agent'} token`, scopes, kind === 'agent', uow.ids.next('token'), by);
+  });
+  if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
+  return result.value;
+}
+
+/** Issues an additional token for the principal (returned once). */
+export function createToken(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], by: Actor): string {
+  const result = app.engine.transact(by, (uow) => issue(app, kind, id, label, scopes, kind === 'agent', uow.ids.next('token'), by));
+  if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
+  return result.value;
+}
+
+export function revokeToken(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: Actor): boolean {
+  return revoke(app, kind, id, tokenId, reason, by).events.length > 0;
+}
+
+function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: Actor) {
+  const stream = kind === 'user' ? userStream(id) : agentStream(id);
+  return app.engine.handle(principalDecider, stream, { type: 'RevokeToken', tokenId, reason }, by);
+}
+
+function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], sealIt: boolean, tokenId: number, by: Actor): string {
+  const token = newToken();
+  const stream = kind === 'user' ? userStream(id) : agentStream(id);
+  const data = { tokenId, tokenHash: tokenHash(token), label, scopes, sealed: sealIt ? seal(app.key, token) : null };
+  app.engine.handle(principalDecider, stream, { type: 'IssueToken', token: data }, by);
+  return token;
+}

@@ -1,0 +1,60 @@
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { parsePositiveInt } from '../config.js';
+import { AuditLog, type AuditRow, type Outcome } from '../mcp/audit.js';
+import { action, CliError, globals, requireInitialized } from './shared.js';
+
+/** `colony audit tail|export`: the trail of MCP tool calls (audit.db, apart from the event log). */
+const OUTCOMES: readonly Outcome[] = ['success', 'error', 'blocked', 'pending_confirmation'];
+
+export function registerAudit(program: Command): void {
+  const audit = program.command('audit').description('the audit trail of MCP tool calls');
+  audit
+    .command('tail')
+    .description('print the last audit rows')
+    .option('--tool <name>', 'only this tool')
+    .option('--principal <p>', 'only this principal, e.g. agent:reviewer or user:owner')
+    .option('--status <outcome>', `only this outcome: ${OUTCOMES.join(' | ')}`)
+    .option('-n, --limit <n>', 'how many', '20')
+    .option('--json', 'one JSON object per row (NDJSON)')
+    .action(action((opts: { tool?: string; principal?: string; status?: string; limit: string; json?: boolean }, cmd: Command) => {
+      if (opts.status && !OUTCOMES.includes(opts.status as Outcome)) throw new CliError(`--status must be one of ${OUTCOMES.join(', ')}, not "${opts.status}"`);
+      const limit = parsePositiveInt('--limit', opts.limit, 20);
+      withAudit(cmd, (log) => {
+        const rows = log.query({ tool: opts.tool, principal: opts.principal, outcome: opts.status as Outcome | undefined, limit });
+        for (const r of rows) process.stdout.write(`${opts.json ? JSON.stringify(r) : line(r)}\n`);
+      });
+    }));
+  audit
+    .command('export')
+    .description('write the whole audit trail as JSON lines')
+    .requiredOption('--out <file>', 'the file to write')
+    .action(action(async (opts: { out: string }, cmd: Command) => {
+      let written = 0;
+      await withAudit(cmd, async (log) => {
+        const out = createWriteStream(opts.out, { flags: 'wx' });
+        const failed = new Promise<never>((_, reject) => out.on('error', (e) => reject(new CliError(`cannot write ${opts.out}: ${(e as NodeJS.ErrnoException).code}`))));
+        for (let after = 0, page = log.query({ after, limit: 1000 }); page.length > 0; page = log.query({ after, limit: 1000 })) {
+          for (const r of page) out.write(`${JSON.stringify(r)}\n`);
+          written += page.length;
+          after = page[page.length - 1]!.id;
+        }
+        await Promise.race([new Promise<void>((resolve) => out.end(resolve)), failed]);
+      });
+      process.stdout.write(`exported ${written} audit rows to ${opts.out}\n`);
+    }));
+}
+
+async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>): Promise<T> {
+  const { dataDir } = globals(cmd);
+  requireInitialized(dataDir);
+  const log = AuditLog.open(dataDir);
+  try {
+    return await fn(log);
+  } finally {
+    log.close();
+  }
+}
+
+const line = (r: AuditRow): string =>
+  `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}  ${r.tool}  ${r.outcome}${r.errorCode ? ` ${r.errorCode}` : ''}  ${r.durationMs} ms`;

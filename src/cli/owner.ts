@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { ownerOf } from '../actions/principals.js';
+import { openApp, type App } from '../app.js';
+import type { UserRow } from '../projections/principals.js';
+import { CliError, globals, requireInitialized } from './shared.js';
+
+/** Opens an initialized data dir for an owner command and closes it after `fn`. */
+export async function withOwner<T>(cmd: Command, fn: (app: App, owner: UserRow) => T | Promise<T>): Promise<T> {
+  const { dataDir, durability } = globals(cmd);
+  requireInitialized(dataDir);
+  const app = openApp({ dataDir, durability });
+  try {
+    const owner = ownerOf(app);
+    if (!owner) throw new CliError(`${dataDir} has no owner yet (run "colony init")`);
+    return await fn(app, owner);
+  } finally {
+    app.engine.close();
+  }
+}

@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { openApp } from '../app.js';
+import { createMcpContext } from '../mcp/context.js';
+import { serveStdio } from '../mcp/stdio.js';
+import { buildToolRegistry } from '../mcp/tools/index.js';
+import { action, globals, requireInitialized } from './shared.js';
+
+/** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
+export function registerStdio(program: Command): void {
+  program
+    .command('stdio')
+    .description('serve MCP over stdio for the principal whose token is in $COLONY_TOKEN (stdout carries only the protocol)')
+    .action(
+      action(async (_opts: unknown, cmd: Command) => {
+        const { dataDir, durability } = globals(cmd);
+        requireInitialized(dataDir);
+        const app = openApp({ dataDir, durability });
+        const mcp = createMcpContext(app, buildToolRegistry());
+        try {
+          await serveStdio(mcp, process.env.COLONY_TOKEN);
+        } finally {
+          mcp.audit.close();
+          app.engine.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,80 @@
+import { DomainError, invalidInput } from '../errors.js';
+import type { AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
+import type { Decider } from './decider.js';
+
+/**
+ * One decider for both kinds of principal (`user-N`, `agent-N` streams): creation once, then tokens
+ * issued and revoked. Names and scopes are checked against other principals by the caller (they are
+ * facts from other streams) and passed in.
+ */
+export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
+export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data'] };
+export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
+export type RevokeToken = { type: 'RevokeToken'; tokenId: number; reason: string };
+export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken;
+
+export type Principal =
+  | { status: 'absent' }
+  | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string; tokens: ReadonlyMap<number, 'active' | 'revoked'> };
+
+export const NAME_PATTERN = /^[a-z][a-z0-9-]{2,63}$/;
+
+function evolve(state: Principal, event: PrincipalEvent): Principal {
+  switch (event.type) {
+    case 'UserCreated':
+      return { status: 'active', kind: 'user', id: event.data.userId, name: event.data.name, tokens: new Map() };
+    case 'AgentRegistered':
+      return { status: 'active', kind: 'agent', id: event.data.agentId, name: event.data.name, tokens: new Map() };
+    case 'TokenIssued':
+    case 'TokenRevoked': {
+      if (state.status !== 'active') return state;
+      const tokens = new Map(state.tokens);
+      tokens.set(event.data.tokenId, event.type === 'TokenIssued' ? 'active' : 'revoked');
+      return { ...state, tokens };
+    }
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+
+function decide(command: PrincipalCommand, state: Principal): PrincipalEvent[] {
+  switch (command.type) {
+    case 'CreateUser':
+      if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `user ${command.userId} already exists`);
+      checkName(command.name);
+      return [{ type: 'UserCreated', data: { userId: command.userId, name: command.name, role: 'owner' } }];
+    case 'RegisterAgent':
+      if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
+      checkName(command.agent.name);
+      if (command.agent.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      return [{ type: 'AgentRegistered', data: command.agent }];
+    case 'IssueToken':
+      if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
+      return [{ type: 'TokenIssued', data: command.token }];
+    case 'RevokeToken': {
+      if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
+      const token = state.tokens.get(command.tokenId);
+      if (!token) throw new DomainError('ErrNotFound', `token ${command.tokenId} not found`, { tokenId: command.tokenId });
+      if (token === 'revoked') return [];
+      return [{ type: 'TokenRevoked', data: { tokenId: command.tokenId, reason: command.reason } }];
+    }
+    default: {
+      const never: never = command;
+      return never;
+    }
+  }
+}
+
+function checkName(name: string): void {
+  if (!NAME_PATTERN.test(name)) {
+    throw invalidInput(`name "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`, { field: 'name' });
+  }
+}
+
+export const principalDecider: Decider<Principal, PrincipalCommand, PrincipalEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

@@ -1,0 +1,43 @@
+import type { Event } from './event.js';
+
+/**
+ * Principals — human owners and agents — and their API tokens. Only a token's sha256 is ever stored;
+ * an agent token is also kept sealed (secretbox under the master key) so Colony can start the agent.
+ * Streams: `user-<id>` and `agent-<id>`; a principal's tokens live on its own stream.
+ */
+export type Tier = 'supervised' | 'assisted' | 'autonomous';
+export const TIERS: readonly Tier[] = ['supervised', 'assisted', 'autonomous'];
+
+/** What a token lets its holder reach: `mcp` (the MCP endpoint), `api` (REST and the UI). */
+export type TokenScope = 'mcp' | 'api';
+
+export type UserCreated = Event<'UserCreated', { userId: number; name: string; role: 'owner' }>;
+
+export type AgentRegistered = Event<'AgentRegistered', {
+  agentId: number;
+  name: string;
+  ownerId: number;
+  model: string;
+  systemPrompt: string;
+  toolScope: string[];
+  tier: Tier;
+  command: string | null;
+  parentId: number | null;
+  spawnDepth: number;
+}>;
+
+export type TokenIssued = Event<'TokenIssued', {
+  tokenId: number;
+  tokenHash: string;
+  label: string;
+  scopes: TokenScope[];
+  /** base64(nonce ‖ secretbox) of the token for agents Colony starts; null for owners (shown once). */
+  sealed: string | null;
+}>;
+
+export type TokenRevoked = Event<'TokenRevoked', { tokenId: number; reason: string }>;
+
+export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked;
+
+export const userStream = (userId: number): string => `user-${userId}`;
+export const agentStream = (agentId: number): string => `agent-${agentId}`;

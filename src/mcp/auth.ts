@@ -1,0 +1,35 @@
+import type { App } from '../app.js';
+import type { TokenScope } from '../events/principals.js';
+import { findActiveToken, getAgent, getUser } from '../projections/principals.js';
+import { tokenHash } from '../tokens.js';
+
+/**
+ * Who is calling: the principal behind a bearer token, read from the principals projection on every
+ * request (and, for a long-lived stdio session, on every call), so a revoked token or a quarantine
+ * takes effect at once.
+ */
+export type Caller =
+  | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[] }
+  | {
+      kind: 'agent'; tokenId: number; agentId: number; ownerId: number; name: string; scopes: TokenScope[];
+      toolScope: string[]; quarantined: boolean;
+    };
+
+export function authenticate(app: App, token: string | undefined): Caller | null {
+  if (!token) return null;
+  const row = findActiveToken(app.engine.db, tokenHash(token));
+  if (!row) return null;
+  if (row.principalKind === 'user') {
+    const user = getUser(app.engine.db, row.principalId);
+    return user && { kind: 'owner', tokenId: row.tokenId, userId: user.userId, name: user.name, scopes: row.scopes };
+  }
+  const agent = getAgent(app.engine.db, row.principalId);
+  return agent && {
+    kind: 'agent', tokenId: row.tokenId, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: row.scopes,
+    toolScope: agent.toolScope, quarantined: agent.quarantined,
+  };
+}
+
+/** The `actor` recorded in events: `user:<name>` or `agent:<name>`. */
+export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 'user' : 'agent'}:${caller.name}`;
+

@@ -1,0 +1,100 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { DomainError, invalidInput } from '../errors.js';
+import { newCommandId } from '../ids.js';
+import { argsDigest, type Outcome } from './audit.js';
+import { actorOf, type Caller } from './auth.js';
+import type { McpContext } from './context.js';
+import { errorResult, okResult } from './results.js';
+import type { AnyTool } from './tool.js';
+
+/**
+ * One tools/call, in order: who is calling (re-checked per call), is the tool there for them, is it in
+ * the agent's scope (and may a quarantined agent call it), path policy, strict validation, confirmation
+ * for destructive tools, then the handler. Whatever happens, exactly one audit row is written.
+ */
+export const IDEMPOTENCY_META_KEY = 'colony/idempotency_key';
+
+export function visibleTools(ctx: McpContext, caller: Caller): AnyTool[] {
+  return ctx.tools.list().filter((t) => caller.kind === 'owner' || t.surface === 'agent');
+}
+
+export async function callTool(
+  ctx: McpContext,
+  caller: Caller | null,
+  name: string,
+  rawArgs: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const started = process.hrtime.bigint();
+  const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;
+  const commandId = key ?? newCommandId();
+  let digest = argsDigest(rawArgs);
+  const tool = caller ? visibleTools(ctx, caller).find((t) => t.name === name) : undefined;
+  const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
+    ctx.audit.record({
+      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: name, argsDigest: digest,
+      outcome, errorCode: code, durationMs: Number(process.hrtime.bigint() - started) / 1e6, commandId,
+    });
+    return result;
+  };
+  const refuse = (outcome: Outcome, e: unknown) => {
+    const { result, code } = errorResult(tool, e);
+    return finish(outcome, result, code);
+  };
+  if (!caller) return refuse('blocked', new DomainError('ErrUnauthorized', 'the token is missing, unknown or revoked'));
+  if (!tool) return refuse('blocked', new DomainError('ErrToolNotFound', `no tool named ${name}`, { tool: name }));
+  const denied = authorize(caller, tool);
+  if (denied) return refuse('blocked', denied);
+  try {
+    const { confirmation, rest } = splitConfirmation(tool, rawArgs);
+    const parsed = tool.input.safeParse(ctx.paths.guard(rest, tool.pathFields));
+    if (!parsed.success) throw invalidInput(`invalid arguments for ${name}: ${summarize(parsed.error.issues)}`, { issues: parsed.error.issues });
+    digest = argsDigest(parsed.data);
+    if (tool.trust === 'destructive') {
+      if (confirmation === undefined) return finish('pending_confirmation', askConfirmation(ctx, caller, tool, parsed.data, digest), null);
+      try {
+        ctx.confirmations.redeem(confirmation, tool.name, digest, actorOf(caller));
+      } catch (e) {
+        return refuse('blocked', e);
+      }
+    }
+    const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId };
+    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command }, parsed.data);
+    return finish('success', okResult(tool, value), null);
+  } catch (e) {
+    return refuse('error', e);
+  }
+}
+
+function authorize(caller: Caller, tool: AnyTool): DomainError | null {
+  if (caller.kind !== 'agent') return null;
+  if (!caller.toolScope.includes(tool.name)) {
+    return new DomainError('ErrToolNotInScope', `${tool.name} is not in the tool scope of agent ${caller.name}`, { tool: tool.name });
+  }
+  if (caller.quarantined && tool.trust !== 'read') {
+    return new DomainError('ErrAgentQuarantined', `agent ${caller.name} is quarantined: only read tools are allowed until an owner lifts it`);
+  }
+  return null;
+}
+
+function splitConfirmation(tool: AnyTool, args: Record<string, unknown>): { confirmation?: string; rest: Record<string, unknown> } {
+  if (tool.trust !== 'destructive' || !('confirmation_token' in args)) return { rest: args };
+  const { confirmation_token: token, ...rest } = args;
+  if (typeof token !== 'string' || token === '') throw invalidInput('confirmation_token must be a non-empty string', { field: 'confirmation_token' });
+  return { confirmation: token, rest };
+}
+
+function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: unknown, digest: string): CallToolResult {
+  const token = ctx.confirmations.issue(tool.name, digest, actorOf(caller));
+  const body = {
+    confirmation_required: true,
+    tool_name: tool.name,
+    args_preview: args,
+    confirm_token: token,
+    message: `Destructive tool '${tool.name}' requires confirmation. Call again with the same arguments and 'confirmation_token': '${token}' within 60 s.`,
+  };
+  return { content: [{ type: 'text', text: body.message }], structuredContent: body };
+}
+
+const summarize = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): string =>
+  issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '<root>'}: ${i.message}`).join('; ');

@@ -1,0 +1,27 @@
+import type { App } from '../app.js';
+import { VERSION } from '../version.js';
+import { AuditLog } from './audit.js';
+import { Confirmations } from './confirm.js';
+import { PathPolicy } from './paths.js';
+import type { ToolRegistry } from './registry.js';
+
+/** What every MCP session of one Colony process shares. */
+export interface McpContext {
+  readonly app: App;
+  readonly tools: ToolRegistry;
+  readonly audit: AuditLog;
+  readonly confirmations: Confirmations;
+  readonly paths: PathPolicy;
+  readonly version: string;
+}
+
+export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog } = {}): McpContext {
+  return {
+    app,
+    tools,
+    audit: options.audit ?? AuditLog.open(app.dataDir),
+    confirmations: new Confirmations(),
+    paths: PathPolicy.forDataDir(app.dataDir),
+    version: VERSION,
+  };
+}

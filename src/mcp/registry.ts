@@ -1,0 +1,31 @@
+import { log } from '../log.js';
+import type { AnyTool } from './tool.js';
+
+/**
+ * Every tool Colony serves, by name. First registration wins (codomyrmex's rule): a later tool with
+ * the same name is ignored with a warning, so no module can replace a published contract.
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, AnyTool>();
+
+  register(...tools: readonly AnyTool[]): this {
+    for (const tool of tools) {
+      const existing = this.tools.get(tool.name);
+      if (existing) {
+        if (existing !== tool) log.warn({ tool: tool.name, module: tool.module, kept: existing.module }, `ignoring duplicate MCP tool ${tool.name}; first registration wins`);
+        continue;
+      }
+      this.tools.set(tool.name, tool);
+    }
+    return this;
+  }
+
+  get(name: string): AnyTool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** Every tool, sorted by name. */
+  list(): AnyTool[] {
+    return [...this.tools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+}

@@ -1,0 +1,79 @@
+import type * as z from 'zod';
+import type { App } from '../app.js';
+import type { CommandOptions } from '../commands/handle.js';
+import type { Caller } from './auth.js';
+import type { ToolRegistry } from './registry.js';
+
+/**
+ * A tool is explicit metadata plus a handler (DESIGN §3.17): its trust class — never guessed from its
+ * name — sets the MCP annotations and the catalog's `trust`; its surface says who sees it (§3.15).
+ */
+export type Trust = 'read' | 'write' | 'elevated' | 'destructive';
+export type Surface = 'agent' | 'owner';
+
+export interface ToolContext {
+  readonly app: App;
+  readonly caller: Caller;
+  readonly tools: ToolRegistry;
+  /** The options a command run by this call carries: the caller as actor, the call's command id. */
+  readonly command: CommandOptions;
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  /** Written for an LLM: what it does, when to use it, what its errors mean. */
+  description: string;
+  trust: Trust;
+  surface: Surface;
+  /** A strict object schema: unknown keys are an error. */
+  input: I;
+  /** Present when the tool returns data: the shape of `structuredContent`. */
+  output?: O;
+  /** The module (src folder) it belongs to, for the capability catalog. */
+  module: string;
+  /** Arguments that are paths although their names do not say so (the path policy guards them too). */
+  pathFields?: readonly string[];
+  handler(ctx: ToolContext, args: z.infer<I>): z.infer<O> | Promise<z.infer<O>>;
+  /** The text shown to the model; defaults to the JSON of the result. */
+  text?(result: z.infer<O>): string;
+}
+
+// Tools of every domain sit side by side in the registry; each one's handler is typed by its own schemas.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDefinition<any, any>;
+
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> => tool;
+
+export interface Annotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export function annotationsFor(tool: AnyTool): Annotations {
+  const base = { title: tool.title, openWorldHint: tool.trust === 'elevated' };
+  switch (tool.trust) {
+    case 'read':
+      return { ...base, readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+    case 'write':
+    case 'elevated':
+      return { ...base, readOnlyHint: false, destructiveHint: false, idempotentHint: false };
+    case 'destructive':
+      return { ...base, readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+    default: {
+      const never: never = tool.trust;
+      return never;
+    }
+  }
+}
+
+/**
+ * Verbs no agent-surface tool name may contain (xylocopa's deny list, DESIGN §3.15): such operations
+ * belong to owners. A test checks every registered agent tool against it.
+ */
+export const FORBIDDEN_AGENT_VERBS = [
+  'delete', 'archive', 'kill', 'force', 'reset', 'drop', 'wipe', 'clean', 'cancel', 'stop', 'purge', 'restore', 'truncate', 'restart',
+] as const;

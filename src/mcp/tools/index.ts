@@ -1,0 +1,7 @@
+import { ToolRegistry } from '../registry.js';
+import { principalTools } from './principals.js';
+
+/** Every domain's tools, registered in a fixed order (first registration wins). */
+export function buildToolRegistry(): ToolRegistry {
+  return new ToolRegistry().register(...principalTools);
+}

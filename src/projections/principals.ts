@@ -1,0 +1,113 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
+import type { PrincipalEvent, Tier, TokenScope } from '../events/principals.js';
+import { sqlFor, type Projection } from './projection.js';
+
+/** Owners, agents and tokens as read tables: who a bearer token belongs to, and what it may do. */
+type T = 'users' | 'agents' | 'tokens';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  user: `INSERT OR IGNORE INTO "${t.users}" (user_id, name, role, created_at) VALUES (?, ?, ?, ?)`,
+  agent: `INSERT OR IGNORE INTO "${t.agents}" (agent_id, name, owner_id, model, system_prompt, tool_scope, tier, command,
+    parent_id, spawn_depth, status, quarantined, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?)`,
+  token: `INSERT OR IGNORE INTO "${t.tokens}" (token_id, principal_kind, principal_id, token_hash, label, scopes, sealed, issued_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  revoke: `UPDATE "${t.tokens}" SET revoked_at = ?, revoke_reason = ? WHERE token_id = ? AND revoked_at IS NULL`,
+}));
+
+export const principalsProjection: Projection<PrincipalEvent, T> = {
+  name: 'principals',
+  version: 1,
+  handles: ['UserCreated', 'AgentRegistered', 'TokenIssued', 'TokenRevoked'],
+  tables: ['users', 'agents', 'tokens'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.users}" (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS "${t.agents}" (
+        agent_id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner_id INTEGER NOT NULL, model TEXT NOT NULL,
+        system_prompt TEXT NOT NULL, tool_scope TEXT NOT NULL, tier TEXT NOT NULL, command TEXT,
+        parent_id INTEGER, spawn_depth INTEGER NOT NULL, status TEXT NOT NULL, quarantined INTEGER NOT NULL,
+        created_at TEXT NOT NULL);
+      CREATE UNIQUE INDEX IF NOT EXISTS "${t.agents}_by_owner_name" ON "${t.agents}" (owner_id, name);
+      CREATE TABLE IF NOT EXISTS "${t.tokens}" (
+        token_id INTEGER PRIMARY KEY, principal_kind TEXT NOT NULL, principal_id INTEGER NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, scopes TEXT NOT NULL, sealed TEXT,
+        issued_at TEXT NOT NULL, revoked_at TEXT, revoke_reason TEXT);
+      CREATE INDEX IF NOT EXISTS "${t.tokens}_by_principal" ON "${t.tokens}" (principal_kind, principal_id);
+    `);
+  },
+  apply(db, e, t) {
+    const q = sql(t);
+    switch (e.type) {
+      case 'UserCreated':
+        prepared(db, q.user).run(e.data.userId, e.data.name, e.data.role, e.recordedAt);
+        return;
+      case 'AgentRegistered': {
+        const a = e.data;
+        prepared(db, q.agent).run(a.agentId, a.name, a.ownerId, a.model, a.systemPrompt, JSON.stringify(a.toolScope), a.tier,
+          a.command, a.parentId, a.spawnDepth, e.recordedAt);
+        return;
+      }
+      case 'TokenIssued': {
+        const [kind, id] = principalOf(e.streamId);
+        prepared(db, q.token).run(e.data.tokenId, kind, id, e.data.tokenHash, e.data.label, JSON.stringify(e.data.scopes),
+          e.data.sealed, e.recordedAt);
+        return;
+      }
+      case 'TokenRevoked':
+        prepared(db, q.revoke).run(e.recordedAt, e.data.reason, e.data.tokenId);
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};
+
+const principalOf = (streamId: string): ['user' | 'agent', number] => {
+  const [kind, id] = streamId.split('-');
+  return [kind === 'agent' ? 'agent' : 'user', Number(id)];
+};
+
+export interface UserRow { userId: number; name: string; role: 'owner'; createdAt: string }
+export interface AgentRow {
+  agentId: number; name: string; ownerId: number; model: string; systemPrompt: string; toolScope: string[]; tier: Tier;
+  command: string | null; parentId: number | null; spawnDepth: number; status: string; quarantined: boolean; createdAt: string;
+}
+export interface TokenRow {
+  tokenId: number; principalKind: 'user' | 'agent'; principalId: number; label: string; scopes: TokenScope[];
+  issuedAt: string; revokedAt: string | null;
+}
+
+const USER = 'SELECT user_id AS userId, name, role, created_at AS createdAt FROM users';
+const AGENT = `SELECT agent_id AS agentId, name, owner_id AS ownerId, model, system_prompt AS systemPrompt, tool_scope AS toolScope,
+  tier, command, parent_id AS parentId, spawn_depth AS spawnDepth, status, quarantined, created_at AS createdAt FROM agents`;
+const TOKEN = `SELECT token_id AS tokenId, principal_kind AS principalKind, principal_id AS principalId, label, scopes,
+  issued_at AS issuedAt, revoked_at AS revokedAt FROM tokens`;
+
+const toAgent = (r: Record<string, unknown> | undefined): AgentRow | null =>
+  r ? ({ ...r, toolScope: JSON.parse(r.toolScope as string), quarantined: r.quarantined === 1 } as AgentRow) : null;
+const toToken = (r: Record<string, unknown> | undefined): TokenRow | null =>
+  r ? ({ ...r, scopes: JSON.parse(r.scopes as string) } as TokenRow) : null;
+
+export const getUser = (db: Database, userId: number): UserRow | null => (prepared(db, `${USER} WHERE user_id = ?`).get(userId) as UserRow) ?? null;
+export const getUserByName = (db: Database, name: string): UserRow | null => (prepared(db, `${USER} WHERE name = ?`).get(name) as UserRow) ?? null;
+export const listUsers = (db: Database): UserRow[] => prepared(db, `${USER} ORDER BY user_id`).all() as UserRow[];
+
+export const getAgent = (db: Database, agentId: number): AgentRow | null => toAgent(prepared(db, `${AGENT} WHERE agent_id = ?`).get(agentId) as never);
+export const getAgentByName = (db: Database, ownerId: number, name: string): AgentRow | null =>
+  toAgent(prepared(db, `${AGENT} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as never);
+export const listAgents = (db: Database, ownerId?: number): AgentRow[] =>
+  (ownerId === undefined ? prepared(db, `${AGENT} ORDER BY agent_id`).all() : prepared(db, `${AGENT} WHERE owner_id = ? ORDER BY agent_id`).all(ownerId))
+    .map((r) => toAgent(r as never)!);
+
+/** The live (not revoked) token with this sha256, if any. */
+export const findActiveToken = (db: Database, tokenHash: string): TokenRow | null =>
+  toToken(prepared(db, `${TOKEN} WHERE token_hash = ? AND revoked_at IS NULL`).get(tokenHash) as never);
+export const getToken = (db: Database, tokenId: number): TokenRow | null => toToken(prepared(db, `${TOKEN} WHERE token_id = ?`).get(tokenId) as never);
+export const tokensOf = (db: Database, kind: 'user' | 'agent', id: number): TokenRow[] =>
+  prepared(db, `${TOKEN} WHERE principal_kind = ? AND principal_id = ? ORDER BY token_id`).all(kind, id).map((r) => toToken(r as never)!);
+export const sealedTokenOf = (db: Database, agentId: number): string | null =>
+  (prepared(db, `SELECT sealed FROM tokens WHERE principal_kind = 'agent' AND principal_id = ? AND revoked_at IS NULL AND sealed IS NOT NULL
+    ORDER BY token_id DESC LIMIT 1`).get(agentId) as { sealed: string } | undefined)?.sealed ?? null;
