@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
 import { AuditLog, type AuditRow, type Outcome } from '../mcp/audit.js';
@@ -30,16 +30,19 @@ export function registerAudit(program: Command): void {
     .description('write the whole audit trail as JSON lines')
     .requiredOption('--out <file>', 'the file to write')
     .action(action(async (opts: { out: string }, cmd: Command) => {
-      let written = 0;
-      await withAudit(cmd, async (log) => {
-        const out = createWriteStream(opts.out, { flags: 'wx' });
-        const failed = new Promise<never>((_, reject) => out.on('error', (e) => reject(new CliError(`cannot write ${opts.out}: ${(e as NodeJS.ErrnoException).code}`))));
-        for (let after = 0, page = log.query({ after, limit: 1000 }); page.length > 0; page = log.query({ after, limit: 1000 })) {
-          for (const r of page) out.write(`${JSON.stringify(r)}\n`);
-          written += page.length;
-          after = page[page.length - 1]!.id;
+      const written = await withAudit(cmd, (log) => {
+        const fd = openExclusive(opts.out);
+        let count = 0;
+        try {
+          for (let after = 0, page = log.query({ after, limit: 1000 }); page.length > 0; page = log.query({ after, limit: 1000 })) {
+            writeSync(fd, page.map((r) => `${JSON.stringify(r)}\n`).join(''));
+            count += page.length;
+            after = page[page.length - 1]!.id;
+          }
+        } finally {
+          closeSync(fd);
         }
-        await Promise.race([new Promise<void>((resolve) => out.end(resolve)), failed]);
+        return count;
       });
       process.stdout.write(`exported ${written} audit rows to ${opts.out}\n`);
     }));
@@ -58,3 +61,12 @@ async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>)
 
 const line = (r: AuditRow): string =>
   `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}  ${r.tool}  ${r.outcome}${r.errorCode ? ` ${r.errorCode}` : ''}  ${r.durationMs} ms`;
+
+/** An existing file is never overwritten. */
+function openExclusive(file: string): number {
+  try {
+    return openSync(file, 'wx', 0o600);
+  } catch (e) {
+    throw new CliError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}

@@ -12,7 +12,7 @@ import { openCard, runCard, tempDir } from '../helpers/engine.js';
 const scratch = tempDir('colony-cli-');
 after(() => scratch.cleanup());
 
-/** A data dir with a log of `cards` opened cards (2 events each: open + comment), written by the engine. */
+/** A data dir initialized (2 events: the owner and its token) plus `cards` cards of 2 events each (open + comment). */
 function seeded(name: string, cards: number): string {
   const dir = join(scratch.dir, name);
   assert.equal(colony(['init', '--data', dir]).code, 0);
@@ -28,11 +28,12 @@ describe('colony --help and bad invocations', () => {
   it('lists every command', () => {
     const r = colony(['--help']);
     assert.equal(r.code, 0);
-    for (const cmd of ['init', 'serve', 'verify', 'rebuild', 'events', 'bench']) assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`));
+    for (const cmd of ['init', 'serve', 'stdio', 'token', 'agents', 'audit', 'verify', 'rebuild', 'events', 'bench']) assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`));
   });
 
   it('gives each command its own --help', () => {
-    for (const cmd of [['init'], ['serve'], ['verify'], ['rebuild'], ['events', 'tail'], ['bench']]) {
+    for (const cmd of [['init'], ['serve'], ['stdio'], ['token', 'create'], ['token', 'rotate'], ['agents', 'create'], ['agents', 'list'],
+      ['audit', 'tail'], ['audit', 'export'], ['verify'], ['rebuild'], ['events', 'tail'], ['bench']]) {
       const r = colony([...cmd, '--help']);
       assert.equal(r.code, 0, cmd.join(' '));
       assert.match(r.stdout, /Usage: colony/);
@@ -67,14 +68,33 @@ describe('colony --help and bad invocations', () => {
 describe('colony init', () => {
   it('creates the data dir and the store, then says it is already initialized', () => {
     const dir = join(scratch.dir, 'init');
-    const first = colony(['init', '--data', dir, '--json']);
+    const first = colony(['init', '--data', dir, '--json', '--owner', 'alice']);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(JSON.parse(first.stdout), { data: dir, database: join(dir, 'colony.db'), created: true });
+    const created = JSON.parse(first.stdout);
+    assert.deepEqual({ ...created, token: typeof created.token }, { owner: 'alice', token: 'string', data: dir, created: true });
+    assert.match(created.token, /^colony_[A-Za-z0-9_-]{43}$/);
     assert.equal(statSync(dir).mode & 0o777, 0o700, 'the data dir is private');
+    assert.equal(statSync(join(dir, 'secrets.key')).mode & 0o777, 0o600, 'the master key is private');
+    assert.equal(statSync(join(dir, 'secrets.key')).size, 32);
     const again = colony(['init', '--data', dir]);
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /already initialized/);
-    assert.equal(JSON.parse(colony(['init', '--data', dir, '--json']).stdout).created, false);
+    assert.match(again.stdout, /already initialized .*no new token/);
+    assert.doesNotMatch(again.stdout, /colony_/);
+    const json = JSON.parse(colony(['init', '--data', dir, '--json']).stdout);
+    assert.deepEqual([json.created, json.owner, json.token], [false, 'alice', undefined]);
+    const db = openDatabase(join(dir, 'colony.db'));
+    const stored = db.prepare('SELECT data FROM es_events').all().map((r) => (r as { data: string }).data).join('\n');
+    db.close();
+    assert.ok(!stored.includes(created.token), 'the token itself is never stored');
+  });
+
+  it('refuses a bad owner name and creates nothing', () => {
+    const dir = join(scratch.dir, 'bad-owner');
+    const r = colony(['init', '--data', dir, '--owner', 'Bad Name']);
+    assert.equal(r.code, 1);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /--owner "Bad Name" must match/);
+    assert.equal(existsSync(dir), false);
   });
 
   it('takes the data dir from COLONY_DATA', () => {
@@ -90,9 +110,9 @@ describe('colony verify', () => {
     const dir = seeded('verify-ok', 3);
     const r = colony(['verify', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^ok: 6 events, chain head [0-9a-f]{64} at position 6$/m);
+    assert.match(r.stdout, /^ok: 8 events, chain head [0-9a-f]{64} at position 8$/m);
     const json = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout);
-    assert.deepEqual([json.ok, json.events, json.head.position], [true, 6, 6]);
+    assert.deepEqual([json.ok, json.events, json.head.position], [true, 8, 8]);
   });
 
   it('checks a head recorded earlier with --expect-head, refusing a malformed one', () => {
@@ -112,15 +132,15 @@ describe('colony verify', () => {
     const dir = seeded('verify-bad', 3);
     const db = openDatabase(join(dir, 'colony.db'));
     db.exec('DROP TRIGGER es_events_no_update');
-    db.prepare(`UPDATE es_events SET data = replace(data, 'note 1', 'note X') WHERE position = 4`).run();
+    db.prepare(`UPDATE es_events SET data = replace(data, 'note 1', 'note X') WHERE position = 6`).run();
     db.close();
     const r = colony(['verify', '--data', dir]);
     assert.equal(r.code, 1);
     oneLine(r.stderr);
-    assert.match(r.stderr, /verify failed at position 4: hash_mismatch/);
+    assert.match(r.stderr, /verify failed at position 6: hash_mismatch/);
     const json = colony(['verify', '--data', dir, '--json']);
     assert.equal(json.code, 1);
-    assert.deepEqual(((j) => [j.ok, j.position, j.reason])(JSON.parse(json.stdout)), [false, 4, 'hash_mismatch']);
+    assert.deepEqual(((j) => [j.ok, j.position, j.reason])(JSON.parse(json.stdout)), [false, 6, 'hash_mismatch']);
   });
 });
 
@@ -129,9 +149,9 @@ describe('colony rebuild', () => {
     const dir = seeded('rebuild', 5);
     const r = colony(['rebuild', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^rebuilt streams: 10 events in \d+\.\d\d s, [\d,]+ events\/s$/m);
+    assert.match(r.stdout, /^rebuilt streams, principals: 12 events in \d+\.\d\d s, [\d,]+ events\/s$/m);
     const one = JSON.parse(colony(['rebuild', '--data', dir, '--projection', 'streams', '--json']).stdout);
-    assert.deepEqual([one.projections, one.events], [['streams'], 10]);
+    assert.deepEqual([one.projections, one.events], [['streams'], 12]);
   });
 
   it('refuses an unknown projection, naming the known ones', () => {
@@ -139,7 +159,7 @@ describe('colony rebuild', () => {
     const r = colony(['rebuild', '--data', dir, '--projection', 'nope']);
     assert.equal(r.code, 1);
     oneLine(r.stderr);
-    assert.match(r.stderr, /unknown projection "nope" \(known: streams\)/);
+    assert.match(r.stderr, /unknown projection "nope" \(known: streams, principals\)/);
   });
 });
 
@@ -154,16 +174,16 @@ describe('colony events tail', () => {
     assert.equal(text.code, 0, text.stderr);
     const lines = text.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 2);
-    assert.match(lines[0]!, /^\s+5 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
-    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '4']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[5, 'CardOpened', 'card-3'], [6, 'CardCommented', 'card-3']]);
+    assert.match(lines[0]!, /^\s+7 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
+    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '6']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[7, 'CardOpened', 'card-3'], [8, 'CardCommented', 'card-3']]);
     assert.equal(json[0].meta.actor, 'tester');
   });
 
   it('follows new events as another process appends them', async () => {
-    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '5']);
+    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '7']);
     try {
-      await live.waitFor(/"position":6/); // it is running and has printed the backlog
+      await live.waitFor(/"position":8/); // it is running and has printed the backlog
       const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });
       const id = openCard(engine, 'Appended while following');
       engine.close();
@@ -176,15 +196,20 @@ describe('colony events tail', () => {
 });
 
 describe('colony serve', () => {
-  it('initializes a fresh data dir and answers GET /health with the log position over a real socket', async () => {
+  it('initializes a fresh data dir, prints the owner token once and answers GET /health over a real socket', async () => {
     const dir = join(scratch.dir, 'serve');
     const live = colonyLive(['serve', '--data', dir, '--port', '0']);
     try {
       const line = await live.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 'stderr');
       const base = line.match(/http:\/\/127\.0\.0\.1:\d+/)![0];
+      const tokenLine = await live.waitFor(/Owner "owner" token \(shown once, keep it\): colony_/, 'stderr');
+      assert.ok(tokenLine);
+      await live.waitFor(/"Authorization": "Bearer \$\{COLONY_TOKEN\}"/, 'stderr');
+      await live.waitFor(new RegExp(`"url": "${base.replaceAll('.', '\\.')}/mcp"`), 'stderr');
+      assert.equal(live.stdoutLines.length, 0, 'stdout stays empty');
       const health = await fetch(`${base}/health`);
       assert.equal(health.status, 200);
-      assert.deepEqual(await health.json(), { status: 'ok', position: 0 });
+      assert.deepEqual(await health.json(), { status: 'ok', position: 2 });
       const missing = await fetch(`${base}/nope`);
       assert.equal(missing.status, 404);
       assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'ErrNotFound');
