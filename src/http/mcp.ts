@@ -70,7 +70,7 @@ export function mountMcp(app: Express, ctx: McpContext): { close(): Promise<void
   app.all('/mcp', (_req, res) => {
     res.status(405).set('Allow', 'GET, POST, DELETE').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
   });
-  app.use('/mcp', bodyErrors);
+  app.use('/mcp', bodyErrors(ctx, callerOf));
 
   return {
     async close() {
@@ -84,10 +84,21 @@ function jsonRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 }
 
-/** express.json's errors (too large, malformed) as JSON-RPC errors, never an HTML page. */
-const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
-  if (res.headersSent) return next(err);
-  if (err?.type === 'entity.too.large') return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);
-  if (err?.type === 'entity.parse.failed') return res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
-  return next(err);
-};
+/**
+ * express.json's errors (too large, malformed) as JSON-RPC errors, never an HTML page — and, since the
+ * caller was authenticated first, one audit row each (the tool is unknown: the body was never read).
+ */
+function bodyErrors(ctx: McpContext, callerOf: (info: AuthInfo | undefined) => Caller | null): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const tooLarge = err?.type === 'entity.too.large';
+    if (!tooLarge && err?.type !== 'entity.parse.failed') return next(err);
+    const caller = callerOf(req.auth);
+    ctx.audit.record({
+      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: '(unreadable request)',
+      argsDigest: 'unhashable', outcome: 'error', errorCode: tooLarge ? 'ErrBodyTooLarge' : 'ErrParse', durationMs: 0, commandId: null,
+    });
+    if (tooLarge) return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);
+    return res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
+  };
+}

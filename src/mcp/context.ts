@@ -15,12 +15,12 @@ export interface McpContext {
   readonly version: string;
 }
 
-export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog } = {}): McpContext {
+export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations } = {}): McpContext {
   return {
     app,
     tools,
     audit: options.audit ?? AuditLog.open(app.dataDir),
-    confirmations: new Confirmations(),
+    confirmations: options.confirmations ?? new Confirmations(),
     paths: PathPolicy.forDataDir(app.dataDir),
     version: VERSION,
   };
