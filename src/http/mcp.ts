@@ -22,10 +22,19 @@ const FAR_FUTURE = Math.floor(Date.UTC(2100, 0, 1) / 1000);
 interface Session {
   transport: StreamableHTTPServerTransport;
   principal: string;
+  lastSeen: number;
 }
 
-export function mountMcp(app: Express, ctx: McpContext): { close(): Promise<void> } {
+/** Sessions idle this long are closed: clients that vanish without DELETE must not pile up. */
+export const SESSION_IDLE_MS = 30 * 60_000;
+
+export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS): { close(): Promise<void> } {
   const sessions = new Map<string, Session>();
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - idleMs;
+    for (const s of sessions.values()) if (s.lastSeen < cutoff) void s.transport.close();
+  }, Math.min(idleMs, 60_000));
+  sweep.unref();
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const caller = authenticate(ctx.app, token);
@@ -43,12 +52,13 @@ export function mountMcp(app: Express, ctx: McpContext): { close(): Promise<void
       const session = sessions.get(id);
       if (!session) return void jsonRpcError(res, 404, 'Session not found');
       if (session.principal !== actorOf(caller)) return void jsonRpcError(res, 403, 'This session belongs to another principal');
+      session.lastSeen = Date.now();
       return void (await session.transport.handleRequest(req, res, req.body));
     }
     if (!isInitializeRequest(req.body)) return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => void sessions.set(sid, { transport, principal: actorOf(caller) }),
+      onsessioninitialized: (sid) => void sessions.set(sid, { transport, principal: actorOf(caller), lastSeen: Date.now() }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -63,6 +73,7 @@ export function mountMcp(app: Express, ctx: McpContext): { close(): Promise<void
     const session = id ? sessions.get(id) : undefined;
     if (!session) return void jsonRpcError(res, id ? 404 : 400, id ? 'Session not found' : 'Bad Request: missing mcp-session-id');
     if (session.principal !== actorOf(callerOf(req.auth)!)) return void jsonRpcError(res, 403, 'This session belongs to another principal');
+    session.lastSeen = Date.now();
     await session.transport.handleRequest(req, res);
   };
   app.get('/mcp', auth, onSession);
@@ -74,6 +85,7 @@ export function mountMcp(app: Express, ctx: McpContext): { close(): Promise<void
 
   return {
     async close() {
+      clearInterval(sweep);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
       sessions.clear();
     },

@@ -17,7 +17,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
 
 describe('/mcp authentication', () => {
   it('answers 401 with WWW-Authenticate when the token is missing or unknown', async () => {
-    for (const headers of [{}, { authorization: 'Bearer colony_not-a-token' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer colony_not-a-token' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await post(initialize, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_(token|request)"/);
@@ -36,7 +36,7 @@ describe('/mcp authentication', () => {
     const token = createToken(f.app, 'user', 1, 'short-lived', ['mcp'], { actor: 'user:owner' });
     const client = await f.connect(token);
     assert.equal((await client.callTool({ name: 'whoami', arguments: {} })).isError, undefined);
-    const tokenId = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent!.token_id as number;
+    const tokenId = ((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { token_id: number }).token_id;
     const owner = await f.connect(f.ownerToken);
     const ask = await owner.callTool({ name: 'revoke_token', arguments: { token_id: tokenId, reason: 'lost laptop' } });
     const confirm = (ask.structuredContent as { confirm_token: string }).confirm_token;
@@ -86,7 +86,7 @@ describe('/mcp transport', () => {
   it('ends a session on DELETE', async () => {
     const client = await f.connect(f.ownerToken);
     await client.listTools();
-    const transport = client.transport as { sessionId?: string; terminateSession(): Promise<void> };
+    const transport = client.transport as unknown as { sessionId?: string; terminateSession(): Promise<void> };
     const sessionId = transport.sessionId!;
     await transport.terminateSession();
     const res = await post({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, { authorization: `Bearer ${f.ownerToken}`, 'mcp-session-id': sessionId });
@@ -109,7 +109,7 @@ describe('/mcp transport', () => {
   it('keeps working for the owner after a rotation, with the new token only', async () => {
     const fresh = rotateToken(f.app, 'user', 1, { actor: 'user:owner' });
     const client = await f.connect(fresh);
-    assert.equal((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent!.name, 'owner');
+    assert.equal(((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { name: string }).name, 'owner');
     assert.equal((await post(initialize, { authorization: `Bearer ${f.ownerToken}` })).status, 401);
     f.ownerToken = fresh;
   });

@@ -55,7 +55,7 @@ before(async () => {
 after(() => f.close());
 
 const lastAudit = () => f.ctx.audit.query({ limit: 1 })[0]!;
-const text = (r: { content?: unknown }) => (r.content as { text: string }[])[0]!.text;
+const text = (r: unknown) => ((r as { content: { text: string }[] }).content)[0]!.text;
 
 describe('tools/list', () => {
   it('shows the owner every tool with its annotations, a strict input schema and an output schema', async () => {
@@ -110,7 +110,7 @@ describe('refusals write nothing and leave one audit row', () => {
     f.app.engine.db.prepare('UPDATE agents SET quarantined = 1 WHERE agent_id = ?').run(f.agentId);
     try {
       const agent = await f.connect(f.agentToken);
-      assert.equal((await agent.callTool({ name: 'whoami', arguments: {} })).structuredContent!.quarantined, true);
+      assert.equal(((await agent.callTool({ name: 'whoami', arguments: {} })).structuredContent as { quarantined: boolean }).quarantined, true);
       const events = f.eventCount();
       const r = await agent.callTool({ name: 'open_test_card', arguments: { title: 'Blocked card', column: 'todo' } });
       assert.match(text(r), /^ErrAgentQuarantined: /);
@@ -168,8 +168,8 @@ describe('confirmation tokens', () => {
     assert.deepEqual([body.confirmation_required, body.tool_name, body.args_preview], [true, name, { card_id }]);
     return { owner, token: body.confirm_token };
   };
-  const refused = async (call: Promise<{ content?: unknown; isError?: boolean }>, message: RegExp) => {
-    const r = await call;
+  const refused = async (call: Promise<unknown>, message: RegExp) => {
+    const r = (await call) as { isError?: boolean };
     assert.equal(r.isError, true);
     assert.match(text(r), message);
     assert.deepEqual([lastAudit().outcome], ['blocked']);
