@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startAuthProxy, type AuthProxy } from '../helpers/auth-proxy.js';
+import { runBounded, type BoundedResult } from '../helpers/bounded.js';
+import { colony, colonyLive, type LiveCli } from '../helpers/cli.js';
+
+/**
+ * The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, `conformance server`,
+ * the active suite) against a real `colony serve`.
+ *
+ * The suite's server mode cannot send an Authorization header, and Colony's /mcp stays authenticated:
+ * the suite talks to a loopback proxy in this test (test/helpers/auth-proxy.ts) that adds the owner's
+ * bearer token and forwards everything else untouched. On Node 20 it runs under the fs.globSync shim
+ * (test/helpers/conformance-node20.mjs). The scenarios that need the reference server's own fixture
+ * tools, prompts and resources are listed in test/fixtures/conformance-expected-failures.yaml; the
+ * runner exits 0 only when exactly those fail.
+ *
+ * Its output — whose "Total: N passed, N failed" line a CI log reader could take for this project's
+ * test summary — is captured and shown, line-prefixed, only when the run fails.
+ */
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const SHIM = here('../helpers/conformance-node20.mjs');
+const RUNNER = here('../../node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const EXPECTED_FAILURES = here('../fixtures/conformance-expected-failures.yaml');
+
+/** Protocol-level scenarios Colony must pass on its own, with no fixtures. */
+const MUST_PASS = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'tools-call-error', 'server-sse-multiple-streams', 'dns-rebinding-protection'];
+
+interface Check {
+  id: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO';
+  errorMessage?: string;
+  details?: Record<string, unknown>;
+}
+
+let root: string;
+let server: LiveCli | undefined;
+let proxy: AuthProxy | undefined;
+let base: string;
+
+const conformance = (args: readonly string[]): Promise<BoundedResult> =>
+  runBounded(process.execPath, ['--import', SHIM, RUNNER, 'server', ...args], { env: { ...process.env, NO_COLOR: '1' }, timeoutMs: 90_000 });
+
+/** The runner's output for an assertion message, every line prefixed so none reads as a bare test summary. */
+const shown = (r: BoundedResult): string =>
+  `conformance exited ${r.code}${r.signal ? ` (${r.signal})` : ''}${r.timedOut ? ', timed out' : ''} after ${r.ms} ms\n` +
+  `${r.stdout}\n${r.stderr}`.split('\n').map((l) => `  conformance| ${l}`).join('\n');
+
+/** checks.json of every scenario in an --output-dir, by scenario name (directories are `server-<scenario>-<timestamp>`). */
+function results(outDir: string): Map<string, Check[]> {
+  const out = new Map<string, Check[]>();
+  for (const dir of readdirSync(outDir)) {
+    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(dir);
+    const file = join(outDir, dir, 'checks.json');
+    if (m && existsSync(file)) out.set(m[1]!, JSON.parse(readFileSync(file, 'utf8')) as Check[]);
+  }
+  return out;
+}
+
+before(async () => {
+  root = mkdtempSync(join(tmpdir(), 'colony-conformance-'));
+  const data = join(root, 'data');
+  const init = colony(['init', '--data', data, '--json']);
+  assert.equal(init.code, 0, init.stderr);
+  const { token } = JSON.parse(init.stdout) as { token: string };
+  server = colonyLive(['serve', '--data', data, '--port', '0']);
+  const line = await server.waitFor(/Colony listening on http:\/\/\S+/, 'stderr');
+  base = /Colony listening on (http:\/\/\S+)/.exec(line)![1]!;
+  proxy = await startAuthProxy(base, token);
+});
+
+after(async () => {
+  await proxy?.close();
+  if (server) {
+    const killer = setTimeout(() => server!.proc.kill('SIGKILL'), 5_000);
+    await server.stop();
+    clearTimeout(killer);
+  }
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('MCP conformance suite → colony serve', () => {
+  test('the active server suite passes but for the fixture scenarios listed as expected failures', async () => {
+    const outDir = join(root, 'results');
+    const r = await conformance(['--url', `${proxy!.url}/mcp`, '--expected-failures', EXPECTED_FAILURES, '--output-dir', outDir]);
+    assert.ok(r.code === 0 && !r.timedOut, shown(r));
+    assert.ok(proxy!.forwarded > 0, 'the suite went through the proxy to Colony');
+
+    const byScenario = results(outDir);
+    for (const name of MUST_PASS) {
+      const checks = byScenario.get(name);
+      assert.ok(checks, `no result for ${name}\n${shown(r)}`);
+      const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+      assert.deepEqual(bad, [], `${name} must pass`);
+      assert.ok(checks.some((c) => c.status === 'SUCCESS'), `${name} has a passing check`);
+    }
+    // It was Colony that answered: its identity tools were listed.
+    const listed = byScenario.get('tools-list')!.find((c) => c.id === 'tools-list')!.details!.tools as string[];
+    for (const tool of ['list_tokens', 'revoke_token', 'whoami']) assert.ok(listed.includes(tool), `${tool} in ${listed.join(', ')}`);
+  });
+
+  test('without the proxy the suite is refused: /mcp still demands a bearer token', async () => {
+    const r = await conformance(['--url', `${base}/mcp`, '--scenario', 'server-initialize']);
+    assert.equal(r.timedOut, false, shown(r));
+    assert.equal(r.code, 1, shown(r));
+    assert.match(r.stdout + r.stderr, /401|invalid_token|Missing Authorization header/, shown(r));
+  });
+});
