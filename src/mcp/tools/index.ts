@@ -1,7 +1,8 @@
 import { ToolRegistry } from '../registry.js';
+import { capabilityTools } from './capabilities.js';
 import { principalTools } from './principals.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools);
+  return new ToolRegistry().register(...principalTools, ...capabilityTools);
 }
