@@ -14,7 +14,7 @@ import type { AnyTool } from './tool.js';
  */
 export const IDEMPOTENCY_META_KEY = 'colony/idempotency_key';
 
-export function visibleTools(ctx: McpContext, caller: Caller): AnyTool[] {
+export function visibleTools(ctx: Pick<McpContext, 'tools'>, caller: Caller): AnyTool[] {
   return ctx.tools.list().filter((t) => caller.kind === 'owner' || t.surface === 'agent');
 }
 
@@ -60,7 +60,9 @@ export async function callTool(
     }
     const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId };
     const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command }, parsed.data);
-    return finish('success', okResult(tool, value), null);
+    // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
+    const shaped = shapedErrorCode(value);
+    return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);
   } catch (e) {
     return refuse('error', e);
   }
@@ -95,6 +97,11 @@ function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: u
   };
   return { content: [{ type: 'text', text: body.message }], structuredContent: body };
 }
+
+const shapedErrorCode = (value: unknown): string | null => {
+  const v = value as { status?: unknown; error_code?: unknown } | null;
+  return v?.status === 'error' && typeof v.error_code === 'string' ? v.error_code : null;
+};
 
 const summarize = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): string =>
   issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '<root>'}: ${i.message}`).join('; ');

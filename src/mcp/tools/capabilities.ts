@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { listAgents } from '../../projections/principals.js';
 import { visibleTools } from '../call.js';
-import type { McpContext } from '../context.js';
 import { CAPABILITY_KINDS, MAX_LIMIT } from '../catalog.js';
 import { agentOperabilityStatus, getAgentCapability, listAgentCapabilities, searchAgentCapabilities, type BuildCatalog } from '../catalog-queries.js';
 import { buildColonyCatalog, REPO_ROOT } from '../catalog-sources.js';
@@ -131,8 +130,7 @@ const operability = defineTool({
 /** The catalog as this caller sees it: its owner's agents, and only the tools it could list. */
 function catalogFor(ctx: ToolContext): BuildCatalog {
   const ownerId = ctx.caller.kind === 'owner' ? ctx.caller.userId : ctx.caller.ownerId;
-  // visibleTools reads only the registry of the context it is given.
-  const tools = visibleTools({ tools: ctx.tools } as Pick<McpContext, 'tools'> as McpContext, ctx.caller);
+  const tools = visibleTools(ctx, ctx.caller);
   return (includeTools) => buildColonyCatalog({ agents: () => listAgents(ctx.app.engine.db, ownerId), tools, root: REPO_ROOT }, includeTools);
 }
 
