@@ -147,6 +147,13 @@ describe('refusals write nothing and leave one audit row', () => {
     assert.deepEqual([lastAudit().outcome, lastAudit().errorCode], ['error', 'ErrInternal']);
   });
 
+  it('audits a codomyrmex-shaped refusal ({status:"error"}) as an error with its code', async () => {
+    const r = await (await f.connect(f.ownerToken)).callTool({ name: 'get_agent_capability', arguments: { capability_id: 'agent:nobody' } });
+    assert.equal(r.isError, undefined, 'codomyrmex answers not-found as an ordinary result');
+    assert.equal((r.structuredContent as { error_code: string }).error_code, 'CAPABILITY_NOT_FOUND');
+    assert.deepEqual([lastAudit().outcome, lastAudit().errorCode], ['error', 'CAPABILITY_NOT_FOUND']);
+  });
+
   it('runs an allowed write and audits it with its command id', async () => {
     const events = f.eventCount();
     const r = await (await f.connect(f.agentToken)).callTool({ name: 'open_test_card', arguments: { title: 'Real card', column: 'doing' } });
