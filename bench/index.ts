@@ -1,4 +1,5 @@
 import { benchCommands } from './commands.js';
+import { benchMcpHttp, benchMcpStdio } from './mcp.js';
 import { benchRebuild } from './rebuild.js';
 import { scratchDir, type Figure } from './util.js';
 
@@ -14,6 +15,8 @@ const TARGETS: Record<string, string> = {
   commands_vs_sql_floor_normal: '(diagnostic)',
   verify_events_per_s: '>= 300k/s',
   rebuild_rss_mb: '< 300 MB',
+  mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
+  mcp_stdio_calls_per_s: 'ratio >= 0.7',
 };
 
 const BASELINES: Record<string, string> = {
@@ -24,6 +27,8 @@ const BASELINES: Record<string, string> = {
   rebuild_events_per_s: 'raw read-and-upsert loop',
   verify_events_per_s: 'raw sha256 loop over rows',
   rebuild_rss_mb: 'RSS before the rebuild',
+  mcp_http_calls_per_s: 'SDK minimal server, 10 HTTP sessions',
+  mcp_stdio_calls_per_s: 'SDK minimal server over stdio',
 };
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
@@ -40,6 +45,12 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     results.commands_per_s_normal = normal.vsRaw;
     results.commands_vs_sql_floor_full = full.vsFloor;
     results.commands_vs_sql_floor_normal = normal.vsFloor;
+    // Before the rebuild's seeding, whose garbage would otherwise land on these in-process figures. The SDK
+    // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.
+    say('MCP tools/call over Streamable HTTP, 10 sessions…');
+    results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
+    say('MCP tools/call over stdio, sequential…');
+    results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
     const events = options.quick ? 100_000 : 1_000_000;
     say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
     Object.assign(results, benchRebuild(dir, events));

@@ -1,0 +1,36 @@
+import * as z from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+/**
+ * The baseline of the MCP benchmarks: the SDK's own minimal server with one trivial tool, `whoami`,
+ * answering a constant identity of the same shape and size as Colony's (same output schema, same
+ * strict empty input), so the client does the same work against both and the ratio shows what Colony
+ * adds per call: authentication, the caller re-check, the audit row, its own validation and results.
+ */
+export const BASELINE_IDENTITY = { kind: 'owner', id: 1, name: 'owner', token_id: 1, scopes: ['mcp', 'api'], tool_scope: null, quarantined: false };
+
+const Identity = z.object({
+  kind: z.enum(['owner', 'agent']),
+  id: z.number().int(),
+  name: z.string(),
+  token_id: z.number().int(),
+  scopes: z.array(z.string()),
+  tool_scope: z.array(z.string()).nullable(),
+  quarantined: z.boolean(),
+});
+
+export function createBaselineServer(): McpServer {
+  const server = new McpServer({ name: 'sdk-baseline', version: '0.0.0' }, { capabilities: { logging: {} } });
+  server.registerTool(
+    'whoami',
+    {
+      title: 'Who am I',
+      description: 'Returns a constant identity.',
+      inputSchema: z.strictObject({}),
+      outputSchema: Identity,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    () => ({ content: [{ type: 'text', text: JSON.stringify(BASELINE_IDENTITY) }], structuredContent: BASELINE_IDENTITY }),
+  );
+  return server;
+}

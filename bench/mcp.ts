@@ -1,0 +1,226 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createOwner } from '../src/actions/principals.js';
+import { openApp } from '../src/app.js';
+import { createHttpApp, listen } from '../src/http/server.js';
+import { createMcpContext } from '../src/mcp/context.js';
+import { buildToolRegistry } from '../src/mcp/tools/index.js';
+import { createBaselineServer } from './mcp-baseline.js';
+import { figure, median, type Figure } from './util.js';
+
+/**
+ * MCP tools/call throughput through real SDK clients, each figure against the SDK's own minimal server
+ * (bench/mcp-baseline.ts) measured in the same run with the same client code:
+ *
+ * - mcp_http_calls_per_s: `whoami` over Streamable HTTP, 10 stateful sessions (10 SDK Clients) calling
+ *   in parallel for a fixed time. Colony's HTTP app (the one `colony serve` mounts: host check, bearer
+ *   auth, sessions, audit) and the baseline (createMcpExpressApp + StreamableHTTPServerTransport, one
+ *   McpServer per session) both run in this process, on loopback, sharing its event loop with the clients.
+ * - mcp_stdio_calls_per_s: sequential `whoami` calls to a spawned `colony stdio` against the baseline
+ *   server spawned the same way (node + tsx, bench/stdio-baseline.ts).
+ *
+ * Rounds alternate baseline and Colony so drift hits both alike; medians count.
+ */
+const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
+const STDIO_BASELINE = fileURLToPath(new URL('./stdio-baseline.ts', import.meta.url));
+const SESSIONS = 10;
+
+interface Endpoint {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Colony's HTTP surface in-process, on a fresh data dir with an owner. */
+async function colonyHttp(dir: string): Promise<Endpoint & { token: string }> {
+  const app = openApp({ dataDir: dir });
+  const { token } = createOwner(app, 'owner', { actor: 'system' });
+  const mcp = createMcpContext(app, buildToolRegistry());
+  const http = createHttpApp(app.engine, mcp, '127.0.0.1');
+  const server = await listen(http.app, '127.0.0.1', 0);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    token,
+    async close() {
+      await http.close();
+      await closeServer(server);
+      mcp.audit.close();
+      app.engine.close();
+    },
+  };
+}
+
+/** The SDK's minimal stateful Streamable HTTP server: one McpServer + transport per session. */
+async function baselineHttp(): Promise<Endpoint> {
+  const app = createMcpExpressApp();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  app.post('/mcp', async (req: Request, res: Response) => {
+    const sid = req.header('mcp-session-id');
+    let transport = sid ? transports.get(sid) : undefined;
+    if (!transport) {
+      if (sid || !isInitializeRequest(req.body)) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
+      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
+      created.onclose = () => void (created.sessionId && transports.delete(created.sessionId));
+      await createBaselineServer().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res, req.body);
+  });
+  const onSession = async (req: Request, res: Response) => {
+    const transport = transports.get(req.header('mcp-session-id') ?? '');
+    if (!transport) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
+    await transport.handleRequest(req, res);
+  };
+  app.get('/mcp', onSession);
+  app.delete('/mcp', onSession);
+  const server = await listen(app, '127.0.0.1', 0);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    async close() {
+      await Promise.all([...transports.values()].map((t) => t.close()));
+      await closeServer(server);
+    },
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+interface Session {
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** The client side, identical for both servers: connect, list tools (the client then validates outputs). */
+async function openHttpSessions(url: string, headers: Record<string, string>, n: number): Promise<Session[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+      const client = new Client({ name: 'colony-bench', version: '0' });
+      await client.connect(transport);
+      await client.listTools();
+      return {
+        client,
+        async close() {
+          await transport.terminateSession().catch(() => undefined);
+          await client.close();
+        },
+      };
+    }),
+  );
+}
+
+async function callWhoami(client: Client): Promise<void> {
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  if (result.isError) throw new Error(`whoami failed: ${JSON.stringify(result.content)}`);
+}
+
+/** Every session calls back to back until `seconds` have passed; calls per second over all sessions. */
+async function drive(sessions: readonly Session[], seconds: number): Promise<number> {
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  let calls = 0;
+  await Promise.all(
+    sessions.map(async ({ client }) => {
+      while (performance.now() < end) {
+        await callWhoami(client);
+        calls++;
+      }
+    }),
+  );
+  return calls / ((performance.now() - started) / 1000);
+}
+
+export async function benchMcpHttp(dir: string, options: { seconds: number; rounds: number; warmup: number }): Promise<Figure> {
+  const colony = await colonyHttp(mkdirp(join(dir, 'mcp-http')));
+  const baseline = await baselineHttp();
+  const sessions = { colony: [] as Session[], baseline: [] as Session[] };
+  try {
+    sessions.colony = await openHttpSessions(colony.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
+    sessions.baseline = await openHttpSessions(baseline.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
+    await drive(sessions.baseline, options.warmup);
+    await drive(sessions.colony, options.warmup);
+    const rates = { colony: [] as number[], baseline: [] as number[] };
+    for (let r = 0; r < options.rounds; r++) {
+      rates.baseline.push(await drive(sessions.baseline, options.seconds));
+      rates.colony.push(await drive(sessions.colony, options.seconds));
+    }
+    return figure(median(rates.colony), 'calls/s', median(rates.baseline));
+  } finally {
+    await Promise.all([...sessions.colony, ...sessions.baseline].map((s) => s.close()));
+    await colony.close();
+    await baseline.close();
+  }
+}
+
+/** A stdio server child and its client; the child's stderr is drained (kept for errors), never left to fill. */
+async function stdioSession(args: string[], env: Record<string, string>): Promise<Session & { stderr(): string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString('utf8')).slice(-4000);
+  });
+  const client = new Client({ name: 'colony-bench', version: '0' });
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    throw new Error(`stdio server ${args.join(' ')} did not start: ${(e as Error).message}\n${stderr}`);
+  }
+  await client.listTools();
+  return { client, close: () => client.close(), stderr: () => stderr };
+}
+
+async function sequential(client: Client, calls: number): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < calls; i++) await callWhoami(client);
+  return calls / ((performance.now() - started) / 1000);
+}
+
+export async function benchMcpStdio(dir: string, options: { calls: number; rounds: number; warmup: number }): Promise<Figure> {
+  const data = mkdirp(join(dir, 'mcp-stdio'));
+  const app = openApp({ dataDir: data });
+  let token: string;
+  try {
+    token = createOwner(app, 'owner', { actor: 'system' }).token;
+  } finally {
+    app.engine.close();
+  }
+  const colony = await stdioSession([COLONY_BIN, 'stdio', '--data', data], { COLONY_TOKEN: token, COLONY_DATA: '' });
+  let baseline: Session | undefined;
+  try {
+    baseline = await stdioSession(['--import', 'tsx', STDIO_BASELINE], {});
+    await sequential(baseline.client, options.warmup);
+    await sequential(colony.client, options.warmup);
+    const rates = { colony: [] as number[], baseline: [] as number[] };
+    for (let r = 0; r < options.rounds; r++) {
+      rates.baseline.push(await sequential(baseline.client, options.calls));
+      rates.colony.push(await sequential(colony.client, options.calls));
+    }
+    return figure(median(rates.colony), 'calls/s', median(rates.baseline));
+  } finally {
+    await baseline?.close();
+    await colony.close();
+  }
+}
+
+function mkdirp(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return path;
+}
