@@ -146,8 +146,9 @@ describe('MCP Inspector CLI → colony stdio', () => {
 });
 
 describe('MCP Inspector CLI → colony serve (Streamable HTTP, bearer)', () => {
-  test('tools/list shows the identity tools with their annotations', async () => {
-    checkList(await inspector([mcpUrl], [...httpArgs(), '--method', 'tools/list']));
+  test('tools/list shows the identity tools with their annotations; --strict finds no schema error', async () => {
+    // --strict exits 6 on an error-severity schema portability problem (warnings are allowed).
+    checkList(await inspector([mcpUrl], [...httpArgs(), '--method', 'tools/list', '--strict']));
   });
 
   test('tools/call whoami answers the owner identity', async () => {
