@@ -5,7 +5,7 @@ import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { actorOf, authenticate, type Caller } from '../mcp/auth.js';
+import { actorOf, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { createMcpServer } from '../mcp/server.js';
 
@@ -37,7 +37,7 @@ export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS
   sweep.unref();
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
-      const caller = authenticate(ctx.app, token);
+      const caller = ctx.auth.authenticate(token);
       if (!caller) throw new InvalidTokenError('unknown or revoked token');
       return { token, clientId: actorOf(caller), scopes: caller.scopes, expiresAt: FAR_FUTURE, extra: { caller } };
     },

@@ -1,4 +1,5 @@
 import type { App } from '../app.js';
+import { prepared } from '../db.js';
 import type { TokenScope } from '../events/principals.js';
 import { findActiveToken, getAgent, getUser } from '../projections/principals.js';
 import { tokenHash } from '../tokens.js';
@@ -33,3 +34,38 @@ export function authenticate(app: App, token: string | undefined): Caller | null
 /** The `actor` recorded in events: `user:<name>` or `agent:<name>`. */
 export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 'user' : 'agent'}:${caller.name}`;
 
+
+/**
+ * Authentication on every request, without a database round trip for every call: callers are cached
+ * by token hash and the cache is dropped whenever a principal's stream changes in this process (the bus)
+ * or any other process commits (SQLite's data_version) — so a revocation or a quarantine still takes
+ * effect on the very next call, wherever it was made.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, Caller>();
+  private seenVersion = -1;
+
+  constructor(private readonly app: App) {
+    app.engine.bus.events$.subscribe((e) => {
+      if (e.streamId.startsWith('user-') || e.streamId.startsWith('agent-')) this.cache.clear();
+    });
+  }
+
+  authenticate(token: string | undefined): Caller | null {
+    if (!token) return null;
+    const version = (prepared(this.app.engine.db, 'PRAGMA data_version').get() as { data_version: number }).data_version;
+    if (version !== this.seenVersion) {
+      this.cache.clear();
+      this.seenVersion = version;
+    }
+    const key = tokenHash(token);
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const caller = authenticate(this.app, token);
+    if (caller) {
+      if (this.cache.size >= 1000) this.cache.clear();
+      this.cache.set(key, caller);
+    }
+    return caller;
+  }
+}

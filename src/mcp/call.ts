@@ -28,11 +28,11 @@ export async function callTool(
   const started = process.hrtime.bigint();
   const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;
   const commandId = key ?? newCommandId();
-  let digest = argsDigest(rawArgs);
+  let digest: string | undefined; // of the validated arguments once they exist, else of what was sent
   const tool = caller ? visibleTools(ctx, caller).find((t) => t.name === name) : undefined;
   const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: name, argsDigest: digest,
+      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: name, argsDigest: digest ?? argsDigest(rawArgs),
       outcome, errorCode: code, durationMs: Number(process.hrtime.bigint() - started) / 1e6, commandId,
     });
     return result;

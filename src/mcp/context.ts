@@ -1,6 +1,7 @@
 import type { App } from '../app.js';
 import { VERSION } from '../version.js';
 import { AuditLog } from './audit.js';
+import { Authenticator } from './auth.js';
 import { Confirmations } from './confirm.js';
 import { PathPolicy } from './paths.js';
 import type { ToolRegistry } from './registry.js';
@@ -13,6 +14,7 @@ export interface McpContext {
   readonly confirmations: Confirmations;
   readonly paths: PathPolicy;
   readonly version: string;
+  readonly auth: Authenticator;
 }
 
 export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations } = {}): McpContext {
@@ -23,5 +25,6 @@ export function createMcpContext(app: App, tools: ToolRegistry, options: { audit
     confirmations: options.confirmations ?? new Confirmations(),
     paths: PathPolicy.forDataDir(app.dataDir),
     version: VERSION,
+    auth: new Authenticator(app),
   };
 }

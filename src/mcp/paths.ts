@@ -34,12 +34,15 @@ export class PathPolicy {
 
   /** Returns the arguments with every path-like value resolved, or throws naming the first bad field. */
   guard(args: Record<string, unknown>, extraFields: readonly string[] = []): Record<string, unknown> {
-    const roots = this.allowedRoots();
-    const out: Record<string, unknown> = { ...args };
+    let roots: string[] | undefined; // resolved only when a call has a path: most calls have none
+    let out = args;
     for (const [field, value] of Object.entries(args)) {
       if (!isPathField(field) && !extraFields.includes(field)) continue;
       if (value === undefined || value === null) continue;
-      out[field] = Array.isArray(value) ? value.map((v, i) => this.check(`${field}[${i}]`, v, roots)) : this.check(field, value, roots);
+      roots ??= this.allowedRoots();
+      const inside = roots;
+      if (out === args) out = { ...args };
+      out[field] = Array.isArray(value) ? value.map((v, i) => this.check(`${field}[${i}]`, v, inside)) : this.check(field, value, inside);
     }
     return out;
   }

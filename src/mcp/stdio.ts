@@ -1,6 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { DomainError } from '../errors.js';
-import { authenticate } from './auth.js';
 import type { McpContext } from './context.js';
 import { createMcpServer } from './server.js';
 
@@ -9,9 +8,9 @@ import { createMcpServer } from './server.js';
  * stderr). The token is re-checked on every call, so revoking it ends the session's rights at once.
  */
 export async function serveStdio(ctx: McpContext, token: string | undefined): Promise<void> {
-  const caller = authenticate(ctx.app, token);
+  const caller = ctx.auth.authenticate(token);
   if (!caller) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
-  const server = createMcpServer(ctx, caller, () => authenticate(ctx.app, token));
+  const server = createMcpServer(ctx, caller, () => ctx.auth.authenticate(token));
   const transport = new StdioServerTransport();
   await server.connect(transport);
   await new Promise<void>((resolve) => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createToken, rotateToken } from '../../src/actions/principals.js';
+import { createToken, revokeToken, rotateToken } from '../../src/actions/principals.js';
+import { openApp } from '../../src/app.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /** /mcp over real sockets: authentication, scopes, sessions, body limits and Host validation. */
@@ -42,6 +43,19 @@ describe('/mcp authentication', () => {
     const confirm = (ask.structuredContent as { confirm_token: string }).confirm_token;
     const done = await owner.callTool({ name: 'revoke_token', arguments: { token_id: tokenId, reason: 'lost laptop', confirmation_token: confirm } });
     assert.deepEqual(done.structuredContent, { token_id: tokenId, principal: 'user:owner', revoked: true });
+    await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /invalid_token/);
+  });
+
+  it('notices a revocation made by another process on the next request (no stale cached caller)', async () => {
+    const token = createToken(f.app, 'user', 1, 'elsewhere', ['mcp'], { actor: 'user:owner' });
+    const client = await f.connect(token);
+    const { token_id } = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { token_id: number };
+    const other = openApp({ dataDir: f.app.dataDir });
+    try {
+      assert.equal(revokeToken(other, 'user', 1, token_id, 'revoked from the CLI', { actor: 'user:owner' }), true);
+    } finally {
+      other.engine.close();
+    }
     await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /invalid_token/);
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as z from 'zod';
 import { createOwner } from '../../src/actions/principals.js';
+import { openDatabase } from '../../src/db.js';
 import { CONFIRMATION_TTL_MS } from '../../src/mcp/confirm.js';
 import { ToolRegistry } from '../../src/mcp/registry.js';
 import { defineTool } from '../../src/mcp/tool.js';
@@ -106,8 +107,10 @@ describe('refusals write nothing and leave one audit row', () => {
   });
 
   it('lets a quarantined agent call read tools only (ErrAgentQuarantined)', async () => {
-    // The quarantine event arrives with the agents issue; here the read model is set the way its projection will.
-    f.app.engine.db.prepare('UPDATE agents SET quarantined = 1 WHERE agent_id = ?').run(f.agentId);
+    // The quarantine event arrives with the agents issue; here the read model is set the way its projection
+    // will, from another connection (as another process would: the server must notice without a restart).
+    const other = openDatabase(join(f.app.dataDir, 'colony.db'));
+    other.prepare('UPDATE agents SET quarantined = 1 WHERE agent_id = ?').run(f.agentId);
     try {
       const agent = await f.connect(f.agentToken);
       assert.equal(((await agent.callTool({ name: 'whoami', arguments: {} })).structuredContent as { quarantined: boolean }).quarantined, true);
@@ -117,7 +120,8 @@ describe('refusals write nothing and leave one audit row', () => {
       assert.equal(f.eventCount(), events);
       assert.equal(lastAudit().outcome, 'blocked');
     } finally {
-      f.app.engine.db.prepare('UPDATE agents SET quarantined = 0 WHERE agent_id = ?').run(f.agentId);
+      other.prepare('UPDATE agents SET quarantined = 0 WHERE agent_id = ?').run(f.agentId);
+      other.close();
     }
   });
 
