@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Identity } from '../src/mcp/tools/principals.js';
 
 /**
  * The baseline of the MCP benchmarks: the SDK's own minimal server with one trivial tool, `whoami`,
@@ -8,16 +9,6 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
  * adds per call: authentication, the caller re-check, the audit row, its own validation and results.
  */
 export const BASELINE_IDENTITY = { kind: 'owner', id: 1, name: 'owner', token_id: 1, scopes: ['mcp', 'api'], tool_scope: null, quarantined: false };
-
-const Identity = z.object({
-  kind: z.enum(['owner', 'agent']),
-  id: z.number().int(),
-  name: z.string(),
-  token_id: z.number().int(),
-  scopes: z.array(z.string()),
-  tool_scope: z.array(z.string()).nullable(),
-  quarantined: z.boolean(),
-});
 
 export function createBaselineServer(): McpServer {
   const server = new McpServer({ name: 'sdk-baseline', version: '0.0.0' }, { capabilities: { logging: {} } });

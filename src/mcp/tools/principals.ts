@@ -6,7 +6,7 @@ import type { Caller } from '../auth.js';
 import { defineTool, type AnyTool } from '../tool.js';
 
 /** Identity and tokens: who am I, which tokens exist, and revoking one. */
-const Identity = z.object({
+export const Identity = z.object({
   kind: z.enum(['owner', 'agent']),
   id: z.number().int(),
   name: z.string(),
