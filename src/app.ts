@@ -4,6 +4,7 @@ import { Engine } from './engine.js';
 import { loadOrCreateMasterKey } from './masterkey.js';
 import type { RebuildOptions } from './projections/rebuild.js';
 import type { AnyProjection } from './projections/projection.js';
+import { channelsProjection } from './projections/channels.js';
 import { principalsProjection } from './projections/principals.js';
 import { streamsProjection } from './projections/streams.js';
 import type { Clock } from './clock.js';
@@ -12,7 +13,7 @@ import type { Clock } from './clock.js';
  * The composition root: the product's projections and how Colony opens a data dir. Each domain adds
  * its projections here as it lands.
  */
-export const productProjections: readonly AnyProjection[] = [streamsProjection, principalsProjection];
+export const productProjections: readonly AnyProjection[] = [streamsProjection, principalsProjection, channelsProjection];
 
 export interface App {
   readonly engine: Engine;

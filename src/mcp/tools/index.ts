@@ -1,8 +1,10 @@
 import { ToolRegistry } from '../registry.js';
 import { capabilityTools } from './capabilities.js';
+import { channelTools } from './channels.js';
+import { myStatus } from './channels-status.js';
 import { principalTools } from './principals.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...capabilityTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...capabilityTools);
 }

@@ -1,0 +1,128 @@
+import type { App } from '../app.js';
+import { channelDecider, type PostMessage, type Speaker } from '../commands/channels.js';
+import { DomainError, notFound } from '../errors.js';
+import { channelStream, dmName, FIXED_CHANNELS, type MessagePosted, type Reaction, type ReactionAdded } from '../events/channels.js';
+import type { StoredEvent } from '../events/event.js';
+import { getChannel, getChannelByName, getMessage, type ChannelRow } from '../projections/channel-queries.js';
+import { getAgent, getAgentByName, getUser } from '../projections/principals.js';
+import type { Actor } from './principals.js';
+
+/**
+ * Messaging commands shared by the CLI and the MCP tools. Each function is one command (one
+ * transaction): look up the facts the decider needs (channel by name, recipient by name), create a
+ * channel on first use (the fixed ones, a dm channel per pair), then post / react / mark read.
+ */
+export type { Speaker };
+export type Message = Pick<PostMessage, 'body' | 'subject' | 'priority' | 'metadata' | 'replyTo'>;
+export interface Sent { messageId: number; channelId: number }
+
+/** A public channel by id, by `name` or `#name`, refusing what the speaker may not see. */
+export function resolveChannel(app: App, by: Speaker, ref: { id?: number; name?: string }): ChannelRow {
+  const db = app.engine.db;
+  const name = ref.name?.replace(/^#/, '').toLowerCase();
+  const channel = ref.id !== undefined ? getChannel(db, ref.id) : getChannelByName(db, by.tenant, name ?? '');
+  const label = ref.id !== undefined ? `channel ${ref.id}` : `channel #${name}`;
+  if (!channel || (channel.ownerId !== by.tenant && by.key !== 'system')) throw notFound(label, { channel: ref.id ?? ref.name });
+  if (channel.kind === 'dm' && !channel.members.includes(by.key)) throw new DomainError('ErrNotMember', `${label} is a direct conversation you are not part of`);
+  return channel;
+}
+
+/** Whether `name` is a fixed channel that simply has not been needed yet (reads show it empty). */
+export const isFixedChannel = (name: string): boolean => Object.hasOwn(FIXED_CHANNELS, name.replace(/^#/, '').toLowerCase());
+
+export function sendToChannel(app: App, by: Speaker, ref: { id?: number; name?: string }, message: Message, actor: Actor): Sent {
+  return post(app, actor, () => {
+    const fixed = ref.id === undefined && ref.name !== undefined && isFixedChannel(ref.name);
+    return fixed ? ensureFixedChannel(app, by.tenant, ref.name!.replace(/^#/, '').toLowerCase(), actor) : resolveChannel(app, by, ref).channelId;
+  }, by, 'message', message);
+}
+
+/** A DM to an agent of the speaker's tenant or to its owner, by name. */
+export function sendDirect(app: App, by: Speaker, to: string, message: Message, actor: Actor): Sent {
+  return post(app, actor, () => {
+    const recipient = recipientKey(app, by.tenant, to);
+    if (recipient === by.key) throw new DomainError('ErrInvalidInput', 'you cannot send a direct message to yourself', { to });
+    return ensureDm(app, by.tenant, by.key, recipient, actor);
+  }, by, 'message', message);
+}
+
+/** A system message (FR-008 transitions, alerts) to a tenant's channel, creating a fixed one if needed. */
+export function postSystemMessage(app: App, tenant: number, channelName: string, body: string, metadata: Record<string, unknown> | null, actor: Actor): Sent {
+  const system: Speaker = { key: 'system', name: 'system', tenant };
+  return post(app, actor, () => {
+    const existing = getChannelByName(app.engine.db, tenant, channelName);
+    if (existing) return existing.channelId;
+    if (!isFixedChannel(channelName)) throw notFound(`channel #${channelName}`);
+    return ensureFixedChannel(app, tenant, channelName, actor);
+  }, system, 'system', { body, subject: null, priority: 5, metadata: { kind: 'system', ...metadata }, replyTo: null });
+}
+
+function post(app: App, actor: Actor, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
+  const result = app.engine.transact(actor, () => {
+    const channelId = channelOf();
+    app.engine.handle(channelDecider, channelStream(channelId), { type: 'PostMessage', by, kind, ...m }, actor);
+  });
+  const posted = result.events.find((e): e is StoredEvent<MessagePosted> => e.type === 'MessagePosted')!;
+  return { messageId: posted.data.messageId, channelId: posted.data.channelId };
+}
+
+export function ensureFixedChannel(app: App, tenant: number, name: string, actor: Actor): number {
+  const description = FIXED_CHANNELS[name as keyof typeof FIXED_CHANNELS];
+  return ensureChannel(app, tenant, name, 'public', [], description, actor);
+}
+
+function ensureDm(app: App, tenant: number, a: string, b: string, actor: Actor): number {
+  return ensureChannel(app, tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', actor);
+}
+
+/** Idempotent by name lookup, inside the caller's transaction (so two writers cannot both create it). */
+function ensureChannel(app: App, tenant: number, name: string, kind: 'public' | 'dm', members: string[], description: string, actor: Actor): number {
+  const existing = getChannelByName(app.engine.db, tenant, name);
+  if (existing) return existing.channelId;
+  return app.engine.transact(actor, (uow) => {
+    const channelId = uow.ids.next('channel');
+    app.engine.handle(channelDecider, channelStream(channelId), { type: 'CreateChannel', channel: { channelId, ownerId: tenant, name, kind, members, description } }, actor);
+    return channelId;
+  }).value!;
+}
+
+function recipientKey(app: App, tenant: number, name: string): string {
+  const agent = getAgentByName(app.engine.db, tenant, name);
+  if (agent) return `agent-${agent.agentId}`;
+  if (getUser(app.engine.db, tenant)?.name === name) return `user-${tenant}`;
+  throw notFound(`agent ${name}`, { to: name });
+}
+
+/** Toggles the speaker's reaction on a message it can see; returns whether it is now set. */
+export function toggleReaction(app: App, by: Speaker, messageId: number, reaction: Reaction, metadata: Record<string, unknown> | null, actor: Actor): { added: boolean } {
+  const result = app.engine.transact(actor, () => {
+    const message = getMessage(app.engine.db, messageId);
+    if (!message) throw notFound(`message ${messageId}`, { message_id: messageId });
+    resolveChannel(app, by, { id: message.channelId });
+    app.engine.handle(channelDecider, channelStream(message.channelId), { type: 'ToggleReaction', by, messageId, reaction, metadata }, actor);
+  });
+  return { added: result.events.some((e): e is StoredEvent<ReactionAdded> => e.type === 'ReactionAdded') };
+}
+
+/** Moves the speaker's read marker forward in each channel, all in one command. */
+export function markRead(app: App, by: Speaker, upTo: ReadonlyMap<number, number>, actor: Actor): void {
+  if (upTo.size === 0) return;
+  app.engine.transact(actor, () => {
+    for (const [channelId, messageId] of upTo) {
+      app.engine.handle(channelDecider, channelStream(channelId), { type: 'MarkRead', by, upTo: messageId }, actor);
+    }
+  });
+}
+
+/** The speaker behind a principal key, for the CLI and tests. */
+export function speakerOf(app: App, key: string): Speaker {
+  const [kind, id] = [key.split('-')[0], Number(key.split('-')[1])];
+  if (kind === 'user') {
+    const user = getUser(app.engine.db, id);
+    if (user) return { key, name: user.name, tenant: user.userId };
+  } else {
+    const agent = getAgent(app.engine.db, id);
+    if (agent) return { key, name: agent.name, tenant: agent.ownerId };
+  }
+  throw notFound(`principal ${key}`);
+}

@@ -1,0 +1,188 @@
+import * as z from 'zod';
+import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, toggleReaction, type Speaker } from '../../actions/channels.js';
+import { invalidInput } from '../../errors.js';
+import { REACTIONS } from '../../events/channels.js';
+import { channelMessages, getMessage, inbox, searchMessages, visibleChannels, type MessageRow } from '../../projections/channel-queries.js';
+import type { Caller } from '../auth.js';
+import { defineTool, type AnyTool } from '../tool.js';
+
+/**
+ * Messaging (SynapBus contracts): send_message, read_inbox, get_channel_messages, search_messages,
+ * list_channels, react; my_status is in channels-status.ts (it builds on this file's shapes). Every read goes through the visibility rule
+ * of channel-queries.ts: an agent sees its tenant's public channels and its own DMs, nothing else.
+ */
+export const speaker = (c: Caller): Speaker =>
+  c.kind === 'owner' ? { key: `user-${c.userId}`, name: c.name, tenant: c.userId } : { key: `agent-${c.agentId}`, name: c.name, tenant: c.ownerId };
+
+export const Message = z.object({
+  message_id: z.number().int(), channel_id: z.number().int(), channel: z.string(), kind: z.enum(['message', 'system']),
+  from: z.string(), body: z.string(), subject: z.string().nullable(), priority: z.number().int(),
+  metadata: z.record(z.string(), z.unknown()).nullable(), reply_to: z.number().int().nullable(), created_at: z.string(),
+  reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
+});
+export const toMessage = (m: MessageRow, maxBody = Infinity): z.infer<typeof Message> => ({
+  message_id: m.messageId, channel_id: m.channelId, channel: m.channelName, kind: m.kind, from: m.fromName,
+  body: m.body.length > maxBody ? `${m.body.slice(0, maxBody)}…` : m.body, subject: m.subject, priority: m.priority,
+  metadata: m.metadata, reply_to: m.replyTo, created_at: m.createdAt, reactions: m.reactions,
+});
+
+const metadataJson = z.string().max(8000).describe('JSON object as a string, e.g. {"kind":"artifact"}');
+function parseMetadata(text: string | undefined): Record<string, unknown> | null {
+  if (text === undefined) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalidInput('metadata must be a JSON object encoded as a string', { field: 'metadata' });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidInput('metadata must be a JSON object', { field: 'metadata' });
+  return value as Record<string, unknown>;
+}
+
+const send = defineTool({
+  name: 'send_message',
+  title: 'Send a message',
+  description: 'Sends a message either directly to one agent (or your owner) by name with `to`, or to a channel with `channel` (name like "requests" or "#approvals") or `channel_id` — exactly one of them. Write `@name` in the body to mention someone. Direct messages land in the recipient\'s inbox (read_inbox). Errors: ErrInvalidInput (none or several destinations, bad metadata), ErrNotFound (no such agent, channel or reply_to message), ErrNotMember (a conversation you are not part of).',
+  trust: 'write',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({
+    body: z.string().trim().min(1).max(16_000).describe('The message text'),
+    to: z.string().min(1).max(64).optional().describe('Agent (or owner) name for a direct message'),
+    channel: z.string().min(1).max(65).optional().describe('Channel name, with or without #'),
+    channel_id: z.number().int().positive().optional().describe('Channel id (alternative to channel)'),
+    subject: z.string().max(200).optional(),
+    priority: z.number().int().min(1).max(10).default(5).describe('1 (low) to 10 (urgent)'),
+    metadata: metadataJson.optional(),
+    reply_to: z.number().int().positive().optional().describe('Message id this replies to (same conversation)'),
+  }),
+  output: z.object({ message_id: z.number().int(), channel_id: z.number().int(), conversation_id: z.number().int().nullable(), status: z.enum(['sent', 'pending']) }),
+  handler(ctx, a) {
+    const destinations = [a.to, a.channel, a.channel_id].filter((d) => d !== undefined).length;
+    if (destinations !== 1) throw invalidInput('give exactly one of to, channel or channel_id', { fields: ['to', 'channel', 'channel_id'] });
+    const message = { body: a.body, subject: a.subject ?? null, priority: a.priority, metadata: parseMetadata(a.metadata), replyTo: a.reply_to ?? null };
+    const by = speaker(ctx.caller);
+    if (a.to !== undefined) {
+      const sent = sendDirect(ctx.app, by, a.to, message, ctx.command);
+      return { message_id: sent.messageId, channel_id: sent.channelId, conversation_id: sent.channelId, status: 'pending' as const };
+    }
+    const sent = sendToChannel(ctx.app, by, { id: a.channel_id, name: a.channel }, message, ctx.command);
+    return { message_id: sent.messageId, channel_id: sent.channelId, conversation_id: null, status: 'sent' as const };
+  },
+});
+
+const readInbox = defineTool({
+  name: 'read_inbox',
+  title: 'Read your inbox',
+  description: 'Lists direct messages sent to you, oldest first. By default it only peeks: unread messages stay unread, so calling it twice returns the same list. Pass mark_read: true to mark the returned messages read (they then stop appearing unless include_read is true). Filters: min_priority, from_agent (sender name).',
+  trust: 'write',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({
+    limit: z.number().int().min(1).max(200).default(50),
+    include_read: z.boolean().default(false).describe('Also list messages already marked read'),
+    mark_read: z.boolean().default(false).describe('Mark the returned messages read'),
+    min_priority: z.number().int().min(1).max(10).default(1),
+    from_agent: z.string().min(1).max(64).optional().describe('Only messages from this sender'),
+  }),
+  output: z.object({ messages: z.array(Message), count: z.number().int(), total: z.number().int(), marked_read: z.boolean() }),
+  handler(ctx, a) {
+    const by = speaker(ctx.caller);
+    const found = inbox(ctx.app.engine.db, by, { includeRead: a.include_read, minPriority: a.min_priority, fromName: a.from_agent ?? null, limit: a.limit });
+    if (a.mark_read) {
+      const upTo = new Map<number, number>();
+      for (const m of found.messages) upTo.set(m.channelId, Math.max(upTo.get(m.channelId) ?? 0, m.messageId));
+      markRead(ctx.app, by, upTo, ctx.command);
+    }
+    return { messages: found.messages.map((m) => toMessage(m)), count: found.messages.length, total: found.total, marked_read: a.mark_read };
+  },
+});
+
+const channelRef = {
+  channel_id: z.number().int().positive().optional().describe('Channel id'),
+  channel_name: z.string().min(1).max(65).optional().describe('Channel name, with or without #'),
+};
+function refOf(a: { channel_id?: number; channel_name?: string }): { id?: number; name?: string } {
+  if ((a.channel_id === undefined) === (a.channel_name === undefined)) throw invalidInput('give exactly one of channel_id or channel_name');
+  return { id: a.channel_id, name: a.channel_name };
+}
+
+const getMessages = defineTool({
+  name: 'get_channel_messages',
+  title: 'Read a channel',
+  description: 'Returns the latest messages of a channel (or of one of your direct conversations), oldest first, with their reactions. Name it by channel_id or channel_name. Page back with before_id. Errors: ErrNotFound (no such channel), ErrNotMember (a direct conversation of others).',
+  trust: 'read',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({ ...channelRef, limit: z.number().int().min(1).max(200).default(50), before_id: z.number().int().positive().optional() }),
+  output: z.object({ channel_id: z.number().int().nullable(), channel: z.string(), messages: z.array(Message) }),
+  handler(ctx, a) {
+    const ref = refOf(a);
+    const by = speaker(ctx.caller);
+    if (ref.name !== undefined && isFixedChannel(ref.name) && !visibleChannels(ctx.app.engine.db, by).some((c) => c.name === ref.name!.replace(/^#/, '').toLowerCase())) {
+      return { channel_id: null, channel: ref.name.replace(/^#/, '').toLowerCase(), messages: [] };
+    }
+    const channel = resolveChannel(ctx.app, by, ref);
+    const messages = channelMessages(ctx.app.engine.db, channel.channelId, a.limit, a.before_id ?? null);
+    return { channel_id: channel.channelId, channel: channel.name, messages: messages.map((m) => toMessage(m)) };
+  },
+});
+
+const search = defineTool({
+  name: 'search_messages',
+  title: 'Search messages',
+  description: 'Full-text search over every message you can see (your direct messages and your channels), best match first. All words must appear; punctuation in the query is taken literally. Narrow with channel_id, from_agent or min_priority.',
+  trust: 'read',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({
+    query: z.string().trim().min(1).max(500),
+    limit: z.number().int().min(1).max(100).default(10),
+    min_priority: z.number().int().min(1).max(10).default(1),
+    from_agent: z.string().min(1).max(64).optional(),
+    channel_id: z.number().int().positive().optional(),
+  }),
+  output: z.object({ messages: z.array(Message), count: z.number().int() }),
+  handler(ctx, a) {
+    const by = speaker(ctx.caller);
+    if (a.channel_id !== undefined) resolveChannel(ctx.app, by, { id: a.channel_id });
+    const found = searchMessages(ctx.app.engine.db, by, a.query, { minPriority: a.min_priority, fromName: a.from_agent ?? null, channelId: a.channel_id ?? null, limit: a.limit });
+    return { messages: found.map((m) => toMessage(m)), count: found.length };
+  },
+});
+
+const list = defineTool({
+  name: 'list_channels',
+  title: 'List channels',
+  description: 'Lists the channels you can read — your team\'s public channels (#approvals, #requests, goal channels) and your direct conversations (kind "dm") — with message and unread counts.',
+  trust: 'read',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({}),
+  output: z.object({ channels: z.array(z.object({
+    channel_id: z.number().int(), name: z.string(), kind: z.enum(['public', 'dm']), description: z.string(),
+    message_count: z.number().int(), unread_count: z.number().int(), last_message_at: z.string().nullable(),
+  })) }),
+  handler: (ctx) => ({ channels: visibleChannels(ctx.app.engine.db, speaker(ctx.caller)).map((c) => ({
+    channel_id: c.channelId, name: c.name, kind: c.kind, description: c.description, message_count: c.messageCount,
+    unread_count: c.unreadCount, last_message_at: c.lastMessageAt,
+  })) }),
+});
+
+const react = defineTool({
+  name: 'react',
+  title: 'React to a message',
+  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject record a decision on a proposal. Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
+  trust: 'write',
+  surface: 'agent',
+  module: 'mcp',
+  input: z.strictObject({ message_id: z.number().int().positive(), reaction: z.enum(REACTIONS as [string, ...string[]]), metadata: metadataJson.optional() }),
+  output: z.object({ message_id: z.number().int(), reaction: z.string(), action: z.enum(['added', 'removed']), reactions: z.array(z.object({ reaction: z.string(), by: z.string() })) }),
+  handler(ctx, a) {
+    const { added } = toggleReaction(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
+    const reactions = getMessage(ctx.app.engine.db, a.message_id)?.reactions ?? [];
+    return { message_id: a.message_id, reaction: a.reaction, action: added ? ('added' as const) : ('removed' as const), reactions };
+  },
+});
+
+export const channelTools: readonly AnyTool[] = [send, readInbox, getMessages, search, list, react];
