@@ -148,6 +148,21 @@ async function drive(sessions: readonly Session[], seconds: number): Promise<num
   return calls / ((performance.now() - started) / 1000);
 }
 
+/**
+ * One warm-up of each (`run` false), then rounds alternating baseline and Colony (`run` true) so drift
+ * hits both alike; the medians count.
+ */
+async function alternate(rounds: number, baseline: (run: boolean) => Promise<number>, colony: (run: boolean) => Promise<number>): Promise<Figure> {
+  await baseline(false);
+  await colony(false);
+  const rates = { colony: [] as number[], baseline: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    rates.baseline.push(await baseline(true));
+    rates.colony.push(await colony(true));
+  }
+  return figure(median(rates.colony), 'calls/s', median(rates.baseline));
+}
+
 export async function benchMcpHttp(dir: string, options: { seconds: number; rounds: number; warmup: number }): Promise<Figure> {
   const colony = await colonyHttp(mkdirp(join(dir, 'mcp-http')));
   const baseline = await baselineHttp();
@@ -155,14 +170,8 @@ export async function benchMcpHttp(dir: string, options: { seconds: number; roun
   try {
     sessions.colony = await openHttpSessions(colony.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
     sessions.baseline = await openHttpSessions(baseline.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
-    await drive(sessions.baseline, options.warmup);
-    await drive(sessions.colony, options.warmup);
-    const rates = { colony: [] as number[], baseline: [] as number[] };
-    for (let r = 0; r < options.rounds; r++) {
-      rates.baseline.push(await drive(sessions.baseline, options.seconds));
-      rates.colony.push(await drive(sessions.colony, options.seconds));
-    }
-    return figure(median(rates.colony), 'calls/s', median(rates.baseline));
+    return await alternate(options.rounds, (run) => drive(sessions.baseline, run ? options.seconds : options.warmup),
+      (run) => drive(sessions.colony, run ? options.seconds : options.warmup));
   } finally {
     await Promise.all([...sessions.colony, ...sessions.baseline].map((s) => s.close()));
     await colony.close();
@@ -206,14 +215,9 @@ export async function benchMcpStdio(dir: string, options: { calls: number; round
   let baseline: Session | undefined;
   try {
     baseline = await stdioSession(['--import', 'tsx', STDIO_BASELINE], {});
-    await sequential(baseline.client, options.warmup);
-    await sequential(colony.client, options.warmup);
-    const rates = { colony: [] as number[], baseline: [] as number[] };
-    for (let r = 0; r < options.rounds; r++) {
-      rates.baseline.push(await sequential(baseline.client, options.calls));
-      rates.colony.push(await sequential(colony.client, options.calls));
-    }
-    return figure(median(rates.colony), 'calls/s', median(rates.baseline));
+    const base = baseline;
+    return await alternate(options.rounds, (run) => sequential(base.client, run ? options.calls : options.warmup),
+      (run) => sequential(colony.client, run ? options.calls : options.warmup));
   } finally {
     await baseline?.close();
     await colony.close();

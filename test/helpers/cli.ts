@@ -25,7 +25,8 @@ export interface LiveCli {
   stdoutLines: string[];
   /** Resolves with the first stdout or stderr line matching `pattern`. */
   waitFor(pattern: RegExp, stream?: 'stdout' | 'stderr'): Promise<string>;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Sends `signal` and, if the process is still alive after `killAfterMs`, SIGKILL. Resolves with the exit code. */
+  stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<number | null>;
 }
 
 /** Starts a long-running command (serve, tail --follow) and follows its output line by line. */
@@ -58,9 +59,14 @@ export function colonyLive(args: readonly string[]): LiveCli {
         }, 50));
       });
     },
-    async stop(signal = 'SIGTERM') {
+    async stop(signal = 'SIGTERM', killAfterMs = 5_000) {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-      return exited;
+      const killer = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(killer);
+      }
     },
   };
 }

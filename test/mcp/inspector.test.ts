@@ -116,11 +116,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (server) {
-    const killer = setTimeout(() => server!.proc.kill('SIGKILL'), 5_000);
-    await server.stop();
-    clearTimeout(killer);
-  }
+  await server?.stop();
   rmSync(root, { recursive: true, force: true });
 });
 
