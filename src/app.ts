@@ -7,13 +7,18 @@ import type { AnyProjection } from './projections/projection.js';
 import { channelsProjection } from './projections/channels.js';
 import { principalsProjection } from './projections/principals.js';
 import { streamsProjection } from './projections/streams.js';
+import { goalsProjection } from './projections/goals.js';
+import { proposalsProjection } from './projections/proposals.js';
+import { tasksProjection } from './projections/tasks.js';
 import type { Clock } from './clock.js';
 
 /**
  * The composition root: the product's projections and how Colony opens a data dir. Each domain adds
  * its projections here as it lands.
  */
-export const productProjections: readonly AnyProjection[] = [streamsProjection, principalsProjection, channelsProjection];
+export const productProjections: readonly AnyProjection[] = [
+  streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection,
+];
 
 export interface App {
   readonly engine: Engine;

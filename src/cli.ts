@@ -4,6 +4,7 @@ import { registerAgents } from './cli/agents.js';
 import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
 import { registerEvents } from './cli/events.js';
+import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
 import { registerRebuild } from './cli/rebuild.js';
 import { registerServe } from './cli/serve.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerStdio(program);
   registerToken(program);
   registerAgents(program);
+  registerGoals(program);
   registerAudit(program);
   registerVerify(program);
   registerRebuild(program);

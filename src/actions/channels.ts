@@ -57,6 +57,19 @@ export function postSystemMessage(app: App, tenant: number, channelName: string,
   }, system, 'system', { body, subject: null, priority: 5, metadata: { kind: 'system', ...metadata }, replyTo: null });
 }
 
+/** A system message straight to one principal's inbox (alerts, verdicts, decisions), in a dm channel with `system`. */
+export function sendSystemDirect(app: App, tenant: number, to: string, body: string, metadata: Record<string, unknown> | null, actor: Actor): Sent {
+  const system: Speaker = { key: 'system', name: 'system', tenant };
+  return post(app, actor, () => ensureDm(app, tenant, 'system', to, actor), system, 'system',
+    { body, subject: null, priority: 7, metadata: { kind: 'system', ...metadata }, replyTo: null });
+}
+
+/** Creates a public channel of the tenant (e.g. a goal channel) inside the caller's command; its id. */
+export function createPublicChannel(app: App, tenant: number, name: string, description: string, actor: Actor): number {
+  if (getChannelByName(app.engine.db, tenant, name)) throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
+  return ensureChannel(app, tenant, name, 'public', [], description, actor);
+}
+
 function post(app: App, actor: Actor, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
   const result = app.engine.transact(actor, () => {
     const channelId = channelOf();

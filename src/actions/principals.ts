@@ -13,6 +13,7 @@ import { newToken, tokenHash } from '../tokens.js';
 export interface Actor {
   actor: string;
   commandId?: string;
+  causationId?: string | null;
 }
 
 export function ownerOf(app: App): UserRow | null {

@@ -6,6 +6,7 @@ import { createHttpApp, listen } from '../http/server.js';
 import { log } from '../log.js';
 import { createMcpContext } from '../mcp/context.js';
 import { buildToolRegistry } from '../mcp/tools/index.js';
+import { startRuntime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
@@ -30,6 +31,7 @@ export function registerServe(program: Command): void {
         const fresh = ownerOf(app) ? null : createOwner(app, opts.owner, { actor: 'system' });
         const mcp = createMcpContext(app, buildToolRegistry());
         const http = createHttpApp(app.engine, mcp, opts.host);
+        const runtime = startRuntime(app);
         try {
           const server = await listen(http.app, opts.host, port);
           const address = server.address();
@@ -40,6 +42,7 @@ export function registerServe(program: Command): void {
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
+            runtime.stop();
             void http.close().finally(() => {
               server.close(() => {
                 mcp.audit.close();
@@ -51,6 +54,7 @@ export function registerServe(program: Command): void {
           process.once('SIGINT', () => stop('SIGINT'));
           process.once('SIGTERM', () => stop('SIGTERM'));
         } catch (e) {
+          runtime.stop();
           mcp.audit.close();
           app.engine.close();
           throw e;

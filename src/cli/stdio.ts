@@ -3,6 +3,7 @@ import { openApp } from '../app.js';
 import { createMcpContext } from '../mcp/context.js';
 import { serveStdio } from '../mcp/stdio.js';
 import { buildToolRegistry } from '../mcp/tools/index.js';
+import { startRuntime } from '../runtime/index.js';
 import { action, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -16,9 +17,11 @@ export function registerStdio(program: Command): void {
         requireInitialized(dataDir);
         const app = openApp({ dataDir, durability });
         const mcp = createMcpContext(app, buildToolRegistry());
+        const runtime = startRuntime(app);
         try {
           await serveStdio(mcp, process.env.COLONY_TOKEN);
         } finally {
+          runtime.stop();
           mcp.audit.close();
           app.engine.close();
         }

@@ -88,7 +88,9 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
     case 'ToggleReaction':
       return toggle(state, command);
     case 'MarkRead': {
-      if (!state.messages.has(command.upTo)) throw new DomainError('ErrNotFound', `message ${command.upTo} is not in this channel`);
+      // Markers name message ids the caller read from the projection, which also holds the goal-channel
+      // notices projected from task events (they are not on this stream), so only the range is checked here.
+      if (!Number.isSafeInteger(command.upTo) || command.upTo < 1) throw invalidInput('upTo must be a message id', { field: 'upTo' });
       return command.upTo > (state.reads.get(command.by.key) ?? 0)
         ? [{ type: 'MessagesRead', data: { principal: command.by.key, upTo: command.upTo } }]
         : [];

@@ -4,10 +4,11 @@ import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middle
 import type { Engine } from '../engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
+import { mountApi } from './api.js';
 import { mountMcp } from './mcp.js';
 
 /**
- * The HTTP surface: `GET /health` and `/mcp`; `/api`, `/events` and the web UI mount here as their
+ * The HTTP surface: `GET /health`, `/mcp` and `/api`; `/events` and the web UI mount here as their
  * issues land. Every error is a JSON body — never an HTML page or a stack trace. Bound to loopback, the
  * Host header must name loopback too (DNS-rebinding protection).
  */
@@ -23,6 +24,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   app.disable('x-powered-by');
   if (LOOPBACK.has(host)) app.use(localhostHostValidation());
   const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
+  if (mcp) mountApi(app, mcp);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });
   });

@@ -1,5 +1,7 @@
 import { prepared } from '../db.js';
 import { MENTION, type ChannelEvent } from '../events/channels.js';
+import type { Event, StoredEvent } from '../events/event.js';
+import { NOTICE_EVENT_TYPES, type Notice } from '../events/notices.js';
 import { sqlFor, type Projection } from './projection.js';
 
 /**
@@ -7,7 +9,11 @@ import { sqlFor, type Projection } from './projection.js';
  * index for search_messages (its rowid is the message id). The FTS table is named from `t` like the
  * others, so a rebuild fills a shadow index and renames it in (FTS5 renames its own internal tables).
  * Queries live in channel-queries.ts.
+ *
+ * Goal and task transitions carry their goal-channel notice (FR-008); this projection is what turns
+ * each notice into a system message, so the message exists exactly when the transition does.
  */
+type NoticeEvent = Event<(typeof NOTICE_EVENT_TYPES)[number], { notice: Notice | null }>;
 export type T = 'channels' | 'messages' | 'mentions' | 'reactions' | 'read_markers' | 'message_fts';
 
 const sql = sqlFor((t: Record<T, string>) => ({
@@ -23,10 +29,10 @@ const sql = sqlFor((t: Record<T, string>) => ({
     ON CONFLICT(channel_id, principal) DO UPDATE SET last_read_id = max(last_read_id, excluded.last_read_id), read_at = excluded.read_at`,
 }));
 
-export const channelsProjection: Projection<ChannelEvent, T> = {
+export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
   name: 'channels',
-  version: 1,
-  handles: ['ChannelCreated', 'MessagePosted', 'ReactionAdded', 'ReactionRemoved', 'MessagesRead'],
+  version: 2,
+  handles: ['ChannelCreated', 'MessagePosted', 'ReactionAdded', 'ReactionRemoved', 'MessagesRead', ...NOTICE_EVENT_TYPES],
   tables: ['channels', 'messages', 'mentions', 'reactions', 'read_markers', 'message_fts'],
   init(db, t) {
     db.exec(`
@@ -51,6 +57,13 @@ export const channelsProjection: Projection<ChannelEvent, T> = {
   },
   apply(db, e, t) {
     const q = sql(t);
+    if (isNotice(e)) {
+      const n = e.data.notice;
+      if (!n) return;
+      const inserted = prepared(db, q.message).run(n.messageId, n.channelId, 'system', 'system', 'system', n.body, null, 5, JSON.stringify(n.metadata), null, e.recordedAt);
+      if (inserted.changes > 0) prepared(db, q.fts).run(n.messageId, n.body, '');
+      return;
+    }
     switch (e.type) {
       case 'ChannelCreated': {
         const c = e.data;
@@ -84,6 +97,9 @@ export const channelsProjection: Projection<ChannelEvent, T> = {
     }
   },
 };
+
+const NOTICES: ReadonlySet<string> = new Set(NOTICE_EVENT_TYPES);
+const isNotice = (e: StoredEvent<ChannelEvent | NoticeEvent>): e is StoredEvent<NoticeEvent> => NOTICES.has(e.type);
 
 /** The distinct names `@name` mentions in a body. */
 export function mentionsIn(body: string): string[] {

@@ -73,6 +73,6 @@ describe('channel decider', () => {
     const read = { type: 'MessagesRead' as const, data: { principal: worker.key, upTo: 7 } };
     spec(channelDecider).given([requests, posted(7)]).when({ type: 'MarkRead', by: worker, upTo: 7 }).then([read]);
     spec(channelDecider).given([requests, posted(5), posted(7), read]).when({ type: 'MarkRead', by: worker, upTo: 5 }).thenNothingHappened();
-    spec(channelDecider).given([requests]).when({ type: 'MarkRead', by: worker, upTo: 7 }).thenThrows('ErrNotFound');
+    spec(channelDecider).given([requests]).when({ type: 'MarkRead', by: worker, upTo: 0 }).thenThrows('ErrInvalidInput');
   });
 });

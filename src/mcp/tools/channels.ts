@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, toggleReaction, type Speaker } from '../../actions/channels.js';
+import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, type Speaker } from '../../actions/channels.js';
+import { reactTo } from '../../actions/proposals.js';
 import { invalidInput } from '../../errors.js';
 import { REACTIONS } from '../../events/channels.js';
 import { channelMessages, getMessage, inbox, searchMessages, visibleChannels, type MessageRow } from '../../projections/channel-queries.js';
@@ -172,14 +173,14 @@ const list = defineTool({
 const react = defineTool({
   name: 'react',
   title: 'React to a message',
-  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject record a decision on a proposal. Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
+  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject on a proposal in #approvals decide it — only the goal\'s owner may (metadata {"reason": "…"} gives a rejection\'s reason). Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
   input: z.strictObject({ message_id: z.number().int().positive(), reaction: z.enum(REACTIONS as [string, ...string[]]), metadata: metadataJson.optional() }),
   output: z.object({ message_id: z.number().int(), reaction: z.string(), action: z.enum(['added', 'removed']), reactions: z.array(z.object({ reaction: z.string(), by: z.string() })) }),
   handler(ctx, a) {
-    const { added } = toggleReaction(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
+    const { added } = reactTo(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
     const reactions = getMessage(ctx.app.engine.db, a.message_id)?.reactions ?? [];
     return { message_id: a.message_id, reaction: a.reaction, action: added ? ('added' as const) : ('removed' as const), reactions };
   },

@@ -2,9 +2,11 @@ import { ToolRegistry } from '../registry.js';
 import { capabilityTools } from './capabilities.js';
 import { channelTools } from './channels.js';
 import { myStatus } from './channels-status.js';
+import { goalTools } from './goals.js';
 import { principalTools } from './principals.js';
+import { taskTools } from './tasks.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...capabilityTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...capabilityTools);
 }

@@ -1,0 +1,136 @@
+import type { App } from '../app.js';
+import { channelDecider } from '../commands/channels.js';
+import { goalDecider } from '../commands/goals.js';
+import { proposalDecider } from '../commands/proposals.js';
+import { taskDecider } from '../commands/tasks.js';
+import { checkTree, planTree } from '../commands/task-tree.js';
+import { DomainError } from '../errors.js';
+import { channelStream } from '../events/channels.js';
+import { goalStream } from '../events/goals.js';
+import { proposalStream, type TreeNode } from '../events/proposals.js';
+import { taskStream } from '../events/tasks.js';
+import { getMessage } from '../projections/channel-queries.js';
+import { getProposal, goalTotals, pendingTreeProposal, proposalByMessage, tasksOfGoal, type GoalRow, type ProposalRow } from '../projections/goal-queries.js';
+import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
+import { agentIdOf, goalFor, isOwner, who } from './goals.js';
+import type { Actor } from './principals.js';
+
+/**
+ * Task-tree proposals: posted to `#approvals` with the whole tree, decided once by the goal's owner
+ * (a reaction, `colony approve|reject`, or at once by `system` in auto mode). Approval materializes
+ * every task, decides the proposal and activates the goal in one command: all of it or none of it.
+ */
+export interface Proposed { proposalId: number; proposalMessageId: number; channelId: number; approved: boolean; taskIds: number[] }
+
+export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning: string, tree: TreeNode, actor: Actor): Proposed {
+  const result = app.engine.transact(actor, (uow) => {
+    const db = app.engine.db;
+    const goal = goalFor(app, by, goalId);
+    if (!isOwner(by) && agentIdOf(by) !== goal.coordinatorAgentId) {
+      throw new DomainError('ErrNotCoordinator', `only goal ${goalId}'s coordinator or owner may propose its task tree`, { goal_id: goalId });
+    }
+    if (goal.status === 'completed' || goal.status === 'cancelled') throw new DomainError('ErrGoalClosed', `goal ${goalId} is ${goal.status}`, { goal_id: goalId });
+    const pending = pendingTreeProposal(db, goalId);
+    if (pending) {
+      throw new DomainError('ErrProposalPending', `goal ${goalId} already has a pending task-tree proposal (${pending.proposalId}): wait for the owner's decision`,
+        { goal_id: goalId, proposal_id: pending.proposalId, proposal_message_id: pending.messageId });
+    }
+    const taskCount = checkTree(tree, budgetLeft(app, goal));
+    const proposalId = uow.ids.next('proposal');
+    const body = renderProposal(goal, proposalId, by.name, reasoning, tree, taskCount);
+    const sent = sendToChannel(app, by, { name: 'approvals' }, { body, subject: `Task tree for goal #${goalId}: ${goal.title}`, priority: 7,
+      metadata: { kind: 'task_proposal', proposal_id: proposalId, goal_id: goalId, task_count: taskCount, tree, reasoning }, replyTo: null }, actor);
+    app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'ProposeTree', proposal: {
+      proposalId, goalId, ownerId: goal.ownerId, proposer: who(by), reasoning, tree, taskCount, messageId: sent.messageId, channelId: sent.channelId,
+    } }, actor);
+    return { proposalId, proposalMessageId: sent.messageId, channelId: sent.channelId, auto: goal.approvalMode === 'auto' };
+  });
+  const p = result.value ?? fromEvents(result.events);
+  if (!p.auto || getProposal(app.engine.db, p.proposalId)?.status !== 'pending') {
+    return { ...p, approved: getProposal(app.engine.db, p.proposalId)?.status === 'approved', taskIds: [] };
+  }
+  const system: Speaker = { key: 'system', name: 'system', tenant: by.tenant };
+  const decided = decideProposal(app, system, p.proposalId, 'approve', '', { actor: 'system', causationId: result.events[0]?.meta.commandId }, true);
+  return { ...p, approved: true, taskIds: decided.taskIds };
+}
+
+function fromEvents(events: readonly { type: string; data: unknown }[]) {
+  const d = events.find((e) => e.type === 'TaskTreeProposed')!.data as { proposalId: number; messageId: number; channelId: number };
+  return { proposalId: d.proposalId, proposalMessageId: d.messageId, channelId: d.channelId, auto: false };
+}
+
+/** What the goal's budgets leave for a new tree: the budget minus what earlier trees' roots hold or spent. */
+function budgetLeft(app: App, goal: GoalRow): { tokens: number | null; cents: number | null } {
+  const roots = tasksOfGoal(app.engine.db, goal.goalId).filter((t) => t.parentId === null);
+  const t = goalTotals(app.engine.db, goal.goalId);
+  const held = (budget: 'budgetTokens' | 'budgetCents', spent: number) => Math.max(roots.reduce((n, r) => n + (r[budget] ?? 0), 0), spent);
+  return {
+    tokens: goal.budgetTokens === null ? null : Math.max(0, goal.budgetTokens - held('budgetTokens', t.spentTokens)),
+    cents: goal.budgetCents === null ? null : Math.max(0, goal.budgetCents - held('budgetCents', t.spentCents)),
+  };
+}
+
+function renderProposal(goal: GoalRow, proposalId: number, proposer: string, reasoning: string, tree: TreeNode, count: number): string {
+  const lines: string[] = [];
+  const walk = (n: TreeNode, depth: number): void => {
+    const budget = [n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '', n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : ''].filter(Boolean).join(', ');
+    lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${n.verifier_config?.kind ?? 'auto'})`);
+    for (const c of n.children ?? []) walk(c, depth + 1);
+  };
+  walk(tree, 0);
+  return [`Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`,
+    reasoning ? `Reasoning: ${reasoning}` : '', ...lines, 'React approve or reject (metadata {"reason": "…"}).'].filter(Boolean).join('\n');
+}
+
+/**
+ * Decides a proposal. `by` must be the goal's owner (or `system` for auto mode). The decision reaction
+ * is added to the proposal message unless the caller is reacting already (`fromReaction`).
+ */
+export function decideProposal(app: App, by: Speaker, proposalId: number, decision: 'approve' | 'reject', reason: string, actor: Actor, auto = false, fromReaction = false): { proposal: ProposalRow; taskIds: number[] } {
+  const result = app.engine.transact(actor, (uow) => {
+    const proposal = getProposal(app.engine.db, proposalId);
+    if (!proposal || (proposal.ownerId !== by.tenant)) throw new DomainError('ErrProposalNotFound', `proposal ${proposalId} not found`, { proposal_id: proposalId });
+    if (!isOwner(by) && !(auto && by.key === 'system')) throw new DomainError('ErrForbidden', 'only the goal\'s owner decides its proposals', { proposal_id: proposalId });
+    const goal = goalFor(app, by, proposal.goalId);
+    if (!fromReaction) {
+      const held = getMessage(app.engine.db, proposal.messageId)?.reactions.some((r) => r.reaction === decision && r.by === by.name);
+      if (!held) app.engine.handle(channelDecider, channelStream(proposal.channelId), { type: 'ToggleReaction', by, messageId: proposal.messageId, reaction: decision, metadata: reason ? { reason } : null }, actor);
+    }
+    if (decision === 'reject') {
+      app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'RejectProposal', by: who(by), reason }, actor);
+      sendSystemDirect(app, by.tenant, proposal.proposerKey, `Your task-tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" was rejected by ${by.name}: ${reason}. You may revise it and propose again.`,
+        { event: 'ProposalRejected', proposal_id: proposalId, goal_id: goal.goalId, reason }, actor);
+      return [];
+    }
+    const plans = planTree(proposal.tree as TreeNode, () => uow.ids.next('task'));
+    app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'ApproveProposal', by: who(by), auto, taskIds: plans.map((p) => p.taskId) }, actor);
+    for (const plan of plans) {
+      app.engine.handle(taskDecider, taskStream(plan.taskId), { type: 'CreateTask', task: { ...plan, goalId: goal.goalId, channelId: goal.channelId, by: who(by), proposalId } }, actor);
+    }
+    app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ActivateGoal', proposalId, by: who(by) }, actor);
+    return plans.map((p) => p.taskId);
+  });
+  return { proposal: getProposal(app.engine.db, proposalId)!, taskIds: result.value ?? [] };
+}
+
+/** The proposal a reaction decides, if it is an approve/reject on a pending proposal message. */
+export function proposalDecidedBy(app: App, messageId: number, reaction: string): ProposalRow | null {
+  if (reaction !== 'approve' && reaction !== 'reject') return null;
+  const p = proposalByMessage(app.engine.db, messageId);
+  return p && p.status === 'pending' ? p : null;
+}
+
+/**
+ * The react tool's command: toggles the reaction and, when it is the owner's approve / reject on a
+ * pending proposal, decides the proposal in the same transaction (a non-owner's decision is refused whole).
+ */
+export function reactTo(app: App, by: Speaker, messageId: number, reaction: Parameters<typeof toggleReaction>[3], metadata: Record<string, unknown> | null, actor: Actor): { added: boolean; proposal: ProposalRow | null } {
+  const result = app.engine.transact(actor, () => {
+    const proposal = proposalDecidedBy(app, messageId, reaction);
+    const { added } = toggleReaction(app, by, messageId, reaction, metadata, actor);
+    if (!proposal || !added) return { added, proposal: null };
+    const reason = typeof metadata?.reason === 'string' && metadata.reason.trim() ? metadata.reason.trim() : '(no reason given)';
+    return { added, proposal: decideProposal(app, by, proposal.proposalId, reaction as 'approve' | 'reject', reason, actor, false, true).proposal };
+  });
+  return result.value ?? { added: result.events.some((e) => e.type === 'ReactionAdded'), proposal: null };
+}

@@ -1,0 +1,113 @@
+import type { Command } from 'commander';
+import { decideProposal } from '../actions/proposals.js';
+import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
+import { readHead } from '../events/store.js';
+import { getGoal, listGoals } from '../projections/goal-queries.js';
+import { goalSnapshot, goalView, type TaskNode } from '../projections/goal-snapshot.js';
+import { positionAt, replayTo } from '../projections/replay.js';
+import { withOwner } from './owner.js';
+import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
+
+/** `colony goals list|show`, `colony approve|reject` (proposals) and `colony replay` (time travel). */
+export function registerGoals(program: Command): void {
+  const goals = program.command('goals').description('the owner\'s goals');
+  goals
+    .command('list')
+    .description('list goals, newest first')
+    .option('--status <status>', `only goals in this status: ${GOAL_STATUSES.join(' | ')}`)
+    .option('--json', 'print JSON')
+    .action(action((opts: { status?: string; json?: boolean }, cmd: Command) => {
+      if (opts.status !== undefined && !GOAL_STATUSES.includes(opts.status as GoalStatus)) throw new CliError(`--status must be one of ${GOAL_STATUSES.join(', ')}`);
+      return withOwner(cmd, (app, owner) => {
+        const { goals: rows } = listGoals(app.engine.db, owner.userId, { status: (opts.status as GoalStatus) ?? null, limit: 200, offset: 0 });
+        const views = rows.map((g) => goalView(app.engine.db, g));
+        if (opts.json) return printJson(views);
+        if (views.length === 0) return void process.stdout.write('No goals\n');
+        for (const g of views) {
+          process.stdout.write(`${String(g.id).padStart(4)}  ${g.status.padEnd(9)}  ${g.title}  (#${g.channel}, ${g.task_count} tasks, ${g.spent_tokens} tokens, ${g.spent_dollars_cents}¢)\n`);
+        }
+      });
+    }));
+  goals
+    .command('show <id>')
+    .description('print a goal\'s snapshot: tree, agents, costs, recent events')
+    .option('--json', 'print JSON')
+    .action(action((id: string, opts: { json?: boolean }, cmd: Command) => {
+      const goalId = positiveInt(id, 'goal id');
+      return withOwner(cmd, (app, owner) => {
+        const goal = getGoal(app.engine.db, goalId);
+        if (!goal || goal.ownerId !== owner.userId) throw new CliError(`goal ${goalId} not found`);
+        printSnapshot(goalSnapshot(app.engine.db, goalId)!, opts.json);
+      });
+    }));
+  for (const decision of ['approve', 'reject'] as const) {
+    const c = program.command(`${decision} <proposal-id>`).description(`${decision} a pending proposal as the owner`);
+    if (decision === 'reject') c.requiredOption('--reason <text>', 'why (sent to the proposer)');
+    c.option('--json', 'print JSON').action(action((id: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
+      const proposalId = positiveInt(id, 'proposal id');
+      if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
+      return withOwner(cmd, (app, owner) => {
+        const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
+        const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
+        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds });
+        process.stdout.write(decision === 'approve'
+          ? `Approved proposal ${proposalId}: created tasks ${r.taskIds.join(', ')}\n`
+          : `Rejected proposal ${proposalId}; the proposer was told why\n`);
+      });
+    }));
+  }
+  program
+    .command('replay')
+    .description('print a goal\'s snapshot as it was at a moment of the log (replayed into memory; the data dir is only read)')
+    .requiredOption('--goal <id>', 'the goal')
+    .option('--at <iso>', 'a moment, e.g. 2026-11-30T12:00:00Z')
+    .option('--position <n>', 'a log position')
+    .option('--json', 'print JSON')
+    .action(action((opts: { goal: string; at?: string; position?: string; json?: boolean }, cmd: Command) => {
+      const goalId = positiveInt(opts.goal, '--goal');
+      if ((opts.at === undefined) === (opts.position === undefined)) throw new CliError('give exactly one of --at ISO or --position N');
+      const at = opts.at === undefined ? null : Date.parse(opts.at);
+      if (at !== null && Number.isNaN(at)) throw new CliError(`--at must be an ISO-8601 time, not "${opts.at}"`);
+      const source = openExistingStore(globals(cmd).dataDir);
+      try {
+        const head = readHead(source).position;
+        const position = at !== null ? positionAt(source, new Date(at).toISOString()) : positiveInt(opts.position!, '--position', true);
+        if (position > head) throw new CliError(`--position ${position} is past the head of the log (${head})`);
+        const mem = replayTo(source, position);
+        try {
+          const snapshot = goalSnapshot(mem.db, goalId);
+          if (!snapshot) throw new CliError(`goal ${goalId} does not exist at position ${position}`);
+          printSnapshot(snapshot, opts.json, position);
+        } finally {
+          mem.close();
+        }
+      } finally {
+        source.close();
+      }
+    }));
+}
+
+function positiveInt(value: string, what: string, zero = false): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!zero && n < 1)) throw new CliError(`${what} must be a ${zero ? 'non-negative' : 'positive'} integer, not "${value}"`);
+  return n;
+}
+
+type Snapshot = NonNullable<ReturnType<typeof goalSnapshot>>;
+function printSnapshot(s: Snapshot, json: boolean | undefined, position?: number): void {
+  if (json) return printJson(position === undefined ? s : { position, ...s });
+  const g = s.goal;
+  const out: string[] = [];
+  if (position !== undefined) out.push(`(as of log position ${position})`);
+  out.push(`Goal ${g.id} "${g.title}" — ${g.status}   #${g.channel}   coordinator ${g.coordinator}`);
+  out.push(`Budget: ${g.budget_tokens ?? '∞'} tokens / ${g.budget_dollars_cents ?? '∞'}¢   spent: ${g.spent_tokens} tokens / ${g.spent_dollars_cents}¢`);
+  const walk = (n: TaskNode, depth: number) => {
+    out.push(`${'  '.repeat(depth + 1)}#${n.id} [${n.status}] ${n.title}${n.assignee ? ` (${n.assignee.name})` : ''} — ${n.rollup.tokens} tokens, ${n.rollup.dollars_cents}¢`);
+    n.children.forEach((c) => walk(c, depth + 1));
+  };
+  out.push(s.tasks_tree.length ? 'Tasks:' : 'Tasks: none yet');
+  s.tasks_tree.forEach((n) => walk(n, 0));
+  out.push('Recent events:');
+  for (const e of s.recent_events.slice(-10)) out.push(`  ${e.created_at}  ${e.from}: ${e.body.split('\n')[0]}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}

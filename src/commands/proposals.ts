@@ -1,0 +1,46 @@
+import { DomainError } from '../errors.js';
+import type { ProposalEvent, TaskTreeProposed } from '../events/proposals.js';
+import type { By } from '../events/tasks.js';
+import type { Decider } from './decider.js';
+
+/** The proposal decider: a proposal is decided once — approved or rejected — and never reopened. */
+export type ProposeTree = { type: 'ProposeTree'; proposal: TaskTreeProposed['data'] };
+export type DecideProposal =
+  | { type: 'ApproveProposal'; by: By; auto: boolean; taskIds: number[] }
+  | { type: 'RejectProposal'; by: By; reason: string };
+export type ProposalCommand = ProposeTree | DecideProposal;
+
+export type Proposal =
+  | { status: 'absent' }
+  | { status: 'pending' | 'approved' | 'rejected'; proposalId: number; goalId: number; proposer: By };
+
+function evolve(state: Proposal, event: ProposalEvent): Proposal {
+  switch (event.type) {
+    case 'TaskTreeProposed':
+      return { status: 'pending', proposalId: event.data.proposalId, goalId: event.data.goalId, proposer: event.data.proposer };
+    case 'ProposalApproved':
+      return state.status === 'absent' ? state : { ...state, status: 'approved' };
+    case 'ProposalRejected':
+      return state.status === 'absent' ? state : { ...state, status: 'rejected' };
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+
+function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
+  if (command.type === 'ProposeTree') {
+    if (state.status !== 'absent') throw new DomainError('ErrProposalExists', `proposal ${command.proposal.proposalId} already exists`);
+    return [{ type: 'TaskTreeProposed', data: command.proposal }];
+  }
+  if (state.status === 'absent') throw new DomainError('ErrProposalNotFound', 'proposal not found');
+  if (state.status !== 'pending') {
+    throw new DomainError('ErrProposalDecided', `proposal ${state.proposalId} was already ${state.status}`, { proposal_id: state.proposalId, status: state.status });
+  }
+  return command.type === 'ApproveProposal'
+    ? [{ type: 'ProposalApproved', data: { proposalId: state.proposalId, by: command.by, auto: command.auto, taskIds: command.taskIds } }]
+    : [{ type: 'ProposalRejected', data: { proposalId: state.proposalId, by: command.by, reason: command.reason } }];
+}
+
+export const proposalDecider: Decider<Proposal, ProposalCommand, ProposalEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };

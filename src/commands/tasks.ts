@@ -1,0 +1,198 @@
+import { DomainError } from '../errors.js';
+import type { Notice } from '../events/notices.js';
+import {
+  TERMINAL_TASK_STATUSES, type Amount, type By, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig, type VerifierKind,
+} from '../events/tasks.js';
+import type { Decider, DecideContext } from './decider.js';
+
+/**
+ * The task decider: claims as leases (DESIGN §3.6), completion, verification verdicts (§3.13),
+ * release, expiry, cancellation (§3.5) and spend. Facts from other streams — the caller's quarantine,
+ * the goal's status — arrive in the command; the time arrives in the context.
+ *
+ *   approved → claimed → in_progress → awaiting_verification → done | failed
+ *   claimed | in_progress → approved (release, lease expiry);  any non-terminal → cancelled
+ */
+export interface AgentRef { agentId: number; name: string }
+
+export type CreateTask = { type: 'CreateTask'; task: Omit<TaskCreated['data'], 'notice'> };
+export type ClaimTask = {
+  type: 'ClaimTask'; agent: AgentRef & { quarantined: boolean }; leaseMs: number; reservation: Amount; goalStatus: string;
+};
+export type StartTask = { type: 'StartTask'; agent: AgentRef };
+export type CompleteTask = { type: 'CompleteTask'; agent: AgentRef; summary: string; artifactMessageIds: number[] };
+export type VerifyTask = {
+  type: 'VerifyTask'; verdict: 'approve' | 'reject'; reason: string; verifier: By;
+  /** Who is deciding: the configured peer (by agent id), the command runner, or the automatic verifier. */
+  as: { kind: 'peer'; agentId: number } | { kind: 'command'; exitCode: number | null; output: string } | { kind: 'auto' };
+};
+export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef; reason: string };
+export type ExpireClaim = { type: 'ExpireClaim' };
+export type CancelTask = { type: 'CancelTask'; reason: string; by: By };
+export type RecordCost = { type: 'RecordCost'; by: By; tokens: number; cents: number; note: string | null; source: 'report_usage' | 'run' };
+export type TaskCommand = CreateTask | ClaimTask | StartTask | CompleteTask | VerifyTask | ReleaseTask | ExpireClaim | CancelTask | RecordCost;
+
+export type Task =
+  | { status: 'absent' }
+  | {
+      status: TaskStatus; taskId: number; goalId: number; channelId: number; title: string; billingCode: string;
+      verifier: VerifierConfig; assignee: AgentRef | null; leaseExpiresAt: string | null;
+    };
+type Live = Exclude<Task, { status: 'absent' }>;
+
+function evolve(state: Task, event: TaskEvent): Task {
+  if (event.type === 'TaskCreated') {
+    const t = event.data;
+    return { status: t.status, taskId: t.taskId, goalId: t.goalId, channelId: t.channelId, title: t.title, billingCode: t.billingCode,
+      verifier: t.verifier, assignee: null, leaseExpiresAt: null };
+  }
+  if (state.status === 'absent') return state;
+  switch (event.type) {
+    case 'TaskClaimed':
+      return { ...state, status: event.data.renewed ? state.status : 'claimed', assignee: { agentId: event.data.agentId, name: event.data.agentName }, leaseExpiresAt: event.data.leaseExpiresAt };
+    case 'TaskStarted':
+      return { ...state, status: 'in_progress' };
+    case 'TaskCompleted':
+      return { ...state, status: 'awaiting_verification', leaseExpiresAt: null };
+    case 'TaskVerified':
+      return { ...state, status: event.data.to };
+    case 'TaskReleased':
+    case 'ClaimExpired':
+      return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null };
+    case 'TaskCancelled':
+      return { ...state, status: 'cancelled', leaseExpiresAt: null };
+    case 'CostRecorded':
+      return state;
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+
+const holding = (s: Live): boolean => s.status === 'claimed' || s.status === 'in_progress';
+const expired = (s: Live, now: string): boolean => holding(s) && s.leaseExpiresAt !== null && Date.parse(s.leaseExpiresAt) <= Date.parse(now);
+
+function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEvent[] {
+  if (command.type === 'CreateTask') {
+    if (state.status !== 'absent') throw new DomainError('ErrTaskExists', `task ${command.task.taskId} already exists`);
+    const t = command.task;
+    const body = `Task #${t.taskId} "${t.title}": (new) → approved by ${t.by.name}`;
+    return [{ type: 'TaskCreated', data: { ...t, notice: note(t.taskId, t.goalId, t.channelId, ctx, body, { event: 'TaskCreated', from: null, to: 'approved', actor: t.by.name }) } }];
+  }
+  if (command.type === 'ClaimTask' && command.agent.quarantined) {
+    throw new DomainError('ErrAgentQuarantined', `agent ${command.agent.name} is quarantined and may not claim tasks`, { agent: command.agent.name });
+  }
+  if (state.status === 'absent') throw new DomainError('ErrTaskNotFound', 'task not found');
+  switch (command.type) {
+    case 'ClaimTask':
+      return claim(state, command, ctx);
+    case 'StartTask':
+      mustHold(state, command.agent, ctx.now);
+      if (state.status !== 'claimed') return [];
+      return [{ type: 'TaskStarted', data: { taskId: state.taskId, agentId: command.agent.agentId, from: 'claimed', notice: transition(state, ctx, 'in_progress', command.agent.name) } }];
+    case 'CompleteTask': {
+      mustHold(state, command.agent, ctx.now);
+      const from = state.status as 'claimed' | 'in_progress';
+      const completed: TaskEvent = { type: 'TaskCompleted', data: { taskId: state.taskId, agentId: command.agent.agentId, summary: command.summary,
+        artifactMessageIds: command.artifactMessageIds, from, notice: transition(state, ctx, 'awaiting_verification', command.agent.name, { summary: command.summary }) } };
+      if (state.verifier.kind !== 'auto') return [completed];
+      const after = { ...state, status: 'awaiting_verification' as const };
+      return [completed, verdict(after, { type: 'VerifyTask', verdict: 'approve', reason: 'auto-approved: no verifier configured', verifier: { key: 'system', name: 'system' }, as: { kind: 'auto' } }, ctx)];
+    }
+    case 'VerifyTask':
+      return [verdict(state, command, ctx)];
+    case 'ReleaseTask':
+      mustHold(state, command.agent, ctx.now);
+      return [{ type: 'TaskReleased', data: { taskId: state.taskId, agentId: command.agent.agentId, reason: command.reason, from: state.status,
+        notice: transition(state, ctx, 'approved', command.agent.name, { reason: command.reason, event: 'TaskReleased' }) } }];
+    case 'ExpireClaim':
+      return expired(state, ctx.now) ? [expiry(state, ctx)] : [];
+    case 'CancelTask':
+      if (TERMINAL_TASK_STATUSES.includes(state.status)) throw illegalTask(state.status, 'cancelled');
+      return [{ type: 'TaskCancelled', data: { taskId: state.taskId, reason: command.reason, from: state.status, by: command.by,
+        notice: transition(state, ctx, 'cancelled', command.by.name, { reason: command.reason }) } }];
+    case 'RecordCost':
+      return [{ type: 'CostRecorded', data: { taskId: state.taskId, goalId: state.goalId, by: command.by, tokens: command.tokens, cents: command.cents, note: command.note, source: command.source } }];
+    default: {
+      const never: never = command;
+      return never;
+    }
+  }
+}
+
+function claim(state: Live, c: ClaimTask, ctx: DecideContext): TaskEvent[] {
+  const leaseExpiresAt = new Date(Date.parse(ctx.now) + c.leaseMs).toISOString();
+  const base = { taskId: state.taskId, agentId: c.agent.agentId, agentName: c.agent.name, leaseExpiresAt, reservation: c.reservation };
+  const live = holding(state) && !expired(state, ctx.now);
+  if (live && state.assignee?.agentId === c.agent.agentId) {
+    return [{ type: 'TaskClaimed', data: { ...base, renewed: true, from: state.status, notice: null } }];
+  }
+  if (live) throw new DomainError('ErrAlreadyClaimed', `task already claimed by another agent (${state.assignee?.name})`, { task_id: state.taskId, assignee: state.assignee?.name });
+  if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
+    throw new DomainError('ErrGoalClosed', `the goal of task ${state.taskId} is ${c.goalStatus}: its tasks take no new claims`, { goal_id: state.goalId });
+  }
+  if (c.goalStatus === 'paused') throw new DomainError('ErrGoalBudgetExceeded', 'the goal is paused: no new work starts until the owner resumes it', { goal_id: state.goalId });
+  const events: TaskEvent[] = [];
+  let current: Live = state;
+  if (holding(state)) {
+    events.push(expiry(state, ctx));
+    current = { ...state, status: 'approved', assignee: null, leaseExpiresAt: null };
+  }
+  if (current.status !== 'approved') {
+    throw new DomainError('ErrTaskNotApproved', `task ${state.taskId} is ${current.status}, not approved`, { task_id: state.taskId, status: current.status });
+  }
+  events.push({ type: 'TaskClaimed', data: { ...base, renewed: false, from: 'approved', notice: transition(current, ctx, 'claimed', c.agent.name, { lease_expires_at: leaseExpiresAt }) } });
+  return events;
+}
+
+function verdict(state: Live, c: VerifyTask, ctx: DecideContext): TaskEvent {
+  const kind: VerifierKind = c.as.kind;
+  if (c.as.kind === 'peer') {
+    if (state.verifier.kind !== 'peer') throw new DomainError('ErrVerifierNotConfigured', `task ${state.taskId} has no peer verifier (its verifier is ${state.verifier.kind})`, { task_id: state.taskId });
+    if (state.verifier.agent_id !== c.as.agentId) throw new DomainError('ErrNotPermittedVerifier', `only agent ${state.verifier.agent_id} may verify task ${state.taskId}`, { task_id: state.taskId });
+  } else if (state.verifier.kind !== kind) {
+    throw new DomainError('ErrVerifierNotConfigured', `task ${state.taskId} is verified by ${state.verifier.kind}, not ${kind}`, { task_id: state.taskId });
+  }
+  if (state.status !== 'awaiting_verification') {
+    throw new DomainError('ErrTaskNotAwaitingVerification', `task ${state.taskId} is ${state.status}, not awaiting_verification`, { task_id: state.taskId, status: state.status });
+  }
+  const to = c.verdict === 'approve' ? 'done' : 'failed';
+  const exec = c.as.kind === 'command' ? c.as : null;
+  return { type: 'TaskVerified', data: {
+    taskId: state.taskId, goalId: state.goalId, verdict: c.verdict, verifierKind: kind, verifier: c.verifier, reason: c.reason,
+    domain: state.billingCode || 'default', assigneeAgentId: state.assignee?.agentId ?? null, exitCode: exec?.exitCode ?? null, output: exec?.output ?? null, to,
+    notice: transition(state, ctx, to, c.verifier.name, { verdict: c.verdict, verifier_kind: kind, reason: c.reason }),
+  } };
+}
+
+function expiry(state: Live, ctx: DecideContext): TaskEvent {
+  return { type: 'ClaimExpired', data: { taskId: state.taskId, agentId: state.assignee!.agentId, leaseExpiresAt: state.leaseExpiresAt!, from: state.status,
+    notice: transition(state, ctx, 'approved', 'system', { event: 'ClaimExpired', reason: `lease of ${state.assignee!.name} expired`, previous_assignee: state.assignee!.name }) } };
+}
+
+/** Only the assignee, while its lease lasts, moves a held task on. */
+function mustHold(state: Live, agent: AgentRef, now: string): void {
+  if (!holding(state) || state.assignee?.agentId !== agent.agentId) {
+    throw new DomainError('ErrNotAssignee', `task ${state.taskId} is ${state.status}${state.assignee ? ` and assigned to ${state.assignee.name}` : ''}; only its assignee can do this while it is claimed`,
+      { task_id: state.taskId, status: state.status });
+  }
+  if (expired(state, now)) {
+    throw new DomainError('ErrLeaseExpired', `your claim on task ${state.taskId} expired at ${state.leaseExpiresAt}: claim it again`, { task_id: state.taskId, lease_expires_at: state.leaseExpiresAt });
+  }
+}
+
+function transition(state: Live, ctx: DecideContext, to: TaskStatus, actor: string, extra: Record<string, unknown> = {}): Notice {
+  const reason = typeof extra.reason === 'string' ? ` — ${extra.reason}` : '';
+  const body = `Task #${state.taskId} "${state.title}": ${state.status} → ${to} by ${actor}${reason}`;
+  return note(state.taskId, state.goalId, state.channelId, ctx, body, { event: 'TaskTransition', from: state.status, to, actor, ...extra });
+}
+
+function note(taskId: number, goalId: number, channelId: number, ctx: DecideContext, body: string, metadata: Record<string, unknown>): Notice {
+  return { messageId: ctx.ids.next('message'), channelId, body, metadata: { kind: 'system', goal_id: goalId, task_id: taskId, ...metadata } };
+}
+
+export const illegalTask = (from: string, to: string): DomainError =>
+  new DomainError('ErrIllegalTransition', `illegal task status transition: ${from} → ${to}`, { from, to });
+
+export const taskDecider: Decider<Task, TaskCommand, TaskEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };

@@ -1,0 +1,70 @@
+import type { Event } from './event.js';
+import type { Notice } from './notices.js';
+
+/**
+ * Goals (`goal-<id>` streams): a human owner's objective with its `#goal-<slug>` channel, coordinator,
+ * budgets and lifecycle. Spend itself is recorded on task streams (CostRecorded); the goal stream holds
+ * what spend caused — the one soft alert per budget and the pause — decided from the spend totals the
+ * command looked up inside the same transaction.
+ */
+export type GoalStatus = 'draft' | 'active' | 'paused' | 'completed' | 'cancelled' | 'stuck';
+export const GOAL_STATUSES: readonly GoalStatus[] = ['draft', 'active', 'paused', 'completed', 'cancelled', 'stuck'];
+export type ApprovalMode = 'human' | 'auto';
+export type BudgetDimension = 'tokens' | 'cents';
+export type ClosingStatus = 'completed' | 'stuck' | 'cancelled';
+
+export interface Budgets { tokens: number | null; cents: number | null }
+
+export type GoalCreated = Event<'GoalCreated', {
+  goalId: number;
+  ownerId: number;
+  slug: string;
+  title: string;
+  description: string;
+  channelId: number;
+  coordinatorAgentId: number;
+  coordinatorTemplate: string;
+  budgets: Budgets;
+  maxSpawnDepth: number;
+  approvalMode: ApprovalMode;
+  by: string;
+}>;
+
+export type GoalActivated = Event<'GoalActivated', { goalId: number; from: 'draft'; proposalId: number | null; notice: Notice }>;
+
+export type GoalPaused = Event<'GoalPaused', {
+  goalId: number;
+  from: GoalStatus;
+  reason: 'budget';
+  dimension: BudgetDimension;
+  spent: number;
+  /** What the refused work would have added on top of the spend (0 when the spend itself crossed). */
+  requested: number;
+  budget: number;
+  notice: Notice;
+}>;
+
+export type GoalResumed = Event<'GoalResumed', {
+  goalId: number;
+  from: GoalStatus;
+  budgets: Budgets;
+  /** Per dimension: the 80 % alert may fire again (spend is below 80 % of the new budget). */
+  rearm: Record<BudgetDimension, boolean>;
+  notice: Notice;
+}>;
+
+export type GoalClosed = Event<'GoalClosed', { goalId: number; from: GoalStatus; to: ClosingStatus; summary: string; by: string; notice: Notice }>;
+
+export type BudgetAlertRaised = Event<'BudgetAlertRaised', {
+  goalId: number;
+  dimension: BudgetDimension;
+  spent: number;
+  budget: number;
+  percent: number;
+  notice: Notice;
+}>;
+
+export type GoalEvent = GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised;
+
+export const goalStream = (goalId: number): string => `goal-${goalId}`;
+export const goalChannelName = (slug: string): string => `goal-${slug}`;

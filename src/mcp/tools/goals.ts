@@ -1,0 +1,173 @@
+import * as z from 'zod';
+import { closeGoal, createGoal, goalFor, resumeGoal } from '../../actions/goals.js';
+import { proposeTaskTree } from '../../actions/proposals.js';
+import { DomainError } from '../../errors.js';
+import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
+import type { TreeNode } from '../../events/proposals.js';
+import { listGoals } from '../../projections/goal-queries.js';
+import { goalSnapshot, goalView } from '../../projections/goal-snapshot.js';
+import { PathPolicy } from '../paths.js';
+import { defineTool, type AnyTool } from '../tool.js';
+import { speaker } from './channels.js';
+
+/**
+ * Goals and task-tree proposals (seed 000 contracts): create_goal, propose_task_tree, get_goal,
+ * list_goals, complete_goal, and the owner's resume_goal.
+ */
+const Budget = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const VerifierConfig = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('auto') }),
+  z.strictObject({ kind: z.literal('peer'), agent_id: z.number().int().positive().describe('The agent whose verify_task decides') }),
+  z.strictObject({
+    kind: z.literal('command'), cmd: z.string().trim().min(1).max(4000).describe('Shell command; exit 0 approves'),
+    cwd: z.string().min(1).max(4096).optional().describe('Working directory inside the allowed roots (default: the workspace)'),
+    timeout_sec: z.number().int().min(1).max(3600).optional().describe('Default 60'),
+  }),
+]);
+
+const TaskNode: z.ZodType<TreeNode> = z.lazy(() => z.strictObject({
+  title: z.string().trim().min(3).max(200),
+  description: z.string().trim().min(10).max(16_000),
+  acceptance_criteria: z.string().max(16_000).optional(),
+  billing_code: z.string().trim().min(1).max(64).optional().describe('Cost and reputation domain; inherited from the parent, else "default"'),
+  budget_tokens: Budget.optional(),
+  budget_dollars_cents: Budget.optional(),
+  verifier_config: VerifierConfig.optional().describe('auto (default) | peer | command'),
+  heartbeat_config: z.strictObject({
+    source: z.enum(['task_assignment', 'task_timer', 'verification_requested']).optional(),
+    interval_sec: z.number().int().min(10).max(86_400).optional(),
+    max_budget: Budget.optional().describe('Cents a claim reserves against the goal budget'),
+  }).optional(),
+  children: z.array(TaskNode).max(500).optional(),
+}));
+
+const create = defineTool({
+  name: 'create_goal',
+  title: 'Create a goal',
+  description: 'Creates a high-level goal (status draft) owned by your owner, with its #goal-<slug> channel, and assigns the coordinator (coordinator_config: "default" — the owner\'s pre-built coordinator agent, created on first use — or the name of one of your agents). The coordinator is woken to propose a task tree. Budgets are caps in tokens and US cents (omit for no cap). approval_mode "auto" approves proposals at once (still recorded). Errors: ErrInvalidInput, ErrNotFound (unknown coordinator_config), ErrSlugTaken.',
+  trust: 'write',
+  surface: 'agent',
+  module: 'goals',
+  input: z.strictObject({
+    title: z.string().trim().min(3).max(200),
+    description: z.string().trim().min(10).max(16_000),
+    budget_dollars_cents: Budget.optional(),
+    budget_tokens: Budget.optional(),
+    max_spawn_depth: z.number().int().min(1).max(10).default(3),
+    coordinator_config: z.string().trim().min(1).max(64).default('default').describe('Named coordinator template; defaults to "default"'),
+    approval_mode: z.enum(['human', 'auto']).default('human'),
+  }),
+  output: z.object({ goal_id: z.number().int(), slug: z.string(), channel_id: z.number().int(), coordinator_agent_id: z.number().int(), status: z.string() }),
+  handler(ctx, a) {
+    const g = createGoal(ctx.app, speaker(ctx.caller), {
+      title: a.title, description: a.description, budgets: { tokens: a.budget_tokens ?? null, cents: a.budget_dollars_cents ?? null },
+      maxSpawnDepth: a.max_spawn_depth, coordinatorConfig: a.coordinator_config, approvalMode: a.approval_mode,
+    }, ctx.command);
+    return { goal_id: g.goalId, slug: g.slug, channel_id: g.channelId, coordinator_agent_id: g.coordinatorAgentId, status: g.status };
+  },
+});
+
+const propose = defineTool({
+  name: 'propose_task_tree',
+  title: 'Propose a task tree',
+  description: 'Proposes the decomposition of a goal into a tree of tasks (the coordinator\'s or owner\'s call). Nothing is created yet: the whole tree is checked, posted as one proposal to #approvals, and materialized atomically when the owner reacts approve (at once in auto mode); a rejection arrives as a DM with the reason. Node: title 3–200, description ≥ 10, acceptance_criteria, billing_code, budget_tokens, budget_dollars_cents (a child\'s budget must fit in what its parent has left), verifier_config {kind:auto}|{kind:peer,agent_id}|{kind:command,cmd,cwd?,timeout_sec?}, children. Errors: ErrBudgetInsufficient, ErrAncestryOverflow, ErrProposalPending (one pending tree per goal), ErrNotCoordinator, ErrGoalNotFound, ErrPathOutsideRoots (command cwd).',
+  trust: 'write',
+  surface: 'agent',
+  module: 'goals',
+  input: z.strictObject({ goal_id: z.number().int().positive(), reasoning: z.string().max(16_000).default(''), tree: TaskNode }),
+  output: z.object({ proposal_message_id: z.number().int(), channel_id: z.number().int(), proposal_id: z.number().int(), status: z.enum(['pending', 'approved']), task_ids: z.array(z.number().int()) }),
+  handler(ctx, a) {
+    const policy = PathPolicy.forDataDir(ctx.app.dataDir);
+    const tree = withResolvedCwd(a.tree as TreeNode, policy, 'tree');
+    const p = proposeTaskTree(ctx.app, speaker(ctx.caller), a.goal_id, a.reasoning, tree, ctx.command);
+    return { proposal_message_id: p.proposalMessageId, channel_id: p.channelId, proposal_id: p.proposalId, status: p.approved ? 'approved' as const : 'pending' as const, task_ids: p.taskIds };
+  },
+});
+
+/** Command verifiers run in a directory inside the allowed roots (DESIGN §3.16), resolved now. */
+function withResolvedCwd(node: TreeNode, policy: PathPolicy, path: string): TreeNode {
+  const v = node.verifier_config;
+  const verifier = v?.kind === 'command' && v.cwd !== undefined ? { ...v, cwd: guardCwd(policy, v.cwd, `${path}.verifier_config.cwd`) } : v;
+  const children = node.children?.map((c, i) => withResolvedCwd(c, policy, `${path}.children[${i}]`));
+  return { ...node, ...(verifier ? { verifier_config: verifier } : {}), ...(children ? { children } : {}) };
+}
+function guardCwd(policy: PathPolicy, cwd: string, field: string): string {
+  try {
+    return policy.guard({ cwd }).cwd as string;
+  } catch (e) {
+    if (e instanceof DomainError) throw new DomainError(e.code, e.message.replace('cwd', field), { ...e.details, field });
+    throw e;
+  }
+}
+
+const Snapshot = z.object({
+  goal: z.record(z.string(), z.unknown()), tasks_tree: z.array(z.record(z.string(), z.unknown())), spawned_agents: z.array(z.record(z.string(), z.unknown())),
+  cost_breakdown: z.record(z.string(), z.unknown()), recent_events: z.array(z.record(z.string(), z.unknown())),
+});
+
+const get = defineTool({
+  name: 'get_goal',
+  title: 'Get a goal',
+  description: 'The full snapshot of one goal: goal (status, budgets, spend, coordinator, channel), tasks_tree (every task with status, assignee, lease, budgets, spend and subtree rollup, nested by parent), spawned_agents, cost_breakdown (total and by billing code) and recent_events (the last 50 messages of its channel). Errors: ErrGoalNotFound.',
+  trust: 'read',
+  surface: 'agent',
+  module: 'goals',
+  input: z.strictObject({ goal_id: z.number().int().positive() }),
+  output: Snapshot,
+  handler(ctx, a) {
+    goalFor(ctx.app, speaker(ctx.caller), a.goal_id);
+    return goalSnapshot(ctx.app.engine.db, a.goal_id)! as unknown as z.infer<typeof Snapshot>;
+  },
+});
+
+const list = defineTool({
+  name: 'list_goals',
+  title: 'List goals',
+  description: 'Lists your team\'s goals, newest first, each with status, budgets, spend, task count and last activity. Filter by status.',
+  trust: 'read',
+  surface: 'agent',
+  module: 'goals',
+  input: z.strictObject({
+    status: z.enum(GOAL_STATUSES as [GoalStatus, ...GoalStatus[]]).optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+    offset: z.number().int().min(0).default(0),
+  }),
+  output: z.object({ goals: z.array(z.record(z.string(), z.unknown())), total: z.number().int() }),
+  handler(ctx, a) {
+    const { goals, total } = listGoals(ctx.app.engine.db, speaker(ctx.caller).tenant, { status: a.status ?? null, limit: a.limit, offset: a.offset });
+    return { goals: goals.map((g) => goalView(ctx.app.engine.db, g)), total };
+  },
+});
+
+const complete = defineTool({
+  name: 'complete_goal',
+  title: 'Complete a goal',
+  description: 'Closes a goal as completed, stuck or cancelled with a summary (the owner or the goal\'s coordinator). Calling it again with the same status changes nothing. A stuck goal can be resumed by the owner. Errors: ErrGoalNotFound, ErrForbidden, ErrIllegalTransition (e.g. a completed goal).',
+  trust: 'write',
+  surface: 'agent',
+  module: 'goals',
+  input: z.strictObject({ goal_id: z.number().int().positive(), status: z.enum(['completed', 'stuck', 'cancelled']), summary: z.string().trim().min(1).max(16_000) }),
+  output: z.object({ goal_id: z.number().int(), status: z.string() }),
+  handler(ctx, a) {
+    const g = closeGoal(ctx.app, speaker(ctx.caller), a.goal_id, a.status, a.summary, ctx.command);
+    return { goal_id: g.goalId, status: g.status };
+  },
+});
+
+const resume = defineTool({
+  name: 'resume_goal',
+  title: 'Resume a goal',
+  description: 'Owner only. Sets a paused (or stuck) goal active again, optionally with new budgets; the 80 % alert re-arms when spend is below 80 % of the new budget. Refused with ErrGoalBudgetExceeded while spend is still at or over a budget. Errors: ErrGoalNotFound, ErrIllegalTransition.',
+  trust: 'write',
+  surface: 'owner',
+  module: 'goals',
+  input: z.strictObject({ goal_id: z.number().int().positive(), new_budget_dollars_cents: Budget.optional(), new_budget_tokens: Budget.optional() }),
+  output: z.object({ goal_id: z.number().int(), status: z.string() }),
+  handler(ctx, a) {
+    const g = resumeGoal(ctx.app, speaker(ctx.caller), a.goal_id, { tokens: a.new_budget_tokens, cents: a.new_budget_dollars_cents }, ctx.command);
+    return { goal_id: g.goalId, status: g.status };
+  },
+});
+
+export const goalTools: readonly AnyTool[] = [create, propose, get, list, complete, resume];

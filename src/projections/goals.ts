@@ -1,0 +1,71 @@
+import { prepared } from '../db.js';
+import type { GoalEvent } from '../events/goals.js';
+import { sqlFor, type Projection } from './projection.js';
+
+/** Goals as a read table; queries live in goal-queries.ts (they join the tasks projection's tables). */
+export type T = 'goals';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  insert: `INSERT OR IGNORE INTO "${t.goals}" (goal_id, owner_id, slug, title, description, status, channel_id, coordinator_agent_id,
+    coordinator_template, budget_tokens, budget_cents, max_spawn_depth, approval_mode, created_by, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  status: `UPDATE "${t.goals}" SET status = ?, updated_at = ? WHERE goal_id = ?`,
+  paused: `UPDATE "${t.goals}" SET status = 'paused', paused_reason = ?, updated_at = ? WHERE goal_id = ?`,
+  resumed: `UPDATE "${t.goals}" SET status = 'active', paused_reason = NULL, budget_tokens = ?, budget_cents = ?,
+    alert_tokens = alert_tokens AND NOT ?, alert_cents = alert_cents AND NOT ?, updated_at = ? WHERE goal_id = ?`,
+  closed: `UPDATE "${t.goals}" SET status = ?, completion_summary = ?, completed_at = ?, updated_at = ? WHERE goal_id = ?`,
+  alertTokens: `UPDATE "${t.goals}" SET alert_tokens = 1, updated_at = ? WHERE goal_id = ?`,
+  alertCents: `UPDATE "${t.goals}" SET alert_cents = 1, updated_at = ? WHERE goal_id = ?`,
+}));
+
+export const goalsProjection: Projection<GoalEvent, T> = {
+  name: 'goals',
+  version: 1,
+  handles: ['GoalCreated', 'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised'],
+  tables: ['goals'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.goals}" (
+        goal_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, slug TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL,
+        status TEXT NOT NULL, channel_id INTEGER NOT NULL, coordinator_agent_id INTEGER NOT NULL, coordinator_template TEXT NOT NULL,
+        budget_tokens INTEGER, budget_cents INTEGER, max_spawn_depth INTEGER NOT NULL, approval_mode TEXT NOT NULL,
+        alert_tokens INTEGER NOT NULL DEFAULT 0, alert_cents INTEGER NOT NULL DEFAULT 0, paused_reason TEXT,
+        completion_summary TEXT, completed_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+      CREATE UNIQUE INDEX IF NOT EXISTS "${t.goals}_by_slug" ON "${t.goals}" (owner_id, slug);
+      CREATE INDEX IF NOT EXISTS "${t.goals}_by_status" ON "${t.goals}" (owner_id, status);
+    `);
+  },
+  apply(db, e, t) {
+    const q = sql(t);
+    const at = e.recordedAt;
+    switch (e.type) {
+      case 'GoalCreated': {
+        const g = e.data;
+        prepared(db, q.insert).run(g.goalId, g.ownerId, g.slug, g.title, g.description, g.channelId, g.coordinatorAgentId, g.coordinatorTemplate,
+          g.budgets.tokens, g.budgets.cents, g.maxSpawnDepth, g.approvalMode, g.by, at, at);
+        return;
+      }
+      case 'GoalActivated':
+        prepared(db, q.status).run('active', at, e.data.goalId);
+        return;
+      case 'GoalPaused':
+        prepared(db, q.paused).run(`budget: ${e.data.dimension} ${e.data.spent}${e.data.requested ? ` + ${e.data.requested}` : ''} of ${e.data.budget}`, at, e.data.goalId);
+        return;
+      case 'GoalResumed': {
+        const d = e.data;
+        prepared(db, q.resumed).run(d.budgets.tokens, d.budgets.cents, d.rearm.tokens ? 1 : 0, d.rearm.cents ? 1 : 0, at, d.goalId);
+        return;
+      }
+      case 'GoalClosed':
+        prepared(db, q.closed).run(e.data.to, e.data.summary, at, at, e.data.goalId);
+        return;
+      case 'BudgetAlertRaised':
+        prepared(db, e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents).run(at, e.data.goalId);
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};

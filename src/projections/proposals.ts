@@ -1,0 +1,51 @@
+import { prepared } from '../db.js';
+import type { ProposalEvent } from '../events/proposals.js';
+import { sqlFor, type Projection } from './projection.js';
+
+/** Proposals waiting for (or decided by) the owner, findable by their `#approvals` message. */
+export type T = 'proposals';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  insert: `INSERT OR IGNORE INTO "${t.proposals}" (proposal_id, kind, goal_id, owner_id, proposer_key, proposer_name, reasoning, tree,
+    task_count, message_id, channel_id, status, created_at) VALUES (?, 'task_tree', ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+  decide: `UPDATE "${t.proposals}" SET status = ?, decided_by = ?, decided_at = ?, reason = ?, auto = ?, task_ids = ? WHERE proposal_id = ?`,
+}));
+
+export const proposalsProjection: Projection<ProposalEvent, T> = {
+  name: 'proposals',
+  version: 1,
+  handles: ['TaskTreeProposed', 'ProposalApproved', 'ProposalRejected'],
+  tables: ['proposals'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.proposals}" (
+        proposal_id INTEGER PRIMARY KEY, kind TEXT NOT NULL, goal_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
+        proposer_key TEXT NOT NULL, proposer_name TEXT NOT NULL, reasoning TEXT NOT NULL, tree TEXT NOT NULL, task_count INTEGER NOT NULL,
+        message_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, status TEXT NOT NULL, decided_by TEXT, decided_at TEXT, reason TEXT,
+        auto INTEGER, task_ids TEXT, created_at TEXT NOT NULL);
+      CREATE UNIQUE INDEX IF NOT EXISTS "${t.proposals}_by_message" ON "${t.proposals}" (message_id);
+      CREATE INDEX IF NOT EXISTS "${t.proposals}_by_goal" ON "${t.proposals}" (goal_id, status);
+    `);
+  },
+  apply(db, e, t) {
+    const q = sql(t);
+    switch (e.type) {
+      case 'TaskTreeProposed': {
+        const p = e.data;
+        prepared(db, q.insert).run(p.proposalId, p.goalId, p.ownerId, p.proposer.key, p.proposer.name, p.reasoning, JSON.stringify(p.tree), p.taskCount,
+          p.messageId, p.channelId, e.recordedAt);
+        return;
+      }
+      case 'ProposalApproved':
+        prepared(db, q.decide).run('approved', e.data.by.name, e.recordedAt, null, e.data.auto ? 1 : 0, JSON.stringify(e.data.taskIds), e.data.proposalId);
+        return;
+      case 'ProposalRejected':
+        prepared(db, q.decide).run('rejected', e.data.by.name, e.recordedAt, e.data.reason, 0, null, e.data.proposalId);
+        return;
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};

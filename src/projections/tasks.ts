@@ -1,0 +1,122 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
+import type { TaskEvent } from '../events/tasks.js';
+import { sqlFor, type Projection, type TableNames } from './projection.js';
+
+/**
+ * Tasks as read tables. `tasks` holds each task with its leaf spend and open reservation; `goal_totals`
+ * keeps per-goal sums (task count, spend, reservations, last activity) so listing goals never scans
+ * their tasks. Subtree rollups are recursive CTEs at read time (FR-007) in goal-queries.ts.
+ */
+export type T = 'tasks' | 'goal_totals';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  insert: `INSERT OR IGNORE INTO "${t.tasks}" (task_id, goal_id, parent_id, depth, ancestry, title, description, acceptance_criteria,
+    billing_code, budget_tokens, budget_cents, verifier, verifier_kind, heartbeat, status, created_by, proposal_id, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'approved', ?, ?, ?, ?)`,
+  totalsNew: `INSERT INTO "${t.goal_totals}" (goal_id, task_count, last_activity_at) VALUES (?, 1, ?)
+    ON CONFLICT(goal_id) DO UPDATE SET task_count = task_count + 1, last_activity_at = excluded.last_activity_at`,
+  reserved: `SELECT goal_id, reserved_tokens, reserved_cents FROM "${t.tasks}" WHERE task_id = ?`,
+  claim: `UPDATE "${t.tasks}" SET status = 'claimed', assignee_agent_id = ?, assignee_name = ?, lease_expires_at = ?, reserved_tokens = ?,
+    reserved_cents = ?, claimed_at = coalesce(?, claimed_at), updated_at = ? WHERE task_id = ?`,
+  renew: `UPDATE "${t.tasks}" SET lease_expires_at = ?, reserved_tokens = ?, reserved_cents = ?, updated_at = ? WHERE task_id = ?`,
+  start: `UPDATE "${t.tasks}" SET status = 'in_progress', started_at = coalesce(started_at, ?), updated_at = ? WHERE task_id = ?`,
+  complete: `UPDATE "${t.tasks}" SET status = 'awaiting_verification', summary = ?, artifact_message_ids = ?, lease_expires_at = NULL,
+    reserved_tokens = 0, reserved_cents = 0, submitted_at = ?, updated_at = ? WHERE task_id = ?`,
+  verified: `UPDATE "${t.tasks}" SET status = ?, verdict = ?, verified_by = ?, failure_reason = ?, completed_at = ?, updated_at = ? WHERE task_id = ?`,
+  unassign: `UPDATE "${t.tasks}" SET status = 'approved', assignee_agent_id = NULL, assignee_name = NULL, lease_expires_at = NULL,
+    reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE task_id = ?`,
+  cancel: `UPDATE "${t.tasks}" SET status = 'cancelled', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
+    completed_at = ?, updated_at = ? WHERE task_id = ?`,
+  spend: `UPDATE "${t.tasks}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, updated_at = ? WHERE task_id = ?`,
+  totals: `UPDATE "${t.goal_totals}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, reserved_tokens = reserved_tokens + ?,
+    reserved_cents = reserved_cents + ?, last_activity_at = ? WHERE goal_id = ?`,
+}));
+
+export const tasksProjection: Projection<TaskEvent, T> = {
+  name: 'tasks',
+  version: 1,
+  handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded'],
+  tables: ['tasks', 'goal_totals'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.tasks}" (
+        task_id INTEGER PRIMARY KEY, goal_id INTEGER NOT NULL, parent_id INTEGER, depth INTEGER NOT NULL, ancestry TEXT NOT NULL,
+        title TEXT NOT NULL, description TEXT NOT NULL, acceptance_criteria TEXT NOT NULL, billing_code TEXT NOT NULL,
+        budget_tokens INTEGER, budget_cents INTEGER, spent_tokens INTEGER NOT NULL DEFAULT 0, spent_cents INTEGER NOT NULL DEFAULT 0,
+        reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
+        verifier TEXT NOT NULL, verifier_kind TEXT NOT NULL, heartbeat TEXT, status TEXT NOT NULL,
+        assignee_agent_id INTEGER, assignee_name TEXT, lease_expires_at TEXT, summary TEXT, artifact_message_ids TEXT,
+        verdict TEXT, verified_by TEXT, failure_reason TEXT, created_by TEXT NOT NULL, proposal_id INTEGER,
+        created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_by_lease" ON "${t.tasks}" (lease_expires_at) WHERE lease_expires_at IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_awaiting" ON "${t.tasks}" (verifier_kind, status) WHERE status = 'awaiting_verification';
+      CREATE TABLE IF NOT EXISTS "${t.goal_totals}" (
+        goal_id INTEGER PRIMARY KEY, task_count INTEGER NOT NULL DEFAULT 0, spent_tokens INTEGER NOT NULL DEFAULT 0,
+        spent_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
+        last_activity_at TEXT NOT NULL);
+    `);
+  },
+  apply(db, e, t) {
+    const q = sql(t);
+    const at = e.recordedAt;
+    switch (e.type) {
+      case 'TaskCreated': {
+        const d = e.data;
+        const inserted = prepared(db, q.insert).run(d.taskId, d.goalId, d.parentId, d.depth, JSON.stringify(d.ancestry), d.title, d.description,
+          d.acceptanceCriteria, d.billingCode, d.budgets.tokens, d.budgets.cents, JSON.stringify(d.verifier), d.verifier.kind,
+          d.heartbeat ? JSON.stringify(d.heartbeat) : null, d.by.name, d.proposalId, at, at);
+        if (inserted.changes > 0) prepared(db, q.totalsNew).run(d.goalId, at);
+        return;
+      }
+      case 'TaskClaimed': {
+        const d = e.data;
+        reserve(db, t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
+        if (d.renewed) prepared(db, q.renew).run(d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
+        else prepared(db, q.claim).run(d.agentId, d.agentName, d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, at, d.taskId);
+        return;
+      }
+      case 'TaskStarted':
+        prepared(db, q.start).run(at, at, e.data.taskId);
+        return;
+      case 'TaskCompleted':
+        reserve(db, t, e.data.taskId, 0, 0, at);
+        prepared(db, q.complete).run(e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
+        return;
+      case 'TaskVerified': {
+        const d = e.data;
+        prepared(db, q.verified).run(d.to, d.verdict, `${d.verifierKind}:${d.verifier.name}`, d.verdict === 'reject' ? d.reason : null, at, at, d.taskId);
+        return;
+      }
+      case 'TaskReleased':
+      case 'ClaimExpired':
+        reserve(db, t, e.data.taskId, 0, 0, at);
+        prepared(db, q.unassign).run(at, e.data.taskId);
+        return;
+      case 'TaskCancelled':
+        reserve(db, t, e.data.taskId, 0, 0, at);
+        prepared(db, q.cancel).run(e.data.reason, at, at, e.data.taskId);
+        return;
+      case 'CostRecorded': {
+        const d = e.data;
+        prepared(db, q.spend).run(d.tokens, d.cents, at, d.taskId);
+        prepared(db, q.totals).run(d.tokens, d.cents, 0, 0, at, d.goalId);
+        return;
+      }
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};
+
+/** Moves a task's open reservation to the new amounts, keeping the goal's sum in step. */
+function reserve(db: Database, t: TableNames<T>, taskId: number, tokens: number, cents: number, at: string): void {
+  const q = sql(t);
+  const row = prepared(db, q.reserved).get(taskId) as { goal_id: number; reserved_tokens: number; reserved_cents: number } | undefined;
+  if (!row) return;
+  prepared(db, q.totals).run(0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
+}
