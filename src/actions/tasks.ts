@@ -46,7 +46,9 @@ export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, l
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
     const refusal = agent.quarantined || task.assigneeAgentId === agent.agentId ? null : budgetRefusal(app, goal, task, reservation);
     if (refusal?.scope === 'goal') {
-      app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'PauseForBudget', dimension: refusal.dimension, spent: refusal.committed, requested: refusal.requested, by: who(by) }, actor);
+      const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'PauseForBudget', dimension: refusal.dimension, spent: refusal.committed, requested: refusal.requested, by: who(by) }, actor);
+      const paused = events.find((e) => e.type === 'GoalPaused');
+      if (paused) tellOwnerPaused(app, goal, paused.data.notice.body, actor);
       return { refused: refusal };
     }
     if (refusal) return { refused: refusal };
@@ -176,12 +178,16 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
     const t = goalTotals(app.engine.db, goal.goalId);
     const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ApplySpend', spent: { tokens: t.spentTokens, cents: t.spentCents } }, actor);
     const paused = events.find((e) => e.type === 'GoalPaused');
-    if (paused) {
-      sendSystemDirect(app, goal.ownerId, `user-${goal.ownerId}`, `Goal #${goal.goalId} "${goal.title}" was paused: ${paused.data.notice.body}. Raise the budget and resume it (resume_goal or POST /api/goals/${goal.goalId}/resume).`,
-        { event: 'GoalPaused', goal_id: goal.goalId }, actor);
-    }
+    if (paused) tellOwnerPaused(app, goal, paused.data.notice.body, actor);
   });
   return { goal: getGoal(app.engine.db, getTask(app.engine.db, taskId)!.goalId)!, task: getTask(app.engine.db, taskId)! };
+}
+
+/** Every pause for budget DMs the owner, in the command that paused the goal. */
+function tellOwnerPaused(app: App, goal: GoalRow, why: string, actor: Actor): void {
+  sendSystemDirect(app, goal.ownerId, `user-${goal.ownerId}`,
+    `Goal #${goal.goalId} "${goal.title}" was paused: ${why}. Raise the budget and resume it (resume_goal or POST /api/goals/${goal.goalId}/resume).`,
+    { event: 'GoalPaused', goal_id: goal.goalId }, actor);
 }
 
 /** The sweeper's command: every lease that ran out by now is expired, each task claimable again. */

@@ -1,0 +1,24 @@
+import { callTool, mcpFixture, textOf } from '../helpers/mcp.js';
+import { rotateToken } from '../../src/actions/principals.js';
+import { it } from 'node:test';
+it('x', async () => {
+const f = await mcpFixture();
+const owner = await f.connect(f.ownerToken);
+const worker = await f.connect(f.agentToken);
+const show = async (c: any, n: string, a: any) => { const r = await callTool(c, n, a); console.log(n, r.result.isError ? 'ERR ' + textOf(r.result) : JSON.stringify(r.body).slice(0, 1500)); return r.body; };
+const g = await show(owner, 'create_goal', { title: 'Keep docs.mcpproxy.app accurate', description: 'Keep the docs accurate please' });
+await show(owner, 'list_channels', {});
+const p = await show(owner, 'propose_task_tree', { goal_id: g.goal_id, reasoning: 'because', tree: { title: 'root task', description: 'root description', children: [{ title: 'child one', description: 'child description', acceptance_criteria: 'ac1', children: [{ title: 'grand child', description: 'grandchild desc' }] }] } });
+await show(owner, 'get_channel_messages', { channel_name: 'approvals' });
+await show(worker, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
+await show(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
+const s = await show(owner, 'get_goal', { goal_id: g.goal_id });
+console.log(JSON.stringify(s, null, 1).slice(0, 6000));
+await show(owner, 'get_channel_messages', { channel_id: g.channel_id });
+await show(owner, 'create_goal', { title: '', description: 'Keep the docs accurate please' });
+await show(owner, 'create_goal', { title: 'x'.repeat(200), description: 'Keep the docs accurate please' });
+const tok = rotateToken(f.app, 'agent', g.coordinator_agent_id as number, { actor: 'user:owner' });
+const coord = await f.connect(tok);
+await show(coord, 'my_status', {});
+await f.close();
+});
