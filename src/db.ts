@@ -79,6 +79,22 @@ export function prepared(db: Database, sql: string): Statement {
   return stmt;
 }
 
+const readers = new WeakMap<Database, <T>(fn: () => T) => T>();
+
+/**
+ * Runs `fn` — several reads that must agree with each other — in one read transaction, so that a
+ * commit by another connection (another process on the same data dir) cannot land between them.
+ * Inside a transaction already open on `db` it joins it (a savepoint).
+ */
+export function readConsistent<T>(db: Database, fn: () => T): T {
+  let run = readers.get(db);
+  if (!run) {
+    run = db.transaction((f: () => unknown) => f()) as <U>(f: () => U) => U;
+    readers.set(db, run);
+  }
+  return run(fn);
+}
+
 /** Drops cached statements, e.g. after a rebuild renamed tables (the shadow names are never used again). */
 export function clearPrepared(db: Database): void {
   statementCache.delete(db);

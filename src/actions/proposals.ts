@@ -10,6 +10,7 @@ import { goalStream } from '../events/goals.js';
 import { proposalStream, type TreeNode } from '../events/proposals.js';
 import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
+import { getAgent } from '../projections/principals.js';
 import { getProposal, goalTotals, pendingTreeProposal, proposalByMessage, tasksOfGoal, type GoalRow, type ProposalRow } from '../projections/goal-queries.js';
 import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
@@ -36,6 +37,7 @@ export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning
         { goal_id: goalId, proposal_id: pending.proposalId, proposal_message_id: pending.messageId });
     }
     const taskCount = checkTree(tree, budgetLeft(app, goal));
+    checkPeerVerifiers(app, goal, tree);
     const proposalId = uow.ids.next('proposal');
     const body = renderProposal(goal, proposalId, by.name, reasoning, tree, taskCount);
     const sent = sendToChannel(app, by, { name: 'approvals' }, { body, subject: `Task tree for goal #${goalId}: ${goal.title}`, priority: 7,
@@ -57,6 +59,21 @@ export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning
 function fromEvents(events: readonly { type: string; data: unknown }[]) {
   const d = events.find((e) => e.type === 'TaskTreeProposed')!.data as { proposalId: number; messageId: number; channelId: number };
   return { proposalId: d.proposalId, proposalMessageId: d.messageId, channelId: d.channelId, auto: false };
+}
+
+/** A peer verifier must be an agent of the goal's owner: a task no one can verify would wait forever. */
+function checkPeerVerifiers(app: App, goal: GoalRow, tree: TreeNode): void {
+  const walk = (node: TreeNode, path: string): void => {
+    const v = node.verifier_config;
+    if (v?.kind === 'peer') {
+      const agent = getAgent(app.engine.db, v.agent_id);
+      if (!agent || agent.ownerId !== goal.ownerId) {
+        throw new DomainError('ErrNotFound', `${path}.verifier_config.agent_id: agent ${v.agent_id} not found`, { path, agent_id: v.agent_id });
+      }
+    }
+    (node.children ?? []).forEach((child, i) => walk(child, `${path}.children[${i}]`));
+  };
+  walk(tree, 'tree');
 }
 
 /** What the goal's budgets leave for a new tree: the budget minus what earlier trees' roots hold or spent. */

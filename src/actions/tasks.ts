@@ -41,10 +41,10 @@ export interface Claimed { taskId: number; status: string; claimedAt: string; le
  */
 export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, leaseMs = DEFAULT_LEASE_MS): Claimed {
   const agent = agentOf(app, by, 'claim tasks');
-  const result = app.engine.transact(actor, () => {
+  const result = app.engine.transact(actor, (uow) => {
     const { task, goal } = taskFor(app, by, taskId);
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
-    const refusal = agent.quarantined || task.assigneeAgentId === agent.agentId ? null : budgetRefusal(app, goal, task, reservation);
+    const refusal = agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
     if (refusal?.scope === 'goal') {
       const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'PauseForBudget', dimension: refusal.dimension, spent: refusal.committed, requested: refusal.requested, by: who(by) }, actor);
       const paused = events.find((e) => e.type === 'GoalPaused');
@@ -71,19 +71,36 @@ function replayedClaim(app: App, taskId: number, events: readonly { type: string
   return { taskId, status: 'claimed', claimedAt: e.recordedAt, leaseExpiresAt: d.leaseExpiresAt, renewed: d.renewed };
 }
 
+/**
+ * Only a claim the decider would make passes the budget gate: on an approved task, or on one whose lease
+ * ran out. Renewals, claims on a task another agent holds, on a task that is not approved or on a closed
+ * goal are the decider's to answer (ErrAlreadyClaimed, ErrTaskNotApproved, ErrGoalClosed) — they must
+ * not pause the goal for budget.
+ */
+function freshClaim(task: TaskRow, goal: GoalRow, now: string): boolean {
+  if (goal.status === 'completed' || goal.status === 'cancelled') return false;
+  if (task.status === 'approved') return true;
+  const held = task.status === 'claimed' || task.status === 'in_progress';
+  return held && task.leaseExpiresAt !== null && Date.parse(task.leaseExpiresAt) <= Date.parse(now);
+}
+
 interface Refusal { scope: 'goal' | 'task'; taskId: number; dimension: BudgetDimension; committed: number; requested: number; budget: number }
 
-/** The first budget the claim would break: the goal's, then each budgeted task from the claimed one up to its root. */
+/**
+ * The first budget the claim would break: the goal's, then each budgeted task from the claimed one up to
+ * its root. The task's own open reservation (a lease that ran out) is not counted: this claim replaces it.
+ */
 function budgetRefusal(app: App, goal: GoalRow, task: TaskRow, reservation: Amount): Refusal | null {
   if (goal.status === 'paused') return null; // the decider refuses a paused goal itself
   const t = goalTotals(app.engine.db, goal.goalId);
+  const others = (c: { tokens: number; cents: number }) => ({ tokens: c.tokens - task.reservedTokens, cents: c.cents - task.reservedCents });
   const checks: [Refusal['scope'], number, { tokens: number | null; cents: number | null }, { tokens: number; cents: number }][] = [
-    ['goal', goal.goalId, { tokens: goal.budgetTokens, cents: goal.budgetCents }, { tokens: t.spentTokens + t.reservedTokens, cents: t.spentCents + t.reservedCents }],
+    ['goal', goal.goalId, { tokens: goal.budgetTokens, cents: goal.budgetCents }, others({ tokens: t.spentTokens + t.reservedTokens, cents: t.spentCents + t.reservedCents })],
   ];
   for (const id of [task.taskId, ...task.ancestry.map((a) => a.id).reverse()]) {
     const node = id === task.taskId ? task : getTask(app.engine.db, id);
     if (node && (node.budgetTokens !== null || node.budgetCents !== null)) {
-      checks.push(['task', id, { tokens: node.budgetTokens, cents: node.budgetCents }, committedInSubtree(app.engine.db, id)]);
+      checks.push(['task', id, { tokens: node.budgetTokens, cents: node.budgetCents }, others(committedInSubtree(app.engine.db, id))]);
     }
   }
   for (const [scope, id, budget, committed] of checks) {
@@ -159,7 +176,7 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
     app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
     if (verdict === 'reject') {
       sendSystemDirect(app, goal.ownerId, `agent-${goal.coordinatorAgentId}`,
-        `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}. Re-plan it, or complete_goal with status "stuck".`,
+        `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Re-plan it, or complete_goal with status "stuck".`,
         { event: 'TaskVerified', task_id: taskId, goal_id: goal.goalId, verdict, reason }, actor);
     }
   });
@@ -181,6 +198,13 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
     if (paused) tellOwnerPaused(app, goal, paused.data.notice.body, actor);
   });
   return { goal: getGoal(app.engine.db, getTask(app.engine.db, taskId)!.goalId)!, task: getTask(app.engine.db, taskId)! };
+}
+
+/** The end of a command verifier's output, for the coordinator's DM (the whole 4 KiB tail is on the task). */
+function outputTail(as: VerifyTask['as']): string {
+  if (as.kind !== 'command' || !as.output.trim()) return '';
+  const tail = as.output.trim().slice(-500);
+  return `\nOutput (end):\n${tail}\n`;
 }
 
 /** Every pause for budget DMs the owner, in the command that paused the goal. */

@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { decideProposal } from '../actions/proposals.js';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import { readHead } from '../events/store.js';
-import { getGoal, listGoals } from '../projections/goal-queries.js';
-import { goalSnapshot, goalView, type TaskNode } from '../projections/goal-snapshot.js';
+import { getGoal } from '../projections/goal-queries.js';
+import { goalList, goalSnapshot, type TaskNode } from '../projections/goal-snapshot.js';
 import { positionAt, replayTo } from '../projections/replay.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
@@ -19,8 +19,7 @@ export function registerGoals(program: Command): void {
     .action(action((opts: { status?: string; json?: boolean }, cmd: Command) => {
       if (opts.status !== undefined && !GOAL_STATUSES.includes(opts.status as GoalStatus)) throw new CliError(`--status must be one of ${GOAL_STATUSES.join(', ')}`);
       return withOwner(cmd, (app, owner) => {
-        const { goals: rows } = listGoals(app.engine.db, owner.userId, { status: (opts.status as GoalStatus) ?? null, limit: 200, offset: 0 });
-        const views = rows.map((g) => goalView(app.engine.db, g));
+        const { goals: views } = goalList(app.engine.db, owner.userId, { status: (opts.status as GoalStatus) ?? null, limit: 200, offset: 0 });
         if (opts.json) return printJson(views);
         if (views.length === 0) return void process.stdout.write('No goals\n');
         for (const g of views) {

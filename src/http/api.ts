@@ -9,8 +9,7 @@ import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import { actorOf, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { speaker } from '../mcp/tools/channels.js';
-import { listGoals } from '../projections/goal-queries.js';
-import { goalSnapshot, goalView } from '../projections/goal-snapshot.js';
+import { goalList, goalSnapshot } from '../projections/goal-snapshot.js';
 
 /**
  * `/api`: the REST surface for owners and the web UI (seed 000 shapes). Bearer owner tokens with the
@@ -22,16 +21,19 @@ const STATUS: Record<string, number> = {
   ErrInvalidInput: 400, ErrForbidden: 403, ErrGoalNotFound: 404, ErrNotFound: 404, ErrIllegalTransition: 409, ErrGoalBudgetExceeded: 409,
 };
 
+/** Path and query integers are plain decimal digits (no `0x10`, `1e1`, ` 5` or `1.0` sneaking through Number()). */
+const Digits = z.string().regex(/^\d+$/, 'expected a decimal integer');
+const IntParam = (min: number, max: number) => Digits.transform(Number).pipe(z.number().int().min(min).max(max));
 const ListQuery = z.strictObject({
   status: z.enum(GOAL_STATUSES as [GoalStatus, ...GoalStatus[]]).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: IntParam(1, 200).default(50),
+  offset: IntParam(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 const ResumeBody = z.strictObject({
   new_budget_dollars_cents: z.number().int().min(0).optional(),
   new_budget_tokens: z.number().int().min(0).optional(),
 });
-const GoalId = z.coerce.number().int().positive();
+const GoalId = IntParam(1, Number.MAX_SAFE_INTEGER);
 
 export function mountApi(app: Express, ctx: McpContext): void {
   const verifier = {
@@ -48,9 +50,8 @@ export function mountApi(app: Express, ctx: McpContext): void {
 
   router.get('/goals', (req, res) => {
     const q = parse(ListQuery, req.query, 'query');
-    const { goals, total } = listGoals(db, speaker(caller(req)).tenant, { status: q.status ?? null, limit: q.limit, offset: q.offset });
-    res.json({ goals: goals.map((g) => {
-      const v = goalView(db, g);
+    const { goals, total } = goalList(db, speaker(caller(req)).tenant, { status: q.status ?? null, limit: q.limit, offset: q.offset });
+    res.json({ goals: goals.map((v) => {
       return { ...v, cost_totals: { tokens: v.spent_tokens, dollars_cents: v.spent_dollars_cents } };
     }), total, limit: q.limit, offset: q.offset });
   });

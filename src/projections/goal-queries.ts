@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared, readConsistent } from '../db.js';
 import type { ApprovalMode, GoalStatus } from '../events/goals.js';
 import type { AncestryNode, HeartbeatConfig, TaskStatus, VerifierConfig } from '../events/tasks.js';
 
@@ -19,7 +19,7 @@ export interface TaskRow {
   acceptanceCriteria: string; billingCode: string; budgetTokens: number | null; budgetCents: number | null; spentTokens: number; spentCents: number;
   reservedTokens: number; reservedCents: number; verifier: VerifierConfig; heartbeat: HeartbeatConfig | null; status: TaskStatus;
   assigneeAgentId: number | null; assigneeName: string | null; leaseExpiresAt: string | null; summary: string | null; artifactMessageIds: number[];
-  verdict: string | null; verifiedBy: string | null; failureReason: string | null; createdBy: string; proposalId: number | null;
+  verdict: string | null; verifiedBy: string | null; failureReason: string | null; verifierOutput: string | null; createdBy: string; proposalId: number | null;
   createdAt: string; claimedAt: string | null; startedAt: string | null; submittedAt: string | null; completedAt: string | null; updatedAt: string;
 }
 export interface ProposalRow {
@@ -48,7 +48,12 @@ export function goalTotals(db: Database, goalId: number): GoalTotals {
 }
 
 export interface GoalListItem extends GoalRow { totals: GoalTotals }
+/** A page of goals with their totals and the count of all that match, read in one read transaction. */
 export function listGoals(db: Database, ownerId: number, f: { status: GoalStatus | null; limit: number; offset: number }): { goals: GoalListItem[]; total: number } {
+  return readConsistent(db, () => goalPage(db, ownerId, f));
+}
+
+function goalPage(db: Database, ownerId: number, f: { status: GoalStatus | null; limit: number; offset: number }): { goals: GoalListItem[]; total: number } {
   const rows = prepared(db, `SELECT g.*, t.task_count AS taskCount, t.spent_tokens AS spentTokens, t.spent_cents AS spentCents,
       t.reserved_tokens AS reservedTokens, t.reserved_cents AS reservedCents, t.last_activity_at AS lastActivityAt
     FROM (${GOAL} WHERE owner_id = @owner AND (@status IS NULL OR status = @status)) g LEFT JOIN goal_totals t ON t.goal_id = g.goalId
@@ -66,7 +71,7 @@ const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId
   acceptance_criteria AS acceptanceCriteria, billing_code AS billingCode, budget_tokens AS budgetTokens, budget_cents AS budgetCents,
   spent_tokens AS spentTokens, spent_cents AS spentCents, reserved_tokens AS reservedTokens, reserved_cents AS reservedCents, verifier, heartbeat,
   status, assignee_agent_id AS assigneeAgentId, assignee_name AS assigneeName, lease_expires_at AS leaseExpiresAt, summary,
-  artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, created_by AS createdBy,
+  artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput, created_by AS createdBy,
   proposal_id AS proposalId, created_at AS createdAt, claimed_at AS claimedAt, started_at AS startedAt, submitted_at AS submittedAt,
   completed_at AS completedAt, updated_at AS updatedAt FROM tasks`;
 function toTask(r: Record<string, unknown> | undefined): TaskRow | null {

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
+import { readConsistent } from '../db.js';
 import { channelMessages } from './channel-queries.js';
-import { getGoal, goalTotals, pendingTreeProposal, rollupByBillingCode, tasksOfGoal, type GoalRow, type TaskRow } from './goal-queries.js';
+import { getGoal, goalTotals, listGoals, pendingTreeProposal, rollupByBillingCode, tasksOfGoal, type GoalRow, type GoalTotals, type TaskRow } from './goal-queries.js';
 import { getAgent, getUser } from './principals.js';
 
 /**
@@ -20,12 +21,12 @@ export interface TaskNode {
   assignee: { id: number; name: string } | null; lease_expires_at: string | null; verifier_config: unknown; heartbeat_config: unknown;
   budget_tokens: number | null; budget_dollars_cents: number | null; spent_tokens: number; spent_dollars_cents: number;
   rollup: { tokens: number; dollars_cents: number; task_count: number };
-  summary: string | null; artifact_message_ids: number[]; verdict: string | null; verified_by: string | null; failure_reason: string | null;
+  summary: string | null; artifact_message_ids: number[]; verdict: string | null; verified_by: string | null; failure_reason: string | null; verifier_output: string | null;
   created_at: string; claimed_at: string | null; completed_at: string | null; children: TaskNode[];
 }
 
-export function goalView(db: Database, g: GoalRow) {
-  const t = goalTotals(db, g.goalId);
+/** One goal as lists and snapshots show it; `t` is passed when the caller read the totals with the goal. */
+export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db, g.goalId)) {
   const percent = (spent: number, budget: number | null) => (budget ? Math.round((spent / budget) * 1000) / 10 : null);
   return {
     id: g.goalId, slug: g.slug, title: g.title, description: g.description, status: g.status, owner_user_id: g.ownerId,
@@ -40,7 +41,20 @@ export function goalView(db: Database, g: GoalRow) {
   };
 }
 
+/** A page of goal views (list_goals, GET /api/goals, colony goals list), all of one moment of the log. */
+export function goalList(db: Database, ownerId: number, f: Parameters<typeof listGoals>[2]) {
+  return readConsistent(db, () => {
+    const { goals, total } = listGoals(db, ownerId, f);
+    return { goals: goals.map((g) => goalView(db, g, g.totals)), total };
+  });
+}
+
+/** Read in one read transaction: its parts (goal, totals, tasks, messages) are of one moment of the log. */
 export function goalSnapshot(db: Database, goalId: number) {
+  return readConsistent(db, () => snapshotOf(db, goalId));
+}
+
+function snapshotOf(db: Database, goalId: number) {
   const g = getGoal(db, goalId);
   if (!g) return null;
   const tasks = tasksOfGoal(db, goalId);
@@ -89,7 +103,7 @@ function node(t: TaskRow): TaskNode {
     assignee: t.assigneeAgentId === null ? null : { id: t.assigneeAgentId, name: t.assigneeName! }, lease_expires_at: t.leaseExpiresAt,
     verifier_config: t.verifier, heartbeat_config: t.heartbeat, budget_tokens: t.budgetTokens, budget_dollars_cents: t.budgetCents,
     spent_tokens: t.spentTokens, spent_dollars_cents: t.spentCents, rollup: { tokens: t.spentTokens, dollars_cents: t.spentCents, task_count: 1 },
-    summary: t.summary, artifact_message_ids: t.artifactMessageIds, verdict: t.verdict, verified_by: t.verifiedBy, failure_reason: t.failureReason,
+    summary: t.summary, artifact_message_ids: t.artifactMessageIds, verdict: t.verdict, verified_by: t.verifiedBy, failure_reason: t.failureReason, verifier_output: t.verifierOutput,
     created_at: t.createdAt, claimed_at: t.claimedAt, completed_at: t.completedAt, children: [],
   };
 }

@@ -23,7 +23,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
   start: `UPDATE "${t.tasks}" SET status = 'in_progress', started_at = coalesce(started_at, ?), updated_at = ? WHERE task_id = ?`,
   complete: `UPDATE "${t.tasks}" SET status = 'awaiting_verification', summary = ?, artifact_message_ids = ?, lease_expires_at = NULL,
     reserved_tokens = 0, reserved_cents = 0, submitted_at = ?, updated_at = ? WHERE task_id = ?`,
-  verified: `UPDATE "${t.tasks}" SET status = ?, verdict = ?, verified_by = ?, failure_reason = ?, completed_at = ?, updated_at = ? WHERE task_id = ?`,
+  verified: `UPDATE "${t.tasks}" SET status = ?, verdict = ?, verified_by = ?, failure_reason = ?, verifier_output = ?, completed_at = ?, updated_at = ?
+    WHERE task_id = ?`,
   unassign: `UPDATE "${t.tasks}" SET status = 'approved', assignee_agent_id = NULL, assignee_name = NULL, lease_expires_at = NULL,
     reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE task_id = ?`,
   cancel: `UPDATE "${t.tasks}" SET status = 'cancelled', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
@@ -35,7 +36,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
-  version: 1,
+  version: 2,
   handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded'],
   tables: ['tasks', 'goal_totals'],
   init(db, t) {
@@ -47,7 +48,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
         verifier TEXT NOT NULL, verifier_kind TEXT NOT NULL, heartbeat TEXT, status TEXT NOT NULL,
         assignee_agent_id INTEGER, assignee_name TEXT, lease_expires_at TEXT, summary TEXT, artifact_message_ids TEXT,
-        verdict TEXT, verified_by TEXT, failure_reason TEXT, created_by TEXT NOT NULL, proposal_id INTEGER,
+        verdict TEXT, verified_by TEXT, failure_reason TEXT, verifier_output TEXT, created_by TEXT NOT NULL, proposal_id INTEGER,
         created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
@@ -87,7 +88,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       case 'TaskVerified': {
         const d = e.data;
-        prepared(db, q.verified).run(d.to, d.verdict, `${d.verifierKind}:${d.verifier.name}`, d.verdict === 'reject' ? d.reason : null, at, at, d.taskId);
+        prepared(db, q.verified).run(d.to, d.verdict, `${d.verifierKind}:${d.verifier.name}`, d.verdict === 'reject' ? d.reason : null, d.output, at, at, d.taskId);
         return;
       }
       case 'TaskReleased':

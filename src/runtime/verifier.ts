@@ -22,6 +22,7 @@ export class CommandVerifier {
   private readonly running = new Map<number, ChildProcess>();
   private readonly finished = new Set<() => void>();
   private subscription: Subscription | null = null;
+  private stopped = false;
 
   constructor(private readonly app: App) {}
 
@@ -47,9 +48,11 @@ export class CommandVerifier {
     });
   }
 
+  /** Shutdown: kills every running command's process group; a command killed so is no verdict (the next start runs it again). */
   stop(): void {
+    this.stopped = true;
     this.subscription?.unsubscribe();
-    for (const child of this.running.values()) child.kill('SIGKILL');
+    for (const child of this.running.values()) killGroup(child, 'SIGKILL');
   }
 
   private consider(taskId: number): void {
@@ -73,20 +76,23 @@ export class CommandVerifier {
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     let timedOut = false;
-    const killGroup = (signal: NodeJS.Signals) => { try { process.kill(-child.pid!, signal); } catch { /* already gone */ } };
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup('SIGTERM');
-      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      killGroup(child, 'SIGTERM');
+      setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS).unref();
     }, timeoutSec * 1000);
+    let settled = false;
+    // A command that cannot start emits 'error' and then 'close': only the first counts.
     const done = (exitCode: number | null, error?: Error) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       const output = tail.toString('utf8');
       const verdict = !timedOut && !error && exitCode === 0 ? 'approve' : 'reject';
       const reason = error ? `verifier command could not start: ${error.message}`
         : timedOut ? `verifier command timed out after ${timeoutSec}s`
         : exitCode === 0 ? 'verifier command exited 0' : `verifier command exited ${exitCode ?? 'by a signal'}`;
-      this.record(task, verdict, reason, exitCode, output);
+      if (!this.stopped) this.record(task, verdict, reason, exitCode, output);
       this.running.delete(task.taskId);
       for (const f of [...this.finished]) f();
     };
@@ -106,13 +112,22 @@ export class CommandVerifier {
   }
 
   private record(task: TaskRow, verdict: 'approve' | 'reject', reason: string, exitCode: number | null, output: string): void {
+    if (!this.app.engine.db.open) return;
     const goal = getGoal(this.app.engine.db, task.goalId);
-    if (!goal || !this.app.engine.db.open) return;
+    if (!goal) return;
     try {
       verifyTask(this.app, { key: 'system', name: 'system', tenant: goal.ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output }, { actor: 'system' });
     } catch (err) {
       // Someone else decided first (another process picked it up after a restart): nothing to do.
       log.warn({ err, taskId: task.taskId }, 'command verdict not recorded');
     }
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    /* already gone, or it never started */
   }
 }

@@ -4,8 +4,7 @@ import { proposeTaskTree } from '../../actions/proposals.js';
 import { DomainError } from '../../errors.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
 import type { TreeNode } from '../../events/proposals.js';
-import { listGoals } from '../../projections/goal-queries.js';
-import { goalSnapshot, goalView } from '../../projections/goal-snapshot.js';
+import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
 import { PathPolicy } from '../paths.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
@@ -71,7 +70,7 @@ const create = defineTool({
 const propose = defineTool({
   name: 'propose_task_tree',
   title: 'Propose a task tree',
-  description: 'Proposes the decomposition of a goal into a tree of tasks (the coordinator\'s or owner\'s call). Nothing is created yet: the whole tree is checked, posted as one proposal to #approvals, and materialized atomically when the owner reacts approve (at once in auto mode); a rejection arrives as a DM with the reason. Node: title 3–200, description ≥ 10, acceptance_criteria, billing_code, budget_tokens, budget_dollars_cents (a child\'s budget must fit in what its parent has left), verifier_config {kind:auto}|{kind:peer,agent_id}|{kind:command,cmd,cwd?,timeout_sec?}, children. Errors: ErrBudgetInsufficient, ErrAncestryOverflow, ErrProposalPending (one pending tree per goal), ErrNotCoordinator, ErrGoalNotFound, ErrPathOutsideRoots (command cwd).',
+  description: 'Proposes the decomposition of a goal into a tree of tasks (the coordinator\'s or owner\'s call). Nothing is created yet: the whole tree is checked, posted as one proposal to #approvals, and materialized atomically when the owner reacts approve (at once in auto mode); a rejection arrives as a DM with the reason. Node: title 3–200, description ≥ 10, acceptance_criteria, billing_code, budget_tokens, budget_dollars_cents (a child\'s budget must fit in what its parent has left), verifier_config {kind:auto}|{kind:peer,agent_id}|{kind:command,cmd,cwd?,timeout_sec?}, children. Errors: ErrBudgetInsufficient, ErrAncestryOverflow, ErrProposalPending (one pending tree per goal), ErrNotCoordinator, ErrGoalNotFound, ErrNotFound (a peer verifier that is not an agent of the goal\'s owner), ErrPathOutsideRoots (command cwd).',
   trust: 'write',
   surface: 'agent',
   module: 'goals',
@@ -135,8 +134,7 @@ const list = defineTool({
   }),
   output: z.object({ goals: z.array(z.record(z.string(), z.unknown())), total: z.number().int() }),
   handler(ctx, a) {
-    const { goals, total } = listGoals(ctx.app.engine.db, speaker(ctx.caller).tenant, { status: a.status ?? null, limit: a.limit, offset: a.offset });
-    return { goals: goals.map((g) => goalView(ctx.app.engine.db, g)), total };
+    return goalList(ctx.app.engine.db, speaker(ctx.caller).tenant, { status: a.status ?? null, limit: a.limit, offset: a.offset });
   },
 });
 
