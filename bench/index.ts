@@ -1,7 +1,14 @@
+import { join } from 'node:path';
+import { openApp } from '../src/app.js';
+import { benchClaimComplete } from './claim-complete.js';
 import { benchCommands } from './commands.js';
+import { createTeam, seedGoals } from './goal-data.js';
+import { benchGoalSnapshot } from './goal-snapshot.js';
+import { benchGoalsList } from './goals-list.js';
 import { benchMcpHttp, benchMcpStdio } from './mcp.js';
 import { benchRebuild } from './rebuild.js';
-import { scratchDir, type Figure } from './util.js';
+import { benchReplay } from './replay.js';
+import { scratchDir, seconds, type Figure } from './util.js';
 
 /**
  * The benchmark suite behind `colony bench`. Every figure carries the baseline it was measured against
@@ -17,6 +24,12 @@ const TARGETS: Record<string, string> = {
   rebuild_rss_mb: '< 300 MB',
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.7',
+  claim_complete_per_s: '(no target yet)',
+  goal_snapshot_ms: '< 20 ms',
+  goal_snapshot_p95_ms: '< 20 ms',
+  goals_list_ms: '< 100 ms at 100 goals (SC-011: < 1 s)',
+  goals_list_p95_ms: '< 100 ms at 100 goals (SC-011: < 1 s)',
+  replay_ms: '< 500 ms',
 };
 
 const BASELINES: Record<string, string> = {
@@ -29,6 +42,12 @@ const BASELINES: Record<string, string> = {
   rebuild_rss_mb: 'RSS before the rebuild',
   mcp_http_calls_per_s: 'SDK minimal server, 10 HTTP sessions',
   mcp_stdio_calls_per_s: 'SDK minimal server over stdio',
+  claim_complete_per_s: 'whoami pairs/s, same server and 10 agent sessions',
+  goal_snapshot_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
+  goal_snapshot_p95_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
+  goals_list_ms: 'GET /health, same server',
+  goals_list_p95_ms: 'GET /health, same server',
+  replay_ms: 'raw SELECT of the same event rows',
 };
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
@@ -51,6 +70,11 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
     say('MCP tools/call over stdio, sequential…');
     results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
+    say('claim_task + complete_task over Streamable HTTP, 10 agents…');
+    results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
+    Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say));
+    say('replay of 10,000 events and a snapshot…');
+    results.replay_ms = await benchReplay(dir, 10_000, options.quick ? 3 : 7);
     const events = options.quick ? 100_000 : 1_000_000;
     say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
     Object.assign(results, benchRebuild(dir, events));
@@ -62,13 +86,30 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
   return results;
 }
 
+/** goal_snapshot and goals_list share one store of `goals` goals × 1,000 tasks, built first (not measured). */
+async function benchGoalReads(dir: string, goals: number, runs: number, say: (s: string) => void): Promise<Record<string, Figure>> {
+  say(`seeding ${goals} goals × 1,000 tasks through the goal and task commands…`);
+  const app = openApp({ dataDir: join(dir, 'goals') });
+  try {
+    const team = createTeam(app, 10, ['claim_task', 'complete_task', 'report_usage']);
+    let goalId = 0;
+    const took = seconds(() => { goalId = seedGoals(app, team, goals); });
+    say(`  seeded ${app.engine.head().position.toLocaleString('en-US')} events in ${took.toFixed(1)} s; goalSnapshot…`);
+    const snapshot = await benchGoalSnapshot(app.engine.db, goalId, goals, runs);
+    say('  GET /api/goals…');
+    return { ...snapshot, ...(await benchGoalsList(app, team.ownerToken, goals, runs)) };
+  } finally {
+    app.engine.close();
+  }
+}
+
 function table(results: Record<string, Figure>): string {
   const rows = Object.entries(results).map(([name, f]) => [
     name, `${f.value.toLocaleString('en-US')} ${f.unit}`, `${f.baseline.toLocaleString('en-US')}`, f.ratio.toFixed(3),
-    BASELINES[name] ?? '', TARGETS[name] ?? '',
+    BASELINES[name] ?? '', TARGETS[name] ?? '', f.data ?? '',
   ]);
-  const head = ['benchmark', 'value', 'baseline', 'ratio', 'baseline is', 'target'];
+  const head = ['benchmark', 'value', 'baseline', 'ratio', 'baseline is', 'target', 'data'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`;
+  const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
   return line(head) + line(widths.map((w) => '-'.repeat(w))) + rows.map(line).join('');
 }

@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,10 +12,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createOwner } from '../src/actions/principals.js';
 import { openApp } from '../src/app.js';
-import { createHttpApp, listen } from '../src/http/server.js';
-import { createMcpContext } from '../src/mcp/context.js';
-import { buildToolRegistry } from '../src/mcp/tools/index.js';
+import { listen } from '../src/http/server.js';
 import { createBaselineServer } from './mcp-baseline.js';
+import { closeServer, serveColony } from './serve.js';
 import { figure, median, type Figure } from './util.js';
 
 /**
@@ -45,16 +43,12 @@ interface Endpoint {
 async function colonyHttp(dir: string): Promise<Endpoint & { token: string }> {
   const app = openApp({ dataDir: dir });
   const { token } = createOwner(app, 'owner', { actor: 'system' });
-  const mcp = createMcpContext(app, buildToolRegistry());
-  const http = createHttpApp(app.engine, mcp, '127.0.0.1');
-  const server = await listen(http.app, '127.0.0.1', 0);
+  const served = await serveColony(app);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    url: `${served.base}/mcp`,
     token,
     async close() {
-      await http.close();
-      await closeServer(server);
-      mcp.audit.close();
+      await served.close();
       app.engine.close();
     },
   };
@@ -96,20 +90,13 @@ async function baselineHttp(): Promise<Endpoint> {
   };
 }
 
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
-interface Session {
+export interface Session {
   client: Client;
   close(): Promise<void>;
 }
 
 /** The client side, identical for both servers: connect, list tools (the client then validates outputs). */
-async function openHttpSessions(url: string, headers: Record<string, string>, n: number): Promise<Session[]> {
+export async function openHttpSessions(url: string, headers: Record<string, string>, n: number): Promise<Session[]> {
   return Promise.all(
     Array.from({ length: n }, async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });

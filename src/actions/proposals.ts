@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { channelDecider } from '../commands/channels.js';
+import { channelDecider, MAX_BODY } from '../commands/channels.js';
 import { goalDecider } from '../commands/goals.js';
 import { proposalDecider } from '../commands/proposals.js';
 import { taskDecider } from '../commands/tasks.js';
@@ -95,9 +95,24 @@ function renderProposal(goal: GoalRow, proposalId: number, proposer: string, rea
     for (const c of n.children ?? []) walk(c, depth + 1);
   };
   walk(tree, 0);
-  return [`Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`,
-    reasoning ? `Reasoning: ${reasoning}` : '', ...lines, 'React approve or reject (metadata {"reason": "…"}).'].filter(Boolean).join('\n');
+  const head = `Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`;
+  const why = reasoning ? `Reasoning: ${clip(reasoning, 4000)}` : '';
+  const foot = 'React approve or reject (metadata {"reason": "…"}).';
+  // A message body holds at most MAX_BODY characters; a big tree is listed as far as it fits (all of it is in the metadata).
+  let room = MAX_BODY - head.length - why.length - foot.length - 200;
+  const shown: string[] = [];
+  for (const line of lines) {
+    if (line.length + 1 > room) {
+      shown.push(`… and ${lines.length - shown.length} more tasks (the whole tree is in this message's metadata)`);
+      break;
+    }
+    shown.push(line);
+    room -= line.length + 1;
+  }
+  return [head, why, ...shown, foot].filter(Boolean).join('\n');
 }
+
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 /**
  * Decides a proposal. `by` must be the goal's owner (or `system` for auto mode). The decision reaction

@@ -6,8 +6,8 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description('run the benchmarks: every figure against a baseline measured in the same run')
-    .option('--json', 'print one JSON object {name: {value, unit, baseline, ratio}}')
-    .option('--quick', 'a smaller run (under a minute)')
+    .option('--json', 'print one JSON object {name: {value, unit, baseline, ratio, data?}}')
+    .option('--quick', 'a smaller run (about a minute; goals_list on 10 goals instead of 100)')
     .action(
       action(async (opts: { json?: boolean; quick?: boolean }) => {
         const { runBench } = await import('../../bench/index.js');

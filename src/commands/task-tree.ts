@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.js';
+import { DomainError, invalidInput } from '../errors.js';
 import type { Budgets } from '../events/goals.js';
 import type { TreeNode } from '../events/proposals.js';
 import { ANCESTRY_CAP_BYTES, DEFAULT_BILLING_CODE, type AncestryNode, type TaskCreated } from '../events/tasks.js';
@@ -10,6 +10,9 @@ import { ANCESTRY_CAP_BYTES, DEFAULT_BILLING_CODE, type AncestryNode, type TaskC
  * Budget cascade (FR-021, DESIGN §3.7): a node's budget must fit in what its nearest budgeted
  * ancestor — or the goal — has left after the siblings before it took theirs (ErrBudgetInsufficient).
  */
+/** The most tasks one proposal may create (its message carries the whole tree). */
+export const MAX_TREE_TASKS = 2_000;
+
 type Plan = Omit<TaskCreated['data'], 'notice' | 'goalId' | 'channelId' | 'by' | 'proposalId'>;
 type Dim = 'tokens' | 'cents';
 const FIELD: Record<Dim, 'budget_tokens' | 'budget_dollars_cents'> = { tokens: 'budget_tokens', cents: 'budget_dollars_cents' };
@@ -36,6 +39,7 @@ export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
     (node.children ?? []).forEach((child, i) => walk(child, `${path}.children[${i}]`, mine));
   };
   walk(tree, 'tree', { tokens: { value: goalLeft.tokens }, cents: { value: goalLeft.cents } });
+  if (count > MAX_TREE_TASKS) throw invalidInput(`a task tree holds at most ${MAX_TREE_TASKS} tasks; this one has ${count}: propose it in parts`, { field: 'tree', count });
   // A placeholder id as long as any id this tree could get keeps the ancestry check honest before approval.
   planTree(tree, () => 999_999_999_999);
   return count;

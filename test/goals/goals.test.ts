@@ -415,6 +415,26 @@ describe('approval_mode auto', () => {
   });
 });
 
+describe('large trees', () => {
+  const wide = (n: number): Body => ({ ...leaf('Root of a wide tree'), children: Array.from({ length: n }, (_, i) => leaf(`Part ${i + 1} of the wide tree, with a long enough title to list`)) });
+
+  it('lists as much of a 600-task tree as fits in one message; the whole tree is in its metadata and approval creates every task', async () => {
+    const g = await newGoal(owner, { approval_mode: 'auto' });
+    const p = await ok(coord, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...wide(400), children: [...(wide(400).children as Body[]), wide(198)] } });
+    assert.equal((p.task_ids as number[]).length, 600);
+    const [proposal] = (await messages(owner, { channel_name: 'approvals' })).filter((m) => m.message_id === p.proposal_message_id);
+    assert.ok(proposal!.body.length <= 16_000);
+    assert.match(proposal!.body, /… and \d+ more tasks \(the whole tree is in this message's metadata\)/);
+    assert.equal(((proposal as unknown as { metadata: { tree: { children: { children: unknown[] }[] } } }).metadata.tree.children[400]!.children).length, 198);
+  });
+
+  it('refuses a tree of more than 2,000 tasks with ErrInvalidInput', async () => {
+    const g = await newGoal(owner);
+    const text = await refused(coord, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...wide(400), children: Array.from({ length: 5 }, () => wide(400)) } }, 'ErrInvalidInput');
+    assert.match(text, /at most 2000 tasks; this one has 2006/);
+  });
+});
+
 describe('budget cascade (ErrBudgetInsufficient)', () => {
   let goalId: number;
   before(async () => {

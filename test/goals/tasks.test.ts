@@ -21,7 +21,7 @@ type Body = Record<string, unknown>;
 type Msg = { message_id: number; body: string; from: string; kind: string; metadata: Record<string, unknown> | null };
 type TaskNode = {
   id: number; title: string; status: string; billing_code: string; assignee: { id: number; name: string } | null; lease_expires_at: string | null;
-  verdict: string | null; verified_by: string | null; failure_reason: string | null; spent_tokens: number; spent_dollars_cents: number;
+  verdict: string | null; verified_by: string | null; failure_reason: string | null; verifier_output: string | null; spent_tokens: number; spent_dollars_cents: number;
   rollup: { tokens: number; dollars_cents: number; task_count: number }; children: TaskNode[];
 };
 type Tree = { title: string; description: string; children?: Tree[] } & Body;
