@@ -7,6 +7,8 @@ import { benchGoalSnapshot } from './goal-snapshot.js';
 import { benchGoalsList } from './goals-list.js';
 import { benchMcpHttp, benchMcpStdio } from './mcp.js';
 import { benchRebuild } from './rebuild.js';
+import { benchReputation } from './reputation.js';
+import { benchSpawn } from './spawn.js';
 import { benchReplay } from './replay.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -30,6 +32,8 @@ const TARGETS: Record<string, string> = {
   goals_list_ms: '< 100 ms at 100 goals (SC-011: < 1 s)',
   goals_list_p95_ms: '< 100 ms at 100 goals (SC-011: < 1 s)',
   replay_ms: '< 500 ms',
+  reputation_read_ms: '< 5 ms',
+  reputation_read_p95_ms: '< 5 ms',
 };
 
 const BASELINES: Record<string, string> = {
@@ -48,6 +52,9 @@ const BASELINES: Record<string, string> = {
   goals_list_ms: 'GET /health, same server',
   goals_list_p95_ms: 'GET /health, same server',
   replay_ms: 'raw SELECT of the same event rows',
+  reputation_read_ms: 'raw SELECT of the same evidence rows',
+  reputation_read_p95_ms: 'raw SELECT of the same evidence rows',
+  spawn_per_s: 'whoami calls/s, same session',
 };
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
@@ -75,6 +82,10 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say));
     say('replay of 10,000 events and a snapshot…');
     results.replay_ms = await benchReplay(dir, 10_000, options.quick ? 3 : 7);
+    say('reputation of an agent with 10,000 evidence rows…');
+    Object.assign(results, await benchReputation(dir, 10_000, options.quick ? 30 : 200));
+    say('propose_agent in auto mode over Streamable HTTP…');
+    results.spawn_per_s = await benchSpawn(dir, options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 });
     const events = options.quick ? 100_000 : 1_000_000;
     say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
     Object.assign(results, benchRebuild(dir, events));

@@ -9,6 +9,9 @@ import { principalsProjection } from './projections/principals.js';
 import { streamsProjection } from './projections/streams.js';
 import { goalsProjection } from './projections/goals.js';
 import { proposalsProjection } from './projections/proposals.js';
+import { reputationProjection } from './projections/reputation.js';
+import { resourcesProjection } from './projections/resources.js';
+import { secretsProjection } from './projections/secrets.js';
 import { tasksProjection } from './projections/tasks.js';
 import type { Clock } from './clock.js';
 
@@ -17,7 +20,8 @@ import type { Clock } from './clock.js';
  * its projections here as it lands.
  */
 export const productProjections: readonly AnyProjection[] = [
-  streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection,
+  streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
+  secretsProjection, resourcesProjection,
 ];
 
 export interface App {

@@ -7,6 +7,7 @@ import { registerEvents } from './cli/events.js';
 import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
 import { registerRebuild } from './cli/rebuild.js';
+import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
 import { registerToken } from './cli/token.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerToken(program);
   registerAgents(program);
   registerGoals(program);
+  registerSecrets(program);
   registerAudit(program);
   registerVerify(program);
   registerRebuild(program);

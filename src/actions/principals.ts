@@ -3,7 +3,8 @@ import { principalDecider } from '../commands/principals.js';
 import { DomainError } from '../errors.js';
 import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
-import { getAgentByName, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import { getAgent, getAgentByName, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import { seedRootReputation } from './reputation.js';
 import { newToken, tokenHash } from '../tokens.js';
 
 /**
@@ -43,6 +44,7 @@ export function registerAgent(app: App, spec: AgentSpec, by: Actor): { agentId: 
     }
     const agentId = uow.ids.next('agent');
     engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec } }, by);
+    if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, agentId)!, by);
     const token = issue(app, 'agent', agentId, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
     return { agentId, name: spec.name, token };
   });

@@ -14,6 +14,7 @@ import { getAgent } from '../projections/principals.js';
 import { getProposal, goalTotals, pendingTreeProposal, proposalByMessage, tasksOfGoal, type GoalRow, type ProposalRow } from '../projections/goal-queries.js';
 import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
+import { materializeAgent } from './spawning.js';
 import type { Actor } from './principals.js';
 
 /**
@@ -130,8 +131,13 @@ export function decideProposal(app: App, by: Speaker, proposalId: number, decisi
     }
     if (decision === 'reject') {
       app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'RejectProposal', by: who(by), reason }, actor);
-      sendSystemDirect(app, by.tenant, proposal.proposerKey, `Your task-tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" was rejected by ${by.name}: ${reason}. You may revise it and propose again.`,
+      const what = proposal.kind === 'agent' ? `agent proposal #${proposalId} (${(proposal.tree as { name: string }).name})` : `task-tree proposal #${proposalId}`;
+      sendSystemDirect(app, by.tenant, proposal.proposerKey, `Your ${what} for goal #${goal.goalId} "${goal.title}" was rejected by ${by.name}: ${reason}. You may revise it and propose again.`,
         { event: 'ProposalRejected', proposal_id: proposalId, goal_id: goal.goalId, reason }, actor);
+      return [];
+    }
+    if (proposal.kind === 'agent') {
+      materializeAgent(app, by, proposal, goal, auto, actor);
       return [];
     }
     const plans = planTree(proposal.tree as TreeNode, () => uow.ids.next('task'));

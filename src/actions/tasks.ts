@@ -8,6 +8,7 @@ import { getMessage } from '../projections/channel-queries.js';
 import { committedInSubtree, expiredLeases, getGoal, getTask, goalTotals, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
+import { recordVerdicts } from './reputation.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
 import type { Actor } from './principals.js';
 
@@ -143,7 +144,8 @@ export function completeTask(app: App, by: Speaker, taskId: number, summary: str
       if (!m) throw notFound(`artifact message ${id}`, { message_id: id });
       resolveChannel(app, by, { id: m.channelId });
     }
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'CompleteTask', agent: { agentId: agent.agentId, name: agent.name }, summary, artifactMessageIds }, actor);
+    const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'CompleteTask', agent: { agentId: agent.agentId, name: agent.name }, summary, artifactMessageIds }, actor);
+    recordVerdicts(app, events, actor);
   });
   return getTask(app.engine.db, taskId)!;
 }
@@ -173,7 +175,8 @@ export function cancelTask(app: App, by: Speaker, taskId: number, reason: string
 export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: Actor): TaskRow {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
+    const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
+    recordVerdicts(app, events, actor);
     if (verdict === 'reject') {
       sendSystemDirect(app, goal.ownerId, `agent-${goal.coordinatorAgentId}`,
         `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Re-plan it, or complete_goal with status "stuck".`,

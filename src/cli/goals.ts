@@ -48,10 +48,10 @@ export function registerGoals(program: Command): void {
       return withOwner(cmd, (app, owner) => {
         const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
         const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
-        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds });
-        process.stdout.write(decision === 'approve'
-          ? `Approved proposal ${proposalId}: created tasks ${r.taskIds.join(', ')}\n`
-          : `Rejected proposal ${proposalId}; the proposer was told why\n`);
+        const agent = r.proposal.kind === 'agent' ? { agent_id: r.proposal.agentId } : {};
+        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds, ...agent });
+        const created = r.proposal.kind === 'agent' ? `created agent ${(r.proposal.tree as { name: string }).name} (id ${r.proposal.agentId})` : `created tasks ${r.taskIds.join(', ')}`;
+        process.stdout.write(decision === 'approve' ? `Approved proposal ${proposalId}: ${created}\n` : `Rejected proposal ${proposalId}; the proposer was told why\n`);
       });
     }));
   }

@@ -1,5 +1,6 @@
 import { DomainError, invalidInput } from '../errors.js';
-import type { AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
+import type { AgentConfigUpdated, AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
+import type { ReputationEvent } from '../events/reputation.js';
 import type { Decider } from './decider.js';
 
 /**
@@ -11,7 +12,8 @@ export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
 export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data'] };
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
 export type RevokeToken = { type: 'RevokeToken'; tokenId: number; reason: string };
-export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken;
+export type UpdateAgentConfig = { type: 'UpdateAgentConfig'; config: AgentConfigUpdated['data'] };
+export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig;
 
 export type Principal =
   | { status: 'absent' }
@@ -19,8 +21,14 @@ export type Principal =
 
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{2,63}$/;
 
-function evolve(state: Principal, event: PrincipalEvent): Principal {
+/** Reputation events share the agent stream; they are the reputation decider's (commands/reputation.ts). */
+function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Principal {
   switch (event.type) {
+    case 'EvidenceRecorded':
+    case 'AgentQuarantined':
+    case 'AgentUnquarantined':
+    case 'AgentConfigUpdated':
+      return state;
     case 'UserCreated':
       return { status: 'active', kind: 'user', id: event.data.userId, name: event.data.name, tokens: new Map() };
     case 'AgentRegistered':
@@ -39,7 +47,7 @@ function evolve(state: Principal, event: PrincipalEvent): Principal {
   }
 }
 
-function decide(command: PrincipalCommand, state: Principal): PrincipalEvent[] {
+function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | ReputationEvent)[] {
   switch (command.type) {
     case 'CreateUser':
       if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `user ${command.userId} already exists`);
@@ -53,6 +61,10 @@ function decide(command: PrincipalCommand, state: Principal): PrincipalEvent[] {
     case 'IssueToken':
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
       return [{ type: 'TokenIssued', data: command.token }];
+    case 'UpdateAgentConfig':
+      if (state.status !== 'active' || state.kind !== 'agent') throw new DomainError('ErrNotFound', 'agent not found');
+      if (command.config.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      return [{ type: 'AgentConfigUpdated', data: command.config }];
     case 'RevokeToken': {
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
       const token = state.tokens.get(command.tokenId);
@@ -73,7 +85,7 @@ function checkName(name: string): void {
   }
 }
 
-export const principalDecider: Decider<Principal, PrincipalCommand, PrincipalEvent> = {
+export const principalDecider: Decider<Principal, PrincipalCommand, PrincipalEvent | ReputationEvent> = {
   initialState: () => ({ status: 'absent' }),
   evolve,
   decide,

@@ -1,14 +1,15 @@
 import { DomainError } from '../errors.js';
-import type { ProposalEvent, TaskTreeProposed } from '../events/proposals.js';
+import type { AgentProposed, ProposalEvent, TaskTreeProposed } from '../events/proposals.js';
 import type { By } from '../events/tasks.js';
 import type { Decider } from './decider.js';
 
 /** The proposal decider: a proposal is decided once — approved or rejected — and never reopened. */
 export type ProposeTree = { type: 'ProposeTree'; proposal: TaskTreeProposed['data'] };
+export type ProposeAgent = { type: 'ProposeAgent'; proposal: AgentProposed['data'] };
 export type DecideProposal =
-  | { type: 'ApproveProposal'; by: By; auto: boolean; taskIds: number[] }
+  | { type: 'ApproveProposal'; by: By; auto: boolean; taskIds: number[]; agentId?: number }
   | { type: 'RejectProposal'; by: By; reason: string };
-export type ProposalCommand = ProposeTree | DecideProposal;
+export type ProposalCommand = ProposeTree | ProposeAgent | DecideProposal;
 
 export type Proposal =
   | { status: 'absent' }
@@ -17,6 +18,7 @@ export type Proposal =
 function evolve(state: Proposal, event: ProposalEvent): Proposal {
   switch (event.type) {
     case 'TaskTreeProposed':
+    case 'AgentProposed':
       return { status: 'pending', proposalId: event.data.proposalId, goalId: event.data.goalId, proposer: event.data.proposer };
     case 'ProposalApproved':
       return state.status === 'absent' ? state : { ...state, status: 'approved' };
@@ -30,16 +32,17 @@ function evolve(state: Proposal, event: ProposalEvent): Proposal {
 }
 
 function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
-  if (command.type === 'ProposeTree') {
+  if (command.type === 'ProposeTree' || command.type === 'ProposeAgent') {
     if (state.status !== 'absent') throw new DomainError('ErrProposalExists', `proposal ${command.proposal.proposalId} already exists`);
-    return [{ type: 'TaskTreeProposed', data: command.proposal }];
+    return command.type === 'ProposeTree' ? [{ type: 'TaskTreeProposed', data: command.proposal }] : [{ type: 'AgentProposed', data: command.proposal }];
   }
   if (state.status === 'absent') throw new DomainError('ErrProposalNotFound', 'proposal not found');
   if (state.status !== 'pending') {
     throw new DomainError('ErrProposalDecided', `proposal ${state.proposalId} was already ${state.status}`, { proposal_id: state.proposalId, status: state.status });
   }
   return command.type === 'ApproveProposal'
-    ? [{ type: 'ProposalApproved', data: { proposalId: state.proposalId, by: command.by, auto: command.auto, taskIds: command.taskIds } }]
+    ? [{ type: 'ProposalApproved', data: { proposalId: state.proposalId, by: command.by, auto: command.auto, taskIds: command.taskIds,
+      ...(command.agentId !== undefined ? { agentId: command.agentId } : {}) } }]
     : [{ type: 'ProposalRejected', data: { proposalId: state.proposalId, by: command.by, reason: command.reason } }];
 }
 

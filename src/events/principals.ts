@@ -1,3 +1,4 @@
+import { configHash, type McpServer } from '../commands/trust.js';
 import type { Event } from './event.js';
 
 /**
@@ -24,6 +25,11 @@ export type AgentRegistered = Event<'AgentRegistered', {
   command: string | null;
   parentId: number | null;
   spawnDepth: number;
+  /** Added with spawning; absent in agents registered before (they read as [] and their hash is computed). */
+  skills?: string[];
+  mcpServers?: McpServer[];
+  subagents?: string[];
+  configHash?: string;
 }>;
 
 export type TokenIssued = Event<'TokenIssued', {
@@ -37,7 +43,27 @@ export type TokenIssued = Event<'TokenIssued', {
 
 export type TokenRevoked = Event<'TokenRevoked', { tokenId: number; reason: string }>;
 
-export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked;
+/** A config change (FR-015): a new hash when a hashed field changed; tier-only changes keep the hash. */
+export type AgentConfigUpdated = Event<'AgentConfigUpdated', {
+  agentId: number;
+  model: string;
+  systemPrompt: string;
+  toolScope: string[];
+  skills: string[];
+  mcpServers: McpServer[];
+  subagents: string[];
+  tier: Tier;
+  command: string | null;
+  configHash: string;
+  previousHash: string;
+}>;
+
+export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated;
 
 export const userStream = (userId: number): string => `user-${userId}`;
 export const agentStream = (agentId: number): string => `agent-${agentId}`;
+
+/** An agent's config hash (DESIGN §3.10) from its registration. */
+export const agentConfigHash = (a: AgentRegistered['data']): string => configHash({
+  model: a.model, system_prompt: a.systemPrompt, tool_scope: a.toolScope, skills: a.skills ?? [], mcp_servers: a.mcpServers ?? [], subagents: a.subagents ?? [],
+});

@@ -1,4 +1,6 @@
 import type { Event } from './event.js';
+import type { McpServer } from '../commands/trust.js';
+import type { Tier } from './principals.js';
 import type { By, VerifierConfig, HeartbeatConfig } from './tasks.js';
 
 /**
@@ -30,8 +32,30 @@ export type TaskTreeProposed = Event<'TaskTreeProposed', {
   channelId: number;
 }>;
 
-export type ProposalApproved = Event<'ProposalApproved', { proposalId: number; by: By; auto: boolean; taskIds: number[] }>;
+/** A spawn proposal (propose_agent): the caps were checked when it was made and are checked again on approval. */
+export interface AgentSpec {
+  name: string; model: string; systemPrompt: string; toolScope: string[]; skills: string[]; mcpServers: McpServer[]; subagents: string[];
+  tier: Tier;
+}
+export type AgentProposed = Event<'AgentProposed', {
+  proposalId: number;
+  goalId: number;
+  ownerId: number;
+  parentTaskId: number;
+  /** The proposer is the parent of the agent to be. */
+  proposer: By & { agentId: number };
+  agent: AgentSpec;
+  reason: string;
+  messageId: number;
+  channelId: number;
+}>;
+
+export type ProposalApproved = Event<'ProposalApproved', {
+  proposalId: number; by: By; auto: boolean; taskIds: number[];
+  /** The agent an agent proposal created (absent for task trees). */
+  agentId?: number;
+}>;
 export type ProposalRejected = Event<'ProposalRejected', { proposalId: number; by: By; reason: string }>;
 
-export type ProposalEvent = TaskTreeProposed | ProposalApproved | ProposalRejected;
+export type ProposalEvent = TaskTreeProposed | AgentProposed | ProposalApproved | ProposalRejected;
 export const proposalStream = (proposalId: number): string => `proposal-${proposalId}`;

@@ -4,6 +4,10 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { goalFor, resumeGoal } from '../actions/goals.js';
+import { reputationOf } from '../actions/reputation.js';
+import { resolveScope } from '../actions/secrets.js';
+import { secretsOfScope } from '../projections/secrets.js';
+import { getAgent } from '../projections/principals.js';
 import { DomainError, isDomainError } from '../errors.js';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import { actorOf, type Caller } from '../mcp/auth.js';
@@ -18,7 +22,7 @@ import { goalList, goalSnapshot } from '../projections/goal-snapshot.js';
  */
 const FAR_FUTURE = Math.floor(Date.UTC(2100, 0, 1) / 1000);
 const STATUS: Record<string, number> = {
-  ErrInvalidInput: 400, ErrForbidden: 403, ErrGoalNotFound: 404, ErrNotFound: 404, ErrIllegalTransition: 409, ErrGoalBudgetExceeded: 409,
+  ErrInvalidInput: 400, ErrInvalidScope: 400, ErrTaskNotFound: 404, ErrForbidden: 403, ErrGoalNotFound: 404, ErrNotFound: 404, ErrIllegalTransition: 409, ErrGoalBudgetExceeded: 409,
 };
 
 /** Path and query integers are plain decimal digits (no `0x10`, `1e1`, ` 5` or `1.0` sneaking through Number()). */
@@ -33,7 +37,7 @@ const ResumeBody = z.strictObject({
   new_budget_dollars_cents: z.number().int().min(0).optional(),
   new_budget_tokens: z.number().int().min(0).optional(),
 });
-const GoalId = IntParam(1, Number.MAX_SAFE_INTEGER);
+const Id = IntParam(1, Number.MAX_SAFE_INTEGER);
 
 export function mountApi(app: Express, ctx: McpContext): void {
   const verifier = {
@@ -56,16 +60,29 @@ export function mountApi(app: Express, ctx: McpContext): void {
     }), total, limit: q.limit, offset: q.offset });
   });
   router.get('/goals/:id', (req, res) => {
-    const id = parse(GoalId, req.params.id, 'id');
+    const id = parse(Id, req.params.id, 'id');
     goalFor(ctx.app, speaker(caller(req)), id);
     res.json(goalSnapshot(db, id));
   });
   router.post('/goals/:id/resume', (req, res) => {
-    const id = parse(GoalId, req.params.id, 'id');
+    const id = parse(Id, req.params.id, 'id');
     const body = parse(ResumeBody, req.body ?? {}, 'body');
     const c = caller(req);
     const g = resumeGoal(ctx.app, speaker(c), id, { tokens: body.new_budget_tokens, cents: body.new_budget_dollars_cents }, { actor: actorOf(c) });
     res.json({ goal_id: g.goalId, status: g.status });
+  });
+  router.get('/agents/:id/reputation', (req, res) => {
+    const id = parse(Id, req.params.id, 'id');
+    const agent = getAgent(db, id);
+    if (!agent || agent.ownerId !== speaker(caller(req)).tenant) throw new DomainError('ErrNotFound', `agent ${id} not found`, { agent_id: id });
+    const r = reputationOf(ctx.app, agent);
+    res.json({ config_hash: r.configHash, rolling_score: r.rollingScore, evidence_count: r.evidenceCount, last_evidence_at: r.lastEvidenceAt,
+      quarantined: r.quarantined, domains: r.domains.map((d) => ({ domain: d.domain, score: d.score, evidence_count: d.evidenceCount, last_evidence_at: d.lastEvidenceAt })) });
+  });
+  router.get('/secrets/:scope_type/:scope_id', (req, res) => {
+    const tenant = speaker(caller(req)).tenant;
+    const scope = resolveScope(ctx.app, tenant, `${req.params.scope_type}:${req.params.scope_id}`);
+    res.json(secretsOfScope(db, tenant, scope).map((s) => ({ name: s.name, available: s.available, last_used_at: s.lastUsedAt })));
   });
   router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (!isDomainError(err)) return next(err);

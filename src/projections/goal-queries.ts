@@ -23,9 +23,9 @@ export interface TaskRow {
   createdAt: string; claimedAt: string | null; startedAt: string | null; submittedAt: string | null; completedAt: string | null; updatedAt: string;
 }
 export interface ProposalRow {
-  proposalId: number; kind: 'task_tree'; goalId: number; ownerId: number; proposerKey: string; proposerName: string; reasoning: string;
+  proposalId: number; kind: 'task_tree' | 'agent'; goalId: number; ownerId: number; proposerKey: string; proposerName: string; reasoning: string;
   tree: unknown; taskCount: number; messageId: number; channelId: number; status: 'pending' | 'approved' | 'rejected';
-  decidedBy: string | null; decidedAt: string | null; reason: string | null; createdAt: string;
+  decidedBy: string | null; decidedAt: string | null; reason: string | null; createdAt: string; parentTaskId: number | null; agentId: number | null;
 }
 export interface Rollup { tokens: number; cents: number; taskCount: number }
 
@@ -130,7 +130,7 @@ export function rollupByBillingCode(db: Database, goalId: number, root: number |
 
 const PROPOSAL = `SELECT proposal_id AS proposalId, kind, goal_id AS goalId, owner_id AS ownerId, proposer_key AS proposerKey,
   proposer_name AS proposerName, reasoning, tree, task_count AS taskCount, message_id AS messageId, channel_id AS channelId, status,
-  decided_by AS decidedBy, decided_at AS decidedAt, reason, created_at AS createdAt FROM proposals`;
+  decided_by AS decidedBy, decided_at AS decidedAt, reason, created_at AS createdAt, parent_task_id AS parentTaskId, agent_id AS agentId FROM proposals`;
 const toProposal = (r: Record<string, unknown> | undefined): ProposalRow | null => (r ? ({ ...r, tree: JSON.parse(r.tree as string) } as ProposalRow) : null);
 export const getProposal = (db: Database, id: number): ProposalRow | null => toProposal(prepared(db, `${PROPOSAL} WHERE proposal_id = ?`).get(id) as never);
 export const proposalByMessage = (db: Database, messageId: number): ProposalRow | null =>

@@ -1,6 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import type { PrincipalEvent, Tier, TokenScope } from '../events/principals.js';
+import type { ReputationEvent } from '../events/reputation.js';
+import { agentConfigHash } from '../events/principals.js';
+import type { McpServer } from '../commands/trust.js';
 import { sqlFor, type Projection } from './projection.js';
 
 /** Owners, agents and tokens as read tables: who a bearer token belongs to, and what it may do. */
@@ -9,16 +12,21 @@ type T = 'users' | 'agents' | 'tokens';
 const sql = sqlFor((t: Record<T, string>) => ({
   user: `INSERT OR IGNORE INTO "${t.users}" (user_id, name, role, created_at) VALUES (?, ?, ?, ?)`,
   agent: `INSERT OR IGNORE INTO "${t.agents}" (agent_id, name, owner_id, model, system_prompt, tool_scope, tier, command,
-    parent_id, spawn_depth, status, quarantined, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?)`,
+    parent_id, spawn_depth, status, quarantined, config_hash, skills, mcp_servers, subagents, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?, ?, ?, ?, ?)`,
+  config: `UPDATE "${t.agents}" SET model = ?, system_prompt = ?, tool_scope = ?, skills = ?, mcp_servers = ?, subagents = ?, tier = ?, command = ?,
+    config_hash = ? WHERE agent_id = ?`,
+  quarantine: `UPDATE "${t.agents}" SET quarantined = 1, quarantine_reason = ?, quarantined_at = ? WHERE agent_id = ?`,
+  unquarantine: `UPDATE "${t.agents}" SET quarantined = 0, quarantine_reason = NULL, quarantined_at = NULL WHERE agent_id = ?`,
   token: `INSERT OR IGNORE INTO "${t.tokens}" (token_id, principal_kind, principal_id, token_hash, label, scopes, sealed, issued_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   revoke: `UPDATE "${t.tokens}" SET revoked_at = ?, revoke_reason = ? WHERE token_id = ? AND revoked_at IS NULL`,
 }));
 
-export const principalsProjection: Projection<PrincipalEvent, T> = {
+export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, T> = {
   name: 'principals',
-  version: 1,
-  handles: ['UserCreated', 'AgentRegistered', 'TokenIssued', 'TokenRevoked'],
+  version: 2,
+  handles: ['UserCreated', 'AgentRegistered', 'TokenIssued', 'TokenRevoked', 'AgentQuarantined', 'AgentUnquarantined', 'AgentConfigUpdated'],
   tables: ['users', 'agents', 'tokens'],
   init(db, t) {
     db.exec(`
@@ -27,7 +35,8 @@ export const principalsProjection: Projection<PrincipalEvent, T> = {
         agent_id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner_id INTEGER NOT NULL, model TEXT NOT NULL,
         system_prompt TEXT NOT NULL, tool_scope TEXT NOT NULL, tier TEXT NOT NULL, command TEXT,
         parent_id INTEGER, spawn_depth INTEGER NOT NULL, status TEXT NOT NULL, quarantined INTEGER NOT NULL,
-        created_at TEXT NOT NULL);
+        quarantine_reason TEXT, quarantined_at TEXT, config_hash TEXT NOT NULL, skills TEXT NOT NULL, mcp_servers TEXT NOT NULL,
+        subagents TEXT NOT NULL, created_at TEXT NOT NULL);
       CREATE UNIQUE INDEX IF NOT EXISTS "${t.agents}_by_owner_name" ON "${t.agents}" (owner_id, name);
       CREATE TABLE IF NOT EXISTS "${t.tokens}" (
         token_id INTEGER PRIMARY KEY, principal_kind TEXT NOT NULL, principal_id INTEGER NOT NULL,
@@ -45,7 +54,22 @@ export const principalsProjection: Projection<PrincipalEvent, T> = {
       case 'AgentRegistered': {
         const a = e.data;
         prepared(db, q.agent).run(a.agentId, a.name, a.ownerId, a.model, a.systemPrompt, JSON.stringify(a.toolScope), a.tier,
-          a.command, a.parentId, a.spawnDepth, e.recordedAt);
+          a.command, a.parentId, a.spawnDepth, a.configHash ?? agentConfigHash(a), JSON.stringify(a.skills ?? []),
+          JSON.stringify(a.mcpServers ?? []), JSON.stringify(a.subagents ?? []), e.recordedAt);
+        return;
+      }
+      case 'AgentQuarantined':
+        prepared(db, q.quarantine).run(e.data.reason, e.recordedAt, e.data.agentId);
+        return;
+      case 'AgentUnquarantined':
+        prepared(db, q.unquarantine).run(e.data.agentId);
+        return;
+      case 'EvidenceRecorded':
+        return;
+      case 'AgentConfigUpdated': {
+        const c = e.data;
+        prepared(db, q.config).run(c.model, c.systemPrompt, JSON.stringify(c.toolScope), JSON.stringify(c.skills), JSON.stringify(c.mcpServers),
+          JSON.stringify(c.subagents), c.tier, c.command, c.configHash, c.agentId);
         return;
       }
       case 'TokenIssued': {
@@ -74,6 +98,7 @@ export interface UserRow { userId: number; name: string; role: 'owner'; createdA
 export interface AgentRow {
   agentId: number; name: string; ownerId: number; model: string; systemPrompt: string; toolScope: string[]; tier: Tier;
   command: string | null; parentId: number | null; spawnDepth: number; status: string; quarantined: boolean; createdAt: string;
+  quarantineReason: string | null; quarantinedAt: string | null; configHash: string; skills: string[]; mcpServers: McpServer[]; subagents: string[];
 }
 export interface TokenRow {
   tokenId: number; principalKind: 'user' | 'agent'; principalId: number; label: string; scopes: TokenScope[];
@@ -82,12 +107,15 @@ export interface TokenRow {
 
 const USER = 'SELECT user_id AS userId, name, role, created_at AS createdAt FROM users';
 const AGENT = `SELECT agent_id AS agentId, name, owner_id AS ownerId, model, system_prompt AS systemPrompt, tool_scope AS toolScope,
-  tier, command, parent_id AS parentId, spawn_depth AS spawnDepth, status, quarantined, created_at AS createdAt FROM agents`;
+  tier, command, parent_id AS parentId, spawn_depth AS spawnDepth, status, quarantined, created_at AS createdAt,
+  quarantine_reason AS quarantineReason, quarantined_at AS quarantinedAt, config_hash AS configHash, skills, mcp_servers AS mcpServers, subagents
+  FROM agents`;
 const TOKEN = `SELECT token_id AS tokenId, principal_kind AS principalKind, principal_id AS principalId, label, scopes,
   issued_at AS issuedAt, revoked_at AS revokedAt FROM tokens`;
 
 const toAgent = (r: Record<string, unknown> | undefined): AgentRow | null =>
-  r ? ({ ...r, toolScope: JSON.parse(r.toolScope as string), quarantined: r.quarantined === 1 } as AgentRow) : null;
+  r ? ({ ...r, toolScope: JSON.parse(r.toolScope as string), quarantined: r.quarantined === 1, skills: JSON.parse(r.skills as string),
+    mcpServers: JSON.parse(r.mcpServers as string), subagents: JSON.parse(r.subagents as string) } as AgentRow) : null;
 const toToken = (r: Record<string, unknown> | undefined): TokenRow | null =>
   r ? ({ ...r, scopes: JSON.parse(r.scopes as string) } as TokenRow) : null;
 

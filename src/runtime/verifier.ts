@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
+import { buildSecretEnv } from '../actions/secret-env.js';
 import { verifyTask } from '../actions/tasks.js';
 import type { App } from '../app.js';
 import type { StoredEvent } from '../events/event.js';
 import { awaitingCommandVerification, getGoal, getTask, type TaskRow } from '../projections/goal-queries.js';
 import { log } from '../log.js';
+import { redactOutput } from './redact.js';
 
 /**
  * Command verifiers (DESIGN §3.13), a side effect after commit (rule 8): when a task with a command
@@ -64,8 +66,9 @@ export class CommandVerifier {
     if (task.verifier.kind !== 'command' || this.running.has(task.taskId)) return;
     const { cmd, cwd, timeout_sec } = task.verifier;
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
+    const secrets = this.secrets(task);
     const child = spawn('/bin/sh', ['-c', cmd], {
-      cwd: cwd ?? join(this.app.dataDir, 'workspace'), env: this.environment(task), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      cwd: cwd ?? join(this.app.dataDir, 'workspace'), env: { ...secrets, ...this.environment(task) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     this.running.set(task.taskId, child);
     let tail = Buffer.alloc(0);
@@ -87,7 +90,7 @@ export class CommandVerifier {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      const output = tail.toString('utf8');
+      const output = redactOutput(tail, Object.values(secrets), OUTPUT_TAIL_BYTES);
       const verdict = !timedOut && !error && exitCode === 0 ? 'approve' : 'reject';
       const reason = error ? `verifier command could not start: ${error.message}`
         : timedOut ? `verifier command timed out after ${timeoutSec}s`
@@ -98,6 +101,22 @@ export class CommandVerifier {
     };
     child.once('error', (err) => done(null, err));
     child.once('close', (code) => done(code));
+  }
+
+  /**
+   * The secrets in scope — the task's, its assignee's, the owner's (task > agent > user) — for this process
+   * only; Colony's own variables (environment) win over a secret of the same name. If they cannot be opened
+   * (wrong master key) the command runs without them and the log says why.
+   */
+  private secrets(task: TaskRow): Record<string, string> {
+    const ownerId = getGoal(this.app.engine.db, task.goalId)?.ownerId;
+    if (ownerId === undefined) return {};
+    try {
+      return buildSecretEnv(this.app, { ownerId, agentId: task.assigneeAgentId, taskId: task.taskId, purpose: 'command_verifier' });
+    } catch (err) {
+      log.warn({ reason: (err as Error).message, taskId: task.taskId }, 'secrets were not injected into the verifier command');
+      return {};
+    }
   }
 
   /** A clean environment: the task context and what a shell needs, never the server's own secrets. */

@@ -1,12 +1,15 @@
 import { ToolRegistry } from '../registry.js';
+import { agentTools } from './agents.js';
 import { capabilityTools } from './capabilities.js';
 import { channelTools } from './channels.js';
 import { myStatus } from './channels-status.js';
 import { goalTools } from './goals.js';
 import { principalTools } from './principals.js';
+import { resourceTools } from './resources.js';
+import { secretTools } from './secrets.js';
 import { taskTools } from './tasks.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...capabilityTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools);
 }

@@ -1,0 +1,40 @@
+import type { App } from '../app.js';
+import { principalDecider } from '../commands/principals.js';
+import { configHash, type McpServer } from '../commands/trust.js';
+import { DomainError } from '../errors.js';
+import { agentStream, type Tier } from '../events/principals.js';
+import { getAgent, type AgentRow } from '../projections/principals.js';
+import type { Actor } from './principals.js';
+import { seedFromParent } from './spawning.js';
+
+/**
+ * Config updates (FR-015, DESIGN §3.8, §3.10): a change of model, prompt, tools, skills, MCP servers or
+ * subagents gives the agent a new config hash, seeded at 70 % of the old hash's score in each of its
+ * domains (in the same command); evidence keeps going to the hash it was earned under. A tier or
+ * command change alone keeps the hash.
+ */
+export interface AgentChanges {
+  model?: string; systemPrompt?: string; toolScope?: string[]; skills?: string[]; mcpServers?: McpServer[]; subagents?: string[];
+  tier?: Tier; command?: string | null;
+}
+
+export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: Actor): { agent: AgentRow; hashChanged: boolean } {
+  let hashChanged = false;
+  app.engine.transact(actor, () => {
+    const before = getAgent(app.engine.db, agentId);
+    if (!before || before.ownerId !== ownerId) throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
+    const next = {
+      model: changes.model ?? before.model, systemPrompt: changes.systemPrompt ?? before.systemPrompt, toolScope: changes.toolScope ?? before.toolScope,
+      skills: changes.skills ?? before.skills, mcpServers: changes.mcpServers ?? before.mcpServers, subagents: changes.subagents ?? before.subagents,
+      tier: changes.tier ?? before.tier, command: changes.command === undefined ? before.command : changes.command,
+    };
+    const hash = configHash({ model: next.model, system_prompt: next.systemPrompt, tool_scope: next.toolScope, skills: next.skills, mcp_servers: next.mcpServers, subagents: next.subagents });
+    if (hash === before.configHash && next.tier === before.tier && next.command === before.command) return;
+    app.engine.handle(principalDecider, agentStream(agentId), { type: 'UpdateAgentConfig', config: {
+      agentId, ...next, toolScope: [...new Set(next.toolScope)].sort(), configHash: hash, previousHash: before.configHash,
+    } }, actor);
+    hashChanged = hash !== before.configHash;
+    if (hashChanged) seedFromParent(app, getAgent(app.engine.db, agentId)!, before, actor, before.configHash);
+  });
+  return { agent: getAgent(app.engine.db, agentId)!, hashChanged };
+}

@@ -1,0 +1,125 @@
+import type { App } from '../app.js';
+import { reputationDecider } from '../commands/reputation.js';
+import { DomainError } from '../errors.js';
+import { agentStream } from '../events/principals.js';
+import type { TaskVerified } from '../events/tasks.js';
+import { getAgent, type AgentRow } from '../projections/principals.js';
+import { meanScore, scoreOf, scoresOf, type Score } from '../projections/reputation.js';
+import { sendSystemDirect } from './channels.js';
+import type { Actor } from './principals.js';
+
+/**
+ * Reputation commands (DESIGN §3.8): seed rows, evidence from verdicts, the quarantine check that runs
+ * whenever evidence is appended, and the owner's unquarantine. Settings come from the environment:
+ * COLONY_REPUTATION_HALF_LIFE_DAYS (30), COLONY_QUARANTINE_THRESHOLD (0.3) and
+ * COLONY_REPUTATION_DELTAS ("peer=0.1,command=0.1,auto=0.05,reject=-0.2").
+ */
+export interface ReputationSettings { halfLifeDays: number; threshold: number; deltas: Record<'peer' | 'command' | 'auto' | 'reject', number> }
+
+export function reputationSettings(env: NodeJS.ProcessEnv = process.env): ReputationSettings {
+  const num = (name: string, fallback: number, ok: (n: number) => boolean): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || !ok(n)) throw new DomainError('ErrInvalidConfig', `${name}="${raw}" is not a valid value`);
+    return n;
+  };
+  const deltas = { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 };
+  for (const pair of (env.COLONY_REPUTATION_DELTAS ?? '').split(',').filter(Boolean)) {
+    const [key, value] = pair.split('=');
+    if (!key || !(key in deltas) || value === undefined || !Number.isFinite(Number(value))) {
+      throw new DomainError('ErrInvalidConfig', `COLONY_REPUTATION_DELTAS: "${pair}" is not kind=number (kinds: peer, command, auto, reject)`);
+    }
+    deltas[key as keyof typeof deltas] = Number(value);
+  }
+  return {
+    halfLifeDays: num('COLONY_REPUTATION_HALF_LIFE_DAYS', 30, (n) => n > 0),
+    threshold: num('COLONY_QUARANTINE_THRESHOLD', 0.3, (n) => n >= 0 && n <= 1),
+    deltas,
+  };
+}
+
+export const BOOTSTRAP_SCORE = 0.5;
+
+/**
+ * Appends one piece of evidence for the agent's config, then (for negative evidence) the quarantine check. The first
+ * evidence in a domain is preceded by that domain's seed row (see seedScore), so a first small delta
+ * never takes a fresh config from neutral to near zero.
+ */
+export function recordEvidence(app: App, agent: AgentRow, domain: string, delta: number, ref: string, actor: Actor, configHash = agent.configHash): void {
+  app.engine.transact(actor, () => {
+    const stream = agentStream(agent.agentId);
+    const settings = reputationSettings();
+    const now = app.engine.clock().toISOString();
+    if (!ref.startsWith('seed') && scoreOf(app.engine.db, agent.ownerId, configHash, domain, now, settings.halfLifeDays).evidenceCount === 0) {
+      const seed = seedScore(app, agent, domain, now, settings.halfLifeDays);
+      app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence: {
+        agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta: seed.delta, weight: 1, ref: seed.ref,
+      } }, actor);
+    }
+    app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence: {
+      agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta, weight: 1, ref,
+    } }, actor);
+    // Only bad evidence can quarantine: a good verdict on a score that decay (or an earlier quarantine the
+    // owner lifted) left below the threshold is not a reason to — time decay alone never quarantines.
+    if (!(delta < 0)) return;
+    const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, configHash, now, settings.halfLifeDays));
+    const { events } = app.engine.handle(reputationDecider, stream, { type: 'CheckQuarantine', agentId: agent.agentId, meanScore: mean, threshold: settings.threshold }, actor);
+    const quarantined = events.find((e) => e.type === 'AgentQuarantined');
+    if (quarantined) {
+      sendSystemDirect(app, agent.ownerId, `user-${agent.ownerId}`,
+        `Agent ${agent.name} was quarantined: ${quarantined.data.reason}. It may call only read tools and claim nothing until you lift it (unquarantine_agent).`,
+        { event: 'AgentQuarantined', agent_id: agent.agentId }, actor);
+    }
+  });
+}
+
+/** A domain's seed: 0.5 for a root agent, 0.7 × its parent's current score in that domain for a spawned one. */
+function seedScore(app: App, agent: AgentRow, domain: string, now: string, halfLifeDays: number): { delta: number; ref: string } {
+  const parent = agent.parentId === null ? null : getAgent(app.engine.db, agent.parentId);
+  if (!parent) return { delta: BOOTSTRAP_SCORE, ref: 'seed:bootstrap' };
+  const score = scoreOf(app.engine.db, parent.ownerId, parent.configHash, domain, now, halfLifeDays).score;
+  return { delta: SEED_FRACTION * score, ref: `seed_from_parent:${parent.configHash}` };
+}
+
+export const SEED_FRACTION = 0.7;
+
+/** A root agent's seed row: 0.5 in `default`, so its first small delta does not drop it near 0. */
+export function seedRootReputation(app: App, agent: AgentRow, actor: Actor): void {
+  // Keyed by config hash: an earlier agent with the same config already started this record; a second seed would inflate it.
+  if (scoreOf(app.engine.db, agent.ownerId, agent.configHash, 'default', app.engine.clock().toISOString(), reputationSettings().halfLifeDays).evidenceCount > 0) return;
+  recordEvidence(app, agent, 'default', BOOTSTRAP_SCORE, 'seed:bootstrap', actor);
+}
+
+/** Evidence from each verdict among `events` for the task's assignee (domain = billing code, else default). */
+export function recordVerdicts(app: App, events: readonly { type: string; data: unknown }[], actor: Actor): void {
+  const { deltas } = reputationSettings();
+  for (const e of events) {
+    if (e.type !== 'TaskVerified') continue;
+    const v = e.data as TaskVerified['data'];
+    const agent = v.assigneeAgentId === null ? null : getAgent(app.engine.db, v.assigneeAgentId);
+    if (!agent) continue;
+    const delta = v.verdict === 'reject' ? deltas.reject : deltas[v.verifierKind];
+    recordEvidence(app, agent, v.domain, delta, `task:${v.taskId} verified=${v.verifierKind}:${v.verifier.name} verdict=${v.verdict}`, actor);
+  }
+}
+
+export interface Reputation { configHash: string; rollingScore: number; evidenceCount: number; lastEvidenceAt: string | null; domains: Score[]; quarantined: boolean }
+
+/** GET /api/agents/:id/reputation and `colony agents show`: the agent's current config hash and its scores now. */
+export function reputationOf(app: App, agent: AgentRow): Reputation {
+  const { halfLifeDays } = reputationSettings();
+  const domains = scoresOf(app.engine.db, agent.ownerId, agent.configHash, app.engine.clock().toISOString(), halfLifeDays);
+  return {
+    configHash: agent.configHash, rollingScore: meanScore(domains), evidenceCount: domains.reduce((n, d) => n + d.evidenceCount, 0),
+    lastEvidenceAt: domains.map((d) => d.lastEvidenceAt).filter((x): x is string => x !== null).sort().pop() ?? null, domains, quarantined: agent.quarantined,
+  };
+}
+
+/** The owner lifts a quarantine; reputation is unchanged. */
+export function unquarantineAgent(app: App, ownerId: number, agentId: number, by: string, actor: Actor): AgentRow {
+  const agent = getAgent(app.engine.db, agentId);
+  if (!agent || agent.ownerId !== ownerId) throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
+  app.engine.handle(reputationDecider, agentStream(agentId), { type: 'Unquarantine', agentId, by }, actor);
+  return getAgent(app.engine.db, agentId)!;
+}

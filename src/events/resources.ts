@@ -1,0 +1,41 @@
+import type { Event } from './event.js';
+import type { By } from './tasks.js';
+
+/**
+ * Resource requests (reference US6, §4.1 `resource_requests`): an agent asks its owner for a missing
+ * secret, credential, URL or file for a task. Each request is a `resource-request-<id>` stream:
+ * `pending → fulfilled` when the owner sets a secret of that name in a scope that reaches the requester
+ * (`rejected` and `revoked` are reserved for the owner's later commands). The structured message in
+ * `#requests` is posted in the same command; its id is in the event.
+ */
+export type ResourceType = 'api_key' | 'credential' | 'url' | 'file' | 'other';
+export const RESOURCE_TYPES: readonly ResourceType[] = ['api_key', 'credential', 'url', 'file', 'other'];
+export type RequestStatus = 'pending' | 'fulfilled' | 'rejected' | 'revoked';
+
+export type ResourceRequested = Event<'ResourceRequested', {
+  requestId: number;
+  ownerId: number;
+  requesterAgentId: number;
+  requesterName: string;
+  taskId: number;
+  goalId: number;
+  name: string;
+  resourceType: ResourceType;
+  reason: string;
+  messageId: number;
+  channelId: number;
+}>;
+
+export type ResourceRequestFulfilled = Event<'ResourceRequestFulfilled', {
+  requestId: number;
+  secretId: number;
+  /** The scope of the secret that fulfilled it, e.g. `agent:worker`. */
+  scope: string;
+  by: By;
+}>;
+
+export type ResourceEvent = ResourceRequested | ResourceRequestFulfilled;
+
+export const resourceRequestStream = (requestId: number): string => `resource-request-${requestId}`;
+/** The id kind of requests (`es_sequences`); equal to the stream kind so an import raises it. */
+export const RESOURCE_REQUEST_KIND = 'resource-request';

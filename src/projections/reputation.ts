@@ -1,0 +1,62 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
+import type { ReputationEvent } from '../events/reputation.js';
+import { sqlFor, type Projection } from './projection.js';
+
+/**
+ * The reputation ledger as a read table: one row per piece of evidence. Scores are computed at read
+ * time (DESIGN §3.8): Σ delta·weight·exp(−ln2·age_days/half_life), clamped to [0, 1], 0.5 when empty.
+ */
+export type T = 'evidence';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  insert: `INSERT OR IGNORE INTO "${t.evidence}" (position, agent_id, owner_id, config_hash, domain, delta, weight, ref, at, at_day)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+}));
+
+export const reputationProjection: Projection<ReputationEvent, T> = {
+  name: 'reputation',
+  version: 1,
+  handles: ['EvidenceRecorded'],
+  tables: ['evidence'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.evidence}" (
+        position INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, owner_id INTEGER NOT NULL, config_hash TEXT NOT NULL,
+        domain TEXT NOT NULL, delta REAL NOT NULL, weight REAL NOT NULL, ref TEXT NOT NULL, at TEXT NOT NULL, at_day REAL NOT NULL);
+      CREATE INDEX IF NOT EXISTS "${t.evidence}_by_key" ON "${t.evidence}" (owner_id, config_hash, domain, at_day, delta, weight, at);
+    `);
+  },
+  apply(db, e, t) {
+    if (e.type !== 'EvidenceRecorded') return;
+    const d = e.data;
+    prepared(db, sql(t).insert).run(e.position, d.agentId, d.ownerId, d.configHash, d.domain, d.delta, d.weight, d.ref, e.recordedAt, dayOf(e.recordedAt));
+  },
+};
+
+export interface Score { domain: string; score: number; evidenceCount: number; lastEvidenceAt: string | null }
+const LN2 = 0.6931471805599453;
+
+/** Days since the epoch: stored with each row so a score decays rows without parsing their timestamps. */
+const dayOf = (iso: string): number => Date.parse(iso) / 86_400_000;
+
+const SCORES = `SELECT domain, count(*) AS n, max(at) AS last, sum(delta * weight * exp(-${LN2} * (@today - at_day) / @h)) AS total
+  FROM evidence WHERE owner_id = @owner AND config_hash = @hash AND (@domain IS NULL OR domain = @domain) GROUP BY domain ORDER BY domain`;
+const toScore = (r: { domain: string; n: number; last: string | null; total: number | null }): Score =>
+  ({ domain: r.domain, score: r.n === 0 ? 0.5 : Math.min(1, Math.max(0, r.total ?? 0)), evidenceCount: r.n, lastEvidenceAt: r.last });
+
+/** The rolling score of one (owner, config hash, domain) at `now` (0.5, neutral, without evidence). */
+export function scoreOf(db: Database, ownerId: number, configHash: string, domain: string, now: string, halfLifeDays: number): Score {
+  const r = prepared(db, SCORES).get({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain }) as Parameters<typeof toScore>[0] | undefined;
+  return r ? toScore(r) : { domain, score: 0.5, evidenceCount: 0, lastEvidenceAt: null };
+}
+
+/** Every domain a config hash has evidence in, with its score (sorted by domain), in one pass over the index. */
+export function scoresOf(db: Database, ownerId: number, configHash: string, now: string, halfLifeDays: number): Score[] {
+  return (prepared(db, SCORES).all({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain: null }) as Parameters<typeof toScore>[0][]).map(toScore);
+}
+
+/** The mean of a config hash's domain scores; 0.5 (neutral) without evidence. */
+export function meanScore(scores: readonly Score[]): number {
+  return scores.length === 0 ? 0.5 : scores.reduce((n, s) => n + s.score, 0) / scores.length;
+}
