@@ -63,7 +63,8 @@ export function recordEvidence(app: App, agent: AgentRow, domain: string, delta:
     // Only bad evidence can quarantine: a good verdict on a score that decay (or an earlier quarantine the
     // owner lifted) left below the threshold is not a reason to — time decay alone never quarantines.
     if (!(delta < 0)) return;
-    const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, configHash, now, settings.halfLifeDays));
+    // Quarantine is about the agent as it is now: its current config's scores, wherever this evidence went.
+    const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, agent.configHash, now, settings.halfLifeDays));
     const { events } = app.engine.handle(reputationDecider, stream, { type: 'CheckQuarantine', agentId: agent.agentId, meanScore: mean, threshold: settings.threshold }, actor);
     const quarantined = events.find((e) => e.type === 'AgentQuarantined');
     if (quarantined) {
@@ -100,7 +101,8 @@ export function recordVerdicts(app: App, events: readonly { type: string; data: 
     const agent = v.assigneeAgentId === null ? null : getAgent(app.engine.db, v.assigneeAgentId);
     if (!agent) continue;
     const delta = v.verdict === 'reject' ? deltas.reject : deltas[v.verifierKind];
-    recordEvidence(app, agent, v.domain, delta, `task:${v.taskId} verified=${v.verifierKind}:${v.verifier.name} verdict=${v.verdict}`, actor);
+    // Evidence belongs to the config the work was done under: a config changed since the claim keeps its own record.
+    recordEvidence(app, agent, v.domain, delta, `task:${v.taskId} verified=${v.verifierKind}:${v.verifier.name} verdict=${v.verdict}`, actor, v.assigneeConfigHash ?? agent.configHash);
   }
 }
 

@@ -54,7 +54,7 @@ export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, l
     }
     if (refusal) return { refused: refusal };
     const handled = app.engine.handle(taskDecider, taskStream(taskId), {
-      type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined }, leaseMs, reservation, goalStatus: goal.status,
+      type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined, configHash: agent.configHash }, leaseMs, reservation, goalStatus: goal.status,
     }, actor);
     const claimed = handled.events.find((e) => e.type === 'TaskClaimed')!;
     return { refused: null, claimed: claimed.data as { leaseExpiresAt: string; renewed: boolean }, at: claimed.recordedAt };

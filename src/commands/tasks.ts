@@ -17,7 +17,7 @@ export interface AgentRef { agentId: number; name: string }
 
 export type CreateTask = { type: 'CreateTask'; task: Omit<TaskCreated['data'], 'notice'> };
 export type ClaimTask = {
-  type: 'ClaimTask'; agent: AgentRef & { quarantined: boolean }; leaseMs: number; reservation: Amount; goalStatus: string;
+  type: 'ClaimTask'; agent: AgentRef & { quarantined: boolean; configHash?: string }; leaseMs: number; reservation: Amount; goalStatus: string;
 };
 export type StartTask = { type: 'StartTask'; agent: AgentRef };
 export type CompleteTask = { type: 'CompleteTask'; agent: AgentRef; summary: string; artifactMessageIds: number[] };
@@ -36,7 +36,7 @@ export type Task =
   | { status: 'absent' }
   | {
       status: TaskStatus; taskId: number; goalId: number; channelId: number; title: string; billingCode: string;
-      verifier: VerifierConfig; assignee: AgentRef | null; leaseExpiresAt: string | null;
+      verifier: VerifierConfig; assignee: (AgentRef & { configHash?: string }) | null; leaseExpiresAt: string | null;
     };
 type Live = Exclude<Task, { status: 'absent' }>;
 
@@ -49,7 +49,8 @@ function evolve(state: Task, event: TaskEvent): Task {
   if (state.status === 'absent') return state;
   switch (event.type) {
     case 'TaskClaimed':
-      return { ...state, status: event.data.renewed ? state.status : 'claimed', assignee: { agentId: event.data.agentId, name: event.data.agentName }, leaseExpiresAt: event.data.leaseExpiresAt };
+      return { ...state, status: event.data.renewed ? state.status : 'claimed', leaseExpiresAt: event.data.leaseExpiresAt,
+        assignee: { agentId: event.data.agentId, name: event.data.agentName, ...(event.data.configHash ? { configHash: event.data.configHash } : {}) } };
     case 'TaskStarted':
       return { ...state, status: 'in_progress' };
     case 'TaskCompleted':
@@ -124,9 +125,11 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
 function claim(state: Live, c: ClaimTask, ctx: DecideContext): TaskEvent[] {
   const leaseExpiresAt = new Date(Date.parse(ctx.now) + c.leaseMs).toISOString();
   const base = { taskId: state.taskId, agentId: c.agent.agentId, agentName: c.agent.name, leaseExpiresAt, reservation: c.reservation };
+  const hashed = (hash: string | undefined) => (hash ? { configHash: hash } : {});
   const live = holding(state) && !expired(state, ctx.now);
   if (live && state.assignee?.agentId === c.agent.agentId) {
-    return [{ type: 'TaskClaimed', data: { ...base, renewed: true, from: state.status, notice: null } }];
+    // A renewal keeps the config the work started under.
+    return [{ type: 'TaskClaimed', data: { ...base, ...hashed(state.assignee.configHash), renewed: true, from: state.status, notice: null } }];
   }
   if (live) throw new DomainError('ErrAlreadyClaimed', `task already claimed by another agent (${state.assignee?.name})`, { task_id: state.taskId, assignee: state.assignee?.name });
   if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
@@ -142,7 +145,7 @@ function claim(state: Live, c: ClaimTask, ctx: DecideContext): TaskEvent[] {
   if (current.status !== 'approved') {
     throw new DomainError('ErrTaskNotApproved', `task ${state.taskId} is ${current.status}, not approved`, { task_id: state.taskId, status: current.status });
   }
-  events.push({ type: 'TaskClaimed', data: { ...base, renewed: false, from: 'approved', notice: transition(current, ctx, 'claimed', c.agent.name, { lease_expires_at: leaseExpiresAt }) } });
+  events.push({ type: 'TaskClaimed', data: { ...base, ...hashed(c.agent.configHash), renewed: false, from: 'approved', notice: transition(current, ctx, 'claimed', c.agent.name, { lease_expires_at: leaseExpiresAt }) } });
   return events;
 }
 
@@ -161,7 +164,8 @@ function verdict(state: Live, c: VerifyTask, ctx: DecideContext): TaskEvent {
   const exec = c.as.kind === 'command' ? c.as : null;
   return { type: 'TaskVerified', data: {
     taskId: state.taskId, goalId: state.goalId, verdict: c.verdict, verifierKind: kind, verifier: c.verifier, reason: c.reason,
-    domain: state.billingCode || 'default', assigneeAgentId: state.assignee?.agentId ?? null, exitCode: exec?.exitCode ?? null, output: exec?.output ?? null, to,
+    domain: state.billingCode || 'default', assigneeAgentId: state.assignee?.agentId ?? null,
+    ...(state.assignee?.configHash ? { assigneeConfigHash: state.assignee.configHash } : {}), exitCode: exec?.exitCode ?? null, output: exec?.output ?? null, to,
     notice: transition(state, ctx, to, c.verifier.name, { verdict: c.verdict, verifier_kind: kind, reason: c.reason }),
   } };
 }

@@ -49,6 +49,8 @@ export type TaskClaimed = Event<'TaskClaimed', {
   taskId: number;
   agentId: number;
   agentName: string;
+  /** The assignee's config hash when it first claimed: the verdict's evidence goes to that config (FR-015 edge case). */
+  configHash?: string;
   leaseExpiresAt: string;
   /** True when the assignee renewed its own lease (no status change, no notice). */
   renewed: boolean;
@@ -79,6 +81,8 @@ export type TaskVerified = Event<'TaskVerified', {
   /** The reputation domain: the task's billing code, else `default`. */
   domain: string;
   assigneeAgentId: number | null;
+  /** The config the assignee claimed under (absent for claims recorded without one). */
+  assigneeConfigHash?: string;
   /** The command verifier's exit code and last 4 KiB of output; null for other kinds. */
   exitCode: number | null;
   output: string | null;
