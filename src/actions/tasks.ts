@@ -1,20 +1,19 @@
 import type { App } from '../app.js';
-import { goalDecider } from '../commands/goals.js';
 import { taskDecider, type VerifyTask } from '../commands/tasks.js';
 import { DomainError, notFound } from '../errors.js';
-import { goalStream, type BudgetDimension } from '../events/goals.js';
 import { taskStream, type Amount } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
-import { committedInSubtree, expiredLeases, getGoal, getTask, goalTotals, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
+import { expiredLeases, getGoal, getTask, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
+import { applySpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
 import { recordVerdicts } from './reputation.js';
-import { agentIdOf, goalFor, isOwner, who } from './goals.js';
+import { agentIdOf, isOwner, who } from './goals.js';
 import type { Actor } from './principals.js';
 
 /**
- * The task lifecycle as commands (DESIGN §3.5–3.7, §3.13). Every function is one transaction; facts the
- * deciders need — quarantine, goal status, spend — are read inside it, so two racing callers see each
+ * The task lifecycle as commands (DESIGN §3.5, §3.6, §3.13; budgets in budget.ts). Every function is one
+ * transaction; facts the deciders need — quarantine, goal status, spend — are read inside it, so two racing callers see each
  * other's effects in commit order (SQLite serializes writers).
  */
 export const DEFAULT_LEASE_MS = 30 * 60_000;
@@ -46,13 +45,10 @@ export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, l
     const { task, goal } = taskFor(app, by, taskId);
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
     const refusal = agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
-    if (refusal?.scope === 'goal') {
-      const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'PauseForBudget', dimension: refusal.dimension, spent: refusal.committed, requested: refusal.requested, by: who(by) }, actor);
-      const paused = events.find((e) => e.type === 'GoalPaused');
-      if (paused) tellOwnerPaused(app, goal, paused.data.notice.body, actor);
+    if (refusal) {
+      if (refusal.scope === 'goal') pauseForBudget(app, goal, refusal, who(by), actor);
       return { refused: refusal };
     }
-    if (refusal) return { refused: refusal };
     const handled = app.engine.handle(taskDecider, taskStream(taskId), {
       type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined, configHash: agent.configHash }, leaseMs, reservation, goalStatus: goal.status,
     }, actor);
@@ -70,59 +66,6 @@ function replayedClaim(app: App, taskId: number, events: readonly { type: string
   if (!e) throw new DomainError('ErrGoalBudgetExceeded', 'this claim was refused for budget when it first ran', { task_id: taskId });
   const d = e.data as { leaseExpiresAt: string; renewed: boolean };
   return { taskId, status: 'claimed', claimedAt: e.recordedAt, leaseExpiresAt: d.leaseExpiresAt, renewed: d.renewed };
-}
-
-/**
- * Only a claim the decider would make passes the budget gate: on an approved task, or on one whose lease
- * ran out. Renewals, claims on a task another agent holds, on a task that is not approved or on a closed
- * goal are the decider's to answer (ErrAlreadyClaimed, ErrTaskNotApproved, ErrGoalClosed) — they must
- * not pause the goal for budget.
- */
-function freshClaim(task: TaskRow, goal: GoalRow, now: string): boolean {
-  if (goal.status === 'completed' || goal.status === 'cancelled') return false;
-  if (task.status === 'approved') return true;
-  const held = task.status === 'claimed' || task.status === 'in_progress';
-  return held && task.leaseExpiresAt !== null && Date.parse(task.leaseExpiresAt) <= Date.parse(now);
-}
-
-interface Refusal { scope: 'goal' | 'task'; taskId: number; dimension: BudgetDimension; committed: number; requested: number; budget: number }
-
-/**
- * The first budget the claim would break: the goal's, then each budgeted task from the claimed one up to
- * its root. The task's own open reservation (a lease that ran out) is not counted: this claim replaces it.
- */
-function budgetRefusal(app: App, goal: GoalRow, task: TaskRow, reservation: Amount): Refusal | null {
-  if (goal.status === 'paused') return null; // the decider refuses a paused goal itself
-  const t = goalTotals(app.engine.db, goal.goalId);
-  const others = (c: { tokens: number; cents: number }) => ({ tokens: c.tokens - task.reservedTokens, cents: c.cents - task.reservedCents });
-  const checks: [Refusal['scope'], number, { tokens: number | null; cents: number | null }, { tokens: number; cents: number }][] = [
-    ['goal', goal.goalId, { tokens: goal.budgetTokens, cents: goal.budgetCents }, others({ tokens: t.spentTokens + t.reservedTokens, cents: t.spentCents + t.reservedCents })],
-  ];
-  for (const id of [task.taskId, ...task.ancestry.map((a) => a.id).reverse()]) {
-    const node = id === task.taskId ? task : getTask(app.engine.db, id);
-    if (node && (node.budgetTokens !== null || node.budgetCents !== null)) {
-      checks.push(['task', id, { tokens: node.budgetTokens, cents: node.budgetCents }, others(committedInSubtree(app.engine.db, id))]);
-    }
-  }
-  for (const [scope, id, budget, committed] of checks) {
-    for (const dimension of ['tokens', 'cents'] as const) {
-      const cap = budget[dimension];
-      const requested = reservation[dimension];
-      if (cap === null || cap <= 0) continue;
-      if (committed[dimension] + requested > cap || committed[dimension] >= cap) {
-        return { scope, taskId: scope === 'task' ? id : task.taskId, dimension, committed: committed[dimension], requested, budget: cap };
-      }
-    }
-  }
-  return null;
-}
-
-function budgetError(r: Refusal): DomainError {
-  const what = r.scope === 'goal' ? 'the goal\'s' : `task ${r.taskId}'s`;
-  const code = r.scope === 'goal' ? 'ErrGoalBudgetExceeded' : 'ErrTaskBudgetExceeded';
-  const paused = r.scope === 'goal' ? '; the goal is paused until the owner raises the budget and resumes it' : '';
-  return new DomainError(code, `${what} ${r.dimension} budget would be exceeded: ${r.committed} committed + ${r.requested} requested > ${r.budget}${paused}`,
-    { scope: r.scope, task_id: r.taskId, dimension: r.dimension, committed: r.committed, requested: r.requested, budget: r.budget });
 }
 
 export function startTask(app: App, by: Speaker, taskId: number, actor: Actor): TaskRow {
@@ -195,10 +138,7 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
   app.engine.transact(actor, () => {
     const { goal } = taskFor(app, by, taskId);
     app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source }, actor);
-    const t = goalTotals(app.engine.db, goal.goalId);
-    const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ApplySpend', spent: { tokens: t.spentTokens, cents: t.spentCents } }, actor);
-    const paused = events.find((e) => e.type === 'GoalPaused');
-    if (paused) tellOwnerPaused(app, goal, paused.data.notice.body, actor);
+    applySpend(app, goal, actor);
   });
   return { goal: getGoal(app.engine.db, getTask(app.engine.db, taskId)!.goalId)!, task: getTask(app.engine.db, taskId)! };
 }
@@ -208,13 +148,6 @@ function outputTail(as: VerifyTask['as']): string {
   if (as.kind !== 'command' || !as.output.trim()) return '';
   const tail = as.output.trim().slice(-500);
   return `\nOutput (end):\n${tail}\n`;
-}
-
-/** Every pause for budget DMs the owner, in the command that paused the goal. */
-function tellOwnerPaused(app: App, goal: GoalRow, why: string, actor: Actor): void {
-  sendSystemDirect(app, goal.ownerId, `user-${goal.ownerId}`,
-    `Goal #${goal.goalId} "${goal.title}" was paused: ${why}. Raise the budget and resume it (resume_goal or POST /api/goals/${goal.goalId}/resume).`,
-    { event: 'GoalPaused', goal_id: goal.goalId }, actor);
 }
 
 /** The sweeper's command: every lease that ran out by now is expired, each task claimable again. */
