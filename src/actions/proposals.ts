@@ -52,9 +52,14 @@ export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning
   if (!p.auto || getProposal(app.engine.db, p.proposalId)?.status !== 'pending') {
     return { ...p, approved: getProposal(app.engine.db, p.proposalId)?.status === 'approved', taskIds: [] };
   }
-  const system: Speaker = { key: 'system', name: 'system', tenant: by.tenant };
-  const decided = decideProposal(app, system, p.proposalId, 'approve', '', { actor: 'system', causationId: result.events[0]?.meta.commandId }, true);
+  const decided = autoApprove(app, by.tenant, p.proposalId, result.events[0]?.meta.commandId);
   return { ...p, approved: true, taskIds: decided.taskIds };
+}
+
+/** Auto mode (DESIGN §3.3): `system` approves at once, as its own command caused by the proposal's. */
+export function autoApprove(app: App, tenant: number, proposalId: number, causationId: string | undefined): ReturnType<typeof decideProposal> {
+  const system: Speaker = { key: 'system', name: 'system', tenant };
+  return decideProposal(app, system, proposalId, 'approve', '', { actor: 'system', causationId }, true);
 }
 
 function fromEvents(events: readonly { type: string; data: unknown }[]) {

@@ -10,7 +10,7 @@ import { scoreOf, scoresOf } from '../projections/reputation.js';
 import { sendSystemDirect, sendToChannel, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, who } from './goals.js';
 import { registerAgent, type Actor } from './principals.js';
-import { decideProposal } from './proposals.js';
+import { autoApprove } from './proposals.js';
 import { recordEvidence, reputationSettings, SEED_FRACTION } from './reputation.js';
 
 /**
@@ -73,8 +73,7 @@ export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor): 
     return { proposalId: d.proposalId, approvalMessageId: d.messageId, agentId: null };
   }
   if (!v.auto) return { proposalId: v.proposalId, approvalMessageId: v.approvalMessageId, agentId: null };
-  const system: Speaker = { key: 'system', name: 'system', tenant: by.tenant };
-  const decided = decideProposal(app, system, v.proposalId, 'approve', '', { actor: 'system', causationId: result.events[0]?.meta.commandId }, true);
+  const decided = autoApprove(app, by.tenant, v.proposalId, result.events[0]?.meta.commandId);
   return { proposalId: v.proposalId, approvalMessageId: v.approvalMessageId, agentId: decided.proposal.agentId };
 }
 
