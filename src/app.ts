@@ -13,6 +13,7 @@ import { reputationProjection } from './projections/reputation.js';
 import { resourcesProjection } from './projections/resources.js';
 import { secretsProjection } from './projections/secrets.js';
 import { tasksProjection } from './projections/tasks.js';
+import { runsProjection } from './projections/runs.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -21,7 +22,7 @@ import type { Clock } from './clock.js';
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection,
+  secretsProjection, resourcesProjection, runsProjection,
 ];
 
 export interface App {

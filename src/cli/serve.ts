@@ -6,7 +6,7 @@ import { createHttpApp, listen } from '../http/server.js';
 import { log } from '../log.js';
 import { createMcpContext } from '../mcp/context.js';
 import { buildToolRegistry } from '../mcp/tools/index.js';
-import { startRuntime } from '../runtime/index.js';
+import { startRuntime, type Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
@@ -31,18 +31,20 @@ export function registerServe(program: Command): void {
         const fresh = ownerOf(app) ? null : createOwner(app, opts.owner, { actor: 'system' });
         const mcp = createMcpContext(app, buildToolRegistry());
         const http = createHttpApp(app.engine, mcp, opts.host);
-        const runtime = startRuntime(app);
+        let runtime: Runtime | null = null;
         try {
           const server = await listen(http.app, opts.host, port);
           const address = server.address();
           const bound = typeof address === 'object' && address ? address.port : port;
           const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
+          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp` });
+          mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
-            runtime.stop();
+            runtime?.stop();
             void http.close().finally(() => {
               server.close(() => {
                 mcp.audit.close();
@@ -54,11 +56,17 @@ export function registerServe(program: Command): void {
           process.once('SIGINT', () => stop('SIGINT'));
           process.once('SIGTERM', () => stop('SIGTERM'));
         } catch (e) {
-          runtime.stop();
+          runtime?.stop();
           mcp.audit.close();
           app.engine.close();
           throw e;
         }
       }),
     );
+}
+
+/** The URL agents started on this machine call back on: loopback when the server listens on every interface. */
+function loopbackOf(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }

@@ -5,6 +5,7 @@ import { Authenticator } from './auth.js';
 import { Confirmations } from './confirm.js';
 import { PathPolicy } from './paths.js';
 import type { ToolRegistry } from './registry.js';
+import type { Reactor } from '../runtime/reactor.js';
 
 /** What every MCP session of one Colony process shares. */
 export interface McpContext {
@@ -15,6 +16,8 @@ export interface McpContext {
   readonly paths: PathPolicy;
   readonly version: string;
   readonly auth: Authenticator;
+  /** The reactor that runs agents (execute_agent), set once the process serves HTTP; null under stdio. */
+  readonly runtime: { reactor: Reactor | null };
 }
 
 export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations } = {}): McpContext {
@@ -26,5 +29,6 @@ export function createMcpContext(app: App, tools: ToolRegistry, options: { audit
     paths: PathPolicy.forDataDir(app.dataDir),
     version: VERSION,
     auth: new Authenticator(app),
+    runtime: { reactor: null },
   };
 }

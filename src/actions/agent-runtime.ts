@@ -1,0 +1,48 @@
+import type { App } from '../app.js';
+import { runtimeDecider } from '../commands/runs.js';
+import { notFound } from '../errors.js';
+import { runtimeStream, type RuntimeOverrides } from '../events/runs.js';
+import { getAgent, type AgentRow } from '../projections/principals.js';
+import { runtimeOf } from '../projections/run-queries.js';
+import type { Actor } from './principals.js';
+import { checkSetting } from './runtime-settings.js';
+
+/**
+ * The owner's controls over how an agent runs: its runtime settings (timeout, cooldown, daily run
+ * budget, max trigger depth — null keeps the default) and stopping or starting it. A stopped agent is
+ * never woken (each wake-up is refused with gate `stopped`); its running process gets SIGTERM.
+ */
+function ownedAgent(app: App, ownerId: number, agentId: number): AgentRow {
+  const agent = getAgent(app.engine.db, agentId);
+  if (!agent || agent.ownerId !== ownerId) throw notFound(`agent ${agentId}`, { agent_id: agentId });
+  return agent;
+}
+
+export function configureRuntime(app: App, ownerId: number, agentId: number, changes: Partial<RuntimeOverrides>, by: string, actor: Actor): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    const current = runtimeOf(app.engine.db, agentId);
+    const settings: RuntimeOverrides = {
+      timeoutSec: current.timeoutSec, cooldownSec: current.cooldownSec, dailyRunBudget: current.dailyRunBudget, maxTriggerDepth: current.maxTriggerDepth,
+    };
+    for (const key of Object.keys(settings) as (keyof RuntimeOverrides)[]) {
+      const value = changes[key];
+      if (value !== undefined) settings[key] = value === null ? null : checkSetting(key, value);
+    }
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'ConfigureRuntime', agentId, settings, by }, actor);
+  });
+}
+
+export function stopAgent(app: App, ownerId: number, agentId: number, by: string, reason: string, actor: Actor): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StopAgent', agentId, by, reason }, actor);
+  });
+}
+
+export function startAgent(app: App, ownerId: number, agentId: number, by: string, actor: Actor): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StartAgent', agentId, by }, actor);
+  });
+}

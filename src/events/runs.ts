@@ -1,0 +1,126 @@
+import type { Event } from './event.js';
+
+/**
+ * Runs and sessions (DESIGN §2, §3.14): every agent process Colony starts — woken by the reactor or by
+ * `execute_agent` — is a run on its own `run-<id>` stream. The stream tells the whole story: queued (or
+ * refused by a gate, with the gate and the reason), wake-ups merged into it while it waited, started
+ * (with its budget reservation), the transcript (each message, capped), timed out, finished or failed.
+ * An agent's runtime settings and its stopped flag live on `runtime-<agentId>` (not part of the config
+ * hash: they change how often an agent runs, not what it is).
+ */
+export type WakeSource =
+  | 'goal_created' | 'task_assignment' | 'task_timer' | 'verification_requested' | 'message_received' | 'probe' | 'manual' | 'execute_agent';
+export const WAKE_SOURCES: readonly WakeSource[] = [
+  'goal_created', 'task_assignment', 'task_timer', 'verification_requested', 'message_received', 'probe', 'manual', 'execute_agent',
+];
+
+/** The gates a wake-up passes, in order (DESIGN §3.14), plus the facts that make a run impossible. */
+export type Gate = 'stopped' | 'no_backend' | 'quarantine' | 'budget' | 'goal_closed' | 'trigger_depth' | 'daily_run_budget';
+
+/** Why a run waits instead of starting now. */
+export type QueueReason = 'agent_running' | 'cooldown';
+
+export interface Wake {
+  source: WakeSource;
+  /** The messages that woke the agent (DMs, mentions, the probe's envelope), in order. */
+  messageIds: number[];
+  /** execute_agent's or `colony agents wake --prompt`'s text; null otherwise. */
+  prompt: string | null;
+  /** Who asked: a principal key, or `system`. */
+  by: string;
+}
+
+export type RunQueued = Event<'RunQueued', {
+  runId: number;
+  agentId: number;
+  ownerId: number;
+  sessionId: string;
+  taskId: number | null;
+  goalId: number | null;
+  /** Trigger depth: 0 unless a run's own messages woke this agent (then that run's depth + 1). */
+  depth: number;
+  wake: Wake;
+  reason: QueueReason | null;
+  /** Not started before this time (cooldown); null: as soon as the agent is free. */
+  notBefore: string | null;
+}>;
+
+export type RunWakeMerged = Event<'RunWakeMerged', { runId: number; wake: Wake }>;
+
+export type RunRefused = Event<'RunRefused', {
+  runId: number;
+  agentId: number;
+  ownerId: number;
+  taskId: number | null;
+  goalId: number | null;
+  wake: Wake;
+  gate: Gate;
+  reason: string;
+}>;
+
+export type RunStarted = Event<'RunStarted', {
+  runId: number;
+  agentId: number;
+  configHash: string;
+  /** What this run may spend, held against the goal's budget until it finishes. */
+  reservation: { tokens: number; cents: number };
+  traceId: string;
+  timeoutSec: number;
+}>;
+
+export type RunStatus = 'succeeded' | 'failed' | 'timed_out';
+
+export type RunFinished = Event<'RunFinished', {
+  runId: number;
+  agentId: number;
+  status: RunStatus;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** Cost in cents from the run's final usage object (report_usage calls are recorded on the task as they happen). */
+  costCents: number;
+  /** The last 8 KiB of stdout and stderr, secret values masked. */
+  outputTail: string;
+}>;
+
+export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number; timeoutSec: number }>;
+
+/** A run that could not run to its end: the process did not start, or Colony stopped while it ran. */
+export type RunFailed = Event<'RunFailed', { runId: number; agentId: number; reason: string }>;
+
+export type SessionRole = 'user' | 'agent' | 'system';
+export const SESSION_MESSAGE_CAP = 64 * 1024;
+
+export type SessionMessageRecorded = Event<'SessionMessageRecorded', {
+  runId: number;
+  sessionId: string;
+  seq: number;
+  role: SessionRole;
+  content: string;
+  /** The content was cut at SESSION_MESSAGE_CAP bytes; `bytes` is the original size. */
+  truncated: boolean;
+  bytes: number;
+}>;
+
+export type RunEvent = RunQueued | RunWakeMerged | RunRefused | RunStarted | RunFinished | RunTimedOut | RunFailed | SessionMessageRecorded;
+
+export interface RuntimeSettings {
+  timeoutSec: number;
+  cooldownSec: number;
+  dailyRunBudget: number;
+  maxTriggerDepth: number;
+}
+
+/** An agent's own settings; null keeps the process-wide default. */
+export type RuntimeOverrides = { [K in keyof RuntimeSettings]: number | null };
+
+export type RuntimeConfigured = Event<'RuntimeConfigured', { agentId: number; settings: RuntimeOverrides; by: string }>;
+export type AgentStopped = Event<'AgentStopped', { agentId: number; by: string; reason: string }>;
+export type AgentStarted = Event<'AgentStarted', { agentId: number; by: string }>;
+
+export type RuntimeEvent = RuntimeConfigured | AgentStopped | AgentStarted;
+
+export const runStream = (runId: number): string => `run-${runId}`;
+export const runtimeStream = (agentId: number): string => `runtime-${agentId}`;

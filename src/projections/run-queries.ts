@@ -1,0 +1,92 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
+import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
+
+/** Reads over the runs projection (live names). */
+export type RunRowStatus = 'queued' | 'running' | 'refused' | RunStatus;
+export interface RunRow {
+  runId: number; agentId: number; ownerId: number; sessionId: string | null; taskId: number | null; goalId: number | null; depth: number;
+  source: WakeSource; wakes: Wake[]; status: RunRowStatus; queueReason: QueueReason | null; notBefore: string | null; gate: Gate | null;
+  reason: string | null; queuedAt: string; startedAt: string | null; finishedAt: string | null; configHash: string | null; traceId: string | null;
+  timeoutSec: number | null; timedOut: boolean; exitCode: number | null; signal: string | null; durationMs: number | null; tokensIn: number;
+  tokensOut: number; costCents: number; reservedTokens: number; reservedCents: number; outputTail: string | null; lastMessageAt: string | null;
+  preview: string | null; updatedAt: string;
+}
+export interface SessionMessageRow { runId: number; seq: number; sessionId: string; role: SessionRole; content: string; truncated: boolean; bytes: number; at: string }
+export interface AgentRuntimeRow {
+  agentId: number; status: 'idle' | 'executing' | 'error' | 'stopped'; stopped: boolean; timeoutSec: number | null; cooldownSec: number | null;
+  dailyRunBudget: number | null; maxTriggerDepth: number | null; currentRunId: number | null; lastRunId: number | null; lastSessionId: string | null;
+  lastStartedAt: string | null; lastFinishedAt: string | null; lastMessageAt: string | null; preview: string | null;
+}
+
+const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, session_id AS sessionId, task_id AS taskId, goal_id AS goalId, depth,
+  source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
+  finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
+  signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reserved_tokens AS reservedTokens,
+  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt FROM runs`;
+const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
+  r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1 } as unknown as RunRow) : null;
+const many = (rows: unknown[]): RunRow[] => rows.map((r) => toRun(r as never)!);
+
+export const getRun = (db: Database, runId: number): RunRow | null => toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
+export const runBySession = (db: Database, sessionId: string): RunRow | null =>
+  toRun(prepared(db, `${RUN} WHERE session_id = ?`).get(sessionId) as never);
+/** The queued run a new wake-up of (agent, task) merges into (coalescing, FR-038). */
+export const queuedRunFor = (db: Database, agentId: number, taskId: number | null): RunRow | null =>
+  toRun(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? ORDER BY run_id LIMIT 1`).get(agentId, taskId) as never);
+export const queuedRunsOf = (db: Database, agentId: number): RunRow[] =>
+  many(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' ORDER BY run_id`).all(agentId));
+export const runningRunOf = (db: Database, agentId: number): RunRow | null =>
+  toRun(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'running' ORDER BY run_id LIMIT 1`).get(agentId) as never);
+export const runsInStatus = (db: Database, status: RunRowStatus): RunRow[] =>
+  many(prepared(db, `${RUN} WHERE status = ? ORDER BY run_id`).all(status));
+export const runsStartedSince = (db: Database, agentId: number, since: string): number =>
+  (prepared(db, 'SELECT count(*) AS n FROM runs WHERE agent_id = ? AND started_at >= ?').get(agentId, since) as { n: number }).n;
+export const lastStartOf = (db: Database, agentId: number): string | null =>
+  (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ?').get(agentId) as { at: string | null }).at;
+/** The last run of (agent, task) that started, for task timers. */
+export const lastTaskRunStart = (db: Database, agentId: number, taskId: number): string | null =>
+  (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ? AND task_id = ?').get(agentId, taskId) as { at: string | null }).at;
+
+export interface RunFilter { agentId?: number | null; goalId?: number | null; ownerId?: number | null; status?: RunRowStatus | null; limit: number }
+export function listRuns(db: Database, f: RunFilter): RunRow[] {
+  return many(prepared(db, `${RUN} WHERE (@agent IS NULL OR agent_id = @agent) AND (@goal IS NULL OR goal_id = @goal)
+    AND (@owner IS NULL OR owner_id = @owner) AND (@status IS NULL OR status = @status) ORDER BY run_id DESC LIMIT @limit`)
+    .all({ agent: f.agentId ?? null, goal: f.goalId ?? null, owner: f.ownerId ?? null, status: f.status ?? null, limit: f.limit }));
+}
+export const runsOfGoal = (db: Database, goalId: number): RunRow[] => many(prepared(db, `${RUN} WHERE goal_id = ? ORDER BY run_id`).all(goalId));
+
+const MESSAGE = 'SELECT run_id AS runId, seq, session_id AS sessionId, role, content, truncated, bytes, at FROM session_messages';
+const toMessage = (r: Record<string, unknown>): SessionMessageRow => ({ ...r, truncated: r.truncated === 1 } as unknown as SessionMessageRow);
+export const sessionMessages = (db: Database, runId: number): SessionMessageRow[] =>
+  prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq`).all(runId).map((r) => toMessage(r as never));
+/** The last `n` messages of a run's session, oldest first. */
+export const lastSessionMessages = (db: Database, runId: number, n: number): { messages: SessionMessageRow[]; total: number } => {
+  const total = (prepared(db, 'SELECT count(*) AS n FROM session_messages WHERE run_id = ?').get(runId) as { n: number }).n;
+  const rows = prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq DESC LIMIT ?`).all(runId, Math.max(0, n)).map((r) => toMessage(r as never));
+  return { messages: rows.reverse(), total };
+};
+
+const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS timeoutSec, cooldown_sec AS cooldownSec, daily_run_budget AS dailyRunBudget,
+  max_trigger_depth AS maxTriggerDepth, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,
+  last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview FROM agent_runtime`;
+/** An agent's runtime row; an agent that never ran reads as idle with default settings (nulls). */
+export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
+  const r = prepared(db, `${RUNTIME} WHERE agent_id = ?`).get(agentId) as Record<string, unknown> | undefined;
+  if (!r) {
+    return { agentId, status: 'idle', stopped: false, timeoutSec: null, cooldownSec: null, dailyRunBudget: null, maxTriggerDepth: null, currentRunId: null,
+      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null };
+  }
+  return { ...r, stopped: r.stopped === 1 } as unknown as AgentRuntimeRow;
+}
+
+/** Agents with runs waiting to start (the reactor's sweep). */
+export const agentsWithQueuedRuns = (db: Database): number[] =>
+  (prepared(db, `SELECT DISTINCT agent_id AS id FROM runs WHERE status = 'queued' ORDER BY agent_id`).all() as { id: number }[]).map((r) => r.id);
+
+export interface TimedTask { taskId: number; agentId: number; intervalSec: number; claimedAt: string }
+/** Claimed or running tasks whose heartbeat_config has an interval (task_timer wake-ups). */
+export const timedTasks = (db: Database): TimedTask[] =>
+  prepared(db, `SELECT task_id AS taskId, assignee_agent_id AS agentId, CAST(json_extract(heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
+    claimed_at AS claimedAt FROM tasks WHERE status IN ('claimed', 'in_progress') AND assignee_agent_id IS NOT NULL
+    AND json_extract(heartbeat, '$.interval_sec') > 0`).all() as TimedTask[];

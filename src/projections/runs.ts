@@ -1,0 +1,137 @@
+import { prepared } from '../db.js';
+import type { RunEvent, RuntimeEvent } from '../events/runs.js';
+import { sqlFor, type Projection } from './projection.js';
+
+/**
+ * Runs, their session transcripts and each agent's runtime (status, settings, last activity) as read
+ * tables. An agent's runtime status follows its runs — executing while one runs, idle after a success,
+ * error after a failure or a timeout — unless the owner stopped it. Queries: run-queries.ts.
+ */
+export type T = 'runs' | 'session_messages' | 'agent_runtime';
+
+const sql = sqlFor((t: Record<T, string>) => ({
+  queued: `INSERT OR IGNORE INTO "${t.runs}" (run_id, agent_id, owner_id, session_id, task_id, goal_id, depth, source, wakes, status, queue_reason,
+    not_before, queued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+  refusedNew: `INSERT OR IGNORE INTO "${t.runs}" (run_id, agent_id, owner_id, session_id, task_id, goal_id, depth, source, wakes, status, gate, reason,
+    queued_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, 0, ?, ?, 'refused', ?, ?, ?, ?)`,
+  refusedQueued: `UPDATE "${t.runs}" SET status = 'refused', gate = ?, reason = ?, updated_at = ? WHERE run_id = ?`,
+  merge: `UPDATE "${t.runs}" SET wakes = json_insert(wakes, '$[#]', json(?)), updated_at = ? WHERE run_id = ?`,
+  started: `UPDATE "${t.runs}" SET status = 'running', started_at = ?, config_hash = ?, reserved_tokens = ?, reserved_cents = ?, trace_id = ?,
+    timeout_sec = ?, updated_at = ? WHERE run_id = ?`,
+  timedOut: `UPDATE "${t.runs}" SET timed_out = 1, updated_at = ? WHERE run_id = ?`,
+  finished: `UPDATE "${t.runs}" SET status = ?, finished_at = ?, exit_code = ?, signal = ?, duration_ms = ?, tokens_in = ?, tokens_out = ?,
+    cost_cents = ?, output_tail = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
+  failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
+  message: `INSERT OR IGNORE INTO "${t.session_messages}" (run_id, seq, session_id, role, content, truncated, bytes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
+  runtimeRow: `INSERT OR IGNORE INTO "${t.agent_runtime}" (agent_id, status, stopped) VALUES (?, 'idle', 0)`,
+  settings: `UPDATE "${t.agent_runtime}" SET timeout_sec = ?, cooldown_sec = ?, daily_run_budget = ?, max_trigger_depth = ? WHERE agent_id = ?`,
+  stopped: `UPDATE "${t.agent_runtime}" SET stopped = ?, status = CASE WHEN ? = 1 THEN 'stopped' WHEN current_run_id IS NOT NULL THEN 'executing' ELSE 'idle' END
+    WHERE agent_id = ?`,
+  running: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE 'executing' END, current_run_id = ?, last_run_id = ?,
+    last_session_id = ?, last_started_at = ? WHERE agent_id = ?`,
+  ended: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE ? END, current_run_id = NULL, last_finished_at = ?
+    WHERE agent_id = ? AND current_run_id = ?`,
+  agentMessage: `UPDATE "${t.agent_runtime}" SET last_message_at = ?, preview = ? WHERE agent_id = ?`,
+  sessionOf: `SELECT session_id AS sessionId, agent_id AS agentId FROM "${t.runs}" WHERE run_id = ?`,
+}));
+
+export const runsProjection: Projection<RunEvent | RuntimeEvent, T> = {
+  name: 'runs',
+  version: 1,
+  handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
+    'RuntimeConfigured', 'AgentStopped', 'AgentStarted'],
+  tables: ['runs', 'session_messages', 'agent_runtime'],
+  init(db, t) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS "${t.runs}" (
+        run_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, owner_id INTEGER NOT NULL, session_id TEXT UNIQUE, task_id INTEGER, goal_id INTEGER,
+        depth INTEGER NOT NULL, source TEXT NOT NULL, wakes TEXT NOT NULL, status TEXT NOT NULL, queue_reason TEXT, not_before TEXT,
+        gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
+        timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
+        reserved_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, updated_at TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
+      CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
+      CREATE INDEX IF NOT EXISTS "${t.runs}_by_status" ON "${t.runs}" (status, run_id);
+      CREATE INDEX IF NOT EXISTS "${t.runs}_by_goal" ON "${t.runs}" (goal_id, run_id);
+      CREATE INDEX IF NOT EXISTS "${t.runs}_by_task" ON "${t.runs}" (task_id, run_id);
+      CREATE TABLE IF NOT EXISTS "${t.session_messages}" (
+        run_id INTEGER NOT NULL, seq INTEGER NOT NULL, session_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL,
+        truncated INTEGER NOT NULL, bytes INTEGER NOT NULL, at TEXT NOT NULL, PRIMARY KEY (run_id, seq));
+      CREATE TABLE IF NOT EXISTS "${t.agent_runtime}" (
+        agent_id INTEGER PRIMARY KEY, status TEXT NOT NULL, stopped INTEGER NOT NULL, timeout_sec INTEGER, cooldown_sec INTEGER,
+        daily_run_budget INTEGER, max_trigger_depth INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
+        last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT);
+    `);
+  },
+  apply(db, e, t) {
+    const q = sql(t);
+    const at = e.recordedAt;
+    switch (e.type) {
+      case 'RunQueued': {
+        const d = e.data;
+        prepared(db, q.queued).run(d.runId, d.agentId, d.ownerId, d.sessionId, d.taskId, d.goalId, d.depth, d.wake.source, JSON.stringify([d.wake]),
+          d.reason, d.notBefore, at, at);
+        prepared(db, q.runtimeRow).run(d.agentId);
+        return;
+      }
+      case 'RunRefused': {
+        const d = e.data;
+        if (prepared(db, q.refusedQueued).run(d.gate, d.reason, at, d.runId).changes === 0) {
+          prepared(db, q.refusedNew).run(d.runId, d.agentId, d.ownerId, d.taskId, d.goalId, d.wake.source, JSON.stringify([d.wake]), d.gate, d.reason, at, at);
+        }
+        return;
+      }
+      case 'RunWakeMerged':
+        prepared(db, q.merge).run(JSON.stringify(e.data.wake), at, e.data.runId);
+        return;
+      case 'RunStarted': {
+        const d = e.data;
+        prepared(db, q.started).run(at, d.configHash, d.reservation.tokens, d.reservation.cents, d.traceId, d.timeoutSec, at, d.runId);
+        const session = prepared(db, q.sessionOf).get(d.runId) as { sessionId: string } | undefined;
+        prepared(db, q.runtimeRow).run(d.agentId);
+        prepared(db, q.running).run(d.runId, d.runId, session?.sessionId ?? null, at, d.agentId);
+        return;
+      }
+      case 'RunTimedOut':
+        prepared(db, q.timedOut).run(at, e.data.runId);
+        return;
+      case 'RunFinished': {
+        const d = e.data;
+        prepared(db, q.finished).run(d.status, at, d.exitCode, d.signal, d.durationMs, d.tokensIn, d.tokensOut, d.costCents, d.outputTail, at, d.runId);
+        prepared(db, q.ended).run(d.status === 'succeeded' ? 'idle' : 'error', at, d.agentId, d.runId);
+        return;
+      }
+      case 'RunFailed':
+        prepared(db, q.failed).run(e.data.reason, at, at, e.data.runId);
+        prepared(db, q.ended).run('error', at, e.data.agentId, e.data.runId);
+        return;
+      case 'SessionMessageRecorded': {
+        const d = e.data;
+        prepared(db, q.message).run(d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
+        prepared(db, q.lastMessage).run(at, d.content.slice(0, 200), at, d.runId);
+        const run = prepared(db, q.sessionOf).get(d.runId) as { agentId: number } | undefined;
+        if (run) prepared(db, q.agentMessage).run(at, d.content.slice(0, 200), run.agentId);
+        return;
+      }
+      case 'RuntimeConfigured': {
+        const s = e.data.settings;
+        prepared(db, q.runtimeRow).run(e.data.agentId);
+        prepared(db, q.settings).run(s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
+        return;
+      }
+      case 'AgentStopped':
+      case 'AgentStarted': {
+        const stopped = e.type === 'AgentStopped' ? 1 : 0;
+        prepared(db, q.runtimeRow).run(e.data.agentId);
+        prepared(db, q.stopped).run(stopped, stopped, e.data.agentId);
+        return;
+      }
+      default: {
+        const never: never = e;
+        return never;
+      }
+    }
+  },
+};

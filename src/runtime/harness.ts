@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { redactOutput } from './redact.js';
+
+/**
+ * The process harness: one agent run as a child process (`/bin/sh -c <backend command>`) in its own
+ * process group, the wake prompt on stdin, a clean environment built by the caller, stdout and stderr
+ * captured. At the timeout it gets SIGTERM, and SIGKILL 15 s later if it is still there (the whole
+ * group, so a backend's own children go too). It knows nothing of the log: the reactor records what
+ * the returned promise says.
+ */
+export const OUTPUT_TAIL_BYTES = 8 * 1024;
+/** The most stdout kept for the final usage object and the session's agent message (the end of it). */
+export const STDOUT_KEEP_BYTES = 1024 * 1024;
+export const KILL_GRACE_MS = 15_000;
+
+export interface LaunchSpec {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: string;
+  timeoutSec: number;
+  /** Values to mask in the recorded output (the secrets handed to the process, its token). */
+  secrets: readonly string[];
+  /** Called once when the timeout fires (before SIGTERM), so the run can record RunTimedOut. */
+  onTimeout?: () => void;
+  killGraceMs?: number;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  /** The end of stdout (≤ 1 MiB), secrets masked. */
+  stdout: string;
+  /** The last 8 KiB of stdout and stderr as they came, secrets masked. */
+  tail: string;
+  timedOut: boolean;
+  /** The process could not be started (spawn error). */
+  spawnError: string | null;
+}
+
+export interface RunningProcess {
+  readonly pid: number | undefined;
+  readonly done: Promise<ProcessResult>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+export function launch(spec: LaunchSpec): RunningProcess {
+  const startedAt = performance.now();
+  const child = spawn('/bin/sh', ['-c', spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const out = new Tail(STDOUT_KEEP_BYTES);
+  const both = new Tail(OUTPUT_TAIL_BYTES);
+  child.stdout!.on('data', (chunk: Buffer) => { out.push(chunk); both.push(chunk); });
+  child.stderr!.on('data', (chunk: Buffer) => both.push(chunk));
+  // A backend that exits without reading its prompt closes the pipe under us: that is not an error of the run.
+  child.stdin!.on('error', () => undefined);
+  child.stdin!.end(spec.stdin);
+  let timedOut = false;
+  let killer: NodeJS.Timeout | null = null;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    spec.onTimeout?.();
+    killGroup(child, 'SIGTERM');
+    killer = setTimeout(() => killGroup(child, 'SIGKILL'), spec.killGraceMs ?? KILL_GRACE_MS);
+    killer.unref();
+  }, spec.timeoutSec * 1000);
+  const done = new Promise<ProcessResult>((resolve) => {
+    let settled = false;
+    const finish = (exitCode: number | null, signal: string | null, spawnError: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (killer) clearTimeout(killer);
+      resolve({
+        exitCode, signal, durationMs: Math.max(1, Math.round(performance.now() - startedAt)), timedOut, spawnError,
+        stdout: redactOutput(out.buffer(), spec.secrets, STDOUT_KEEP_BYTES), tail: redactOutput(both.buffer(), spec.secrets, OUTPUT_TAIL_BYTES),
+      });
+    };
+    // A command that cannot start emits 'error' and then maybe 'close': only the first counts.
+    child.once('error', (err) => finish(null, null, err.message));
+    child.once('close', (code, signal) => finish(code, signal, null));
+  });
+  return { pid: child.pid, done, kill: (signal) => killGroup(child, signal) };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    /* already gone, or it never started */
+  }
+}
+
+/** The last `max` bytes of a stream, kept without copying the whole stream each time. */
+class Tail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
+  }
+
+  buffer(): Buffer {
+    const all = Buffer.concat(this.chunks);
+    return all.length > this.max ? all.subarray(all.length - this.max) : all;
+  }
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { failRun, finishRun } from '../actions/runs.js';
+import { buildSecretEnv } from '../actions/secret-env.js';
+import type { App } from '../app.js';
+import { runDecider } from '../commands/runs.js';
+import { runStream } from '../events/runs.js';
+import { log } from '../log.js';
+import { unseal } from '../masterkey.js';
+import { getGoal, getTask } from '../projections/goal-queries.js';
+import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principals.js';
+import { getRun, sessionMessages, type RunRow } from '../projections/run-queries.js';
+import { launch, type RunningProcess } from './harness.js';
+import { parseFinalUsage } from './usage.js';
+
+/**
+ * Starts the process of a run that has just been recorded as started, and records how it ended. The
+ * environment is clean — what a shell needs, the secrets in scope (task > agent > user), then Colony's
+ * own variables, which win: COLONY_URL, COLONY_TOKEN (the agent's own), COLONY_AGENT, COLONY_RUN_ID,
+ * COLONY_SESSION_ID, COLONY_WAKE_SOURCE, COLONY_TRIGGER_DEPTH, COLONY_GOAL_ID, the COLONY_TASK_*
+ * context and TRACEPARENT (W3C, the run's trace id). The working directory is the agent's own under the
+ * data dir's workspace.
+ */
+export interface RunnerOptions { mcpUrl: string; killGraceMs?: number }
+
+export interface Launched { run: RunRow; process: RunningProcess | null; done: Promise<RunRow> }
+
+export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launched {
+  const agent = getAgent(app.engine.db, run.agentId)!;
+  const token = agentToken(app, agent);
+  if (!token) {
+    const failed = failRun(app, run.runId, `agent ${agent.name} has no token Colony can start it with; rotate it (colony agents token ${agent.name} --rotate)`);
+    return { run: failed, process: null, done: Promise.resolve(failed) };
+  }
+  const secrets = secretsFor(app, run, agent);
+  const cwd = join(app.dataDir, 'workspace', 'agents', agent.name);
+  mkdirSync(cwd, { recursive: true });
+  const env = { ...secrets, ...colonyEnv(app, run, agent, token, options.mcpUrl) };
+  const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
+  const process = launch({
+    command: agent.command!, cwd, env, stdin, timeoutSec: run.timeoutSec ?? 900, secrets: [...Object.values(secrets), token], killGraceMs: options.killGraceMs,
+    onTimeout: () => record(() => app.engine.handle(runDecider, runStream(run.runId), { type: 'TimeOutRun', timeoutSec: run.timeoutSec ?? 900 }, { actor: 'system' })),
+  });
+  const done = process.done.then((r) => {
+    // Colony stopped (or the run was failed) while the process ran: its end is no longer the run's.
+    if (!app.engine.db.open) return run;
+    const now = getRun(app.engine.db, run.runId)!;
+    if (now.status !== 'running') return now;
+    if (r.spawnError) return failRun(app, run.runId, `the backend command could not start: ${r.spawnError}`);
+    const usage = parseFinalUsage(r.stdout);
+    const text = usage?.result ?? r.stdout.trim();
+    return finishRun(app, run.runId, {
+      status: r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'succeeded' : 'failed', exitCode: r.exitCode, signal: r.signal, durationMs: r.durationMs,
+      tokensIn: usage?.tokensIn ?? 0, tokensOut: usage?.tokensOut ?? 0, costCents: usage?.costCents ?? 0, outputTail: r.tail, agentText: text || null,
+    });
+  });
+  return { run: getRun(app.engine.db, run.runId)!, process, done };
+}
+
+function record(fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    log.warn({ err }, 'run event not recorded');
+  }
+}
+
+function agentToken(app: App, agent: AgentRow): string | null {
+  const sealed = sealedTokenOf(app.engine.db, agent.agentId);
+  return sealed ? unseal(app.key, sealed) : null;
+}
+
+function secretsFor(app: App, run: RunRow, agent: AgentRow): Record<string, string> {
+  try {
+    return buildSecretEnv(app, { ownerId: agent.ownerId, agentId: agent.agentId, taskId: run.taskId, purpose: 'agent_run' });
+  } catch (err) {
+    log.warn({ reason: (err as Error).message, runId: run.runId }, 'secrets were not injected into the run');
+    return {};
+  }
+}
+
+function colonyEnv(app: App, run: RunRow, agent: AgentRow, token: string, mcpUrl: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG ?? 'C.UTF-8',
+    COLONY_URL: mcpUrl, COLONY_TOKEN: token, COLONY_AGENT: agent.name, COLONY_AGENT_ID: String(agent.agentId), COLONY_RUN_ID: String(run.runId),
+    COLONY_SESSION_ID: run.sessionId ?? '', COLONY_WAKE_SOURCE: run.wakes[0]?.source ?? 'manual', COLONY_TRIGGER_DEPTH: String(run.depth),
+    TRACEPARENT: `00-${run.traceId ?? randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
+  };
+  if (run.goalId !== null) {
+    env.COLONY_GOAL_ID = String(run.goalId);
+    env.COLONY_GOAL_TITLE = getGoal(app.engine.db, run.goalId)?.title ?? '';
+  }
+  const task = run.taskId === null ? null : getTask(app.engine.db, run.taskId);
+  if (task) {
+    Object.assign(env, {
+      COLONY_TASK_ID: String(task.taskId), COLONY_TASK_TITLE: task.title, COLONY_TASK_DESCRIPTION: task.description,
+      COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria, COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry), COLONY_TASK_BILLING_CODE: task.billingCode,
+    });
+  }
+  return env;
+}

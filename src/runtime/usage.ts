@@ -1,0 +1,45 @@
+/**
+ * A run's own usage report: the last JSON object its process prints on stdout, in the shape Claude Code
+ * prints with `claude -p --output-format json`:
+ *
+ *   {"type":"result","result":"…","total_cost_usd":0.0123,
+ *    "usage":{"input_tokens":1200,"cache_creation_input_tokens":0,"cache_read_input_tokens":800,"output_tokens":350}}
+ *
+ * Tokens in = input + cache creation + cache read; tokens out = output_tokens; cost is rounded up to whole
+ * cents (budgets are in cents; rounding down would let many small runs spend unseen). `result` becomes
+ * the session's agent message. Any other output is fine: a run without the object reports no usage of
+ * its own (report_usage calls during the run are recorded on the task as they happen).
+ */
+export interface FinalUsage { tokensIn: number; tokensOut: number; costCents: number; result: string | null }
+
+export function parseFinalUsage(stdout: string): FinalUsage | null {
+  const candidates = [stdout.trim(), ...stdout.trim().split('\n').reverse().map((l) => l.trim())];
+  for (const text of candidates) {
+    if (!text.startsWith('{') || !text.endsWith('}')) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    const usage = toUsage(value);
+    if (usage) return usage;
+  }
+  return null;
+}
+
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+
+function toUsage(value: unknown): FinalUsage | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const o = value as Record<string, unknown>;
+  if (!('usage' in o) && !('total_cost_usd' in o)) return null;
+  const u = (typeof o.usage === 'object' && o.usage !== null ? o.usage : {}) as Record<string, unknown>;
+  const usd = typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd) && o.total_cost_usd > 0 ? o.total_cost_usd : 0;
+  return {
+    tokensIn: count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens),
+    tokensOut: count(u.output_tokens),
+    costCents: Math.ceil(Math.round(usd * 1e6) / 1e4),
+    result: typeof o.result === 'string' ? o.result : null,
+  };
+}

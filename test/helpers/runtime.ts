@@ -1,0 +1,42 @@
+import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { registerAgent } from '../../src/actions/principals.js';
+import type { RuntimeOverrides } from '../../src/events/runs.js';
+import { getUserByName } from '../../src/projections/principals.js';
+import { startRuntime, type Runtime } from '../../src/runtime/index.js';
+import type { Reactor } from '../../src/runtime/reactor.js';
+import { httpFixture, type HttpFixture } from './mcp-http.js';
+
+/**
+ * A serving Colony with its runtime: real HTTP MCP endpoint, the reactor tailing the log, agents whose
+ * backends are real shell commands (scripts in test/fixtures/agents or inline `sh`).
+ */
+export interface RuntimeFixture extends HttpFixture {
+  runtime: Runtime;
+  reactor: Reactor;
+  ownerId: number;
+  /** An agent with a backend command; cooldown 0 unless settings say otherwise. */
+  addRunner(name: string, command: string, settings?: Partial<RuntimeOverrides>, extra?: { toolScope?: string[] }): { agentId: number; token: string };
+}
+
+export async function runtimeFixture(options: { agentTools?: string[] } = {}): Promise<RuntimeFixture> {
+  const f = await httpFixture({ agentTools: options.agentTools });
+  const runtime = startRuntime(f.app, { mcpUrl: `${f.base}/mcp`, pollMs: 50, killGraceMs: 500 });
+  f.ctx.runtime.reactor = runtime.reactor;
+  const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;
+  const close = f.close.bind(f);
+  return Object.assign(f, {
+    runtime, reactor: runtime.reactor!, ownerId,
+    addRunner(name: string, command: string, settings: Partial<RuntimeOverrides> = {}, extra: { toolScope?: string[] } = {}) {
+      const a = registerAgent(f.app, {
+        name, ownerId, model: 'scripted', systemPrompt: `You are ${name}, a scripted test agent.`, toolScope: extra.toolScope ?? ['whoami', 'send_message'],
+        tier: 'autonomous', command, parentId: null, spawnDepth: 0,
+      }, { actor: 'user:owner' });
+      configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0, ...settings }, 'owner', { actor: 'user:owner' });
+      return { agentId: a.agentId, token: a.token };
+    },
+    async close() {
+      runtime.stop();
+      await close();
+    },
+  });
+}
