@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAgents } from './cli/agents.js';
+import { registerAgentRuntime } from './cli/agent-runtime.js';
+import { registerRuns } from './cli/runs.js';
 import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
 import { registerEvents } from './cli/events.js';
@@ -26,7 +28,8 @@ export function buildProgram(): Command {
   registerServe(program);
   registerStdio(program);
   registerToken(program);
-  registerAgents(program);
+  registerAgentRuntime(registerAgents(program));
+  registerRuns(program);
   registerGoals(program);
   registerSecrets(program);
   registerAudit(program);

@@ -42,6 +42,7 @@ export function requestRun(app: App, req: WakeRequest, actor: Actor = SYSTEM): W
   const r = app.engine.transact(actor, (uow) => {
     const agent = getAgent(db, req.agentId);
     if (!agent) throw notFound(`agent ${req.agentId}`, { agent_id: req.agentId });
+    if (!agent.command) throw noBackend(agent);
     const task = req.taskId ? getTask(db, req.taskId) : null;
     if (req.taskId && !task) throw new DomainError('ErrTaskNotFound', `task ${req.taskId} not found`, { task_id: req.taskId });
     const goalId = task?.goalId ?? req.goalId ?? null;
@@ -117,12 +118,16 @@ function start(app: App, run: RunRow, actor: Actor): boolean {
 
 interface GateRefusal { gate: Gate; reason: string }
 
+/** An agent without a backend command is run from outside (an MCP client of its own): Colony never starts it. */
+export const noBackend = (agent: AgentRow): DomainError =>
+  new DomainError('ErrNoBackend', `agent ${agent.name} has no backend command, so Colony cannot run it (colony agents update ${agent.name} --command …)`, { agent_id: agent.agentId });
+
 /** The gates in order (DESIGN §3.14); a budget refusal pauses the goal (§3.7). `starting`: the depth and daily checks were passed when queued. */
 function gateRefusal(app: App, agent: AgentRow, goalId: number | null, task: TaskRow | null, depth: number, actor: Actor, starting = false): GateRefusal | null {
   const db = app.engine.db;
   const settings = runtimeSettings(db, agent.agentId);
   if (settings.stopped) return { gate: 'stopped', reason: `agent ${agent.name} is stopped; the owner starts it again with colony agents start ${agent.name}` };
-  if (!agent.command) return { gate: 'no_backend', reason: `agent ${agent.name} has no backend command (colony agents update ${agent.name} --command …)` };
+  if (!agent.command) return { gate: 'no_backend', reason: noBackend(agent).message };
   if (agent.quarantined) return { gate: 'quarantine', reason: `agent quarantined: ${agent.quarantineReason ?? 'low reputation'}` };
   const goal = goalId === null ? null : getGoal(db, goalId);
   const budget = goal ? budgetGate(app, goal, task, actor) : null;

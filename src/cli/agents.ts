@@ -8,9 +8,10 @@ import { reputationOf, unquarantineAgent } from '../actions/reputation.js';
 import { updateAgent, type AgentChanges } from '../actions/agents.js';
 import { action, CliError, printJson } from './shared.js';
 import { withOwner } from './owner.js';
+import { runtimeOf } from '../projections/run-queries.js';
 
-/** `colony agents create|list|show|update|token|unquarantine`: the owner's agents. */
-export function registerAgents(program: Command): void {
+/** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: agent-runtime.ts). */
+export function registerAgents(program: Command): Command {
   const agents = program.command('agents').description('agents owned by the owner');
   agents
     .command('create <name>')
@@ -35,9 +36,10 @@ export function registerAgents(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
       const rows = listAgents(app.engine.db, owner.userId);
-      if (opts.json) return printJson(rows.map(({ systemPrompt: _p, ...a }) => a));
+      const status = (id: number) => runtimeOf(app.engine.db, id).status;
+      if (opts.json) return printJson(rows.map(({ systemPrompt: _p, ...a }) => ({ ...a, status: status(a.agentId) })));
       if (rows.length === 0) return void process.stdout.write('No agents\n');
-      for (const a of rows) process.stdout.write(`${String(a.agentId).padStart(4)}  ${a.name}  ${a.tier}  ${a.model}  ${a.status}${a.quarantined ? '  QUARANTINED' : ''}  tools: ${a.toolScope.join(',')}\n`);
+      for (const a of rows) process.stdout.write(`${String(a.agentId).padStart(4)}  ${a.name}  ${a.tier}  ${a.model}  ${status(a.agentId)}${a.quarantined ? '  QUARANTINED' : ''}  tools: ${a.toolScope.join(',')}\n`);
     })));
   agents
     .command('show <name>')
@@ -51,7 +53,7 @@ export function registerAgents(program: Command): void {
         return printJson({
           id: agent.agentId, name: agent.name, owner_id: agent.ownerId, model: agent.model, system_prompt: agent.systemPrompt, tool_scope: agent.toolScope,
           skills: agent.skills, mcp_servers: agent.mcpServers, subagents: agent.subagents, autonomy_tier: agent.tier, command: agent.command,
-          parent_agent_id: agent.parentId, spawn_depth: agent.spawnDepth, status: agent.status, config_hash: agent.configHash, quarantined: agent.quarantined,
+          parent_agent_id: agent.parentId, spawn_depth: agent.spawnDepth, status: runtimeOf(app.engine.db, agent.agentId).status, config_hash: agent.configHash, quarantined: agent.quarantined,
           quarantine_reason: agent.quarantineReason, quarantined_at: agent.quarantinedAt, created_at: agent.createdAt,
           reputation: { rolling_score: r.rollingScore, evidence_count: r.evidenceCount, last_evidence_at: r.lastEvidenceAt,
             domains: r.domains.map((d) => ({ domain: d.domain, score: d.score, evidence_count: d.evidenceCount, last_evidence_at: d.lastEvidenceAt })) },
@@ -114,6 +116,7 @@ export function registerAgents(program: Command): void {
       const after = unquarantineAgent(app, owner.userId, agent.agentId, `user:${owner.name}`, { actor: `user:${owner.name}` });
       process.stdout.write(agent.quarantined ? `Lifted the quarantine of ${after.name}\n` : `${after.name} was not quarantined\n`);
     })));
+  return agents;
 }
 
 interface CreateOptions { model: string; promptFile: string; tools: string; tier: string; command?: string; json?: boolean }

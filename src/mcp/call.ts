@@ -59,7 +59,7 @@ export async function callTool(
       }
     }
     const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId };
-    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command }, parsed.data);
+    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime }, parsed.data);
     // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
     const shaped = shapedErrorCode(value);
     return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);

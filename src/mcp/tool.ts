@@ -3,6 +3,7 @@ import type { App } from '../app.js';
 import type { CommandOptions } from '../commands/handle.js';
 import type { Caller } from './auth.js';
 import type { ToolRegistry } from './registry.js';
+import type { Reactor } from '../runtime/reactor.js';
 
 /**
  * A tool is explicit metadata plus a handler (DESIGN §3.17): its trust class — never guessed from its
@@ -17,6 +18,8 @@ export interface ToolContext {
   readonly tools: ToolRegistry;
   /** The options a command run by this call carries: the caller as actor, the call's command id. */
   readonly command: CommandOptions;
+  /** The reactor, when this process runs agents (colony serve); null otherwise. */
+  readonly runtime: { readonly reactor: Reactor | null };
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {

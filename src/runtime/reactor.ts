@@ -8,7 +8,7 @@ import { readAll } from '../events/store.js';
 import { log } from '../log.js';
 import { getChannel } from '../projections/channel-queries.js';
 import { getTask } from '../projections/goal-queries.js';
-import { getAgentByName } from '../projections/principals.js';
+import { getAgent, getAgentByName } from '../projections/principals.js';
 import {
   agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,
 } from '../projections/run-queries.js';
@@ -61,6 +61,11 @@ export class Reactor {
       if (this.app.engine.db.open) safely(() => failRun(this.app, runId, 'Colony stopped during this run'));
     }
     this.running.clear();
+  }
+
+  /** A wake-up from the log: agents without a backend are run from outside, so they are not woken (no run, no refusal). */
+  private wakeIfRunnable(req: WakeRequest): void {
+    if (getAgent(this.app.engine.db, req.agentId)?.command) this.wake(req);
   }
 
   /** A wake-up from outside the log (execute_agent, tests): queued like any other, started if the agent is free. */
@@ -122,15 +127,15 @@ export class Reactor {
     const d = e.data as Record<string, unknown>;
     switch (e.type) {
       case 'GoalCreated':
-        this.wake({ agentId: d.coordinatorAgentId as number, source: 'goal_created', goalId: d.goalId as number, by: 'system' });
+        this.wakeIfRunnable({ agentId: d.coordinatorAgentId as number, source: 'goal_created', goalId: d.goalId as number, by: 'system' });
         return;
       case 'TaskClaimed':
-        if (!d.renewed) this.wake({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
+        if (!d.renewed) this.wakeIfRunnable({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
         return;
       case 'TaskCompleted': {
         const task = getTask(this.app.engine.db, d.taskId as number);
         if (task?.verifier.kind === 'peer' && task.status === 'awaiting_verification') {
-          this.wake({ agentId: task.verifier.agent_id, source: 'verification_requested', goalId: task.goalId, by: 'system' });
+          this.wakeIfRunnable({ agentId: task.verifier.agent_id, source: 'verification_requested', goalId: task.goalId, by: 'system' });
         }
         return;
       }
@@ -169,7 +174,7 @@ export class Reactor {
       }
     }
     const source = m.metadata && typeof m.metadata.probe_id === 'string' ? 'probe' : 'message_received';
-    for (const agentId of targets) this.wake({ agentId, source, messageIds: [m.messageId], depth, by: m.from });
+    for (const agentId of targets) this.wakeIfRunnable({ agentId, source, messageIds: [m.messageId], depth, by: m.from });
   }
 
   /** Starts the agent's oldest queued run that may start now (one run per agent at a time). */
@@ -220,7 +225,7 @@ export class Reactor {
       const last = lastTaskRunStart(db, t.agentId, t.taskId) ?? t.claimedAt;
       const busy = queuedRunFor(db, t.agentId, t.taskId) || runningRunOf(db, t.agentId)?.taskId === t.taskId;
       if (!busy && Date.parse(last) + t.intervalSec * 1000 <= now) {
-        safely(() => this.wake({ agentId: t.agentId, source: 'task_timer', taskId: t.taskId, by: 'system' }));
+        safely(() => this.wakeIfRunnable({ agentId: t.agentId, source: 'task_timer', taskId: t.taskId, by: 'system' }));
       }
     }
   }

@@ -1,0 +1,99 @@
+import type { Command } from 'commander';
+import { configureRuntime, startAgent, stopAgent } from '../actions/agent-runtime.js';
+import { requestRun } from '../actions/runs.js';
+import { runtimeSettings } from '../actions/runtime-settings.js';
+import type { RuntimeOverrides } from '../events/runs.js';
+import { getAgentByName, type AgentRow } from '../projections/principals.js';
+import { runtimeOf } from '../projections/run-queries.js';
+import type { App } from '../app.js';
+import type { UserRow } from '../projections/principals.js';
+import { withOwner } from './owner.js';
+import { action, CliError, printJson } from './shared.js';
+
+/**
+ * `colony agents wake|stop|start|runtime`: the owner's controls over running agents. `wake` queues a
+ * manual run (the serving process starts it within a poll; `colony runs show ID` follows it).
+ */
+export function registerAgentRuntime(agents: Command): void {
+  agents
+    .command('wake <name>')
+    .description('queue a manual run of the agent (colony serve starts it); --task gives it a task context')
+    .option('--task <id>', 'the task the run is about')
+    .option('--prompt <text>', 'what to tell it (added to its wake prompt)')
+    .option('--json', 'print the run as JSON')
+    .action(action((name: string, opts: { task?: string; prompt?: string; json?: boolean }, cmd: Command) => {
+      const taskId = opts.task === undefined ? null : positiveInt(opts.task, '--task');
+      return withAgent(cmd, name, (app, owner, agent) => {
+        const { kind, run } = requestRun(app, { agentId: agent.agentId, source: 'manual', taskId, prompt: opts.prompt ?? null, by: `user-${owner.userId}` },
+          { actor: `user:${owner.name}` });
+        if (opts.json) return printJson({ run_id: run.runId, outcome: kind, status: run.status, gate: run.gate, reason: run.reason, session_id: run.sessionId });
+        if (kind === 'refused') throw new CliError(`run ${run.runId} refused by the ${run.gate} gate: ${run.reason}`);
+        process.stdout.write(kind === 'merged' ? `Merged into queued run ${run.runId} of ${name}\n` : `Queued run ${run.runId} of ${name}${run.queueReason ? ` (waits: ${run.queueReason})` : ''}\n`);
+      });
+    }));
+  agents
+    .command('stop <name>')
+    .description('stop an agent: its running process gets SIGTERM, its probes expire, and it is not woken until started again')
+    .option('--reason <text>', 'why', 'stopped by the owner')
+    .action(action((name: string, opts: { reason: string }, cmd: Command) => withAgent(cmd, name, (app, owner, agent) => {
+      const was = runtimeOf(app.engine.db, agent.agentId).stopped;
+      stopAgent(app, owner.userId, agent.agentId, `user-${owner.userId}`, opts.reason, { actor: `user:${owner.name}` });
+      process.stdout.write(was ? `${name} was already stopped\n` : `Stopped ${name}\n`);
+    })));
+  agents
+    .command('start <name>')
+    .description('let a stopped agent be woken again')
+    .action(action((name: string, _opts: unknown, cmd: Command) => withAgent(cmd, name, (app, owner, agent) => {
+      const was = runtimeOf(app.engine.db, agent.agentId).stopped;
+      startAgent(app, owner.userId, agent.agentId, `user-${owner.userId}`, { actor: `user:${owner.name}` });
+      process.stdout.write(was ? `Started ${name}\n` : `${name} was not stopped\n`);
+    })));
+  agents
+    .command('runtime <name>')
+    .description('show or change how an agent runs: timeout, cooldown, daily run budget, max trigger depth ("default" resets one)')
+    .option('--timeout-sec <n>', 'a run is stopped after this many seconds (SIGTERM, SIGKILL 15 s later)')
+    .option('--cooldown-sec <n>', 'at least this long between two runs; wake-ups in between merge into one queued run')
+    .option('--daily-runs <n>', 'at most this many runs per UTC day')
+    .option('--max-trigger-depth <n>', 'a chain of runs woken by each other\'s messages stops at this depth')
+    .option('--json', 'print the effective settings as JSON')
+    .action(action((name: string, opts: RuntimeOptions, cmd: Command) => {
+      const changes = parseRuntime(opts);
+      return withAgent(cmd, name, (app, owner, agent) => {
+        if (Object.keys(changes).length > 0) configureRuntime(app, owner.userId, agent.agentId, changes, `user-${owner.userId}`, { actor: `user:${owner.name}` });
+        const s = runtimeSettings(app.engine.db, agent.agentId);
+        const status = runtimeOf(app.engine.db, agent.agentId).status;
+        if (opts.json) return printJson({ name, status, timeout_sec: s.timeoutSec, cooldown_sec: s.cooldownSec, daily_run_budget: s.dailyRunBudget, max_trigger_depth: s.maxTriggerDepth });
+        process.stdout.write(`${name} (${status}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`);
+      });
+    }));
+}
+
+interface RuntimeOptions { timeoutSec?: string; cooldownSec?: string; dailyRuns?: string; maxTriggerDepth?: string; json?: boolean }
+
+function parseRuntime(opts: RuntimeOptions): Partial<RuntimeOverrides> {
+  const out: Partial<RuntimeOverrides> = {};
+  const fields: [keyof RuntimeOverrides, string | undefined, string, number][] = [
+    ['timeoutSec', opts.timeoutSec, '--timeout-sec', 1], ['cooldownSec', opts.cooldownSec, '--cooldown-sec', 0],
+    ['dailyRunBudget', opts.dailyRuns, '--daily-runs', 0], ['maxTriggerDepth', opts.maxTriggerDepth, '--max-trigger-depth', 0],
+  ];
+  for (const [key, raw, flag, min] of fields) {
+    if (raw === undefined) continue;
+    if (raw === 'default') out[key] = null;
+    else if (!/^\d+$/.test(raw) || Number(raw) < min) throw new CliError(`${flag} must be an integer ≥ ${min} or "default", not "${raw}"`);
+    else out[key] = Number(raw);
+  }
+  return out;
+}
+
+function positiveInt(raw: string, flag: string): number {
+  if (!/^[1-9]\d*$/.test(raw)) throw new CliError(`${flag} must be a positive integer, not "${raw}"`);
+  return Number(raw);
+}
+
+function withAgent<T>(cmd: Command, name: string, fn: (app: App, owner: UserRow, agent: AgentRow) => T): Promise<T> {
+  return withOwner(cmd, (app, owner) => {
+    const agent = getAgentByName(app.engine.db, owner.userId, name);
+    if (!agent) throw new CliError(`agent ${name} not found`);
+    return fn(app, owner, agent);
+  });
+}

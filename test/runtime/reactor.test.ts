@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getTask } from '../../src/projections/goal-queries.js';
+import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
+import { readAll } from '../../src/events/store.js';
+import { callTool, textOf } from '../helpers/mcp.js';
+import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+
+/**
+ * The reactor and the harness end to end (issue 6 items 1–2; reference US4, §6.10): real HTTP MCP,
+ * real agent processes (test/fixtures/agents/worker.ts talks back over MCP), every wake source, the
+ * gates in order with their recorded refusals, coalescing per (agent, task), timeouts.
+ */
+// Agents run in their own working directory, so the loader is named by its resolved URL.
+const WORKER = `node --import ${import.meta.resolve('tsx')} ${join(process.cwd(), 'test/fixtures/agents/worker.ts')}`;
+type Body = Record<string, unknown>;
+
+async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
+  const { result, body } = await callTool(client, name, args);
+  assert.ok(!result.isError, `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
+  return body;
+}
+
+async function setup(t: TestContext): Promise<RuntimeFixture & { owner: Client }> {
+  const f = await runtimeFixture();
+  t.after(() => f.close());
+  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
+}
+
+/** A goal in auto mode coordinated by `coordinator`, with a root and two leaves; returns the task ids. */
+async function goalWithTree(f: RuntimeFixture & { owner: Client }, coordinator: string, leaf: Body = {}, goal: Body = {}): Promise<{ goalId: number; root: number; leaves: number[] }> {
+  const g = await ok(f.owner, 'create_goal', { title: 'Runtime goal', description: 'A goal for runtime tests.', coordinator_config: coordinator, approval_mode: 'auto', ...goal });
+  const p = await ok(f.owner, 'propose_task_tree', { goal_id: g.goal_id, tree: {
+    title: 'Root task', description: 'The root of the tree.', children: [
+      { title: 'Leaf one', description: 'First leaf to work on.', acceptance_criteria: 'It is done well.', billing_code: 'docs', ...leaf },
+      { title: 'Leaf two', description: 'Second leaf to work on.' },
+    ] } });
+  const ids = p.task_ids as number[];
+  return { goalId: g.goal_id as number, root: ids[0]!, leaves: ids.slice(1) };
+}
+
+const runsOf = (f: RuntimeFixture, agentId: number): RunRow[] => listRuns(f.app.engine.db, { agentId, limit: 100 }).reverse();
+const started = (f: RuntimeFixture, runId: number) => JSON.parse(readFileSync(join(f.app.dataDir, 'workspace', 'agents', getRun(f.app.engine.db, runId) ? agentName(f, runId) : '', `run-${runId}.json`), 'utf8')) as { stdin: string; env: Record<string, string> };
+const agentName = (f: RuntimeFixture, runId: number) => (f.app.engine.db.prepare('SELECT name FROM agents WHERE agent_id = ?').get(getRun(f.app.engine.db, runId)!.agentId) as { name: string }).name;
+
+describe('reactor', () => {
+  it('goal_created wakes the coordinator; a claim wakes the assignee with the task context, which moves claimed → in_progress (US4 AS2, AS3)', async (t) => {
+    const f = await setup(t);
+    const coord = f.addRunner('coord', 'cat >/dev/null; echo planning');
+    const spec = f.addRunner('spec', `WORKER_COMPLETE=1 ${WORKER}`, {}, { toolScope: ['whoami', 'claim_task', 'complete_task', 'send_message'] });
+    const { goalId, leaves } = await goalWithTree(f, 'coord');
+    await f.reactor.idle();
+    const coordRuns = runsOf(f, coord.agentId);
+    assert.equal(coordRuns[0]?.source, 'goal_created');
+    assert.equal(coordRuns[0]?.status, 'succeeded');
+    const specClient = await f.connect(spec.token);
+    await ok(specClient, 'claim_task', { task_id: leaves[0] });
+    await f.reactor.idle();
+    const [run] = runsOf(f, spec.agentId);
+    assert.equal(run?.source, 'task_assignment');
+    assert.equal(run?.status, 'succeeded', run?.outputTail ?? '');
+    assert.equal(run?.taskId, leaves[0]);
+    const seen = started(f, run!.runId);
+    assert.match(seen.stdin, /You are spec, a scripted test agent\./);
+    assert.match(seen.stdin, /# Task #\d+: Leaf one/);
+    assert.match(seen.stdin, /First leaf to work on\./);
+    assert.match(seen.stdin, /It is done well\./);
+    assert.match(seen.stdin, /Root task/);
+    assert.equal(seen.env.COLONY_TASK_ID, String(leaves[0]));
+    assert.equal(seen.env.COLONY_GOAL_ID, String(goalId));
+    assert.equal(seen.env.COLONY_AGENT, 'spec');
+    assert.equal(seen.env.COLONY_WAKE_SOURCE, 'task_assignment');
+    assert.equal(seen.env.COLONY_RUN_ID, String(run!.runId));
+    assert.equal(seen.env.COLONY_TOKEN, spec.token);
+    assert.match(seen.env.TRACEPARENT!, new RegExp(`^00-${run!.traceId}-[0-9a-f]{16}-01$`));
+    assert.ok(JSON.parse(seen.env.COLONY_TASK_ANCESTRY!).some((a: { title: string }) => a.title === 'Root task'));
+    const events = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `task-${leaves[0]}`).map((e) => e.type);
+    assert.deepEqual(events.slice(0, 4), ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted']);
+    const task = getTask(f.app.engine.db, leaves[0]!)!;
+    assert.equal(task.status, 'done'); // auto verifier
+    assert.equal(task.spentTokens, 140); // the run's final usage object: 100 in + 40 out
+    assert.equal(task.spentCents, 1);
+    assert.equal(run!.tokensIn, 100);
+    assert.equal(run!.tokensOut, 40);
+    assert.ok((run!.durationMs ?? 0) > 0);
+    const transcript = sessionMessages(f.app.engine.db, run!.runId);
+    assert.equal(transcript[0]!.role, 'user');
+    assert.equal(transcript.at(-1)!.content, `run ${run!.runId} of spec done`);
+    assert.equal(runtimeOf(f.app.engine.db, spec.agentId).status, 'idle');
+  });
+
+  it('a DM wakes the recipient; DMs that arrive while it runs merge into one queued run (coalescing)', async (t) => {
+    const f = await setup(t);
+    const slow = f.addRunner('slow', 'cat >/dev/null; sleep 0.6; echo ok');
+    const first = f.reactor.wake({ agentId: slow.agentId, source: 'manual', by: 'user-1' });
+    assert.equal(first.run.status, 'running');
+    const dm = async (body: string) => (await ok(f.owner, 'send_message', { to: 'slow', body })).message_id as number;
+    const ids = [await dm('one'), await dm('two'), await dm('three')];
+    await f.reactor.idle();
+    const runs = runsOf(f, slow.agentId);
+    assert.equal(runs.length, 2, JSON.stringify(runs.map((r) => [r.source, r.status])));
+    assert.equal(runs[1]!.source, 'message_received');
+    assert.deepEqual(runs[1]!.wakes.flatMap((w) => w.messageIds), ids);
+    const prompt = sessionMessages(f.app.engine.db, runs[1]!.runId)[0]!.content;
+    for (const body of ['one', 'two', 'three']) assert.match(prompt, new RegExp(`\\n${body}(\\n|$)`));
+  });
+
+  it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {
+    const f = await setup(t);
+    const a = f.addRunner('gated', 'cat >/dev/null; echo ok', { dailyRunBudget: 1, maxTriggerDepth: 2, cooldownSec: 0 });
+    assert.equal(f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1', depth: 2 }).run.gate, 'trigger_depth');
+    const ran = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
+    await f.reactor.whenDone(ran.run.runId);
+    const daily = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
+    assert.equal(daily.run.gate, 'daily_run_budget');
+    assert.match(daily.run.reason!, /already ran 1 times today/);
+    f.app.engine.db.prepare('SELECT 1').get();
+    const { stopAgent } = await import('../../src/actions/agent-runtime.js');
+    stopAgent(f.app, f.ownerId, a.agentId, 'user-1', 'test', { actor: 'user:owner' });
+    assert.equal(f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' }).run.gate, 'stopped');
+    const refusals = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.type === 'RunRefused').map((e) => (e.data as { gate: string }).gate);
+    assert.deepEqual(refusals, ['trigger_depth', 'daily_run_budget', 'stopped']);
+  });
+
+  it('a run past its timeout gets SIGTERM, then SIGKILL; RunTimedOut then RunFinished timed_out', async (t) => {
+    const f = await setup(t);
+    const a = f.addRunner('stubborn', `trap '' TERM; echo started; sleep 30`, { timeoutSec: 1 });
+    const out = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
+    const run = await f.reactor.whenDone(out.run.runId);
+    assert.equal(run.status, 'timed_out');
+    assert.equal(run.timedOut, true);
+    assert.ok(run.durationMs! >= 1000 && run.durationMs! < 10_000, String(run.durationMs));
+    assert.match(run.outputTail ?? '', /started/);
+    const types = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `run-${run.runId}`).map((e) => e.type);
+    assert.deepEqual(types.filter((x) => x.startsWith('Run')), ['RunQueued', 'RunStarted', 'RunTimedOut', 'RunFinished']);
+    assert.equal(runtimeOf(f.app.engine.db, a.agentId).status, 'error');
+  });
+});
