@@ -83,9 +83,11 @@ export function materializeAgent(app: App, by: Speaker, proposal: ProposalRow, g
   const parent = getAgent(app.engine.db, Number(proposal.proposerKey.slice('agent-'.length)));
   if (!parent) throw new DomainError('ErrNotFound', `the proposing agent ${proposal.proposerName} no longer exists`);
   const capped = checkSpawn(app, parent, goal, spec);
+  // The backend is the runner program (e.g. `claude -p`); what makes the child a specialist is its own
+  // system prompt and scope, so it inherits its parent's backend command.
   const data: Omit<AgentRegistered['data'], 'agentId'> = {
     name: spec.name, ownerId: goal.ownerId, model: spec.model, systemPrompt: spec.systemPrompt, toolScope: [...capped.effective.toolScope],
-    tier: capped.effective.tier as AgentSpec['tier'], command: null, parentId: parent.agentId, spawnDepth: capped.effective.spawnDepth,
+    tier: capped.effective.tier as AgentSpec['tier'], command: parent.command, parentId: parent.agentId, spawnDepth: capped.effective.spawnDepth,
     skills: spec.skills, mcpServers: spec.mcpServers, subagents: spec.subagents,
   };
   const created = registerAgent(app, { ...data, configHash: agentConfigHash({ agentId: 0, ...data }) }, actor);
