@@ -10,6 +10,7 @@ import { getAgent, type AgentRow } from '../projections/principals.js';
 import { getRun, lastStartOf, queuedRunFor, runningRunOf, runsStartedSince, type RunRow } from '../projections/run-queries.js';
 import { applySpend, budgetRefusal, pauseForBudget, type Refusal } from './budget.js';
 import { sendSystemDirect } from './channels.js';
+import { expireAgentProbes } from './probes.js';
 import type { Actor } from './principals.js';
 import { runtimeSettings } from './runtime-settings.js';
 import { wakePrompt } from './run-prompt.js';
@@ -117,6 +118,7 @@ function start(app: App, run: RunRow, actor: Actor): boolean {
 }
 
 interface GateRefusal { gate: Gate; reason: string }
+const CLOSED_TASK = new Set(['done', 'cancelled', 'failed', 'timeout']);
 
 /** An agent without a backend command is run from outside (an MCP client of its own): Colony never starts it. */
 export const noBackend = (agent: AgentRow): DomainError =>
@@ -129,6 +131,7 @@ function gateRefusal(app: App, agent: AgentRow, goalId: number | null, task: Tas
   if (settings.stopped) return { gate: 'stopped', reason: `agent ${agent.name} is stopped; the owner starts it again with colony agents start ${agent.name}` };
   if (!agent.command) return { gate: 'no_backend', reason: noBackend(agent).message };
   if (agent.quarantined) return { gate: 'quarantine', reason: `agent quarantined: ${agent.quarantineReason ?? 'low reputation'}` };
+  if (task && CLOSED_TASK.has(task.status)) return { gate: 'task_closed', reason: `task ${task.taskId} is ${task.status}: there is nothing left to run for` };
   const goal = goalId === null ? null : getGoal(db, goalId);
   const budget = goal ? budgetGate(app, goal, task, actor) : null;
   if (budget) return budget;
@@ -195,6 +198,7 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: A
     if (finish.status !== 'succeeded') {
       const what = finish.status === 'timed_out' ? `timed out` : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'})`;
       tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}.${tailOf(finish.outputTail)}`, actor);
+      expireAgentProbes(app, run.agentId, 'agent_error', actor);
     }
   });
   return getRun(db, runId)!;
@@ -207,7 +211,10 @@ export function failRun(app: App, runId: number, reason: string, actor: Actor = 
     const run = getRun(db, runId);
     if (!run) throw notFound(`run ${runId}`, { run_id: runId });
     const { events } = app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason }, actor);
-    if (events.length > 0) tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} failed: ${reason}`, actor);
+    if (events.length > 0) {
+      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} failed: ${reason}`, actor);
+      expireAgentProbes(app, run.agentId, 'agent_error', actor);
+    }
   });
   return getRun(db, runId)!;
 }

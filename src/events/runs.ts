@@ -15,7 +15,7 @@ export const WAKE_SOURCES: readonly WakeSource[] = [
 ];
 
 /** The gates a wake-up passes, in order (DESIGN §3.14), plus the facts that make a run impossible. */
-export type Gate = 'stopped' | 'no_backend' | 'quarantine' | 'budget' | 'goal_closed' | 'trigger_depth' | 'daily_run_budget';
+export type Gate = 'stopped' | 'no_backend' | 'quarantine' | 'budget' | 'goal_closed' | 'task_closed' | 'trigger_depth' | 'daily_run_budget';
 
 /** Why a run waits instead of starting now. */
 export type QueueReason = 'agent_running' | 'cooldown';

@@ -135,7 +135,7 @@ export class Reactor {
       case 'TaskCompleted': {
         const task = getTask(this.app.engine.db, d.taskId as number);
         if (task?.verifier.kind === 'peer' && task.status === 'awaiting_verification') {
-          this.wakeIfRunnable({ agentId: task.verifier.agent_id, source: 'verification_requested', goalId: task.goalId, by: 'system' });
+          this.wakeIfRunnable({ agentId: task.verifier.agent_id, source: 'verification_requested', taskId: task.taskId, by: 'system' });
         }
         return;
       }

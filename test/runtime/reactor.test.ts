@@ -90,6 +90,9 @@ describe('reactor', () => {
     assert.equal(transcript[0]!.role, 'user');
     assert.equal(transcript.at(-1)!.content, `run ${run!.runId} of spec done`);
     assert.equal(runtimeOf(f.app.engine.db, spec.agentId).status, 'idle');
+    const late = f.reactor.wake({ agentId: spec.agentId, source: 'task_timer', taskId: leaves[0], by: 'system' });
+    assert.equal(late.run.gate, 'task_closed');
+    assert.equal(late.run.reason, `task ${leaves[0]} is done: there is nothing left to run for`);
   });
 
   it('a DM wakes the recipient; DMs that arrive while it runs merge into one queued run (coalescing)', async (t) => {
