@@ -58,7 +58,7 @@ export function requestRun(app: App, req: WakeRequest, actor: Actor = SYSTEM): W
     const refusal = gateRefusal(app, agent, goalId, task, depth, actor);
     if (refusal) {
       app.engine.handle(runDecider, runStream(runId), { type: 'RefuseRun', refusal: {
-        runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: task?.taskId ?? null, goalId, wake, gate: refusal.gate, reason: refusal.reason,
+        runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: task?.taskId ?? null, goalId, wake, depth, gate: refusal.gate, reason: refusal.reason,
       } }, actor);
       return { kind: 'refused' as const, runId };
     }
@@ -100,7 +100,7 @@ function start(app: App, run: RunRow, actor: Actor): boolean {
   const refusal = gateRefusal(app, agent, run.goalId, task, run.depth, actor, true);
   if (refusal) {
     app.engine.handle(runDecider, runStream(run.runId), { type: 'RefuseRun', refusal: {
-      runId: run.runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: run.taskId, goalId: run.goalId, wake: run.wakes[0]!,
+      runId: run.runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: run.taskId, goalId: run.goalId, wake: run.wakes[0]!, depth: run.depth,
       gate: refusal.gate, reason: refusal.reason,
     } }, actor);
     return false;

@@ -54,6 +54,8 @@ export type RunRefused = Event<'RunRefused', {
   taskId: number | null;
   goalId: number | null;
   wake: Wake;
+  /** The trigger depth the wake-up came with (see RunQueued). */
+  depth: number;
   gate: Gate;
   reason: string;
 }>;

@@ -13,7 +13,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
   queued: `INSERT OR IGNORE INTO "${t.runs}" (run_id, agent_id, owner_id, session_id, task_id, goal_id, depth, source, wakes, status, queue_reason,
     not_before, queued_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
   refusedNew: `INSERT OR IGNORE INTO "${t.runs}" (run_id, agent_id, owner_id, session_id, task_id, goal_id, depth, source, wakes, status, gate, reason,
-    queued_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, 0, ?, ?, 'refused', ?, ?, ?, ?)`,
+    queued_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'refused', ?, ?, ?, ?)`,
   refusedQueued: `UPDATE "${t.runs}" SET status = 'refused', gate = ?, reason = ?, updated_at = ? WHERE run_id = ?`,
   merge: `UPDATE "${t.runs}" SET wakes = json_insert(wakes, '$[#]', json(?)), updated_at = ? WHERE run_id = ?`,
   started: `UPDATE "${t.runs}" SET status = 'running', started_at = ?, config_hash = ?, reserved_tokens = ?, reserved_cents = ?, trace_id = ?,
@@ -79,7 +79,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent, T> = {
       case 'RunRefused': {
         const d = e.data;
         if (prepared(db, q.refusedQueued).run(d.gate, d.reason, at, d.runId).changes === 0) {
-          prepared(db, q.refusedNew).run(d.runId, d.agentId, d.ownerId, d.taskId, d.goalId, d.wake.source, JSON.stringify([d.wake]), d.gate, d.reason, at, at);
+          prepared(db, q.refusedNew).run(d.runId, d.agentId, d.ownerId, d.taskId, d.goalId, d.depth ?? 0, d.wake.source, JSON.stringify([d.wake]), d.gate, d.reason, at, at);
         }
         return;
       }

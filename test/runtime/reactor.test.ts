@@ -111,6 +111,24 @@ describe('reactor', () => {
     for (const body of ['one', 'two', 'three']) assert.match(prompt, new RegExp(`\\n${body}(\\n|$)`));
   });
 
+  it('messages an agent sends during its run join its session and wake the recipient one level deeper, up to the max trigger depth', async (t) => {
+    const f = await setup(t);
+    const scope = { toolScope: ['whoami', 'send_message'] };
+    const ping = f.addRunner('ping', `WORKER_DM=pong ${WORKER}`, { maxTriggerDepth: 3 }, scope);
+    const pong = f.addRunner('pong', `WORKER_DM=ping ${WORKER}`, { maxTriggerDepth: 3 }, scope);
+    f.reactor.wake({ agentId: ping.agentId, source: 'manual', by: 'user-1' });
+    await f.reactor.idle();
+    const all = listRuns(f.app.engine.db, { limit: 10 }).reverse();
+    assert.deepEqual(all.map((r) => [r.agentId, r.source, r.depth, r.status]), [
+      [ping.agentId, 'manual', 0, 'succeeded'], [pong.agentId, 'message_received', 1, 'succeeded'],
+      [ping.agentId, 'message_received', 2, 'succeeded'], [pong.agentId, 'message_received', 3, 'refused'],
+    ]);
+    assert.equal(all[3]!.gate, 'trigger_depth');
+    const transcript = sessionMessages(f.app.engine.db, all[0]!.runId).map((m) => [m.role, m.content]);
+    assert.ok(transcript.some(([role, content]) => role === 'agent' && /^\[message #\d+ to dm:[^\]]+\] hello from ping$/.test(content!)), JSON.stringify(transcript));
+    assert.match(sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content, /from ping at .*\nhello from ping/);
+  });
+
   it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {
     const f = await setup(t);
     const a = f.addRunner('gated', 'cat >/dev/null; echo ok', { dailyRunBudget: 1, maxTriggerDepth: 2, cooldownSec: 0 });
