@@ -9,6 +9,7 @@ import { registerEvents } from './cli/events.js';
 import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
 import { registerRebuild } from './cli/rebuild.js';
+import { registerReport } from './cli/report.js';
 import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerRebuild(program);
   registerEvents(program);
   registerBench(program);
+  registerReport(program);
   return program;
 }
 

@@ -1,0 +1,57 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { getGoal } from '../projections/goal-queries.js';
+import { reportData, type ReportData } from '../report/data.js';
+import { renderReport } from '../report/html.js';
+import { withOwner } from './owner.js';
+import { action, CliError, printJson } from './shared.js';
+
+/** `colony report --goal ID --out FILE`: one self-contained HTML file about a goal (seed 001 D17). */
+export function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description('write a goal\'s report as one self-contained HTML file: tree, agents, runs, costs, timeline, artifacts')
+    .requiredOption('--goal <id>', 'the goal')
+    .requiredOption('--out <file>', 'where to write the HTML (overwritten)')
+    .option('--json', 'print {path, summary} as JSON')
+    .action(action((opts: { goal: string; out: string; json?: boolean }, cmd: Command) => {
+      if (!/^\d+$/.test(opts.goal) || !Number.isSafeInteger(Number(opts.goal)) || Number(opts.goal) < 1) {
+        throw new CliError(`--goal must be a positive integer, not "${opts.goal}"`);
+      }
+      if (!opts.out.trim()) throw new CliError('--out must not be empty');
+      const goalId = Number(opts.goal);
+      const path = resolve(opts.out);
+      return withOwner(cmd, (app, owner) => {
+        const goal = getGoal(app.engine.db, goalId);
+        const data = goal && goal.ownerId === owner.userId ? reportData(app, goalId) : null;
+        if (!data) throw new CliError(`goal ${goalId} not found`);
+        write(path, renderReport(data));
+        const summary = summaryOf(data);
+        if (opts.json) return printJson({ path, summary });
+        process.stdout.write(`${path}\n${summaryLine(data)}\n`);
+      });
+    }));
+}
+
+function write(path: string, text: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new CliError(`cannot write ${path}: ${err.code ?? ''}${err.code ? ' ' : ''}${err.message.replace(/^[A-Z]+: /, '').split(',')[0]}`);
+  }
+}
+
+function summaryOf(d: ReportData) {
+  const s = d.summary;
+  return {
+    goal_id: d.goal.id, title: d.goal.title, status: d.goal.status, tasks: s.tasks, agents: s.agents, spawned_agents: s.spawnedAgents, runs: s.runs,
+    events: s.events, artifacts: s.artifacts, outcomes: s.outcomes, spent_tokens: s.tokens, spent_dollars_cents: s.cents,
+  };
+}
+
+const summaryLine = (d: ReportData): string => {
+  const s = d.summary;
+  return `Goal ${d.goal.id} "${d.goal.title}" (${d.goal.status}): ${s.tasks} tasks, ${s.agents} agents (${s.spawnedAgents} spawned), ${s.runs} runs, ${s.events} events, ${s.tokens} tokens, ${s.cents}¢`;
+};
