@@ -90,6 +90,10 @@ describe('reactor', () => {
     assert.equal(transcript[0]!.role, 'user');
     assert.equal(transcript.at(-1)!.content, `run ${run!.runId} of spec done`);
     assert.equal(runtimeOf(f.app.engine.db, spec.agentId).status, 'idle');
+    // US4 AS4: the goal channel holds the system message of the completion; the run shows on the agent (colony runs list --agent).
+    const channel = (await ok(f.owner, 'get_goal', { goal_id: goalId }) as { goal: { channel_id: number } }).goal.channel_id;
+    const messages = (await ok(f.owner, 'get_channel_messages', { channel_id: channel, limit: 100 })).messages as { body: string; kind: string }[];
+    assert.ok(messages.some((m) => m.kind === 'system' && m.body === `Task #${leaves[0]} "Leaf one": in_progress → awaiting_verification by spec`), JSON.stringify(messages.map((m) => m.body)));
     const late = f.reactor.wake({ agentId: spec.agentId, source: 'task_timer', taskId: leaves[0], by: 'system' });
     assert.equal(late.run.gate, 'task_closed');
     assert.equal(late.run.reason, `task ${leaves[0]} is done: there is nothing left to run for`);
