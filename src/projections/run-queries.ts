@@ -85,8 +85,8 @@ export const agentsWithQueuedRuns = (db: Database): number[] =>
   (prepared(db, `SELECT DISTINCT agent_id AS id FROM runs WHERE status = 'queued' ORDER BY agent_id`).all() as { id: number }[]).map((r) => r.id);
 
 export interface TimedTask { taskId: number; agentId: number; intervalSec: number; claimedAt: string }
-/** Claimed or running tasks whose heartbeat_config has an interval (task_timer wake-ups). */
+/** Claimed or running tasks whose heartbeat_config has an interval and whose assignee Colony runs (task_timer wake-ups). */
 export const timedTasks = (db: Database): TimedTask[] =>
-  prepared(db, `SELECT task_id AS taskId, assignee_agent_id AS agentId, CAST(json_extract(heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
-    claimed_at AS claimedAt FROM tasks WHERE status IN ('claimed', 'in_progress') AND assignee_agent_id IS NOT NULL
-    AND json_extract(heartbeat, '$.interval_sec') > 0`).all() as TimedTask[];
+  prepared(db, `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
+    t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id AND a.command IS NOT NULL
+    WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`).all() as TimedTask[];

@@ -2,24 +2,20 @@ import type { Subscription } from 'rxjs';
 import { failRun, recordSessionMessage, requestRun, startQueuedRun, type WakeOutcome, type WakeRequest } from '../actions/runs.js';
 import { runtimeSettings } from '../actions/runtime-settings.js';
 import type { App } from '../app.js';
-import { MENTION } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
 import { readAll } from '../events/store.js';
 import { log } from '../log.js';
-import { getChannel } from '../projections/channel-queries.js';
-import { getTask } from '../projections/goal-queries.js';
-import { getAgent, getAgentByName } from '../projections/principals.js';
 import {
   agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,
 } from '../projections/run-queries.js';
 import { runProcess, type RunnerOptions } from './runner.js';
 import type { RunningProcess } from './harness.js';
+import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
 
 /**
  * The reactor (DESIGN §3.14, rule 8): it tails the event log — this process's commits at once through
- * the bus, other processes' (the CLI) on the next poll — and turns facts into wake-ups: goal_created
- * (the coordinator), task_assignment (a fresh claim), verification_requested (a peer verifier), DMs and
- * @mentions (message_received), probe envelopes (probe). A sweep adds task_timer wake-ups
+ * the bus, other processes' (the CLI) on the next poll — and turns facts into wake-ups (wake-sources.ts),
+ * and an agent's messages into its running session's transcript. A sweep adds task_timer wake-ups
  * (heartbeat_config.interval_sec) and starts queued runs whose cooldown is over. One run per agent at a
  * time; a run's end starts the agent's next queued run. On start it marks runs a crash left running as
  * failed and resumes the queued ones.
@@ -61,11 +57,6 @@ export class Reactor {
       if (this.app.engine.db.open) safely(() => failRun(this.app, runId, 'Colony stopped during this run'));
     }
     this.running.clear();
-  }
-
-  /** A wake-up from the log: agents without a backend are run from outside, so they are not woken (no run, no refusal). */
-  private wakeIfRunnable(req: WakeRequest): void {
-    if (getAgent(this.app.engine.db, req.agentId)?.command) this.wake(req);
   }
 
   /** A wake-up from outside the log (execute_agent, tests): queued like any other, started if the agent is free. */
@@ -126,22 +117,13 @@ export class Reactor {
   private react(e: StoredEvent): void {
     const d = e.data as Record<string, unknown>;
     switch (e.type) {
-      case 'GoalCreated':
-        this.wakeIfRunnable({ agentId: d.coordinatorAgentId as number, source: 'goal_created', goalId: d.goalId as number, by: 'system' });
-        return;
-      case 'TaskClaimed':
-        if (!d.renewed) this.wakeIfRunnable({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
-        return;
-      case 'TaskCompleted': {
-        const task = getTask(this.app.engine.db, d.taskId as number);
-        if (task?.verifier.kind === 'peer' && task.status === 'awaiting_verification') {
-          this.wakeIfRunnable({ agentId: task.verifier.agent_id, source: 'verification_requested', taskId: task.taskId, by: 'system' });
+      case 'MessagePosted': {
+        const author = authorRunOf(this.app.engine.db, d as unknown as MessageFact);
+        if (author && this.running.has(author.run.runId)) {
+          recordSessionMessage(this.app, author.run.runId, 'agent', `[message #${d.messageId} to ${author.channelName}] ${d.body}`);
         }
-        return;
+        break;
       }
-      case 'MessagePosted':
-        this.onMessage(d as { messageId: number; channelId: number; from: string; body: string; metadata: Record<string, unknown> | null });
-        return;
       case 'RunQueued': case 'RunFinished': case 'RunFailed': case 'RunRefused': case 'AgentStarted':
         this.settle(d.runId as number | undefined);
         this.pump(d.agentId as number);
@@ -151,30 +133,7 @@ export class Reactor {
         return;
       default:
     }
-  }
-
-  /** DMs wake the agent they are to; @mentions in a channel wake each mentioned agent but the author. */
-  private onMessage(m: { messageId: number; channelId: number; from: string; body: string; metadata: Record<string, unknown> | null }): void {
-    const db = this.app.engine.db;
-    const channel = getChannel(db, m.channelId);
-    if (!channel) return;
-    const author = m.from.startsWith('agent-') ? Number(m.from.slice(6)) : null;
-    const authorRun = author === null ? null : runningRunOf(db, author);
-    if (authorRun && this.running.has(authorRun.runId)) {
-      recordSessionMessage(this.app, authorRun.runId, 'agent', `[message #${m.messageId} to ${channel.name}] ${m.body}`);
-    }
-    const depth = authorRun ? authorRun.depth + 1 : 0;
-    const targets = new Set<number>();
-    if (channel.kind === 'dm') {
-      for (const key of channel.members) if (key !== m.from && key.startsWith('agent-')) targets.add(Number(key.slice(6)));
-    } else {
-      for (const [, name] of m.body.matchAll(MENTION)) {
-        const agent = getAgentByName(db, channel.ownerId, name!);
-        if (agent && agent.agentId !== author) targets.add(agent.agentId);
-      }
-    }
-    const source = m.metadata && typeof m.metadata.probe_id === 'string' ? 'probe' : 'message_received';
-    for (const agentId of targets) this.wakeIfRunnable({ agentId, source, messageIds: [m.messageId], depth, by: m.from });
+    for (const wake of wakesFor(this.app.engine.db, e)) safely(() => this.wake(wake));
   }
 
   /** Starts the agent's oldest queued run that may start now (one run per agent at a time). */
@@ -225,7 +184,7 @@ export class Reactor {
       const last = lastTaskRunStart(db, t.agentId, t.taskId) ?? t.claimedAt;
       const busy = queuedRunFor(db, t.agentId, t.taskId) || runningRunOf(db, t.agentId)?.taskId === t.taskId;
       if (!busy && Date.parse(last) + t.intervalSec * 1000 <= now) {
-        safely(() => this.wakeIfRunnable({ agentId: t.agentId, source: 'task_timer', taskId: t.taskId, by: 'system' }));
+        safely(() => this.wake({ agentId: t.agentId, source: 'task_timer', taskId: t.taskId, by: 'system' }));
       }
     }
   }

@@ -9,6 +9,7 @@ import { createMcpContext, type McpContext } from '../../src/mcp/context.js';
 import type { ToolRegistry } from '../../src/mcp/registry.js';
 import { buildToolRegistry } from '../../src/mcp/tools/index.js';
 import { tempDir } from './engine.js';
+import type { Clock } from '../../src/clock.js';
 
 /**
  * A real Colony HTTP server on a loopback port (real sockets, real SDK clients): an owner, an agent
@@ -26,9 +27,9 @@ export interface HttpFixture {
   close(): Promise<void>;
 }
 
-export async function httpFixture(options: { agentTools?: string[]; tools?: ToolRegistry; now?: () => number } = {}): Promise<HttpFixture> {
+export async function httpFixture(options: { agentTools?: string[]; tools?: ToolRegistry; now?: () => number; clock?: Clock } = {}): Promise<HttpFixture> {
   const scratch = tempDir('colony-mcp-http-');
-  const app = openApp({ dataDir: scratch.dir });
+  const app = openApp({ dataDir: scratch.dir, clock: options.clock });
   const owner = createOwner(app, 'owner', { actor: 'system' });
   const agent = registerAgent(app, {
     name: 'worker', ownerId: owner.userId, model: 'test-model', systemPrompt: 'You do small, careful tasks.',

@@ -5,6 +5,7 @@ import { getUserByName } from '../../src/projections/principals.js';
 import { startRuntime, type Runtime } from '../../src/runtime/index.js';
 import type { Reactor } from '../../src/runtime/reactor.js';
 import { httpFixture, type HttpFixture } from './mcp-http.js';
+import type { Clock } from '../../src/clock.js';
 
 /**
  * A serving Colony with its runtime: real HTTP MCP endpoint, the reactor tailing the log, agents whose
@@ -18,8 +19,8 @@ export interface RuntimeFixture extends HttpFixture {
   addRunner(name: string, command: string, settings?: Partial<RuntimeOverrides>, extra?: { toolScope?: string[] }): { agentId: number; token: string };
 }
 
-export async function runtimeFixture(options: { agentTools?: string[] } = {}): Promise<RuntimeFixture> {
-  const f = await httpFixture({ agentTools: options.agentTools });
+export async function runtimeFixture(options: { agentTools?: string[]; clock?: Clock } = {}): Promise<RuntimeFixture> {
+  const f = await httpFixture({ agentTools: options.agentTools, clock: options.clock });
   const runtime = startRuntime(f.app, { mcpUrl: `${f.base}/mcp`, pollMs: 50, killGraceMs: 500 });
   f.ctx.runtime.reactor = runtime.reactor;
   const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;

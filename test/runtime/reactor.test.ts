@@ -6,6 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getTask } from '../../src/projections/goal-queries.js';
 import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
 import { readAll } from '../../src/events/store.js';
+import { fixedClock } from '../../src/clock.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 
@@ -131,6 +132,26 @@ describe('reactor', () => {
     const transcript = sessionMessages(f.app.engine.db, all[0]!.runId).map((m) => [m.role, m.content]);
     assert.ok(transcript.some(([role, content]) => role === 'agent' && /^\[message #\d+ to dm:[^\]]+\] hello from ping$/.test(content!)), JSON.stringify(transcript));
     assert.match(sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content, /from ping at .*\nhello from ping/);
+  });
+
+  it('task_timer: a claimed task with heartbeat_config.interval_sec wakes its assignee each interval (never two runs of it at once)', async (t) => {
+    const clock = fixedClock(new Date());
+    const f = Object.assign(await runtimeFixture({ clock }), {});
+    t.after(() => f.close());
+    const owner = await f.connect(f.ownerToken);
+    const ticker = f.addRunner('ticker', 'cat >/dev/null; echo tick', {}, { toolScope: ['whoami', 'claim_task'] });
+    const { leaves } = await goalWithTree(Object.assign(f, { owner }), 'default', { heartbeat_config: { source: 'task_timer', interval_sec: 60 } });
+    await ok(await f.connect(ticker.token), 'claim_task', { task_id: leaves[0] });
+    await f.reactor.idle();
+    assert.deepEqual(runsOf(f, ticker.agentId).map((r) => r.source), ['task_assignment']);
+    clock.advance(59_000);
+    await new Promise((r) => setTimeout(r, 200));
+    await f.reactor.idle();
+    assert.equal(runsOf(f, ticker.agentId).length, 1, 'not before the interval');
+    clock.advance(2_000);
+    await new Promise((r) => setTimeout(r, 200));
+    await f.reactor.idle();
+    assert.deepEqual(runsOf(f, ticker.agentId).map((r) => [r.source, r.taskId, r.status]), [['task_assignment', leaves[0], 'succeeded'], ['task_timer', leaves[0], 'succeeded']]);
   });
 
   it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {

@@ -1,0 +1,70 @@
+import type { Database } from 'better-sqlite3';
+import type { WakeRequest } from '../actions/runs.js';
+import { MENTION } from '../events/channels.js';
+import type { StoredEvent } from '../events/event.js';
+import { getChannel } from '../projections/channel-queries.js';
+import { getTask } from '../projections/goal-queries.js';
+import { getAgent, getAgentByName } from '../projections/principals.js';
+import { runningRunOf, type RunRow } from '../projections/run-queries.js';
+
+/**
+ * Which committed facts wake whom (DESIGN §3.14; reference §6.10): goal_created wakes the goal's
+ * coordinator, a fresh claim its assignee (task_assignment, with the task context), a task handed in
+ * for a peer verifier that verifier (verification_requested), a DM its recipient and an @mention each
+ * mentioned agent but the author (message_received — probe when the DM is a probe's envelope). A
+ * message sent by an agent during its run wakes at that run's depth + 1, so chains of agents waking
+ * each other stop at the max trigger depth. Agents without a backend are run from outside: not woken.
+ */
+export interface MessageFact { messageId: number; channelId: number; from: string; body: string; metadata: Record<string, unknown> | null }
+
+export function wakesFor(db: Database, e: StoredEvent): WakeRequest[] {
+  const d = e.data as Record<string, unknown>;
+  const wakes: WakeRequest[] = [];
+  switch (e.type) {
+    case 'GoalCreated':
+      wakes.push({ agentId: d.coordinatorAgentId as number, source: 'goal_created', goalId: d.goalId as number, by: 'system' });
+      break;
+    case 'TaskClaimed':
+      if (!d.renewed) wakes.push({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
+      break;
+    case 'TaskCompleted': {
+      const task = getTask(db, d.taskId as number);
+      if (task?.verifier.kind === 'peer' && task.status === 'awaiting_verification') {
+        wakes.push({ agentId: task.verifier.agent_id, source: 'verification_requested', taskId: task.taskId, by: 'system' });
+      }
+      break;
+    }
+    case 'MessagePosted':
+      wakes.push(...messageWakes(db, d as unknown as MessageFact));
+      break;
+    default:
+  }
+  return wakes.filter((w) => getAgent(db, w.agentId)?.command);
+}
+
+function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
+  const channel = getChannel(db, m.channelId);
+  if (!channel) return [];
+  const author = agentIdOf(m.from);
+  const authorRun = author === null ? null : runningRunOf(db, author);
+  const targets = new Set<number>();
+  if (channel.kind === 'dm') {
+    for (const key of channel.members) if (key !== m.from && agentIdOf(key) !== null) targets.add(agentIdOf(key)!);
+  } else {
+    for (const [, name] of m.body.matchAll(MENTION)) {
+      const agent = getAgentByName(db, channel.ownerId, name!);
+      if (agent && agent.agentId !== author) targets.add(agent.agentId);
+    }
+  }
+  const source = typeof m.metadata?.probe_id === 'string' ? 'probe' : 'message_received';
+  return [...targets].map((agentId) => ({ agentId, source, messageIds: [m.messageId], depth: authorRun ? authorRun.depth + 1 : 0, by: m.from }));
+}
+
+/** The run of the message's author that is running now, if the author is an agent (its session gets the message). */
+export function authorRunOf(db: Database, m: MessageFact): { run: RunRow; channelName: string } | null {
+  const author = agentIdOf(m.from);
+  const run = author === null ? null : runningRunOf(db, author);
+  return run ? { run, channelName: getChannel(db, m.channelId)?.name ?? `channel ${m.channelId}` } : null;
+}
+
+const agentIdOf = (key: string): number | null => (key.startsWith('agent-') ? Number(key.slice('agent-'.length)) : null);
