@@ -14,6 +14,7 @@ import { resourcesProjection } from './projections/resources.js';
 import { secretsProjection } from './projections/secrets.js';
 import { tasksProjection } from './projections/tasks.js';
 import { runsProjection } from './projections/runs.js';
+import { probesProjection } from './projections/probes.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -22,7 +23,7 @@ import type { Clock } from './clock.js';
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection, runsProjection,
+  secretsProjection, resourcesProjection, runsProjection, probesProjection,
 ];
 
 export interface App {

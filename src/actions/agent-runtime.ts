@@ -5,6 +5,7 @@ import { runtimeStream, type RuntimeOverrides } from '../events/runs.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
 import { runtimeOf } from '../projections/run-queries.js';
 import type { Actor } from './principals.js';
+import { expireAgentProbes } from './probes.js';
 import { checkSetting } from './runtime-settings.js';
 
 /**
@@ -37,6 +38,7 @@ export function stopAgent(app: App, ownerId: number, agentId: number, by: string
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
     app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StopAgent', agentId, by, reason }, actor);
+    expireAgentProbes(app, agentId, 'agent_stopped', actor);
   });
 }
 

@@ -7,6 +7,7 @@ import { log } from '../log.js';
 import { createMcpContext } from '../mcp/context.js';
 import { buildToolRegistry } from '../mcp/tools/index.js';
 import { startRuntime, type Runtime } from '../runtime/index.js';
+import { setServedUrl } from '../public-url.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
@@ -37,6 +38,7 @@ export function registerServe(program: Command): void {
           const address = server.address();
           const bound = typeof address === 'object' && address ? address.port : port;
           const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
+          setServedUrl(loopbackOf(opts.host, bound));
           runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp` });
           mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);

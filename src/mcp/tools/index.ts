@@ -8,8 +8,10 @@ import { principalTools } from './principals.js';
 import { resourceTools } from './resources.js';
 import { secretTools } from './secrets.js';
 import { taskTools } from './tasks.js';
+import { probeTools } from './probes.js';
+import { executeTools } from './execute.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...executeTools, ...probeTools);
 }
