@@ -5,6 +5,7 @@ import { registerAgentRuntime } from './cli/agent-runtime.js';
 import { registerRuns } from './cli/runs.js';
 import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
+import { registerDemo } from './cli/demo.js';
 import { registerEvents } from './cli/events.js';
 import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerBench(program);
   registerReport(program);
+  registerDemo(program);
   return program;
 }
 
