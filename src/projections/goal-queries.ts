@@ -38,6 +38,9 @@ const toGoal = (r: Record<string, unknown> | undefined): GoalRow | null =>
   r ? ({ ...r, alertTokens: r.alertTokens === 1, alertCents: r.alertCents === 1 } as unknown as GoalRow) : null;
 
 export const getGoal = (db: Database, goalId: number): GoalRow | null => toGoal(prepared(db, `${GOAL} WHERE goal_id = ?`).get(goalId) as never);
+/** The goal whose #goal-<slug> channel this is, if any. */
+export const goalIdOfChannel = (db: Database, channelId: number): number | null =>
+  (prepared(db, 'SELECT goal_id AS id FROM goals WHERE channel_id = ?').get(channelId) as { id: number } | undefined)?.id ?? null;
 export const slugTaken = (db: Database, ownerId: number, slug: string): boolean =>
   prepared(db, 'SELECT 1 FROM goals WHERE owner_id = ? AND slug = ?').get(ownerId, slug) !== undefined;
 

@@ -3,7 +3,7 @@ import type { WakeRequest } from '../actions/runs.js';
 import { MENTION } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
 import { getChannel } from '../projections/channel-queries.js';
-import { getTask } from '../projections/goal-queries.js';
+import { getTask, goalIdOfChannel } from '../projections/goal-queries.js';
 import { getAgent, getAgentByName } from '../projections/principals.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
 
@@ -13,7 +13,8 @@ import { runningRunOf, type RunRow } from '../projections/run-queries.js';
  * for a peer verifier that verifier (verification_requested), a DM its recipient and an @mention each
  * mentioned agent but the author (message_received — probe when the DM is a probe's envelope). A
  * message sent by an agent during its run wakes at that run's depth + 1, so chains of agents waking
- * each other stop at the max trigger depth. Agents without a backend are run from outside: not woken.
+ * each other stop at the max trigger depth; its run belongs to the goal the message is about. Agents
+ * without a backend are run from outside: not woken.
  */
 export interface MessageFact { messageId: number; channelId: number; from: string; body: string; metadata: Record<string, unknown> | null }
 
@@ -57,7 +58,10 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
     }
   }
   const source = typeof m.metadata?.probe_id === 'string' ? 'probe' : 'message_received';
-  return [...targets].map((agentId) => ({ agentId, source, messageIds: [m.messageId], depth: authorRun ? authorRun.depth + 1 : 0, by: m.from }));
+  // The goal the message is about — the sender's run's, the goal channel's, or the one a system DM names —
+  // so the run it wakes is gated and charged against that goal's budget.
+  const goalId = authorRun?.goalId ?? goalIdOfChannel(db, channel.channelId) ?? (typeof m.metadata?.goal_id === 'number' ? m.metadata.goal_id : null);
+  return [...targets].map((agentId) => ({ agentId, source, goalId, messageIds: [m.messageId], depth: authorRun ? authorRun.depth + 1 : 0, by: m.from }));
 }
 
 /** The run of the message's author that is running now, if the author is an agent (its session gets the message). */

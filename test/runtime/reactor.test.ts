@@ -154,6 +154,19 @@ describe('reactor', () => {
     assert.deepEqual(runsOf(f, ticker.agentId).map((r) => [r.source, r.taskId, r.status]), [['task_assignment', leaves[0], 'succeeded'], ['task_timer', leaves[0], 'succeeded']]);
   });
 
+  it('an @mention in a goal channel wakes the mentioned agent (not the author) in that goal, charged to it', async (t) => {
+    const f = await setup(t);
+    const helper = f.addRunner('helper', `cat >/dev/null; echo '{"total_cost_usd":0.02,"usage":{"input_tokens":5,"output_tokens":5}}'`);
+    const { goalId, root } = await goalWithTree(f, 'default');
+    const slug = ((await ok(f.owner, 'get_goal', { goal_id: goalId })) as { goal: { slug: string } }).goal.slug;
+    await ok(f.owner, 'send_message', { channel: `goal-${slug}`, body: 'Could @helper take a look, and not @owner?' });
+    await f.reactor.idle();
+    const [run] = runsOf(f, helper.agentId);
+    assert.equal(run?.source, 'message_received');
+    assert.equal(run?.goalId, goalId);
+    assert.equal(getTask(f.app.engine.db, root)!.spentCents, 2, 'a goal run without a task is charged to the root task');
+  });
+
   it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {
     const f = await setup(t);
     const a = f.addRunner('gated', 'cat >/dev/null; echo ok', { dailyRunBudget: 1, maxTriggerDepth: 2, cooldownSec: 0 });
