@@ -10,6 +10,7 @@ import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
+import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -57,6 +58,7 @@ const BASELINES: Record<string, string> = {
   reputation_read_p95_ms: 'raw SELECT of the same evidence rows',
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
+  demo_s: 'one colony --help process (s)',
 };
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
@@ -90,6 +92,8 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     results.spawn_per_s = await benchSpawn(dir, options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 });
     say('runs of `true` through the reactor…');
     results.run_overhead_ms = await benchRunOverhead(dir, options.quick ? { runs: 20, rounds: 2 } : { runs: 50, rounds: 4 });
+    say('the doc-gardener demo end to end…');
+    results.demo_s = await benchDemo(dir);
     const events = options.quick ? 100_000 : 1_000_000;
     say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
     Object.assign(results, benchRebuild(dir, events));
