@@ -10,8 +10,10 @@ import { secretTools } from './secrets.js';
 import { taskTools } from './tasks.js';
 import { probeTools } from './probes.js';
 import { executeTools } from './execute.js';
+import { sessionTools } from './sessions.js';
+import { agentViewTools } from './agent-views.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...executeTools, ...probeTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools);
 }
