@@ -136,7 +136,7 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: A
     const spendOn = run.taskId ?? (run.goalId !== null ? rootTaskOf(app, run.goalId) : null);
     if (spendOn !== null && (finish.tokensIn + finish.tokensOut > 0 || finish.costCents > 0)) {
       app.engine.handle(taskDecider, taskStream(spendOn), { type: 'RecordCost', by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
-        tokens: finish.tokensIn + finish.tokensOut, cents: finish.costCents, note: `run ${runId}`, source: 'run' }, actor);
+        tokens: finish.tokensIn + finish.tokensOut, cents: finish.costCents, note: `run ${runId}`, source: 'run', runId }, actor);
       applySpend(app, getGoal(db, getTask(db, spendOn)!.goalId)!, actor);
     }
     if (finish.status !== 'succeeded') {

@@ -5,6 +5,7 @@ import { taskStream, type Amount } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { expiredLeases, getGoal, getTask, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principals.js';
+import { runningRunOf } from '../projections/run-queries.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
 import { applySpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
 import { recordVerdicts } from './reputation.js';
@@ -137,7 +138,10 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
 export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow; task: TaskRow } {
   app.engine.transact(actor, () => {
     const { goal } = taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source }, actor);
+    // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
+    const reporter = agentIdOf(by);
+    const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
+    app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source, runId }, actor);
     applySpend(app, goal, actor);
   });
   return { goal: getGoal(app.engine.db, getTask(app.engine.db, taskId)!.goalId)!, task: getTask(app.engine.db, taskId)! };

@@ -29,7 +29,7 @@ export type VerifyTask = {
 export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef; reason: string };
 export type ExpireClaim = { type: 'ExpireClaim' };
 export type CancelTask = { type: 'CancelTask'; reason: string; by: By };
-export type RecordCost = { type: 'RecordCost'; by: By; tokens: number; cents: number; note: string | null; source: 'report_usage' | 'run' };
+export type RecordCost = { type: 'RecordCost'; by: By; tokens: number; cents: number; note: string | null; source: 'report_usage' | 'run'; runId?: number };
 export type TaskCommand = CreateTask | ClaimTask | StartTask | CompleteTask | VerifyTask | ReleaseTask | ExpireClaim | CancelTask | RecordCost;
 
 export type Task =
@@ -114,7 +114,7 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
       return [{ type: 'TaskCancelled', data: { taskId: state.taskId, reason: command.reason, from: state.status, by: command.by,
         notice: transition(state, ctx, 'cancelled', command.by.name, { reason: command.reason }) } }];
     case 'RecordCost':
-      return [{ type: 'CostRecorded', data: { taskId: state.taskId, goalId: state.goalId, by: command.by, tokens: command.tokens, cents: command.cents, note: command.note, source: command.source } }];
+      return [{ type: 'CostRecorded', data: { taskId: state.taskId, goalId: state.goalId, by: command.by, tokens: command.tokens, cents: command.cents, note: command.note, source: command.source, ...(command.runId === undefined ? {} : { runId: command.runId }) } }];
     default: {
       const never: never = command;
       return never;

@@ -102,6 +102,8 @@ export type CostRecorded = Event<'CostRecorded', {
   cents: number;
   note: string | null;
   source: 'report_usage' | 'run';
+  /** The run it was spent in: the reporter's run that was running (report_usage), or the run itself. Absent before runs existed. */
+  runId?: number;
 }>;
 
 export type TaskEvent =

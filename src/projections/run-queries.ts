@@ -9,7 +9,7 @@ export interface RunRow {
   source: WakeSource; wakes: Wake[]; status: RunRowStatus; queueReason: QueueReason | null; notBefore: string | null; gate: Gate | null;
   reason: string | null; queuedAt: string; startedAt: string | null; finishedAt: string | null; configHash: string | null; traceId: string | null;
   timeoutSec: number | null; timedOut: boolean; exitCode: number | null; signal: string | null; durationMs: number | null; tokensIn: number;
-  tokensOut: number; costCents: number; reservedTokens: number; reservedCents: number; outputTail: string | null; lastMessageAt: string | null;
+  tokensOut: number; costCents: number; reportedTokens: number; reportedCents: number; reservedTokens: number; reservedCents: number; outputTail: string | null; lastMessageAt: string | null;
   preview: string | null; updatedAt: string;
 }
 export interface SessionMessageRow { runId: number; seq: number; sessionId: string; role: SessionRole; content: string; truncated: boolean; bytes: number; at: string }
@@ -22,7 +22,7 @@ export interface AgentRuntimeRow {
 const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, session_id AS sessionId, task_id AS taskId, goal_id AS goalId, depth,
   source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
   finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
-  signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reserved_tokens AS reservedTokens,
+  signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
   reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
   r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1 } as unknown as RunRow) : null;

@@ -1,5 +1,6 @@
 import { prepared } from '../db.js';
 import type { RunEvent, RuntimeEvent } from '../events/runs.js';
+import type { CostRecorded } from '../events/tasks.js';
 import { sqlFor, type Projection } from './projection.js';
 
 /**
@@ -34,13 +35,14 @@ const sql = sqlFor((t: Record<T, string>) => ({
     WHERE agent_id = ? AND current_run_id = ?`,
   agentMessage: `UPDATE "${t.agent_runtime}" SET last_message_at = ?, preview = ? WHERE agent_id = ?`,
   sessionOf: `SELECT session_id AS sessionId, agent_id AS agentId FROM "${t.runs}" WHERE run_id = ?`,
+  reported: `UPDATE "${t.runs}" SET reported_tokens = reported_tokens + ?, reported_cents = reported_cents + ? WHERE run_id = ?`,
 }));
 
-export const runsProjection: Projection<RunEvent | RuntimeEvent, T> = {
+export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 1,
+  version: 2,
   handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
-    'RuntimeConfigured', 'AgentStopped', 'AgentStarted'],
+    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'CostRecorded'],
   tables: ['runs', 'session_messages', 'agent_runtime'],
   init(db, t) {
     db.exec(`
@@ -50,7 +52,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent, T> = {
         gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
         timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
         tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
-        reserved_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, updated_at TEXT NOT NULL);
+        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_status" ON "${t.runs}" (status, run_id);
@@ -121,6 +123,10 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent, T> = {
         prepared(db, q.settings).run(s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
         return;
       }
+      case 'CostRecorded':
+        // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
+        if (e.data.runId !== undefined && e.data.source === 'report_usage') prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);
+        return;
       case 'AgentStopped':
       case 'AgentStarted': {
         const stopped = e.type === 'AgentStopped' ? 1 : 0;

@@ -37,7 +37,7 @@ describe('execute_agent', () => {
     const run = getRun(f.app.engine.db, Number(r.request_id))!;
     assert.equal(run.source, 'execute_agent');
     assert.equal(r.trace_id, run.traceId);
-    assert.deepEqual(r.metadata, { run_id: run.runId, session_id: run.sessionId, exit_code: 0, tokens_in: 150, tokens_out: 12, wake_source: 'execute_agent' });
+    assert.deepEqual(r.metadata, { run_id: run.runId, session_id: run.sessionId, exit_code: 0, tokens_in: 150, tokens_out: 12, reported_tokens: 0, reported_cents: 0, wake_source: 'execute_agent' });
     assert.ok((r.execution_time as number) > 0);
     assert.match(sessionMessages(f.app.engine.db, run.runId)[0]!.content, /What is six times seven\?/);
   });

@@ -51,7 +51,7 @@ describe('reactor', () => {
   it('goal_created wakes the coordinator; a claim wakes the assignee with the task context, which moves claimed → in_progress (US4 AS2, AS3)', async (t) => {
     const f = await setup(t);
     const coord = f.addRunner('coord', 'cat >/dev/null; echo planning');
-    const spec = f.addRunner('spec', `WORKER_COMPLETE=1 ${WORKER}`, {}, { toolScope: ['whoami', 'claim_task', 'complete_task', 'send_message'] });
+    const spec = f.addRunner('spec', `WORKER_COMPLETE=1 WORKER_REPORT=500,7 ${WORKER}`, {}, { toolScope: ['whoami', 'claim_task', 'complete_task', 'report_usage', 'send_message'] });
     const { goalId, leaves } = await goalWithTree(f, 'coord');
     await f.reactor.idle();
     const coordRuns = runsOf(f, coord.agentId);
@@ -79,13 +79,16 @@ describe('reactor', () => {
     assert.match(seen.env.TRACEPARENT!, new RegExp(`^00-${run!.traceId}-[0-9a-f]{16}-01$`));
     assert.ok(JSON.parse(seen.env.COLONY_TASK_ANCESTRY!).some((a: { title: string }) => a.title === 'Root task'));
     const events = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `task-${leaves[0]}`).map((e) => e.type);
-    assert.deepEqual(events.slice(0, 4), ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted']);
+    assert.deepEqual(events.slice(0, 5), ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'CostRecorded', 'TaskCompleted']);
     const task = getTask(f.app.engine.db, leaves[0]!)!;
     assert.equal(task.status, 'done'); // auto verifier
-    assert.equal(task.spentTokens, 140); // the run's final usage object: 100 in + 40 out
-    assert.equal(task.spentCents, 1);
+    assert.equal(task.spentTokens, 640); // report_usage during the run (500) + the run's final usage object (100 in + 40 out)
+    assert.equal(task.spentCents, 8);
     assert.equal(run!.tokensIn, 100);
     assert.equal(run!.tokensOut, 40);
+    assert.equal(run!.costCents, 1);
+    assert.equal(run!.reportedTokens, 500);
+    assert.equal(run!.reportedCents, 7);
     assert.ok((run!.durationMs ?? 0) > 0);
     const transcript = sessionMessages(f.app.engine.db, run!.runId);
     assert.equal(transcript[0]!.role, 'user');

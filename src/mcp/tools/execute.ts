@@ -32,7 +32,7 @@ type Result = z.infer<typeof Result>;
 const execute = defineTool({
   name: 'execute_agent',
   title: 'Execute an agent',
-  description: 'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents).',
+  description: 'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out, reported_tokens, reported_cents),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents).',
   trust: 'elevated',
   surface: 'agent',
   module: 'runtime',
@@ -77,10 +77,13 @@ function answer(ctx: ToolContext, agent: AgentRow, run: RunRow, failed: (reason:
     agent: agent.name,
     content: agentText,
     error: run.status === 'succeeded' ? null : `exit code ${run.exitCode}${run.outputTail?.trim() ? `: ${run.outputTail.trim().slice(-500)}` : ''}`,
-    metadata: { run_id: run.runId, session_id: run.sessionId, exit_code: run.exitCode, tokens_in: run.tokensIn, tokens_out: run.tokensOut, wake_source: run.source },
+    metadata: {
+      run_id: run.runId, session_id: run.sessionId, exit_code: run.exitCode, tokens_in: run.tokensIn, tokens_out: run.tokensOut,
+      reported_tokens: run.reportedTokens, reported_cents: run.reportedCents, wake_source: run.source,
+    },
     execution_time: (run.durationMs ?? 0) / 1000,
-    tokens_used: run.tokensIn + run.tokensOut,
-    cost: run.costCents / 100,
+    tokens_used: run.tokensIn + run.tokensOut + run.reportedTokens,
+    cost: (run.costCents + run.reportedCents) / 100,
     request_id: String(run.runId),
     trace_id: run.traceId,
   };
