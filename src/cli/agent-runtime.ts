@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
-import { configureRuntime, startAgent, stopAgent } from '../actions/agent-runtime.js';
-import { requestRun } from '../actions/runs.js';
-import { runtimeSettings } from '../actions/runtime-settings.js';
 import type { RuntimeOverrides } from '../events/runs.js';
-import { getAgentByName, type AgentRow } from '../projections/principals.js';
-import { runtimeOf } from '../projections/run-queries.js';
+import type { AgentRow, UserRow } from '../projections/principals.js';
 import type { App } from '../app.js';
-import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
+
+// What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
+const agentRuntime = () => import('../actions/agent-runtime.js');
+const runQueries = () => import('../projections/run-queries.js');
 
 /**
  * `colony agents wake|stop|start|runtime`: the owner's controls over running agents. `wake` queues a
@@ -23,7 +22,8 @@ export function registerAgentRuntime(agents: Command): void {
     .option('--json', 'print the run as JSON')
     .action(action((name: string, opts: { task?: string; prompt?: string; json?: boolean }, cmd: Command) => {
       const taskId = opts.task === undefined ? null : positiveInt(opts.task, '--task');
-      return withAgent(cmd, name, (app, owner, agent) => {
+      return withAgent(cmd, name, async (app, owner, agent) => {
+        const { requestRun } = await import('../actions/runs.js');
         const { kind, run } = requestRun(app, { agentId: agent.agentId, source: 'manual', taskId, prompt: opts.prompt ?? null, by: `user-${owner.userId}` },
           { actor: `user:${owner.name}` });
         if (opts.json) return printJson({ run_id: run.runId, outcome: kind, status: run.status, gate: run.gate, reason: run.reason, session_id: run.sessionId });
@@ -35,7 +35,8 @@ export function registerAgentRuntime(agents: Command): void {
     .command('stop <name>')
     .description('stop an agent: its running process gets SIGTERM, its probes expire, and it is not woken until started again')
     .option('--reason <text>', 'why', 'stopped by the owner')
-    .action(action((name: string, opts: { reason: string }, cmd: Command) => withAgent(cmd, name, (app, owner, agent) => {
+    .action(action((name: string, opts: { reason: string }, cmd: Command) => withAgent(cmd, name, async (app, owner, agent) => {
+      const [{ stopAgent }, { runtimeOf }] = await Promise.all([agentRuntime(), runQueries()]);
       const was = runtimeOf(app.engine.db, agent.agentId).stopped;
       stopAgent(app, owner.userId, agent.agentId, `user-${owner.userId}`, opts.reason, { actor: `user:${owner.name}` });
       process.stdout.write(was ? `${name} was already stopped\n` : `Stopped ${name}\n`);
@@ -43,7 +44,8 @@ export function registerAgentRuntime(agents: Command): void {
   agents
     .command('start <name>')
     .description('let a stopped agent be woken again')
-    .action(action((name: string, _opts: unknown, cmd: Command) => withAgent(cmd, name, (app, owner, agent) => {
+    .action(action((name: string, _opts: unknown, cmd: Command) => withAgent(cmd, name, async (app, owner, agent) => {
+      const [{ startAgent }, { runtimeOf }] = await Promise.all([agentRuntime(), runQueries()]);
       const was = runtimeOf(app.engine.db, agent.agentId).stopped;
       startAgent(app, owner.userId, agent.agentId, `user-${owner.userId}`, { actor: `user:${owner.name}` });
       process.stdout.write(was ? `Started ${name}\n` : `${name} was not stopped\n`);
@@ -58,7 +60,8 @@ export function registerAgentRuntime(agents: Command): void {
     .option('--json', 'print the effective settings as JSON')
     .action(action((name: string, opts: RuntimeOptions, cmd: Command) => {
       const changes = parseRuntime(opts);
-      return withAgent(cmd, name, (app, owner, agent) => {
+      return withAgent(cmd, name, async (app, owner, agent) => {
+        const [{ configureRuntime }, { runtimeSettings }, { runtimeOf }] = await Promise.all([agentRuntime(), import('../actions/runtime-settings.js'), runQueries()]);
         if (Object.keys(changes).length > 0) configureRuntime(app, owner.userId, agent.agentId, changes, `user-${owner.userId}`, { actor: `user:${owner.name}` });
         const s = runtimeSettings(app.engine.db, agent.agentId);
         const status = runtimeOf(app.engine.db, agent.agentId).status;
@@ -90,8 +93,9 @@ function positiveInt(raw: string, flag: string): number {
   return Number(raw);
 }
 
-function withAgent<T>(cmd: Command, name: string, fn: (app: App, owner: UserRow, agent: AgentRow) => T): Promise<T> {
-  return withOwner(cmd, (app, owner) => {
+function withAgent<T>(cmd: Command, name: string, fn: (app: App, owner: UserRow, agent: AgentRow) => T | Promise<T>): Promise<T> {
+  return withOwner(cmd, async (app, owner) => {
+    const { getAgentByName } = await import('../projections/principals.js');
     const agent = getAgentByName(app.engine.db, owner.userId, name);
     if (!agent) throw new CliError(`agent ${name} not found`);
     return fn(app, owner, agent);

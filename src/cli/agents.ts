@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { registerAgent, rotateToken } from '../actions/principals.js';
+import type { AgentChanges } from '../actions/agents.js';
 import { TIERS, type Tier } from '../events/principals.js';
-import { getAgentByName, listAgents, sealedTokenOf } from '../projections/principals.js';
-import { unseal } from '../masterkey.js';
-import { reputationOf, unquarantineAgent } from '../actions/reputation.js';
-import { updateAgent, type AgentChanges } from '../actions/agents.js';
 import { action, CliError, printJson } from './shared.js';
 import { withOwner } from './owner.js';
-import { runtimeOf } from '../projections/run-queries.js';
+
+// What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
+const principals = () => import('../projections/principals.js');
+const runQueries = () => import('../projections/run-queries.js');
 
 /** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: agent-runtime.ts). */
 export function registerAgents(program: Command): Command {
@@ -24,7 +23,8 @@ export function registerAgents(program: Command): Command {
     .option('--json', 'print {"id","name","token"} as JSON')
     .action(action((name: string, opts: CreateOptions, cmd: Command) => {
       const spec = parse(opts);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const { registerAgent } = await import('../actions/principals.js');
         const agent = registerAgent(app, { ...spec, name, ownerId: owner.userId, parentId: null, spawnDepth: 0 }, { actor: `user:${owner.name}` });
         if (opts.json) return printJson({ id: agent.agentId, name: agent.name, token: agent.token });
         process.stdout.write(`Registered agent "${agent.name}" (id ${agent.agentId}). Its token (shown once): ${agent.token}\n`);
@@ -34,7 +34,8 @@ export function registerAgents(program: Command): Command {
     .command('list')
     .description('list the owner\'s agents')
     .option('--json', 'print a JSON array')
-    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const [{ listAgents }, { runtimeOf }] = await Promise.all([principals(), runQueries()]);
       const rows = listAgents(app.engine.db, owner.userId);
       const status = (id: number) => runtimeOf(app.engine.db, id).status;
       if (opts.json) return printJson(rows.map(({ systemPrompt: _p, ...a }) => ({ ...a, status: status(a.agentId) })));
@@ -45,7 +46,8 @@ export function registerAgents(program: Command): Command {
     .command('show <name>')
     .description('one agent: config, config hash, reputation by domain, quarantine')
     .option('--json', 'print JSON')
-    .action(action((name: string, opts: { json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((name: string, opts: { json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const [{ getAgentByName }, { runtimeOf }, { reputationOf }] = await Promise.all([principals(), runQueries(), import('../actions/reputation.js')]);
       const agent = getAgentByName(app.engine.db, owner.userId, name);
       if (!agent) throw new CliError(`agent ${name} not found`);
       const r = reputationOf(app, agent);
@@ -81,7 +83,8 @@ export function registerAgents(program: Command): Command {
     .option('--json', 'print JSON')
     .action(action((name: string, opts: UpdateOptions, cmd: Command) => {
       const changes = parseUpdate(opts);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const [{ getAgentByName }, { updateAgent }] = await Promise.all([principals(), import('../actions/agents.js')]);
         const agent = getAgentByName(app.engine.db, owner.userId, name);
         if (!agent) throw new CliError(`agent ${name} not found`);
         const r = updateAgent(app, owner.userId, agent.agentId, changes, { actor: `user:${owner.name}` });
@@ -94,7 +97,8 @@ export function registerAgents(program: Command): Command {
     .description('print an agent\'s token (Colony keeps it sealed under the master key); --rotate revokes it and issues a new one')
     .option('--rotate', 'revoke every token of the agent and issue a new one')
     .option('--json', 'print {"id","name","token"}')
-    .action(action((name: string, opts: { rotate?: boolean; json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((name: string, opts: { rotate?: boolean; json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const [{ getAgentByName, sealedTokenOf }, { rotateToken }, { unseal }] = await Promise.all([principals(), import('../actions/principals.js'), import('../masterkey.js')]);
       const agent = getAgentByName(app.engine.db, owner.userId, name);
       if (!agent) throw new CliError(`agent ${name} not found`);
       let token: string;
@@ -110,7 +114,8 @@ export function registerAgents(program: Command): Command {
   agents
     .command('unquarantine <name>')
     .description('lift an agent\'s quarantine (its reputation is unchanged)')
-    .action(action((name: string, _opts: unknown, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((name: string, _opts: unknown, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const [{ getAgentByName }, { unquarantineAgent }] = await Promise.all([principals(), import('../actions/reputation.js')]);
       const agent = getAgentByName(app.engine.db, owner.userId, name);
       if (!agent) throw new CliError(`agent ${name} not found`);
       const after = unquarantineAgent(app, owner.userId, agent.agentId, `user:${owner.name}`, { actor: `user:${owner.name}` });

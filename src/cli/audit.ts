@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
-import { AuditLog, type AuditRow, type Outcome } from '../mcp/audit.js';
+import type { AuditLog, AuditRow, Outcome } from '../mcp/audit.js';
 import { action, CliError, globals, requireInitialized } from './shared.js';
 
 /** `colony audit tail|export`: the trail of MCP tool calls (audit.db, apart from the event log). */
@@ -51,6 +51,7 @@ export function registerAudit(program: Command): void {
 async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>): Promise<T> {
   const { dataDir } = globals(cmd);
   requireInitialized(dataDir);
+  const { AuditLog } = await import('../mcp/audit.js');
   const log = AuditLog.open(dataDir);
   try {
     return await fn(log);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DemoError, runDemo, type DemoResult } from '../demo/run.js';
+import type { DemoResult } from '../demo/run.js';
 import { action, CliError, printJson } from './shared.js';
 
 /** `colony demo`: the doc-gardener example end to end on a temporary data dir (examples/doc-gardener/README.md). */
@@ -21,6 +21,7 @@ export function registerDemo(program: Command): void {
       const timeoutSec = Number(opts.timeout);
       if (!Number.isInteger(timeoutSec) || timeoutSec < 1) throw new CliError(`--timeout must be a whole number of seconds ≥ 1, not "${opts.timeout}"`);
       const progress = opts.json ? undefined : (line: string) => process.stderr.write(`  ${line}\n`);
+      const { DemoError, runDemo } = await import('../demo/run.js');
       let result: DemoResult;
       try {
         result = await runDemo({ out, keep: opts.keep === true, timeoutSec, progress });

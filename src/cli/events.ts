@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
 import type { Database } from '../db.js';
 import type { StoredEvent } from '../events/event.js';
-import { readAll, readHead } from '../events/store.js';
+import type { readAll } from '../events/store.js';
 import { action, globals, openExistingStore } from './shared.js';
 
 /**
@@ -21,19 +21,20 @@ export function registerEvents(program: Command): void {
     .option('--interval <ms>', 'poll interval for --follow', '250')
     .action(
       action(async (opts: { limit: string; after?: string; follow?: boolean; json?: boolean; interval: string }, cmd: Command) => {
-        const db = openExistingStore(globals(cmd).dataDir);
+        const { readAll, readHead } = await import('../events/store.js');
+        const db = await openExistingStore(globals(cmd).dataDir);
         const limit = parsePositiveInt('--limit', opts.limit, 20);
         const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
         const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
         let after = opts.after !== undefined ? parsePositiveInt('--after', opts.after, 0) : Math.max(0, readHead(db).position - limit);
-        after = drain(db, after, print);
+        after = drain(db, readAll, after, print);
         if (!opts.follow) {
           db.close();
           return;
         }
         await new Promise<void>((resolve) => {
           const timer = setInterval(() => {
-            after = drain(db, after, print);
+            after = drain(db, readAll, after, print);
           }, interval);
           const stop = () => {
             clearInterval(timer);
@@ -48,9 +49,9 @@ export function registerEvents(program: Command): void {
     );
 }
 
-function drain(db: Database, after: number, print: (e: StoredEvent) => void): number {
+function drain(db: Database, read: typeof readAll, after: number, print: (e: StoredEvent) => void): number {
   let position = after;
-  for (let page = readAll(db, { after: position, limit: 1000 }); page.length > 0; page = readAll(db, { after: position, limit: 1000 })) {
+  for (let page = read(db, { after: position, limit: 1000 }); page.length > 0; page = read(db, { after: position, limit: 1000 })) {
     for (const e of page) print(e);
     position = page[page.length - 1]!.position;
   }

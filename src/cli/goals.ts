@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
-import { decideProposal } from '../actions/proposals.js';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
-import { readHead } from '../events/store.js';
-import { getGoal } from '../projections/goal-queries.js';
-import { goalList, goalSnapshot, type TaskNode } from '../projections/goal-snapshot.js';
-import { positionAt, replayTo } from '../projections/replay.js';
+import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
 
@@ -18,7 +14,8 @@ export function registerGoals(program: Command): void {
     .option('--json', 'print JSON')
     .action(action((opts: { status?: string; json?: boolean }, cmd: Command) => {
       if (opts.status !== undefined && !GOAL_STATUSES.includes(opts.status as GoalStatus)) throw new CliError(`--status must be one of ${GOAL_STATUSES.join(', ')}`);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const { goalList } = await import('../projections/goal-snapshot.js');
         const { goals: views } = goalList(app.engine.db, owner.userId, { status: (opts.status as GoalStatus) ?? null, limit: 200, offset: 0 });
         if (opts.json) return printJson(views);
         if (views.length === 0) return void process.stdout.write('No goals\n');
@@ -33,7 +30,8 @@ export function registerGoals(program: Command): void {
     .option('--json', 'print JSON')
     .action(action((id: string, opts: { json?: boolean }, cmd: Command) => {
       const goalId = positiveInt(id, 'goal id');
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const [{ getGoal }, { goalSnapshot }] = await Promise.all([import('../projections/goal-queries.js'), import('../projections/goal-snapshot.js')]);
         const goal = getGoal(app.engine.db, goalId);
         if (!goal || goal.ownerId !== owner.userId) throw new CliError(`goal ${goalId} not found`);
         printSnapshot(goalSnapshot(app.engine.db, goalId)!, opts.json);
@@ -45,7 +43,8 @@ export function registerGoals(program: Command): void {
     c.option('--json', 'print JSON').action(action((id: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
       const proposalId = positiveInt(id, 'proposal id');
       if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const { decideProposal } = await import('../actions/proposals.js');
         const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
         const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
         const agent = r.proposal.kind === 'agent' ? { agent_id: r.proposal.agentId } : {};
@@ -62,12 +61,15 @@ export function registerGoals(program: Command): void {
     .option('--at <iso>', 'a moment, e.g. 2026-11-30T12:00:00Z')
     .option('--position <n>', 'a log position')
     .option('--json', 'print JSON')
-    .action(action((opts: { goal: string; at?: string; position?: string; json?: boolean }, cmd: Command) => {
+    .action(action(async (opts: { goal: string; at?: string; position?: string; json?: boolean }, cmd: Command) => {
       const goalId = positiveInt(opts.goal, '--goal');
       if ((opts.at === undefined) === (opts.position === undefined)) throw new CliError('give exactly one of --at ISO or --position N');
       const at = opts.at === undefined ? null : Date.parse(opts.at);
       if (at !== null && Number.isNaN(at)) throw new CliError(`--at must be an ISO-8601 time, not "${opts.at}"`);
-      const source = openExistingStore(globals(cmd).dataDir);
+      const [{ readHead }, { goalSnapshot }, { positionAt, replayTo }] = await Promise.all([
+        import('../events/store.js'), import('../projections/goal-snapshot.js'), import('../projections/replay.js'),
+      ]);
+      const source = await openExistingStore(globals(cmd).dataDir);
       try {
         const head = readHead(source).position;
         const position = at !== null ? positionAt(source, new Date(at).toISOString()) : positiveInt(opts.position!, '--position', true);

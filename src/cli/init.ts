@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { createOwner, ownerOf } from '../actions/principals.js';
-import { openApp } from '../app.js';
 import { databaseFile } from '../config.js';
 import { action, checkOwnerName, globals, printJson } from './shared.js';
 
@@ -12,9 +10,10 @@ export function registerInit(program: Command): void {
     .option('--owner <name>', 'the owner\'s name', 'owner')
     .option('--json', 'print {"owner","token"} as JSON')
     .action(
-      action((opts: { owner: string; json?: boolean }, cmd: Command) => {
+      action(async (opts: { owner: string; json?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         checkOwnerName(opts.owner);
+        const [{ openApp }, { createOwner, ownerOf }] = await Promise.all([import('../app.js'), import('../actions/principals.js')]);
         const app = openApp({ dataDir, durability });
         try {
           const existing = ownerOf(app);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { openEngine } from '../app.js';
 import { action, formatRate, globals, printJson, progressBar, requireInitialized } from './shared.js';
 
 /** `colony rebuild [--projection NAME]`: rebuilds read tables from the log, blue-green. */
@@ -10,9 +9,10 @@ export function registerRebuild(program: Command): void {
     .option('--projection <name>', 'rebuild only this projection')
     .option('--json', 'print the result as JSON')
     .action(
-      action((opts: { projection?: string; json?: boolean }, cmd: Command) => {
+      action(async (opts: { projection?: string; json?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         requireInitialized(dataDir);
+        const { openEngine } = await import('../app.js');
         const engine = openEngine({ dataDir, durability, skipStartupRebuild: true });
         const bar = progressBar('rebuilding');
         try {

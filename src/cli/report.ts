@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { getGoal } from '../projections/goal-queries.js';
-import { reportData, type ReportData } from '../report/data.js';
-import { renderReport } from '../report/html.js';
+import type { ReportData } from '../report/data.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 
@@ -22,7 +20,10 @@ export function registerReport(program: Command): void {
       if (!opts.out.trim()) throw new CliError('--out must not be empty');
       const goalId = Number(opts.goal);
       const path = resolve(opts.out);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const [{ getGoal }, { reportData }, { renderReport }] = await Promise.all([
+          import('../projections/goal-queries.js'), import('../report/data.js'), import('../report/html.js'),
+        ]);
         const goal = getGoal(app.engine.db, goalId);
         const data = goal && goal.ownerId === owner.userId ? reportData(app, goalId) : null;
         if (!data) throw new CliError(`goal ${goalId} not found`);

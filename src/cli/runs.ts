@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { getAgent, getAgentByName } from '../projections/principals.js';
-import { getRun, listRuns, sessionMessages, type RunRow, type RunRowStatus } from '../projections/run-queries.js';
+import type { RunRow, RunRowStatus } from '../projections/run-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 
@@ -19,7 +18,8 @@ export function registerRuns(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(action((opts: ListOptions, cmd: Command) => {
       const f = parseList(opts);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const [{ getAgent, getAgentByName }, { listRuns }] = await Promise.all([import('../projections/principals.js'), import('../projections/run-queries.js')]);
         const agent = opts.agent === undefined ? null : getAgentByName(app.engine.db, owner.userId, opts.agent);
         if (opts.agent !== undefined && !agent) throw new CliError(`agent ${opts.agent} not found`);
         const rows = listRuns(app.engine.db, { ownerId: owner.userId, agentId: agent?.agentId ?? null, goalId: f.goalId, status: f.status, limit: f.limit });
@@ -34,7 +34,8 @@ export function registerRuns(program: Command): void {
     .option('--json', 'print JSON')
     .action(action((id: string, opts: { json?: boolean }, cmd: Command) => {
       if (!/^[1-9]\d*$/.test(id)) throw new CliError(`run id must be a positive integer, not "${id}"`);
-      return withOwner(cmd, (app, owner) => {
+      return withOwner(cmd, async (app, owner) => {
+        const [{ getAgent }, { getRun, sessionMessages }] = await Promise.all([import('../projections/principals.js'), import('../projections/run-queries.js')]);
         const run = getRun(app.engine.db, Number(id));
         if (!run || run.ownerId !== owner.userId) throw new CliError(`run ${id} not found`);
         const agent = getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;
@@ -60,11 +61,13 @@ function parseList(opts: ListOptions): { goalId: number | null; status: RunRowSt
 const summary = (r: RunRow) => ({
   run_id: r.runId, agent_id: r.agentId, session_id: r.sessionId, source: r.source, status: r.status, gate: r.gate, reason: r.reason, task_id: r.taskId,
   goal_id: r.goalId, depth: r.depth, queued_at: r.queuedAt, started_at: r.startedAt, finished_at: r.finishedAt, exit_code: r.exitCode,
-  duration_ms: r.durationMs, tokens_in: r.tokensIn, tokens_out: r.tokensOut, cost_cents: r.costCents, trace_id: r.traceId,
+  duration_ms: r.durationMs, tokens_in: r.tokensIn, tokens_out: r.tokensOut, cost_cents: r.costCents, reported_tokens: r.reportedTokens,
+  reported_cents: r.reportedCents, trace_id: r.traceId,
 });
 
 function line(r: RunRow, agent: string): string {
   const outcome = r.status === 'refused' ? `refused (${r.gate})` : r.status;
-  const usage = r.startedAt ? `  ${r.durationMs ?? '-'} ms  ${r.tokensIn}/${r.tokensOut} tokens  ${r.costCents}¢` : '';
+  const reported = r.reportedTokens || r.reportedCents ? ` (+ reported ${r.reportedTokens} tokens ${r.reportedCents}¢)` : '';
+  const usage = r.startedAt ? `  ${r.durationMs ?? '-'} ms  ${r.tokensIn}/${r.tokensOut} tokens  ${r.costCents}¢${reported}` : '';
   return `${String(r.runId).padStart(5)}  ${agent}  ${r.source}  ${outcome}${r.taskId ? `  task ${r.taskId}` : ''}${usage}  ${r.queuedAt}`;
 }

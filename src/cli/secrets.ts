@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { parseScope, resolveScope, revokeSecret, setSecret, type RevokeTarget } from '../actions/secrets.js';
+import type { parseScope, RevokeTarget } from '../actions/secrets.js';
 import { secretName } from '../commands/secrets.js';
-import { listSecrets, type SecretInfo } from '../projections/secrets.js';
+import type { SecretInfo } from '../projections/secrets.js';
 import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
@@ -15,6 +15,8 @@ import { action, CliError, printJson } from './shared.js';
 const ownerSpeaker = (o: UserRow) => ({ key: `user-${o.userId}`, name: o.name, tenant: o.userId });
 const actorOf = (o: UserRow) => ({ actor: `user:${o.name}` });
 const SCOPE_HELP = 'user:NAME | agent:NAME | task:ID';
+// Imported when an action runs (it checks scopes against the store), so that --help stays cheap.
+const actions = () => import('../actions/secrets.js');
 
 export function registerSecrets(program: Command): void {
   const secrets = program.command('secrets').description('encrypted secrets, injected as environment variables into the processes Colony starts');
@@ -25,7 +27,8 @@ export function registerSecrets(program: Command): void {
     .option('--json', 'print {"secret_id","name","scope","replaced","fulfilled_requests"}')
     // A VALUE that starts with "-" is a value, never an unknown option: the parser's error would echo it.
     .allowUnknownOption()
-    .action(action((rawName: string, rawValue: string, opts: { scope: string; json?: boolean }, cmd: Command) => {
+    .action(action(async (rawName: string, rawValue: string, opts: { scope: string; json?: boolean }, cmd: Command) => {
+      const { parseScope, setSecret } = await actions();
       const name = secretName(rawName);
       parseScope(opts.scope);
       const value = rawValue === '-' ? readStdin() : rawValue;
@@ -43,7 +46,8 @@ export function registerSecrets(program: Command): void {
     .option('--scope <scope>', `only this scope: ${SCOPE_HELP}`)
     .option('--all', 'include revoked and replaced secrets (history)')
     .option('--json', 'print a JSON array')
-    .action(action((opts: { scope?: string; all?: boolean; json?: boolean }, cmd: Command) => {
+    .action(action(async (opts: { scope?: string; all?: boolean; json?: boolean }, cmd: Command) => {
+      const [{ parseScope, resolveScope }, { listSecrets }] = await Promise.all([actions(), import('../projections/secrets.js')]);
       if (opts.scope !== undefined) parseScope(opts.scope);
       return withOwner(cmd, (app, owner) => {
         const scope = opts.scope === undefined ? undefined : resolveScope(app, owner.userId, opts.scope);
@@ -62,8 +66,9 @@ export function registerSecrets(program: Command): void {
     .option('--scope <scope>', SCOPE_HELP)
     .option('--id <id>', 'the secret id (see secrets list)')
     .option('--json', 'print JSON')
-    .action(action((name: string | undefined, opts: { scope?: string; id?: string; json?: boolean }, cmd: Command) => {
-      const target = revokeTarget(name, opts);
+    .action(action(async (name: string | undefined, opts: { scope?: string; id?: string; json?: boolean }, cmd: Command) => {
+      const { parseScope, revokeSecret } = await actions();
+      const target = revokeTarget(name, opts, parseScope);
       return withOwner(cmd, (app, owner) => {
         const s = revokeSecret(app, ownerSpeaker(owner), target, actorOf(owner));
         if (opts.json) return printJson({ secret_id: s.secretId, name: s.name, scope: s.scopeLabel, status: 'revoked', revoked_at: s.revokedAt });
@@ -77,7 +82,7 @@ const view = (s: SecretInfo) => ({
   created_at: s.createdAt, last_used_at: s.lastUsedAt, revoked_at: s.revokedAt,
 });
 
-function revokeTarget(name: string | undefined, opts: { scope?: string; id?: string }): RevokeTarget {
+function revokeTarget(name: string | undefined, opts: { scope?: string; id?: string }, checkScope: typeof parseScope): RevokeTarget {
   if (opts.id !== undefined) {
     if (name !== undefined || opts.scope !== undefined) throw new CliError('give either --id ID, or NAME with --scope');
     if (!/^\d+$/.test(opts.id) || Number(opts.id) < 1) throw new CliError(`--id must be a positive integer, not "${opts.id}"`);
@@ -85,7 +90,7 @@ function revokeTarget(name: string | undefined, opts: { scope?: string; id?: str
   }
   if (name === undefined || opts.scope === undefined) throw new CliError('give NAME with --scope, or --id ID');
   secretName(name);
-  parseScope(opts.scope);
+  checkScope(opts.scope);
   return { name, scope: opts.scope };
 }
 

@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
-import { createOwner, ownerOf } from '../actions/principals.js';
-import { openApp } from '../app.js';
 import { parsePort } from '../config.js';
-import { createHttpApp, listen } from '../http/server.js';
-import { log } from '../log.js';
-import { createMcpContext } from '../mcp/context.js';
-import { buildToolRegistry } from '../mcp/tools/index.js';
-import { startRuntime, type Runtime } from '../runtime/index.js';
-import { setServedUrl } from '../public-url.js';
+import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
@@ -24,6 +17,7 @@ export function registerServe(program: Command): void {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
         checkOwnerName(opts.owner);
+        const { openApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
         const bar = progressBar('rebuilding projections');
         const app = openApp({ dataDir, durability, rebuild: { onProgress: bar.update } });
         bar.stop();
@@ -65,6 +59,19 @@ export function registerServe(program: Command): void {
         }
       }),
     );
+}
+
+/** What serving needs (the app, HTTP, MCP, the runtime), loaded only when `serve` runs. */
+async function loadServer() {
+  const [app, principals, http, log, context, tools, runtime, publicUrl] = await Promise.all([
+    import('../app.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
+    import('../mcp/context.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'), import('../public-url.js'),
+  ]);
+  return {
+    openApp: app.openApp, createOwner: principals.createOwner, ownerOf: principals.ownerOf, createHttpApp: http.createHttpApp, listen: http.listen,
+    log: log.log, createMcpContext: context.createMcpContext, buildToolRegistry: tools.buildToolRegistry, startRuntime: runtime.startRuntime,
+    setServedUrl: publicUrl.setServedUrl,
+  };
 }
 
 /** The URL agents started on this machine call back on: loopback when the server listens on every interface. */

@@ -1,9 +1,13 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
-import { openDatabase, userVersion, type Database, type Durability } from '../db.js';
+import type { Database, Durability } from '../db.js';
 import { DomainError } from '../errors.js';
 import { NAME_PATTERN } from '../commands/principals.js';
+
+// Everything this module imports is cheap: every command's definition imports it, and `colony --help`
+// must not load the store (better-sqlite3) or the app. What an action needs is imported when it runs.
+const require = createRequire(import.meta.url);
 
 /** What every command reads from the global options. */
 export interface GlobalOptions {
@@ -48,6 +52,7 @@ export const printJson = (value: unknown): void => {
 /** A progress bar on stderr when it is a terminal; a no-op otherwise (CI logs, pipes). */
 export function progressBar(label: string): { update(done: number, total: number): void; stop(): void } {
   if (!process.stderr.isTTY) return { update() {}, stop() {} };
+  const cliProgress = require('cli-progress') as typeof import('cli-progress');
   const bar = new cliProgress.SingleBar(
     { format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left`, stream: process.stderr, hideCursor: true },
     cliProgress.Presets.shades_classic,
@@ -74,8 +79,9 @@ export const formatRate = (n: number): string => Math.round(n).toLocaleString('e
  * Opens an existing store for reading commands (verify, tail) without migrating or rebuilding anything:
  * an auditor's check must not change what it checks.
  */
-export function openExistingStore(dataDir: string): Database {
+export async function openExistingStore(dataDir: string): Promise<Database> {
   requireInitialized(dataDir);
+  const { openDatabase, userVersion } = await import('../db.js');
   const db = openDatabase(databaseFile(dataDir));
   if (userVersion(db) < 1) {
     db.close();

@@ -1,9 +1,4 @@
 import type { Command } from 'commander';
-import { openApp } from '../app.js';
-import { createMcpContext } from '../mcp/context.js';
-import { serveStdio } from '../mcp/stdio.js';
-import { buildToolRegistry } from '../mcp/tools/index.js';
-import { startRuntime } from '../runtime/index.js';
 import { action, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -15,6 +10,9 @@ export function registerStdio(program: Command): void {
       action(async (_opts: unknown, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         requireInitialized(dataDir);
+        const [{ openApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
+          import('../app.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
+        ]);
         const app = openApp({ dataDir, durability });
         const mcp = createMcpContext(app, buildToolRegistry());
         const runtime = startRuntime(app);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createToken, rotateToken } from '../actions/principals.js';
 import { action, printJson } from './shared.js';
 import { withOwner } from './owner.js';
 
@@ -11,7 +10,8 @@ export function registerToken(program: Command): void {
     .description('issue an additional owner token (printed once)')
     .option('--label <label>', 'what it is for', 'owner token')
     .option('--json', 'print {"owner","token"} as JSON')
-    .action(action((opts: { label: string; json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((opts: { label: string; json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const { createToken } = await import('../actions/principals.js');
       const value = createToken(app, 'user', owner.userId, opts.label, ['mcp', 'api'], { actor: `user:${owner.name}` });
       print(owner.name, value, opts.json);
     })));
@@ -19,7 +19,8 @@ export function registerToken(program: Command): void {
     .command('rotate')
     .description('revoke every owner token and issue a new one (printed once)')
     .option('--json', 'print {"owner","token"} as JSON')
-    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, (app, owner) => {
+    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
+      const { rotateToken } = await import('../actions/principals.js');
       print(owner.name, rotateToken(app, 'user', owner.userId, { actor: `user:${owner.name}` }), opts.json);
     })));
 }
