@@ -15,6 +15,7 @@ import { secretsProjection } from './projections/secrets.js';
 import { tasksProjection } from './projections/tasks.js';
 import { runsProjection } from './projections/runs.js';
 import { probesProjection } from './projections/probes.js';
+import { projectsProjection } from './projections/projects.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -23,7 +24,7 @@ import type { Clock } from './clock.js';
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection, runsProjection, probesProjection,
+  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection,
 ];
 
 export interface App {

@@ -13,3 +13,9 @@ export function publicBaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   if (env.COLONY_PUBLIC_URL) return env.COLONY_PUBLIC_URL.replace(/\/+$/, '');
   return served ?? `http://127.0.0.1:${env.COLONY_PORT ?? 7070}`;
 }
+
+/** The port this process serves HTTP on (the one `colony serve` bound, else COLONY_PORT, else 7070): a web app may not proxy to it. */
+export function servedPort(env: NodeJS.ProcessEnv = process.env): number {
+  if (served) return Number(new URL(served).port || 80);
+  return Number(env.COLONY_PORT ?? 7070);
+}

@@ -7,6 +7,7 @@ import { runtimeOf } from '../projections/run-queries.js';
 import type { Actor } from './principals.js';
 import { expireAgentProbes } from './probes.js';
 import { checkSetting } from './runtime-settings.js';
+import { projectOf } from './projects.js';
 
 /**
  * The owner's controls over how an agent runs: its runtime settings (timeout, cooldown, daily run
@@ -39,6 +40,15 @@ export function stopAgent(app: App, ownerId: number, agentId: number, by: string
     ownedAgent(app, ownerId, agentId);
     app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StopAgent', agentId, by, reason }, actor);
     expireAgentProbes(app, agentId, 'agent_stopped', actor);
+  });
+}
+
+/** Puts an agent in one of the tenant's projects (null: none): task_create infers it, its runs start in the project's directory. */
+export function setAgentProject(app: App, ownerId: number, agentId: number, projectName: string | null, by: string, actor: Actor): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    const projectId = projectName === null ? null : projectOf(app, ownerId, projectName).projectId;
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'SetAgentProject', agentId, projectId, by }, actor);
   });
 }
 

@@ -137,7 +137,12 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: A
     if (spendOn !== null && (finish.tokensIn + finish.tokensOut > 0 || finish.costCents > 0)) {
       app.engine.handle(taskDecider, taskStream(spendOn), { type: 'RecordCost', by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
         tokens: finish.tokensIn + finish.tokensOut, cents: finish.costCents, note: `run ${runId}`, source: 'run', runId }, actor);
-      applySpend(app, getGoal(db, getTask(db, spendOn)!.goalId)!, actor);
+      const goalId = getTask(db, spendOn)!.goalId;
+      if (goalId !== null) applySpend(app, getGoal(db, goalId)!, actor);
+    }
+    if (finish.status === 'timed_out' && run.taskId !== null) {
+      // xylocopa's TIMEOUT: the task the run held is timed out (task_dispatch retries it).
+      app.engine.handle(taskDecider, taskStream(run.taskId), { type: 'TimeOutTask', agentId: run.agentId, runId, reason: `run ${runId} timed out after ${run.timeoutSec}s` }, actor);
     }
     if (finish.status !== 'succeeded') {
       const what = finish.status === 'timed_out' ? `timed out` : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'})`;

@@ -3,7 +3,7 @@ import { secretDecider, secretName } from '../commands/secrets.js';
 import { DomainError, invalidInput, notFound } from '../errors.js';
 import { MAX_SECRET_BYTES, SCOPE_TYPES, secretStream, type ScopeType, type SecretScope } from '../events/secrets.js';
 import { seal } from '../masterkey.js';
-import { getGoal, getTask } from '../projections/goal-queries.js';
+import { getGoal, getTask, ownerOfTask } from '../projections/goal-queries.js';
 import { getAgent, getAgentByName, getUser, getUserByName } from '../projections/principals.js';
 import { activeSecret, getSecret, type SecretInfo } from '../projections/secrets.js';
 import type { Speaker } from './channels.js';
@@ -47,7 +47,7 @@ export function resolveScope(app: App, ownerId: number, scope: string | { type: 
     }
     case 'task': {
       const task = byId !== null ? getTask(db, byId) : null;
-      if (!task || getGoal(db, task.goalId)?.ownerId !== ownerId) throw new DomainError('ErrTaskNotFound', `task ${ref} not found`, { task_id: byId });
+      if (!task || ownerOfTask(db, task) !== ownerId) throw new DomainError('ErrTaskNotFound', `task ${ref} not found`, { task_id: byId });
       return { type, id: task.taskId, label: `task:${task.taskId}` };
     }
     default: {

@@ -3,7 +3,7 @@ import { taskDecider, type VerifyTask } from '../commands/tasks.js';
 import { DomainError, notFound } from '../errors.js';
 import { taskStream, type Amount } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
-import { expiredLeases, getGoal, getTask, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
+import { expiredLeases, getGoal, getTask, ownerOfTask, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { runningRunOf } from '../projections/run-queries.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
@@ -19,10 +19,12 @@ import type { Actor } from './principals.js';
  */
 export const DEFAULT_LEASE_MS = 30 * 60_000;
 
-export function taskFor(app: App, by: Speaker, taskId: number): { task: TaskRow; goal: GoalRow } {
+/** The task and its goal (null for a project task), if the caller's tenant owns it. */
+export function taskFor(app: App, by: Speaker, taskId: number): { task: TaskRow; goal: GoalRow | null } {
   const task = getTask(app.engine.db, taskId);
-  const goal = task && getGoal(app.engine.db, task.goalId);
-  if (!task || !goal || (goal.ownerId !== by.tenant && by.key !== 'system')) throw new DomainError('ErrTaskNotFound', `task ${taskId} not found`, { task_id: taskId });
+  const goal = task?.goalId != null ? getGoal(app.engine.db, task.goalId) : null;
+  const owner = task ? ownerOfTask(app.engine.db, task) : null;
+  if (!task || owner === null || (owner !== by.tenant && by.key !== 'system')) throw new DomainError('ErrTaskNotFound', `task ${taskId} not found`, { task_id: taskId });
   return { task, goal };
 }
 
@@ -45,13 +47,14 @@ export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, l
   const result = app.engine.transact(actor, (uow) => {
     const { task, goal } = taskFor(app, by, taskId);
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
-    const refusal = agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
+    // A project task has no goal, so no goal budget: only the decider's checks apply.
+    const refusal = !goal || agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
     if (refusal) {
-      if (refusal.scope === 'goal') pauseForBudget(app, goal, refusal, who(by), actor);
+      if (refusal.scope === 'goal') pauseForBudget(app, goal!, refusal, who(by), actor);
       return { refused: refusal };
     }
     const handled = app.engine.handle(taskDecider, taskStream(taskId), {
-      type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined, configHash: agent.configHash }, leaseMs, reservation, goalStatus: goal.status,
+      type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined, configHash: agent.configHash }, leaseMs, reservation, goalStatus: goal?.status ?? null,
     }, actor);
     const claimed = handled.events.find((e) => e.type === 'TaskClaimed')!;
     return { refused: null, claimed: claimed.data as { leaseExpiresAt: string; renewed: boolean }, at: claimed.recordedAt };
@@ -114,17 +117,22 @@ export function cancelTask(app: App, by: Speaker, taskId: number, reason: string
 
 /**
  * A verdict — from the configured peer (verify_task), the command runner or the auto verifier. A
- * rejection DMs the goal's coordinator the task, the verdict and the reason (FR-036), in the same command.
+ * rejection DMs the goal's coordinator (a project task's owner) the task, the verdict and the reason (FR-036), in the same command.
  */
 export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: Actor): TaskRow {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
     const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
     recordVerdicts(app, events, actor);
-    if (verdict === 'reject') {
+    if (verdict === 'reject' && goal) {
       sendSystemDirect(app, goal.ownerId, `agent-${goal.coordinatorAgentId}`,
         `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Re-plan it, or complete_goal with status "stuck".`,
         { event: 'TaskVerified', task_id: taskId, goal_id: goal.goalId, verdict, reason }, actor);
+    } else if (verdict === 'reject') {
+      const owner = ownerOfTask(app.engine.db, task)!;
+      sendSystemDirect(app, owner, `user-${owner}`,
+        `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Retry it with task_dispatch, or cancel it.`,
+        { event: 'TaskVerified', task_id: taskId, verdict, reason }, actor);
     }
   });
   return getTask(app.engine.db, taskId)!;
@@ -135,16 +143,17 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
  * the one 80 % alert, the pause at 100 % with a DM to the owner — so no reader ever sees spend at or
  * over the budget while the goal still runs.
  */
-export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow; task: TaskRow } {
+export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
   app.engine.transact(actor, () => {
     const { goal } = taskFor(app, by, taskId);
     // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
     const reporter = agentIdOf(by);
     const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
     app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source, runId }, actor);
-    applySpend(app, goal, actor);
+    if (goal) applySpend(app, goal, actor);
   });
-  return { goal: getGoal(app.engine.db, getTask(app.engine.db, taskId)!.goalId)!, task: getTask(app.engine.db, taskId)! };
+  const task = getTask(app.engine.db, taskId)!;
+  return { goal: task.goalId === null ? null : getGoal(app.engine.db, task.goalId), task };
 }
 
 /** The end of a command verifier's output, for the coordinator's DM (the whole 4 KiB tail is on the task). */

@@ -101,8 +101,9 @@ export const runDecider: Decider<RunState, RunCommand, RunEvent> = { initialStat
 export type ConfigureRuntime = { type: 'ConfigureRuntime'; agentId: number; settings: RuntimeOverrides; by: string };
 export type StopAgent = { type: 'StopAgent'; agentId: number; by: string; reason: string };
 export type StartAgent = { type: 'StartAgent'; agentId: number; by: string };
-export type RuntimeCommand = ConfigureRuntime | StopAgent | StartAgent;
-export interface RuntimeState { settings: RuntimeOverrides | null; stopped: boolean }
+export type SetAgentProject = { type: 'SetAgentProject'; agentId: number; projectId: number | null; by: string };
+export type RuntimeCommand = ConfigureRuntime | StopAgent | StartAgent | SetAgentProject;
+export interface RuntimeState { settings: RuntimeOverrides | null; stopped: boolean; projectId: number | null }
 
 function evolveRuntime(state: RuntimeState, event: RuntimeEvent): RuntimeState {
   switch (event.type) {
@@ -112,6 +113,8 @@ function evolveRuntime(state: RuntimeState, event: RuntimeEvent): RuntimeState {
       return { ...state, stopped: true };
     case 'AgentStarted':
       return { ...state, stopped: false };
+    case 'AgentProjectSet':
+      return { ...state, projectId: event.data.projectId };
     default: {
       const never: never = event;
       return never;
@@ -130,6 +133,8 @@ function decideRuntime(command: RuntimeCommand, state: RuntimeState): RuntimeEve
       return state.stopped ? [] : [{ type: 'AgentStopped', data: { agentId: command.agentId, by: command.by, reason: command.reason } }];
     case 'StartAgent':
       return state.stopped ? [{ type: 'AgentStarted', data: { agentId: command.agentId, by: command.by } }] : [];
+    case 'SetAgentProject':
+      return state.projectId === command.projectId ? [] : [{ type: 'AgentProjectSet', data: { agentId: command.agentId, projectId: command.projectId, by: command.by } }];
     default: {
       const never: never = command;
       return never;
@@ -138,7 +143,7 @@ function decideRuntime(command: RuntimeCommand, state: RuntimeState): RuntimeEve
 }
 
 export const runtimeDecider: Decider<RuntimeState, RuntimeCommand, RuntimeEvent> = {
-  initialState: () => ({ settings: null, stopped: false }),
+  initialState: () => ({ settings: null, stopped: false, projectId: null }),
   evolve: evolveRuntime,
   decide: decideRuntime,
 };

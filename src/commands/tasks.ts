@@ -1,7 +1,7 @@
 import { DomainError } from '../errors.js';
 import type { Notice } from '../events/notices.js';
 import {
-  TERMINAL_TASK_STATUSES, type Amount, type By, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig, type VerifierKind,
+  type Amount, type By, type TaskChanges, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig, type VerifierKind,
 } from '../events/tasks.js';
 import type { Decider, DecideContext } from './decider.js';
 
@@ -10,14 +10,17 @@ import type { Decider, DecideContext } from './decider.js';
  * release, expiry, cancellation (§3.5) and spend. Facts from other streams — the caller's quarantine,
  * the goal's status — arrive in the command; the time arrives in the context.
  *
- *   approved → claimed → in_progress → awaiting_verification → done | failed
- *   claimed | in_progress → approved (release, lease expiry);  any non-terminal → cancelled
+ *   proposed → approved (dispatch) → claimed → in_progress → awaiting_verification → done | failed
+ *   claimed | in_progress → approved (release, lease expiry) | timeout (the assignee's run timed out)
+ *   failed | timeout → approved (dispatch: a retry);  anything but done and cancelled → cancelled
  */
 export interface AgentRef { agentId: number; name: string }
 
 export type CreateTask = { type: 'CreateTask'; task: Omit<TaskCreated['data'], 'notice'> };
 export type ClaimTask = {
-  type: 'ClaimTask'; agent: AgentRef & { quarantined: boolean; configHash?: string }; leaseMs: number; reservation: Amount; goalStatus: string;
+  type: 'ClaimTask'; agent: AgentRef & { quarantined: boolean; configHash?: string }; leaseMs: number; reservation: Amount;
+  /** The goal's status; null for a project task (no goal). */
+  goalStatus: string | null;
 };
 export type StartTask = { type: 'StartTask'; agent: AgentRef };
 export type CompleteTask = { type: 'CompleteTask'; agent: AgentRef; summary: string; artifactMessageIds: number[] };
@@ -30,13 +33,17 @@ export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef; reason: string
 export type ExpireClaim = { type: 'ExpireClaim' };
 export type CancelTask = { type: 'CancelTask'; reason: string; by: By };
 export type RecordCost = { type: 'RecordCost'; by: By; tokens: number; cents: number; note: string | null; source: 'report_usage' | 'run'; runId?: number };
-export type TaskCommand = CreateTask | ClaimTask | StartTask | CompleteTask | VerifyTask | ReleaseTask | ExpireClaim | CancelTask | RecordCost;
+export type DispatchTask = { type: 'DispatchTask'; by: By };
+export type UpdateTask = { type: 'UpdateTask'; changes: TaskChanges; labels: string[]; by: By };
+export type TimeOutTask = { type: 'TimeOutTask'; agentId: number; runId: number; reason: string };
+export type TaskCommand = CreateTask | ClaimTask | StartTask | CompleteTask | VerifyTask | ReleaseTask | ExpireClaim | CancelTask | RecordCost
+  | DispatchTask | UpdateTask | TimeOutTask;
 
 export type Task =
   | { status: 'absent' }
   | {
-      status: TaskStatus; taskId: number; goalId: number; channelId: number; title: string; billingCode: string;
-      verifier: VerifierConfig; assignee: (AgentRef & { configHash?: string }) | null; leaseExpiresAt: string | null;
+      status: TaskStatus; taskId: number; goalId: number | null; channelId: number; title: string; billingCode: string;
+      verifier: VerifierConfig; assignee: (AgentRef & { configHash?: string }) | null; leaseExpiresAt: string | null; attempt: number;
     };
 type Live = Exclude<Task, { status: 'absent' }>;
 
@@ -44,7 +51,7 @@ function evolve(state: Task, event: TaskEvent): Task {
   if (event.type === 'TaskCreated') {
     const t = event.data;
     return { status: t.status, taskId: t.taskId, goalId: t.goalId, channelId: t.channelId, title: t.title, billingCode: t.billingCode,
-      verifier: t.verifier, assignee: null, leaseExpiresAt: null };
+      verifier: t.verifier, assignee: null, leaseExpiresAt: null, attempt: 1 };
   }
   if (state.status === 'absent') return state;
   switch (event.type) {
@@ -62,6 +69,12 @@ function evolve(state: Task, event: TaskEvent): Task {
       return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null };
     case 'TaskCancelled':
       return { ...state, status: 'cancelled', leaseExpiresAt: null };
+    case 'TaskDispatched':
+      return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null, attempt: event.data.attempt };
+    case 'TaskUpdated':
+      return event.data.changes.title === undefined ? state : { ...state, title: event.data.changes.title };
+    case 'TaskTimedOut':
+      return { ...state, status: 'timeout', leaseExpiresAt: null };
     case 'CostRecorded':
       return state;
     default: {
@@ -78,8 +91,8 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
   if (command.type === 'CreateTask') {
     if (state.status !== 'absent') throw new DomainError('ErrTaskExists', `task ${command.task.taskId} already exists`);
     const t = command.task;
-    const body = `Task #${t.taskId} "${t.title}": (new) → approved by ${t.by.name}`;
-    return [{ type: 'TaskCreated', data: { ...t, notice: note(t.taskId, t.goalId, t.channelId, ctx, body, { event: 'TaskCreated', from: null, to: 'approved', actor: t.by.name }) } }];
+    const body = `Task #${t.taskId} "${t.title}": (new) → ${t.status} by ${t.by.name}`;
+    return [{ type: 'TaskCreated', data: { ...t, notice: note(t.taskId, t.goalId, t.channelId, ctx, body, { event: 'TaskCreated', from: null, to: t.status, actor: t.by.name }) } }];
   }
   if (command.type === 'ClaimTask' && command.agent.quarantined) {
     throw new DomainError('ErrAgentQuarantined', `agent ${command.agent.name} is quarantined and may not claim tasks`, { agent: command.agent.name });
@@ -110,11 +123,19 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
     case 'ExpireClaim':
       return expired(state, ctx.now) ? [expiry(state, ctx)] : [];
     case 'CancelTask':
-      if (TERMINAL_TASK_STATUSES.includes(state.status)) throw illegalTask(state.status, 'cancelled');
+      if (state.status === 'done' || state.status === 'cancelled') throw illegalTask(state.status, 'cancelled');
       return [{ type: 'TaskCancelled', data: { taskId: state.taskId, reason: command.reason, from: state.status, by: command.by,
         notice: transition(state, ctx, 'cancelled', command.by.name, { reason: command.reason }) } }];
     case 'RecordCost':
       return [{ type: 'CostRecorded', data: { taskId: state.taskId, goalId: state.goalId, by: command.by, tokens: command.tokens, cents: command.cents, note: command.note, source: command.source, ...(command.runId === undefined ? {} : { runId: command.runId }) } }];
+    case 'DispatchTask':
+      return dispatch(state, command, ctx);
+    case 'UpdateTask':
+      return command.labels.length === 0 ? [] : [{ type: 'TaskUpdated', data: { taskId: state.taskId, changes: command.changes, labels: command.labels, by: command.by } }];
+    case 'TimeOutTask':
+      if (!holding(state) || state.assignee?.agentId !== command.agentId) return [];
+      return [{ type: 'TaskTimedOut', data: { taskId: state.taskId, agentId: command.agentId, runId: command.runId, reason: command.reason, from: state.status,
+        notice: transition(state, ctx, 'timeout', 'system', { reason: command.reason, run_id: command.runId }) } }];
     default: {
       const never: never = command;
       return never;
@@ -132,7 +153,7 @@ function claim(state: Live, c: ClaimTask, ctx: DecideContext): TaskEvent[] {
     return [{ type: 'TaskClaimed', data: { ...base, ...hashed(state.assignee.configHash), renewed: true, from: state.status, notice: null } }];
   }
   if (live) throw new DomainError('ErrAlreadyClaimed', `task already claimed by another agent (${state.assignee?.name})`, { task_id: state.taskId, assignee: state.assignee?.name });
-  if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
+  if (c.goalStatus !== null && (c.goalStatus === 'completed' || c.goalStatus === 'cancelled')) {
     throw new DomainError('ErrGoalClosed', `the goal of task ${state.taskId} is ${c.goalStatus}: its tasks take no new claims`, { goal_id: state.goalId });
   }
   if (c.goalStatus === 'paused') throw new DomainError('ErrGoalBudgetExceeded', 'the goal is paused: no new work starts until the owner resumes it', { goal_id: state.goalId });
@@ -147,6 +168,14 @@ function claim(state: Live, c: ClaimTask, ctx: DecideContext): TaskEvent[] {
   }
   events.push({ type: 'TaskClaimed', data: { ...base, ...hashed(c.agent.configHash), renewed: false, from: 'approved', notice: transition(current, ctx, 'claimed', c.agent.name, { lease_expires_at: leaseExpiresAt }) } });
   return events;
+}
+
+/** proposed, failed or timeout → approved; already approved is a no-op (nothing written); anything else is refused. */
+function dispatch(state: Live, c: DispatchTask, ctx: DecideContext): TaskEvent[] {
+  if (state.status === 'approved') return [];
+  if (state.status !== 'proposed' && state.status !== 'failed' && state.status !== 'timeout') throw illegalTask(state.status, 'approved');
+  const attempt = state.status === 'proposed' ? state.attempt : state.attempt + 1;
+  return [{ type: 'TaskDispatched', data: { taskId: state.taskId, from: state.status, attempt, by: c.by, notice: transition(state, ctx, 'approved', c.by.name, { event: 'TaskDispatched', attempt }) } }];
 }
 
 function verdict(state: Live, c: VerifyTask, ctx: DecideContext): TaskEvent {
@@ -192,7 +221,7 @@ function transition(state: Live, ctx: DecideContext, to: TaskStatus, actor: stri
   return note(state.taskId, state.goalId, state.channelId, ctx, body, { event: 'TaskTransition', from: state.status, to, actor, ...extra });
 }
 
-function note(taskId: number, goalId: number, channelId: number, ctx: DecideContext, body: string, metadata: Record<string, unknown>): Notice {
+function note(taskId: number, goalId: number | null, channelId: number, ctx: DecideContext, body: string, metadata: Record<string, unknown>): Notice {
   return { messageId: ctx.ids.next('message'), channelId, body, metadata: { kind: 'system', goal_id: goalId, task_id: taskId, ...metadata } };
 }
 

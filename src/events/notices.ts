@@ -16,4 +16,5 @@ export interface Notice {
 export const NOTICE_EVENT_TYPES = [
   'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised',
   'TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled',
+  'TaskDispatched', 'TaskTimedOut',
 ] as const;

@@ -18,7 +18,8 @@ export type ResourceRequested = Event<'ResourceRequested', {
   requesterAgentId: number;
   requesterName: string;
   taskId: number;
-  goalId: number;
+  /** Null for a project task (no goal). */
+  goalId: number | null;
   name: string;
   resourceType: ResourceType;
   reason: string;

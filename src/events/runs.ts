@@ -121,8 +121,10 @@ export type RuntimeOverrides = { [K in keyof RuntimeSettings]: number | null };
 export type RuntimeConfigured = Event<'RuntimeConfigured', { agentId: number; settings: RuntimeOverrides; by: string }>;
 export type AgentStopped = Event<'AgentStopped', { agentId: number; by: string; reason: string }>;
 export type AgentStarted = Event<'AgentStarted', { agentId: number; by: string }>;
+/** The project an agent works in (xylocopa's agent.project): its runs start in the project's directory. Null: none. */
+export type AgentProjectSet = Event<'AgentProjectSet', { agentId: number; projectId: number | null; by: string }>;
 
-export type RuntimeEvent = RuntimeConfigured | AgentStopped | AgentStarted;
+export type RuntimeEvent = RuntimeConfigured | AgentStopped | AgentStarted | AgentProjectSet;
 
 export const runStream = (runId: number): string => `run-${runId}`;
 export const runtimeStream = (agentId: number): string => `runtime-${agentId}`;

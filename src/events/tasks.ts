@@ -2,8 +2,9 @@ import type { Event } from './event.js';
 import type { Notice } from './notices.js';
 
 /**
- * Tasks (`task-<id>` streams): one aggregate for goal trees (and, later, project tasks). Every status
- * change is its own event carrying `from`, `to` and the goal-channel notice. Spend is a fact too:
+ * Tasks (`task-<id>` streams): one aggregate for goal trees and for project tasks (xylocopa's, created
+ * `proposed` = INBOX by task_create, with no goal; their notices go to the project's channel). Every
+ * status change is its own event carrying `from`, `to` and the channel notice. Spend is a fact too:
  * CostRecorded is appended whatever the budget says — the budget gates work before it starts.
  */
 export type TaskStatus =
@@ -25,9 +26,17 @@ export interface Amount { tokens: number; cents: number }
 /** The principal who did something: key (`agent-3`, `user-1`, `system`) and display name. */
 export interface By { key: string; name: string }
 
+/** xylocopa's fields of a project task; absent on goal tasks created before projects existed. */
+export interface TaskPlan { model: string | null; effort: string | null; priority: number }
+
 export type TaskCreated = Event<'TaskCreated', {
   taskId: number;
-  goalId: number;
+  /** Null for a project task outside any goal. */
+  goalId: number | null;
+  /** The tenant (absent in events written before project tasks: the goal's owner then). */
+  ownerId?: number;
+  projectId?: number | null;
+  plan?: TaskPlan;
   parentId: number | null;
   depth: number;
   ancestry: AncestryNode[];
@@ -38,7 +47,7 @@ export type TaskCreated = Event<'TaskCreated', {
   budgets: { tokens: number | null; cents: number | null };
   verifier: VerifierConfig;
   heartbeat: HeartbeatConfig | null;
-  status: 'approved';
+  status: 'approved' | 'proposed';
   proposalId: number | null;
   channelId: number;
   by: By;
@@ -73,7 +82,7 @@ export type TaskCompleted = Event<'TaskCompleted', {
 
 export type TaskVerified = Event<'TaskVerified', {
   taskId: number;
-  goalId: number;
+  goalId: number | null;
   verdict: 'approve' | 'reject';
   verifierKind: VerifierKind;
   verifier: By;
@@ -96,7 +105,7 @@ export type TaskCancelled = Event<'TaskCancelled', { taskId: number; reason: str
 
 export type CostRecorded = Event<'CostRecorded', {
   taskId: number;
-  goalId: number;
+  goalId: number | null;
   by: By;
   tokens: number;
   cents: number;
@@ -106,8 +115,25 @@ export type CostRecorded = Event<'CostRecorded', {
   runId?: number;
 }>;
 
+/** task_dispatch: proposed (INBOX), failed or timeout → approved (PENDING, claimable); a retry counts as a new attempt. */
+export type TaskDispatched = Event<'TaskDispatched', { taskId: number; from: 'proposed' | 'failed' | 'timeout'; attempt: number; by: By; notice: Notice }>;
+
+/** task_update: the fields that changed (never the status), with xylocopa's change labels in order. */
+export interface TaskChanges { title?: string; description?: string; projectId?: number; model?: string; effort?: string; priority?: number }
+export type TaskUpdated = Event<'TaskUpdated', { taskId: number; changes: TaskChanges; labels: string[]; by: By }>;
+
+/** The assignee's run for the task hit its timeout (xylocopa's TIMEOUT); task_dispatch retries it. */
+export type TaskTimedOut = Event<'TaskTimedOut', { taskId: number; agentId: number; runId: number; reason: string; from: TaskStatus; notice: Notice }>;
+
 export type TaskEvent =
-  | TaskCreated | TaskClaimed | TaskStarted | TaskCompleted | TaskVerified | TaskReleased | ClaimExpired | TaskCancelled | CostRecorded;
+  | TaskCreated | TaskClaimed | TaskStarted | TaskCompleted | TaskVerified | TaskReleased | ClaimExpired | TaskCancelled | CostRecorded
+  | TaskDispatched | TaskUpdated | TaskTimedOut;
+
+/** xylocopa's vocabulary is a view of Colony's task status (DESIGN §2). */
+export const XYLOCOPA_STATUS: Record<TaskStatus, string> = {
+  proposed: 'INBOX', approved: 'PENDING', claimed: 'EXECUTING', in_progress: 'EXECUTING', awaiting_verification: 'REVIEW', done: 'COMPLETE',
+  failed: 'FAILED', timeout: 'TIMEOUT', cancelled: 'CANCELLED',
+};
 
 export const taskStream = (taskId: number): string => `task-${taskId}`;
 export const ANCESTRY_CAP_BYTES = 16 * 1024;

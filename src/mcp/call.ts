@@ -47,7 +47,7 @@ export async function callTool(
   if (denied) return refuse('blocked', denied);
   try {
     const { confirmation, rest } = splitConfirmation(tool, rawArgs);
-    const parsed = tool.input.safeParse(ctx.paths.guard(rest, tool.pathFields));
+    const parsed = tool.input.safeParse(ctx.paths.guard(withoutBlank(rest, tool.blankPathDefaults), tool.pathFields));
     if (!parsed.success) throw invalidInput(`invalid arguments for ${name}: ${summarize(parsed.error.issues)}`, { issues: parsed.error.issues });
     digest = argsDigest(parsed.data);
     if (tool.trust === 'destructive') {
@@ -59,7 +59,7 @@ export async function callTool(
       }
     }
     const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId };
-    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime }, parsed.data);
+    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd }, parsed.data);
     // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
     const shaped = shapedErrorCode(value);
     return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);
@@ -97,6 +97,9 @@ function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: u
   };
   return { content: [{ type: 'text', text: body.message }], structuredContent: body };
 }
+
+const withoutBlank = (args: Record<string, unknown>, fields: readonly string[] = []): Record<string, unknown> =>
+  fields.some((f) => args[f] === '') ? Object.fromEntries(Object.entries(args).filter(([k, v]) => !(v === '' && fields.includes(k)))) : args;
 
 const shapedErrorCode = (value: unknown): string | null => {
   const v = value as { status?: unknown; error_code?: unknown } | null;

@@ -1,4 +1,5 @@
 import type { App } from '../app.js';
+import { activeProjectPaths } from '../projections/projects.js';
 import { VERSION } from '../version.js';
 import { AuditLog } from './audit.js';
 import { Authenticator } from './auth.js';
@@ -18,17 +19,23 @@ export interface McpContext {
   readonly auth: Authenticator;
   /** The reactor that runs agents (execute_agent), set once the process serves HTTP; null under stdio. */
   readonly runtime: { reactor: Reactor | null };
+  /** The client's working directory when MCP runs over stdio (the client started this process there); null over HTTP. */
+  readonly cwd: string | null;
 }
 
-export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations } = {}): McpContext {
+export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null } = {}): McpContext {
   return {
     app,
     tools,
     audit: options.audit ?? AuditLog.open(app.dataDir),
     confirmations: options.confirmations ?? new Confirmations(),
-    paths: PathPolicy.forDataDir(app.dataDir),
+    paths: pathPolicyFor(app),
     version: VERSION,
     auth: new Authenticator(app),
     runtime: { reactor: null },
+    cwd: options.cwd ?? null,
   };
 }
+
+/** The path policy for tool arguments: the workspace, COLONY_ALLOWED_ROOTS and every active project's path (DESIGN §3.16). */
+export const pathPolicyFor = (app: App): PathPolicy => PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));

@@ -20,6 +20,8 @@ export interface ToolContext {
   readonly command: CommandOptions;
   /** The reactor, when this process runs agents (colony serve); null otherwise. */
   readonly runtime: { readonly reactor: Reactor | null };
+  /** The stdio client's working directory (task_create infers the project from it); null over HTTP. */
+  readonly cwd: string | null;
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
@@ -37,6 +39,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   module: string;
   /** Arguments that are paths although their names do not say so (the path policy guards them too). */
   pathFields?: readonly string[];
+  /** Path arguments where "" means "not given" (xylocopa's `path=""`): dropped before the path policy, so the schema default applies; the handler's default must lie inside the roots. */
+  blankPathDefaults?: readonly string[];
   handler(ctx: ToolContext, args: z.infer<I>): z.infer<O> | Promise<z.infer<O>>;
   /** The text shown to the model; defaults to the JSON of the result. */
   text?(result: z.infer<O>): string;

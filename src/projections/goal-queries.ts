@@ -15,7 +15,9 @@ export interface GoalRow {
 }
 export interface GoalTotals { taskCount: number; spentTokens: number; spentCents: number; reservedTokens: number; reservedCents: number; lastActivityAt: string | null }
 export interface TaskRow {
-  taskId: number; goalId: number; parentId: number | null; depth: number; ancestry: AncestryNode[]; title: string; description: string;
+  /** goalId is null for a project task; ownerId is null for goal tasks recorded before project tasks existed (their goal's owner owns them). */
+  taskId: number; goalId: number | null; ownerId: number | null; projectId: number | null; model: string | null; effort: string | null;
+  priority: number; attempt: number; parentId: number | null; depth: number; ancestry: AncestryNode[]; title: string; description: string;
   acceptanceCriteria: string; billingCode: string; budgetTokens: number | null; budgetCents: number | null; spentTokens: number; spentCents: number;
   reservedTokens: number; reservedCents: number; verifier: VerifierConfig; heartbeat: HeartbeatConfig | null; status: TaskStatus;
   assigneeAgentId: number | null; assigneeName: string | null; leaseExpiresAt: string | null; summary: string | null; artifactMessageIds: number[];
@@ -76,7 +78,7 @@ const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId
   status, assignee_agent_id AS assigneeAgentId, assignee_name AS assigneeName, lease_expires_at AS leaseExpiresAt, summary,
   artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput, created_by AS createdBy,
   proposal_id AS proposalId, created_at AS createdAt, claimed_at AS claimedAt, started_at AS startedAt, submitted_at AS submittedAt,
-  completed_at AS completedAt, updated_at AS updatedAt FROM tasks`;
+  completed_at AS completedAt, updated_at AS updatedAt, owner_id AS ownerId, project_id AS projectId, model, effort, priority, attempt FROM tasks`;
 function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
   if (!r) return null;
   return {
@@ -85,6 +87,9 @@ function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
   } as TaskRow;
 }
 export const getTask = (db: Database, taskId: number): TaskRow | null => toTask(prepared(db, `${TASK} WHERE task_id = ?`).get(taskId) as never);
+/** The tenant a task belongs to: its own owner (project tasks, and tasks recorded since), else its goal's. */
+export const ownerOfTask = (db: Database, task: TaskRow): number | null =>
+  task.ownerId ?? (task.goalId === null ? null : getGoal(db, task.goalId)?.ownerId ?? null);
 /**
  * A goal's tasks (1,000 and more for a snapshot). Read as positional rows and named here: better-sqlite3's
  * row objects of this many columns cost twice as much to build (colony bench goal_snapshot_ms).

@@ -14,14 +14,14 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const resourcesProjection: Projection<ResourceEvent, T> = {
   name: 'resources',
-  version: 1,
+  version: 2,
   handles: ['ResourceRequested', 'ResourceRequestFulfilled'],
   tables: ['resource_requests'],
   init(db, t) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS "${t.resource_requests}" (
         request_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, requester_agent_id INTEGER NOT NULL, requester_name TEXT NOT NULL,
-        task_id INTEGER NOT NULL, goal_id INTEGER NOT NULL, name TEXT NOT NULL, resource_type TEXT NOT NULL, reason TEXT NOT NULL,
+        task_id INTEGER NOT NULL, goal_id INTEGER, name TEXT NOT NULL, resource_type TEXT NOT NULL, reason TEXT NOT NULL,
         status TEXT NOT NULL, message_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, created_at TEXT NOT NULL, fulfilled_at TEXT,
         fulfilled_by_secret INTEGER, fulfilled_scope TEXT);
       CREATE INDEX IF NOT EXISTS "${t.resource_requests}_pending" ON "${t.resource_requests}" (owner_id, name) WHERE status = 'pending';
@@ -49,7 +49,7 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
 };
 
 export interface ResourceRequestRow {
-  requestId: number; ownerId: number; requesterAgentId: number; requesterName: string; taskId: number; goalId: number; name: string;
+  requestId: number; ownerId: number; requesterAgentId: number; requesterName: string; taskId: number; goalId: number | null; name: string;
   resourceType: ResourceType; reason: string; status: RequestStatus; messageId: number; channelId: number; createdAt: string;
   fulfilledAt: string | null; fulfilledBySecret: number | null; fulfilledScope: string | null;
 }

@@ -16,7 +16,7 @@ export interface SessionMessageRow { runId: number; seq: number; sessionId: stri
 export interface AgentRuntimeRow {
   agentId: number; status: 'idle' | 'executing' | 'error' | 'stopped'; stopped: boolean; timeoutSec: number | null; cooldownSec: number | null;
   dailyRunBudget: number | null; maxTriggerDepth: number | null; currentRunId: number | null; lastRunId: number | null; lastSessionId: string | null;
-  lastStartedAt: string | null; lastFinishedAt: string | null; lastMessageAt: string | null; preview: string | null;
+  lastStartedAt: string | null; lastFinishedAt: string | null; lastMessageAt: string | null; preview: string | null; projectId: number | null;
 }
 
 const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, session_id AS sessionId, task_id AS taskId, goal_id AS goalId, depth,
@@ -69,13 +69,13 @@ export const lastSessionMessages = (db: Database, runId: number, n: number): { m
 
 const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS timeoutSec, cooldown_sec AS cooldownSec, daily_run_budget AS dailyRunBudget,
   max_trigger_depth AS maxTriggerDepth, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,
-  last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview FROM agent_runtime`;
+  last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview, project_id AS projectId FROM agent_runtime`;
 /** An agent's runtime row; an agent that never ran reads as idle with default settings (nulls). */
 export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
   const r = prepared(db, `${RUNTIME} WHERE agent_id = ?`).get(agentId) as Record<string, unknown> | undefined;
   if (!r) {
     return { agentId, status: 'idle', stopped: false, timeoutSec: null, cooldownSec: null, dailyRunBudget: null, maxTriggerDepth: null, currentRunId: null,
-      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null };
+      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null, projectId: null };
   }
   return { ...r, stopped: r.stopped === 1 } as unknown as AgentRuntimeRow;
 }

@@ -33,6 +33,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
     last_session_id = ?, last_started_at = ? WHERE agent_id = ?`,
   ended: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE ? END, current_run_id = NULL, last_finished_at = ?
     WHERE agent_id = ? AND current_run_id = ?`,
+  project: `UPDATE "${t.agent_runtime}" SET project_id = ? WHERE agent_id = ?`,
   agentMessage: `UPDATE "${t.agent_runtime}" SET last_message_at = ?, preview = ? WHERE agent_id = ?`,
   sessionOf: `SELECT session_id AS sessionId, agent_id AS agentId FROM "${t.runs}" WHERE run_id = ?`,
   reported: `UPDATE "${t.runs}" SET reported_tokens = reported_tokens + ?, reported_cents = reported_cents + ? WHERE run_id = ?`,
@@ -40,9 +41,9 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 2,
+  version: 3,
   handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
-    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'CostRecorded'],
+    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'AgentProjectSet', 'CostRecorded'],
   tables: ['runs', 'session_messages', 'agent_runtime'],
   init(db, t) {
     db.exec(`
@@ -64,7 +65,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       CREATE TABLE IF NOT EXISTS "${t.agent_runtime}" (
         agent_id INTEGER PRIMARY KEY, status TEXT NOT NULL, stopped INTEGER NOT NULL, timeout_sec INTEGER, cooldown_sec INTEGER,
         daily_run_budget INTEGER, max_trigger_depth INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
-        last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT);
+        last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT, project_id INTEGER);
     `);
   },
   apply(db, e, t) {
@@ -123,6 +124,10 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         prepared(db, q.settings).run(s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
         return;
       }
+      case 'AgentProjectSet':
+        prepared(db, q.runtimeRow).run(e.data.agentId);
+        prepared(db, q.project).run(e.data.projectId, e.data.agentId);
+        return;
       case 'CostRecorded':
         // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
         if (e.data.runId !== undefined && e.data.source === 'report_usage') prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);

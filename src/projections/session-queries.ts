@@ -15,10 +15,12 @@ export interface AgentView {
   status: RuntimeStatus; lastSessionId: string | null; lastRunId: number | null; lastMessageAt: string | null; preview: string | null;
   /** The task of the agent's latest started run, if it had one. */
   taskId: number | null;
+  /** The project it works in (agent_runtime.project_id), by name. */
+  project: string | null;
 }
 
 export interface SessionView {
-  runId: number; sessionId: string; agentId: number; agentName: string; status: RuntimeStatus; taskId: number | null;
+  runId: number; sessionId: string; agentId: number; agentName: string; status: RuntimeStatus; taskId: number | null; project: string | null;
   /** When the session last had a message, else when its run started. */
   lastActivityAt: string | null; preview: string | null;
 }
@@ -28,29 +30,31 @@ export interface Lookup { agent: AgentView; sessionId: string | null; runId: num
 
 const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.parent_id AS parentId, a.created_at AS createdAt, a.command,
   COALESCE(rt.status, 'idle') AS status, rt.last_session_id AS lastSessionId, rt.last_run_id AS lastRunId, rt.last_message_at AS lastMessageAt,
-  rt.preview, (SELECT r.task_id FROM runs r WHERE r.run_id = rt.last_run_id) AS taskId
-  FROM agents a LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id`;
+  rt.preview, (SELECT r.task_id FROM runs r WHERE r.run_id = rt.last_run_id) AS taskId, p.name AS project
+  FROM agents a LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id LEFT JOIN projects p ON p.project_id = rt.project_id`;
 const AGENT_ACTIVITY = 'COALESCE(rt.last_message_at, a.created_at) DESC, a.agent_id DESC';
 
 const SESSION = `SELECT r.run_id AS runId, r.session_id AS sessionId, r.agent_id AS agentId, a.name AS agentName, COALESCE(rt.status, 'idle') AS status,
-  r.task_id AS taskId, COALESCE(r.last_message_at, r.started_at) AS lastActivityAt, r.preview
-  FROM runs r JOIN agents a ON a.agent_id = r.agent_id LEFT JOIN agent_runtime rt ON rt.agent_id = r.agent_id`;
+  r.task_id AS taskId, COALESCE(r.last_message_at, r.started_at) AS lastActivityAt, r.preview, p.name AS project
+  FROM runs r JOIN agents a ON a.agent_id = r.agent_id LEFT JOIN agent_runtime rt ON rt.agent_id = r.agent_id
+  LEFT JOIN projects p ON p.project_id = rt.project_id`;
 const SESSION_ACTIVITY = 'COALESCE(r.last_message_at, r.started_at, r.queued_at) DESC, r.run_id DESC';
 
 /** `text` as a LIKE prefix pattern with its wildcards escaped (the original passed `%` and `_` through: reference §1.4). */
 export const likePrefix = (text: string): string => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** Sessions that have started, newest activity first (xylocopa's session_list: a fixed limit of 30). */
-export const listSessions = (db: Database, tenant: number, limit = 30): SessionView[] =>
-  prepared(db, `${SESSION} WHERE r.owner_id = ? AND r.session_id IS NOT NULL AND r.started_at IS NOT NULL ORDER BY ${SESSION_ACTIVITY} LIMIT ?`)
-    .all(tenant, limit) as SessionView[];
+/** Sessions that have started, newest activity first (xylocopa's session_list: a fixed limit of 30); `project`: its agent's project's name. */
+export const listSessions = (db: Database, tenant: number, project: string | null = null, limit = 30): SessionView[] =>
+  prepared(db, `${SESSION} WHERE r.owner_id = @tenant AND r.session_id IS NOT NULL AND r.started_at IS NOT NULL AND (@project IS NULL OR p.name = @project)
+    ORDER BY ${SESSION_ACTIVITY} LIMIT @limit`).all({ tenant, project, limit }) as SessionView[];
 
-export interface AgentFilter { status: string | null; limit: number }
+export interface AgentFilter { status: string | null; limit: number; project?: string | null }
 
 /** The tenant's agents, most recent activity (last message, else creation) first; `status` matches the runtime status case-insensitively. */
 export const listAgentViews = (db: Database, tenant: number, f: AgentFilter): AgentView[] =>
   prepared(db, `${AGENT} WHERE a.owner_id = @tenant AND (@status IS NULL OR UPPER(COALESCE(rt.status, 'idle')) = @status)
-    ORDER BY ${AGENT_ACTIVITY} LIMIT @limit`).all({ tenant, status: f.status === null ? null : f.status.trim().toUpperCase(), limit: f.limit }) as AgentView[];
+    AND (@project IS NULL OR p.name = @project) ORDER BY ${AGENT_ACTIVITY} LIMIT @limit`)
+    .all({ tenant, status: f.status === null ? null : f.status.trim().toUpperCase(), project: f.project ?? null, limit: f.limit }) as AgentView[];
 
 export const agentView = (db: Database, tenant: number, agentId: number): AgentView | null =>
   (prepared(db, `${AGENT} WHERE a.owner_id = ? AND a.agent_id = ?`).get(tenant, agentId) as AgentView | undefined) ?? null;

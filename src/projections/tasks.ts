@@ -4,16 +4,23 @@ import type { TaskEvent } from '../events/tasks.js';
 import { sqlFor, type Projection, type TableNames } from './projection.js';
 
 /**
- * Tasks as read tables. `tasks` holds each task with its leaf spend and open reservation; `goal_totals`
- * keeps per-goal sums (task count, spend, reservations, last activity) so listing goals never scans
- * their tasks. Subtree rollups are recursive CTEs at read time (FR-007) in goal-queries.ts.
+ * Tasks as read tables. `tasks` holds each task — of a goal tree, or a project task with no goal — with
+ * its leaf spend and open reservation; `goal_totals` keeps per-goal sums (task count, spend,
+ * reservations, last activity) so listing goals never scans their tasks. Subtree rollups are recursive
+ * CTEs at read time (FR-007) in goal-queries.ts.
  */
 export type T = 'tasks' | 'goal_totals';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   insert: `INSERT OR IGNORE INTO "${t.tasks}" (task_id, goal_id, parent_id, depth, ancestry, title, description, acceptance_criteria,
-    billing_code, budget_tokens, budget_cents, verifier, verifier_kind, heartbeat, status, created_by, proposal_id, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'approved', ?, ?, ?, ?)`,
+    billing_code, budget_tokens, budget_cents, verifier, verifier_kind, heartbeat, status, created_by, proposal_id, created_at, updated_at,
+    owner_id, project_id, model, effort, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  dispatched: `UPDATE "${t.tasks}" SET status = 'approved', assignee_agent_id = NULL, assignee_name = NULL, lease_expires_at = NULL, attempt = ?,
+    updated_at = ? WHERE task_id = ?`,
+  timedOut: `UPDATE "${t.tasks}" SET status = 'timeout', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
+    completed_at = ?, updated_at = ? WHERE task_id = ?`,
+  updated: `UPDATE "${t.tasks}" SET title = coalesce(?, title), description = coalesce(?, description), project_id = coalesce(?, project_id),
+    model = coalesce(?, model), effort = coalesce(?, effort), priority = coalesce(?, priority), updated_at = ? WHERE task_id = ?`,
   totalsNew: `INSERT INTO "${t.goal_totals}" (goal_id, task_count, last_activity_at) VALUES (?, 1, ?)
     ON CONFLICT(goal_id) DO UPDATE SET task_count = task_count + 1, last_activity_at = excluded.last_activity_at`,
   reserved: `SELECT goal_id, reserved_tokens, reserved_cents FROM "${t.tasks}" WHERE task_id = ?`,
@@ -36,13 +43,15 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
-  version: 2,
-  handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded'],
+  version: 3,
+  handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded',
+    'TaskDispatched', 'TaskUpdated', 'TaskTimedOut'],
   tables: ['tasks', 'goal_totals'],
   init(db, t) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS "${t.tasks}" (
-        task_id INTEGER PRIMARY KEY, goal_id INTEGER NOT NULL, parent_id INTEGER, depth INTEGER NOT NULL, ancestry TEXT NOT NULL,
+        task_id INTEGER PRIMARY KEY, goal_id INTEGER, owner_id INTEGER, project_id INTEGER, model TEXT, effort TEXT,
+        priority INTEGER NOT NULL DEFAULT 0, attempt INTEGER NOT NULL DEFAULT 1, parent_id INTEGER, depth INTEGER NOT NULL, ancestry TEXT NOT NULL,
         title TEXT NOT NULL, description TEXT NOT NULL, acceptance_criteria TEXT NOT NULL, billing_code TEXT NOT NULL,
         budget_tokens INTEGER, budget_cents INTEGER, spent_tokens INTEGER NOT NULL DEFAULT 0, spent_cents INTEGER NOT NULL DEFAULT 0,
         reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
@@ -52,6 +61,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_by_project" ON "${t.tasks}" (project_id, status) WHERE project_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_lease" ON "${t.tasks}" (lease_expires_at) WHERE lease_expires_at IS NOT NULL;
       CREATE INDEX IF NOT EXISTS "${t.tasks}_awaiting" ON "${t.tasks}" (verifier_kind, status) WHERE status = 'awaiting_verification';
       CREATE TABLE IF NOT EXISTS "${t.goal_totals}" (
@@ -68,10 +78,23 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         const d = e.data;
         const inserted = prepared(db, q.insert).run(d.taskId, d.goalId, d.parentId, d.depth, JSON.stringify(d.ancestry), d.title, d.description,
           d.acceptanceCriteria, d.billingCode, d.budgets.tokens, d.budgets.cents, JSON.stringify(d.verifier), d.verifier.kind,
-          d.heartbeat ? JSON.stringify(d.heartbeat) : null, d.by.name, d.proposalId, at, at);
-        if (inserted.changes > 0) prepared(db, q.totalsNew).run(d.goalId, at);
+          d.heartbeat ? JSON.stringify(d.heartbeat) : null, d.status, d.by.name, d.proposalId, at, at, d.ownerId ?? null, d.projectId ?? null,
+          d.plan?.model ?? null, d.plan?.effort ?? null, d.plan?.priority ?? 0);
+        if (inserted.changes > 0 && d.goalId !== null) prepared(db, q.totalsNew).run(d.goalId, at);
         return;
       }
+      case 'TaskDispatched':
+        prepared(db, q.dispatched).run(e.data.attempt, at, e.data.taskId);
+        return;
+      case 'TaskUpdated': {
+        const c = e.data.changes;
+        prepared(db, q.updated).run(c.title ?? null, c.description ?? null, c.projectId ?? null, c.model ?? null, c.effort ?? null, c.priority ?? null, at, e.data.taskId);
+        return;
+      }
+      case 'TaskTimedOut':
+        reserve(db, t, e.data.taskId, 0, 0, at);
+        prepared(db, q.timedOut).run(e.data.reason, at, at, e.data.taskId);
+        return;
       case 'TaskClaimed': {
         const d = e.data;
         reserve(db, t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
@@ -103,7 +126,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       case 'CostRecorded': {
         const d = e.data;
         prepared(db, q.spend).run(d.tokens, d.cents, at, d.taskId);
-        prepared(db, q.totals).run(d.tokens, d.cents, 0, 0, at, d.goalId);
+        if (d.goalId !== null) prepared(db, q.totals).run(d.tokens, d.cents, 0, 0, at, d.goalId);
         return;
       }
       default: {
@@ -117,7 +140,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
 /** Moves a task's open reservation to the new amounts, keeping the goal's sum in step. */
 function reserve(db: Database, t: TableNames<T>, taskId: number, tokens: number, cents: number, at: string): void {
   const q = sql(t);
-  const row = prepared(db, q.reserved).get(taskId) as { goal_id: number; reserved_tokens: number; reserved_cents: number } | undefined;
-  if (!row) return;
+  const row = prepared(db, q.reserved).get(taskId) as { goal_id: number | null; reserved_tokens: number; reserved_cents: number } | undefined;
+  if (!row || row.goal_id === null) return;
   prepared(db, q.totals).run(0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
 }

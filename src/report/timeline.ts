@@ -72,10 +72,11 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     }
     case 'RunTimedOut': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} timed out after ${e.data.timeoutSec} s`;
     case 'RunFailed': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} failed: ${e.data.reason}`;
+    case 'TaskUpdated': return `Task #${e.data.taskId} updated by ${e.data.by.name}: ${e.data.labels.join(', ')}`;
     case 'SessionMessageRecorded': return `${e.data.role} message ${e.data.seq} of run #${e.data.runId}${e.data.truncated ? ' (truncated)' : ''}: ${e.data.content}`;
     // Transitions always carry their notice (handled above); an event recorded without one reads as its type.
     case 'GoalActivated': case 'GoalPaused': case 'GoalResumed': case 'GoalClosed': case 'BudgetAlertRaised': case 'TaskCreated': case 'TaskStarted':
-    case 'TaskCompleted': case 'TaskVerified': case 'TaskReleased': case 'ClaimExpired': case 'TaskCancelled':
+    case 'TaskCompleted': case 'TaskVerified': case 'TaskReleased': case 'ClaimExpired': case 'TaskCancelled': case 'TaskDispatched': case 'TaskTimedOut':
       return e.type;
     default: {
       // An event type this report does not know yet (a newer domain on the same stream): its name is still a fact.

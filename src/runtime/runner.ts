@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failRun, finishRun } from '../actions/runs.js';
 import { buildSecretEnv } from '../actions/secret-env.js';
@@ -10,7 +10,8 @@ import { log } from '../log.js';
 import { unseal } from '../masterkey.js';
 import { getGoal, getTask } from '../projections/goal-queries.js';
 import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principals.js';
-import { getRun, sessionMessages, type RunRow } from '../projections/run-queries.js';
+import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
+import { getProject } from '../projections/projects.js';
 import { launch, type RunningProcess } from './harness.js';
 import { parseFinalUsage } from './usage.js';
 
@@ -19,8 +20,8 @@ import { parseFinalUsage } from './usage.js';
  * environment is clean — what a shell needs, the secrets in scope (task > agent > user), then Colony's
  * own variables, which win: COLONY_URL, COLONY_TOKEN (the agent's own), COLONY_AGENT, COLONY_RUN_ID,
  * COLONY_SESSION_ID, COLONY_WAKE_SOURCE, COLONY_TRIGGER_DEPTH, COLONY_GOAL_ID, the COLONY_TASK_*
- * context and TRACEPARENT (W3C, the run's trace id). The working directory is the agent's own under the
- * data dir's workspace.
+ * context and TRACEPARENT (W3C, the run's trace id). The working directory is the agent's project's, or
+ * its own under the data dir's workspace.
  */
 export interface RunnerOptions { mcpUrl: string; killGraceMs?: number }
 
@@ -34,8 +35,7 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     return { run: failed, process: null, done: Promise.resolve(failed) };
   }
   const secrets = secretsFor(app, run, agent);
-  const cwd = join(app.dataDir, 'workspace', 'agents', agent.name);
-  mkdirSync(cwd, { recursive: true });
+  const cwd = workingDirectory(app, agent);
   const env = { ...secrets, ...colonyEnv(app, run, agent, token, options.mcpUrl) };
   const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
   const process = launch({
@@ -56,6 +56,16 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     });
   });
   return { run: getRun(app.engine.db, run.runId)!, process, done };
+}
+
+/** The agent's project directory when it has a project (xylocopa's agents work in theirs), else its own under the workspace. */
+function workingDirectory(app: App, agent: AgentRow): string {
+  const projectId = runtimeOf(app.engine.db, agent.agentId).projectId;
+  const project = projectId === null ? null : getProject(app.engine.db, projectId);
+  if (project && !project.archived && existsSync(project.path)) return project.path;
+  const own = join(app.dataDir, 'workspace', 'agents', agent.name);
+  mkdirSync(own, { recursive: true });
+  return own;
 }
 
 function record(fn: () => void): void {

@@ -5,7 +5,7 @@ import { buildSecretEnv } from '../actions/secret-env.js';
 import { verifyTask } from '../actions/tasks.js';
 import type { App } from '../app.js';
 import type { StoredEvent } from '../events/event.js';
-import { awaitingCommandVerification, getGoal, getTask, type TaskRow } from '../projections/goal-queries.js';
+import { awaitingCommandVerification, getGoal, getTask, ownerOfTask, type TaskRow } from '../projections/goal-queries.js';
 import { log } from '../log.js';
 import { redactOutput } from './redact.js';
 
@@ -109,8 +109,8 @@ export class CommandVerifier {
    * (wrong master key) the command runs without them and the log says why.
    */
   private secrets(task: TaskRow): Record<string, string> {
-    const ownerId = getGoal(this.app.engine.db, task.goalId)?.ownerId;
-    if (ownerId === undefined) return {};
+    const ownerId = ownerOfTask(this.app.engine.db, task);
+    if (ownerId === null) return {};
     try {
       return buildSecretEnv(this.app, { ownerId, agentId: task.assigneeAgentId, taskId: task.taskId, purpose: 'command_verifier' });
     } catch (err) {
@@ -121,21 +121,21 @@ export class CommandVerifier {
 
   /** A clean environment: the task context and what a shell needs, never the server's own secrets. */
   private environment(task: TaskRow): NodeJS.ProcessEnv {
-    const goal = getGoal(this.app.engine.db, task.goalId);
+    const goal = task.goalId === null ? null : getGoal(this.app.engine.db, task.goalId);
     return {
       PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG ?? 'C.UTF-8',
       COLONY_TASK_ID: String(task.taskId), COLONY_TASK_TITLE: task.title, COLONY_TASK_DESCRIPTION: task.description,
       COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria, COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry),
-      COLONY_GOAL_ID: String(task.goalId), COLONY_GOAL_TITLE: goal?.title ?? '',
+      COLONY_GOAL_ID: task.goalId === null ? '' : String(task.goalId), COLONY_GOAL_TITLE: goal?.title ?? '',
     };
   }
 
   private record(task: TaskRow, verdict: 'approve' | 'reject', reason: string, exitCode: number | null, output: string): void {
     if (!this.app.engine.db.open) return;
-    const goal = getGoal(this.app.engine.db, task.goalId);
-    if (!goal) return;
+    const ownerId = ownerOfTask(this.app.engine.db, task);
+    if (ownerId === null) return;
     try {
-      verifyTask(this.app, { key: 'system', name: 'system', tenant: goal.ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output }, { actor: 'system' });
+      verifyTask(this.app, { key: 'system', name: 'system', tenant: ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output }, { actor: 'system' });
     } catch (err) {
       // Someone else decided first (another process picked it up after a restart): nothing to do.
       log.warn({ err, taskId: task.taskId }, 'command verdict not recorded');

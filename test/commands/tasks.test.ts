@@ -188,11 +188,13 @@ describe('task decider: terminal statuses and cancellation', () => {
     }
   });
 
-  it('refuses done → cancelled, failed → cancelled and cancelled → cancelled with ErrIllegalTransition', () => {
+  it('refuses done → cancelled and cancelled → cancelled with ErrIllegalTransition; failed (retryable, DESIGN §3.5) may be cancelled', () => {
     const e = spec(taskDecider).given(done).when(cancel).thenThrows('ErrIllegalTransition', 'done → cancelled');
     assert.deepEqual(e.details, { from: 'done', to: 'cancelled' });
-    spec(taskDecider).given(failed).when(cancel).thenThrows('ErrIllegalTransition', 'failed → cancelled');
     spec(taskDecider).given([created(), cancelledEvent('approved')]).when(cancel).thenThrows('ErrIllegalTransition', 'cancelled → cancelled');
+    const state = failed.reduce((s, e) => taskDecider.evolve(s, e), taskDecider.initialState());
+    const [dropped] = taskDecider.decide(cancel, state, { now: at(0), actor: 'tester', ids: { next: () => 99 } });
+    assert.equal(dropped?.type, 'TaskCancelled');
   });
 
   it('nothing moves a terminal task on: no claim, start, completion, release or verdict', () => {

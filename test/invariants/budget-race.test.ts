@@ -57,7 +57,7 @@ async function child([dataDir, agentIdArg, ownerIdArg, name, taskIdArg, countArg
       const { goal } = reportUsage(app, by, Number(taskIdArg), 100, cents, `${name}:${i}`, { actor: `agent:${name}` });
       summary.reports += 1;
       summary.cents += cents;
-      summary.statuses[goal.status] = (summary.statuses[goal.status] ?? 0) + 1;
+      summary.statuses[goal!.status] = (summary.statuses[goal!.status] ?? 0) + 1;
     }
     app.engine.close();
     process.stdout.write(`${JSON.stringify(summary)}\n`);

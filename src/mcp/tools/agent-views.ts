@@ -16,7 +16,7 @@ const common = { trust: 'read', surface: 'agent', module: 'agents' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
 
 const summary = (a: AgentView) => ({
-  agent_id: a.agentId, name: a.name, status: a.status.toUpperCase(), project: NO_PROJECT, session_id: a.lastSessionId, model: a.model,
+  agent_id: a.agentId, name: a.name, status: a.status.toUpperCase(), project: a.project ?? NO_PROJECT, session_id: a.lastSessionId, model: a.model,
   effort: NOT_APPLICABLE, preview: a.preview ?? '',
 });
 
@@ -24,17 +24,16 @@ const list = defineTool({
   ...common,
   name: 'agent_list',
   title: 'List agents',
-  description: 'Lists your team\'s agents, most recently active first: name, runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, id, latest session, model, last activity and a preview of the last message. Filters: status (case-insensitive), project (Colony agents have no project yet, so a non-empty project finds nothing); limit is clamped to 1–100. Answers "No agents found." when none match.',
+  description: 'Lists your team\'s agents, most recently active first: name, runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, id, latest session, model, last activity and a preview of the last message. Filters: status (case-insensitive), project (by name); limit is clamped to 1–100. Answers "No agents found." when none match.',
   input: z.strictObject({
-    project: z.string().max(200).default('').describe('Only agents of this project (none have one yet)'),
+    project: z.string().max(200).default('').describe('Only agents of this project (by name)'),
     status: z.string().max(50).default('').describe('IDLE, EXECUTING, ERROR or STOPPED, any case; empty for all'),
     limit: z.number().int().default(30).describe('Most agents to list; clamped to 1–100'),
   }),
   output: AgentList,
   handler(ctx, a) {
     const limit = Math.min(100, Math.max(1, a.limit));
-    // No agent has a project until issue 7 adds them: a project filter can only find nothing.
-    const rows = a.project ? [] : listAgentViews(ctx.app.engine.db, tenantOf(ctx), { status: a.status.trim() ? a.status : null, limit });
+    const rows = listAgentViews(ctx.app.engine.db, tenantOf(ctx), { status: a.status.trim() ? a.status : null, limit, project: a.project || null });
     return {
       filters: { project: a.project, status: a.status },
       count: rows.length,

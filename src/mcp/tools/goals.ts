@@ -5,7 +5,8 @@ import { DomainError } from '../../errors.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
 import type { TreeNode } from '../../events/proposals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
-import { PathPolicy } from '../paths.js';
+import { pathPolicyFor } from '../context.js';
+import type { PathPolicy } from '../paths.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
 
@@ -77,7 +78,7 @@ const propose = defineTool({
   input: z.strictObject({ goal_id: z.number().int().positive(), reasoning: z.string().max(16_000).default(''), tree: TaskNode }),
   output: z.object({ proposal_message_id: z.number().int(), channel_id: z.number().int(), proposal_id: z.number().int(), status: z.enum(['pending', 'approved']), task_ids: z.array(z.number().int()) }),
   handler(ctx, a) {
-    const policy = PathPolicy.forDataDir(ctx.app.dataDir);
+    const policy = pathPolicyFor(ctx.app);
     const tree = withResolvedCwd(a.tree as TreeNode, policy, 'tree');
     const p = proposeTaskTree(ctx.app, speaker(ctx.caller), a.goal_id, a.reasoning, tree, ctx.command);
     return { proposal_message_id: p.proposalMessageId, channel_id: p.channelId, proposal_id: p.proposalId, status: p.approved ? 'approved' as const : 'pending' as const, task_ids: p.taskIds };

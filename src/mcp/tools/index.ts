@@ -8,12 +8,15 @@ import { principalTools } from './principals.js';
 import { resourceTools } from './resources.js';
 import { secretTools } from './secrets.js';
 import { taskTools } from './tasks.js';
+import { projectTaskTools } from './project-tasks.js';
 import { probeTools } from './probes.js';
 import { executeTools } from './execute.js';
 import { sessionTools } from './sessions.js';
 import { agentViewTools } from './agent-views.js';
+import { projectTools } from './projects.js';
+import { healthTools } from './health.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools);
 }

@@ -6,7 +6,7 @@ import * as z from 'zod';
  * tool. Colony's transcript (session_messages) plays the part of xylocopa's display file.
  */
 
-/** What a session or agent shows as its project until agents have projects (issue 7 replaces it with the agent's project). */
+/** What a session or agent shows as its project when its agent has none (colony agents runtime NAME --project P gives it one). */
 export const NO_PROJECT = '-';
 /** A turn's content is cut here in session_read / session_tail (xylocopa's TURN_CONTENT_MAX_CHARS). */
 export const TURN_MAX_CHARS = 3000;

@@ -15,16 +15,15 @@ const common = { trust: 'read', surface: 'agent', module: 'sessions' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
 
 const project = z.string().max(200).default('')
-  .describe('Only sessions of this project. Colony agents have no project yet, so any non-empty value finds nothing');
+  .describe('Only sessions of agents of this project (by name)');
 
 function sessionList(ctx: ToolContext, a: { project: string }): SessionList {
-  // No agent has a project until issue 7 adds them: a project filter can only find nothing.
-  const rows = a.project ? [] : listSessions(ctx.app.engine.db, tenantOf(ctx));
+  const rows = listSessions(ctx.app.engine.db, tenantOf(ctx), a.project || null);
   return {
     project: a.project,
     count: rows.length,
     sessions: rows.map((r) => ({
-      session_id: r.sessionId, run_id: r.runId, agent_id: r.agentId, agent_name: r.agentName, status: r.status.toUpperCase(), project: NO_PROJECT,
+      session_id: r.sessionId, run_id: r.runId, agent_id: r.agentId, agent_name: r.agentName, status: r.status.toUpperCase(), project: r.project ?? NO_PROJECT,
       task_id: r.taskId, last_message_at: r.lastActivityAt, preview: r.preview ?? '',
     })),
   };
@@ -52,7 +51,7 @@ function transcript(ctx: ToolContext, a: { session_id: string; max_turns: number
   const empty = { identifier: a.session_id, total: 0, messages: [] };
   const found = lookupAgent(db, tenantOf(ctx), a.session_id);
   if (!found) return { ...empty, result: 'not_found', agent: null, session_id: null, run_id: null };
-  const agent = { agent_id: found.agent.agentId, name: found.agent.name, project: NO_PROJECT };
+  const agent = { agent_id: found.agent.agentId, name: found.agent.name, project: found.agent.project ?? NO_PROJECT };
   if (found.runId === null) return { ...empty, result: 'no_session', agent, session_id: null, run_id: null };
   const { messages, total } = lastSessionMessages(db, found.runId, a.max_turns);
   const base = { ...empty, agent, session_id: found.sessionId, run_id: found.runId, total };

@@ -96,10 +96,10 @@ const usage = defineTool({
     cost_cents: z.number().int().min(0).max(1e10),
     note: z.string().max(2000).optional(),
   }),
-  output: z.object({ task_id: z.number().int(), goal_id: z.number().int(), goal_status: z.string(), spent_tokens: z.number().int(), spent_dollars_cents: z.number().int() }),
+  output: z.object({ task_id: z.number().int(), goal_id: z.number().int().nullable(), goal_status: z.string().nullable(), spent_tokens: z.number().int(), spent_dollars_cents: z.number().int() }),
   handler(ctx, a) {
     const { goal, task } = reportUsage(ctx.app, speaker(ctx.caller), a.task_id, a.tokens, a.cost_cents, a.note ?? null, ctx.command);
-    return { task_id: task.taskId, goal_id: goal.goalId, goal_status: goal.status, spent_tokens: task.spentTokens, spent_dollars_cents: task.spentCents };
+    return { task_id: task.taskId, goal_id: goal?.goalId ?? null, goal_status: goal?.status ?? null, spent_tokens: task.spentTokens, spent_dollars_cents: task.spentCents };
   },
 });
 

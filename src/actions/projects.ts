@@ -1,0 +1,148 @@
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { App } from '../app.js';
+import { orNull, projectDecider, projectNameError } from '../commands/projects.js';
+import { DomainError } from '../errors.js';
+import type { StoredEvent } from '../events/event.js';
+import { projectStream } from '../events/projects.js';
+import { getProject, getProjectByName, listProjects, type ProjectRow } from '../projections/projects.js';
+import type { Speaker } from './channels.js';
+import { isOwner, who } from './goals.js';
+import type { Actor } from './principals.js';
+import { FileJournal, scaffoldFiles, type ProjectRecord, type ScaffoldResult } from './project-files.js';
+
+/**
+ * Project commands (xylocopa's project_* tools, reference §1.5), scoped to the caller's tenant. Refusals
+ * are DomainErrors whose message is xylocopa's text, checked in its order before anything is written.
+ * The caller passes a `path` the path policy already resolved and accepted (DESIGN §3.16); "" means the
+ * default, `<data>/workspace/projects/<name>`, which lies inside the workspace root by construction.
+ */
+export type CreateOutcome = 'created' | 'exists' | 'reactivated';
+export interface CreatedProject { outcome: CreateOutcome; project: ProjectRow; scaffold: ScaffoldResult | null }
+export interface NewProject { name: string; path: string; gitUrl: string; description: string }
+
+/**
+ * Every project lookup that misses says the same (reference §1.9 item 2 made consistent): xylocopa's
+ * ``Project `X` not found.`` plus the tenant's active projects to choose from — project_get's list, now
+ * everywhere, including for tools that take a project name (task_create…).
+ */
+export function projectNotFound(app: App, tenant: number, name: string): DomainError {
+  const names = listProjects(app.engine.db, tenant, false).map((p) => p.name);
+  return new DomainError('ErrProjectNotFound', `Project \`${name}\` not found.\nAvailable: ${names.length ? names.join(', ') : '(none)'}`, { project: name });
+}
+
+/** A project of the tenant by name (archived ones included), or the not-found refusal. */
+export function projectOf(app: App, tenant: number, name: string): ProjectRow {
+  const project = getProjectByName(app.engine.db, tenant, name);
+  if (!project) throw projectNotFound(app, tenant, name);
+  return project;
+}
+
+export function createProject(app: App, by: Speaker, input: NewProject, actor: Actor): CreatedProject {
+  const bad = projectNameError(input.name);
+  if (bad !== null) throw new DomainError('ErrInvalidName', bad, { field: 'name' });
+  const journal = new FileJournal();
+  try {
+    const result = app.engine.transact(actor, (uow) => {
+      const existing = getProjectByName(app.engine.db, by.tenant, input.name);
+      if (existing?.archived) {
+        app.engine.handle(projectDecider, projectStream(existing.projectId),
+          { type: 'ReactivateProject', gitRemote: orNull(input.gitUrl), description: orNull(input.description), by: who(by) }, actor);
+        return { outcome: 'reactivated' as const, projectId: existing.projectId, scaffold: null };
+      }
+      if (existing) return { outcome: 'exists' as const, projectId: existing.projectId, scaffold: null };
+      const n = uow.ids.next('project');
+      const record: ProjectRecord = { name: input.name, path: input.path || defaultPath(app, input.name), gitRemote: orNull(input.gitUrl), description: orNull(input.description) };
+      app.engine.handle(projectDecider, projectStream(n), { type: 'CreateProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } }, actor);
+      return { outcome: 'created' as const, projectId: n, scaffold: writeFiles(journal, record) };
+    });
+    const value = result.value ?? replayed(result.events, by.tenant, input.name, app);
+    return { ...value, project: getProject(app.engine.db, value.projectId)! };
+  } catch (e) {
+    journal.rollback(); // the transaction rolled back the events; this removes what the files steps made
+    throw e;
+  }
+}
+
+/** Creates the directory, then scaffolds; a failing step throws, and the caller undoes everything. */
+function writeFiles(journal: FileJournal, p: ProjectRecord): ScaffoldResult {
+  try {
+    journal.mkdirp(p.path);
+  } catch (e) {
+    throw new DomainError('ErrProjectFiles', `Could not create directory ${p.path}: ${(e as Error).message}`, { path: p.path });
+  }
+  try {
+    return scaffoldFiles(journal, p);
+  } catch (e) {
+    throw new DomainError('ErrProjectFiles', `Scaffold failed for \`${p.name}\`: ${(e as Error).message}\nNothing was created: the project was rolled back.`, { path: p.path });
+  }
+}
+
+function defaultPath(app: App, name: string): string {
+  const workspace = join(app.dataDir, 'workspace');
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  return join(realpathSync(workspace), 'projects', name);
+}
+
+/** A retried command id (idempotency key): what its first run did, read from the events it appended. */
+function replayed(events: readonly StoredEvent[], tenant: number, name: string, app: App) {
+  const first = events.find((e) => e.type === 'ProjectCreated' || e.type === 'ProjectReactivated');
+  const outcome: CreateOutcome = first?.type === 'ProjectCreated' ? 'created' : first ? 'reactivated' : 'exists';
+  return { outcome, projectId: projectOf(app, tenant, name).projectId, scaffold: null };
+}
+
+/** The project's directory as registered: it must still exist and still be itself (not swapped for a symlink). */
+function checkedDir(p: ProjectRow, verb: 'Scaffold' | 'Regenerate'): void {
+  let isDir = false;
+  try {
+    isDir = statSync(p.path).isDirectory();
+  } catch {
+    // missing: reported below
+  }
+  if (!isDir) throw new DomainError('ErrProjectPathMissing', `Project \`${p.name}\` path does not exist on disk: ${p.path}`, { path: p.path });
+  const real = realpathSync(p.path);
+  if (real !== p.path) {
+    throw new DomainError('ErrProjectFiles', `${verb} failed for \`${p.name}\`: ${p.path} now resolves to ${real}; nothing was written.`, { path: p.path });
+  }
+}
+
+/** An active project of the tenant whose files may be written; archived ones are outside the allowed roots now. */
+function writable(app: App, by: Speaker, name: string, verb: 'Scaffold' | 'Regenerate'): ProjectRow {
+  const p = projectOf(app, by.tenant, name);
+  if (p.archived) throw new DomainError('ErrProjectArchived', `Project \`${name}\` is archived: project_create re-activates it.`, { project: name });
+  checkedDir(p, verb);
+  return p;
+}
+
+/** Runs a files step; on failure undoes its writes and answers xylocopa's "<verb> failed" text. */
+function filesStep<T>(p: ProjectRow, verb: 'Scaffold' | 'Regenerate', fn: (journal: FileJournal) => T): T {
+  const journal = new FileJournal();
+  try {
+    return fn(journal);
+  } catch (e) {
+    journal.rollback();
+    throw new DomainError('ErrProjectFiles', `${verb} failed for \`${p.name}\`: ${(e as Error).message}`, { path: p.path });
+  }
+}
+
+/** project_scaffold: writes CLAUDE.md and PROGRESS.md where missing or not yet scaffolded. Writes no event. */
+export function scaffoldProject(app: App, by: Speaker, name: string): { project: ProjectRow; result: ScaffoldResult } {
+  const p = writable(app, by, name, 'Scaffold');
+  return { project: p, result: filesStep(p, 'Scaffold', (j) => scaffoldFiles(j, p)) };
+}
+
+/** project_regenerate_claude_md: re-renders CLAUDE.md from the record, keeping the rules block; `changed` is false when the bytes were already those. */
+export function regenerateClaudeMd(app: App, by: Speaker, name: string): { project: ProjectRow; changed: boolean } {
+  const p = writable(app, by, name, 'Regenerate');
+  return { project: p, changed: filesStep(p, 'Regenerate', (j) => scaffoldFiles(j, p, true)).claudeMd };
+}
+
+/** archive_project (owner only): a soft delete; the files stay and the name stays taken. */
+export function archiveProject(app: App, by: Speaker, name: string, actor: Actor): { project: ProjectRow; archived: boolean } {
+  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner may archive a project');
+  const result = app.engine.transact(actor, () => {
+    const p = projectOf(app, by.tenant, name);
+    return app.engine.handle(projectDecider, projectStream(p.projectId), { type: 'ArchiveProject', by: who(by) }, actor).events.length > 0;
+  });
+  return { project: projectOf(app, by.tenant, name), archived: result.value ?? result.events.length > 0 };
+}

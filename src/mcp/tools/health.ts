@@ -1,0 +1,124 @@
+import * as z from 'zod';
+import type { App } from '../../app.js';
+import { databaseFile } from '../../config.js';
+import { GOAL_STATUSES } from '../../events/goals.js';
+import { readHead } from '../../events/store.js';
+import { TASK_STATUSES } from '../../events/tasks.js';
+import { lastVerifyFile, readLastVerification } from '../../last-verify.js';
+import { tenantCounts } from '../../projections/overview-queries.js';
+import { defineTool, type AnyTool } from '../tool.js';
+import { speaker } from './channels.js';
+
+/**
+ * system_health (xylocopa, reference §1.5), adapted to Colony: the database answers, where the hash chain's
+ * head is and when `colony verify` last checked it (<data>/last-verify.json), whether every projection
+ * has applied the log up to the head, then counts. The chain and projections are the whole store's; the
+ * counts are the caller's tenant's (like every other read here), with "active" agents = executing now.
+ */
+const Counts = z.record(z.string(), z.number().int());
+const Verification = z.object({
+  state: z.enum(['never', 'ok', 'failed', 'unreadable']), at: z.string().optional(), position: z.number().int().optional(),
+  hash: z.string().nullable().optional(), reason: z.string().optional(), message: z.string().optional(),
+});
+const ProjectionState = z.object({
+  name: z.string(), state: z.enum(['OK', 'BEHIND']), position: z.number().int(), code_version: z.number().int(),
+  stored_version: z.number().int().nullable(), stale: z.boolean(),
+});
+const Health = z.object({
+  status: z.literal('ok'),
+  db: z.object({ state: z.enum(['OK', 'UNREADABLE']), path: z.string(), journal_mode: z.string().optional(), error: z.string().optional() }),
+  chain: z.object({ position: z.number().int(), hash: z.string() }).optional(),
+  last_verification: Verification.optional(),
+  projections: z.array(ProjectionState).optional(),
+  projects: z.number().int().optional().describe('Active projects of your team'),
+  goals: Counts.optional(), tasks: Counts.optional(), agents: Counts.optional().describe('By runtime status'),
+  data_dir: z.string(),
+});
+type HealthT = z.infer<typeof Health>;
+
+function verification(app: App): z.infer<typeof Verification> {
+  const v = readLastVerification(app.dataDir);
+  if (v === null) return { state: 'never' };
+  if (v === 'unreadable') return { state: 'unreadable' };
+  return { state: v.ok ? 'ok' : 'failed', at: v.at, position: v.position, hash: v.hash, ...(v.ok ? {} : { reason: v.reason, message: v.message }) };
+}
+
+function health(app: App, tenant: number): HealthT {
+  const { db } = app.engine;
+  const base = { status: 'ok' as const, data_dir: app.dataDir };
+  const path = databaseFile(app.dataDir);
+  let head;
+  try {
+    head = readHead(db);
+  } catch (e) {
+    return { ...base, db: { state: 'UNREADABLE', path, error: (e as Error).message } };
+  }
+  const projections = app.engine.projections.status(db).map((s) => ({
+    name: s.name, position: s.position, code_version: s.codeVersion, stored_version: s.storedVersion, stale: s.stale,
+    state: s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion ? 'OK' as const : 'BEHIND' as const,
+  }));
+  const counts = tenantCounts(db, tenant);
+  return {
+    ...base, db: { state: 'OK', path, journal_mode: String(db.pragma('journal_mode', { simple: true })) }, chain: head,
+    last_verification: verification(app), projections, ...counts,
+  };
+}
+
+const listed = (counts: Record<string, number>, order: readonly string[]): string => {
+  const keys = [...order.filter((k) => k in counts), ...Object.keys(counts).filter((k) => !order.includes(k)).sort()];
+  return keys.map((k) => `${k}=${counts[k]}`).join(', ');
+};
+const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
+const withStatuses = (counts: Record<string, number>, order: readonly string[]) => (total(counts) ? ` (${listed(counts, order)})` : '');
+
+function verificationLine(h: HealthT): string {
+  const v = h.last_verification!;
+  switch (v.state) {
+    case 'never':
+      return '- last_verification: never (run `colony verify`)';
+    case 'unreadable':
+      return `- last_verification: UNREADABLE (\`${lastVerifyFile(h.data_dir)}\`)`;
+    case 'ok':
+      return `- last_verification: OK at ${v.at}, up to position ${v.position} (${h.chain!.position - v.position!} events since)`;
+    case 'failed':
+      return `- last_verification: FAILED at ${v.at}, at position ${v.position}: ${v.reason} (${v.message})`;
+    default: {
+      const never: never = v.state;
+      return never;
+    }
+  }
+}
+
+export function healthText(h: HealthT): string {
+  if (h.db.state === 'UNREADABLE') return ['# Colony health', `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');
+  const p = h.projections!;
+  const agents = h.agents!;
+  return [
+    '# Colony health',
+    `- db: OK (\`${h.db.path}\`, journal ${h.db.journal_mode})`,
+    `- chain: head at position ${h.chain!.position}, hash ${h.chain!.hash}`,
+    verificationLine(h),
+    `- projections: ${p.filter((x) => x.state === 'OK').length}/${p.length} at the head`,
+    ...p.map((x) => `  - ${x.name}: ${x.state === 'OK' ? `OK (position ${x.position})` : `BEHIND (position ${x.position} of ${h.chain!.position}${x.stale ? ', stale' : ''}${x.stored_version !== x.code_version ? `, version ${x.stored_version ?? 'none'} of ${x.code_version}` : ''})`}`),
+    `- projects: ${h.projects} (active)`,
+    `- goals: ${total(h.goals!)}${withStatuses(h.goals!, GOAL_STATUSES)}`,
+    `- tasks: ${total(h.tasks!)} (all-time)${withStatuses(h.tasks!, TASK_STATUSES)}`,
+    `- agents: ${total(agents)} total, ${agents.executing ?? 0} active${withStatuses(agents, ['idle', 'executing', 'error', 'stopped'])}`,
+    `- data_dir: \`${h.data_dir}\``,
+  ].join('\n');
+}
+
+const systemHealth = defineTool({
+  name: 'system_health',
+  title: 'System health',
+  description: 'Colony\'s health at a glance: the database answers (db: OK), the hash chain\'s head (position and hash) and the last `colony verify` (when, up to which position, whether it held — "never" if it was not run), whether each projection has applied the log up to the head (OK / BEHIND), then your team\'s counts: active projects, goals and tasks by status, agents by runtime status (active = executing).',
+  trust: 'read',
+  surface: 'agent',
+  module: 'health',
+  input: z.strictObject({}),
+  output: Health,
+  handler: (ctx) => health(ctx.app, speaker(ctx.caller).tenant),
+  text: healthText,
+});
+
+export const healthTools: readonly AnyTool[] = [systemHealth];
