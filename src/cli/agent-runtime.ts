@@ -57,21 +57,32 @@ export function registerAgentRuntime(agents: Command): void {
     .option('--cooldown-sec <n>', 'at least this long between two runs; wake-ups in between merge into one queued run')
     .option('--daily-runs <n>', 'at most this many runs per UTC day')
     .option('--max-trigger-depth <n>', 'a chain of runs woken by each other\'s messages stops at this depth')
+    .option('--project <name>', 'the project it works in: its runs start in the project\'s directory ("none" clears it)')
     .option('--json', 'print the effective settings as JSON')
     .action(action((name: string, opts: RuntimeOptions, cmd: Command) => {
       const changes = parseRuntime(opts);
       return withAgent(cmd, name, async (app, owner, agent) => {
-        const [{ configureRuntime }, { runtimeSettings }, { runtimeOf }] = await Promise.all([agentRuntime(), import('../actions/runtime-settings.js'), runQueries()]);
-        if (Object.keys(changes).length > 0) configureRuntime(app, owner.userId, agent.agentId, changes, `user-${owner.userId}`, { actor: `user:${owner.name}` });
+        const [{ configureRuntime, setAgentProject }, { runtimeSettings }, { runtimeOf }, { getProject, getProjectByName }] = await Promise.all([
+          agentRuntime(), import('../actions/runtime-settings.js'), runQueries(), import('../projections/projects.js'),
+        ]);
+        const by = { actor: `user:${owner.name}` };
+        if (opts.project !== undefined && opts.project !== 'none' && !getProjectByName(app.engine.db, owner.userId, opts.project)) {
+          throw new CliError(`project ${opts.project} not found`);
+        }
+        if (Object.keys(changes).length > 0) configureRuntime(app, owner.userId, agent.agentId, changes, `user-${owner.userId}`, by);
+        if (opts.project !== undefined) setAgentProject(app, owner.userId, agent.agentId, opts.project === 'none' ? null : opts.project, `user-${owner.userId}`, by);
         const s = runtimeSettings(app.engine.db, agent.agentId);
-        const status = runtimeOf(app.engine.db, agent.agentId).status;
-        if (opts.json) return printJson({ name, status, timeout_sec: s.timeoutSec, cooldown_sec: s.cooldownSec, daily_run_budget: s.dailyRunBudget, max_trigger_depth: s.maxTriggerDepth });
-        process.stdout.write(`${name} (${status}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`);
+        const rt = runtimeOf(app.engine.db, agent.agentId);
+        const project = rt.projectId === null ? null : getProject(app.engine.db, rt.projectId)?.name ?? null;
+        if (opts.json) {
+          return printJson({ name, status: rt.status, project, timeout_sec: s.timeoutSec, cooldown_sec: s.cooldownSec, daily_run_budget: s.dailyRunBudget, max_trigger_depth: s.maxTriggerDepth });
+        }
+        process.stdout.write(`${name} (${rt.status}${project ? `, project ${project}` : ''}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`);
       });
     }));
 }
 
-interface RuntimeOptions { timeoutSec?: string; cooldownSec?: string; dailyRuns?: string; maxTriggerDepth?: string; json?: boolean }
+interface RuntimeOptions { timeoutSec?: string; cooldownSec?: string; dailyRuns?: string; maxTriggerDepth?: string; project?: string; json?: boolean }
 
 function parseRuntime(opts: RuntimeOptions): Partial<RuntimeOverrides> {
   const out: Partial<RuntimeOverrides> = {};
