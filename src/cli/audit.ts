@@ -20,7 +20,7 @@ export function registerAudit(program: Command): void {
     .action(action((opts: { tool?: string; principal?: string; status?: string; limit: string; json?: boolean }, cmd: Command) => {
       if (opts.status && !OUTCOMES.includes(opts.status as Outcome)) throw new CliError(`--status must be one of ${OUTCOMES.join(', ')}, not "${opts.status}"`);
       const limit = parsePositiveInt('--limit', opts.limit, 20);
-      withAudit(cmd, (log) => {
+      return withAudit(cmd, (log) => {
         const rows = log.query({ tool: opts.tool, principal: opts.principal, outcome: opts.status as Outcome | undefined, limit });
         for (const r of rows) process.stdout.write(`${opts.json ? JSON.stringify(r) : line(r)}\n`);
       });

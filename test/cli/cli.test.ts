@@ -50,6 +50,15 @@ describe('colony --help and bad invocations', () => {
     assert.match(r.stderr, /unknown command 'frobnicate'/);
   });
 
+  it('reads of an uninitialized data dir answer with one line, not a stack trace (audit tail, verify, events tail)', () => {
+    for (const cmd of [['audit', 'tail'], ['verify'], ['events', 'tail']]) {
+      const r = colony([...cmd, '--data', join(scratch.dir, 'never-made')]);
+      assert.equal(r.code, 1, cmd.join(' '));
+      oneLine(r.stderr);
+      assert.match(r.stderr, /^colony: no Colony data in /, cmd.join(' '));
+    }
+  });
+
   it('refuses a bad --durability with one clear line', () => {
     const r = colony(['init', '--data', join(scratch.dir, 'bad'), '--durability', 'fast']);
     assert.equal(r.code, 1);
