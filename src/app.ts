@@ -16,6 +16,7 @@ import { tasksProjection } from './projections/tasks.js';
 import { runsProjection } from './projections/runs.js';
 import { probesProjection } from './projections/probes.js';
 import { projectsProjection } from './projections/projects.js';
+import { webappsProjection } from './projections/webapps.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -24,7 +25,7 @@ import type { Clock } from './clock.js';
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection,
+  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection, webappsProjection,
 ];
 
 export interface App {

@@ -8,6 +8,7 @@ import type { Actor } from './principals.js';
 import { expireAgentProbes } from './probes.js';
 import { checkSetting } from './runtime-settings.js';
 import { projectOf } from './projects.js';
+import { retireAgentWebapps } from './webapps.js';
 
 /**
  * The owner's controls over how an agent runs: its runtime settings (timeout, cooldown, daily run
@@ -40,6 +41,7 @@ export function stopAgent(app: App, ownerId: number, agentId: number, by: string
     ownedAgent(app, ownerId, agentId);
     app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StopAgent', agentId, by, reason }, actor);
     expireAgentProbes(app, agentId, 'agent_stopped', actor);
+    retireAgentWebapps(app, agentId, actor);
   });
 }
 

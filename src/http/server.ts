@@ -5,11 +5,12 @@ import type { Engine } from '../engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
 import { mountApi } from './api.js';
+import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
 import { mountProbes } from './probes.js';
 
 /**
- * The HTTP surface: `GET /health`, `/mcp`, `/api` and the probe trigger; `/events` and the web UI
+ * The HTTP surface: `GET /health`, `/mcp`, `/api`, the probe trigger and `/apps` (web apps); `/events` and the web UI
  * mount here as their issues land. Every error is a JSON body — never an HTML page or a stack trace.
  * Bound to loopback, the Host header must name loopback too (DNS-rebinding protection).
  */
@@ -26,6 +27,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   if (LOOPBACK.has(host)) app.use(localhostHostValidation());
   const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
   if (mcp) mountProbes(app, mcp.app);
+  if (mcp) mountApps(app, mcp.app);
   if (mcp) mountApi(app, mcp);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });

@@ -222,7 +222,7 @@ describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
     close(domainScore(w, parent.agentId, 'default'), 0.25, 1e-6);
     await work(w, scout, await oneTask(w));
     const def = evidenceOf(w.f, spawned.agentId).filter((r) => r.domain === 'default');
-    assert.deepEqual(def.map((r) => [r.ref.split(' ')[0]!.replace(/\d+$/, 'N'), r.at]), [[`seed_from_parent:${parent.configHash}`, now(w)], ['task:N', now(w)]]);
+    assert.deepEqual(def.map((r) => [r.ref.split(' ')[0]!.replace(/\d+$/, 'N'), r.at]), [[`seed_from_parent:${parent.configHash}`.replace(/\d+$/, 'N'), now(w)], ['task:N', now(w)]]);
     assert.ok(Math.abs(def[0]!.delta - 0.175) <= 0.01 * 0.175, `SC-007: ${def[0]!.delta}`);
     close(domainScore(w, spawned.agentId, 'default'), 0.225, 1e-6);
 
