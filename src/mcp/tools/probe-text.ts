@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DomainError } from '../../errors.js';
+import { outcome, refusedText } from './xylocopa.js';
 import type { ProbeRow } from '../../projections/probes.js';
 
 /**
@@ -21,27 +21,10 @@ export const ProbeView = z.object({
 });
 export type ProbeViewT = z.infer<typeof ProbeView>;
 
-const outcome = {
-  status: z.enum(['ok', 'error']),
-  error_code: z.string().optional(),
-  message: z.string().optional().describe("On error: xylocopa's text"),
-};
 export const Created = z.object({ ...outcome, probe: ProbeView.optional(), expires_in_hours: z.number().int().optional() });
 export const Listed = z.object({ ...outcome, count: z.number().int(), probes: z.array(ProbeView) });
 export const Got = z.object({ ...outcome, probe: ProbeView.optional() });
 export const Updated = z.object({ ...outcome, probe_id: z.string().optional(), updated: z.boolean().optional(), probe: ProbeView.optional() });
-
-type Refused = { status: 'error'; error_code: string; message: string };
-
-/** Runs an action; a DomainError (its message is xylocopa's text) becomes the refusal result. */
-export function answer<T>(fn: () => T): T | Refused {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof DomainError) return { status: 'error', error_code: e.code, message: e.message };
-    throw e;
-  }
-}
 
 export function view(p: ProbeRow, now: string, triggerUrl?: string): ProbeViewT {
   const state = p.firedAt !== null ? 'fired' : Date.parse(p.expiresAt) <= Date.parse(now) ? 'expired' : 'active';
@@ -55,7 +38,6 @@ export function view(p: ProbeRow, now: string, triggerUrl?: string): ProbeViewT 
 const ts19 = (iso: string | null): string => (iso ?? '').slice(0, 19);
 /** The first n characters as Python slices them (code points). */
 const head = (text: string, n: number): string => Array.from(text).slice(0, n).join('');
-const refusedText = (r: { status: string; message?: string }): string | null => (r.status === 'error' ? r.message ?? '' : null);
 
 export function createdText(r: z.infer<typeof Created>): string {
   const p = r.probe;

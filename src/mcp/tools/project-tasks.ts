@@ -8,7 +8,7 @@ import { getProject, getProjectByName } from '../../projections/projects.js';
 import { countTenantTasks, listTenantTasks } from '../../projections/task-views.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { speaker } from './channels.js';
-import { answer } from './probe-text.js';
+import { answer } from './xylocopa.js';
 import {
   Counted, countedText, Created, createdText, Dispatched, dispatchedText, Got, gotText, Listed, listedText, taskView, Updated, updatedText,
 } from './task-text.js';

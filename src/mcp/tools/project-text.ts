@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { outcome, refusedText } from './xylocopa.js';
 import { TASK_STATUSES, XYLOCOPA_STATUS } from '../../events/tasks.js';
 import type { ProjectStats } from '../../projections/overview-queries.js';
 import type { ProjectRow } from '../../projections/projects.js';
@@ -22,11 +23,6 @@ export const view = (p: ProjectRow): View => ({
   created_at: p.createdAt, updated_at: p.updatedAt,
 });
 
-const outcome = {
-  status: z.enum(['ok', 'error']),
-  error_code: z.string().optional(),
-  message: z.string().optional().describe("On error: xylocopa's text"),
-};
 const Stats = z.object({
   agents: z.number().int(), active_agents: z.number().int().describe('Agents of the project whose runtime status is executing'), sessions: z.number().int(),
   tasks: z.record(z.string(), z.number().int()).describe("Tasks by status in xylocopa's vocabulary (INBOX, PENDING, EXECUTING, …)"),
@@ -52,7 +48,6 @@ export function statsView(s: ProjectStats): z.infer<typeof Stats> {
   return { agents: s.agents, active_agents: s.active, sessions: s.sessions, tasks, task_statuses: s.tasks };
 }
 
-const refusedText = (r: { status: string; message?: string }): string | null => (r.status === 'error' ? r.message ?? '' : null);
 const tag = (p: View): string => (p.archived ? ' [ARCHIVED]' : '');
 
 export function listedText(r: z.infer<typeof Listed>): string {

@@ -4,7 +4,7 @@ import { projectStats } from '../../projections/overview-queries.js';
 import { listProjects } from '../../projections/projects.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { speaker } from './channels.js';
-import { answer } from './probe-text.js';
+import { answer } from './xylocopa.js';
 import {
   Archived, archivedText, Created, createdText, Got, gotText, Listed, listedText, Regenerated, regeneratedText, Scaffolded, scaffoldedText, statsView, view,
 } from './project-text.js';

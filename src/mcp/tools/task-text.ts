@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { outcome, refusedText } from './xylocopa.js';
 import { XYLOCOPA_STATUS } from '../../events/tasks.js';
 import type { TaskRow } from '../../projections/goal-queries.js';
 
@@ -30,7 +31,6 @@ export const TaskView = z.object({
 });
 export type TaskViewT = z.infer<typeof TaskView>;
 
-const outcome = { status: z.enum(['ok', 'error']), error_code: z.string().optional(), message: z.string().optional() };
 export const Created = z.object({ ...outcome, task: TaskView.optional(), inferred: z.boolean().optional() });
 export const Got = z.object({ ...outcome, task: TaskView.optional() });
 export const Listed = z.object({ ...outcome, count: z.number().int(), tasks: z.array(TaskView), filters: z.object({ project: z.string(), status: z.string() }) });
@@ -48,8 +48,7 @@ export function taskView(t: TaskRow, project: string | null): TaskViewT {
 
 const ts19 = (iso: string | null): string => (iso ?? '').slice(0, 19);
 const cut = (text: string, n: number, mark: string): string => (text.length > n ? `${text.slice(0, n)}${mark}` : text);
-type Outcome = { status: string; message?: string };
-const refused = (r: Outcome): string | null => (r.status === 'error' ? r.message ?? '' : null);
+const refused = refusedText;
 
 export function createdText(r: z.infer<typeof Created>): string {
   const t = r.task;

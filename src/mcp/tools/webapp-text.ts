@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { outcome, refusedText } from './xylocopa.js';
 import { webappUrl } from '../../actions/webapps.js';
 import type { WebappRow } from '../../projections/webapps.js';
 
@@ -31,11 +32,6 @@ export const view = (w: WebappRow): View => ({
   retired_at: w.retiredAt,
 });
 
-const outcome = {
-  status: z.enum(['ok', 'error']),
-  error_code: z.string().optional(),
-  message: z.string().optional().describe("On error: xylocopa's text"),
-};
 export const Presented = z.object({
   ...outcome,
   outcome: z.enum(['presented', 'represented']).optional().describe('presented: a new registration; represented: the same project, kind and target again'),
@@ -47,7 +43,6 @@ export const Listed = z.object({
   ...outcome, project: z.string().nullable().describe('The project listed, or null for all of them'), count: z.number().int(), apps: z.array(WebappView),
 });
 
-const refusedText = (r: { status: string; message?: string }): string | null => (r.status === 'error' ? r.message ?? '' : null);
 
 function hint(w: View): string {
   switch (w.kind) {

@@ -4,7 +4,7 @@ import { getChannel } from '../../projections/channel-queries.js';
 import { goalIdOfChannel } from '../../projections/goal-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
-import { answer } from './probe-text.js';
+import { answer } from './xylocopa.js';
 import { listedText, Listed, Presented, presentedText, view } from './webapp-text.js';
 
 /**
