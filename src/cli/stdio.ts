@@ -14,7 +14,8 @@ export function registerStdio(program: Command): void {
           import('../app.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
         ]);
         const app = openApp({ dataDir, durability });
-        const mcp = createMcpContext(app, buildToolRegistry());
+        // Over stdio the client started this process in its own working directory: task_create infers the project from it.
+        const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
         const runtime = startRuntime(app);
         try {
           await serveStdio(mcp, process.env.COLONY_TOKEN);
