@@ -3,7 +3,8 @@ import { goalDecider, type Who } from '../commands/goals.js';
 import { DomainError } from '../errors.js';
 import { goalStream, type BudgetDimension, type GoalEvent } from '../events/goals.js';
 import type { Amount } from '../events/tasks.js';
-import { committedInSubtree, getTask, goalTotals, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
+import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
+import { committedInSubtree, getTask, type TaskRow } from '../projections/task-queries.js';
 import { sendSystemDirect } from './channels.js';
 import type { Actor } from './principals.js';
 

@@ -3,7 +3,7 @@ import { taskDecider } from '../commands/tasks.js';
 import { DomainError } from '../errors.js';
 import { taskStream, XYLOCOPA_STATUS, type TaskChanges } from '../events/tasks.js';
 import { getChannelByName } from '../projections/channel-queries.js';
-import { getTask, type TaskRow } from '../projections/goal-queries.js';
+import { getTask, type TaskRow } from '../projections/task-queries.js';
 import { getProject, listProjects, projectForPath, type ProjectRow } from '../projections/projects.js';
 import { runtimeOf } from '../projections/run-queries.js';
 import { createPublicChannel, type Speaker } from './channels.js';

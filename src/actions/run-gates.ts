@@ -1,7 +1,8 @@
 import type { App } from '../app.js';
 import { DomainError } from '../errors.js';
 import type { Gate, QueueReason } from '../events/runs.js';
-import { getGoal, goalTotals, type GoalRow, type TaskRow } from '../projections/goal-queries.js';
+import { getGoal, goalTotals, type GoalRow } from '../projections/goal-queries.js';
+import { type TaskRow } from '../projections/task-queries.js';
 import type { AgentRow } from '../projections/principals.js';
 import { lastStartOf, runningRunOf, runsStartedSince } from '../projections/run-queries.js';
 import { budgetRefusal, pauseForBudget, type Refusal } from './budget.js';

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { getMessage } from '../projections/channel-queries.js';
-import { getGoal, getTask } from '../projections/goal-queries.js';
+import { getGoal } from '../projections/goal-queries.js';
+import { getTask } from '../projections/task-queries.js';
 import type { AgentRow } from '../projections/principals.js';
 import type { RunRow } from '../projections/run-queries.js';
 

@@ -1,11 +1,10 @@
 import type { Database } from 'better-sqlite3';
 import { prepared, readConsistent } from '../db.js';
 import type { ApprovalMode, GoalStatus } from '../events/goals.js';
-import type { AncestryNode, HeartbeatConfig, TaskStatus, VerifierConfig } from '../events/tasks.js';
 
 /**
- * Reads over the goals, tasks and proposals projections (live names). Rollups over a subtree are
- * recursive CTEs (FR-007, FR-022); per-goal sums come from goal_totals, kept by the tasks projection.
+ * Reads over the goals projection and the per-goal sums the tasks projection keeps in goal_totals
+ * (live names). Tasks: task-queries.ts; proposals: proposal-queries.ts.
  */
 export interface GoalRow {
   goalId: number; ownerId: number; slug: string; title: string; description: string; status: GoalStatus; channelId: number;
@@ -14,23 +13,6 @@ export interface GoalRow {
   completedAt: string | null; createdBy: string; createdAt: string; updatedAt: string;
 }
 export interface GoalTotals { taskCount: number; spentTokens: number; spentCents: number; reservedTokens: number; reservedCents: number; lastActivityAt: string | null }
-export interface TaskRow {
-  /** goalId is null for a project task; ownerId is null for goal tasks recorded before project tasks existed (their goal's owner owns them). */
-  taskId: number; goalId: number | null; ownerId: number | null; projectId: number | null; model: string | null; effort: string | null;
-  priority: number; attempt: number; parentId: number | null; depth: number; ancestry: AncestryNode[]; title: string; description: string;
-  acceptanceCriteria: string; billingCode: string; budgetTokens: number | null; budgetCents: number | null; spentTokens: number; spentCents: number;
-  reservedTokens: number; reservedCents: number; verifier: VerifierConfig; heartbeat: HeartbeatConfig | null; status: TaskStatus;
-  assigneeAgentId: number | null; assigneeName: string | null; leaseExpiresAt: string | null; summary: string | null; artifactMessageIds: number[];
-  verdict: string | null; verifiedBy: string | null; failureReason: string | null; verifierOutput: string | null; createdBy: string; proposalId: number | null;
-  createdAt: string; claimedAt: string | null; startedAt: string | null; submittedAt: string | null; completedAt: string | null; updatedAt: string;
-}
-export interface ProposalRow {
-  proposalId: number; kind: 'task_tree' | 'agent'; goalId: number; ownerId: number; proposerKey: string; proposerName: string; reasoning: string;
-  tree: unknown; taskCount: number; messageId: number; channelId: number; status: 'pending' | 'approved' | 'rejected';
-  decidedBy: string | null; decidedAt: string | null; reason: string | null; createdAt: string; parentTaskId: number | null; agentId: number | null;
-}
-export interface Rollup { tokens: number; cents: number; taskCount: number }
-
 const GOAL = `SELECT goal_id AS goalId, owner_id AS ownerId, slug, title, description, status, channel_id AS channelId,
   coordinator_agent_id AS coordinatorAgentId, coordinator_template AS coordinatorTemplate, budget_tokens AS budgetTokens,
   budget_cents AS budgetCents, max_spawn_depth AS maxSpawnDepth, approval_mode AS approvalMode, alert_tokens AS alertTokens,
@@ -71,79 +53,3 @@ function goalPage(db: Database, ownerId: number, f: { status: GoalStatus | null;
   });
   return { goals, total };
 }
-
-const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId, depth, ancestry, title, description,
-  acceptance_criteria AS acceptanceCriteria, billing_code AS billingCode, budget_tokens AS budgetTokens, budget_cents AS budgetCents,
-  spent_tokens AS spentTokens, spent_cents AS spentCents, reserved_tokens AS reservedTokens, reserved_cents AS reservedCents, verifier, heartbeat,
-  status, assignee_agent_id AS assigneeAgentId, assignee_name AS assigneeName, lease_expires_at AS leaseExpiresAt, summary,
-  artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput, created_by AS createdBy,
-  proposal_id AS proposalId, created_at AS createdAt, claimed_at AS claimedAt, started_at AS startedAt, submitted_at AS submittedAt,
-  completed_at AS completedAt, updated_at AS updatedAt, owner_id AS ownerId, project_id AS projectId, model, effort, priority, attempt FROM tasks`;
-function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
-  if (!r) return null;
-  return {
-    ...r, ancestry: JSON.parse(r.ancestry as string), verifier: JSON.parse(r.verifier as string),
-    heartbeat: r.heartbeat ? JSON.parse(r.heartbeat as string) : null, artifactMessageIds: r.artifactMessageIds ? JSON.parse(r.artifactMessageIds as string) : [],
-  } as TaskRow;
-}
-export const getTask = (db: Database, taskId: number): TaskRow | null => toTask(prepared(db, `${TASK} WHERE task_id = ?`).get(taskId) as never);
-/** The tenant a task belongs to: its own owner (project tasks, and tasks recorded since), else its goal's. */
-export const ownerOfTask = (db: Database, task: TaskRow): number | null =>
-  task.ownerId ?? (task.goalId === null ? null : getGoal(db, task.goalId)?.ownerId ?? null);
-/**
- * A goal's tasks (1,000 and more for a snapshot). Read as positional rows and named here: better-sqlite3's
- * row objects of this many columns cost twice as much to build (colony bench goal_snapshot_ms).
- * This statement is used only here, so its raw mode cannot surprise another caller of the cache.
- */
-export function tasksOfGoal(db: Database, goalId: number): TaskRow[] {
-  const stmt = prepared(db, `${TASK} WHERE goal_id = ? ORDER BY task_id`).raw(true);
-  const names = stmt.columns().map((c) => c.name);
-  return (stmt.all(goalId) as unknown[][]).map((values) => {
-    const r: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) r[names[i]!] = values[i];
-    return toTask(r)!;
-  });
-}
-
-/** Tasks whose lease ran out by `now` while still held. */
-export const expiredLeases = (db: Database, now: string): number[] =>
-  (prepared(db, `SELECT task_id FROM tasks WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? AND status IN ('claimed', 'in_progress') ORDER BY task_id`)
-    .all(now) as { task_id: number }[]).map((r) => r.task_id);
-
-/** Tasks waiting for a command verifier (after a crash, nobody may be running it). */
-export const awaitingCommandVerification = (db: Database): TaskRow[] =>
-  (prepared(db, `${TASK} WHERE verifier_kind = 'command' AND status = 'awaiting_verification' ORDER BY task_id`).all() as Record<string, unknown>[]).map((r) => toTask(r)!);
-
-const SUBTREE = `WITH RECURSIVE subtree(id) AS (SELECT task_id FROM tasks WHERE task_id = @root
-  UNION ALL SELECT t.task_id FROM tasks t JOIN subtree s ON t.parent_id = s.id)`;
-
-/** Spend of a task and all its descendants, and how many tasks that is (FR-007). */
-export function rollupSubtree(db: Database, taskId: number): Rollup {
-  return prepared(db, `${SUBTREE} SELECT coalesce(sum(spent_tokens), 0) AS tokens, coalesce(sum(spent_cents), 0) AS cents, count(*) AS taskCount
-    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`).get({ root: taskId }) as Rollup;
-}
-
-/** Spend of a subtree plus the reservations open inside it: what a budget on its root has committed. */
-export function committedInSubtree(db: Database, taskId: number): { tokens: number; cents: number } {
-  return prepared(db, `${SUBTREE} SELECT coalesce(sum(spent_tokens + reserved_tokens), 0) AS tokens, coalesce(sum(spent_cents + reserved_cents), 0) AS cents
-    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`).get({ root: taskId }) as { tokens: number; cents: number };
-}
-
-/** Spend by billing code over a subtree (FR-022), or over a whole goal's trees when `root` is null. */
-export function rollupByBillingCode(db: Database, goalId: number, root: number | null): (Rollup & { billingCode: string })[] {
-  const scope = root === null ? 'goal_id = @goal' : 'task_id IN (SELECT id FROM subtree)';
-  return prepared(db, `${SUBTREE} SELECT billing_code AS billingCode, sum(spent_tokens) AS tokens, sum(spent_cents) AS cents, count(*) AS taskCount
-    FROM tasks WHERE ${scope} GROUP BY billing_code ORDER BY billing_code`).all({ goal: goalId, root: root ?? 0 }) as (Rollup & { billingCode: string })[];
-}
-
-const PROPOSAL = `SELECT proposal_id AS proposalId, kind, goal_id AS goalId, owner_id AS ownerId, proposer_key AS proposerKey,
-  proposer_name AS proposerName, reasoning, tree, task_count AS taskCount, message_id AS messageId, channel_id AS channelId, status,
-  decided_by AS decidedBy, decided_at AS decidedAt, reason, created_at AS createdAt, parent_task_id AS parentTaskId, agent_id AS agentId FROM proposals`;
-const toProposal = (r: Record<string, unknown> | undefined): ProposalRow | null => (r ? ({ ...r, tree: JSON.parse(r.tree as string) } as ProposalRow) : null);
-export const getProposal = (db: Database, id: number): ProposalRow | null => toProposal(prepared(db, `${PROPOSAL} WHERE proposal_id = ?`).get(id) as never);
-export const proposalByMessage = (db: Database, messageId: number): ProposalRow | null =>
-  toProposal(prepared(db, `${PROPOSAL} WHERE message_id = ?`).get(messageId) as never);
-export const pendingTreeProposal = (db: Database, goalId: number): ProposalRow | null =>
-  toProposal(prepared(db, `${PROPOSAL} WHERE goal_id = ? AND kind = 'task_tree' AND status = 'pending'`).get(goalId) as never);
-export const proposalsOfGoal = (db: Database, goalId: number): ProposalRow[] =>
-  (prepared(db, `${PROPOSAL} WHERE goal_id = ? ORDER BY proposal_id`).all(goalId) as Record<string, unknown>[]).map((r) => toProposal(r)!);

@@ -1,7 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { readConsistent } from '../db.js';
 import { channelMessages } from './channel-queries.js';
-import { getGoal, goalTotals, listGoals, pendingTreeProposal, rollupByBillingCode, tasksOfGoal, type GoalRow, type GoalTotals, type TaskRow } from './goal-queries.js';
+import { getGoal, goalTotals, listGoals, type GoalRow, type GoalTotals } from './goal-queries.js';
+import { rollupByBillingCode, tasksOfGoal, type TaskRow } from './task-queries.js';
+import { pendingTreeProposal } from './proposal-queries.js';
 import { getAgent, getUser } from './principals.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import type { TaskStatus } from '../events/tasks.js';
-import { getTask, type TaskRow } from './goal-queries.js';
+import { getTask, type TaskRow } from './task-queries.js';
 
 /**
  * xylocopa's task reads (task_list, task_counts) over Colony's one task table: every task of a tenant —

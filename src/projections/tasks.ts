@@ -7,7 +7,7 @@ import { sqlFor, type Projection, type TableNames } from './projection.js';
  * Tasks as read tables. `tasks` holds each task — of a goal tree, or a project task with no goal — with
  * its leaf spend and open reservation; `goal_totals` keeps per-goal sums (task count, spend,
  * reservations, last activity) so listing goals never scans their tasks. Subtree rollups are recursive
- * CTEs at read time (FR-007) in goal-queries.ts.
+ * CTEs at read time (FR-007) in task-queries.ts.
  */
 export type T = 'tasks' | 'goal_totals';
 

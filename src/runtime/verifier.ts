@@ -5,7 +5,8 @@ import { buildSecretEnv } from '../actions/secret-env.js';
 import { verifyTask } from '../actions/tasks.js';
 import type { App } from '../app.js';
 import type { StoredEvent } from '../events/event.js';
-import { awaitingCommandVerification, getGoal, getTask, ownerOfTask, type TaskRow } from '../projections/goal-queries.js';
+import { getGoal } from '../projections/goal-queries.js';
+import { awaitingCommandVerification, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { log } from '../log.js';
 import { redactOutput } from './redact.js';
 

@@ -3,7 +3,8 @@ import type { WakeRequest } from '../actions/runs.js';
 import { MENTION } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
 import { getChannel } from '../projections/channel-queries.js';
-import { getTask, goalIdOfChannel } from '../projections/goal-queries.js';
+import { goalIdOfChannel } from '../projections/goal-queries.js';
+import { getTask } from '../projections/task-queries.js';
 import { getAgent, getAgentByName } from '../projections/principals.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
 

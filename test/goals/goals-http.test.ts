@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createOwner } from '../../src/actions/principals.js';
-import { tasksOfGoal } from '../../src/projections/goal-queries.js';
+import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**

@@ -7,7 +7,7 @@ import { fixedClock } from '../../src/clock.js';
 import { readAll } from '../../src/events/store.js';
 import { OUTPUT_TAIL_BYTES, CommandVerifier } from '../../src/runtime/verifier.js';
 import { LeaseSweeper } from '../../src/runtime/leases.js';
-import { rollupByBillingCode, rollupSubtree } from '../../src/projections/goal-queries.js';
+import { rollupByBillingCode, rollupSubtree } from '../../src/projections/task-queries.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
 
 /**

@@ -12,7 +12,7 @@ import { claimTask } from '../../src/actions/tasks.js';
 import { openApp, productProjections } from '../../src/app.js';
 import { isDomainError } from '../../src/errors.js';
 import { readAll } from '../../src/events/store.js';
-import { getTask } from '../../src/projections/goal-queries.js';
+import { getTask } from '../../src/projections/task-queries.js';
 import { getAgent } from '../../src/projections/principals.js';
 import { colony } from '../helpers/cli.js';
 import { dumpTables, tempDir } from '../helpers/engine.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { setAgentProject } from '../../src/actions/agent-runtime.js';
-import { getTask } from '../../src/projections/goal-queries.js';
+import { getTask } from '../../src/projections/task-queries.js';
 import { listRuns } from '../../src/projections/run-queries.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture } from '../helpers/runtime.js';

@@ -8,7 +8,7 @@ import { proposeAgent } from '../../src/actions/spawning.js';
 import { claimTask, completeTask, reportUsage, verifyTask } from '../../src/actions/tasks.js';
 import type { App } from '../../src/app.js';
 import type { TreeNode } from '../../src/events/proposals.js';
-import { tasksOfGoal } from '../../src/projections/goal-queries.js';
+import { tasksOfGoal } from '../../src/projections/task-queries.js';
 
 /**
  * A finished doc-gardener-like goal built through the real actions, in auto-approve mode: the default

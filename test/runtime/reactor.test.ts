@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getTask } from '../../src/projections/goal-queries.js';
+import { getTask } from '../../src/projections/task-queries.js';
 import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
 import { readAll } from '../../src/events/store.js';
 import { fixedClock } from '../../src/clock.js';

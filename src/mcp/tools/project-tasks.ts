@@ -3,7 +3,7 @@ import { createProjectTask, dispatchTask, updateProjectTask } from '../../action
 import { taskFor } from '../../actions/tasks.js';
 import { DomainError } from '../../errors.js';
 import { TASK_STATUSES, XYLOCOPA_STATUS, type TaskStatus } from '../../events/tasks.js';
-import type { TaskRow } from '../../projections/goal-queries.js';
+import type { TaskRow } from '../../projections/task-queries.js';
 import { getProject, getProjectByName } from '../../projections/projects.js';
 import { countTenantTasks, listTenantTasks } from '../../projections/task-views.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';

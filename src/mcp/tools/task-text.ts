@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { outcome, refusedText } from './xylocopa.js';
 import { XYLOCOPA_STATUS } from '../../events/tasks.js';
-import type { TaskRow } from '../../projections/goal-queries.js';
+import type { TaskRow } from '../../projections/task-queries.js';
 
 /**
  * The shapes and texts of xylocopa's task tools (reference §1.5). The text is rendered from the
