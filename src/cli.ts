@@ -14,6 +14,7 @@ import { registerReport } from './cli/report.js';
 import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
+import { guardOutput, terminalSafe } from './cli/terminal.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
 
@@ -25,7 +26,12 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .option('--data <dir>', 'data directory (default: $COLONY_DATA or ./.colony)')
     .option('--durability <mode>', 'full (default: survives power loss) or normal (faster; $COLONY_DURABILITY)')
-    .configureOutput({ outputError: (text, write) => write(`colony: ${text.replace(/^error: /, '')}`) });
+    .configureOutput({ outputError: (text, write) => write(`colony: ${terminalSafe(text.replace(/^error: /, ''))}`) })
+    // Agent-written text reaches the output of most commands: every one gets the guard (src/cli/terminal.ts)
+    // but `colony stdio`, whose stdout is the MCP protocol for a client, not a terminal.
+    .hook('preAction', (_program, command) => {
+      if (!(command.parent === program && command.name() === 'stdio')) guardOutput(process.stdout);
+    });
   registerInit(program);
   registerServe(program);
   registerStdio(program);

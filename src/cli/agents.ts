@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AgentChanges } from '../actions/agents.js';
 import { TIERS, type Tier } from '../events/principals.js';
 import { action, CliError, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 import { withOwner } from './owner.js';
 
 // What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
@@ -40,7 +41,7 @@ export function registerAgents(program: Command): Command {
       const status = (id: number) => runtimeOf(app.engine.db, id).status;
       if (opts.json) return printJson(rows.map(({ systemPrompt: _p, ...a }) => ({ ...a, status: status(a.agentId) })));
       if (rows.length === 0) return void process.stdout.write('No agents\n');
-      for (const a of rows) process.stdout.write(`${String(a.agentId).padStart(4)}  ${a.name}  ${a.tier}  ${a.model}  ${status(a.agentId)}${a.quarantined ? '  QUARANTINED' : ''}  tools: ${a.toolScope.join(',')}\n`);
+      for (const a of rows) process.stdout.write(`${String(a.agentId).padStart(4)}  ${a.name}  ${a.tier}  ${oneLine(a.model)}  ${status(a.agentId)}${a.quarantined ? '  QUARANTINED' : ''}  tools: ${oneLine(a.toolScope.join(','))}\n`);
     })));
   agents
     .command('show <name>')
@@ -62,11 +63,11 @@ export function registerAgents(program: Command): Command {
         });
       }
       const lines = [
-        `${agent.name} (id ${agent.agentId})  ${agent.tier}  ${agent.model}  ${agent.quarantined ? `QUARANTINED: ${agent.quarantineReason}` : 'active'}`,
+        `${agent.name} (id ${agent.agentId})  ${agent.tier}  ${oneLine(agent.model)}  ${agent.quarantined ? `QUARANTINED: ${oneLine(agent.quarantineReason ?? '')}` : 'active'}`,
         `config hash ${agent.configHash}  spawn depth ${agent.spawnDepth}${agent.parentId ? `  parent ${agent.parentId}` : ''}`,
-        `tools: ${agent.toolScope.join(', ')}`,
+        `tools: ${oneLine(agent.toolScope.join(', '))}`,
         `reputation ${r.rollingScore.toFixed(3)} over ${r.evidenceCount} evidence rows${r.lastEvidenceAt ? ` (last ${r.lastEvidenceAt})` : ''}`,
-        ...r.domains.map((d) => `  ${d.domain}: ${d.score.toFixed(3)} (${d.evidenceCount})`),
+        ...r.domains.map((d) => `  ${oneLine(d.domain)}: ${d.score.toFixed(3)} (${d.evidenceCount})`),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     })));

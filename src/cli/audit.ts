@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
 import type { AuditLog, AuditRow, Outcome } from '../mcp/audit.js';
 import { action, CliError, globals, requireInitialized } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony audit tail|export`: the trail of MCP tool calls (audit.db, apart from the event log). */
 const OUTCOMES: readonly Outcome[] = ['success', 'error', 'blocked', 'pending_confirmation'];
@@ -60,8 +61,9 @@ async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>)
   }
 }
 
+// The tool name is whatever the caller sent (an unknown tool is audited too).
 const line = (r: AuditRow): string =>
-  `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}  ${r.tool}  ${r.outcome}${r.errorCode ? ` ${r.errorCode}` : ''}  ${r.durationMs} ms`;
+  `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}  ${oneLine(r.tool)}  ${r.outcome}${r.errorCode ? ` ${oneLine(r.errorCode)}` : ''}  ${r.durationMs} ms`;
 
 /** An existing file is never overwritten. */
 function openExclusive(file: string): number {

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DemoResult } from '../demo/run.js';
 import { action, CliError, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony demo`: the doc-gardener example end to end on a temporary data dir (examples/doc-gardener/README.md). */
 export function registerDemo(program: Command): void {
@@ -20,7 +21,8 @@ export function registerDemo(program: Command): void {
       if (!existsSync(dirname(out))) throw new CliError(`--out ${opts.out}: the directory ${dirname(out)} does not exist`);
       const timeoutSec = Number(opts.timeout);
       if (!Number.isInteger(timeoutSec) || timeoutSec < 1) throw new CliError(`--timeout must be a whole number of seconds ≥ 1, not "${opts.timeout}"`);
-      const progress = opts.json ? undefined : (line: string) => process.stderr.write(`  ${line}\n`);
+      // On stderr, which has no guard (progress bars draw there): the lines quote agents' notices and reasons.
+      const progress = opts.json ? undefined : (line: string) => process.stderr.write(`  ${oneLine(line)}\n`);
       const { DemoError, runDemo } = await import('../demo/run.js');
       let result: DemoResult;
       try {
@@ -40,11 +42,11 @@ function text(r: DemoResult): string {
   const pairs = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ');
   return [
     `Report: ${r.reportPath}`,
-    `Goal #${s.goal.id} "${s.goal.title}": ${s.goal.status}${s.goal.summary ? ` — ${s.goal.summary}` : ''}`,
+    `Goal #${s.goal.id} "${oneLine(s.goal.title)}": ${s.goal.status}${s.goal.summary ? ` — ${oneLine(s.goal.summary)}` : ''}`,
     `Tasks: ${s.tasks.total} (${pairs(s.tasks.by_status)})`,
     `Agents spawned by ${s.agents.coordinator}: ${s.agents.spawned.join(', ') || 'none'}`,
     `Runs: ${s.runs.total} (${pairs(s.runs.by_agent)})`,
-    `Cost: ${s.cost.tokens} tokens, ${s.cost.cents}¢ — by billing code: ${s.cost.by_billing_code.map((c) => `${c.billing_code} ${c.tokens} tokens ${c.cents}¢`).join(', ')}`,
+    `Cost: ${s.cost.tokens} tokens, ${s.cost.cents}¢ — by billing code: ${s.cost.by_billing_code.map((c) => `${oneLine(c.billing_code)} ${c.tokens} tokens ${c.cents}¢`).join(', ')}`,
     `Findings (README.md vs colony --help): ${s.findings ?? 'none reported'}`,
     `Timeline: ${s.events} events, ${s.artifacts} artifacts. SC-003: ${s.sc003.ok ? 'ok' : `missing ${s.sc003.failed.join('; ')}`}`,
     `Took ${(r.wallMs / 1000).toFixed(1)} s. ${r.kept ? `Data dir kept: ${r.dataDir}` : 'Data dir deleted (--keep keeps it).'}`,

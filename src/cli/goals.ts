@@ -3,6 +3,7 @@ import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony goals list|show`, `colony approve|reject` (proposals) and `colony replay` (time travel). */
 export function registerGoals(program: Command): void {
@@ -20,7 +21,7 @@ export function registerGoals(program: Command): void {
         if (opts.json) return printJson(views);
         if (views.length === 0) return void process.stdout.write('No goals\n');
         for (const g of views) {
-          process.stdout.write(`${String(g.id).padStart(4)}  ${g.status.padEnd(9)}  ${g.title}  (#${g.channel}, ${g.task_count} tasks, ${g.spent_tokens} tokens, ${g.spent_dollars_cents}¢)\n`);
+          process.stdout.write(`${String(g.id).padStart(4)}  ${g.status.padEnd(9)}  ${oneLine(g.title)}  (#${g.channel}, ${g.task_count} tasks, ${g.spent_tokens} tokens, ${g.spent_dollars_cents}¢)\n`);
         }
       });
     }));
@@ -100,15 +101,15 @@ function printSnapshot(s: Snapshot, json: boolean | undefined, position?: number
   const g = s.goal;
   const out: string[] = [];
   if (position !== undefined) out.push(`(as of log position ${position})`);
-  out.push(`Goal ${g.id} "${g.title}" — ${g.status}   #${g.channel}   coordinator ${g.coordinator}`);
+  out.push(`Goal ${g.id} "${oneLine(g.title)}" — ${g.status}   #${g.channel}   coordinator ${g.coordinator}`);
   out.push(`Budget: ${g.budget_tokens ?? '∞'} tokens / ${g.budget_dollars_cents ?? '∞'}¢   spent: ${g.spent_tokens} tokens / ${g.spent_dollars_cents}¢`);
   const walk = (n: TaskNode, depth: number) => {
-    out.push(`${'  '.repeat(depth + 1)}#${n.id} [${n.status}] ${n.title}${n.assignee ? ` (${n.assignee.name})` : ''} — ${n.rollup.tokens} tokens, ${n.rollup.dollars_cents}¢`);
+    out.push(`${'  '.repeat(depth + 1)}#${n.id} [${n.status}] ${oneLine(n.title)}${n.assignee ? ` (${n.assignee.name})` : ''} — ${n.rollup.tokens} tokens, ${n.rollup.dollars_cents}¢`);
     n.children.forEach((c) => walk(c, depth + 1));
   };
   out.push(s.tasks_tree.length ? 'Tasks:' : 'Tasks: none yet');
   s.tasks_tree.forEach((n) => walk(n, 0));
   out.push('Recent events:');
-  for (const e of s.recent_events.slice(-10)) out.push(`  ${e.created_at}  ${e.from}: ${e.body.split('\n')[0]}`);
+  for (const e of s.recent_events.slice(-10)) out.push(`  ${e.created_at}  ${e.from}: ${oneLine(e.body.split('\n')[0]!)}`);
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { ReportData } from '../report/data.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony report --goal ID --out FILE`: one self-contained HTML file about a goal (seed 001 D17). */
 export function registerReport(program: Command): void {
@@ -54,5 +55,5 @@ function summaryOf(d: ReportData) {
 
 const summaryLine = (d: ReportData): string => {
   const s = d.summary;
-  return `Goal ${d.goal.id} "${d.goal.title}" (${d.goal.status}): ${s.tasks} tasks, ${s.agents} agents (${s.spawnedAgents} spawned), ${s.runs} runs, ${s.events} events, ${s.tokens} tokens, ${s.cents}¢`;
+  return `Goal ${d.goal.id} "${oneLine(d.goal.title)}" (${d.goal.status}): ${s.tasks} tasks, ${s.agents} agents (${s.spawnedAgents} spawned), ${s.runs} runs, ${s.events} events, ${s.tokens} tokens, ${s.cents}¢`;
 };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { RunRow, RunRowStatus } from '../projections/run-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony runs list|show`: agent runs, newest first, and one run with its session transcript. */
 const STATUSES: readonly RunRowStatus[] = ['queued', 'running', 'refused', 'succeeded', 'failed', 'timed_out'];
@@ -42,7 +43,7 @@ export function registerRuns(program: Command): void {
         const transcript = sessionMessages(app.engine.db, run.runId);
         if (opts.json) return printJson({ ...summary(run), agent, wakes: run.wakes, output_tail: run.outputTail, transcript });
         const out = [line(run, agent), `wakes: ${run.wakes.map((w) => `${w.source} by ${w.by}${w.messageIds.length ? ` (messages ${w.messageIds.join(',')})` : ''}`).join('; ')}`];
-        if (run.reason) out.push(`reason: ${run.reason}`);
+        if (run.reason) out.push(`reason: ${oneLine(run.reason)}`);
         for (const m of transcript) out.push('', `--- ${m.role} #${m.seq} ${m.at}${m.truncated ? ' (truncated)' : ''}`, m.content);
         process.stdout.write(`${out.join('\n')}\n`);
       });

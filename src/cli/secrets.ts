@@ -6,6 +6,7 @@ import type { SecretInfo } from '../projections/secrets.js';
 import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /**
  * `colony secrets set|list|revoke` (DESIGN §3.11, §4). Values are sealed with the master key before they
@@ -55,7 +56,7 @@ export function registerSecrets(program: Command): void {
         if (opts.json) return printJson(rows.map(view));
         if (rows.length === 0) return void process.stdout.write('No secrets\n');
         for (const s of rows) {
-          const state = s.available ? 'available' : `${s.revokeReason ?? 'revoked'} ${s.revokedAt}`;
+          const state = s.available ? 'available' : `${oneLine(s.revokeReason ?? 'revoked')} ${s.revokedAt}`;
           process.stdout.write(`${String(s.secretId).padStart(4)}  ${s.name}  ${s.scopeLabel}  ${state}  set ${s.createdAt}  last used ${s.lastUsedAt ?? 'never'}\n`);
         }
       });

@@ -4,6 +4,7 @@ import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '..
 import type { Database, Durability } from '../db.js';
 import { DomainError } from '../errors.js';
 import { NAME_PATTERN } from '../commands/principals.js';
+import { oneLine } from './terminal.js';
 
 // Everything this module imports is cheap: every command's definition imports it, and `colony --help`
 // must not load the store (better-sqlite3) or the app. What an action needs is imported when it runs.
@@ -38,7 +39,10 @@ export function action<A extends unknown[]>(fn: (...args: A) => unknown | Promis
     } catch (e) {
       const known = e instanceof CliError || e instanceof DomainError;
       const message = e instanceof DomainError ? `${e.code}: ${e.message}` : (e as Error).message ?? String(e);
-      process.stderr.write(`colony: ${message.split('\n')[0]}\n`);
+      // Messages quote agent text (a DomainError naming a title): escaped, it cannot break the one line or
+      // reach the terminal as control sequences. A known error's lines are joined (some domain messages have
+      // two, and cutting would hide what follows a quoted newline); an unexpected one keeps its first.
+      process.stderr.write(`colony: ${oneLine(known ? message.replace(/\n+/g, ' ') : message.split('\n')[0]!)}\n`);
       if (!known && process.env.COLONY_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
       process.exitCode = 1;
     }
