@@ -6,6 +6,7 @@ import { createTeam, seedGoals } from './goal-data.js';
 import { benchGoalSnapshot } from './goal-snapshot.js';
 import { benchGoalsList } from './goals-list.js';
 import { benchMcpHttp, benchMcpStdio } from './mcp.js';
+import { benchMcpSessionFlood } from './mcp-sessions.js';
 import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
@@ -29,6 +30,7 @@ const TARGETS: Record<string, string> = {
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.7',
   claim_complete_per_s: '(no target yet)',
+  mcp_session_flood_rss_mb: 'ratio < 1.25 (bounded by the session caps)',
   goal_snapshot_ms: '< 20 ms',
   goal_snapshot_p95_ms: '< 20 ms',
   goals_list_ms: '< 100 ms at 100 goals (SC-011: < 1 s)',
@@ -49,6 +51,7 @@ const BASELINES: Record<string, string> = {
   mcp_http_calls_per_s: 'SDK minimal server, 10 HTTP sessions',
   mcp_stdio_calls_per_s: 'SDK minimal server over stdio',
   claim_complete_per_s: 'whoami pairs/s, same server and 10 agent sessions',
+  mcp_session_flood_rss_mb: 'RSS of the same server idle',
   goal_snapshot_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
   goal_snapshot_p95_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
   goals_list_ms: 'GET /health, same server',
@@ -83,6 +86,9 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
     say('claim_task + complete_task over Streamable HTTP, 10 agents…');
     results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
+    say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');
+    const flood = options.quick ? 1000 : 5000;
+    results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
     Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say));
     say('replay of 10,000 events and a snapshot…');
     results.replay_ms = await benchReplay(dir, 10_000, options.quick ? 3 : 7);

@@ -31,3 +31,15 @@ export function parsePositiveInt(name: string, value: string | undefined, fallba
   if (!Number.isInteger(n) || n < 0) throw invalidInput(`${name} must be a non-negative integer, not "${value}"`);
   return n;
 }
+
+/**
+ * A positive integer from the environment (unset or empty: the fallback). A bad value is an error naming
+ * the variable, never a silent fallback: a cap that quietly reverts to its default is no cap the owner set.
+ */
+export function envPositiveInt(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = /^[0-9]+$/.test(raw.trim()) ? Number(raw) : NaN; // no hex, exponents or fractions
+  if (!Number.isSafeInteger(n) || n < 1) throw invalidInput(`${name} must be a positive integer, not "${raw}"`, { field: name });
+  return n;
+}

@@ -8,21 +8,32 @@ import { oneLine } from './terminal.js';
 /** `colony audit tail|export`: the trail of MCP tool calls (audit.db, apart from the event log). */
 const OUTCOMES: readonly Outcome[] = ['success', 'error', 'blocked', 'pending_confirmation'];
 
+interface TailOptions {
+  tool?: string; principal?: string; principalId?: string; tenant?: string; status?: string; limit: string; json?: boolean;
+}
+
 export function registerAudit(program: Command): void {
   const audit = program.command('audit').description('the audit trail of MCP tool calls');
   audit
     .command('tail')
     .description('print the last audit rows')
     .option('--tool <name>', 'only this tool')
-    .option('--principal <p>', 'only this principal, e.g. agent:reviewer or user:owner')
+    .option('--principal <p>', 'only this principal name, e.g. agent:reviewer or user:owner (names repeat across tenants)')
+    .option('--principal-id <id>', 'only this principal, by id: agent:<id> or user:<id>')
+    .option('--tenant <userId>', 'only principals of this tenant (the owning user id)')
     .option('--status <outcome>', `only this outcome: ${OUTCOMES.join(' | ')}`)
     .option('-n, --limit <n>', 'how many', '20')
     .option('--json', 'one JSON object per row (NDJSON)')
-    .action(action((opts: { tool?: string; principal?: string; status?: string; limit: string; json?: boolean }, cmd: Command) => {
+    .action(action((opts: TailOptions, cmd: Command) => {
       if (opts.status && !OUTCOMES.includes(opts.status as Outcome)) throw new CliError(`--status must be one of ${OUTCOMES.join(', ')}, not "${opts.status}"`);
+      if (opts.principalId && !/^(agent|user):[1-9][0-9]*$/.test(opts.principalId)) {
+        throw new CliError(`--principal-id must be agent:<id> or user:<id>, not "${opts.principalId}"`);
+      }
+      const tenantId = opts.tenant === undefined ? undefined : parsePositiveInt('--tenant', opts.tenant, 0);
       const limit = parsePositiveInt('--limit', opts.limit, 20);
       return withAudit(cmd, (log) => {
-        const rows = log.query({ tool: opts.tool, principal: opts.principal, outcome: opts.status as Outcome | undefined, limit });
+        const filter = { tool: opts.tool, principal: opts.principal, principalId: opts.principalId, tenantId, outcome: opts.status as Outcome | undefined, limit };
+        const rows = log.query(filter);
         for (const r of rows) process.stdout.write(`${opts.json ? JSON.stringify(r) : line(r)}\n`);
       });
     }));
@@ -61,9 +72,10 @@ async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>)
   }
 }
 
-// The tool name is whatever the caller sent (an unknown tool is audited too).
+// The tool name is whatever the caller sent (an unknown tool is audited too). The principal's name, then
+// who it was (`agent:worker (agent:7, tenant 1)`): names repeat across tenants. Older rows show the name alone.
 const line = (r: AuditRow): string =>
-  `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}  ${oneLine(r.tool)}  ${r.outcome}${r.errorCode ? ` ${oneLine(r.errorCode)}` : ''}  ${r.durationMs} ms`;
+  `${String(r.id).padStart(6)}  ${r.at}  ${r.principal}${r.principalId ? ` (${r.principalId}, tenant ${r.tenantId})` : ''}  ${oneLine(r.tool)}  ${r.outcome}${r.errorCode ? ` ${oneLine(r.errorCode)}` : ''}  ${r.durationMs} ms`;
 
 /** An existing file is never overwritten. */
 function openExclusive(file: string): number {

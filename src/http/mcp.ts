@@ -5,35 +5,49 @@ import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { envPositiveInt } from '../config.js';
+import { principalRef, principalRefOf } from '../mcp/audit.js';
 import { actorOf, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { createMcpServer } from '../mcp/server.js';
 
 /**
  * `/mcp`: Streamable HTTP with stateful sessions — one MCP server per session, bound to the principal
- * that initialized it. Every request carries a bearer token (checked by the SDK's requireBearerAuth:
- * 401 + WWW-Authenticate when missing or bad, 403 without the `mcp` scope); a request on a session
- * must come from the same principal. Bodies up to 4 MiB; beyond, a JSON error.
+ * that initialized it by kind, id and tenant (never by name: another tenant may have an agent of the same
+ * name). Every request carries a bearer token (checked by the SDK's requireBearerAuth: 401 +
+ * WWW-Authenticate when missing or bad, 403 without the `mcp` scope); a request on a session must come
+ * from the same principal. Bodies up to 4 MiB; beyond, a JSON error. Open sessions are capped (SessionTable).
  */
 export const MAX_BODY = '4mb';
 // Static API tokens do not expire; the SDK requires an expiry, so they report one far ahead.
 const FAR_FUTURE = Math.floor(Date.UTC(2100, 0, 1) / 1000);
 
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  principal: string;
-  lastSeen: number;
-}
-
 /** Sessions idle this long are closed: clients that vanish without DELETE must not pile up. */
 export const SESSION_IDLE_MS = 30 * 60_000;
+export const SESSIONS_PER_PRINCIPAL = 32;
+export const SESSIONS_MAX = 1024;
 
-export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS): { close(): Promise<void> } {
-  const sessions = new Map<string, Session>();
-  const sweep = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const s of sessions.values()) if (s.lastSeen < cutoff) void s.transport.close();
-  }, Math.min(idleMs, 60_000));
+export interface McpOptions {
+  idleMs?: number;
+  /** Default: COLONY_MCP_SESSIONS_PER_PRINCIPAL, else 32. */
+  perPrincipal?: number;
+  /** Default: COLONY_MCP_SESSIONS_MAX, else 1024. */
+  maxSessions?: number;
+}
+
+export interface McpRoutes {
+  /** Open sessions now (for tests and benchmarks: the caps must hold under a flood). */
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}): McpRoutes {
+  const idleMs = options.idleMs ?? SESSION_IDLE_MS;
+  const sessions = new SessionTable(
+    options.perPrincipal ?? envPositiveInt('COLONY_MCP_SESSIONS_PER_PRINCIPAL', SESSIONS_PER_PRINCIPAL),
+    options.maxSessions ?? envPositiveInt('COLONY_MCP_SESSIONS_MAX', SESSIONS_MAX),
+  );
+  const sweep = setInterval(() => sessions.closeIdle(Date.now() - idleMs), Math.min(idleMs, 60_000));
   sweep.unref();
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -44,24 +58,29 @@ export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS
   };
   const auth = requireBearerAuth({ verifier, requiredScopes: ['mcp'] });
   const callerOf = (info: AuthInfo | undefined): Caller | null => (info?.extra?.caller as Caller | undefined) ?? null;
+  /** The session a request names, if it is there and this principal's; otherwise the error is answered. */
+  const sessionFor = (req: Request, res: Response, id: string): Session | null => {
+    const session = sessions.get(id);
+    if (!session) return (jsonRpcError(res, 404, 'Session not found'), null);
+    if (session.key !== keyOf(callerOf(req.auth)!)) return (jsonRpcError(res, 403, 'This session belongs to another principal'), null);
+    sessions.touch(id, session);
+    return session;
+  };
 
   app.post('/mcp', auth, express.json({ limit: MAX_BODY }), async (req: Request, res: Response) => {
     const caller = callerOf(req.auth)!;
     const id = req.header('mcp-session-id');
     if (id) {
-      const session = sessions.get(id);
-      if (!session) return void jsonRpcError(res, 404, 'Session not found');
-      if (session.principal !== actorOf(caller)) return void jsonRpcError(res, 403, 'This session belongs to another principal');
-      session.lastSeen = Date.now();
-      return void (await session.transport.handleRequest(req, res, req.body));
+      const session = sessionFor(req, res, id);
+      return void (session && (await session.transport.handleRequest(req, res, req.body)));
     }
     if (!isInitializeRequest(req.body)) return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => void sessions.set(sid, { transport, principal: actorOf(caller), lastSeen: Date.now() }),
+      onsessioninitialized: (sid) => sessions.add(sid, { transport, key: keyOf(caller), lastSeen: Date.now() }),
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) sessions.remove(transport.sessionId);
     };
     const server = createMcpServer(ctx, caller, (extra) => callerOf(extra.authInfo as AuthInfo | undefined));
     await server.connect(transport);
@@ -70,11 +89,9 @@ export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS
 
   const onSession = async (req: Request, res: Response) => {
     const id = req.header('mcp-session-id');
-    const session = id ? sessions.get(id) : undefined;
-    if (!session) return void jsonRpcError(res, id ? 404 : 400, id ? 'Session not found' : 'Bad Request: missing mcp-session-id');
-    if (session.principal !== actorOf(callerOf(req.auth)!)) return void jsonRpcError(res, 403, 'This session belongs to another principal');
-    session.lastSeen = Date.now();
-    await session.transport.handleRequest(req, res);
+    if (!id) return void jsonRpcError(res, 400, 'Bad Request: missing mcp-session-id');
+    const session = sessionFor(req, res, id);
+    if (session) await session.transport.handleRequest(req, res);
   };
   app.get('/mcp', auth, onSession);
   app.delete('/mcp', auth, onSession);
@@ -84,12 +101,94 @@ export function mountMcp(app: Express, ctx: McpContext, idleMs = SESSION_IDLE_MS
   app.use('/mcp', bodyErrors(ctx, callerOf));
 
   return {
+    sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
-      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
-      sessions.clear();
+      await sessions.closeAll();
     },
   };
+}
+
+/** The principal a session is bound to: `agent:7@1` (kind and id, then the tenant). */
+const keyOf = (caller: Caller): string => {
+  const { principalId, tenantId } = principalRef(caller);
+  return `${principalId}@${tenantId}`;
+};
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  key: string;
+  lastSeen: number;
+}
+
+/**
+ * Open sessions, least recently seen first — overall and per principal (a Map iterates in insertion
+ * order; a touch re-inserts, so the first entry is always the stalest). A new session first makes room
+ * under its principal's cap by closing that principal's stalest session, then under the global cap by
+ * closing the stalest overall. The per-principal cap comes first and is much smaller, so a principal
+ * flooding `initialize` only churns its own sessions: it can push out at most `perPrincipal` sessions of
+ * others (the ones it opens while under its own cap), and only the ones seen least recently.
+ * A session leaves both maps at once, so the counts hold even before its transport finishes closing.
+ */
+class SessionTable {
+  private readonly all = new Map<string, Session>();
+  private readonly byKey = new Map<string, Map<string, Session>>();
+
+  constructor(readonly perPrincipal: number, readonly max: number) {
+    if (![perPrincipal, max].every((n) => Number.isSafeInteger(n) && n >= 1)) throw new RangeError(`session caps must be positive integers: ${perPrincipal}, ${max}`);
+  }
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  get(id: string): Session | undefined {
+    return this.all.get(id);
+  }
+
+  touch(id: string, s: Session): void {
+    s.lastSeen = Date.now();
+    this.all.delete(id);
+    this.all.set(id, s);
+    const mine = this.byKey.get(s.key)!;
+    mine.delete(id);
+    mine.set(id, s);
+  }
+
+  add(id: string, s: Session): void {
+    const mine = this.byKey.get(s.key) ?? new Map<string, Session>();
+    while (mine.size >= this.perPrincipal) this.evict(mine.keys().next().value!);
+    while (this.all.size >= this.max) this.evict(this.all.keys().next().value!);
+    this.byKey.set(s.key, mine);
+    mine.set(id, s);
+    this.all.set(id, s);
+  }
+
+  remove(id: string): Session | undefined {
+    const s = this.all.get(id);
+    if (!s) return undefined;
+    this.all.delete(id);
+    const mine = this.byKey.get(s.key)!;
+    mine.delete(id);
+    if (mine.size === 0) this.byKey.delete(s.key);
+    return s;
+  }
+
+  /** Sessions not seen since `cutoff`: they sit at the front, so the walk stops at the first fresh one. */
+  closeIdle(cutoff: number): void {
+    for (const [id, s] of this.all) {
+      if (s.lastSeen >= cutoff) break;
+      this.evict(id);
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.all.keys()].map((id) => this.remove(id)!.transport.close()));
+  }
+
+  private evict(id: string): void {
+    void this.remove(id)?.transport.close();
+  }
 }
 
 function jsonRpcError(res: Response, status: number, message: string): void {
@@ -107,7 +206,7 @@ function bodyErrors(ctx: McpContext, callerOf: (info: AuthInfo | undefined) => C
     if (!tooLarge && err?.type !== 'entity.parse.failed') return next(err);
     const caller = callerOf(req.auth);
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: '(unreadable request)',
+      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: '(unreadable request)',
       argsDigest: 'unhashable', outcome: 'error', errorCode: tooLarge ? 'ErrBodyTooLarge' : 'ErrParse', durationMs: 0, commandId: null,
     });
     if (tooLarge) return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);

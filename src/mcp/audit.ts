@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { canonicalize } from 'json-canonicalize';
 import type { Database } from 'better-sqlite3';
 import { migrate, openDatabase, prepared } from '../db.js';
+import type { Caller } from './auth.js';
 
 /**
  * The audit trail of tool calls, kept apart from the domain event log in `<data>/audit.db`: one row per
@@ -10,12 +11,17 @@ import { migrate, openDatabase, prepared } from '../db.js';
  * secrets). The table is append-only by trigger. It runs at durability NORMAL: a process crash loses
  * nothing, a power cut may lose the last rows — the price of not adding an fsync to every read call.
  * It has no secondary index: every call writes a row and few people read them, so filters scan.
+ * `principal` is the name (`agent:worker`), which another tenant may reuse; `principalId` (`agent:7`,
+ * `user:1` — ids are unique per kind, not across kinds) and `tenantId` (the owning user) say who it was.
+ * Rows written before they existed (schema version 1) have them NULL.
  */
 export type Outcome = 'success' | 'error' | 'blocked' | 'pending_confirmation';
 
 export interface AuditEntry {
   at: string;
   principal: string;
+  principalId: string | null;
+  tenantId: number | null;
   tool: string;
   argsDigest: string;
   outcome: Outcome;
@@ -27,6 +33,19 @@ export interface AuditEntry {
 export interface AuditRow extends AuditEntry {
   id: number;
 }
+
+/** Who a caller is, by id and tenant, never by name: the key sessions are bound to and audit rows carry. */
+export interface PrincipalRef {
+  principalId: string;
+  tenantId: number;
+}
+
+export const principalRef = (caller: Caller): PrincipalRef =>
+  caller.kind === 'owner' ? { principalId: `user:${caller.userId}`, tenantId: caller.userId } : { principalId: `agent:${caller.agentId}`, tenantId: caller.ownerId };
+
+/** For audit rows: an unauthenticated call has neither. */
+export const principalRefOf = (caller: Caller | null): { principalId: string | null; tenantId: number | null } =>
+  caller ? principalRef(caller) : { principalId: null, tenantId: null };
 
 export const argsDigest = (args: unknown): string => {
   try {
@@ -49,18 +68,29 @@ const migrations = [
         CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;`);
     },
   },
+  {
+    // Names are not identities (two tenants may each have an agent `worker`). Existing rows keep NULL:
+    // the trail is append-only, and guessing an id from a name after the fact could name the wrong one.
+    version: 2,
+    up(db: Database) {
+      db.exec('ALTER TABLE audit_log ADD COLUMN principal_id TEXT; ALTER TABLE audit_log ADD COLUMN tenant_id INTEGER;');
+    },
+  },
 ];
 
 export interface AuditFilter {
   tool?: string;
   principal?: string;
+  /** `agent:7` or `user:1`. */
+  principalId?: string;
+  tenantId?: number;
   outcome?: Outcome;
   /** Rows with an id greater than this. */
   after?: number;
   limit?: number;
 }
 
-const COLUMNS = `id, at, principal, tool, args_digest AS argsDigest, outcome, error_code AS errorCode, duration_ms AS durationMs, command_id AS commandId`;
+const COLUMNS = `id, at, principal, principal_id AS principalId, tenant_id AS tenantId, tool, args_digest AS argsDigest, outcome, error_code AS errorCode, duration_ms AS durationMs, command_id AS commandId`;
 
 export class AuditLog {
   private constructor(readonly db: Database) {}
@@ -73,8 +103,9 @@ export class AuditLog {
   }
 
   record(e: AuditEntry): void {
-    prepared(this.db, 'INSERT INTO audit_log (at, principal, tool, args_digest, outcome, error_code, duration_ms, command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(e.at, e.principal, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId);
+    prepared(this.db, `INSERT INTO audit_log (at, principal, principal_id, tenant_id, tool, args_digest, outcome, error_code, duration_ms, command_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(e.at, e.principal, e.principalId, e.tenantId, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId);
   }
 
   /** Matching rows in id order; with no `after`, the last `limit` of them. */
@@ -83,6 +114,8 @@ export class AuditLog {
     const args: unknown[] = [filter.after ?? 0];
     if (filter.tool) (where.push('tool = ?'), args.push(filter.tool));
     if (filter.principal) (where.push('principal = ?'), args.push(filter.principal));
+    if (filter.principalId) (where.push('principal_id = ?'), args.push(filter.principalId));
+    if (filter.tenantId !== undefined) (where.push('tenant_id = ?'), args.push(filter.tenantId));
     if (filter.outcome) (where.push('outcome = ?'), args.push(filter.outcome));
     const limit = filter.limit ?? -1;
     if (filter.after === undefined && limit > 0) {

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
-import { argsDigest, type Outcome } from './audit.js';
+import { argsDigest, principalRefOf, type Outcome } from './audit.js';
 import { actorOf, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
@@ -32,7 +32,8 @@ export async function callTool(
   const tool = caller ? visibleTools(ctx, caller).find((t) => t.name === name) : undefined;
   const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', tool: name, argsDigest: digest ?? argsDigest(rawArgs),
+      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: name,
+      argsDigest: digest ?? argsDigest(rawArgs),
       outcome, errorCode: code, durationMs: Number(process.hrtime.bigint() - started) / 1e6, commandId,
     });
     return result;
