@@ -4,6 +4,7 @@ import { migrate, openDatabase, type Durability, type Migration } from './db.js'
 import { EventBus } from './events/bus.js';
 import type { Event, EventRow, StoredEvent } from './events/event.js';
 import { engineMigrations } from './events/schema.js';
+import { assertAnchored } from './events/anchor.js';
 import { importRows } from './events/commands.js';
 import { readHead, type ChainHead } from './events/store.js';
 import { verifyChain, type VerifyOptions, type VerifyResult } from './events/verify.js';
@@ -68,6 +69,7 @@ export class Engine {
   /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
   importRows(rows: readonly EventRow[]): StoredEvent[] {
     const stored = this.db.transaction(() => {
+      assertAnchored(this.db);
       const events = importRows(this.db, rows, this.clock().toISOString());
       this.projections.apply(this.db, events);
       const first = events[0];
@@ -84,6 +86,11 @@ export class Engine {
 
   verify(options?: VerifyOptions): VerifyResult {
     return verifyChain(this.db, options);
+  }
+
+  /** What opening does to projections, for a caller that opened with skipStartupRebuild to check the log first. */
+  ensureProjections(options: RebuildOptions = {}): RebuildReport | null {
+    return this.projections.ensureCurrent(this.db, { now: this.clock, ...options });
   }
 
   rebuild(names: readonly string[] = [], options: RebuildOptions = {}): RebuildReport {

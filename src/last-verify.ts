@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChainHead } from './events/store.js';
 import type { VerifyResult } from './events/verify.js';
 
 /**
@@ -45,4 +46,38 @@ export function readLastVerification(dataDir: string): VerificationRecord | null
   } catch {
     return 'unreadable';
   }
+}
+
+/**
+ * The start-up check's anchor (src/chain-check.ts): the head it last verified, kept beside the database
+ * in `<data>/chain-anchor.json` (not in it, so that deleting rows and then fixing the database's own
+ * bookkeeping is still caught) and apart from last-verify.json (a tail check is not a full audit).
+ */
+export interface ChainAnchor extends ChainHead {
+  at: string;
+}
+
+export const chainAnchorFile = (dataDir: string): string => join(dataDir, 'chain-anchor.json');
+
+/** The anchor file; null when there is none; 'unreadable' when it is there but is not one. */
+export function readChainAnchor(dataDir: string): ChainAnchor | null | 'unreadable' {
+  let text: string;
+  try {
+    text = readFileSync(chainAnchorFile(dataDir), 'utf8');
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? null : 'unreadable';
+  }
+  try {
+    const a = JSON.parse(text) as ChainAnchor;
+    return Number.isSafeInteger(a.position) && a.position >= 0 && /^[0-9a-f]{64}$/.test(a.hash) ? a : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+export function writeChainAnchor(dataDir: string, head: ChainHead, at: string): void {
+  const file = chainAnchorFile(dataDir);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ position: head.position, hash: head.hash, at } satisfies ChainAnchor)}\n`, { mode: 0o600 });
+  renameSync(tmp, file); // readers never see half a file
 }

@@ -4,7 +4,14 @@ import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
-/** `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once. */
+/** Shared with `colony stdio`: the override of the start-up chain check (src/chain-check.ts). */
+export const ACCEPT_HELP =
+  'start even though the start-up chain check fails: record the break in the log (ChainBreakAccepted), re-anchor the log at its real end and rebuild every projection from it';
+
+/**
+ * `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once.
+ * It first checks the log's tail from the last verified anchor and refuses a broken chain (--accept-broken-chain).
+ */
 export function registerServe(program: Command): void {
   program
     .command('serve')
@@ -12,16 +19,20 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'address to bind', process.env.COLONY_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 = any free port)', process.env.COLONY_PORT)
     .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
+    .option('--accept-broken-chain', ACCEPT_HELP)
     .action(
-      action(async (opts: { host: string; port?: string; owner: string }, cmd: Command) => {
+      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
         checkOwnerName(opts.owner);
-        const { openApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
+        const { openCheckedApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
+        const checking = progressBar('checking the chain');
         const bar = progressBar('rebuilding projections');
-        const app = openApp({ dataDir, durability, rebuild: { onProgress: bar.update } });
+        const { app, rebuild: r } = openCheckedApp({
+          dataDir, durability, rebuild: { onProgress: bar.update }, command: 'serve', acceptBroken: opts.acceptBrokenChain === true,
+          onProgress: checking.update, checked: checking.stop, say: (line) => process.stderr.write(`${line}\n`),
+        });
         bar.stop();
-        const r = app.engine.startupRebuild;
         if (r && r.events > 0) log.info({ ...r }, `rebuilt ${r.projections.join(', ')}: ${r.events} events, ${formatRate(r.eventsPerSecond)} events/s`);
         const fresh = ownerOf(app) ? null : createOwner(app, opts.owner, { actor: 'system' });
         const mcp = createMcpContext(app, buildToolRegistry());
@@ -63,12 +74,12 @@ export function registerServe(program: Command): void {
 
 /** What serving needs (the app, HTTP, MCP, the runtime), loaded only when `serve` runs. */
 async function loadServer() {
-  const [app, principals, http, log, context, tools, runtime, publicUrl] = await Promise.all([
-    import('../app.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
+  const [check, principals, http, log, context, tools, runtime, publicUrl] = await Promise.all([
+    import('../chain-check.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
     import('../mcp/context.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'), import('../public-url.js'),
   ]);
   return {
-    openApp: app.openApp, createOwner: principals.createOwner, ownerOf: principals.ownerOf, createHttpApp: http.createHttpApp, listen: http.listen,
+    openCheckedApp: check.openCheckedApp, createOwner: principals.createOwner, ownerOf: principals.ownerOf, createHttpApp: http.createHttpApp, listen: http.listen,
     log: log.log, createMcpContext: context.createMcpContext, buildToolRegistry: tools.buildToolRegistry, startRuntime: runtime.startRuntime,
     setServedUrl: publicUrl.setServedUrl,
   };

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ACCEPT_HELP } from './serve.js';
 import { action, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -6,14 +7,18 @@ export function registerStdio(program: Command): void {
   program
     .command('stdio')
     .description('serve MCP over stdio for the principal whose token is in $COLONY_TOKEN (stdout carries only the protocol)')
+    .option('--accept-broken-chain', ACCEPT_HELP)
     .action(
-      action(async (_opts: unknown, cmd: Command) => {
+      action(async (opts: { acceptBrokenChain?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         requireInitialized(dataDir);
-        const [{ openApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
-          import('../app.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
+        const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
+          import('../chain-check.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
         ]);
-        const app = openApp({ dataDir, durability });
+        // The same start-up chain check as serve's; its lines go to stderr (stdout carries only the protocol).
+        const { app } = openCheckedApp({
+          dataDir, durability, command: 'stdio', acceptBroken: opts.acceptBrokenChain === true, say: (line) => process.stderr.write(`${line}\n`),
+        });
         // Over stdio the client started this process in its own working directory: task_create infers the project from it.
         const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
         const runtime = startRuntime(app);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ChainHead } from '../events/store.js';
 import type { VerifyResult } from '../events/verify.js';
-import { lastVerifyFile, recordVerification } from '../last-verify.js';
+import { lastVerifyFile, readChainAnchor, recordVerification } from '../last-verify.js';
 import { action, CliError, globals, openExistingStore, printJson, progressBar } from './shared.js';
 
 /** `colony verify`: walks the hash chain; exit 0 when it holds, 1 with the first bad position when not. */
@@ -10,23 +10,26 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('verify the hash chain of the whole event log')
     .option('--json', 'print the result as JSON')
-    .option('--expect-head <position:hash>', 'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain)')
+    .option('--expect-head <position:hash>', 'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain); default: the head the last start-up check verified')
     .action(
       action(async (opts: { json?: boolean; expectHead?: string }, cmd: Command) => {
-        const expectHead = opts.expectHead === undefined ? undefined : parseHead(opts.expectHead);
         const { dataDir } = globals(cmd);
-        const { verifyChain } = await import('../events/verify.js');
+        const expectHead = opts.expectHead === undefined ? startAnchor(dataDir) : parseHead(opts.expectHead);
+        const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([import('../events/verify.js'), import('../events/anchor.js')]);
         const db = await openExistingStore(dataDir);
         const bar = opts.json ? progressBar('') : progressBar('verifying');
         try {
           const result = verifyChain(db, { onProgress: bar.update, expectHead });
           bar.stop();
           record(dataDir, result);
-          if (opts.json) printJson(result);
+          // An audit keeps reporting a break for good; it also says which breaks an operator accepted, when and who.
+          const accepted = result.ok ? [] : acceptedBreaks(db);
+          if (opts.json) printJson(accepted.length > 0 ? { ...result, accepted } : result);
           if (result.ok) {
             if (!opts.json) process.stdout.write(`ok: ${result.events} events, chain head ${result.head.hash} at position ${result.head.position}\n`);
           } else {
             process.stderr.write(`colony: verify failed at position ${result.position}: ${result.reason} (${result.message})\n`);
+            if (result.reason !== 'accepted_break') for (const b of accepted) process.stderr.write(`colony: note: ${describeAcceptance(b)}\n`);
             process.exitCode = 1;
           }
         } finally {
@@ -43,6 +46,15 @@ function record(dataDir: string, result: VerifyResult): void {
   } catch (e) {
     process.stderr.write(`colony: warning: could not record the outcome in ${lastVerifyFile(dataDir)}: ${(e as Error).message}\n`);
   }
+}
+
+/**
+ * Without --expect-head, the head the last start-up check verified (chain-anchor.json): the log must
+ * still hold it, so a tail cut after it is caught even when the database's own bookkeeping was fixed.
+ */
+function startAnchor(dataDir: string): ChainHead | undefined {
+  const anchor = readChainAnchor(dataDir);
+  return anchor && anchor !== 'unreadable' ? { position: anchor.position, hash: anchor.hash } : undefined;
 }
 
 function parseHead(value: string): ChainHead {

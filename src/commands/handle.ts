@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import type { ExpectedVersion } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
+import { assertAnchored } from '../events/anchor.js';
 import { eventsOfCommand, findCommand, recordCommand } from '../events/commands.js';
 import type { Event, EventMeta, StoredEvent } from '../events/event.js';
 import { appendToStream, checkExpectedVersion } from '../events/store.js';
@@ -15,6 +16,7 @@ import { loadState } from './state.js';
  * transaction — or joins the one already open, as a savepoint — and everything inside it commits or
  * rolls back together: the appends of every stream it touched, their projections, the ids it took and
  * the record of the command id. Stored events are published on the bus only after the outermost commit.
+ * The outermost one first checks the log's tail against its anchor (ErrChainBroken: events/anchor.ts).
  */
 export interface EngineContext {
   readonly db: Database;
@@ -77,6 +79,8 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     correlationId: options.correlationId ?? null,
   };
   const result = runner(db)((): TransactResult<T> => {
+    // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
+    assertAnchored(db);
     if (keyed && findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
     const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
     open.set(db, uow);

@@ -33,12 +33,6 @@ export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] 
   return readAll(db, { after: c.firstPosition - 1, to: c.lastPosition, limit: c.lastPosition - c.firstPosition + 1 });
 }
 
-/** Where the log's own row says it ends: every command advances it with its last position. */
-export function recordedLogEnd(db: Database): number {
-  const row = prepared(db, `SELECT position FROM es_projections WHERE name = '$log'`).get() as { position: number } | undefined;
-  return row?.position ?? 0;
-}
-
 /**
  * Appends rows exactly as given — hashes, schema versions, meta and all — for restoring an exported
  * log or loading a golden fixture. Each row must continue the chain: the next position, a prev_hash

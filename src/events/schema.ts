@@ -1,4 +1,5 @@
 import type { Migration } from '../db.js';
+import { GENESIS_HASH } from './hash.js';
 
 /**
  * The engine's own tables, migrated by `PRAGMA user_version`. Projections own their read tables and
@@ -13,8 +14,9 @@ import type { Migration } from '../db.js';
  * - `es_projections`: each projection's code version and the position it has applied; `stale` marks one
  *   that missed events (appended by a process that did not have it) and must be rebuilt. Its row `$log`
  *   is the log's own: advanced by every command in the same statement as the projections (same page),
- *   it anchors the log's end, which is how `verify` catches a deleted tail or rows slipped in behind
- *   the engine's back.
+ *   it anchors the log's end — position and, since version 2, hash — which is how `verify` catches a
+ *   deleted tail or rows slipped in behind the engine's back, and how every command refuses to continue
+ *   a chain whose tail is not the one the last command left (events/anchor.ts).
  * - `es_sequences`: high-water marks of integer ids per kind.
  */
 export const engineMigrations: readonly Migration[] = [
@@ -64,6 +66,20 @@ export const engineMigrations: readonly Migration[] = [
           name  TEXT PRIMARY KEY,
           value INTEGER NOT NULL
         );
+      `);
+    },
+  },
+  {
+    // The log end's hash beside its position: a position alone cannot tell the real last row from one
+    // rewritten or cut and re-grown to the same length. Initialized from the row the position names; a
+    // log that lacks that row (already tampered with) keeps NULL, which no tail matches.
+    version: 2,
+    up(db) {
+      db.exec(`
+        ALTER TABLE es_projections ADD COLUMN hash TEXT;
+        UPDATE es_projections
+          SET hash = CASE WHEN position = 0 THEN '${GENESIS_HASH}' ELSE (SELECT e.hash FROM es_events e WHERE e.position = es_projections.position) END
+          WHERE name = '$log';
       `);
     },
   },

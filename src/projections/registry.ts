@@ -2,12 +2,11 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from '../events/event.js';
+import { LOG_ROW } from '../events/anchor.js';
 import { readHead } from '../events/store.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
 import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
 
-/** The log's own row in es_projections (see events/schema.ts). */
-const LOG_ROW = '$log';
 
 export interface ProjectionStatus {
   name: string;
@@ -68,12 +67,20 @@ export class ProjectionRegistry {
   }
 
   /**
-   * Records that the registered projections applied the events after `previous` up to `last`. A
-   * projection whose position was not `previous` missed events another process appended without it:
-   * it is marked stale (it is being applied inline from here on, so only a full rebuild can fix it).
+   * Records that the registered projections applied the events after `previous` up to `last`, and
+   * anchors the log's end at `last` with that row's hash (what the next command checks the tail
+   * against: events/anchor.ts). A projection whose position was not `previous` missed events another
+   * process appended without it: it is marked stale (it is being applied inline from here on, so only a
+   * full rebuild can fix it).
    */
   markApplied(db: Database, previous: number, last: number): void {
-    const advanced = prepared(db, `UPDATE es_projections SET position = ? WHERE position = ? AND name IN (${this.nameList})`).run(last, previous);
+    // One statement for the log's anchor and every projection (they share a page; this is the hot path).
+    // The hash is read by rowid inside it: the row this transaction just wrote at `last`.
+    const advanced = prepared(
+      db,
+      `UPDATE es_projections SET position = ?, hash = CASE name WHEN '${LOG_ROW}' THEN (SELECT hash FROM es_events WHERE position = ?) ELSE hash END
+       WHERE position = ? AND name IN (${this.nameList})`,
+    ).run(last, last, previous);
     if (advanced.changes < this.projections.length + 1) {
       prepared(db, `UPDATE es_projections SET stale = 1 WHERE position <> ? AND name IN (${this.nameList})`).run(last);
     }
