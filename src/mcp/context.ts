@@ -1,10 +1,9 @@
 import type { App } from '../app.js';
-import { activeProjectPaths } from '../projections/projects.js';
 import { VERSION } from '../version.js';
 import { AuditLog } from './audit.js';
 import { Authenticator } from './auth.js';
 import { Confirmations } from './confirm.js';
-import { PathPolicy } from './paths.js';
+import { pathPolicyFor, type PathPolicy } from './paths.js';
 import type { ToolRegistry } from './registry.js';
 import type { Reactor } from '../runtime/reactor.js';
 
@@ -37,5 +36,4 @@ export function createMcpContext(app: App, tools: ToolRegistry, options: { audit
   };
 }
 
-/** The path policy for tool arguments: the workspace, COLONY_ALLOWED_ROOTS and every active project's path (DESIGN §3.16). */
-export const pathPolicyFor = (app: App): PathPolicy => PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));
+export { pathPolicyFor };

@@ -1,6 +1,9 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { App } from '../app.js';
 import { DomainError, invalidInput } from '../errors.js';
+import { log } from '../log.js';
+import { activeProjectPaths } from '../projections/projects.js';
 
 /**
  * Path policy (DESIGN §3.16), applied to every path-like argument of every tool before the call runs.
@@ -8,6 +11,10 @@ import { DomainError, invalidInput } from '../errors.js';
  * must lie inside an allowed root: the data dir's workspace, each registered project's path, and the
  * entries of COLONY_ALLOWED_ROOTS. Accepted values are replaced by the resolved absolute path, so the
  * handler acts on exactly what was checked.
+ *
+ * Registered roots (projects' paths) were resolved when they were registered and are re-resolved on
+ * every use: one that no longer resolves to itself — its directory swapped for a symlink — is not a
+ * root any more (it is reported, never trusted), so a symlink cannot carry the roots elsewhere.
  */
 const PATH_FIELDS = new Set([
   'path', 'cwd', 'root', 'directory', 'directories', 'file', 'files', 'file_path', 'input_path', 'output_path', 'output_dir',
@@ -18,18 +25,27 @@ export const isPathField = (name: string): boolean =>
   PATH_FIELDS.has(name) || name.endsWith('_path') || name.endsWith('_dir') || name.endsWith('_directory');
 
 export class PathPolicy {
-  constructor(private readonly roots: () => readonly string[]) {}
+  constructor(private readonly roots: () => readonly string[], private readonly pinned: () => readonly string[] = () => []) {}
 
-  /** The roots from the data dir and the environment, plus `extra()` (registered projects, later). */
-  static forDataDir(dataDir: string, extra: () => readonly string[] = () => [], env = process.env): PathPolicy {
+  /** The roots from the data dir and the environment, plus `registered()` (projects' paths, pinned: see above). */
+  static forDataDir(dataDir: string, registered: () => readonly string[] = () => [], env = process.env): PathPolicy {
     const workspace = join(dataDir, 'workspace');
     mkdirSync(workspace, { recursive: true, mode: 0o700 });
     const fromEnv = (env.COLONY_ALLOWED_ROOTS ?? '').split(delimiter).filter(Boolean);
-    return new PathPolicy(() => [workspace, ...fromEnv, ...extra()]);
+    return new PathPolicy(() => [workspace, ...fromEnv], registered);
   }
 
   allowedRoots(): string[] {
-    return [...new Set(this.roots().map((r) => realResolve(r)))];
+    const pinned = this.pinned().filter((r) => movedTo(r) === null);
+    return [...new Set([...this.roots().map((r) => realResolve(r)), ...pinned])];
+  }
+
+  /** Registered roots that resolve elsewhere now (swapped for a symlink, or replaced), each with where it points. */
+  movedRoots(): { root: string; resolvesTo: string }[] {
+    return this.pinned().flatMap((root) => {
+      const to = movedTo(root);
+      return to === null ? [] : [{ root, resolvesTo: to }];
+    });
   }
 
   /** Returns the arguments with every path-like value resolved, or throws naming the first bad field. */
@@ -55,6 +71,29 @@ export class PathPolicy {
     }
     return resolved;
   }
+}
+
+/** Where a registered root resolves now if that is not itself (a missing directory is not moved: it may be created again). */
+function movedTo(root: string): string | null {
+  const now = realResolve(root);
+  if (now === root) return null;
+  log.warn({ root, resolvesTo: now }, 'a registered path resolves elsewhere now: it is no longer an allowed root');
+  return now;
+}
+
+/** The path policy for a Colony: the workspace, COLONY_ALLOWED_ROOTS and every active project's path (DESIGN §3.16). */
+export const pathPolicyFor = (app: App): PathPolicy => PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));
+
+/** A path registered earlier, re-checked now: it must still resolve to itself and lie inside the allowed roots. */
+export function recheckRegistered(policy: PathPolicy, path: string, what: string): string {
+  const now = realResolve(path);
+  if (now !== path) {
+    throw new DomainError('ErrPathMoved', `${what} ${path} now resolves to ${now}: a registered path that moves is refused, never trusted`, { path, resolvesTo: now });
+  }
+  if (!policy.allowedRoots().some((root) => inside(now, root))) {
+    throw new DomainError('ErrPathOutsideRoots', `${what} ${path} lies outside the allowed roots`, { path });
+  }
+  return now;
 }
 
 const inside = (path: string, root: string): boolean => {

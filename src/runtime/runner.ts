@@ -14,6 +14,7 @@ import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principal
 import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
 import { getProject } from '../projections/projects.js';
 import { launch, type RunningProcess } from './harness.js';
+import { realResolve } from '../mcp/paths.js';
 import { parseFinalUsage } from './usage.js';
 
 /**
@@ -35,8 +36,12 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     const failed = failRun(app, run.runId, `agent ${agent.name} has no token Colony can start it with; rotate it (colony agents token ${agent.name} --rotate)`);
     return { run: failed, process: null, done: Promise.resolve(failed) };
   }
-  const secrets = secretsFor(app, run, agent);
   const cwd = workingDirectory(app, agent);
+  if (typeof cwd !== 'string') {
+    const failed = failRun(app, run.runId, cwd.problem);
+    return { run: failed, process: null, done: Promise.resolve(failed) };
+  }
+  const secrets = secretsFor(app, run, agent);
   const env = { ...secrets, ...colonyEnv(app, run, agent, token, options.mcpUrl) };
   const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
   const process = launch({
@@ -59,11 +64,18 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
   return { run: getRun(app.engine.db, run.runId)!, process, done };
 }
 
-/** The agent's project directory when it has a project (xylocopa's agents work in theirs), else its own under the workspace. */
-function workingDirectory(app: App, agent: AgentRow): string {
+/**
+ * The agent's project directory when it has a project (xylocopa's agents work in theirs), else its own
+ * under the workspace. A project directory is re-resolved first: one swapped for a symlink since it was
+ * registered would start the agent elsewhere, so the run fails instead (DESIGN §3.16).
+ */
+function workingDirectory(app: App, agent: AgentRow): string | { problem: string } {
   const projectId = runtimeOf(app.engine.db, agent.agentId).projectId;
   const project = projectId === null ? null : getProject(app.engine.db, projectId);
-  if (project && !project.archived && existsSync(project.path)) return project.path;
+  if (project && !project.archived && existsSync(project.path)) {
+    const now = realResolve(project.path);
+    return now === project.path ? project.path : { problem: `project ${project.name}'s directory ${project.path} now resolves to ${now}: the run was not started there` };
+  }
   const own = join(app.dataDir, 'workspace', 'agents', agent.name);
   mkdirSync(own, { recursive: true });
   return own;

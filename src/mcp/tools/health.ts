@@ -8,6 +8,8 @@ import { lastVerifyFile, readLastVerification } from '../../last-verify.js';
 import { tenantCounts } from '../../projections/overview-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
+import { pathPolicyFor } from '../paths.js';
+import { listProjects } from '../../projections/projects.js';
 
 /**
  * system_health (xylocopa, reference §1.5), adapted to Colony: the database answers, where the hash chain's
@@ -31,6 +33,8 @@ const Health = z.object({
   last_verification: Verification.optional(),
   projections: z.array(ProjectionState).optional(),
   projects: z.number().int().optional().describe('Active projects of your team'),
+  moved_paths: z.array(z.object({ path: z.string(), resolves_to: z.string() })).optional()
+    .describe('Registered project paths that resolve elsewhere now (swapped for a symlink): no longer allowed roots, refused on every use'),
   goals: Counts.optional(), tasks: Counts.optional(), agents: Counts.optional().describe('By runtime status'),
   data_dir: z.string(),
 });
@@ -58,9 +62,11 @@ function health(app: App, tenant: number): HealthT {
     state: s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion ? 'OK' as const : 'BEHIND' as const,
   }));
   const counts = tenantCounts(db, tenant);
+  const mine = new Set(listProjects(db, tenant, false).map((p) => p.path));
+  const moved = pathPolicyFor(app).movedRoots().filter((m) => mine.has(m.root)).map((m) => ({ path: m.root, resolves_to: m.resolvesTo }));
   return {
     ...base, db: { state: 'OK', path, journal_mode: String(db.pragma('journal_mode', { simple: true })) }, chain: head,
-    last_verification: verification(app), projections, ...counts,
+    last_verification: verification(app), projections, ...counts, moved_paths: moved,
   };
 }
 
@@ -101,6 +107,7 @@ export function healthText(h: HealthT): string {
     `- projections: ${p.filter((x) => x.state === 'OK').length}/${p.length} at the head`,
     ...p.map((x) => `  - ${x.name}: ${x.state === 'OK' ? `OK (position ${x.position})` : `BEHIND (position ${x.position} of ${h.chain!.position}${x.stale ? ', stale' : ''}${x.stored_version !== x.code_version ? `, version ${x.stored_version ?? 'none'} of ${x.code_version}` : ''})`}`),
     `- projects: ${h.projects} (active)`,
+    ...(h.moved_paths ?? []).map((m) => `  - MOVED: \`${m.path}\` now resolves to \`${m.resolves_to}\`: refused until it is itself again`),
     `- goals: ${total(h.goals!)}${withStatuses(h.goals!, GOAL_STATUSES)}`,
     `- tasks: ${total(h.tasks!)} (all-time)${withStatuses(h.tasks!, TASK_STATUSES)}`,
     `- agents: ${total(agents)} total, ${agents.executing ?? 0} active${withStatuses(agents, ['idle', 'executing', 'error', 'stopped'])}`,
