@@ -4,7 +4,7 @@ import { proposeTaskTree } from '../src/actions/proposals.js';
 import { claimTask, completeTask, reportUsage } from '../src/actions/tasks.js';
 import type { App } from '../src/app.js';
 import type { Speaker } from '../src/actions/channels.js';
-import type { TreeNode } from '../src/events/proposals.js';
+import type { TreeRequest as TreeNode } from '../src/events/proposals.js';
 
 /**
  * Goal data for the goal benchmarks, built only through Colony's own commands (create_goal,

@@ -17,6 +17,7 @@ import { runsProjection } from './projections/runs.js';
 import { probesProjection } from './projections/probes.js';
 import { projectsProjection } from './projections/projects.js';
 import { webappsProjection } from './projections/webapps.js';
+import { verifiersProjection } from './projections/verifiers.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -25,7 +26,7 @@ import type { Clock } from './clock.js';
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection, webappsProjection,
+  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection, webappsProjection, verifiersProjection,
 ];
 
 export interface App {

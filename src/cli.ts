@@ -17,6 +17,7 @@ import { registerStdio } from './cli/stdio.js';
 import { guardOutput, terminalSafe } from './cli/terminal.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
+import { registerVerifiers } from './cli/verifiers.js';
 
 /** The `colony` command line. Each command lives in src/cli/<command>.ts. */
 export function buildProgram(): Command {
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerRuns(program);
   registerGoals(program);
   registerSecrets(program);
+  registerVerifiers(program);
   registerAudit(program);
   registerVerify(program);
   registerRebuild(program);

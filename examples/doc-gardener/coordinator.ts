@@ -1,6 +1,6 @@
 import type { RunContext } from './agent.js';
 import { sleep, type Colony } from './colony-client.js';
-import { COORDINATOR, REPORT_CHECK, REPORT_FILE, SCANNER, TASK, VERIFIER, type AssignmentMetadata } from './shared.js';
+import { COORDINATOR, REPORT_RECIPE, REPORT_FILE, SCANNER, TASK, VERIFIER, type AssignmentMetadata } from './shared.js';
 import { allTasks, CLOSED_GOAL, FINISHED_TASK, goalSnapshot, leavesOf, type GoalSnapshot } from './tasks.js';
 
 /**
@@ -54,7 +54,7 @@ function treeFor(s: GoalSnapshot) {
         acceptance_criteria: 'An artifact in the goal channel with the real commands and options as JSON.' },
       { title: TASK.diff, billing_code: 'report', description: `Compare documented and real flags per command and write the findings to ${REPORT_FILE} (Markdown) in your working directory.`,
         acceptance_criteria: `${REPORT_FILE} exists and starts with the report header; the findings are posted to the goal channel.`,
-        verifier_config: { kind: 'command', cmd: REPORT_CHECK, timeout_sec: 30 } },
+        verifier_config: { kind: 'command', recipe: REPORT_RECIPE } },
     ],
   };
 }

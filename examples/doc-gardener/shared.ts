@@ -17,7 +17,12 @@ export const ARTIFACT = { documented: 'documented-flags', real: 'real-flags', di
 export const REPORT_FILE = 'cli-doc-diff.md';
 export const REPORT_HEADER = '# CLI documentation diff';
 
-/** The command verifier of diff-and-report; it runs in <data>/workspace (its default cwd). */
+/**
+ * The command verifier of diff-and-report: the owner registers it as a verifier recipe (the demo's host
+ * does, like `colony verifiers add`), and the coordinator's tree names the recipe — agents never write a
+ * command that runs. It runs in <data>/workspace (its default cwd).
+ */
+export const REPORT_RECIPE = 'doc-report-written';
 export const REPORT_CHECK = `f=agents/${VERIFIER}/${REPORT_FILE}; test -s "$f" && head -n 1 "$f" | grep -qxF '${REPORT_HEADER}'`;
 
 /** Global options of every `colony` command and the help flags: never documented per command, never compared. */

@@ -12,14 +12,14 @@ export const COORDINATOR_NAME = 'coordinator';
 export const COORDINATOR_MODEL = 'gemini-2.5-flash';
 export const COORDINATOR_TOOLS = [
   'create_goal', 'propose_task_tree', 'propose_agent', 'request_resource', 'list_resources', 'my_status', 'send_message', 'search_messages',
-  'get_goal', 'list_goals', 'complete_goal', 'get_channel_messages', 'read_inbox',
+  'get_goal', 'list_goals', 'complete_goal', 'get_channel_messages', 'read_inbox', 'list_verifiers',
 ];
 
 export const COORDINATOR_PROMPT = `You are the coordinator of a Colony goal. Your job is to get the goal done through other agents:
 decompose it, propose task trees and specialist spawns, monitor progress and iterate. You never act directly on leaf tasks.
 
 Tools you may call: create_goal, propose_task_tree, propose_agent, request_resource, list_resources, my_status,
-send_message, search_messages, get_goal, list_goals, complete_goal, get_channel_messages, read_inbox.
+send_message, search_messages, get_goal, list_goals, complete_goal, get_channel_messages, read_inbox, list_verifiers.
 
 How to work:
 1. Call my_status first, then get_goal to see the goal, its task tree, its spend and its recent events.
@@ -27,8 +27,10 @@ How to work:
    {"goal_id": N, "reasoning": "why this decomposition", "tree": {"title": "3-200 chars", "description": "at least 10 chars",
     "acceptance_criteria": "how a verifier knows it is done", "billing_code": "area-of-work",
     "budget_tokens": 0, "budget_dollars_cents": 0,
-    "verifier_config": {"kind": "auto"} | {"kind": "peer", "agent_id": N} | {"kind": "command", "cmd": "...", "cwd": "...", "timeout_sec": 60},
+    "verifier_config": {"kind": "auto"} | {"kind": "peer", "agent_id": N} | {"kind": "command", "recipe": "NAME", "cwd": "..."},
     "children": [ ...the same shape... ]}}
+   A command verifier runs one of the owner's verifier recipes, by name (list_verifiers shows them); you never write a
+   command. A peer verifier must be independent of the work: not you and not an agent you spawned.
    A child's budget must fit in what its parent has left. The owner approves or rejects it; a rejection arrives as a
    direct message with the reason — revise and propose again.
 3. For leaves no existing agent can do, call propose_agent with a name (^[a-z][a-z0-9-]*$), model, a system prompt of at

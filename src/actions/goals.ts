@@ -28,6 +28,7 @@ export interface NewGoal {
 export interface CreatedGoal { goalId: number; slug: string; channelId: number; coordinatorAgentId: number; status: 'draft' }
 
 export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Actor): CreatedGoal {
+  checkApprovalMode(by, input.approvalMode);
   const result = app.engine.transact(actor, (uow) => {
     const db = app.engine.db;
     const coordinator = resolveCoordinator(app, by.tenant, input.coordinatorConfig, actor);
@@ -63,6 +64,26 @@ export function closeGoal(app: App, by: Speaker, goalId: number, to: ClosingStat
       throw new DomainError('ErrForbidden', `only the goal's owner or its coordinator may complete goal ${goalId}`, { goal_id: goalId });
     }
     app.engine.handle(goalDecider, goalStream(goalId), { type: 'CloseGoal', to, summary, by: who(by) }, actor);
+  });
+  return getGoal(app.engine.db, goalId)!;
+}
+
+/**
+ * Auto-approval is the owner's choice (DESIGN §8): an agent — which a prompt injection may drive — never
+ * turns it on, or it would approve its own proposals. It covers only registered commands (verifier recipes).
+ */
+function checkApprovalMode(by: Speaker, mode: ApprovalMode): void {
+  if (mode === 'auto' && !isOwner(by)) {
+    throw new DomainError('ErrApprovalModeForbidden', 'approval_mode "auto" is the owner\'s choice: create the goal in "human" mode; the owner may switch it (set_goal_approval_mode, `colony goals mode ID auto`)', { approval_mode: mode });
+  }
+}
+
+/** The owner switches a goal between human and automatic approval of its proposals. */
+export function setApprovalMode(app: App, by: Speaker, goalId: number, to: ApprovalMode, actor: Actor): GoalRow {
+  if (!isOwner(by)) throw new DomainError('ErrApprovalModeForbidden', 'only the goal\'s owner sets its approval mode');
+  app.engine.transact(actor, () => {
+    goalFor(app, by, goalId);
+    app.engine.handle(goalDecider, goalStream(goalId), { type: 'SetApprovalMode', to, by: who(by) }, actor);
   });
   return getGoal(app.engine.db, goalId)!;
 }

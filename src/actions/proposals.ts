@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { channelDecider, MAX_BODY } from '../commands/channels.js';
+import { channelDecider } from '../commands/channels.js';
 import { goalDecider } from '../commands/goals.js';
 import { proposalDecider } from '../commands/proposals.js';
 import { taskDecider } from '../commands/tasks.js';
@@ -7,16 +7,18 @@ import { checkTree, planTree } from '../commands/task-tree.js';
 import { DomainError } from '../errors.js';
 import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
-import { proposalStream, type TreeNode } from '../events/proposals.js';
+import { proposalStream, type TreeNode, type TreeRequest } from '../events/proposals.js';
 import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent, sameLineage } from '../projections/principals.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
 import { tasksOfGoal } from '../projections/task-queries.js';
 import { getProposal, pendingTreeProposal, proposalByMessage, type ProposalRow } from '../projections/proposal-queries.js';
 import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
 import { materializeAgent } from './spawning.js';
+import { commandVerifierOf, recipeProblem } from './verifiers.js';
+import { renderProposal } from './proposal-card.js';
 import type { Actor } from './principals.js';
 
 /**
@@ -26,7 +28,7 @@ import type { Actor } from './principals.js';
  */
 export interface Proposed { proposalId: number; proposalMessageId: number; channelId: number; approved: boolean; taskIds: number[] }
 
-export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning: string, tree: TreeNode, actor: Actor): Proposed {
+export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning: string, request: TreeRequest, actor: Actor): Proposed {
   const result = app.engine.transact(actor, (uow) => {
     const db = app.engine.db;
     const goal = goalFor(app, by, goalId);
@@ -39,8 +41,8 @@ export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning
       throw new DomainError('ErrProposalPending', `goal ${goalId} already has a pending task-tree proposal (${pending.proposalId}): wait for the owner's decision`,
         { goal_id: goalId, proposal_id: pending.proposalId, proposal_message_id: pending.messageId });
     }
+    const tree = resolveVerifiers(app, goal, by, request);
     const taskCount = checkTree(tree, budgetLeft(app, goal));
-    checkPeerVerifiers(app, goal, tree);
     const proposalId = uow.ids.next('proposal');
     const body = renderProposal(goal, proposalId, by.name, reasoning, tree, taskCount);
     const sent = sendToChannel(app, by, { name: 'approvals' }, { body, subject: `Task tree for goal #${goalId}: ${goal.title}`, priority: 7,
@@ -69,16 +71,46 @@ function fromEvents(events: readonly { type: string; data: unknown }[]) {
   return { proposalId: d.proposalId, proposalMessageId: d.messageId, channelId: d.channelId, auto: false };
 }
 
-/** A peer verifier must be an agent of the goal's owner: a task no one can verify would wait forever. */
-function checkPeerVerifiers(app: App, goal: GoalRow, tree: TreeNode): void {
+/**
+ * The tree as the proposal records it. A command verifier names an owner-registered recipe and gets its
+ * exact command line copied in (what the card shows is what runs). A peer verifier must be an agent of
+ * the goal's owner (a task no one can verify would wait forever) and independent of the proposer: not
+ * the proposer itself nor in its spawn lineage — the team that proposes the work does it, and a verdict
+ * never comes from the worker or its lineage (claims are checked again against the verifier).
+ */
+function resolveVerifiers(app: App, goal: GoalRow, by: Speaker, request: TreeRequest): TreeNode {
+  const proposer = agentIdOf(by);
+  const walk = (node: TreeRequest, path: string, depth: number): TreeNode => {
+    if (depth > MAX_TREE_DEPTH) throw new DomainError('ErrInvalidInput', `${path}: a task tree is at most ${MAX_TREE_DEPTH} levels deep`, { path, max_depth: MAX_TREE_DEPTH });
+    const v = node.verifier_config;
+    if (v?.kind === 'peer') checkPeer(app, goal, proposer, v.agent_id, path);
+    const verifier = v?.kind === 'command' ? commandVerifierOf(app, goal.ownerId, v.recipe, v.cwd, path) : v;
+    const children = node.children?.map((c, i) => walk(c, `${path}.children[${i}]`, depth + 1));
+    return { ...node, ...(verifier ? { verifier_config: verifier } : {}), ...(children ? { children } : {}) } as TreeNode;
+  };
+  return walk(request, 'tree', 1);
+}
+
+/** How deep a proposed tree may nest (the ancestry cap would stop it later; this says so plainly). */
+export const MAX_TREE_DEPTH = 32;
+
+function checkPeer(app: App, goal: GoalRow, proposer: number | null, agentId: number, path: string): void {
+  const agent = getAgent(app.engine.db, agentId);
+  if (!agent || agent.ownerId !== goal.ownerId) {
+    throw new DomainError('ErrNotFound', `${path}.verifier_config.agent_id: agent ${agentId} not found`, { path, agent_id: agentId });
+  }
+  if (proposer !== null && sameLineage(app.engine.db, proposer, agentId)) {
+    throw new DomainError('ErrSelfVerification', `${path}.verifier_config.agent_id: agent ${agent.name} is ${agentId === proposer ? 'the proposer itself' : 'in the proposer\'s spawn lineage'}: a verdict must come from an agent independent of the work`,
+      { path, agent_id: agentId });
+  }
+}
+
+/** On approval: every command verifier's recipe must still be the one the card showed. */
+function checkRecipesStillThere(app: App, tenant: number, tree: TreeNode): void {
   const walk = (node: TreeNode, path: string): void => {
     const v = node.verifier_config;
-    if (v?.kind === 'peer') {
-      const agent = getAgent(app.engine.db, v.agent_id);
-      if (!agent || agent.ownerId !== goal.ownerId) {
-        throw new DomainError('ErrNotFound', `${path}.verifier_config.agent_id: agent ${v.agent_id} not found`, { path, agent_id: v.agent_id });
-      }
-    }
+    const problem = v?.kind === 'command' ? recipeProblem(app, tenant, v) : null;
+    if (problem) throw new DomainError('ErrVerifierNotFound', `${path}: ${problem} — reject this proposal and propose the tree again`, { path });
     (node.children ?? []).forEach((child, i) => walk(child, `${path}.children[${i}]`));
   };
   walk(tree, 'tree');
@@ -94,33 +126,6 @@ function budgetLeft(app: App, goal: GoalRow): { tokens: number | null; cents: nu
     cents: goal.budgetCents === null ? null : Math.max(0, goal.budgetCents - held('budgetCents', t.spentCents)),
   };
 }
-
-function renderProposal(goal: GoalRow, proposalId: number, proposer: string, reasoning: string, tree: TreeNode, count: number): string {
-  const lines: string[] = [];
-  const walk = (n: TreeNode, depth: number): void => {
-    const budget = [n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '', n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : ''].filter(Boolean).join(', ');
-    lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${n.verifier_config?.kind ?? 'auto'})`);
-    for (const c of n.children ?? []) walk(c, depth + 1);
-  };
-  walk(tree, 0);
-  const head = `Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`;
-  const why = reasoning ? `Reasoning: ${clip(reasoning, 4000)}` : '';
-  const foot = 'React approve or reject (metadata {"reason": "…"}).';
-  // A message body holds at most MAX_BODY characters; a big tree is listed as far as it fits (all of it is in the metadata).
-  let room = MAX_BODY - head.length - why.length - foot.length - 200;
-  const shown: string[] = [];
-  for (const line of lines) {
-    if (line.length + 1 > room) {
-      shown.push(`… and ${lines.length - shown.length} more tasks (the whole tree is in this message's metadata)`);
-      break;
-    }
-    shown.push(line);
-    room -= line.length + 1;
-  }
-  return [head, why, ...shown, foot].filter(Boolean).join('\n');
-}
-
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 /**
  * Decides a proposal. `by` must be the goal's owner (or `system` for auto mode). The decision reaction
@@ -147,6 +152,7 @@ export function decideProposal(app: App, by: Speaker, proposalId: number, decisi
       materializeAgent(app, by, proposal, goal, auto, actor);
       return [];
     }
+    checkRecipesStillThere(app, goal.ownerId, proposal.tree as TreeNode);
     const plans = planTree(proposal.tree as TreeNode, () => uow.ids.next('task'));
     app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'ApproveProposal', by: who(by), auto, taskIds: plans.map((p) => p.taskId) }, actor);
     for (const plan of plans) {

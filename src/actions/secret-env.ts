@@ -18,6 +18,8 @@ export interface SecretEnvFor {
   agentId?: number | null;
   taskId?: number | null;
   purpose?: SecretUsed['data']['purpose'];
+  /** Which of the owner's user-scope secrets: all of them (agent runs), or only these names (a verifier recipe's grant). */
+  userSecrets?: 'all' | readonly string[];
 }
 
 export function buildSecretEnv(app: App, f: SecretEnvFor): Record<string, string> {
@@ -28,7 +30,11 @@ export function buildSecretEnv(app: App, f: SecretEnvFor): Record<string, string
   const result = app.engine.transact({ actor: 'system' }, () => {
     // In precedence order, lowest first: a later scope's value overwrites an earlier one of the same name.
     const winners = new Map<string, SealedSecret>();
-    for (const s of sealedSecrets(app.engine.db, f.ownerId, scopes)) winners.set(s.name, s);
+    const granted = f.userSecrets ?? 'all';
+    for (const s of sealedSecrets(app.engine.db, f.ownerId, scopes)) {
+      if (s.scopeType === 'user' && granted !== 'all' && !granted.includes(s.name)) continue;
+      winners.set(s.name, s);
+    }
     const env: Record<string, string> = {};
     for (const s of winners.values()) env[s.name] = unseal(app.key, s.sealed);
     for (const s of winners.values()) {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
+import type { TreeNode } from '../events/proposals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
 import { oneLine } from './terminal.js';
@@ -38,6 +39,20 @@ export function registerGoals(program: Command): void {
         printSnapshot(goalSnapshot(app.engine.db, goalId)!, opts.json);
       });
     }));
+  goals
+    .command('mode <id> <mode>')
+    .description('set how the goal\'s proposals are approved: human (you react in #approvals or run colony approve) or auto (approved at once; only your registered verifier recipes ever run)')
+    .option('--json', 'print JSON')
+    .action(action((id: string, mode: string, opts: { json?: boolean }, cmd: Command) => {
+      const goalId = positiveInt(id, 'goal id');
+      if (mode !== 'human' && mode !== 'auto') throw new CliError(`mode must be human or auto, not "${mode}"`);
+      return withOwner(cmd, async (app, owner) => {
+        const { setApprovalMode } = await import('../actions/goals.js');
+        const g = setApprovalMode(app, { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId }, goalId, mode, { actor: `user:${owner.name}` });
+        if (opts.json) return printJson({ goal_id: g.goalId, approval_mode: g.approvalMode });
+        process.stdout.write(`Goal ${g.goalId} approvals: ${g.approvalMode}\n`);
+      });
+    }));
   for (const decision of ['approve', 'reject'] as const) {
     const c = program.command(`${decision} <proposal-id>`).description(`${decision} a pending proposal as the owner`);
     if (decision === 'reject') c.requiredOption('--reason <text>', 'why (sent to the proposer)');
@@ -45,13 +60,15 @@ export function registerGoals(program: Command): void {
       const proposalId = positiveInt(id, 'proposal id');
       if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
       return withOwner(cmd, async (app, owner) => {
-        const { decideProposal } = await import('../actions/proposals.js');
+        const [{ decideProposal }, { commandsOf }] = await Promise.all([import('../actions/proposals.js'), import('../actions/proposal-card.js')]);
         const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
         const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
         const agent = r.proposal.kind === 'agent' ? { agent_id: r.proposal.agentId } : {};
-        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds, ...agent });
+        const commands = r.proposal.kind === 'agent' ? [] : commandsOf(r.proposal.tree as TreeNode);
+        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds, ...agent, commands });
         const created = r.proposal.kind === 'agent' ? `created agent ${(r.proposal.tree as { name: string }).name} (id ${r.proposal.agentId})` : `created tasks ${r.taskIds.join(', ')}`;
-        process.stdout.write(decision === 'approve' ? `Approved proposal ${proposalId}: ${created}\n` : `Rejected proposal ${proposalId}; the proposer was told why\n`);
+        const runs = decision === 'approve' && commands.length ? `\nCommands it runs on this host (your verifier recipes):\n${commands.map((c) => `  ${c}`).join('\n')}` : '';
+        process.stdout.write(decision === 'approve' ? `Approved proposal ${proposalId}: ${created}${runs}\n` : `Rejected proposal ${proposalId}; the proposer was told why\n`);
       });
     }));
   }

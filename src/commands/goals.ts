@@ -1,6 +1,6 @@
 import { DomainError } from '../errors.js';
 import type {
-  BudgetDimension, Budgets, ClosingStatus, GoalCreated, GoalEvent, GoalStatus,
+  ApprovalMode, BudgetDimension, Budgets, ClosingStatus, GoalCreated, GoalEvent, GoalStatus,
 } from '../events/goals.js';
 import type { Notice } from '../events/notices.js';
 import type { Decider, DecideContext } from './decider.js';
@@ -22,13 +22,14 @@ export type ApplySpend = { type: 'ApplySpend'; spent: Spend };
 export type PauseForBudget = { type: 'PauseForBudget'; dimension: BudgetDimension; spent: number; requested: number; by: Who };
 export type ResumeGoal = { type: 'ResumeGoal'; budgets: Partial<Budgets>; spent: Spend; by: Who };
 export type CloseGoal = { type: 'CloseGoal'; to: ClosingStatus; summary: string; by: Who };
-export type GoalCommand = CreateGoal | ActivateGoal | ApplySpend | PauseForBudget | ResumeGoal | CloseGoal;
+export type SetApprovalMode = { type: 'SetApprovalMode'; to: ApprovalMode; by: Who };
+export type GoalCommand = CreateGoal | ActivateGoal | ApplySpend | PauseForBudget | ResumeGoal | CloseGoal | SetApprovalMode;
 
 export type Goal =
   | { status: 'absent' }
   | {
       status: GoalStatus; goalId: number; ownerId: number; title: string; channelId: number; budgets: Budgets;
-      alerted: Record<BudgetDimension, boolean>;
+      alerted: Record<BudgetDimension, boolean>; approvalMode: ApprovalMode;
     };
 type Live = Exclude<Goal, { status: 'absent' }>;
 
@@ -47,7 +48,8 @@ const UNIT: Record<BudgetDimension, string> = { tokens: 'tokens', cents: '¢' };
 function evolve(state: Goal, event: GoalEvent): Goal {
   if (event.type === 'GoalCreated') {
     const g = event.data;
-    return { status: 'draft', goalId: g.goalId, ownerId: g.ownerId, title: g.title, channelId: g.channelId, budgets: g.budgets, alerted: { tokens: false, cents: false } };
+    return { status: 'draft', goalId: g.goalId, ownerId: g.ownerId, title: g.title, channelId: g.channelId, budgets: g.budgets, alerted: { tokens: false, cents: false },
+      approvalMode: g.approvalMode };
   }
   if (state.status === 'absent') return state;
   switch (event.type) {
@@ -63,6 +65,8 @@ function evolve(state: Goal, event: GoalEvent): Goal {
       return { ...state, status: event.data.to };
     case 'BudgetAlertRaised':
       return { ...state, alerted: { ...state.alerted, [event.data.dimension]: true } };
+    case 'GoalApprovalModeSet':
+      return { ...state, approvalMode: event.data.to };
     default: {
       const never: never = event;
       return never;
@@ -97,6 +101,13 @@ function decide(command: GoalCommand, state: Goal, ctx: DecideContext): GoalEven
       if (!goalCanMove(state.status, command.to)) throw illegal(state.status, command.to);
       return [{ type: 'GoalClosed', data: { goalId: state.goalId, from: state.status, to: command.to, summary: command.summary, by: command.by.name,
         notice: notice(state, ctx, `Goal "${state.title}": ${state.status} → ${command.to} by ${command.by.name}: ${command.summary}`, { event: 'GoalClosed', from: state.status, to: command.to, actor: command.by.name }) } }];
+    }
+    case 'SetApprovalMode': {
+      if (state.approvalMode === command.to) return [];
+      if (state.status === 'completed' || state.status === 'cancelled') throw new DomainError('ErrGoalClosed', `goal ${state.goalId} is ${state.status}`, { goal_id: state.goalId });
+      const body = `Goal "${state.title}": approvals are now ${command.to === 'auto' ? 'automatic (proposals using only registered commands are approved at once)' : 'by the owner'} — set by ${command.by.name}`;
+      return [{ type: 'GoalApprovalModeSet', data: { goalId: state.goalId, from: state.approvalMode, to: command.to, by: command.by.name,
+        notice: notice(state, ctx, body, { event: 'GoalApprovalModeSet', from: state.approvalMode, to: command.to, actor: command.by.name }) } }];
     }
     default: {
       const never: never = command;

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Subscription } from 'rxjs';
 import { configureRuntime } from '../actions/agent-runtime.js';
 import { createOwner, registerAgent, type Actor } from '../actions/principals.js';
+import { addRecipe } from '../actions/verifiers.js';
 import { openApp, type App } from '../app.js';
 import type { RuntimeOverrides } from '../events/runs.js';
 import { createHttpApp, listen, type HttpApp } from '../http/server.js';
@@ -29,7 +30,9 @@ export interface DemoHost {
   stop(): Promise<void>;
 }
 
-export async function startHost(dataDir: string, coordinator: { name: string; prompt: string; command: string }): Promise<DemoHost> {
+export interface DemoRecipe { name: string; command: string; timeoutSec: number }
+
+export async function startHost(dataDir: string, coordinator: { name: string; prompt: string; command: string }, recipes: readonly DemoRecipe[] = []): Promise<DemoHost> {
   const app = openApp({ dataDir, durability: 'normal' });
   const actor: Actor = { actor: `user:${DEMO_OWNER}` };
   const owner = createOwner(app, DEMO_OWNER, { actor: 'system' });
@@ -38,6 +41,9 @@ export async function startHost(dataDir: string, coordinator: { name: string; pr
     tier: 'autonomous', command: coordinator.command, parentId: null, spawnDepth: 0,
   }, actor);
   configureRuntime(app, owner.userId, agent.agentId, DEMO_RUNTIME, DEMO_OWNER, actor);
+  // The owner's verifier recipes: the only commands the goal's verifiers may run (what `colony verifiers add` records).
+  const ownerSpeaker = { key: `user-${owner.userId}`, name: DEMO_OWNER, tenant: owner.userId };
+  for (const r of recipes) addRecipe(app, ownerSpeaker, { name: r.name, command: r.command, cwd: null, timeoutSec: r.timeoutSec, secrets: [] }, actor);
   const spawned = configureSpawned(app, owner.userId, actor);
   const mcp = createMcpContext(app, buildToolRegistry());
   const http = createHttpApp(app.engine, mcp, '127.0.0.1');

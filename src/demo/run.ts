@@ -12,7 +12,7 @@ import { getAgent } from '../projections/principals.js';
 import { listRuns } from '../projections/run-queries.js';
 import { reportData } from '../report/data.js';
 import { renderReport } from '../report/html.js';
-import { COORDINATOR, GOAL_TITLE } from '../../examples/doc-gardener/shared.js';
+import { COORDINATOR, GOAL_TITLE, REPORT_CHECK, REPORT_RECIPE } from '../../examples/doc-gardener/shared.js';
 import { startHost, type DemoHost } from './host.js';
 import { summarize, type DemoSummary } from './summary.js';
 
@@ -51,7 +51,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const onSignal = (signal: string) => { interrupt.signal = signal; };
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
-    host = await startHost(dataDir, { name: COORDINATOR, prompt: COORDINATOR_PROMPT, command: agentCommand() });
+    host = await startHost(dataDir, { name: COORDINATOR, prompt: COORDINATOR_PROMPT, command: agentCommand() }, [{ name: REPORT_RECIPE, command: REPORT_CHECK, timeoutSec: 30 }]);
     if (o.progress) watch = watchProgress(host.app, o.progress);
     const goalId = await createGoal(host);
     o.progress?.(`goal #${goalId} created in ${dataDir}; waiting for the agents (at most ${o.timeoutSec} s)`);

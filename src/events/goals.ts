@@ -64,7 +64,10 @@ export type BudgetAlertRaised = Event<'BudgetAlertRaised', {
   notice: Notice;
 }>;
 
-export type GoalEvent = GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised;
+/** The owner switched how the goal's proposals are approved (auto is the owner's choice only, DESIGN §8). */
+export type GoalApprovalModeSet = Event<'GoalApprovalModeSet', { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }>;
+
+export type GoalEvent = GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised | GoalApprovalModeSet;
 
 export const goalStream = (goalId: number): string => `goal-${goalId}`;
 export const goalChannelName = (slug: string): string => `goal-${slug}`;

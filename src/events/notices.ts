@@ -14,7 +14,7 @@ export interface Notice {
 
 /** Event types whose data may carry a `notice` (the channels projection handles exactly these). */
 export const NOTICE_EVENT_TYPES = [
-  'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised',
+  'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised', 'GoalApprovalModeSet',
   'TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled',
   'TaskDispatched', 'TaskTimedOut',
 ] as const;

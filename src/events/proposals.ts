@@ -20,6 +20,16 @@ export interface TreeNode {
   children?: TreeNode[];
 }
 
+/**
+ * A tree as an agent or owner proposes it: a command verifier names an owner-registered recipe (and may
+ * give a working directory when the recipe has none); the proposal records the recipe's exact command.
+ */
+export type VerifierRequest = { kind: 'auto' } | { kind: 'peer'; agent_id: number } | { kind: 'command'; recipe: string; cwd?: string };
+export interface TreeRequest extends Omit<TreeNode, 'verifier_config' | 'children'> {
+  verifier_config?: VerifierRequest;
+  children?: TreeRequest[];
+}
+
 export type TaskTreeProposed = Event<'TaskTreeProposed', {
   proposalId: number;
   goalId: number;

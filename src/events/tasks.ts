@@ -17,7 +17,12 @@ export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['done', 'failed', 
 export type VerifierConfig =
   | { kind: 'auto' }
   | { kind: 'peer'; agent_id: number }
-  | { kind: 'command'; cmd: string; cwd?: string; timeout_sec?: number };
+  /**
+   * A command verifier as approved: the owner's recipe (name and id) with its exact command line, working
+   * directory, timeout and granted user-scope secrets copied in. Tasks approved before recipes existed
+   * carry only cmd/cwd/timeout_sec; they are never run (DESIGN §8).
+   */
+  | { kind: 'command'; cmd: string; cwd?: string; timeout_sec?: number; recipe?: string; recipeId?: number; secrets?: string[] };
 export type VerifierKind = VerifierConfig['kind'];
 
 export interface HeartbeatConfig { source?: string; interval_sec?: number; max_budget?: number }

@@ -31,7 +31,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
   name: 'channels',
-  version: 3,
+  version: 4,
   handles: ['ChannelCreated', 'MessagePosted', 'ReactionAdded', 'ReactionRemoved', 'MessagesRead', ...NOTICE_EVENT_TYPES],
   tables: ['channels', 'messages', 'mentions', 'reactions', 'read_markers', 'message_fts'],
   init(db, t) {

@@ -16,12 +16,13 @@ const sql = sqlFor((t: Record<T, string>) => ({
   closed: `UPDATE "${t.goals}" SET status = ?, completion_summary = ?, completed_at = ?, updated_at = ? WHERE goal_id = ?`,
   alertTokens: `UPDATE "${t.goals}" SET alert_tokens = 1, updated_at = ? WHERE goal_id = ?`,
   alertCents: `UPDATE "${t.goals}" SET alert_cents = 1, updated_at = ? WHERE goal_id = ?`,
+  mode: `UPDATE "${t.goals}" SET approval_mode = ?, updated_at = ? WHERE goal_id = ?`,
 }));
 
 export const goalsProjection: Projection<GoalEvent, T> = {
   name: 'goals',
-  version: 1,
-  handles: ['GoalCreated', 'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised'],
+  version: 2,
+  handles: ['GoalCreated', 'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised', 'GoalApprovalModeSet'],
   tables: ['goals'],
   init(db, t) {
     db.exec(`
@@ -61,6 +62,9 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       case 'BudgetAlertRaised':
         prepared(db, e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents).run(at, e.data.goalId);
+        return;
+      case 'GoalApprovalModeSet':
+        prepared(db, q.mode).run(e.data.to, at, e.data.goalId);
         return;
       default: {
         const never: never = e;

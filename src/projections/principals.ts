@@ -139,3 +139,18 @@ export const tokensOf = (db: Database, kind: 'user' | 'agent', id: number): Toke
 export const sealedTokenOf = (db: Database, agentId: number): string | null =>
   (prepared(db, `SELECT sealed FROM tokens WHERE principal_kind = 'agent' AND principal_id = ? AND revoked_at IS NULL AND sealed IS NOT NULL
     ORDER BY token_id DESC LIMIT 1`).get(agentId) as { sealed: string } | undefined)?.sealed ?? null;
+
+/** The agent's spawn ancestors (parent, grandparent, …), nearest first. */
+export const ancestorsOf = (db: Database, agentId: number): number[] =>
+  (prepared(db, `WITH RECURSIVE up(id, parent, n) AS (SELECT agent_id, parent_id, 0 FROM agents WHERE agent_id = ?
+    UNION ALL SELECT a.agent_id, a.parent_id, up.n + 1 FROM agents a JOIN up ON a.agent_id = up.parent WHERE up.n < 64)
+    SELECT id FROM up WHERE id <> ? ORDER BY n`).all(agentId, agentId) as { id: number }[]).map((r) => r.id);
+
+/** Every agent spawned from this one, directly or through its children. */
+export const descendantsOf = (db: Database, agentId: number): number[] =>
+  (prepared(db, `WITH RECURSIVE down(id, n) AS (SELECT agent_id, 0 FROM agents WHERE parent_id = ?
+    UNION ALL SELECT a.agent_id, down.n + 1 FROM agents a JOIN down ON a.parent_id = down.id WHERE down.n < 64)
+    SELECT DISTINCT id FROM down ORDER BY id`).all(agentId) as { id: number }[]).map((r) => r.id);
+
+/** Whether two agents are the same agent or one spawned the other, at any distance (a conflict of interest for verdicts). */
+export const sameLineage = (db: Database, a: number, b: number): boolean => a === b || ancestorsOf(db, a).includes(b) || ancestorsOf(db, b).includes(a);

@@ -75,7 +75,7 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     case 'TaskUpdated': return `Task #${e.data.taskId} updated by ${e.data.by.name}: ${e.data.labels.join(', ')}`;
     case 'SessionMessageRecorded': return `${e.data.role} message ${e.data.seq} of run #${e.data.runId}${e.data.truncated ? ' (truncated)' : ''}: ${e.data.content}`;
     // Transitions always carry their notice (handled above); an event recorded without one reads as its type.
-    case 'GoalActivated': case 'GoalPaused': case 'GoalResumed': case 'GoalClosed': case 'BudgetAlertRaised': case 'TaskCreated': case 'TaskStarted':
+    case 'GoalActivated': case 'GoalPaused': case 'GoalResumed': case 'GoalClosed': case 'BudgetAlertRaised': case 'GoalApprovalModeSet': case 'TaskCreated': case 'TaskStarted':
     case 'TaskCompleted': case 'TaskVerified': case 'TaskReleased': case 'ClaimExpired': case 'TaskCancelled': case 'TaskDispatched': case 'TaskTimedOut':
       return e.type;
     default: {

@@ -1,21 +1,28 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
+import { sendSystemDirect } from '../actions/channels.js';
 import { buildSecretEnv } from '../actions/secret-env.js';
 import { verifyTask } from '../actions/tasks.js';
+import { recipeProblem } from '../actions/verifiers.js';
 import type { App } from '../app.js';
 import type { StoredEvent } from '../events/event.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { awaitingCommandVerification, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { log } from '../log.js';
+import { pathPolicyFor, recheckRegistered } from '../mcp/paths.js';
 import { redactOutput } from './redact.js';
 
 /**
- * Command verifiers (DESIGN §3.13), a side effect after commit (rule 8): when a task with a command
- * verifier enters awaiting_verification, run `sh -c cmd` in its cwd with the task context in the
- * environment; exit 0 approves, any other exit or a timeout rejects with the reason and the last
+ * Command verifiers (DESIGN §3.13, §8), a side effect after commit (rule 8): when a task with a command
+ * verifier enters awaiting_verification, run its recipe's `sh -c cmd` in its cwd with the task context
+ * in the environment; exit 0 approves, any other exit or a timeout rejects with the reason and the last
  * 4 KiB of output. The verdict comes back as a command by `system`. On start it picks up tasks a
  * crash left awaiting a command verifier.
+ *
+ * Only what the owner approved runs: the task's recipe must still be registered with the same command
+ * (else nothing runs and the owner is told), and the working directory must still resolve to itself
+ * inside the allowed roots (else the verdict is a rejection: someone moved it).
  */
 export const OUTPUT_TAIL_BYTES = 4096;
 export const DEFAULT_VERIFY_TIMEOUT_SEC = 60;
@@ -60,17 +67,21 @@ export class CommandVerifier {
 
   private consider(taskId: number): void {
     const task = getTask(this.app.engine.db, taskId);
-    if (task?.verifier.kind === 'command' && task.status === 'awaiting_verification') this.run(task);
+    if (task?.verifier.kind === 'command' && task.status === 'awaiting_verification') this.run(task, true);
   }
 
-  private run(task: TaskRow): void {
+  private run(task: TaskRow, fresh = false): void {
     if (task.verifier.kind !== 'command' || this.running.has(task.taskId)) return;
+    const ownerId = ownerOfTask(this.app.engine.db, task);
+    if (ownerId === null) return;
+    const problem = recipeProblem(this.app, ownerId, task.verifier);
+    if (problem) return this.refuseToRun(task, ownerId, problem, fresh);
     const { cmd, cwd, timeout_sec } = task.verifier;
+    const dir = this.directory(task, cwd);
+    if (typeof dir !== 'string') return this.record(task, 'reject', dir.problem, null, '');
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
-    const secrets = this.secrets(task);
-    const child = spawn('/bin/sh', ['-c', cmd], {
-      cwd: cwd ?? join(this.app.dataDir, 'workspace'), env: { ...secrets, ...this.environment(task) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-    });
+    const secrets = this.secrets(task, ownerId);
+    const child = spawn('/bin/sh', ['-c', cmd], { cwd: dir, env: { ...secrets, ...this.environment(task) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.running.set(task.taskId, child);
     let tail = Buffer.alloc(0);
     const keep = (chunk: Buffer) => {
@@ -104,16 +115,38 @@ export class CommandVerifier {
     child.once('close', (code) => done(code));
   }
 
-  /**
-   * The secrets in scope — the task's, its assignee's, the owner's (task > agent > user) — for this process
-   * only; Colony's own variables (environment) win over a secret of the same name. If they cannot be opened
-   * (wrong master key) the command runs without them and the log says why.
-   */
-  private secrets(task: TaskRow): Record<string, string> {
-    const ownerId = ownerOfTask(this.app.engine.db, task);
-    if (ownerId === null) return {};
+  /** Nothing runs: the approved recipe is gone. The task waits (the owner cancels it or re-plans); the owner hears of it once. */
+  private refuseToRun(task: TaskRow, ownerId: number, problem: string, tell: boolean): void {
+    log.warn({ taskId: task.taskId, problem }, 'command verifier not run');
+    if (!tell || !this.app.engine.db.open) return;
     try {
-      return buildSecretEnv(this.app, { ownerId, agentId: task.assigneeAgentId, taskId: task.taskId, purpose: 'command_verifier' });
+      sendSystemDirect(this.app, ownerId, `user-${ownerId}`, `Task #${task.taskId} "${task.title}" awaits its command verifier, which was not run: ${problem}. Cancel the task or verify it another way.`,
+        { event: 'VerifierNotRun', task_id: task.taskId }, { actor: 'system' });
+    } catch (err) {
+      log.warn({ err, taskId: task.taskId }, 'could not tell the owner that a verifier was not run');
+    }
+  }
+
+  /** The directory approved with the task, re-resolved now: a directory swapped for a symlink since is refused. */
+  private directory(task: TaskRow, cwd: string | undefined): string | { problem: string } {
+    if (cwd === undefined) return join(this.app.dataDir, 'workspace');
+    try {
+      return recheckRegistered(pathPolicyFor(this.app), cwd, 'the verifier\'s working directory');
+    } catch (e) {
+      return { problem: `verifier command not run: ${(e as Error).message}` };
+    }
+  }
+
+  /**
+   * The secrets for this process only: the task's, plus the user-scope secrets its recipe was granted by
+   * name — never the assignee's, never the owner's others (DESIGN §8). Colony's own variables
+   * (environment) win over a secret of the same name. If they cannot be opened (wrong master key) the
+   * command runs without them and the log says why.
+   */
+  private secrets(task: TaskRow, ownerId: number): Record<string, string> {
+    const granted = task.verifier.kind === 'command' ? task.verifier.secrets ?? [] : [];
+    try {
+      return buildSecretEnv(this.app, { ownerId, agentId: null, taskId: task.taskId, purpose: 'command_verifier', userSecrets: granted });
     } catch (err) {
       log.warn({ reason: (err as Error).message, taskId: task.taskId }, 'secrets were not injected into the verifier command');
       return {};

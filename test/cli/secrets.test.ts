@@ -22,10 +22,13 @@ const VALUE = 'cli-secret-Zq8w!x y';
 const sha = (v: string) => createHash('sha256').update(v).digest('hex');
 
 interface World { f: McpFixture; owner: Client; worker: Client; goalId: number; taskId: number }
-async function world(t: TestContext, leaf: Body = {}): Promise<World> {
+/** `check`: a command line the owner registers as the task's verifier recipe. */
+async function world(t: TestContext, check?: string): Promise<World> {
   const f = await mcpFixture();
   t.after(() => f.close());
   const owner = await f.connect(f.ownerToken);
+  if (check !== undefined) await ok(owner, 'add_verifier', { name: 'check', command: check });
+  const leaf = check === undefined ? {} : { verifier_config: { kind: 'command', recipe: 'check' } };
   const g = await ok(owner, 'create_goal', { title: 'Weekly report', description: 'Send the weekly report to the team.' });
   const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Send the report', description: 'Send it through Brevo.', ...leaf } });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
@@ -115,18 +118,19 @@ describe('colony secrets', () => {
 
   it('SC-012 loop: request_resource → `secrets set` → request fulfilled, the agent DMed, the command verifier sees the value', async (t) => {
     const cmd = 'test -n "$BREVO_API_KEY" && printf %s "$BREVO_API_KEY" | sha256sum && echo "using $BREVO_API_KEY"';
-    const w = await world(t, { verifier_config: { kind: 'command', cmd } });
+    const w = await world(t, cmd);
     const verifier = new CommandVerifier(w.f.app).start();
     t.after(() => verifier.stop());
     const r = await ok(w.worker, 'request_resource', { name: 'BREVO_API_KEY', resource_type: 'api_key', reason: 'send the weekly report', task_id: w.taskId });
     assert.deepEqual(await ok(w.worker, 'list_resources', { task_id: w.taskId }), { resources: [] });
-    const set = json(w, ['secrets', 'set', 'BREVO_API_KEY', '-', '--scope', 'agent:worker'], VALUE) as Body;
+    // A command verifier gets the task's secrets (issue 12: never the agent's or the owner's by default), so the owner sets it for the task.
+    const set = json(w, ['secrets', 'set', 'BREVO_API_KEY', '-', '--scope', `task:${w.taskId}`], VALUE) as Body;
     assert.deepEqual(set.fulfilled_requests, [r.request_id]);
     assert.equal(getResourceRequest(w.f.app.engine.db, r.request_id as number)!.status, 'fulfilled');
     const dms = (await ok(w.worker, 'read_inbox', { include_read: true })).messages as { body: string }[];
     assert.equal(dms.length, 1);
-    assert.match(dms[0]!.body, /fulfilled: BREVO_API_KEY \(agent:worker\)/);
-    assert.deepEqual(await ok(w.worker, 'list_resources'), { resources: [{ name: 'BREVO_API_KEY', scope: 'agent', available: true }] });
+    assert.match(dms[0]!.body, new RegExp(`fulfilled: BREVO_API_KEY \\(task:${w.taskId}\\)`));
+    assert.deepEqual(await ok(w.worker, 'list_resources', { task_id: w.taskId }), { resources: [{ name: 'BREVO_API_KEY', scope: 'task', available: true }] });
     await ok(w.worker, 'claim_task', { task_id: w.taskId });
     await ok(w.worker, 'complete_task', { task_id: w.taskId, summary: 'sent' });
     await verifier.idle();

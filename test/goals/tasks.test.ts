@@ -60,6 +60,14 @@ async function ok(client: Client, name: string, args: Body = {}): Promise<Body> 
   return body;
 }
 
+let recipes = 0;
+/** The owner registers a verifier recipe (the only commands a command verifier runs) and the tree names it. */
+async function recipe(w: World, command: string, options: { cwd?: string; timeout_sec?: number } = {}): Promise<Body> {
+  const name = `check-${(recipes += 1)}`;
+  await ok(w.owner, 'add_verifier', { name, command, ...options });
+  return { kind: 'command', recipe: name };
+}
+
 /** Calls a tool expecting a refusal with `code`, and checks that nothing was appended. */
 async function refused(w: World, client: Client, name: string, args: Body, code: string): Promise<string> {
   const head = w.f.app.engine.head().position;
@@ -181,7 +189,7 @@ describe('US5: verification gate', () => {
 
   it('verify_task on a task without a peer verifier is ErrVerifierNotConfigured', async (t) => {
     const w = await world(t);
-    const g = await goalWith(w, node('Auto checked', {}, [node('Command checked', { verifier_config: { kind: 'command', cmd: 'true' } })]));
+    const g = await goalWith(w, node('Auto checked', {}, [node('Command checked', { verifier_config: await recipe(w, 'true') })]));
     const [auto, cmd] = g.taskIds;
     await refused(w, w.reviewer, 'verify_task', { task_id: auto, verdict: 'approve' }, 'ErrVerifierNotConfigured');
     await refused(w, w.reviewer, 'verify_task', { task_id: cmd, verdict: 'approve' }, 'ErrVerifierNotConfigured');
@@ -189,12 +197,13 @@ describe('US5: verification gate', () => {
 });
 
 describe('US5 AS3: command verifiers', () => {
-  async function runCommand(t: TestContext, verifier: Body | ((w: World) => Body)) {
+  type Check = { cmd: string; cwd?: string; timeout_sec?: number };
+  async function runCommand(t: TestContext, verifier: Check | ((w: World) => Check)) {
     const w = await world(t);
     const running = new CommandVerifier(w.f.app).start();
     t.after(() => running.stop());
-    const config = typeof verifier === 'function' ? verifier(w) : verifier;
-    const g = await goalWith(w, node('Root of the check', { acceptance_criteria: 'the check passes' }, [node('Checked leaf', { verifier_config: { kind: 'command', ...config } })]));
+    const { cmd, ...options } = typeof verifier === 'function' ? verifier(w) : verifier;
+    const g = await goalWith(w, node('Root of the check', { acceptance_criteria: 'the check passes' }, [node('Checked leaf', { verifier_config: await recipe(w, cmd, options) })]));
     const id = g.taskIds[1]!;
     await ok(w.worker, 'claim_task', { task_id: id });
     const completed = await ok(w.worker, 'complete_task', { task_id: id, summary: 'ready for the check' });
@@ -257,7 +266,7 @@ describe('US5 AS3: command verifiers', () => {
     const cwd = join(w.f.dataDir, 'workspace', 'checks');
     mkdirSync(cwd, { recursive: true });
     writeFileSync(join(cwd, 'marker'), '');
-    const g = await goalWith(w, node('Root of the check', { acceptance_criteria: 'the check passes' }, [node('Checked leaf', { verifier_config: { kind: 'command', cmd: checks, cwd } })]));
+    const g = await goalWith(w, node('Root of the check', { acceptance_criteria: 'the check passes' }, [node('Checked leaf', { verifier_config: await recipe(w, checks, { cwd }) })]));
     const id = g.taskIds[1]!;
     writeFileSync(join(cwd, 'expected-task-id'), String(id));
     writeFileSync(join(cwd, 'expected-goal-id'), String(g.goalId));
@@ -283,7 +292,7 @@ describe('US5 AS3: command verifiers', () => {
     mkdirSync(cwd, { recursive: true });
     writeFileSync(join(cwd, 'block'), '');
     const first = new CommandVerifier(w.f.app).start();
-    const g = await goalWith(w, node('Slow check', { verifier_config: { kind: 'command', cmd: 'if [ -f block ]; then sleep 30; fi; echo checked', cwd } }));
+    const g = await goalWith(w, node('Slow check', { verifier_config: await recipe(w, 'if [ -f block ]; then sleep 30; fi; echo checked', { cwd }) }));
     const id = g.taskIds[0]!;
     await ok(w.worker, 'claim_task', { task_id: id });
     await ok(w.worker, 'complete_task', { task_id: id, summary: 'ready' });
@@ -303,9 +312,12 @@ describe('US5 AS3: command verifiers', () => {
   it('a cwd outside the allowed roots is refused at propose time and nothing is appended', async (t) => {
     const w = await world(t);
     const g = await ok(w.owner, 'create_goal', { title: 'Check etc', description: 'A goal whose check runs in /etc', coordinator_config: 'coord' });
-    const text = await refused(w, w.coord, 'propose_task_tree', { goal_id: g.goal_id, tree: node('Root', {}, [node('Leaf in etc', { verifier_config: { kind: 'command', cmd: 'true', cwd: '/etc' } })]) }, 'ErrPathOutsideRoots');
+    const check = await recipe(w, 'true');
+    const text = await refused(w, w.coord, 'propose_task_tree', { goal_id: g.goal_id, tree: node('Root', {}, [node('Leaf in etc', { verifier_config: { ...check, cwd: '/etc' } })]) }, 'ErrPathOutsideRoots');
     assert.match(text, /tree\.children\[0\]\.verifier_config\.cwd/);
-    await refused(w, w.coord, 'propose_task_tree', { goal_id: g.goal_id, tree: node('Root', { verifier_config: { kind: 'command', cmd: 'true', cwd: join(w.f.dataDir, 'workspace', '..', '..') } }) }, 'ErrPathOutsideRoots');
+    await refused(w, w.coord, 'propose_task_tree', { goal_id: g.goal_id, tree: node('Root', { verifier_config: { ...check, cwd: join(w.f.dataDir, 'workspace', '..', '..') } }) }, 'ErrPathOutsideRoots');
+    await refused(w, w.owner, 'add_verifier', { name: 'in-etc', command: 'true', cwd: '/etc' }, 'ErrPathOutsideRoots');
+    await refused(w, w.coord, 'propose_task_tree', { goal_id: g.goal_id, tree: node('Root', {}, [node('Unknown check', { verifier_config: { kind: 'command', recipe: 'no-such-recipe' } })]) }, 'ErrVerifierNotFound');
     assert.equal((await goalRow(w, g.goal_id as number)).status, 'draft');
   });
 });
@@ -418,9 +430,9 @@ describe('cost rollups (FR-007, FR-022)', () => {
     const w = await world(t);
     const g = await goalWith(w, node('root', { billing_code: 'docs' }, [node('task a', {}, [node('task a1')]), node('task b', { billing_code: 'qa' })]), { approval_mode: 'auto' });
     const [root, a, a1, b] = g.taskIds as [number, number, number, number];
-    const first = await ok(w.worker, 'report_usage', { task_id: a1, tokens: 100, cost_cents: 50, note: 'run 1' });
+    const first = await ok(w.coord, 'report_usage', { task_id: a1, tokens: 100, cost_cents: 50, note: 'run 1' });
     assert.deepEqual(first, { task_id: a1, goal_id: g.goalId, goal_status: 'active', spent_tokens: 100, spent_dollars_cents: 50 });
-    await ok(w.helper, 'report_usage', { task_id: b, tokens: 200, cost_cents: 75 });
+    await ok(w.coord, 'report_usage', { task_id: b, tokens: 200, cost_cents: 75 });
     const snap = await snapshot(w, g.goalId);
     const tree = snap.tasks_tree as TaskNode[];
     assert.equal(tree.length, 1);
@@ -453,8 +465,8 @@ describe('US7: budget cascade, soft alert, hard pause', () => {
   it('AS1: spend under 80 % posts no alert and work proceeds', async (t) => {
     const w = await world(t);
     const g = await budgeted(w);
-    await ok(w.worker, 'report_usage', { task_id: g.taskIds[1], tokens: 10, cost_cents: 70 });
-    const out = await ok(w.worker, 'report_usage', { task_id: g.taskIds[1], tokens: 10, cost_cents: 5 });
+    await ok(w.coord, 'report_usage', { task_id: g.taskIds[1], tokens: 10, cost_cents: 70 });
+    const out = await ok(w.coord, 'report_usage', { task_id: g.taskIds[1], tokens: 10, cost_cents: 5 });
     assert.equal(out.goal_status, 'active');
     assert.equal(withEvent(await channel(w, g.channelId), 'BudgetAlertRaised').length, 0);
     assert.equal((await ok(w.worker, 'claim_task', { task_id: g.taskIds[1] })).status, 'claimed');
@@ -464,10 +476,10 @@ describe('US7: budget cascade, soft alert, hard pause', () => {
     const w = await world(t);
     const g = await budgeted(w);
     const [, first, second] = g.taskIds as [number, number, number];
-    assert.equal((await ok(w.worker, 'report_usage', { task_id: first, tokens: 400, cost_cents: 40 })).goal_status, 'active');
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: first, tokens: 400, cost_cents: 40 })).goal_status, 'active');
     assert.equal(withEvent(await channel(w, g.channelId), 'BudgetAlertRaised').length, 0, 'no alert at 40 %');
-    assert.equal((await ok(w.worker, 'report_usage', { task_id: first, tokens: 450, cost_cents: 45 })).goal_status, 'active');
-    await ok(w.worker, 'report_usage', { task_id: first, tokens: 10, cost_cents: 1 });
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: first, tokens: 450, cost_cents: 45 })).goal_status, 'active');
+    await ok(w.coord, 'report_usage', { task_id: first, tokens: 10, cost_cents: 1 });
     const alerts = withEvent(await channel(w, g.channelId), 'BudgetAlertRaised');
     assert.equal(alerts.length, 1, 'exactly one soft alert, however many reports follow');
     assert.match(alerts[0]!.body, /Budget soft alert: goal "Goal number \d+" has used 85% of its cents budget \(85 of 100 ¢\)/);
@@ -498,9 +510,9 @@ describe('US7: budget cascade, soft alert, hard pause', () => {
     const w = await world(t);
     const g = await budgeted(w);
     const [, first, second] = g.taskIds as [number, number, number];
-    await ok(w.worker, 'report_usage', { task_id: first, tokens: 0, cost_cents: 40 });
-    await ok(w.worker, 'report_usage', { task_id: first, tokens: 0, cost_cents: 45 });
-    const crossing = await ok(w.worker, 'report_usage', { task_id: second, tokens: 0, cost_cents: 15 });
+    await ok(w.coord, 'report_usage', { task_id: first, tokens: 0, cost_cents: 40 });
+    await ok(w.coord, 'report_usage', { task_id: first, tokens: 0, cost_cents: 45 });
+    const crossing = await ok(w.coord, 'report_usage', { task_id: second, tokens: 0, cost_cents: 15 });
     assert.equal(crossing.goal_status, 'paused', 'paused by the very command that crossed 100 %');
     const messages = await channel(w, g.channelId);
     assert.equal(withEvent(messages, 'BudgetAlertRaised').length, 1);
@@ -510,7 +522,7 @@ describe('US7: budget cascade, soft alert, hard pause', () => {
     const dms = (await inbox(w.owner)).filter((m) => m.metadata?.event === 'GoalPaused');
     assert.equal(dms.length, 1);
     // Spend is a fact: recorded even on a paused goal, and it pauses nothing twice.
-    assert.equal((await ok(w.helper, 'report_usage', { task_id: second, tokens: 0, cost_cents: 5 })).goal_status, 'paused');
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: second, tokens: 0, cost_cents: 5 })).goal_status, 'paused');
     assert.equal(withEvent(await channel(w, g.channelId), 'GoalPaused').length, 1);
     await refused(w, w.helper, 'claim_task', { task_id: first }, 'ErrGoalBudgetExceeded');
     assert.match(await refused(w, w.owner, 'resume_goal', { goal_id: g.goalId }, 'ErrGoalBudgetExceeded'), /raise it to resume/);
@@ -569,11 +581,11 @@ describe('US7: budget cascade, soft alert, hard pause', () => {
     const w = await world(t);
     const g = await goalWith(w, node('Token hungry'), { budget_tokens: 1000 });
     const id = g.taskIds[0]!;
-    assert.equal((await ok(w.worker, 'report_usage', { task_id: id, tokens: 799, cost_cents: 0 })).goal_status, 'active');
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: id, tokens: 799, cost_cents: 0 })).goal_status, 'active');
     assert.equal(withEvent(await channel(w, g.channelId), 'BudgetAlertRaised').length, 0);
-    assert.equal((await ok(w.worker, 'report_usage', { task_id: id, tokens: 1, cost_cents: 0 })).goal_status, 'active');
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: id, tokens: 1, cost_cents: 0 })).goal_status, 'active');
     assert.match(withEvent(await channel(w, g.channelId), 'BudgetAlertRaised')[0]!.body, /80% of its tokens budget \(800 of 1000 tokens\)/);
-    assert.equal((await ok(w.worker, 'report_usage', { task_id: id, tokens: 200, cost_cents: 0 })).goal_status, 'paused');
+    assert.equal((await ok(w.coord, 'report_usage', { task_id: id, tokens: 200, cost_cents: 0 })).goal_status, 'paused');
     assert.deepEqual((await goalRow(w, g.goalId)).alert_80pct_posted, { tokens: true, dollars_cents: false });
     assert.equal((await inbox(w.owner)).filter((m) => m.metadata?.event === 'GoalPaused').length, 1);
   });

@@ -7,7 +7,8 @@ import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js
 import { proposeAgent } from '../../src/actions/spawning.js';
 import { claimTask, completeTask, reportUsage, verifyTask } from '../../src/actions/tasks.js';
 import type { App } from '../../src/app.js';
-import type { TreeNode } from '../../src/events/proposals.js';
+import type { TreeRequest } from '../../src/events/proposals.js';
+import { addRecipe } from '../../src/actions/verifiers.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 
 /**
@@ -29,14 +30,14 @@ export interface BuiltGoal {
   taskIds: { root: number; scan: number; extract: number; diff: number }; artifactId: number; runIds: number[];
 }
 
-const TREE: TreeNode = {
+const TREE: TreeRequest = {
   title: 'Keep CLI docs accurate', description: 'The root of the doc-gardening work.', billing_code: 'docs',
   children: [
     { title: `scan-docs ${EVIL}`, description: 'Read the README and list every documented flag.', billing_code: 'docs' },
     { title: 'extract-source-flags', description: 'Run colony <cmd> --help and list the real flags.', billing_code: 'source',
-      verifier_config: { kind: 'command', cmd: 'true' } },
+      verifier_config: { kind: 'command', recipe: 'flags-listed' } },
     { title: 'diff-and-report', description: 'Compare the two lists and report the gaps.', billing_code: 'report',
-      verifier_config: { kind: 'command', cmd: 'false' } },
+      verifier_config: { kind: 'command', recipe: 'gaps-closed' } },
   ],
 };
 
@@ -51,6 +52,7 @@ export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'):
   const goal = createGoal(app, owner, { title: GOAL_TITLE, description: GOAL_DESCRIPTION, budgets: { tokens: 100_000, cents: 500 }, maxSpawnDepth: 3,
     coordinatorConfig: 'default', approvalMode: 'auto' }, actor);
   const coord: Speaker = { key: `agent-${goal.coordinatorAgentId}`, name: 'coordinator', tenant: ownerId };
+  for (const [name, command] of [['flags-listed', 'true'], ['gaps-closed', 'false']] as const) addRecipe(app, owner, { name, command, cwd: null, timeoutSec: null, secrets: [] }, actor);
   proposeTaskTree(app, coord, goal.goalId, 'Scan, extract, then diff & report.', TREE, { actor: 'agent:coordinator' });
   const [root, scan, extract, diff] = tasksOfGoal(app.engine.db, goal.goalId).map((t) => t.taskId) as [number, number, number, number];
   const spawn = (name: string, prompt: string, taskId: number): number =>

@@ -22,14 +22,16 @@ const sha = (v: string) => createHash('sha256').update(v).digest('hex');
 
 interface World { f: McpFixture; owner: Client; worker: Client; helper: Client; stranger: Client; goalId: number; taskId: number; otherTaskId: number }
 
-async function world(t: TestContext, leaf: Body = {}): Promise<World> {
+/** `check`: a command line the owner registers as the task's verifier recipe (the only way a command verifier runs). */
+async function world(t: TestContext, check?: string): Promise<World> {
   const f = await mcpFixture();
   t.after(() => f.close());
   const helper = f.addAgent('helper');
   const other = f.addOwner('other-owner');
   const w = { f, owner: await f.connect(f.ownerToken), worker: await f.connect(f.agentToken), helper: await f.connect(helper.token),
     stranger: await f.connect(f.addAgent('outsider', { ownerId: other.userId }).token), goalId: 0, taskId: 0, otherTaskId: 0 };
-  [w.goalId, w.taskId] = await goalWithTask(w.owner, leaf);
+  if (check !== undefined) await ok(w.owner, 'add_verifier', { name: 'check', command: check });
+  [w.goalId, w.taskId] = await goalWithTask(w.owner, check === undefined ? {} : { verifier_config: { kind: 'command', recipe: 'check' } });
   [, w.otherTaskId] = await goalWithTask(await f.connect(other.token), {});
   return w;
 }
@@ -115,20 +117,21 @@ describe('US6: an agent requests a missing resource', () => {
     assert.equal((await inbox(w.helper)).length, 1);
   });
 
-  it('AS3: the command verifier of the task gets the secret as an env var; its recorded output never holds the value', async (t) => {
+  it('AS3: the command verifier of the task gets the task\'s secret as an env var — never the agent\'s or the owner\'s (issue 12); its recorded output never holds the value', async (t) => {
     const cmd = 'test -n "$BREVO_API_KEY" && echo "key is $BREVO_API_KEY" && printf %s "$BREVO_API_KEY" | sha256sum';
-    const w = await world(t, { verifier_config: { kind: 'command', cmd } });
+    const w = await world(t, cmd);
     const running = new CommandVerifier(w.f.app).start();
     t.after(() => running.stop());
     await request(w);
-    setAs(w, 'BREVO_API_KEY', 'user:owner', 'wrong-scope-loses');
-    const { secretId } = setAs(w, 'BREVO_API_KEY', 'agent:worker');
+    setAs(w, 'BREVO_API_KEY', 'user:owner', 'user-scope-never-given');
+    setAs(w, 'BREVO_API_KEY', 'agent:worker', 'agent-scope-never-given');
+    const { secretId } = setAs(w, 'BREVO_API_KEY', `task:${w.taskId}`);
     await ok(w.worker, 'claim_task', { task_id: w.taskId });
     await ok(w.worker, 'complete_task', { task_id: w.taskId, summary: 'sent' });
     await running.idle();
     const leaf = ((await ok(w.owner, 'get_goal', { goal_id: w.goalId })).tasks_tree as Body[])[0]!;
     assert.equal(leaf.status, 'done', String(leaf.verifier_output));
-    assert.match(leaf.verifier_output as string, new RegExp(`key is \\*\\*\\*\\n${sha(VALUE)}`), 'the agent scope won over the user scope');
+    assert.match(leaf.verifier_output as string, new RegExp(`key is \\*\\*\\*\\n${sha(VALUE)}`), 'the task scope reached the verifier');
     assert.ok(!(leaf.verifier_output as string).includes(VALUE));
     const used = listSecrets(w.f.app.engine.db, w.f.owner.userId).find((s) => s.secretId === secretId)!;
     assert.ok(used.lastUsedAt, 'last_used_at records the use');

@@ -43,9 +43,11 @@ describe('no secret value is ever stored or shown', () => {
     const worker = await f.connect(f.agentToken);
     const verifier = new CommandVerifier(f.app).start();
     t.after(() => verifier.stop());
+    // The recipe is granted the user-scope TEAM_KEY; the task's STDIN_KEY reaches it anyway; the agent's ARG_KEY never does.
     const cmd = 'for v in "$ARG_KEY" "$STDIN_KEY" "$TEAM_KEY"; do echo "value: $v"; echo "err: $v" >&2; done';
+    await call(owner, 'add_verifier', { name: 'print-keys', command: cmd, secrets: ['TEAM_KEY'] });
     const g = await call(owner, 'create_goal', { title: 'Secret scan', description: 'Everything that touches a secret, once.' });
-    const p = await call(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Use the keys', description: 'Print them (the tail is redacted).', verifier_config: { kind: 'command', cmd } } });
+    const p = await call(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Use the keys', description: 'Print them (the tail is redacted).', verifier_config: { kind: 'command', recipe: 'print-keys' } } });
     await call(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
     const taskId = ((await call(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
 
@@ -68,7 +70,8 @@ describe('no secret value is ever stored or shown', () => {
     const snap = await call(owner, 'get_goal', { goal_id: g.goal_id });
     const leaf = (snap.tasks_tree as Body[])[0]!;
     assert.equal(leaf.status, 'done');
-    assert.equal((leaf.verifier_output as string).match(/\*\*\*/g)?.length, 6, 'each value printed twice, each redacted');
+    assert.equal((leaf.verifier_output as string).match(/\*\*\*/g)?.length, 4, 'the two values it was given printed twice each, each redacted');
+    assert.match(leaf.verifier_output as string, /^value: \n/m, 'the agent-scope ARG_KEY never reached the verifier');
     await call(owner, 'get_channel_messages', { channel_name: 'requests' });
     await call(owner, 'search_messages', { query: 'ARG_KEY' });
     cli(['secrets', 'list']);

@@ -1,12 +1,11 @@
 import * as z from 'zod';
-import { closeGoal, createGoal, goalFor, resumeGoal } from '../../actions/goals.js';
+import { closeGoal, createGoal, goalFor, resumeGoal, setApprovalMode } from '../../actions/goals.js';
 import { proposeTaskTree } from '../../actions/proposals.js';
 import { DomainError } from '../../errors.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
-import type { TreeNode } from '../../events/proposals.js';
+import type { TreeRequest } from '../../events/proposals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
-import { pathPolicyFor } from '../context.js';
-import type { PathPolicy } from '../paths.js';
+import { pathPolicyFor, type PathPolicy } from '../paths.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
 
@@ -20,13 +19,18 @@ export const VerifierConfig = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('auto') }),
   z.strictObject({ kind: z.literal('peer'), agent_id: z.number().int().positive().describe('The agent whose verify_task decides') }),
   z.strictObject({
-    kind: z.literal('command'), cmd: z.string().trim().min(1).max(4000).describe('Shell command; exit 0 approves'),
-    cwd: z.string().min(1).max(4096).optional().describe('Working directory inside the allowed roots (default: the workspace)'),
-    timeout_sec: z.number().int().min(1).max(3600).optional().describe('Default 60'),
+    kind: z.literal('command'),
+    recipe: z.string().trim().min(1).max(64).optional().describe('The name of a verifier recipe your owner registered (list_verifiers): its command runs; exit 0 approves'),
+    cwd: z.string().min(1).max(4096).optional().describe('Working directory inside the allowed roots, used when the recipe fixes none (default: the workspace)'),
+    cmd: z.unknown().optional().describe('Not accepted: a raw shell command is refused with ErrRawCommandRefused — name a recipe instead'),
+    timeout_sec: z.unknown().optional().describe('Not accepted: the recipe sets the timeout'),
   }),
 ]);
 
-const TaskNode: z.ZodType<TreeNode> = z.lazy(() => z.strictObject({
+// The schema shape of a node; the handler checks the command verifier's fields (recipe, no raw cmd) with clear codes.
+type NodeInput = Omit<TreeRequest, 'verifier_config' | 'children'> & { verifier_config?: z.infer<typeof VerifierConfig>; children?: NodeInput[] };
+
+const TaskNode: z.ZodType<NodeInput> = z.lazy(() => z.strictObject({
   title: z.string().trim().min(3).max(200),
   description: z.string().trim().min(10).max(16_000),
   acceptance_criteria: z.string().max(16_000).optional(),
@@ -45,7 +49,7 @@ const TaskNode: z.ZodType<TreeNode> = z.lazy(() => z.strictObject({
 const create = defineTool({
   name: 'create_goal',
   title: 'Create a goal',
-  description: 'Creates a high-level goal (status draft) owned by your owner, with its #goal-<slug> channel, and assigns the coordinator (coordinator_config: "default" — the owner\'s pre-built coordinator agent, created on first use — or the name of one of your agents). The coordinator is woken to propose a task tree. Budgets are caps in tokens and US cents (omit for no cap). approval_mode "auto" approves proposals at once (still recorded). Errors: ErrInvalidInput, ErrNotFound (unknown coordinator_config), ErrSlugTaken.',
+  description: 'Creates a high-level goal (status draft) owned by your owner, with its #goal-<slug> channel, and assigns the coordinator (coordinator_config: "default" — the owner\'s pre-built coordinator agent, created on first use — or the name of one of your owner\'s agents). The coordinator is woken to propose a task tree. Budgets are caps in tokens and US cents (omit for no cap). approval_mode "auto" approves proposals at once (still recorded) and is the owner\'s choice only: an agent asking for it gets ErrApprovalModeForbidden. Errors: ErrInvalidInput, ErrNotFound (unknown coordinator_config), ErrSlugTaken, ErrApprovalModeForbidden.',
   trust: 'write',
   surface: 'agent',
   module: 'goals',
@@ -71,26 +75,38 @@ const create = defineTool({
 const propose = defineTool({
   name: 'propose_task_tree',
   title: 'Propose a task tree',
-  description: 'Proposes the decomposition of a goal into a tree of tasks (the coordinator\'s or owner\'s call). Nothing is created yet: the whole tree is checked, posted as one proposal to #approvals, and materialized atomically when the owner reacts approve (at once in auto mode); a rejection arrives as a DM with the reason. Node: title 3–200, description ≥ 10, acceptance_criteria, billing_code, budget_tokens, budget_dollars_cents (a child\'s budget must fit in what its parent has left), verifier_config {kind:auto}|{kind:peer,agent_id}|{kind:command,cmd,cwd?,timeout_sec?}, children. Errors: ErrBudgetInsufficient, ErrAncestryOverflow, ErrProposalPending (one pending tree per goal), ErrNotCoordinator, ErrGoalNotFound, ErrNotFound (a peer verifier that is not an agent of the goal\'s owner), ErrPathOutsideRoots (command cwd).',
+  description: 'Proposes the decomposition of a goal into a tree of tasks (the coordinator\'s or owner\'s call). Nothing is created yet: the whole tree is checked, posted as one proposal to #approvals, and materialized atomically when the owner reacts approve (at once in auto mode); a rejection arrives as a DM with the reason. Node: title 3–200, description ≥ 10, acceptance_criteria, billing_code, budget_tokens, budget_dollars_cents (a child\'s budget must fit in what its parent has left), verifier_config {kind:auto}|{kind:peer,agent_id}|{kind:command,recipe,cwd?} — a command verifier runs one of your owner\'s registered recipes (list_verifiers), never a command you write; a peer verifier must be independent of you (not you, not an agent in your spawn lineage); children (at most 32 levels). Errors: ErrBudgetInsufficient, ErrAncestryOverflow, ErrProposalPending (one pending tree per goal), ErrNotCoordinator, ErrGoalNotFound, ErrNotFound (a peer verifier that is not an agent of the goal\'s owner), ErrSelfVerification, ErrRawCommandRefused, ErrVerifierNotFound (no such recipe), ErrPathOutsideRoots (command cwd).',
   trust: 'write',
   surface: 'agent',
   module: 'goals',
   input: z.strictObject({ goal_id: z.number().int().positive(), reasoning: z.string().max(16_000).default(''), tree: TaskNode }),
   output: z.object({ proposal_message_id: z.number().int(), channel_id: z.number().int(), proposal_id: z.number().int(), status: z.enum(['pending', 'approved']), task_ids: z.array(z.number().int()) }),
   handler(ctx, a) {
-    const policy = pathPolicyFor(ctx.app);
-    const tree = withResolvedCwd(a.tree as TreeNode, policy, 'tree');
+    const tree = checkedTree(a.tree, pathPolicyFor(ctx.app), 'tree');
     const p = proposeTaskTree(ctx.app, speaker(ctx.caller), a.goal_id, a.reasoning, tree, ctx.command);
     return { proposal_message_id: p.proposalMessageId, channel_id: p.channelId, proposal_id: p.proposalId, status: p.approved ? 'approved' as const : 'pending' as const, task_ids: p.taskIds };
   },
 });
 
-/** Command verifiers run in a directory inside the allowed roots (DESIGN §3.16), resolved now. */
-function withResolvedCwd(node: TreeNode, policy: PathPolicy, path: string): TreeNode {
+/**
+ * A command verifier names an owner's recipe — a raw shell command from the caller is refused (DESIGN §8:
+ * nothing runs on the host unless the owner approved that exact command line) — and runs in a
+ * directory inside the allowed roots (DESIGN §3.16), resolved now.
+ */
+function checkedTree(node: NodeInput, policy: PathPolicy, path: string): TreeRequest {
   const v = node.verifier_config;
-  const verifier = v?.kind === 'command' && v.cwd !== undefined ? { ...v, cwd: guardCwd(policy, v.cwd, `${path}.verifier_config.cwd`) } : v;
-  const children = node.children?.map((c, i) => withResolvedCwd(c, policy, `${path}.children[${i}]`));
-  return { ...node, ...(verifier ? { verifier_config: verifier } : {}), ...(children ? { children } : {}) };
+  let verifier: TreeRequest['verifier_config'] = v?.kind === 'command' ? undefined : v;
+  if (v?.kind === 'command') {
+    const field = `${path}.verifier_config`;
+    if (v.cmd !== undefined || v.timeout_sec !== undefined) {
+      throw new DomainError('ErrRawCommandRefused', `${field}: a raw shell command is refused — name one of your owner's verifier recipes ({"kind":"command","recipe":"NAME"}; list_verifiers shows them; the owner adds them with \`colony verifiers add\`)`, { field });
+    }
+    if (v.recipe === undefined) throw new DomainError('ErrInvalidInput', `${field}.recipe: a command verifier names a verifier recipe`, { field: `${field}.recipe` });
+    verifier = { kind: 'command', recipe: v.recipe, ...(v.cwd !== undefined ? { cwd: guardCwd(policy, v.cwd, `${field}.cwd`) } : {}) };
+  }
+  const { verifier_config: _given, children: kids, ...rest } = node;
+  const children = kids?.map((c, i) => checkedTree(c, policy, `${path}.children[${i}]`));
+  return { ...rest, ...(verifier ? { verifier_config: verifier } : {}), ...(children ? { children } : {}) };
 }
 function guardCwd(policy: PathPolicy, cwd: string, field: string): string {
   try {
@@ -169,4 +185,19 @@ const resume = defineTool({
   },
 });
 
-export const goalTools: readonly AnyTool[] = [create, propose, get, list, complete, resume];
+const mode = defineTool({
+  name: 'set_goal_approval_mode',
+  title: 'Set a goal\'s approval mode',
+  description: 'Owner only. "auto" approves the goal\'s proposals at once (recorded as approved by system) — task trees whose command verifiers name your registered recipes, and spawns within the caps; "human" makes them wait for your approve/reject reaction in #approvals. A proposal already pending keeps waiting. Errors: ErrGoalNotFound, ErrGoalClosed.',
+  trust: 'write',
+  surface: 'owner',
+  module: 'goals',
+  input: z.strictObject({ goal_id: z.number().int().positive(), approval_mode: z.enum(['human', 'auto']) }),
+  output: z.object({ goal_id: z.number().int(), approval_mode: z.string() }),
+  handler(ctx, a) {
+    const g = setApprovalMode(ctx.app, speaker(ctx.caller), a.goal_id, a.approval_mode, ctx.command);
+    return { goal_id: g.goalId, approval_mode: g.approvalMode };
+  },
+});
+
+export const goalTools: readonly AnyTool[] = [create, propose, get, list, complete, resume, mode];

@@ -16,8 +16,9 @@ import { agentViewTools } from './agent-views.js';
 import { projectTools } from './projects.js';
 import { healthTools } from './health.js';
 import { webappTools } from './webapps.js';
+import { verifierTools } from './verifiers.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools, ...webappTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools, ...webappTools, ...verifierTools);
 }
