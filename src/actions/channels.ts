@@ -99,10 +99,14 @@ function ensureChannel(app: App, tenant: number, name: string, kind: 'public' | 
   }).value!;
 }
 
+/**
+ * A DM's recipient by name. People first, and `owner` always means the team's owner: agent names never
+ * equal either (principals.ts), and even a name that slipped in earlier can never divert the owner's mail.
+ */
 function recipientKey(app: App, tenant: number, name: string): string {
+  if (name === 'owner' || getUser(app.engine.db, tenant)?.name === name) return `user-${tenant}`;
   const agent = getAgentByName(app.engine.db, tenant, name);
   if (agent) return `agent-${agent.agentId}`;
-  if (getUser(app.engine.db, tenant)?.name === name) return `user-${tenant}`;
   throw notFound(`agent ${name}`, { to: name });
 }
 

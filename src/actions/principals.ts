@@ -3,7 +3,7 @@ import { principalDecider } from '../commands/principals.js';
 import { DomainError } from '../errors.js';
 import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
-import { getAgent, getAgentByName, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import { getAgent, getAgentByName, getUser, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
 import { seedRootReputation } from './reputation.js';
 import { newToken, tokenHash } from '../tokens.js';
 
@@ -36,12 +36,27 @@ export function createOwner(app: App, name: string, by: Actor): { userId: number
 
 export type AgentSpec = Omit<AgentRegistered['data'], 'agentId'>;
 
+/**
+ * Names a message, a mention or a verdict could be mistaken for: the owner's own, and words that stand
+ * for a person or for Colony. An agent never takes one (DESIGN §8: an agent acts only as itself).
+ */
+export const RESERVED_AGENT_NAMES: ReadonlySet<string> = new Set([
+  'owner', 'system', 'colony', 'admin', 'administrator', 'root', 'user', 'users', 'agent', 'agents', 'all', 'everyone', 'here', 'channel',
+  'anonymous', 'approvals', 'requests', 'human', 'operator', 'moderator', 'support', 'security',
+]);
+
+/** Refuses a name an agent of this owner may not take: reserved, the owner's own, or another active agent's. */
+export function checkAgentName(app: App, ownerId: number, name: string): void {
+  if (RESERVED_AGENT_NAMES.has(name) || getUser(app.engine.db, ownerId)?.name === name) {
+    throw new DomainError('ErrAgentNameReserved', `"${name}" cannot name an agent: it is reserved or it is a person's name in this team, and messages to it must reach that person`, { name });
+  }
+  if (getAgentByName(app.engine.db, ownerId, name)) throw new DomainError('ErrAgentNameTaken', `an agent named ${name} already exists`, { name });
+}
+
 export function registerAgent(app: App, spec: AgentSpec, by: Actor): { agentId: number; name: string; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
-    if (getAgentByName(engine.db, spec.ownerId, spec.name)) {
-      throw new DomainError('ErrAgentNameTaken', `an agent named ${spec.name} already exists`, { name: spec.name });
-    }
+    checkAgentName(app, spec.ownerId, spec.name);
     const agentId = uow.ids.next('agent');
     engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec } }, by);
     if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, agentId)!, by);

@@ -1,3 +1,4 @@
+import { senderKind } from '../events/channels.js';
 import type { Database } from 'better-sqlite3';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal } from '../projections/goal-queries.js';
@@ -37,7 +38,8 @@ function wakeSection(db: Database, run: RunRow): string {
   if (ids.length > 0) lines.push('', '## Messages');
   for (const id of ids) {
     const m = getMessage(db, id);
-    if (m) lines.push('', `[#${m.messageId} in ${m.channelName} from ${m.fromName} at ${m.createdAt}]`, m.body);
+    // The sender's kind, not just its name: a name can be imitated, the kind cannot (DESIGN §8).
+    if (m) lines.push('', `[#${m.messageId} in ${m.channelName} from ${m.fromName} (${senderKind(m.fromKey)}) at ${m.createdAt}]`, m.body);
   }
   return lines.join('\n');
 }

@@ -7,11 +7,11 @@ import { proposalStream, type AgentSpec } from '../events/proposals.js';
 import { type GoalRow } from '../projections/goal-queries.js';
 import { getTask } from '../projections/task-queries.js';
 import { type ProposalRow } from '../projections/proposal-queries.js';
-import { getAgent, getAgentByName, type AgentRow } from '../projections/principals.js';
+import { getAgent, type AgentRow } from '../projections/principals.js';
 import { scoreOf, scoresOf } from '../projections/reputation.js';
 import { sendSystemDirect, sendToChannel, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, who } from './goals.js';
-import { registerAgent, type Actor } from './principals.js';
+import { checkAgentName, registerAgent, type Actor } from './principals.js';
 import { autoApprove } from './proposals.js';
 import { recordEvidence, reputationSettings, SEED_FRACTION } from './reputation.js';
 
@@ -42,7 +42,7 @@ function checkSpawn(app: App, parent: AgentRow, goal: GoalRow, spec: AgentSpec):
   if (capped.violations.length > 0) {
     throw new DomainError('ErrDelegationCapExceeded', `the proposed agent exceeds ${parent.name}'s own grant: ${capped.violations.join('; ')}`, { violations: capped.violations });
   }
-  if (getAgentByName(app.engine.db, goal.ownerId, spec.name)) throw new DomainError('ErrAgentNameTaken', `an agent named ${spec.name} already exists`, { name: spec.name });
+  checkAgentName(app, goal.ownerId, spec.name);
   return capped;
 }
 

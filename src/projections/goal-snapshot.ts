@@ -1,3 +1,4 @@
+import { senderKind } from '../events/channels.js';
 import type { Database } from 'better-sqlite3';
 import { readConsistent } from '../db.js';
 import { channelMessages } from './channel-queries.js';
@@ -73,7 +74,7 @@ function snapshotOf(db: Database, goalId: number) {
       by_billing_code: rollupByBillingCode(db, goalId, null).map((r) => ({ billing_code: r.billingCode, tokens: r.tokens, dollars_cents: r.cents, task_count: r.taskCount })),
     },
     recent_events: channelMessages(db, g.channelId, 50, null).map((m) => ({
-      id: m.messageId, from: m.fromName, body: m.body, kind: (m.metadata?.kind as string | undefined) ?? m.kind, event: (m.metadata?.event as string | undefined) ?? null, created_at: m.createdAt,
+      id: m.messageId, from: m.fromName, from_kind: senderKind(m.fromKey), body: m.body, kind: (m.metadata?.kind as string | undefined) ?? m.kind, event: (m.metadata?.event as string | undefined) ?? null, created_at: m.createdAt,
     })),
   };
 }

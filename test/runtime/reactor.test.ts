@@ -134,7 +134,7 @@ describe('reactor', () => {
     assert.equal(all[3]!.gate, 'trigger_depth');
     const transcript = sessionMessages(f.app.engine.db, all[0]!.runId).map((m) => [m.role, m.content]);
     assert.ok(transcript.some(([role, content]) => role === 'agent' && /^\[message #\d+ to dm:[^\]]+\] hello from ping$/.test(content!)), JSON.stringify(transcript));
-    assert.match(sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content, /from ping at .*\nhello from ping/);
+    assert.match(sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content, /from ping \(agent\) at .*\nhello from ping/);
   });
 
   it('task_timer: a claimed task with heartbeat_config.interval_sec wakes its assignee each interval (never two runs of it at once)', async (t) => {

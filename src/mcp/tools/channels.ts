@@ -1,3 +1,4 @@
+import { senderKind } from '../../events/channels.js';
 import * as z from 'zod';
 import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, type Speaker } from '../../actions/channels.js';
 import { reactTo } from '../../actions/proposals.js';
@@ -17,12 +18,13 @@ export const speaker = (c: Caller): Speaker =>
 
 export const Message = z.object({
   message_id: z.number().int(), channel_id: z.number().int(), channel: z.string(), kind: z.enum(['message', 'system']),
-  from: z.string(), body: z.string(), subject: z.string().nullable(), priority: z.number().int(),
+  from: z.string(), from_kind: z.enum(['user', 'agent', 'system']).describe('Who wrote it: a person (user), an agent, or Colony itself (system) — names alone can be imitated'),
+  body: z.string(), subject: z.string().nullable(), priority: z.number().int(),
   metadata: z.record(z.string(), z.unknown()).nullable(), reply_to: z.number().int().nullable(), created_at: z.string(),
   reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
 });
 export const toMessage = (m: MessageRow, maxBody = Infinity): z.infer<typeof Message> => ({
-  message_id: m.messageId, channel_id: m.channelId, channel: m.channelName, kind: m.kind, from: m.fromName,
+  message_id: m.messageId, channel_id: m.channelId, channel: m.channelName, kind: m.kind, from: m.fromName, from_kind: senderKind(m.fromKey),
   body: m.body.length > maxBody ? `${m.body.slice(0, maxBody)}…` : m.body, subject: m.subject, priority: m.priority,
   metadata: m.metadata, reply_to: m.replyTo, created_at: m.createdAt, reactions: m.reactions,
 });
