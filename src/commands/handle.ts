@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../clock.js';
-import type { ExpectedVersion } from '../errors.js';
+import { DomainError, type ExpectedVersion } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { assertAnchored } from '../events/anchor.js';
-import { eventsOfCommand, findCommand, recordCommand } from '../events/commands.js';
+import { commandUnder, eventsOfCommand, findCommand, recordCommand } from '../events/commands.js';
 import type { Event, EventMeta, StoredEvent } from '../events/event.js';
 import { appendToStream, checkExpectedVersion } from '../events/store.js';
 import { newCommandId, sequenceIds, type TrackedIds } from '../ids.js';
@@ -33,6 +33,11 @@ export interface CommandOptions {
   commandId?: string;
   /** Record the command id for retries (default: when `commandId` is given). False for ids made up by the caller. */
   record?: boolean;
+  /**
+   * The idempotency key's scope, a prefix of `commandId`: another command already recorded under it (the
+   * same key with other arguments) is ErrIdempotencyConflict, checked inside the transaction.
+   */
+  idempotencyScope?: string;
   actor: string;
   causationId?: string | null;
   correlationId?: string | null;
@@ -82,6 +87,7 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);
     if (keyed && findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
+    if (keyed && options.idempotencyScope !== undefined) checkIdempotencyScope(db, options.idempotencyScope, meta.commandId);
     const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
     open.set(db, uow);
     try {
@@ -97,6 +103,13 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   });
   if (!result.duplicate) engine.bus.publish(result.events);
   return result;
+}
+
+function checkIdempotencyScope(db: Database, scope: string, commandId: string): void {
+  const other = commandUnder(db, scope);
+  if (other !== null && other !== commandId) {
+    throw new DomainError('ErrIdempotencyConflict', 'this idempotency key was already used with different arguments: use a new key for a different request', { scope });
+  }
 }
 
 /** Inside an open command: a savepoint, so a caught failure undoes only its own part. */

@@ -21,6 +21,13 @@ export function findCommand(db: Database, commandId: string): CommittedCommand |
   return row ?? null;
 }
 
+/** A recorded command id that starts with `prefix` (an idempotency key's scope), if any. */
+export function commandUnder(db: Database, prefix: string): string | null {
+  // Scopes end in ':' and ids continue in hex: '~' sorts after every character that can follow.
+  const row = prepared(db, 'SELECT command_id AS id FROM es_commands WHERE command_id > ? AND command_id < ? LIMIT 1').get(prefix, `${prefix}~`) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
 export function recordCommand(db: Database, commandId: string, events: readonly StoredEvent[], at: string): void {
   prepared(db, 'INSERT INTO es_commands (command_id, first_position, last_position, committed_at) VALUES (?, ?, ?, ?)').run(
     commandId, events[0]?.position ?? null, events[events.length - 1]?.position ?? null, at);

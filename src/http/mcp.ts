@@ -6,8 +6,8 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { envPositiveInt } from '../config.js';
-import { principalRef, principalRefOf } from '../mcp/audit.js';
-import { actorOf, type Caller } from '../mcp/auth.js';
+import { principalRefOf } from '../mcp/audit.js';
+import { actorOf, principalKey, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { createMcpServer } from '../mcp/server.js';
 
@@ -110,10 +110,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
 }
 
 /** The principal a session is bound to: `agent:7@1` (kind and id, then the tenant). */
-const keyOf = (caller: Caller): string => {
-  const { principalId, tenantId } = principalRef(caller);
-  return `${principalId}@${tenantId}`;
-};
+const keyOf = principalKey;
 
 interface Session {
   transport: StreamableHTTPServerTransport;

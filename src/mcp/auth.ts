@@ -31,6 +31,13 @@ export function authenticate(app: App, token: string | undefined): Caller | null
   };
 }
 
+/**
+ * The principal by kind, id and tenant — `agent:7@1`, `user:1@1` — never by name (names repeat across
+ * tenants): what sessions, confirmation tokens and idempotency keys are bound to (DESIGN §8).
+ */
+export const principalKey = (caller: Caller): string =>
+  caller.kind === 'owner' ? `user:${caller.userId}@${caller.userId}` : `agent:${caller.agentId}@${caller.ownerId}`;
+
 /** The `actor` recorded in events: `user:<name>` or `agent:<name>`. */
 export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 'user' : 'agent'}:${caller.name}`;
 

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
-import { actorOf, type Caller } from './auth.js';
+import { actorOf, principalKey, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
 import type { AnyTool } from './tool.js';
@@ -27,7 +28,8 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const started = process.hrtime.bigint();
   const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;
-  const commandId = key ?? newCommandId();
+  // A keyed call's command id is only known once its arguments are (its scope + their digest); until then the audit row gets a fresh one.
+  let commandId = newCommandId();
   let digest: string | undefined; // of the validated arguments once they exist, else of what was sent
   const tool = caller ? visibleTools(ctx, caller).find((t) => t.name === name) : undefined;
   const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
@@ -47,6 +49,7 @@ export async function callTool(
   const denied = authorize(caller, tool);
   if (denied) return refuse('blocked', denied);
   try {
+    checkShape(rawArgs);
     const { confirmation, rest } = splitConfirmation(tool, rawArgs);
     const parsed = tool.input.safeParse(ctx.paths.guard(withoutBlank(rest, tool.blankPathDefaults), tool.pathFields));
     if (!parsed.success) throw invalidInput(`invalid arguments for ${name}: ${summarize(parsed.error.issues)}`, { issues: parsed.error.issues });
@@ -54,18 +57,51 @@ export async function callTool(
     if (tool.trust === 'destructive') {
       if (confirmation === undefined) return finish('pending_confirmation', askConfirmation(ctx, caller, tool, parsed.data, digest), null);
       try {
-        ctx.confirmations.redeem(confirmation, tool.name, digest, actorOf(caller));
+        ctx.confirmations.redeem(confirmation, tool.name, digest, principalKey(caller));
       } catch (e) {
         return refuse('blocked', e);
       }
     }
-    const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId };
+    const scope = key === undefined ? undefined : idempotencyScope(caller, tool.name, key);
+    if (scope !== undefined) commandId = `${scope}${digest}`;
+    const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId, idempotencyScope: scope };
     const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd }, parsed.data);
     // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
     const shaped = shapedErrorCode(value);
     return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);
   } catch (e) {
     return refuse('error', e);
+  }
+}
+
+/**
+ * An idempotency key belongs to one principal and one tool (payment APIs scope theirs the same way): the
+ * same key from another principal, another tenant or for another tool is another command. The command
+ * id is this scope plus the digest of the validated arguments, so the same key with other arguments is
+ * refused inside the command's transaction (ErrIdempotencyConflict), never answered with a stranger's result.
+ */
+export function idempotencyScope(caller: Caller, tool: string, key: string): string {
+  return `idem:${createHash('sha256').update(`${principalKey(caller)}\0${tool}\0${key}`).digest('hex')}:`;
+}
+
+/** How deep arguments may nest: validation recurses, and a hostile client could nest until the stack overflows. */
+export const MAX_ARGS_DEPTH = 100;
+
+/** Before any schema runs: nesting within MAX_ARGS_DEPTH (checked without recursion) and no NUL in any text, which SQLite and FTS mishandle. */
+function checkShape(args: unknown): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: args, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) throw invalidInput(`${path || 'an argument'} contains a NUL character`, { field: path });
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_ARGS_DEPTH) throw invalidInput(`arguments nest deeper than ${MAX_ARGS_DEPTH} levels (at ${path})`, { field: path, max_depth: MAX_ARGS_DEPTH });
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) throw invalidInput(`an argument name contains a NUL character`);
+      stack.push({ value: v, depth: depth + 1, path: Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k });
+    }
   }
 }
 
@@ -88,7 +124,7 @@ function splitConfirmation(tool: AnyTool, args: Record<string, unknown>): { conf
 }
 
 function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: unknown, digest: string): CallToolResult {
-  const token = ctx.confirmations.issue(tool.name, digest, actorOf(caller));
+  const token = ctx.confirmations.issue(tool.name, digest, principalKey(caller));
   const body = {
     confirmation_required: true,
     tool_name: tool.name,
