@@ -30,6 +30,8 @@ export interface NewProjectTask { title: string; project: string; description: s
 export interface CreatedProjectTask { task: TaskRow; project: ProjectRow; inferred: boolean }
 
 export function createProjectTask(app: App, by: Speaker, input: NewProjectTask, actor: Actor): CreatedProjectTask {
+  // xylocopa accepts an empty title and then can never dispatch the task (reference §1.9 item 3): refused here, before anything is written.
+  if (input.title.trim() === '') throw new DomainError('ErrInvalidInput', 'Validation error:\ntitle: must not be empty or only whitespace', { field: 'title' });
   const { project, inferred } = resolveProject(app, by, input.project, input.cwd);
   validate(input);
   const r = app.engine.transact(actor, (uow) => {

@@ -5,7 +5,7 @@ import { taskStream, type Amount } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { expiredLeases, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent, sameLineage } from '../projections/principals.js';
 import { runningRunOf } from '../projections/run-queries.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
 import { applySpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
@@ -47,6 +47,7 @@ export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, l
   const agent = agentOf(app, by, 'claim tasks');
   const result = app.engine.transact(actor, (uow) => {
     const { task, goal } = taskFor(app, by, taskId);
+    checkIndependent(app, task, agent.agentId, 'claim');
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
     // A project task has no goal, so no goal budget: only the decider's checks apply.
     const refusal = !goal || agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
@@ -123,6 +124,7 @@ export function cancelTask(app: App, by: Speaker, taskId: number, reason: string
 export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: Actor): TaskRow {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
+    if (as.kind === 'peer' && task.assigneeAgentId !== null) checkIndependent(app, task, task.assigneeAgentId, 'verify');
     const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
     recordVerdicts(app, events, actor);
     if (verdict === 'reject' && goal) {
@@ -146,7 +148,8 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
  */
 export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
   app.engine.transact(actor, () => {
-    const { goal } = taskFor(app, by, taskId);
+    const { task, goal } = taskFor(app, by, taskId);
+    checkReporter(by, task, goal);
     // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
     const reporter = agentIdOf(by);
     const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
@@ -155,6 +158,30 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
   });
   const task = getTask(app.engine.db, taskId)!;
   return { goal: task.goalId === null ? null : getGoal(app.engine.db, task.goalId), task };
+}
+
+/**
+ * A verdict never comes from the agent whose work it judges nor from its spawn lineage (DESIGN §8): the
+ * peer verifier may not claim the task, nor may anyone it spawned or that spawned it — checked when the
+ * work is claimed, and again when the verdict comes (tasks proposed before the rule).
+ */
+function checkIndependent(app: App, task: TaskRow, workerId: number, when: 'claim' | 'verify'): void {
+  const v = task.verifier;
+  if (v.kind !== 'peer' || !sameLineage(app.engine.db, workerId, v.agent_id)) return;
+  const message = when === 'claim'
+    ? `task ${task.taskId} is verified by agent ${v.agent_id}, which is you or in your spawn lineage: a verdict must come from an agent independent of the work, so you may not claim it`
+    : `task ${task.taskId}'s assignee is you or in your spawn lineage: a verdict must come from an agent independent of the work`;
+  throw new DomainError('ErrSelfVerification', message, { task_id: task.taskId, verifier_agent_id: v.agent_id });
+}
+
+/**
+ * Spend pauses goals, so not anyone may claim it: the task's assignee (its work), the goal's coordinator
+ * (its own runs are charged to the goal), and the owner (or Colony itself). Another agent of the team is refused.
+ */
+function checkReporter(by: Speaker, task: TaskRow, goal: GoalRow | null): void {
+  const agentId = agentIdOf(by);
+  if (agentId === null || agentId === task.assigneeAgentId || (goal !== null && agentId === goal.coordinatorAgentId)) return;
+  throw new DomainError('ErrForbidden', `only task ${task.taskId}'s assignee, its goal's coordinator or the owner may report usage on it`, { task_id: task.taskId });
 }
 
 /** The end of a command verifier's output, for the coordinator's DM (the whole 4 KiB tail is on the task). */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registerAgent } from '../../src/actions/principals.js';
-import { reportUsage } from '../../src/actions/tasks.js';
+import { claimTask, reportUsage } from '../../src/actions/tasks.js';
 import { openApp, type App } from '../../src/app.js';
 import { databaseFile } from '../../src/config.js';
 import { openDatabase } from '../../src/db.js';
@@ -219,9 +219,16 @@ async function setup(budget: number, leaves: number): Promise<Setup> {
 
 function spender(f: HttpFixture, ownerId: number, name: string) {
   return registerAgent(f.app, {
-    name, ownerId, model: 'test-model', systemPrompt: 'You spend money on tasks.', toolScope: ['whoami', 'report_usage', 'get_goal'],
+    name, ownerId, model: 'test-model', systemPrompt: 'You spend money on tasks.', toolScope: ['whoami', 'report_usage', 'get_goal', 'claim_task'],
     tier: 'supervised', command: null, parentId: null, spawnDepth: 0,
   }, { actor: 'user:owner' });
+}
+
+/** A spender that has claimed its task: only a task's assignee (or its coordinator, or the owner) reports usage on it. */
+function assigned(f: HttpFixture, ownerId: number, name: string, taskId: number) {
+  const a = spender(f, ownerId, name);
+  claimTask(f.app, { key: `agent-${a.agentId}`, name, tenant: ownerId }, taskId, { actor: `agent:${name}` });
+  return a;
 }
 
 function tests(): void {
@@ -235,12 +242,12 @@ function tests(): void {
       const BUDGET = 2000;
       const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, SESSIONS);
       try {
-        const clients = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => f.connect(spender(f, ownerId, `spender-${i}`).token)));
+        const clients = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => f.connect(assigned(f, ownerId, `spender-${i}`, taskIds[i]!).token)));
         const reader = await f.connect(spender(f, ownerId, 'watcher').token);
-        // Each session reports on its own task — and, every third call, on a random other one — one call
-        // after another; the 8 sessions run side by side, so their calls interleave on the server.
-        const plans = clients.map((c, i) => Array.from({ length: CALLS }, (_, k) => ({
-          c, taskId: k % 3 === 2 ? rng.pick(taskIds) : taskIds[i]!, cents: rng.int(1, 24), tokens: rng.int(0, 500),
+        // Each session reports on its own task (only its assignee may: issue 12), one call after another;
+        // the 8 sessions run side by side, so their calls interleave on the server.
+        const plans = clients.map((c, i) => Array.from({ length: CALLS }, () => ({
+          c, taskId: taskIds[i]!, cents: rng.int(1, 24), tokens: rng.int(0, 500),
         })));
         const total = plans.flat().reduce((n, p) => n + p.cents, 0);
         assert.ok(total > BUDGET * 1.2, `the plan spends ${total}, well over ${BUDGET}`);
@@ -279,7 +286,7 @@ function tests(): void {
       const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, WRITERS);
       let children: Proc[] = [];
       try {
-        const agents = Array.from({ length: WRITERS }, (_, i) => spender(f, ownerId, `writer-${i}`));
+        const agents = Array.from({ length: WRITERS }, (_, i) => assigned(f, ownerId, `writer-${i}`, taskIds[i]!));
         const reader = await f.connect(spender(f, ownerId, 'watcher').token);
         children = agents.map((a, i) => spawnChild([f.app.dataDir, String(a.agentId), String(ownerId), a.name, String(taskIds[i]), String(REPORTS)]));
         await Promise.all(children.map((c) => c.ready));
