@@ -25,6 +25,14 @@ export interface SessionView {
   lastActivityAt: string | null; preview: string | null;
 }
 
+/**
+ * Whose transcripts a reader may see (DESIGN §8): `null` — all of the tenant's (the owner); else these
+ * agents' only (an agent: itself and the agents it spawned, at any depth). Peers never read each other's.
+ */
+export type Readable = readonly number[] | null;
+const READABLE = `(@readable IS NULL OR a.agent_id IN (SELECT value FROM json_each(@readable)))`;
+const readableParam = (r: Readable): string | null => (r === null ? null : JSON.stringify(r));
+
 /** A lookup's answer: the agent and the session to read (the one named, else the agent's latest; null if it never ran). */
 export interface Lookup { agent: AgentView; sessionId: string | null; runId: number | null }
 
@@ -44,9 +52,9 @@ const SESSION_ACTIVITY = 'COALESCE(r.last_message_at, r.started_at, r.queued_at)
 export const likePrefix = (text: string): string => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Sessions that have started, newest activity first (xylocopa's session_list: a fixed limit of 30); `project`: its agent's project's name. */
-export const listSessions = (db: Database, tenant: number, project: string | null = null, limit = 30): SessionView[] =>
+export const listSessions = (db: Database, tenant: number, readable: Readable, project: string | null = null, limit = 30): SessionView[] =>
   prepared(db, `${SESSION} WHERE r.owner_id = @tenant AND r.session_id IS NOT NULL AND r.started_at IS NOT NULL AND (@project IS NULL OR p.name = @project)
-    ORDER BY ${SESSION_ACTIVITY} LIMIT @limit`).all({ tenant, project, limit }) as SessionView[];
+    AND ${READABLE} ORDER BY ${SESSION_ACTIVITY} LIMIT @limit`).all({ tenant, project, limit, readable: readableParam(readable) }) as SessionView[];
 
 export interface AgentFilter { status: string | null; limit: number; project?: string | null }
 
@@ -66,18 +74,20 @@ export const agentView = (db: Database, tenant: number, agentId: number): AgentV
  * agent name prefix (the agent with the latest activity). Prefixes are literal: LIKE wildcards are escaped
  * (the original's were not). An empty identifier matches nothing (as a prefix it would match everything).
  */
-export function lookupAgent(db: Database, tenant: number, identifier: string): Lookup | null {
+export function lookupAgent(db: Database, tenant: number, identifier: string, readable: Readable = null): Lookup | null {
   if (identifier === '') return null;
-  const exact = sessionByExactId(db, tenant, identifier);
+  const p = { tenant, readable: readableParam(readable) };
+  const exact = sessionByExactId(db, tenant, identifier, readable);
   if (exact) return ofSession(db, tenant, exact);
-  const named = (/^[0-9]+$/.test(identifier) && Number.isSafeInteger(Number(identifier)) ? agentView(db, tenant, Number(identifier)) : null)
-    ?? ((prepared(db, `${AGENT} WHERE a.owner_id = ? AND a.name = ?`).get(tenant, identifier) as AgentView | undefined) ?? null);
+  const named = (/^[0-9]+$/.test(identifier) && Number.isSafeInteger(Number(identifier))
+    ? (prepared(db, `${AGENT} WHERE a.owner_id = @tenant AND a.agent_id = @id AND ${READABLE}`).get({ ...p, id: Number(identifier) }) as AgentView | undefined) : undefined)
+    ?? (prepared(db, `${AGENT} WHERE a.owner_id = @tenant AND a.name = @name AND ${READABLE}`).get({ ...p, name: identifier }) as AgentView | undefined);
   if (named) return ofAgent(named);
-  const prefixed = prepared(db, `${SESSION} WHERE r.owner_id = ? AND r.started_at IS NOT NULL AND r.session_id LIKE ? ESCAPE '\\'
-    ORDER BY ${SESSION_ACTIVITY} LIMIT 1`).get(tenant, likePrefix(identifier)) as SessionView | undefined;
+  const prefixed = prepared(db, `${SESSION} WHERE r.owner_id = @tenant AND r.started_at IS NOT NULL AND r.session_id LIKE @like ESCAPE '\\' AND ${READABLE}
+    ORDER BY ${SESSION_ACTIVITY} LIMIT 1`).get({ ...p, like: likePrefix(identifier) }) as SessionView | undefined;
   if (prefixed) return ofSession(db, tenant, prefixed);
-  const byName = prepared(db, `${AGENT} WHERE a.owner_id = ? AND a.name LIKE ? ESCAPE '\\' ORDER BY ${AGENT_ACTIVITY} LIMIT 1`)
-    .get(tenant, likePrefix(identifier)) as AgentView | undefined;
+  const byName = prepared(db, `${AGENT} WHERE a.owner_id = @tenant AND a.name LIKE @like ESCAPE '\\' AND ${READABLE} ORDER BY ${AGENT_ACTIVITY} LIMIT 1`)
+    .get({ ...p, like: likePrefix(identifier) }) as AgentView | undefined;
   return byName ? ofAgent(byName) : null;
 }
 
@@ -85,17 +95,18 @@ export function lookupAgent(db: Database, tenant: number, identifier: string): L
  * codomyrmex's get_agent_memory takes a session id only: the exact id of any of the tenant's runs
  * (queued ones included: a session with no messages yet), else a prefix shared by exactly one session.
  */
-export function findSession(db: Database, tenant: number, identifier: string): SessionView | null {
+export function findSession(db: Database, tenant: number, identifier: string, readable: Readable = null): SessionView | null {
   if (identifier === '') return null;
-  const exact = sessionByExactId(db, tenant, identifier);
+  const exact = sessionByExactId(db, tenant, identifier, readable);
   if (exact) return exact;
-  const candidates = prepared(db, `${SESSION} WHERE r.owner_id = ? AND r.session_id LIKE ? ESCAPE '\\' ORDER BY r.run_id LIMIT 2`)
-    .all(tenant, likePrefix(identifier)) as SessionView[];
+  const candidates = prepared(db, `${SESSION} WHERE r.owner_id = @tenant AND r.session_id LIKE @like ESCAPE '\\' AND ${READABLE} ORDER BY r.run_id LIMIT 2`)
+    .all({ tenant, like: likePrefix(identifier), readable: readableParam(readable) }) as SessionView[];
   return candidates.length === 1 ? candidates[0]! : null;
 }
 
-const sessionByExactId = (db: Database, tenant: number, sessionId: string): SessionView | null =>
-  (prepared(db, `${SESSION} WHERE r.owner_id = ? AND r.session_id = ?`).get(tenant, sessionId) as SessionView | undefined) ?? null;
+const sessionByExactId = (db: Database, tenant: number, sessionId: string, readable: Readable): SessionView | null =>
+  (prepared(db, `${SESSION} WHERE r.owner_id = @tenant AND r.session_id = @sid AND ${READABLE}`)
+    .get({ tenant, sid: sessionId, readable: readableParam(readable) }) as SessionView | undefined) ?? null;
 
 function ofSession(db: Database, tenant: number, s: SessionView): Lookup | null {
   const agent = agentView(db, tenant, s.agentId);

@@ -70,8 +70,9 @@ after(() => f.close());
 const ts = (iso: string | null) => (iso ?? '').slice(0, 19);
 const preview = (name: string) => runtimeOf(f.app.engine.db, ids[name]!).preview ?? '';
 const last = (name: string) => runtimeOf(f.app.engine.db, ids[name]!).lastMessageAt;
-const row = (name: string, status: string, session: string | null, lastAt: string) =>
-  `- **${name}** [${status}] — -\n  id: \`${ids[name]}\`  session: \`${session ?? '(none)'}\`\n  model: ${name === 'worker' ? 'test-model' : `model-${name}`}  effort: -  last: ${ts(lastAt)}\n  ${preview(name).slice(0, 80)}`;
+const PRIVATE = '(private: only the agent, the agents that spawned it and the owner read its sessions)';
+const row = (name: string, status: string, session: string | null, lastAt: string, shown = preview(name)) =>
+  `- **${name}** [${status}] — -\n  id: \`${ids[name]}\`  session: \`${session ?? '(none)'}\`\n  model: ${name === 'worker' ? 'test-model' : `model-${name}`}  effort: -  last: ${ts(lastAt)}\n  ${shown.slice(0, 80)}`;
 
 describe('agent_list', () => {
   it('every agent of the team, most recently active first, in xylocopa\'s text', async () => {
@@ -88,8 +89,14 @@ describe('agent_list', () => {
     assert.equal(await text(owner, 'agent_list', { limit: 0 }), `Found 1 agent(s):\n\n${rows[0]}`, 'limit clamped to 1');
     assert.equal(await text(owner, 'agent_list', { limit: -5 }), `Found 1 agent(s):\n\n${rows[0]}`);
     assert.equal(await text(owner, 'agent_list', { limit: 2 }), `Found 2 agent(s):\n\n${rows.slice(0, 2).join('\n')}`);
+    // An agent sees its owner's team, but another agent's last message is its transcript's: private (issue 12 item 3).
     const worker = await f.connect(f.agentToken);
-    assert.equal(await text(worker, 'agent_list'), await text(owner, 'agent_list'), 'an agent sees its owner\'s team');
+    const theirs = [
+      row('epsilon', 'EXECUTING', runs.epsilon!.sessionId, last('epsilon')!, PRIVATE), row('gamma', 'ERROR', runs.gamma!.sessionId, last('gamma')!, PRIVATE),
+      row('beta', 'IDLE', runs.beta!.sessionId, last('beta')!, PRIVATE), row('alpha', 'IDLE', runs.alpha!.sessionId, last('alpha')!, PRIVATE),
+      row('delta', 'STOPPED', null, T0, PRIVATE), row('worker', 'IDLE', null, T0),
+    ];
+    assert.equal(await text(worker, 'agent_list'), `Found 6 agent(s):\n\n${theirs.join('\n')}`, 'an agent sees its owner\'s team, not their transcripts');
   });
 
   it('filters: status case-insensitively; any project finds nothing (agents have none yet)', async () => {

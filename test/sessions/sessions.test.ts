@@ -108,9 +108,10 @@ describe('real runs', () => {
     assert.match(await text(owner, 'session_list'), /^Found 3 session\(s\):\n\n/);
   });
 
-  it('an agent reads its team\'s sessions; another tenant\'s sessions and agents are "No agent found"', async () => {
-    const echoer = await f.connect(f.addRunner('reader', 'true', {}, { toolScope: SESSION_TOOLS }).token);
-    assert.equal(await text(echoer, 'session_read', { session_id: runs.long!.sessionId }), await text(owner, 'session_read', { session_id: runs.long!.sessionId }));
+  it('an agent never reads a peer\'s sessions; another tenant\'s sessions and agents are "No agent found"', async () => {
+    const reader = await f.connect(f.addRunner('reader', 'true', {}, { toolScope: SESSION_TOOLS }).token);
+    assert.equal(await text(reader, 'session_read', { session_id: runs.long!.sessionId }), `No agent found matching: ${runs.long!.sessionId}`);
+    assert.match(await text(owner, 'session_read', { session_id: runs.long!.sessionId }), /^# Session: long/);
     const other = createOwner(f.app, 'other', { actor: 'system' });
     const stranger = registerAgent(f.app, {
       name: 'stranger', ownerId: other.userId, model: 'scripted', systemPrompt: 'You are a stranger.', toolScope: ['whoami'], tier: 'autonomous',

@@ -1,11 +1,12 @@
 import * as z from 'zod';
 import { inbox } from '../../projections/channel-queries.js';
 import { listAgents } from '../../projections/principals.js';
-import { listAgentViews, lookupAgent, type AgentView } from '../../projections/session-queries.js';
+import { listAgentViews, lookupAgent, type AgentView, type Readable } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { AgentDetail, agentDetailText, AgentList, agentListText, NOT_APPLICABLE } from './agent-text.js';
 import { speaker } from './channels.js';
 import { NO_PROJECT } from './session-text.js';
+import { readableBy } from './sessions.js';
 
 /**
  * Agent views (issue 6 item 4): xylocopa's agent_list and agent_get with their texts (reference §1.5)
@@ -15,10 +16,12 @@ import { NO_PROJECT } from './session-text.js';
 const common = { trust: 'read', surface: 'agent', module: 'agents' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
 
-const summary = (a: AgentView) => ({
+/** The preview is the start of its transcript's last message: shown only to those who may read the transcript (sessions.ts). */
+const summary = (a: AgentView, readable: Readable) => ({
   agent_id: a.agentId, name: a.name, status: a.status.toUpperCase(), project: a.project ?? NO_PROJECT, session_id: a.lastSessionId, model: a.model,
-  effort: NOT_APPLICABLE, preview: a.preview ?? '',
+  effort: NOT_APPLICABLE, preview: readable === null || readable.includes(a.agentId) ? a.preview ?? '' : PRIVATE,
 });
+const PRIVATE = '(private: only the agent, the agents that spawned it and the owner read its sessions)';
 
 const list = defineTool({
   ...common,
@@ -34,10 +37,11 @@ const list = defineTool({
   handler(ctx, a) {
     const limit = Math.min(100, Math.max(1, a.limit));
     const rows = listAgentViews(ctx.app.engine.db, tenantOf(ctx), { status: a.status.trim() ? a.status : null, limit, project: a.project || null });
+    const readable = readableBy(ctx);
     return {
       filters: { project: a.project, status: a.status },
       count: rows.length,
-      agents: rows.map((r) => ({ ...summary(r), last_activity_at: r.lastMessageAt ?? r.createdAt })),
+      agents: rows.map((r) => ({ ...summary(r, readable), last_activity_at: r.lastMessageAt ?? r.createdAt })),
     };
   },
   text: agentListText,
@@ -58,7 +62,7 @@ const get = defineTool({
       identifier: a.agent_id,
       found: true,
       agent: {
-        ...summary(v), mode: 'AUTO' as const, branch: NOT_APPLICABLE, worktree: NOT_APPLICABLE, tmux_pane: NOT_APPLICABLE, task_id: v.taskId,
+        ...summary(v, readableBy(ctx)), mode: 'AUTO' as const, branch: NOT_APPLICABLE, worktree: NOT_APPLICABLE, tmux_pane: NOT_APPLICABLE, task_id: v.taskId,
         parent_id: v.parentId, is_subagent: v.parentId !== null, unread: unreadOf(ctx, v), muted: false, pending_suggestions: false,
         created_at: v.createdAt, last_message_at: v.lastMessageAt,
       },

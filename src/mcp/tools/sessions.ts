@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { lastSessionMessages } from '../../projections/run-queries.js';
-import { findSession, listSessions, lookupAgent } from '../../projections/session-queries.js';
+import { descendantsOf } from '../../projections/principals.js';
+import { findSession, listSessions, lookupAgent, type Readable } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { speaker } from './channels.js';
 import { displayTurn, NO_PROJECT, SessionList, sessionListText, Transcript, transcriptText } from './session-text.js';
@@ -14,11 +15,19 @@ import { displayTurn, NO_PROJECT, SessionList, sessionListText, Transcript, tran
 const common = { trust: 'read', surface: 'agent', module: 'sessions' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
 
+/**
+ * Whose transcripts the caller may read (DESIGN §8): the owner all of the team's; an agent its own and
+ * those of the agents it spawned (it supervises them) — never a peer's, whose wake prompts hold its DMs
+ * and system prompt. Everything else answers as if the session did not exist.
+ */
+export const readableBy = (ctx: ToolContext): Readable =>
+  ctx.caller.kind === 'owner' ? null : [ctx.caller.agentId, ...descendantsOf(ctx.app.engine.db, ctx.caller.agentId)];
+
 const project = z.string().max(200).default('')
   .describe('Only sessions of agents of this project (by name)');
 
 function sessionList(ctx: ToolContext, a: { project: string }): SessionList {
-  const rows = listSessions(ctx.app.engine.db, tenantOf(ctx), a.project || null);
+  const rows = listSessions(ctx.app.engine.db, tenantOf(ctx), readableBy(ctx), a.project || null);
   return {
     project: a.project,
     count: rows.length,
@@ -29,7 +38,7 @@ function sessionList(ctx: ToolContext, a: { project: string }): SessionList {
   };
 }
 
-const listDescription = (alias: boolean) => `${alias ? '[Alias of session_list.] ' : ''}Lists the latest sessions (runs that have started) of your team's agents, newest activity first, at most 30: agent name, its runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, session id, agent id, last activity and a preview of the last message. Pass a session id (or agent id or name) to session_read for the transcript. Answers "No sessions found." when there are none.`;
+const listDescription = (alias: boolean) => `${alias ? '[Alias of session_list.] ' : ''}Lists the latest sessions (runs that have started) you may read — your own and those of agents you spawned (the owner: the whole team's) — newest activity first, at most 30: agent name, its runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, session id, agent id, last activity and a preview of the last message. Pass a session id (or agent id or name) to session_read for the transcript. Answers "No sessions found." when there are none.`;
 
 const listTool = (name: string, alias: boolean) => defineTool({
   ...common,
@@ -49,7 +58,7 @@ const listTool = (name: string, alias: boolean) => defineTool({
 function transcript(ctx: ToolContext, a: { session_id: string; max_turns: number }): Transcript {
   const db = ctx.app.engine.db;
   const empty = { identifier: a.session_id, total: 0, messages: [] };
-  const found = lookupAgent(db, tenantOf(ctx), a.session_id);
+  const found = lookupAgent(db, tenantOf(ctx), a.session_id, readableBy(ctx));
   if (!found) return { ...empty, result: 'not_found', agent: null, session_id: null, run_id: null };
   const agent = { agent_id: found.agent.agentId, name: found.agent.name, project: found.agent.project ?? NO_PROJECT };
   if (found.runId === null) return { ...empty, result: 'no_session', agent, session_id: null, run_id: null };
@@ -95,19 +104,19 @@ const memory = defineTool({
   ...common,
   name: 'get_agent_memory',
   title: 'Get an agent session\'s memory',
-  description: 'Returns the last 50 messages of one session of your team\'s agents as {"status":"success","logs":[{"role":"user"|"assistant"|"system","content"}],"session_id"}, oldest first, each in full (a message over 64 KiB was capped when recorded and says so). session_id is an exact session id or a prefix that only one session has. Unknown or ambiguous: {"status":"error","message":"Session X not found."}.',
+  description: 'Returns the last 50 messages of one session you may read (yours, or of an agent you spawned; the owner: any) as {"status":"success","logs":[{"role":"user"|"assistant"|"system","content"}],"session_id"}, oldest first, each in full (a message over 64 KiB was capped when recorded and says so). session_id is an exact session id or a prefix that only one session has. Unknown or ambiguous: {"status":"error","message":"Session X not found."}.',
   input: z.strictObject({ session_id: z.string().max(200).describe('A session id (12 hex characters, see session_list) or a unique prefix of one') }),
   output: Memory,
   handler(ctx, a) {
     const db = ctx.app.engine.db;
-    const session = findSession(db, tenantOf(ctx), a.session_id);
+    const session = findSession(db, tenantOf(ctx), a.session_id, readableBy(ctx));
     if (!session) return { status: 'error' as const, message: `Session ${a.session_id} not found.` };
     const { messages } = lastSessionMessages(db, session.runId, 50);
     return { status: 'success' as const, logs: messages.map((m) => ({ role: MEMORY_ROLE[m.role], content: m.content })), session_id: session.sessionId };
   },
 });
 
-const read = 'Reads the transcript of one session of your team\'s agents (the prompt it was woken with, its messages, its output), the last 50 messages by default.';
+const read = 'Reads the transcript of one session you may read (yours or an agent\'s you spawned; the owner: any of the team\'s) (the prompt it was woken with, its messages, its output), the last 50 messages by default.';
 const tail = 'Reads just the latest messages of a session (10 by default): "what just happened". Use session_read for the fuller history.';
 
 export const sessionTools: readonly AnyTool[] = [
