@@ -1,7 +1,8 @@
 import type { App } from '../app.js';
 import { runtimeDecider } from '../commands/runs.js';
-import { notFound } from '../errors.js';
+import { invalidInput, notFound } from '../errors.js';
 import { runtimeStream, type RuntimeOverrides } from '../events/runs.js';
+import { allowList, checkLimit, NETWORK_MODES, NO_SANDBOX_OVERRIDES, type SandboxOverrides } from '../events/sandbox.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
 import { runtimeOf } from '../projections/run-queries.js';
 import type { Actor } from './principals.js';
@@ -59,4 +60,29 @@ export function startAgent(app: App, ownerId: number, agentId: number, by: strin
     ownedAgent(app, ownerId, agentId);
     app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StartAgent', agentId, by }, actor);
   });
+}
+
+/**
+ * How the agent's processes are confined (DESIGN §8): `sandbox` off opts this agent out (recorded with
+ * every run), `network` none | allow | host, the allow-list, and its limits — each null keeps the
+ * process-wide default. Only its owner changes them (the CLI; no agent tool does).
+ */
+export function configureSandbox(app: App, ownerId: number, agentId: number, changes: Partial<SandboxOverrides>, by: string, actor: Actor): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    const settings: SandboxOverrides = { ...(runtimeOf(app.engine.db, agentId).sandbox ?? NO_SANDBOX_OVERRIDES) };
+    if (changes.sandbox !== undefined) settings.sandbox = oneOf(changes.sandbox, ['on', 'off'], 'sandbox');
+    if (changes.network !== undefined) settings.network = oneOf(changes.network, NETWORK_MODES, 'network');
+    if (changes.allowHosts !== undefined) settings.allowHosts = changes.allowHosts === null ? null : allowList(changes.allowHosts, 'allow-hosts');
+    for (const key of ['memoryMb', 'cpuSec', 'pids', 'fileMb'] as const) {
+      const value = changes[key];
+      if (value !== undefined) settings[key] = value === null ? null : checkLimit(key, value);
+    }
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'ConfigureSandbox', agentId, settings, by }, actor);
+  });
+}
+
+function oneOf<T extends string>(value: T | null, allowed: readonly T[], field: string): T | null {
+  if (value !== null && !allowed.includes(value)) throw invalidInput(`${field} must be one of ${allowed.join(', ')}, not "${value}"`, { field });
+  return value;
 }

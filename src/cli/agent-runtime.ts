@@ -3,6 +3,7 @@ import type { RuntimeOverrides } from '../events/runs.js';
 import type { AgentRow, UserRow } from '../projections/principals.js';
 import type { App } from '../app.js';
 import { withOwner } from './owner.js';
+import { addSandboxOptions, parseSandbox, type SandboxOptions } from './agent-sandbox.js';
 import { action, CliError, printJson } from './shared.js';
 
 // What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
@@ -50,34 +51,39 @@ export function registerAgentRuntime(agents: Command): void {
       startAgent(app, owner.userId, agent.agentId, `user-${owner.userId}`, { actor: `user:${owner.name}` });
       process.stdout.write(was ? `Started ${name}\n` : `${name} was not stopped\n`);
     })));
-  agents
+  addSandboxOptions(agents
     .command('runtime <name>')
-    .description('show or change how an agent runs: timeout, cooldown, daily run budget, max trigger depth ("default" resets one)')
+    .description('show or change how an agent runs: timeout, cooldown, daily run budget, max trigger depth, its project, and how its processes are confined ("default" resets one)')
     .option('--timeout-sec <n>', 'a run is stopped after this many seconds (SIGTERM, SIGKILL 15 s later)')
     .option('--cooldown-sec <n>', 'at least this long between two runs; wake-ups in between merge into one queued run')
     .option('--daily-runs <n>', 'at most this many runs per UTC day')
     .option('--max-trigger-depth <n>', 'a chain of runs woken by each other\'s messages stops at this depth')
     .option('--project <name>', 'the project it works in: its runs start in the project\'s directory ("none" clears it)')
-    .option('--json', 'print the effective settings as JSON')
-    .action(action((name: string, opts: RuntimeOptions, cmd: Command) => {
+    .option('--json', 'print the effective settings as JSON'))
+    .action(action((name: string, opts: RuntimeOptions & SandboxOptions, cmd: Command) => {
       const changes = parseRuntime(opts);
+      const confinement = parseSandbox(opts);
       return withAgent(cmd, name, async (app, owner, agent) => {
-        const [{ configureRuntime, setAgentProject }, { runtimeSettings }, { runtimeOf }, { getProject, getProjectByName }] = await Promise.all([
-          agentRuntime(), import('../actions/runtime-settings.js'), runQueries(), import('../projections/projects.js'),
+        const [{ configureRuntime, configureSandbox, setAgentProject }, { runtimeSettings }, { runtimeOf }, { getProject, getProjectByName }, { effectiveSandbox }] = await Promise.all([
+          agentRuntime(), import('../actions/runtime-settings.js'), runQueries(), import('../projections/projects.js'), import('../runtime/confine.js'),
         ]);
         const by = { actor: `user:${owner.name}` };
         if (opts.project !== undefined && opts.project !== 'none' && !getProjectByName(app.engine.db, owner.userId, opts.project)) {
           throw new CliError(`project ${opts.project} not found`);
         }
         if (Object.keys(changes).length > 0) configureRuntime(app, owner.userId, agent.agentId, changes, `user-${owner.userId}`, by);
+        if (Object.keys(confinement).length > 0) configureSandbox(app, owner.userId, agent.agentId, confinement, `user-${owner.userId}`, by);
         if (opts.project !== undefined) setAgentProject(app, owner.userId, agent.agentId, opts.project === 'none' ? null : opts.project, `user-${owner.userId}`, by);
         const s = runtimeSettings(app.engine.db, agent.agentId);
         const rt = runtimeOf(app.engine.db, agent.agentId);
         const project = rt.projectId === null ? null : getProject(app.engine.db, rt.projectId)?.name ?? null;
+        const box = effectiveSandbox(rt.sandbox);
         if (opts.json) {
-          return printJson({ name, status: rt.status, project, timeout_sec: s.timeoutSec, cooldown_sec: s.cooldownSec, daily_run_budget: s.dailyRunBudget, max_trigger_depth: s.maxTriggerDepth });
+          return printJson({ name, status: rt.status, project, timeout_sec: s.timeoutSec, cooldown_sec: s.cooldownSec, daily_run_budget: s.dailyRunBudget, max_trigger_depth: s.maxTriggerDepth,
+            sandbox: box.sandbox, network: box.network, allow_hosts: box.allowHosts, memory_mb: box.limits.memoryMb, cpu_sec: box.limits.cpuSec, pids: box.limits.pids, file_size_mb: box.limits.fileMb });
         }
         process.stdout.write(`${name} (${rt.status}${project ? `, project ${project}` : ''}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`);
+        process.stdout.write(`  sandbox ${box.sandbox}, network ${box.network}${box.network === 'allow' ? ` (${box.allowHosts.join(', ')})` : ''}, memory ${box.limits.memoryMb} MB, cpu ${box.limits.cpuSec} s, pids ${box.limits.pids}, file size ${box.limits.fileMb} MB\n`);
       });
     }));
 }

@@ -36,14 +36,18 @@ export function registerRuns(program: Command): void {
     .action(action((id: string, opts: { json?: boolean }, cmd: Command) => {
       if (!/^[1-9]\d*$/.test(id)) throw new CliError(`run id must be a positive integer, not "${id}"`);
       return withOwner(cmd, async (app, owner) => {
-        const [{ getAgent }, { getRun, sessionMessages }] = await Promise.all([import('../projections/principals.js'), import('../projections/run-queries.js')]);
+        const [{ getAgent }, { getRun, sessionMessages }, { sandboxLabel }] = await Promise.all([
+          import('../projections/principals.js'), import('../projections/run-queries.js'), import('../events/sandbox.js'),
+        ]);
         const run = getRun(app.engine.db, Number(id));
         if (!run || run.ownerId !== owner.userId) throw new CliError(`run ${id} not found`);
         const agent = getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;
         const transcript = sessionMessages(app.engine.db, run.runId);
-        if (opts.json) return printJson({ ...summary(run), agent, wakes: run.wakes, output_tail: run.outputTail, transcript });
+        if (opts.json) return printJson({ ...summary(run), agent, wakes: run.wakes, sandbox: run.sandbox, output_tail: run.outputTail, transcript });
         const out = [line(run, agent), `wakes: ${run.wakes.map((w) => `${w.source} by ${w.by}${w.messageIds.length ? ` (messages ${w.messageIds.join(',')})` : ''}`).join('; ')}`];
         if (run.reason) out.push(`reason: ${oneLine(run.reason)}`);
+        if (run.startedAt) out.push(`sandbox: ${run.sandbox || run.finishedAt ? sandboxLabel(run.sandbox) : '(being prepared)'}`);
+        if (run.limitHit) out.push(`limit: it ran into its ${run.limitHit} limit`);
         for (const m of transcript) out.push('', `--- ${m.role} #${m.seq} ${m.at}${m.truncated ? ' (truncated)' : ''}`, m.content);
         process.stdout.write(`${out.join('\n')}\n`);
       });
@@ -63,12 +67,14 @@ const summary = (r: RunRow) => ({
   run_id: r.runId, agent_id: r.agentId, session_id: r.sessionId, source: r.source, status: r.status, gate: r.gate, reason: r.reason, task_id: r.taskId,
   goal_id: r.goalId, depth: r.depth, queued_at: r.queuedAt, started_at: r.startedAt, finished_at: r.finishedAt, exit_code: r.exitCode,
   duration_ms: r.durationMs, tokens_in: r.tokensIn, tokens_out: r.tokensOut, cost_cents: r.costCents, reported_tokens: r.reportedTokens,
-  reported_cents: r.reportedCents, trace_id: r.traceId,
+  reported_cents: r.reportedCents, trace_id: r.traceId, limit_hit: r.limitHit, sandbox_mode: r.sandbox?.mode ?? null,
 });
 
 function line(r: RunRow, agent: string): string {
   const outcome = r.status === 'refused' ? `refused (${r.gate})` : r.status;
   const reported = r.reportedTokens || r.reportedCents ? ` (+ reported ${r.reportedTokens} tokens ${r.reportedCents}¢)` : '';
   const usage = r.startedAt ? `  ${r.durationMs ?? '-'} ms  ${r.tokensIn}/${r.tokensOut} tokens  ${r.costCents}¢${reported}` : '';
-  return `${String(r.runId).padStart(5)}  ${agent}  ${r.source}  ${outcome}${r.taskId ? `  task ${r.taskId}` : ''}${usage}  ${r.queuedAt}`;
+  const limit = r.limitHit ? `  [${r.limitHit} limit]` : '';
+  const unconfined = r.sandbox?.mode === 'off' ? '  [UNCONFINED]' : '';
+  return `${String(r.runId).padStart(5)}  ${agent}  ${r.source}  ${outcome}${limit}${unconfined}${r.taskId ? `  task ${r.taskId}` : ''}${usage}  ${r.queuedAt}`;
 }

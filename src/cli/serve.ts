@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parsePort } from '../config.js';
 import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
-import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
+import { action, checkOwnerName, CliError, formatRate, globals, progressBar } from './shared.js';
 
 /** Shared with `colony stdio`: the override of the start-up chain check (src/chain-check.ts). */
 export const ACCEPT_HELP =
@@ -20,10 +20,12 @@ export function registerServe(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', process.env.COLONY_PORT)
     .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
     .option('--accept-broken-chain', ACCEPT_HELP)
+    .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
     .action(
-      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean }, cmd: Command) => {
+      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
+        const sandbox = sandboxSwitch(opts.sandbox);
         checkOwnerName(opts.owner);
         const { openCheckedApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
         const checking = progressBar('checking the chain');
@@ -44,7 +46,8 @@ export function registerServe(program: Command): void {
           const bound = typeof address === 'object' && address ? address.port : port;
           const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
           setServedUrl(loopbackOf(opts.host, bound));
-          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp` });
+          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox });
+          await announceSandbox(sandbox);
           mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
@@ -70,6 +73,26 @@ export function registerServe(program: Command): void {
         }
       }),
     );
+}
+
+export const SANDBOX_HELP = 'on (the default; $COLONY_SANDBOX): every agent run and command verifier runs in a Bubblewrap sandbox, or is refused where that is impossible; off: they run unconfined (announced, and recorded with every run)';
+
+export function sandboxSwitch(raw: string): 'on' | 'off' {
+  if (raw !== 'on' && raw !== 'off') throw new CliError(`--sandbox must be on or off, not "${raw}"`);
+  return raw;
+}
+
+/** Says at start how processes will run: never a silent fallback (DESIGN §8). */
+export async function announceSandbox(sandbox: 'on' | 'off'): Promise<void> {
+  if (sandbox === 'off') {
+    process.stderr.write('WARNING: --sandbox off: agent runs and command verifiers run UNCONFINED, as this user, with the data directory, the master key and the whole host in reach; every run records it.\n');
+    return;
+  }
+  const { hostSupport } = await import('../runtime/sandbox.js');
+  const host = hostSupport();
+  process.stderr.write(host.ok
+    ? `Agent runs and command verifiers run confined (bubblewrap${host.socat ? '' : '; no socat: only network host works'}).\n`
+    : `WARNING: confinement is not possible here (${host.reason}): agent runs and command verifiers will be refused until it is, or until you opt out (--sandbox off, or colony agents runtime NAME --sandbox off).\n`);
 }
 
 /** What serving needs (the app, HTTP, MCP, the runtime), loaded only when `serve` runs. */

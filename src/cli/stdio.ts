@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ACCEPT_HELP } from './serve.js';
+import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve.js';
 import { action, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -8,9 +8,11 @@ export function registerStdio(program: Command): void {
     .command('stdio')
     .description('serve MCP over stdio for the principal whose token is in $COLONY_TOKEN (stdout carries only the protocol)')
     .option('--accept-broken-chain', ACCEPT_HELP)
+    .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
     .action(
-      action(async (opts: { acceptBrokenChain?: boolean }, cmd: Command) => {
+      action(async (opts: { acceptBrokenChain?: boolean; sandbox: string }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
+        const sandbox = sandboxSwitch(opts.sandbox);
         requireInitialized(dataDir);
         const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
           import('../chain-check.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
@@ -21,7 +23,9 @@ export function registerStdio(program: Command): void {
         });
         // Over stdio the client started this process in its own working directory: task_create infers the project from it.
         const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
-        const runtime = startRuntime(app);
+        // stdio runs no agents, but command verifiers: confined the same way (refusals and opt-outs said on stderr).
+        const runtime = startRuntime(app, { sandbox });
+        if (sandbox === 'off') process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {
           await serveStdio(mcp, process.env.COLONY_TOKEN);
         } finally {

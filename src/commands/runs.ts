@@ -3,6 +3,7 @@ import {
   SESSION_MESSAGE_CAP, type RunEvent, type RunFinished, type RunQueued, type RunRefused, type RunStarted, type RuntimeEvent, type RuntimeOverrides,
   type SessionRole, type Wake,
 } from '../events/runs.js';
+import type { SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 import type { Decider } from './decider.js';
 
 /**
@@ -19,7 +20,8 @@ export type RecordSessionMessage = { type: 'RecordSessionMessage'; role: Session
 export type TimeOutRun = { type: 'TimeOutRun'; timeoutSec: number };
 export type FinishRun = { type: 'FinishRun'; finish: RunFinished['data'] };
 export type FailRun = { type: 'FailRun'; reason: string };
-export type RunCommand = QueueRun | RefuseRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun;
+export type LaunchRun = { type: 'LaunchRun'; sandbox: SandboxProfile };
+export type RunCommand = QueueRun | RefuseRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun | LaunchRun;
 
 export type RunPhase = 'absent' | 'queued' | 'refused' | 'running' | 'finished' | 'failed';
 export interface RunState { phase: RunPhase; runId: number; agentId: number; sessionId: string; seq: number; timedOut: boolean }
@@ -33,6 +35,7 @@ function evolve(state: RunState, event: RunEvent): RunState {
     case 'RunRefused':
       return { ...state, phase: 'refused', runId: event.data.runId, agentId: event.data.agentId };
     case 'RunWakeMerged':
+    case 'RunLaunched':
       return state;
     case 'RunStarted':
       return { ...state, phase: 'running' };
@@ -74,6 +77,9 @@ function decide(command: RunCommand, state: RunState): RunEvent[] {
     case 'FinishRun':
       if (state.phase !== 'running') throw notIn(state, 'finished');
       return [{ type: 'RunFinished', data: command.finish }];
+    case 'LaunchRun':
+      if (state.phase !== 'running') throw notIn(state, 'launched');
+      return [{ type: 'RunLaunched', data: { runId: state.runId, agentId: state.agentId, sandbox: command.sandbox } }];
     case 'FailRun':
       if (state.phase !== 'running' && state.phase !== 'queued') return [];
       return [{ type: 'RunFailed', data: { runId: state.runId, agentId: state.agentId, reason: command.reason } }];
@@ -102,8 +108,9 @@ export type ConfigureRuntime = { type: 'ConfigureRuntime'; agentId: number; sett
 export type StopAgent = { type: 'StopAgent'; agentId: number; by: string; reason: string };
 export type StartAgent = { type: 'StartAgent'; agentId: number; by: string };
 export type SetAgentProject = { type: 'SetAgentProject'; agentId: number; projectId: number | null; by: string };
-export type RuntimeCommand = ConfigureRuntime | StopAgent | StartAgent | SetAgentProject;
-export interface RuntimeState { settings: RuntimeOverrides | null; stopped: boolean; projectId: number | null }
+export type ConfigureSandbox = { type: 'ConfigureSandbox'; agentId: number; settings: SandboxOverrides; by: string };
+export type RuntimeCommand = ConfigureRuntime | StopAgent | StartAgent | SetAgentProject | ConfigureSandbox;
+export interface RuntimeState { settings: RuntimeOverrides | null; stopped: boolean; projectId: number | null; sandbox: SandboxOverrides | null }
 
 function evolveRuntime(state: RuntimeState, event: RuntimeEvent): RuntimeState {
   switch (event.type) {
@@ -115,6 +122,8 @@ function evolveRuntime(state: RuntimeState, event: RuntimeEvent): RuntimeState {
       return { ...state, stopped: false };
     case 'AgentProjectSet':
       return { ...state, projectId: event.data.projectId };
+    case 'SandboxConfigured':
+      return { ...state, sandbox: event.data.settings };
     default: {
       const never: never = event;
       return never;
@@ -135,6 +144,9 @@ function decideRuntime(command: RuntimeCommand, state: RuntimeState): RuntimeEve
       return state.stopped ? [{ type: 'AgentStarted', data: { agentId: command.agentId, by: command.by } }] : [];
     case 'SetAgentProject':
       return state.projectId === command.projectId ? [] : [{ type: 'AgentProjectSet', data: { agentId: command.agentId, projectId: command.projectId, by: command.by } }];
+    case 'ConfigureSandbox':
+      return JSON.stringify(state.sandbox) === JSON.stringify(command.settings) ? []
+        : [{ type: 'SandboxConfigured', data: { agentId: command.agentId, settings: command.settings, by: command.by } }];
     default: {
       const never: never = command;
       return never;
@@ -143,7 +155,7 @@ function decideRuntime(command: RuntimeCommand, state: RuntimeState): RuntimeEve
 }
 
 export const runtimeDecider: Decider<RuntimeState, RuntimeCommand, RuntimeEvent> = {
-  initialState: () => ({ settings: null, stopped: false, projectId: null }),
+  initialState: () => ({ settings: null, stopped: false, projectId: null, sandbox: null }),
   evolve: evolveRuntime,
   decide: decideRuntime,
 };

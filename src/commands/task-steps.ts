@@ -63,7 +63,8 @@ export function verdict(state: Live, c: VerifyTask, ctx: DecideContext): TaskEve
   return { type: 'TaskVerified', data: {
     taskId: state.taskId, goalId: state.goalId, verdict: c.verdict, verifierKind: kind, verifier: c.verifier, reason: c.reason,
     domain: state.billingCode || 'default', assigneeAgentId: state.assignee?.agentId ?? null,
-    ...(state.assignee?.configHash ? { assigneeConfigHash: state.assignee.configHash } : {}), exitCode: exec?.exitCode ?? null, output: exec?.output ?? null, to,
+    ...(state.assignee?.configHash ? { assigneeConfigHash: state.assignee.configHash } : {}), exitCode: exec?.exitCode ?? null, output: exec?.output ?? null,
+    ...(exec?.sandbox ? { sandbox: exec.sandbox, limit: exec.limit ?? null } : {}), to,
     notice: transition(state, ctx, to, c.verifier.name, { verdict: c.verdict, verifier_kind: kind, reason: c.reason }),
   } };
 }

@@ -1,3 +1,4 @@
+import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { DomainError } from '../errors.js';
 import {
   type Amount, type By, type TaskChanges, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig,
@@ -29,7 +30,7 @@ export type CompleteTask = { type: 'CompleteTask'; agent: AgentRef; summary: str
 export type VerifyTask = {
   type: 'VerifyTask'; verdict: 'approve' | 'reject'; reason: string; verifier: By;
   /** Who is deciding: the configured peer (by agent id), the command runner, or the automatic verifier. */
-  as: { kind: 'peer'; agentId: number } | { kind: 'command'; exitCode: number | null; output: string } | { kind: 'auto' };
+  as: { kind: 'peer'; agentId: number } | { kind: 'command'; exitCode: number | null; output: string; sandbox?: SandboxProfile; limit?: LimitKind | null } | { kind: 'auto' };
 };
 export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef; reason: string };
 export type ExpireClaim = { type: 'ExpireClaim' };

@@ -1,4 +1,5 @@
 import type { Event } from './event.js';
+import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
 
 /**
  * Runs and sessions (DESIGN §2, §3.14): every agent process Colony starts — woken by the reactor or by
@@ -70,6 +71,9 @@ export type RunStarted = Event<'RunStarted', {
   timeoutSec: number;
 }>;
 
+/** The process was started, confined as its profile says (appended just before it starts). */
+export type RunLaunched = Event<'RunLaunched', { runId: number; agentId: number; sandbox: SandboxProfile }>;
+
 export type RunStatus = 'succeeded' | 'failed' | 'timed_out';
 
 export type RunFinished = Event<'RunFinished', {
@@ -85,6 +89,8 @@ export type RunFinished = Event<'RunFinished', {
   costCents: number;
   /** The last 8 KiB of stdout and stderr, secret values masked. */
   outputTail: string;
+  /** The limit the process ran into (absent before confinement existed). */
+  limit?: LimitKind | null;
 }>;
 
 export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number; timeoutSec: number }>;
@@ -106,7 +112,7 @@ export type SessionMessageRecorded = Event<'SessionMessageRecorded', {
   bytes: number;
 }>;
 
-export type RunEvent = RunQueued | RunWakeMerged | RunRefused | RunStarted | RunFinished | RunTimedOut | RunFailed | SessionMessageRecorded;
+export type RunEvent = RunQueued | RunWakeMerged | RunRefused | RunStarted | RunLaunched | RunFinished | RunTimedOut | RunFailed | SessionMessageRecorded;
 
 export interface RuntimeSettings {
   timeoutSec: number;
@@ -124,7 +130,10 @@ export type AgentStarted = Event<'AgentStarted', { agentId: number; by: string }
 /** The project an agent works in (xylocopa's agent.project): its runs start in the project's directory. Null: none. */
 export type AgentProjectSet = Event<'AgentProjectSet', { agentId: number; projectId: number | null; by: string }>;
 
-export type RuntimeEvent = RuntimeConfigured | AgentStopped | AgentStarted | AgentProjectSet;
+/** How the agent's processes are confined (its own settings over the process-wide defaults). */
+export type SandboxConfigured = Event<'SandboxConfigured', { agentId: number; settings: SandboxOverrides; by: string }>;
+
+export type RuntimeEvent = RuntimeConfigured | AgentStopped | AgentStarted | AgentProjectSet | SandboxConfigured;
 
 export const runStream = (runId: number): string => `run-${runId}`;
 export const runtimeStream = (agentId: number): string => `runtime-${agentId}`;

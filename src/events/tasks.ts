@@ -1,5 +1,6 @@
 import type { Event } from './event.js';
 import type { Notice } from './notices.js';
+import type { LimitKind, SandboxProfile } from './sandbox.js';
 
 /**
  * Tasks (`task-<id>` streams): one aggregate for goal trees and for project tasks (xylocopa's, created
@@ -100,6 +101,9 @@ export type TaskVerified = Event<'TaskVerified', {
   /** The command verifier's exit code and last 4 KiB of output; null for other kinds. */
   exitCode: number | null;
   output: string | null;
+  /** How the command verifier ran (absent for other kinds, and before confinement existed) and the limit it ran into. */
+  sandbox?: SandboxProfile;
+  limit?: LimitKind | null;
   to: 'done' | 'failed';
   notice: Notice;
 }>;

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
+import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 
 /** Reads over the runs projection (live names). */
 export type RunRowStatus = 'queued' | 'running' | 'refused' | RunStatus;
@@ -11,21 +12,25 @@ export interface RunRow {
   timeoutSec: number | null; timedOut: boolean; exitCode: number | null; signal: string | null; durationMs: number | null; tokensIn: number;
   tokensOut: number; costCents: number; reportedTokens: number; reportedCents: number; reservedTokens: number; reservedCents: number; outputTail: string | null; lastMessageAt: string | null;
   preview: string | null; updatedAt: string;
+  /** The confinement it ran under (null: not launched, or launched before confinement existed) and the limit it ran into. */
+  sandbox: SandboxProfile | null; limitHit: LimitKind | null;
 }
 export interface SessionMessageRow { runId: number; seq: number; sessionId: string; role: SessionRole; content: string; truncated: boolean; bytes: number; at: string }
 export interface AgentRuntimeRow {
   agentId: number; status: 'idle' | 'executing' | 'error' | 'stopped'; stopped: boolean; timeoutSec: number | null; cooldownSec: number | null;
   dailyRunBudget: number | null; maxTriggerDepth: number | null; currentRunId: number | null; lastRunId: number | null; lastSessionId: string | null;
   lastStartedAt: string | null; lastFinishedAt: string | null; lastMessageAt: string | null; preview: string | null; projectId: number | null;
+  /** Its own confinement settings (null: the process-wide defaults). */
+  sandbox: SandboxOverrides | null;
 }
 
 const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, session_id AS sessionId, task_id AS taskId, goal_id AS goalId, depth,
   source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
   finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
   signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
-  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt FROM runs`;
+  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
-  r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1 } as unknown as RunRow) : null;
+  r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1, sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null } as unknown as RunRow) : null;
 const many = (rows: unknown[]): RunRow[] => rows.map((r) => toRun(r as never)!);
 
 export const getRun = (db: Database, runId: number): RunRow | null => toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
@@ -69,15 +74,15 @@ export const lastSessionMessages = (db: Database, runId: number, n: number): { m
 
 const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS timeoutSec, cooldown_sec AS cooldownSec, daily_run_budget AS dailyRunBudget,
   max_trigger_depth AS maxTriggerDepth, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,
-  last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview, project_id AS projectId FROM agent_runtime`;
+  last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview, project_id AS projectId, sandbox FROM agent_runtime`;
 /** An agent's runtime row; an agent that never ran reads as idle with default settings (nulls). */
 export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
   const r = prepared(db, `${RUNTIME} WHERE agent_id = ?`).get(agentId) as Record<string, unknown> | undefined;
   if (!r) {
     return { agentId, status: 'idle', stopped: false, timeoutSec: null, cooldownSec: null, dailyRunBudget: null, maxTriggerDepth: null, currentRunId: null,
-      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null, projectId: null };
+      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null, projectId: null, sandbox: null };
   }
-  return { ...r, stopped: r.stopped === 1 } as unknown as AgentRuntimeRow;
+  return { ...r, stopped: r.stopped === 1, sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null } as unknown as AgentRuntimeRow;
 }
 
 /** Agents with runs waiting to start (the reactor's sweep). */

@@ -21,7 +21,9 @@ const sql = sqlFor((t: Record<T, string>) => ({
     timeout_sec = ?, updated_at = ? WHERE run_id = ?`,
   timedOut: `UPDATE "${t.runs}" SET timed_out = 1, updated_at = ? WHERE run_id = ?`,
   finished: `UPDATE "${t.runs}" SET status = ?, finished_at = ?, exit_code = ?, signal = ?, duration_ms = ?, tokens_in = ?, tokens_out = ?,
-    cost_cents = ?, output_tail = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
+    cost_cents = ?, output_tail = ?, limit_hit = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
+  launched: `UPDATE "${t.runs}" SET sandbox = ?, updated_at = ? WHERE run_id = ?`,
+  sandbox: `UPDATE "${t.agent_runtime}" SET sandbox = ? WHERE agent_id = ?`,
   failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
   message: `INSERT OR IGNORE INTO "${t.session_messages}" (run_id, seq, session_id, role, content, truncated, bytes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
@@ -41,9 +43,9 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 3,
-  handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
-    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'AgentProjectSet', 'CostRecorded'],
+  version: 4,
+  handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunLaunched', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
+    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'AgentProjectSet', 'SandboxConfigured', 'CostRecorded'],
   tables: ['runs', 'session_messages', 'agent_runtime'],
   init(db, t) {
     db.exec(`
@@ -53,7 +55,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
         timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
         tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
-        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, updated_at TEXT NOT NULL);
+        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_status" ON "${t.runs}" (status, run_id);
@@ -65,7 +67,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       CREATE TABLE IF NOT EXISTS "${t.agent_runtime}" (
         agent_id INTEGER PRIMARY KEY, status TEXT NOT NULL, stopped INTEGER NOT NULL, timeout_sec INTEGER, cooldown_sec INTEGER,
         daily_run_budget INTEGER, max_trigger_depth INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
-        last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT, project_id INTEGER);
+        last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT, project_id INTEGER, sandbox TEXT);
     `);
   },
   apply(db, e, t) {
@@ -97,12 +99,19 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         prepared(db, q.running).run(d.runId, d.runId, session?.sessionId ?? null, at, d.agentId);
         return;
       }
+      case 'RunLaunched':
+        prepared(db, q.launched).run(JSON.stringify(e.data.sandbox), at, e.data.runId);
+        return;
+      case 'SandboxConfigured':
+        prepared(db, q.runtimeRow).run(e.data.agentId);
+        prepared(db, q.sandbox).run(JSON.stringify(e.data.settings), e.data.agentId);
+        return;
       case 'RunTimedOut':
         prepared(db, q.timedOut).run(at, e.data.runId);
         return;
       case 'RunFinished': {
         const d = e.data;
-        prepared(db, q.finished).run(d.status, at, d.exitCode, d.signal, d.durationMs, d.tokensIn, d.tokensOut, d.costCents, d.outputTail, at, d.runId);
+        prepared(db, q.finished).run(d.status, at, d.exitCode, d.signal, d.durationMs, d.tokensIn, d.tokensOut, d.costCents, d.outputTail, d.limit ?? null, at, d.runId);
         prepared(db, q.ended).run(d.status === 'succeeded' ? 'idle' : 'error', at, d.agentId, d.runId);
         return;
       }

@@ -1,3 +1,4 @@
+import { sandboxLabel } from '../events/sandbox.js';
 import type { App } from '../app.js';
 import { readConsistent } from '../db.js';
 import { channelStream } from '../events/channels.js';
@@ -34,6 +35,8 @@ export interface ReportTask {
 export interface ReportRun {
   id: number; agent: string; source: string; status: string; taskId: number | null; startedAt: string | null; durationMs: number | null;
   tokensIn: number; tokensOut: number; costCents: number; reason: string | null;
+  /** How it was confined (one line) and the limit it ran into. */
+  sandbox: string | null; limitHit: string | null;
 }
 export interface CostRow { label: string; tokens: number; cents: number; count: number }
 export interface ReportArtifact { messageId: number; channel: string; from: string; at: string; subject: string | null; body: string; taskIds: number[] }
@@ -123,6 +126,7 @@ function taskOf(t: TaskRow): ReportTask {
 const runOf = (r: RunRow, agentName: (id: number) => string): ReportRun => ({
   id: r.runId, agent: agentName(r.agentId), source: r.source, status: r.status, taskId: r.taskId, startedAt: r.startedAt, durationMs: r.durationMs,
   tokensIn: r.tokensIn, tokensOut: r.tokensOut, costCents: r.costCents, reason: r.reason,
+  sandbox: r.sandbox ? sandboxLabel(r.sandbox) : null, limitHit: r.limitHit,
 });
 
 /** Spend by who recorded it: report_usage calls and the runs' own usage (a run's cost is a CostRecorded on its task). */

@@ -7,7 +7,7 @@ export function runsSection(runs: readonly ReportRun[]): Html {
   if (runs.length === 0) return html`<section id="runs"><h2>Runs</h2><p class="empty">No agent runs for this goal.</p></section>`;
   const rows = runs.map((r) => html`<tr class="run" data-run-id="${r.id}" data-agent="${r.agent}" data-duration-ms="${r.durationMs ?? 0}" data-tokens-out="${r.tokensOut}">
 <td class="num">${r.id}</td><td>${r.agent}</td><td>${r.source}</td><td>${r.taskId === null ? '—' : `#${r.taskId}`}</td>
-<td><span class="badge ${statusClass(r.status)}">${r.status}</span>${r.reason ? html`<div class="dim">${r.reason}</div>` : null}</td>
+<td><span class="badge ${statusClass(r.status)}">${r.status}</span>${r.limitHit ? html` <span class="badge ${statusClass('failed')}">${r.limitHit} limit</span>` : null}${r.reason ? html`<div class="dim">${r.reason}</div>` : null}${r.sandbox ? html`<div class="dim sandbox">${r.sandbox}</div>` : null}</td>
 <td>${time(r.startedAt)}</td><td class="num">${duration(r.durationMs)}</td><td class="num">${int(r.tokensIn)}</td><td class="num">${int(r.tokensOut)}</td>
 <td class="num">${cents(r.costCents)}</td></tr>`);
   return html`<section id="runs"><h2>Runs</h2>

@@ -1,3 +1,4 @@
+import { sandboxLabel } from '../events/sandbox.js';
 import type { Database } from 'better-sqlite3';
 import type { ChannelEvent } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
@@ -65,10 +66,11 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     case 'RunQueued': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} queued (${e.data.wake.source}${e.data.taskId ? `, task #${e.data.taskId}` : ''}${e.data.reason ? `, waits: ${e.data.reason}` : ''})`;
     case 'RunWakeMerged': return `Wake-up (${e.data.wake.source}) merged into run #${e.data.runId}`;
     case 'RunRefused': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} refused by the ${e.data.gate} gate: ${e.data.reason}`;
+    case 'RunLaunched': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} launched ${sandboxLabel(e.data.sandbox)}`;
     case 'RunStarted': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} started (timeout ${e.data.timeoutSec} s, reserved ${amount(e.data.reservation.tokens, e.data.reservation.cents)})`;
     case 'RunFinished': {
       const d = e.data;
-      return `Run #${d.runId} of ${agentName(d.agentId)} ${d.status} (exit ${d.exitCode ?? d.signal ?? '?'}, ${d.durationMs} ms, ${d.tokensIn} in / ${d.tokensOut} out tokens, ${d.costCents}¢)`;
+      return `Run #${d.runId} of ${agentName(d.agentId)} ${d.status} (exit ${d.exitCode ?? d.signal ?? '?'}, ${d.durationMs} ms, ${d.tokensIn} in / ${d.tokensOut} out tokens, ${d.costCents}¢)${d.limit ? `: hit its ${d.limit} limit` : ''}`;
     }
     case 'RunTimedOut': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} timed out after ${e.data.timeoutSec} s`;
     case 'RunFailed': return `Run #${e.data.runId} of ${agentName(e.data.agentId)} failed: ${e.data.reason}`;

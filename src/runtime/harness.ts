@@ -15,6 +15,9 @@ export const KILL_GRACE_MS = 15_000;
 
 export interface LaunchSpec {
   command: string;
+  /** The program and arguments that run `command` (the sandbox's wrapper); default `/bin/sh -c command`. */
+  file?: string;
+  args?: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
   stdin: string;
@@ -45,9 +48,28 @@ export interface RunningProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+/**
+ * A process that is still being prepared (its sandbox takes a moment): a kill before it starts is kept
+ * and delivered the moment it does, so stopping an agent never races its launch.
+ */
+export class PendingProcess {
+  private process: RunningProcess | null = null;
+  killedWith: NodeJS.Signals | null = null;
+
+  attach(p: RunningProcess): void {
+    this.process = p;
+    if (this.killedWith) p.kill(this.killedWith);
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.killedWith ??= signal;
+    this.process?.kill(signal);
+  }
+}
+
 export function launch(spec: LaunchSpec): RunningProcess {
   const startedAt = performance.now();
-  const child = spawn('/bin/sh', ['-c', spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(spec.file ?? '/bin/sh', spec.args ?? ['-c', spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const out = new Tail(STDOUT_KEEP_BYTES);
   const both = new Tail(OUTPUT_TAIL_BYTES);
   child.stdout!.on('data', (chunk: Buffer) => { out.push(chunk); both.push(chunk); });

@@ -2,18 +2,25 @@ import type { App } from '../app.js';
 import { LeaseSweeper } from './leases.js';
 import { Reactor } from './reactor.js';
 import { CommandVerifier } from './verifier.js';
+import { Confiner, sandboxDefault, type SandboxSwitch } from './confine.js';
 
 /**
  * The side effects a Colony process runs after commit: command verifiers, the lease sweeper and — when
  * it serves HTTP, so agents have an MCP endpoint to call back (COLONY_URL) — the reactor that runs agents.
  */
-export interface Runtime { verifier: CommandVerifier; leases: LeaseSweeper; reactor: Reactor | null; stop(): void }
+export interface Runtime { verifier: CommandVerifier; leases: LeaseSweeper; reactor: Reactor | null; confiner: Confiner; stop(): void }
 
-export interface RuntimeOptions { sweepIntervalMs?: number; mcpUrl?: string; pollMs?: number; killGraceMs?: number }
+export interface RuntimeOptions {
+  sweepIntervalMs?: number; mcpUrl?: string; pollMs?: number; killGraceMs?: number;
+  /** Confinement of every process started (DESIGN §8): on unless the owner opts out (`serve --sandbox off`, COLONY_SANDBOX=off). */
+  sandbox?: SandboxSwitch;
+}
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
-  const verifier = new CommandVerifier(app).start();
+  const confiner = new Confiner(app, { sandbox: options.sandbox ?? sandboxDefault(), mcpUrl: options.mcpUrl ?? null });
+  const verifier = new CommandVerifier(app, confiner).start();
   const leases = new LeaseSweeper(app, options.sweepIntervalMs).start();
-  const reactor = options.mcpUrl ? new Reactor(app, { mcpUrl: options.mcpUrl, pollMs: options.pollMs, killGraceMs: options.killGraceMs }).start() : null;
-  return { verifier, leases, reactor, stop: () => { reactor?.stop(); verifier.stop(); leases.stop(); } };
+  const reactor = options.mcpUrl ? new Reactor(app, { mcpUrl: options.mcpUrl, pollMs: options.pollMs, killGraceMs: options.killGraceMs, confiner }).start() : null;
+  return { verifier, leases, reactor, confiner, stop: () => { reactor?.stop(); verifier.stop(); leases.stop(); } };
 }
+

@@ -9,7 +9,6 @@ import {
   agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,
 } from '../projections/run-queries.js';
 import { runProcess, type RunnerOptions } from './runner.js';
-import type { RunningProcess } from './harness.js';
 import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
 
 /**
@@ -26,7 +25,7 @@ const TERMINAL = new Set(['succeeded', 'failed', 'timed_out', 'refused']);
 
 export class Reactor {
   private cursor = 0;
-  private readonly running = new Map<number, { runId: number; agentId: number; process: RunningProcess | null }>();
+  private readonly running = new Map<number, { runId: number; agentId: number; process: { kill(signal: NodeJS.Signals): void } | null }>();
   private readonly waiters = new Map<number, ((run: RunRow) => void)[]>();
   private subscription: Subscription | null = null;
   private poller: NodeJS.Timeout | null = null;

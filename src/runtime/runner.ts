@@ -13,7 +13,8 @@ import { getTask } from '../projections/task-queries.js';
 import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principals.js';
 import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
 import { getProject } from '../projections/projects.js';
-import { launch, type RunningProcess } from './harness.js';
+import { launch, PendingProcess } from './harness.js';
+import type { Confiner } from './confine.js';
 import { realResolve } from '../mcp/paths.js';
 import { parseFinalUsage } from './usage.js';
 
@@ -25,9 +26,9 @@ import { parseFinalUsage } from './usage.js';
  * context and TRACEPARENT (W3C, the run's trace id). The working directory is the agent's project's, or
  * its own under the data dir's workspace.
  */
-export interface RunnerOptions { mcpUrl: string; killGraceMs?: number }
+export interface RunnerOptions { mcpUrl: string; killGraceMs?: number; confiner: Confiner }
 
-export interface Launched { run: RunRow; process: RunningProcess | null; done: Promise<RunRow> }
+export interface Launched { run: RunRow; process: PendingProcess | null; done: Promise<RunRow> }
 
 export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launched {
   const agent = getAgent(app.engine.db, run.agentId)!;
@@ -41,14 +42,37 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     const failed = failRun(app, run.runId, cwd.problem);
     return { run: failed, process: null, done: Promise.resolve(failed) };
   }
-  const secrets = secretsFor(app, run, agent);
-  const env = { ...secrets, ...colonyEnv(app, run, agent, token, options.mcpUrl) };
-  const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
-  const process = launch({
-    command: agent.command!, cwd, env, stdin, timeoutSec: run.timeoutSec ?? 900, secrets: [...Object.values(secrets), token], killGraceMs: options.killGraceMs,
-    onTimeout: () => record(() => app.engine.handle(runDecider, runStream(run.runId), { type: 'TimeOutRun', timeoutSec: run.timeoutSec ?? 900 }, { actor: 'system' })),
+  const pending = new PendingProcess();
+  const done = confinedRun(app, run, agent, { cwd, token, pending, options }).catch((err: Error) => {
+    log.error({ err, runId: run.runId }, 'a run could not be launched');
+    return app.engine.db.open ? failRun(app, run.runId, `the run could not be launched: ${err.message}`) : run;
   });
-  const done = process.done.then((r) => {
+  return { run: getRun(app.engine.db, run.runId)!, process: pending, done };
+}
+
+/**
+ * Confines the process (confine.ts), records the profile it runs under (RunLaunched), runs it and
+ * records its end — with the limit it ran into, if any. Refused confinement fails the run with the reason.
+ */
+async function confinedRun(app: App, run: RunRow, agent: AgentRow, c: { cwd: string; token: string; pending: PendingProcess; options: RunnerOptions }): Promise<RunRow> {
+  const secrets = secretsFor(app, run, agent);
+  const confined = await c.options.confiner.prepare({
+    role: 'agent', label: `run-${run.runId}`, command: agent.command!, cwd: c.cwd, home: join(app.dataDir, 'homes', agent.name),
+    env: { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) }, overrides: runtimeOf(app.engine.db, agent.agentId).sandbox,
+  });
+  if ('refused' in confined) return failRun(app, run.runId, confined.refused);
+  try {
+    if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running') return getRun(app.engine.db, run.runId) ?? run;
+    app.engine.handle(runDecider, runStream(run.runId), { type: 'LaunchRun', sandbox: confined.profile }, { actor: 'system' });
+    const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
+    const process = launch({
+      command: agent.command!, file: confined.file, args: confined.args, cwd: c.cwd, env: confined.env, stdin, timeoutSec: run.timeoutSec ?? 900,
+      secrets: [...Object.values(secrets), c.token], killGraceMs: c.options.killGraceMs,
+      onTimeout: () => record(() => app.engine.handle(runDecider, runStream(run.runId), { type: 'TimeOutRun', timeoutSec: run.timeoutSec ?? 900 }, { actor: 'system' })),
+    });
+    c.pending.attach(process);
+    const r = await process.done;
+    const limit = confined.limitHit(r);
     // Colony stopped (or the run was failed) while the process ran: its end is no longer the run's.
     if (!app.engine.db.open) return run;
     const now = getRun(app.engine.db, run.runId)!;
@@ -58,10 +82,11 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     const text = usage?.result ?? r.stdout.trim();
     return finishRun(app, run.runId, {
       status: r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'succeeded' : 'failed', exitCode: r.exitCode, signal: r.signal, durationMs: r.durationMs,
-      tokensIn: usage?.tokensIn ?? 0, tokensOut: usage?.tokensOut ?? 0, costCents: usage?.costCents ?? 0, outputTail: r.tail, agentText: text || null,
+      tokensIn: usage?.tokensIn ?? 0, tokensOut: usage?.tokensOut ?? 0, costCents: usage?.costCents ?? 0, outputTail: r.tail, agentText: text || null, limit,
     });
-  });
-  return { run: getRun(app.engine.db, run.runId)!, process, done };
+  } finally {
+    confined.release();
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { sendSystemDirect } from '../actions/channels.js';
@@ -11,7 +11,9 @@ import { getGoal } from '../projections/goal-queries.js';
 import { awaitingCommandVerification, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { log } from '../log.js';
 import { pathPolicyFor, recheckRegistered } from '../mcp/paths.js';
-import { redactOutput } from './redact.js';
+import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
+import { Confiner, sandboxDefault } from './confine.js';
+import { launch, PendingProcess } from './harness.js';
 
 /**
  * Command verifiers (DESIGN §3.13, §8), a side effect after commit (rule 8): when a task with a command
@@ -29,12 +31,17 @@ export const DEFAULT_VERIFY_TIMEOUT_SEC = 60;
 const KILL_GRACE_MS = 5_000;
 
 export class CommandVerifier {
-  private readonly running = new Map<number, ChildProcess>();
+  private readonly running = new Map<number, PendingProcess>();
   private readonly finished = new Set<() => void>();
   private subscription: Subscription | null = null;
   private stopped = false;
 
-  constructor(private readonly app: App) {}
+  private readonly confiner: Confiner;
+
+  /** Without a confiner (tests, `colony stdio`): one with the process-wide sandbox setting and no MCP endpoint (verifiers need none). */
+  constructor(private readonly app: App, confiner?: Confiner) {
+    this.confiner = confiner ?? new Confiner(app, { sandbox: sandboxDefault(), mcpUrl: null });
+  }
 
   start(): this {
     this.subscription = this.app.engine.bus.events$.subscribe((e: StoredEvent) => {
@@ -62,7 +69,7 @@ export class CommandVerifier {
   stop(): void {
     this.stopped = true;
     this.subscription?.unsubscribe();
-    for (const child of this.running.values()) killGroup(child, 'SIGKILL');
+    for (const p of this.running.values()) p.kill('SIGKILL');
   }
 
   private consider(taskId: number): void {
@@ -76,43 +83,48 @@ export class CommandVerifier {
     if (ownerId === null) return;
     const problem = recipeProblem(this.app, ownerId, task.verifier);
     if (problem) return this.refuseToRun(task, ownerId, problem, fresh);
-    const { cmd, cwd, timeout_sec } = task.verifier;
-    const dir = this.directory(task, cwd);
+    const pending = new PendingProcess();
+    this.running.set(task.taskId, pending);
+    void this.confined(task, ownerId, pending, fresh)
+      .catch((err: Error) => log.error({ err, taskId: task.taskId }, 'command verifier failed'))
+      .finally(() => {
+        this.running.delete(task.taskId);
+        for (const f of [...this.finished]) f();
+      });
+  }
+
+  /** Runs the recipe confined (confine.ts); its verdict carries the profile and the limit it ran into. Refused confinement runs nothing. */
+  private async confined(task: TaskRow, ownerId: number, pending: PendingProcess, fresh: boolean): Promise<void> {
+    await Promise.resolve(); // a verdict, even an immediate one, comes after the command that asked for it has answered
+    if (task.verifier.kind !== 'command') return;
+    const dir = this.directory(task, task.verifier.cwd);
     if (typeof dir !== 'string') return this.record(task, 'reject', dir.problem, null, '');
+    if (!existsSync(dir)) return this.record(task, 'reject', `verifier command could not start: its directory ${dir} does not exist`, null, '');
+    const { cmd, timeout_sec } = task.verifier;
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
     const secrets = this.secrets(task, ownerId);
-    const child = spawn('/bin/sh', ['-c', cmd], { cwd: dir, env: { ...secrets, ...this.environment(task) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    this.running.set(task.taskId, child);
-    let tail = Buffer.alloc(0);
-    const keep = (chunk: Buffer) => {
-      tail = Buffer.concat([tail, chunk]);
-      if (tail.length > OUTPUT_TAIL_BYTES) tail = tail.subarray(tail.length - OUTPUT_TAIL_BYTES);
-    };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child, 'SIGTERM');
-      setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS).unref();
-    }, timeoutSec * 1000);
-    let settled = false;
-    // A command that cannot start emits 'error' and then 'close': only the first counts.
-    const done = (exitCode: number | null, error?: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      const output = redactOutput(tail, Object.values(secrets), OUTPUT_TAIL_BYTES);
-      const verdict = !timedOut && !error && exitCode === 0 ? 'approve' : 'reject';
-      const reason = error ? `verifier command could not start: ${error.message}`
-        : timedOut ? `verifier command timed out after ${timeoutSec}s`
-        : exitCode === 0 ? 'verifier command exited 0' : `verifier command exited ${exitCode ?? 'by a signal'}`;
-      if (!this.stopped) this.record(task, verdict, reason, exitCode, output);
-      this.running.delete(task.taskId);
-      for (const f of [...this.finished]) f();
-    };
-    child.once('error', (err) => done(null, err));
-    child.once('close', (code) => done(code));
+    const confined = await this.confiner.prepare({
+      role: 'verifier', label: `verify-${task.taskId}`, command: cmd, cwd: dir, env: { ...secrets, ...this.environment(task) }, home: null, overrides: null,
+    });
+    if ('refused' in confined) return this.refuseToRun(task, ownerId, confined.refused, fresh);
+    try {
+      if (this.stopped) return;
+      const proc = launch({ command: cmd, file: confined.file, args: confined.args, cwd: dir, env: confined.env, stdin: '', timeoutSec, secrets: Object.values(secrets), killGraceMs: KILL_GRACE_MS });
+      pending.attach(proc);
+      const r = await proc.done;
+      const limit = confined.limitHit(r);
+      const tail = Buffer.from(r.tail, 'utf8');
+      const output = (tail.length > OUTPUT_TAIL_BYTES ? tail.subarray(tail.length - OUTPUT_TAIL_BYTES) : tail).toString('utf8');
+      // A check that ran into a limit did not finish its job: no approval, whatever it exited with.
+      const verdict = !r.timedOut && !r.spawnError && !limit && r.exitCode === 0 ? 'approve' : 'reject';
+      const reason = r.spawnError ? `verifier command could not start: ${r.spawnError}`
+        : limit ? `verifier command ran into its ${LIMIT_WORDS[limit]} limit${r.timedOut ? ` (and timed out after ${timeoutSec}s)` : ''}`
+        : r.timedOut ? `verifier command timed out after ${timeoutSec}s`
+        : r.exitCode === 0 ? 'verifier command exited 0' : `verifier command exited ${r.exitCode ?? `by ${r.signal ?? 'a signal'}`}`;
+      if (!this.stopped) this.record(task, verdict, reason, r.exitCode, output, confined.profile, limit);
+    } finally {
+      confined.release();
+    }
   }
 
   /** Nothing runs: the approved recipe is gone. The task waits (the owner cancels it or re-plans); the owner hears of it once. */
@@ -164,12 +176,12 @@ export class CommandVerifier {
     };
   }
 
-  private record(task: TaskRow, verdict: 'approve' | 'reject', reason: string, exitCode: number | null, output: string): void {
+  private record(task: TaskRow, verdict: 'approve' | 'reject', reason: string, exitCode: number | null, output: string, sandbox?: SandboxProfile, limit?: LimitKind | null): void {
     if (!this.app.engine.db.open) return;
     const ownerId = ownerOfTask(this.app.engine.db, task);
     if (ownerId === null) return;
     try {
-      verifyTask(this.app, { key: 'system', name: 'system', tenant: ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output }, { actor: 'system' });
+      verifyTask(this.app, { key: 'system', name: 'system', tenant: ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output, sandbox, limit: limit ?? null }, { actor: 'system' });
     } catch (err) {
       // Someone else decided first (another process picked it up after a restart): nothing to do.
       log.warn({ err, taskId: task.taskId }, 'command verdict not recorded');
@@ -177,10 +189,4 @@ export class CommandVerifier {
   }
 }
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    /* already gone, or it never started */
-  }
-}
+const LIMIT_WORDS: Record<LimitKind, string> = { cpu: 'CPU time', memory: 'memory', pids: 'process count', file_size: 'file size' };

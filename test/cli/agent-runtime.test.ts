@@ -22,14 +22,39 @@ describe('colony agents runtime controls', () => {
     assert.equal(run(['agents', 'create', 'echo-bot', '--model', 'm', '--prompt-file', join(scratch.dir, 'p.md'), '--tools', 'whoami', '--command', 'cat >/dev/null; echo hi']).code, 0);
   });
 
+  const BOX = '  sandbox on, network allow (api.anthropic.com, statsig.anthropic.com, api.openai.com, generativelanguage.googleapis.com), memory 2048 MB, cpu 900 s, pids 512, file size 1024 MB\n';
+  const BOX_JSON = { sandbox: 'on', network: 'allow', allow_hosts: ['api.anthropic.com', 'statsig.anthropic.com', 'api.openai.com', 'generativelanguage.googleapis.com'],
+    memory_mb: 2048, cpu_sec: 900, pids: 512, file_size_mb: 1024 };
+
   it('shows and changes the runtime settings; "default" resets one', () => {
-    assert.equal(run(['agents', 'runtime', 'echo-bot']).stdout, 'echo-bot (idle): timeout 900s, cooldown 5s, 100 runs/day, max trigger depth 5\n');
+    assert.equal(run(['agents', 'runtime', 'echo-bot']).stdout, `echo-bot (idle): timeout 900s, cooldown 5s, 100 runs/day, max trigger depth 5\n${BOX}`);
     const set = JSON.parse(run(['agents', 'runtime', 'echo-bot', '--timeout-sec', '30', '--daily-runs', '3', '--json']).stdout);
-    assert.deepEqual(set, { name: 'echo-bot', status: 'idle', project: null, timeout_sec: 30, cooldown_sec: 5, daily_run_budget: 3, max_trigger_depth: 5 });
+    assert.deepEqual(set, { name: 'echo-bot', status: 'idle', project: null, timeout_sec: 30, cooldown_sec: 5, daily_run_budget: 3, max_trigger_depth: 5, ...BOX_JSON });
     assert.equal(JSON.parse(run(['agents', 'runtime', 'echo-bot', '--timeout-sec', 'default', '--json']).stdout).timeout_sec, 900);
     const bad = run(['agents', 'runtime', 'echo-bot', '--cooldown-sec', '-1']);
     assert.equal(bad.code, 1);
     assert.equal(bad.stderr, 'colony: --cooldown-sec must be an integer ≥ 0 or "default", not "-1"\n');
+  });
+
+  it('sets its confinement: sandbox, network, allow-list and limits; bad values are refused with one line and write nothing', () => {
+    const set = JSON.parse(run(['agents', 'runtime', 'echo-bot', '--network', 'none', '--memory', '256', '--cpu-sec', '30', '--pids', '64', '--file-size', '10', '--json']).stdout);
+    assert.deepEqual([set.network, set.memory_mb, set.cpu_sec, set.pids, set.file_size_mb], ['none', 256, 30, 64, 10]);
+    const allow = JSON.parse(run(['agents', 'runtime', 'echo-bot', '--network', 'allow', '--allow-hosts', 'api.example.com,*.example.org,10.0.0.1:8443', '--json']).stdout);
+    assert.deepEqual(allow.allow_hosts, ['api.example.com', '*.example.org', '10.0.0.1:8443']);
+    for (const [flag, value, message] of [
+      ['--network', 'open', '--network must be none, allow, host or "default", not "open"'],
+      ['--memory', '0', '--memory must be a positive integer or "default", not "0"'],
+      ['--sandbox', 'maybe', '--sandbox must be on, off or "default", not "maybe"'],
+      ['--allow-hosts', 'http://evil', 'ErrInvalidInput: allow-hosts: "http://evil" is not a host, host:port or *.domain'],
+    ] as const) {
+      const bad = run(['agents', 'runtime', 'echo-bot', flag, value]);
+      assert.deepEqual([bad.code, bad.stderr], [1, `colony: ${message}\n`]);
+    }
+    const reset = JSON.parse(run(['agents', 'runtime', 'echo-bot', '--network', 'default', '--allow-hosts', 'default', '--memory', 'default', '--cpu-sec', 'default', '--pids', 'default', '--file-size', 'default', '--json']).stdout);
+    assert.deepEqual({ ...reset, name: undefined, status: undefined, project: undefined, timeout_sec: undefined, cooldown_sec: undefined, daily_run_budget: undefined, max_trigger_depth: undefined },
+      { name: undefined, status: undefined, project: undefined, timeout_sec: undefined, cooldown_sec: undefined, daily_run_budget: undefined, max_trigger_depth: undefined, ...BOX_JSON });
+    assert.match(run(['agents', 'runtime', 'echo-bot', '--sandbox', 'off']).stdout, /^ {2}sandbox off, /m);
+    run(['agents', 'runtime', 'echo-bot', '--sandbox', 'default']);
   });
 
   it('puts the agent in a project and takes it out again; an unknown project is refused', () => {
@@ -41,7 +66,7 @@ describe('colony agents runtime controls', () => {
     const owner = ownerOf(app)!;
     createProject(app, { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId }, { name: 'site', path: '', gitUrl: '', description: '' }, { actor: 'test' });
     app.engine.close();
-    assert.equal(run(['agents', 'runtime', 'echo-bot', '--project', 'site']).stdout, 'echo-bot (idle, project site): timeout 900s, cooldown 5s, 3 runs/day, max trigger depth 5\n');
+    assert.equal(run(['agents', 'runtime', 'echo-bot', '--project', 'site']).stdout, `echo-bot (idle, project site): timeout 900s, cooldown 5s, 3 runs/day, max trigger depth 5\n${BOX}`);
     assert.equal(JSON.parse(run(['agents', 'runtime', 'echo-bot', '--project', 'none', '--json']).stdout).project, null);
   });
 

@@ -10,6 +10,9 @@ import type { App } from '../../src/app.js';
 import type { TreeRequest } from '../../src/events/proposals.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
+import { runDecider } from '../../src/commands/runs.js';
+import { runStream } from '../../src/events/runs.js';
+import type { SandboxProfile } from '../../src/events/sandbox.js';
 
 /**
  * A finished doc-gardener-like goal built through the real actions, in auto-approve mode: the default
@@ -84,10 +87,17 @@ export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'):
 }
 
 /** Claims the task and runs the agent on it once: queued, started (claimed → in_progress), finished with its usage. */
+/** The profile a confined run records (confine.ts): what the report shows for each run. */
+export const SANDBOX: SandboxProfile = {
+  mode: 'bwrap', network: 'allow', allowHosts: ['api.anthropic.com'], limits: { memoryMb: 2048, cpuSec: 900, pids: 512, fileMb: 1024 },
+  enforcement: { memory: 'cgroup', pids: 'cgroup', cpu: 'rlimit', fileSize: 'rlimit' },
+};
+
 function workOn(app: App, agent: Speaker, taskId: number, durationMs: number, tokensIn: number, tokensOut: number, costCents: number): number {
   claimTask(app, agent, taskId, { actor: `agent:${agent.name}` });
   const { run } = requestRun(app, { agentId: Number(agent.key.slice('agent-'.length)), source: 'task_assignment', taskId, by: 'system' });
   if (!startQueuedRun(app, run.runId)) throw new Error(`run ${run.runId} did not start: ${run.status} ${run.reason ?? ''}`);
+  app.engine.handle(runDecider, runStream(run.runId), { type: 'LaunchRun', sandbox: SANDBOX }, { actor: 'system' });
   finishRun(app, run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs, tokensIn, tokensOut, costCents,
     outputTail: `done ${EVIL}`, agentText: `Worked on task ${taskId} & done ${EVIL}` });
   return run.runId;

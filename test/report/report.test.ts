@@ -144,7 +144,7 @@ describe('colony report: the HTML file', () => {
       [built.runIds[0], 'docs-scanner', 1500, 250], [built.runIds[1], 'cli-verifier', 2300, 600], [built.runIds[2], 'docs-scanner', 0, 0],
     ]);
     const html = section('runs');
-    assert.match(html, /<td>docs-scanner<\/td><td>task_assignment<\/td><td>#\d+<\/td>\n<td><span class="badge st-succeeded">succeeded<\/span><\/td>\n<td><time[^>]*>[^<]*<\/time><\/td><td class="num">1\.5 s<\/td><td class="num">400<\/td><td class="num">250<\/td>\n<td class="num">7¢<\/td>/);
+    assert.match(html, /<td>docs-scanner<\/td><td>task_assignment<\/td><td>#\d+<\/td>\n<td><span class="badge st-succeeded">succeeded<\/span><div class="dim sandbox">bubblewrap, network allow api\.anthropic\.com; memory 2048 MB, cpu 900 s per process, pids 512, file size 1024 MB<\/div><\/td>\n<td><time[^>]*>[^<]*<\/time><\/td><td class="num">1\.5 s<\/td><td class="num">400<\/td><td class="num">250<\/td>\n<td class="num">7¢<\/td>/);
     assert.match(html, /st-refused">refused<\/span><div class="dim">goal \d+ is completed<\/div>/, 'a refused wake-up shows its reason');
     for (const name of rows('agent').filter((a) => a['data-role'] === 'spawned').map((a) => a['data-agent'])) {
       assert.ok(runs.some((r) => r['data-agent'] === name && Number(r['data-duration-ms']) > 0 && Number(r['data-tokens-out']) > 0), `${name} has a real run`);

@@ -197,7 +197,8 @@ describe('reactor', () => {
     assert.ok(run.durationMs! >= 1000 && run.durationMs! < 10_000, String(run.durationMs));
     assert.match(run.outputTail ?? '', /started/);
     const types = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `run-${run.runId}`).map((e) => e.type);
-    assert.deepEqual(types.filter((x) => x.startsWith('Run')), ['RunQueued', 'RunStarted', 'RunTimedOut', 'RunFinished']);
+    assert.deepEqual(types.filter((x) => x.startsWith('Run')), ['RunQueued', 'RunStarted', 'RunLaunched', 'RunTimedOut', 'RunFinished']);
+    assert.equal(run.sandbox?.mode, 'bwrap', 'it ran confined');
     assert.equal(runtimeOf(f.app.engine.db, a.agentId).status, 'error');
   });
 });
