@@ -4,10 +4,10 @@ import { secretName } from '../commands/secrets.js';
 import { DomainError } from '../errors.js';
 import { RESOURCE_REQUEST_KIND, resourceRequestStream, type ResourceType } from '../events/resources.js';
 import type { ScopeType, SecretScope } from '../events/secrets.js';
-import { pendingRequestOf, pendingRequests } from '../projections/resources.js';
+import { getResourceRequest, pendingRequestOf, pendingRequests, type ResourceRequestRow } from '../projections/resources.js';
 import { activeSecretsIn, type ScopeKey } from '../projections/secrets.js';
 import { sendSystemDirect, sendToChannel, type Speaker } from './channels.js';
-import { agentIdOf, who } from './goals.js';
+import { agentIdOf, isOwner, who } from './goals.js';
 import type { Actor } from './principals.js';
 import { taskFor } from './tasks.js';
 
@@ -69,6 +69,27 @@ export function fulfilRequests(app: App, by: Speaker, secret: { secretId: number
       { event: 'ResourceRequestFulfilled', request_id: r.requestId, resource_name: secret.name, scope: secret.scope.label, task_id: r.taskId }, actor);
   }
   return answered.map((r) => r.requestId);
+}
+
+/** The owner declines a pending request with a reason: ResourceRequestRejected and a DM to the requester, in one command. */
+export function rejectRequest(app: App, by: Speaker, requestId: number, reason: string, actor: Actor): ResourceRequestRow {
+  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner rejects resource requests');
+  app.engine.transact(actor, () => {
+    const r = requestOf(app, by, requestId);
+    const { events } = app.engine.handle(resourceDecider, resourceRequestStream(requestId), { type: 'RejectRequest', reason, by: who(by) }, actor);
+    const why = (events[0]?.data as { reason: string } | undefined)?.reason ?? reason.trim();
+    sendSystemDirect(app, by.tenant, `agent-${r.requesterAgentId}`,
+      `Your resource request #${requestId} (${r.name} for task #${r.taskId}) was rejected by ${by.name}: ${why}`,
+      { event: 'ResourceRequestRejected', request_id: requestId, resource_name: r.name, task_id: r.taskId, reason: why }, actor);
+  });
+  return getResourceRequest(app.engine.db, requestId)!;
+}
+
+/** A request of the caller's tenant; any other is not found. */
+export function requestOf(app: App, by: Speaker, requestId: number): ResourceRequestRow {
+  const r = getResourceRequest(app.engine.db, requestId);
+  if (!r || r.ownerId !== by.tenant) throw new DomainError('ErrNotFound', `resource request ${requestId} not found`, { request_id: requestId });
+  return r;
 }
 
 export interface ResourceView { name: string; scope: ScopeType; available: boolean }

@@ -5,13 +5,14 @@ import type { Decider } from './decider.js';
 import { secretName } from './secrets.js';
 
 /**
- * The resource-request decider (`resource-request-<id>` streams): recorded pending, fulfilled once by a
- * secret the owner sets. Which task, goal and message the request belongs to are facts the caller looks
- * up (and posts) first, inside the same transaction.
+ * The resource-request decider (`resource-request-<id>` streams): recorded pending, then fulfilled once by
+ * a secret the owner sets or rejected once by the owner, with a reason. Which task, goal and message the
+ * request belongs to are facts the caller looks up (and posts) first, inside the same transaction.
  */
 export type RequestResource = { type: 'RequestResource'; request: ResourceRequested['data'] };
 export type FulfilRequest = { type: 'FulfilRequest'; secretId: number; scope: string; by: By };
-export type ResourceCommand = RequestResource | FulfilRequest;
+export type RejectRequest = { type: 'RejectRequest'; reason: string; by: By };
+export type ResourceCommand = RequestResource | FulfilRequest | RejectRequest;
 
 export type ResourceRequest =
   | { status: 'absent' }
@@ -28,6 +29,8 @@ function evolve(state: ResourceRequest, event: ResourceEvent): ResourceRequest {
     }
     case 'ResourceRequestFulfilled':
       return state.status === 'absent' ? state : { ...state, status: 'fulfilled' };
+    case 'ResourceRequestRejected':
+      return state.status === 'absent' ? state : { ...state, status: 'rejected' };
     default: {
       const never: never = event;
       return never;
@@ -52,6 +55,15 @@ function decide(command: ResourceCommand, state: ResourceRequest): ResourceEvent
         throw new DomainError('ErrRequestNotPending', `resource request ${state.requestId} is ${state.status}, not pending`, { request_id: state.requestId, status: state.status });
       }
       return [{ type: 'ResourceRequestFulfilled', data: { requestId: state.requestId, secretId: command.secretId, scope: command.scope, by: command.by } }];
+    case 'RejectRequest': {
+      if (state.status === 'absent') throw new DomainError('ErrNotFound', 'resource request not found');
+      if (state.status !== 'pending') {
+        throw new DomainError('ErrRequestNotPending', `resource request ${state.requestId} is ${state.status}, not pending`, { request_id: state.requestId, status: state.status });
+      }
+      const reason = command.reason.trim();
+      if (reason.length === 0 || reason.length > MAX_REASON) throw invalidInput(`reason must be 1–${MAX_REASON} characters`, { field: 'reason' });
+      return [{ type: 'ResourceRequestRejected', data: { requestId: state.requestId, reason, by: command.by } }];
+    }
     default: {
       const never: never = command;
       return never;

@@ -4,9 +4,9 @@ import type { By } from './tasks.js';
 /**
  * Resource requests (reference US6, §4.1 `resource_requests`): an agent asks its owner for a missing
  * secret, credential, URL or file for a task. Each request is a `resource-request-<id>` stream:
- * `pending → fulfilled` when the owner sets a secret of that name in a scope that reaches the requester
- * (`rejected` and `revoked` are reserved for the owner's later commands). The structured message in
- * `#requests` is posted in the same command; its id is in the event.
+ * `pending → fulfilled` when the owner sets a secret of that name in a scope that reaches the requester,
+ * or `pending → rejected` when the owner declines it with a reason (`revoked` is reserved). The
+ * structured message in `#requests` is posted in the same command; its id is in the event.
  */
 export type ResourceType = 'api_key' | 'credential' | 'url' | 'file' | 'other';
 export const RESOURCE_TYPES: readonly ResourceType[] = ['api_key', 'credential', 'url', 'file', 'other'];
@@ -35,7 +35,13 @@ export type ResourceRequestFulfilled = Event<'ResourceRequestFulfilled', {
   by: By;
 }>;
 
-export type ResourceEvent = ResourceRequested | ResourceRequestFulfilled;
+export type ResourceRequestRejected = Event<'ResourceRequestRejected', {
+  requestId: number;
+  reason: string;
+  by: By;
+}>;
+
+export type ResourceEvent = ResourceRequested | ResourceRequestFulfilled | ResourceRequestRejected;
 
 export const resourceRequestStream = (requestId: number): string => `resource-request-${requestId}`;
 /** The id kind of requests (`es_sequences`); equal to the stream kind so an import raises it. */

@@ -10,12 +10,13 @@ const sql = sqlFor((t: Record<T, string>) => ({
   insert: `INSERT OR IGNORE INTO "${t.resource_requests}" (request_id, owner_id, requester_agent_id, requester_name, task_id, goal_id, name,
     resource_type, reason, status, message_id, channel_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
   fulfil: `UPDATE "${t.resource_requests}" SET status = 'fulfilled', fulfilled_at = ?, fulfilled_by_secret = ?, fulfilled_scope = ? WHERE request_id = ?`,
+  reject: `UPDATE "${t.resource_requests}" SET status = 'rejected' WHERE request_id = ?`,
 }));
 
 export const resourcesProjection: Projection<ResourceEvent, T> = {
   name: 'resources',
   version: 2,
-  handles: ['ResourceRequested', 'ResourceRequestFulfilled'],
+  handles: ['ResourceRequested', 'ResourceRequestFulfilled', 'ResourceRequestRejected'],
   tables: ['resource_requests'],
   init(db, t) {
     db.exec(`
@@ -39,6 +40,9 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
       }
       case 'ResourceRequestFulfilled':
         prepared(db, q.fulfil).run(e.recordedAt, e.data.secretId, e.data.scope, e.data.requestId);
+        return;
+      case 'ResourceRequestRejected':
+        prepared(db, q.reject).run(e.data.requestId);
         return;
       default: {
         const never: never = e;

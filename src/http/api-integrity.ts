@@ -1,0 +1,62 @@
+import type { Router } from 'express';
+import * as z from 'zod';
+import type { App } from '../app.js';
+import { log } from '../log.js';
+import { readChainAnchor, readLastVerification, recordVerification } from '../last-verify.js';
+import type { McpContext } from '../mcp/context.js';
+import { body, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
+
+/**
+ * The log's integrity and the audit trail in the console: the chain's head, the last `colony verify`
+ * (as system_health shows it) and each projection's state; `POST /api/verify` walks the whole chain now
+ * — held, like `colony verify`, to the head the start-up check verified — and records the outcome in
+ * `<data>/last-verify.json`. The audit trail is the owner's own tenant's rows only.
+ */
+const AuditQuery = z.strictObject({
+  tool: z.string().min(1).max(200).optional(),
+  principal: z.string().min(1).max(200).optional(),
+  outcome: z.enum(['success', 'error', 'blocked', 'pending_confirmation']).optional(),
+  after: IntParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: IntParam(1, 1000).default(100),
+});
+
+function lastVerification(app: App) {
+  const v = readLastVerification(app.dataDir);
+  if (v === null) return { state: 'never' as const };
+  if (v === 'unreadable') return { state: 'unreadable' as const };
+  return { state: v.ok ? 'ok' as const : 'failed' as const, at: v.at, position: v.position, hash: v.hash, events: v.events, ...(v.ok ? {} : { reason: v.reason, message: v.message }) };
+}
+
+export function mountIntegrity(router: Router, ctx: McpContext): void {
+  const engine = ctx.app.engine;
+  router.get('/audit', (req, res) => {
+    ownerOf(req, 'reads the audit trail');
+    const q = parse(AuditQuery, req.query, 'query');
+    const rows = ctx.audit.query({ tenantId: speakerOf(req).tenant, tool: q.tool, principal: q.principal, outcome: q.outcome, after: q.after, limit: q.limit });
+    res.json({ rows: rows.map((r) => ({
+      id: r.id, at: r.at, principal: r.principal, principal_id: r.principalId, tool: r.tool, args_digest: r.argsDigest, outcome: r.outcome,
+      error_code: r.errorCode, duration_ms: r.durationMs, command_id: r.commandId,
+    })) });
+  });
+  router.get('/integrity', (_req, res) => {
+    const head = engine.head();
+    const projections = engine.projections.status(engine.db).map((s) => ({
+      name: s.name, position: s.position, code_version: s.codeVersion, stored_version: s.storedVersion, stale: s.stale,
+      state: s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion ? 'OK' as const : 'BEHIND' as const,
+    }));
+    res.json({ head, last_verification: lastVerification(ctx.app), projections });
+  });
+  router.post('/verify', (req, res) => {
+    ownerOf(req, 'verifies the log');
+    body(z.strictObject({}), req);
+    const anchor = readChainAnchor(ctx.app.dataDir);
+    const result = engine.verify(anchor && anchor !== 'unreadable' ? { expectHead: { position: anchor.position, hash: anchor.hash } } : {});
+    try {
+      recordVerification(ctx.app.dataDir, result, engine.clock().toISOString());
+    } catch (e) {
+      log.warn({ err: e }, 'could not record the verification in last-verify.json');
+    }
+    res.json(result.ok ? { ok: true, events: result.events, head: result.head }
+      : { ok: false, events: result.events, position: result.position, reason: result.reason, message: result.message });
+  });
+}
