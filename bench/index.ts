@@ -13,6 +13,7 @@ import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
+import { benchSse } from './sse.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
 /**
@@ -40,6 +41,8 @@ const TARGETS: Record<string, string> = {
   reputation_read_p95_ms: '< 5 ms',
   run_overhead_ms: '< 50 ms',
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
+  sse_latency_ms: '< 50 ms (p95 is the target)',
+  sse_latency_p95_ms: '< 50 ms',
 };
 
 const BASELINES: Record<string, string> = {
@@ -65,6 +68,8 @@ const BASELINES: Record<string, string> = {
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
   demo_s: 'one colony --help process (s)',
+  sse_latency_ms: 'GET /health round trip, same server',
+  sse_latency_p95_ms: 'GET /health round trip, same server',
 };
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
@@ -93,6 +98,8 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     const flood = options.quick ? 1000 : 5000;
     results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
     Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say));
+    say('commit → SSE client of /api/events, one commit at a time…');
+    Object.assign(results, await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }));
     say('replay of 10,000 events and a snapshot…');
     results.replay_ms = await benchReplay(dir, 10_000, options.quick ? 3 : 7);
     say('reputation of an agent with 10,000 evidence rows…');
