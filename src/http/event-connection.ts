@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Response } from 'express';
 import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../events/event.js';
 import { readPage, toStoredEvent } from '../events/store.js';
-import { eventFrame, shows, type EventFilter } from './event-scope.js';
+import { shows, type EventFilter } from './event-scope.js';
 
 /**
  * One `GET /api/events` response. It keeps a cursor — the last log position it has examined — and is in
@@ -35,7 +35,7 @@ export interface StreamHub {
   readonly db: Database;
   readonly settings: StreamSettings;
   /** The live event's frame, shared by every connection that shows it. */
-  frame(e: StoredEvent): string;
+  frame(e: StoredEvent, plain?: boolean): string;
   notePending(bytes: number): void;
   noteDrop(): void;
   remove(connection: EventConnection): void;
@@ -72,7 +72,7 @@ export class EventConnection {
     if (this.mode !== 'live' || e.position <= this.cursor) return;
     if (e.position !== this.cursor + 1) return this.backToLog();
     this.cursor = e.position;
-    if (shows(this.hub.db, this.filter, e.streamId, e.type, e)) this.write(this.hub.frame(e));
+    if (shows(this.hub.db, this.filter, e.streamId, e.type, e)) this.write(this.hub.frame(e, this.filter.plain));
   }
 
   onHead(head: number): void {
@@ -118,7 +118,7 @@ export class EventConnection {
       const row = this.page[this.index++]!;
       this.cursor = row.position;
       const event = this.visibleRow(row);
-      if (event && !this.write(eventFrame(event))) return;
+      if (event && !this.write(this.hub.frame(event, this.filter.plain))) return;
     }
   }
 

@@ -79,11 +79,15 @@ export function visibleData(e: StoredEvent): unknown {
   return out;
 }
 
-/** One SSE frame: `id` is the global position, `event` the type, `data` the event as JSON (one line). */
-export function eventFrame(e: StoredEvent): string {
+/**
+ * One SSE frame: `id` is the global position, `event` the type, `data` the event as JSON (one line) with
+ * `goal_id`, the goal its stream belongs to (null for streams of no goal, and for a goal's channel, which
+ * `?goal=` follows by its id), so that a page showing one goal can tell its events from the rest.
+ */
+export function eventFrame(db: Database, e: StoredEvent): string {
   const payload = {
-    position: e.position, stream_id: e.streamId, version: e.version, type: e.type, data: visibleData(e), recorded_at: e.recordedAt,
-    actor: e.meta.actor,
+    position: e.position, stream_id: e.streamId, version: e.version, type: e.type, goal_id: streamScope(db, e.streamId, e.version === 1 ? e : undefined).goalId,
+    data: visibleData(e), recorded_at: e.recordedAt, actor: e.meta.actor,
   };
   return `id: ${e.position}\nevent: ${e.type.replace(/[\r\n]/g, '')}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
@@ -104,6 +108,8 @@ export interface EventFilter {
   /** `channel-<id>` of the goal's channel (its stream carries no goal id). */
   goalChannel: string | null;
   types: ReadonlySet<string> | null;
+  /** Frames without the `event:` name (`?plain=1`). */
+  plain?: boolean;
 }
 
 const TENANT_WIDE = new Set(['goal', 'task', 'proposal', 'project', 'webapp', 'verifier', 'resource-request']);

@@ -45,7 +45,11 @@ export interface EventsRoute {
 
 const STATUS: Record<string, number> = { ErrInvalidInput: 400, ErrGoalNotFound: 404 };
 const Position = z.string().regex(/^\d{1,15}$/, 'expected a decimal integer').transform(Number);
-const Query = z.strictObject({ after: Position.optional(), goal: Position.optional(), types: z.string().max(4096).optional() });
+// `after=now`: from the head on (a page that loaded what is there over REST wants only what comes next). `plain=1`: frames
+// without the `event:` name, so a browser's EventSource gets every one in `onmessage` (named events need a listener per type).
+const Query = z.strictObject({
+  after: z.union([z.literal('now'), Position]).optional(), goal: Position.optional(), types: z.string().max(4096).optional(), plain: z.literal('1').optional(),
+});
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 export function mountEvents(router: Router, ctx: McpContext, options: EventsOptions = {}): EventsRoute {
@@ -79,7 +83,7 @@ function parseRequest(ctx: McpContext, caller: Caller, req: Request): { after: n
   }
   const q = parsed.data;
   const header = req.get('last-event-id')?.trim();
-  let after = q.after ?? 0;
+  let after = q.after === 'now' ? readHead(db).position : q.after ?? 0;
   if (header) {
     const id = Position.safeParse(header);
     if (!id.success) throw new DomainError('ErrInvalidInput', 'Last-Event-ID must be an event position (a decimal integer)', { field: 'Last-Event-ID' });
@@ -110,7 +114,7 @@ function parseRequest(ctx: McpContext, caller: Caller, req: Request): { after: n
     types = new Set(names);
   }
   const agent = caller.kind === 'agent' ? { agentId: caller.agentId, key: `agent-${caller.agentId}`, readable: new Map<number, boolean>() } : null;
-  return { after, filter: { tenant, agent, goalId, goalChannel, types } };
+  return { after, filter: { tenant, agent, goalId, goalChannel, types, plain: q.plain === '1' } };
 }
 
 class Hub implements EventsRoute, StreamHub {
@@ -148,10 +152,10 @@ class Hub implements EventsRoute, StreamHub {
     this.poller = null;
   }
 
-  frame(e: StoredEvent): string {
+  frame(e: StoredEvent, plain = false): string {
     let frame = this.frames.get(e);
-    if (frame === undefined) this.frames.set(e, (frame = eventFrame(e)));
-    return frame;
+    if (frame === undefined) this.frames.set(e, (frame = eventFrame(this.db, e)));
+    return plain ? frame.replace(/\nevent: [^\n]*/, '') : frame;
   }
 
   notePending(bytes: number): void {

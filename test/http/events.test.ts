@@ -112,9 +112,9 @@ describe('GET /api/events', () => {
       while (backlog.at(-1)?.id !== last) backlog.push((await timeout(nextEvent(stream), 5000, 'backlog'))!);
       assert.deepEqual(ids(backlog), [...seen.alice].sort((a, b) => a - b));
       const [first] = backlog;
-      assert.deepEqual(Object.keys(first!.data).sort(), ['actor', 'data', 'position', 'recorded_at', 'stream_id', 'type', 'version']);
+      assert.deepEqual(Object.keys(first!.data).sort(), ['actor', 'data', 'goal_id', 'position', 'recorded_at', 'stream_id', 'type', 'version']);
       assert.deepEqual({ ...first!.data, recorded_at: null }, {
-        position: 1, stream_id: `user-${alice.userId}`, version: 1, type: 'UserCreated', data: { name: 'alice', role: 'owner', userId: alice.userId },
+        position: 1, stream_id: `user-${alice.userId}`, version: 1, type: 'UserCreated', goal_id: null, data: { name: 'alice', role: 'owner', userId: alice.userId },
         recorded_at: null, actor: 'system',
       });
       assert.equal(first!.event, 'UserCreated');
@@ -296,6 +296,29 @@ describe('GET /api/events', () => {
       assert.deepEqual(comments.map((c) => c.kind === 'comment' && c.text), ['keep-alive', 'keep-alive', 'keep-alive']);
     } finally {
       stream.close();
+    }
+  });
+
+  it('?after=now starts at the head; ?plain=1 drops the event line, live and when catching up; each frame names its goal', async () => {
+    const taskEvent = readAll(s.app.engine.db, { limit: 100_000 }).find((e) => e.streamId === `task-${g1.taskIds[1]}`)!;
+    const goalOf = (await collect(s.base, alice.token, `/api/events?after=${taskEvent.position - 1}`, taskEvent.position))[0]!;
+    assert.deepEqual([goalOf.id, goalOf.data.goal_id], [taskEvent.position, g1.goalId]);
+
+    const stream = await openSse(`${s.base}/api/events?after=now&plain=1`, alice.token);
+    const other = openApp({ dataDir: s.dataDir, durability: 'normal' });
+    try {
+      const from = head();
+      post('alice', g1.channelId, 'live, plain');
+      const live = (await timeout(nextEvent(stream), 5000, 'live plain'))!;
+      assert.deepEqual([live.id, live.event, live.data.type, live.data.goal_id], [from + 1, 'message', 'MessagePosted', null]);
+      // Another process's commit reaches the stream through the backlog path: plain there too.
+      sendToChannel(other, alice.speaker, { id: aliceChannel }, message('caught up, plain'), { actor: 'user:alice' });
+      const caught = (await timeout(nextEvent(stream), 5000, 'backlog plain'))!;
+      assert.deepEqual([caught.id, caught.event, (caught.data.data as { body: string }).body], [from + 2, 'message', 'caught up, plain']);
+    } finally {
+      other.engine.close();
+      stream.close();
+      for (const p of range(seen.alice.size + seen.bob.size + 1, head())) seen.alice.add(p);
     }
   });
 
