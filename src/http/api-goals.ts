@@ -10,6 +10,7 @@ import { goalList, goalSnapshot } from '../projections/goal-snapshot.js';
 import { actor, body, Id, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
 import { eventsOfStreams, goalStreams } from './api-queries.js';
 import { ReplayCache } from './api-replay.js';
+import { treeView } from './task-tree-view.js';
 
 /**
  * Goals in the console: the list and one goal's snapshot (seed 000 shapes), its history — the positions
@@ -26,7 +27,11 @@ const ResumeBody = z.strictObject({
   new_budget_tokens: z.number().int().min(0).optional(),
 });
 const CompleteBody = z.strictObject({ status: z.enum(['completed', 'stuck', 'cancelled']), summary: z.string().trim().min(1).max(16_000) });
-const ReplayQuery = z.strictObject({ position: IntParam(0, Number.MAX_SAFE_INTEGER) });
+const View = z.enum(['full', 'tree']).default('full');
+/** Task ids the reader unfolded or folded by hand (`?view=tree` only). */
+const Ids = z.string().max(10_000).regex(/^\d{1,15}(,\d{1,15})*$/, 'a comma-separated list of task ids').transform((v) => new Set(v.split(',').map(Number)));
+const SnapshotQuery = z.strictObject({ view: View, open: Ids.optional(), closed: Ids.optional() });
+const ReplayQuery = SnapshotQuery.extend({ position: IntParam(0, Number.MAX_SAFE_INTEGER) });
 const TimelineQuery = z.strictObject({ before: IntParam(1, Number.MAX_SAFE_INTEGER).optional(), limit: IntParam(1, 200).default(50) });
 
 export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
@@ -40,7 +45,9 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     res.json({ goals: goals.map((v) => ({ ...v, cost_totals: { tokens: v.spent_tokens, dollars_cents: v.spent_dollars_cents } })), total, limit: q.limit, offset: q.offset });
   });
   router.get('/goals/:id', (req, res) => {
-    res.json(goalSnapshot(db, goalOf(req).goalId));
+    const q = parse(SnapshotQuery, req.query, 'query');
+    const snapshot = goalSnapshot(db, goalOf(req).goalId)!;
+    res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
   });
   router.get('/goals/:id/history', (req, res) => {
     const goal = goalOf(req);
@@ -51,12 +58,13 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
   });
   router.get('/goals/:id/replay', (req, res) => {
     const goal = goalOf(req);
-    const { position } = parse(ReplayQuery, req.query, 'query');
+    const q = parse(ReplayQuery, req.query, 'query');
+    const { position } = q;
     const head = ctx.app.engine.head().position;
     if (position > head) throw new DomainError('ErrInvalidInput', `query.position: the log ends at position ${head}`, { field: 'query.position', head });
     const snapshot = replays.snapshotAt(goal.goalId, position);
     if (!snapshot) throw new DomainError('ErrGoalNotFound', `goal ${goal.goalId} did not exist yet at position ${position}`, { goal_id: goal.goalId, position });
-    res.json(snapshot);
+    res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
   });
   router.get('/goals/:id/timeline', (req, res) => {
     const goal = goalOf(req);

@@ -3,7 +3,7 @@ import type { Database } from 'better-sqlite3';
 import { readConsistent } from '../db.js';
 import { channelMessages } from './channel-queries.js';
 import { getGoal, goalTotals, listGoals, type GoalRow, type GoalTotals } from './goal-queries.js';
-import { rollupByBillingCode, tasksOfGoal, type TaskRow } from './task-queries.js';
+import { rollupByBillingCode, taskCountsOfGoals, tasksOfGoal, type TaskRow } from './task-queries.js';
 import { pendingTreeProposal } from './proposal-queries.js';
 import { getAgent, getUser } from './principals.js';
 
@@ -48,7 +48,8 @@ export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db
 export function goalList(db: Database, ownerId: number, f: Parameters<typeof listGoals>[2]) {
   return readConsistent(db, () => {
     const { goals, total } = listGoals(db, ownerId, f);
-    return { goals: goals.map((g) => goalView(db, g, g.totals)), total };
+    const counts = taskCountsOfGoals(db, goals.map((g) => g.goalId));
+    return { goals: goals.map((g) => ({ ...goalView(db, g, g.totals), task_statuses: counts.get(g.goalId) ?? {} })), total };
   });
 }
 

@@ -82,3 +82,13 @@ export function rollupByBillingCode(db: Database, goalId: number, root: number |
   return prepared(db, `${SUBTREE} SELECT billing_code AS billingCode, sum(spent_tokens) AS tokens, sum(spent_cents) AS cents, count(*) AS taskCount
     FROM tasks WHERE ${scope} GROUP BY billing_code ORDER BY billing_code`).all({ goal: goalId, root: root ?? 0 }) as (Rollup & { billingCode: string })[];
 }
+
+/** Each goal's tasks counted by status, for a page of goals (one grouped read over the goal index). */
+export function taskCountsOfGoals(db: Database, goalIds: readonly number[]): Map<number, Record<string, number>> {
+  const out = new Map<number, Record<string, number>>();
+  if (goalIds.length === 0) return out;
+  const rows = prepared(db, 'SELECT goal_id AS goalId, status, count(*) AS n FROM tasks WHERE goal_id IN (SELECT value FROM json_each(?)) GROUP BY goal_id, status')
+    .all(JSON.stringify(goalIds)) as { goalId: number; status: string; n: number }[];
+  for (const r of rows) out.set(r.goalId, { ...(out.get(r.goalId) ?? {}), [r.status]: r.n });
+  return out;
+}
