@@ -26,6 +26,7 @@ export function registerServe(program: Command): void {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
         const sandbox = sandboxSwitch(opts.sandbox);
+        await ensureConsoleBuilt();
         checkOwnerName(opts.owner);
         const { openCheckedApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
         const checking = progressBar('checking the chain');
@@ -51,6 +52,7 @@ export function registerServe(program: Command): void {
           mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
+          process.stderr.write(`Console: ${url}/ (sign in with an owner or agent token)\n`);
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
@@ -73,6 +75,19 @@ export function registerServe(program: Command): void {
         }
       }),
     );
+}
+
+/** The console is built by `npm install` (prepare); an install that skipped scripts gets it built on the first start instead. */
+async function ensureConsoleBuilt(): Promise<void> {
+  const [{ existsSync }, { join }, { WEB_DIST }] = await Promise.all([import('node:fs'), import('node:path'), import('../http/web.js')]);
+  if (existsSync(join(WEB_DIST, 'index.html'))) return;
+  process.stderr.write('Building the console (web/) once…\n');
+  try {
+    const { build } = await import('vite');
+    await build({ configFile: join(WEB_DIST, '..', 'vite.config.ts'), logLevel: 'warn' });
+  } catch (e) {
+    process.stderr.write(`The console could not be built (${(e as Error).message.split('\n')[0]}): / answers 503 until \`npm run build:web\` succeeds.\n`);
+  }
 }
 
 export const SANDBOX_HELP = 'on (the default; $COLONY_SANDBOX): every agent run and command verifier runs in a Bubblewrap sandbox, or is refused where that is impossible; off: they run unconfined (announced, and recorded with every run)';

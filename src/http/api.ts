@@ -8,6 +8,7 @@ import { mountIntegrity } from './api-integrity.js';
 import { mountProposals } from './api-proposals.js';
 import { mountRequests } from './api-requests.js';
 import { mountTasks } from './api-tasks.js';
+import { mountEvents } from './events.js';
 import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './session.js';
 
 /**
@@ -17,14 +18,15 @@ import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './s
  * (api-auth.ts). Reads are the caller's tenant's, as its read tools would show them; actions are the
  * owner's (an agent's session gets 403 ErrForbidden). Each action is one command. Errors are JSON
  * `{error: {code, message, details}}` with the HTTP status the code implies (api-common.ts). Routes by
- * domain: api-goals, api-tasks, api-proposals, api-agents, api-requests, api-integrity; sessions: session.ts.
+ * domain: api-goals, api-tasks, api-proposals, api-agents, api-requests, api-integrity; sessions: session.ts; the
+ * event stream GET /api/events: events.ts.
  */
 export interface ApiOptions {
   sessions?: SessionStore;
   signInLimiter?: FailureLimiter;
 }
 
-export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): void {
+export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void } {
   const sessions = options.sessions ?? new SessionStore();
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -34,6 +36,7 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   mountSignIn(router, ctx, sessions, options.signInLimiter ?? new FailureLimiter());
   router.use(apiAuth(ctx, sessions), express.json({ limit: '1mb' }));
   mountSessionInfo(router, sessions);
+  const events = mountEvents(router, ctx);
   mountGoals(router, ctx);
   mountTasks(router, ctx);
   mountProposals(router, ctx);
@@ -42,4 +45,5 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   mountIntegrity(router, ctx);
   router.use(domainErrors);
   app.use('/api', router);
+  return { close: () => events.close() };
 }

@@ -8,10 +8,11 @@ import { mountApi } from './api.js';
 import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
 import { mountProbes } from './probes.js';
+import { mountConsole } from './web.js';
 
 /**
- * The HTTP surface: `GET /health`, `/mcp`, `/api`, the probe trigger and `/apps` (web apps); `/events` and the web UI
- * mount here as their issues land. Every error is a JSON body — never an HTML page or a stack trace.
+ * The HTTP surface: `GET /health`, `/mcp`, `/api` (with `/api/events`), the probe trigger, `/apps` (web apps) and the
+ * console at `/` (web.ts). Every error is a JSON body — never an HTML page or a stack trace.
  * Bound to loopback, the Host header must name loopback too (DNS-rebinding protection).
  */
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -28,10 +29,11 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
   if (mcp) mountProbes(app, mcp.app);
   if (mcp) mountApps(app, mcp.app);
-  if (mcp) mountApi(app, mcp);
+  const api = mcp ? mountApi(app, mcp) : null;
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });
   });
+  if (mcp) mountConsole(app);
   app.use((req, res) => {
     res.status(404).json({ error: { code: 'ErrNotFound', message: `no route for ${req.method} ${req.path}` } });
   });
@@ -41,7 +43,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
     res.status(status).json({ error: { code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest', message: status >= 500 ? 'internal error' : String(err.message) } });
   };
   app.use(onError);
-  return { app, close: async () => mcpRoutes?.close() };
+  return { app, close: async () => { api?.close(); await mcpRoutes?.close(); } };
 }
 
 /** Listens and resolves once bound; rejects with a clear message when the port is taken. */

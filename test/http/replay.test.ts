@@ -12,7 +12,7 @@ import { Browser, type Body } from './console-client.js';
  * Time travel in the console: `GET /api/goals/:id/history` (the scrubber's stops) and
  * `GET /api/goals/:id/replay?position=N`, whose cached cursors and checkpoints (http/api-replay.ts) must
  * answer exactly what a fresh `replayTo` (colony replay) does at every position, whichever way the
- * slider moves. The timing on a 10,000-event goal is measured by test/http/scrub-timing.ts.
+ * slider moves. The timing on a 10,000-event goal is a benchmark (bench/console.ts, console_scrub_ms).
  */
 let f: HttpFixture;
 let owner: Browser;

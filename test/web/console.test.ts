@@ -1,0 +1,127 @@
+/// <reference lib="dom" />
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { ok } from '../helpers/calls.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+
+/**
+ * The console in a real browser (issue 14): Debian's chromium drives the built app served by the real
+ * HTTP server. Signing in, a goal created over MCP arriving live (SC-001), approving a proposal with the
+ * button, time travel showing earlier statuses, hostile text rendered as text, signing out, and a
+ * state-changing request without the CSRF header refused.
+ */
+const HOSTILE = '<img src=x onerror="window.__pwned=1"> \u001b[2K\u0007 & "quotes"';
+let f: HttpFixture;
+let browser: Browser;
+let page: Page;
+
+before(async () => {
+  f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'get_goal', 'whoami'] });
+  browser = await launchBrowser();
+  page = await (await browser.newContext()).newPage();
+  page.on('dialog', (d) => void d.dismiss());
+});
+after(async () => {
+  await browser?.close();
+  await f?.close();
+});
+
+const signIn = async (token: string): Promise<void> => {
+  await page.goto(`${f.base}/goals`);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Goals' }).waitFor();
+};
+
+describe('the console in chromium', () => {
+  it('signs in with a token (kept nowhere but an HttpOnly cookie) and shows the goals', async () => {
+    await signIn(f.ownerToken);
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === 'colony_session');
+    assert.ok(session && session.httpOnly && session.sameSite === 'Strict', JSON.stringify(cookies));
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    assert.ok(!stored.includes(f.ownerToken), 'the token is not in storage or script-visible cookies');
+  });
+
+  it('a goal created over MCP appears without a reload, its hostile title as text', async () => {
+    const agent = await f.connect(f.agentToken);
+    await page.waitForFunction(() => document.querySelector('.live-dot.on') !== null);
+    const t0 = Date.now();
+    const g = await ok(agent, 'create_goal', { title: HOSTILE, description: 'A goal whose title tries to run a script.' });
+    const row = page.locator(`tr[data-goal-id="${g.goal_id}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    const delay = Date.now() - t0;
+    assert.ok(delay < 10_000, `SC-001: arrived in ${delay} ms`);
+    assert.equal(await row.locator('a').first().textContent(), '<img src=x onerror="window.__pwned=1"> \\u001b[2K\\u0007 & "quotes"');
+    assert.equal(await page.locator('img[src="x"]').count(), 0);
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  });
+
+  it('approve a proposal with the button: the tree appears; time travel shows the earlier statuses', async () => {
+    const agent = await f.connect(f.agentToken);
+    const g = await ok(agent, 'create_goal', { title: 'Console goal', description: 'A goal the owner approves in the console.', coordinator_config: 'worker' });
+    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Root task', description: 'The root of the tree.', children: [
+      { title: 'Leaf task', description: 'The leaf that gets done.' },
+    ] } });
+    assert.equal(p.status, 'pending');
+    await page.goto(`${f.base}/goals/${g.goal_id}`);
+    const card = page.locator(`[data-proposal-id="${p.proposal_id}"]`);
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const leaf = page.locator('li[data-status] >> text=Leaf task').first();
+    await leaf.waitFor();
+    const leafId = Number(await page.locator('li[data-task-id]').nth(1).getAttribute('data-task-id'));
+    await ok(agent, 'claim_task', { task_id: leafId });
+    await ok(agent, 'complete_task', { task_id: leafId, summary: 'done' });
+    await page.locator(`li[data-task-id="${leafId}"][data-status="done"]`).waitFor();
+    await page.getByRole('button', { name: 'Open the history' }).click();
+    const slider = page.getByRole('slider', { name: "Position in the goal's history" });
+    await slider.waitFor();
+    // Back to the step where the tree was just approved: the leaf was not claimed yet.
+    const steps = Number(await slider.getAttribute('max'));
+    let found = false;
+    for (let i = steps; i >= 0 && !found; i -= 1) {
+      await slider.fill(String(i));
+      await page.locator('[data-replay-ms]').filter({ hasNotText: 'replaying' }).waitFor();
+      found = (await page.locator(`li[data-task-id="${leafId}"][data-status="approved"]`).count()) > 0;
+    }
+    assert.ok(found, 'an earlier position shows the leaf approved, not done');
+    await page.getByRole('button', { name: 'Now' }).click();
+    await page.locator(`li[data-task-id="${leafId}"][data-status="done"]`).waitFor();
+  });
+
+  it('a big tree comes folded past 200 rows; unfolding a task fetches its children, folding hides them', async () => {
+    const agent = await f.connect(f.agentToken);
+    const g = await ok(agent, 'create_goal', { title: 'Big tree', description: 'A tree bigger than one screen.', coordinator_config: 'worker' });
+    const sections = Array.from({ length: 12 }, (_, s) => ({ title: `Section ${s}`, description: 'One section of the site.', children: Array.from({ length: 20 }, (_, i) => ({ title: `Page ${s}.${i}`, description: 'One page of the site.' })) }));
+    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Everything', description: 'The whole site.', children: sections } });
+    const requests: string[] = [];
+    page.on('request', (r) => { if (r.url().includes(`/api/goals/${g.goal_id}?`)) requests.push(new URL(r.url()).search); });
+    await page.goto(`${f.base}/goals/${g.goal_id}`);
+    await page.locator(`[data-proposal-id="${p.proposal_id}"]`).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('li[data-task-id] >> text=Section 11').waitFor();
+    assert.equal(await page.locator('li[data-task-id]').count(), 13, 'the root and its sections; the 240 pages stay on the server');
+    await page.getByRole('button', { name: 'Unfold 20 subtasks' }).nth(3).click();
+    await page.locator('li[data-task-id] >> text=Page 3.19').waitFor();
+    assert.equal(await page.locator('li[data-task-id]').count(), 33);
+    assert.match(requests.at(-1)!, /[?&]open=\d+/);
+    await page.getByRole('button', { name: 'Fold 12 subtasks' }).click();
+    await page.locator('li[data-task-id] >> text=Section 0').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('li[data-task-id]').count(), 1);
+    await page.getByRole('button', { name: 'Unfold 12 subtasks' }).click();
+    await page.locator('li[data-task-id] >> text=Page 3.0').waitFor();
+  });
+
+  it('a state-changing request without the CSRF header is refused; signing out ends the session', async () => {
+    const refused = await page.evaluate(async () => {
+      const r = await fetch('/api/goals/1/complete', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'completed', summary: 'x' }) });
+      return { status: r.status, body: await r.json() as { error: { code: string } } };
+    });
+    assert.deepEqual([refused.status, refused.body.error.code], [403, 'ErrCsrf']);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    assert.equal(await page.evaluate(async () => (await fetch('/api/session')).status), 401);
+  });
+});

@@ -1,0 +1,93 @@
+/// <reference lib="dom" />
+/**
+ * Screenshots of every console page, light and dark, on a Colony with a bit of everything (goals, a
+ * tree at work, a pending proposal that runs a command, a resource request, a quarantined agent, runs
+ * with transcripts, a hostile title). Not a test: a tool to look at the pages.
+ *   node --import tsx test/web/screenshots.ts OUT_DIR
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { addRecipe } from '../../src/actions/verifiers.js';
+import { updateAgent } from '../../src/actions/agents.js';
+import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { ok } from '../helpers/calls.js';
+import { httpFixture } from '../helpers/mcp-http.js';
+
+const out = process.argv[2] ?? '/tmp/colony-screens';
+mkdirSync(out, { recursive: true });
+const f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'report_usage', 'request_resource', 'send_message', 'whoami'] });
+const owner = await f.connect(f.ownerToken);
+const agent = await f.connect(f.agentToken);
+const by = { key: 'user-1', name: 'owner', tenant: 1 };
+addRecipe(f.app, by, { name: 'unit-tests', command: 'npm test -- --reporter=dot && test -s coverage/summary.json', cwd: null, timeoutSec: 300, secrets: [] }, { actor: 'user:owner' });
+
+const g1 = await ok(owner, 'create_goal', { title: 'Ship the billing export', description: 'CSV export of invoices for the finance team.', coordinator_config: 'worker', approval_mode: 'auto', budget_tokens: 200_000, budget_dollars_cents: 2_000 });
+const tree = await ok(agent, 'propose_task_tree', { goal_id: g1.goal_id, reasoning: 'Schema first, then the exporter, then tests.', tree: {
+  title: 'Billing export', description: 'The whole export, end to end.', billing_code: 'billing', children: [
+    { title: 'Design the CSV schema', description: 'Columns, types and escaping rules.', acceptance_criteria: 'A reviewed schema document.' },
+    { title: 'Write the exporter', description: 'Stream invoices to CSV without loading them all.', verifier_config: { kind: 'command', recipe: 'unit-tests' }, children: [
+      { title: 'Paging over invoices', description: 'Keyset pagination over the invoice table.' },
+      { title: 'Escape hostile fields', description: 'Quotes, newlines and formulas in customer names.' },
+    ] },
+    { title: 'Document the export', description: 'How finance runs it and what each column means.' },
+  ] } });
+const [, schema, , paging, escape] = tree.task_ids as number[];
+for (const id of [schema!, paging!]) {
+  await ok(agent, 'claim_task', { task_id: id });
+  await ok(agent, 'report_usage', { task_id: id, tokens: 42_000, cost_cents: 380 });
+  await ok(agent, 'complete_task', { task_id: id, summary: 'Done and checked.' });
+}
+await ok(agent, 'claim_task', { task_id: escape! });
+await ok(agent, 'send_message', { channel: `goal-${g1.slug as string}`, body: 'Escaping is harder than it looks: a name starting with = is a formula in spreadsheets.' });
+await ok(agent, 'request_resource', { name: 'BILLING_DB_URL', resource_type: 'url', reason: 'The exporter needs read access to the invoices.', task_id: escape! });
+
+await ok(owner, 'create_goal', { title: '<img src=x onerror=alert(1)> \u001b[2K hostile title', description: 'An agent-written title that must stay text.', coordinator_config: 'worker' });
+const g3 = await ok(agent, 'create_goal', { title: 'Migrate the docs site', description: 'Move the docs to the new generator.', coordinator_config: 'worker', budget_dollars_cents: 500 });
+await ok(agent, 'propose_task_tree', { goal_id: g3.goal_id, reasoning: 'Two steps; the second is checked by the owner\'s test recipe.', tree: {
+  title: 'Docs migration', description: 'Move every page and keep the links.', children: [
+    { title: 'Convert the pages', description: 'Markdown to the new front matter.' },
+    { title: 'Check every link', description: 'No link may break.', verifier_config: { kind: 'command', recipe: 'unit-tests' } },
+  ] } });
+
+updateAgent(f.app, 1, f.agentId, { command: 'true' }, { actor: 'user:owner' });
+const q = requestRun(f.app, { agentId: f.agentId, source: 'manual', by: 'user-1', prompt: 'Report on the billing export.' });
+if (q.kind === 'queued' && startQueuedRun(f.app, q.run.runId)) {
+  recordSessionMessage(f.app, q.run.runId, 'agent', 'Schema done, exporter half way; escaping in progress.');
+  finishRun(f.app, q.run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs: 4200, tokensIn: 1200, tokensOut: 340, costCents: 3, outputTail: 'ok', agentText: 'Report sent.' });
+}
+
+const browser = await launchBrowser();
+for (const scheme of ['light', 'dark'] as const) {
+  const page = await (await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 860 } })).newPage();
+  await page.goto(`${f.base}/`);
+  await page.getByLabel('Token').fill(f.ownerToken);
+  await page.screenshot({ path: join(out, `login-${scheme}.png`) });
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const shots: [string, string, (() => Promise<void>)?][] = [
+    ['goals', '/goals'],
+    ['goal', `/goals/${g1.goal_id}`],
+    ['goal-time-travel', `/goals/${g1.goal_id}`, async () => {
+      await page.getByRole('button', { name: 'Open the history' }).click();
+      const slider = page.getByRole('slider');
+      await slider.waitFor();
+      await slider.fill('6');
+      await page.waitForTimeout(300);
+    }],
+    ['approvals', '/approvals'],
+    ['agents', '/agents'],
+    ['agent', '/agents/worker'],
+    ['requests', '/requests'],
+    ['audit', '/audit'],
+  ];
+  for (const [name, path, act] of shots) {
+    await page.goto(`${f.base}${path}`);
+    await page.waitForLoadState('networkidle').catch(() => undefined);
+    await page.waitForTimeout(250);
+    if (act) await act();
+    await page.screenshot({ path: join(out, `${name}-${scheme}.png`), fullPage: true });
+  }
+}
+await browser.close();
+await f.close();
+process.stdout.write(`screenshots in ${out}\n`);
