@@ -13,6 +13,7 @@ import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
+import { benchConsole, benchScrub } from './console.js';
 import { benchSse } from './sse.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -43,6 +44,10 @@ const TARGETS: Record<string, string> = {
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
   sse_latency_ms: '< 50 ms (p95 is the target)',
   sse_latency_p95_ms: '< 50 ms',
+  console_goals_ms: '< 1 s at 100 goals × 1,000 tasks (SC-011)',
+  console_live_ms: '< 1 s (SC-001: < 10 s)',
+  console_scrub_ms: '< 400 ms',
+  console_scrub_p95_ms: '< 400 ms',
 };
 
 const BASELINES: Record<string, string> = {
@@ -67,6 +72,10 @@ const BASELINES: Record<string, string> = {
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
+  console_goals_ms: 'the same page as static HTML, same browser',
+  console_live_ms: 'GET /health from the same page',
+  console_scrub_ms: 'GET of the live snapshot from the same page',
+  console_scrub_p95_ms: 'GET of the live snapshot from the same page',
   demo_s: 'one colony --help process (s)',
   sse_latency_ms: 'GET /health round trip, same server',
   sse_latency_p95_ms: 'GET /health round trip, same server',
@@ -97,11 +106,14 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');
     const flood = options.quick ? 1000 : 5000;
     results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
-    Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say));
+    Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say, options.quick));
     say('commit → SSE client of /api/events, one commit at a time…');
     Object.assign(results, await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }));
     say('replay of 10,000 events and a snapshot…');
-    results.replay_ms = await benchReplay(dir, 10_000, options.quick ? 3 : 7);
+    Object.assign(results, await benchReplay(dir, 10_000, options.quick ? 3 : 7, (app, team, goalId) => {
+      say('  the console\'s time-travel slider on that goal, in chromium…');
+      return benchScrub(app, team, goalId, options.quick ? 20 : 60);
+    }));
     say('reputation of an agent with 10,000 evidence rows…');
     Object.assign(results, await benchReputation(dir, 10_000, options.quick ? 30 : 200));
     say('propose_agent in auto mode over Streamable HTTP…');
@@ -125,7 +137,7 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
 }
 
 /** goal_snapshot and goals_list share one store of `goals` goals × 1,000 tasks, built first (not measured). */
-async function benchGoalReads(dir: string, goals: number, runs: number, say: (s: string) => void): Promise<Record<string, Figure>> {
+async function benchGoalReads(dir: string, goals: number, runs: number, say: (s: string) => void, quick = false): Promise<Record<string, Figure>> {
   say(`seeding ${goals} goals × 1,000 tasks through the goal and task commands…`);
   const app = openApp({ dataDir: join(dir, 'goals') });
   try {
@@ -135,7 +147,9 @@ async function benchGoalReads(dir: string, goals: number, runs: number, say: (s:
     say(`  seeded ${app.engine.head().position.toLocaleString('en-US')} events in ${took.toFixed(1)} s; goalSnapshot…`);
     const snapshot = await benchGoalSnapshot(app.engine.db, goalId, goals, runs);
     say('  GET /api/goals…');
-    return { ...snapshot, ...(await benchGoalsList(app, team.ownerToken, goals, runs)) };
+    const list = await benchGoalsList(app, team.ownerToken, goals, runs);
+    say('  the console in chromium: /goals and a live goal…');
+    return { ...snapshot, ...list, ...(await benchConsole(app, team, goals, quick ? 5 : 15)) };
   } finally {
     app.engine.close();
   }

@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { openApp } from '../src/app.js';
 import { goalSnapshot } from '../src/projections/goal-snapshot.js';
 import { replayTo } from '../src/projections/replay.js';
-import { createTeam, seedGoal, workTask } from './goal-data.js';
+import type { App } from '../src/app.js';
+import { createTeam, seedGoal, workTask, type Team } from './goal-data.js';
 import { figure, median, type Figure } from './util.js';
 
 /**
@@ -11,9 +12,10 @@ import { figure, median, type Figure } from './util.js';
  * is one goal's life (its tree proposed and approved, then leaf after leaf claimed, charged and done by
  * ten agents) into a fresh in-memory store, then goalSnapshot() on it. Baseline: reading the same
  * `events` rows raw (`SELECT * FROM es_events WHERE position <= ?`) from the same connection. Runs
- * alternate; medians count.
+ * alternate; medians count. `then` gets the store while it is still open (the console's scrub bench
+ * reuses this goal).
  */
-export async function benchReplay(dir: string, events: number, runs: number): Promise<Figure> {
+export async function benchReplay(dir: string, events: number, runs: number, then?: (app: App, team: Team, goalId: number) => Promise<Record<string, Figure>>): Promise<Record<string, Figure>> {
   const data = join(dir, 'replay');
   mkdirSync(data, { recursive: true });
   const app = openApp({ dataDir: data, durability: 'normal' });
@@ -52,7 +54,8 @@ export async function benchReplay(dir: string, events: number, runs: number): Pr
         times.replay.push(replayMs);
       }
     }
-    return { ...figure(median(times.replay), 'ms', median(times.raw)), data: `${events.toLocaleString('en-US')} events` };
+    const replayMs = { ...figure(median(times.replay), 'ms', median(times.raw)), data: `${events.toLocaleString('en-US')} events` };
+    return { replay_ms: replayMs, ...(then ? await then(app, team, goalId) : {}) };
   } finally {
     app.engine.close();
   }
