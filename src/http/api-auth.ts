@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DomainError } from '../errors.js';
-import { actorOf, principalKey, type Caller } from '../mcp/auth.js';
+import { actorOf, callerOfHash, principalKey, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
-import { callerOfHash, clearSessionCookie, crossOrigin, csrfMatches, sessionCookie, type SessionStore } from './session.js';
+import { clearSessionCookie, crossOrigin, csrfMatches, sessionCookie, type SessionStore } from './session.js';
 
 /**
  * Who calls `/api`: a program with `Authorization: Bearer <owner token>` (the `api` scope; 401 with

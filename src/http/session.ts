@@ -1,11 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import * as z from 'zod';
-import type { App } from '../app.js';
 import { DomainError } from '../errors.js';
-import { principalKey, type Caller } from '../mcp/auth.js';
+import { callerOfHash, principalKey, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
-import { findActiveToken, getAgent, getUser } from '../projections/principals.js';
 import { tokenHash } from '../tokens.js';
 import { body, callerOf } from './api-common.js';
 
@@ -104,24 +102,6 @@ export class FailureLimiter {
     const cutoff = this.now() - this.windowMs;
     return (this.failures.get(address) ?? []).filter((t) => t > cutoff);
   }
-}
-
-/**
- * The principal behind a stored token hash, read from the principals projection now — the same answer
- * `authenticate` (mcp/auth.ts) gives for the token itself, without keeping the token.
- */
-export function callerOfHash(app: App, hash: string): Caller | null {
-  const row = findActiveToken(app.engine.db, hash);
-  if (!row) return null;
-  if (row.principalKind === 'user') {
-    const user = getUser(app.engine.db, row.principalId);
-    return user && { kind: 'owner', tokenId: row.tokenId, userId: user.userId, name: user.name, scopes: row.scopes };
-  }
-  const agent = getAgent(app.engine.db, row.principalId);
-  return agent && {
-    kind: 'agent', tokenId: row.tokenId, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: row.scopes,
-    toolScope: agent.toolScope, quarantined: agent.quarantined,
-  };
 }
 
 export const principalOf = (c: Caller) =>

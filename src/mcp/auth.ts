@@ -17,8 +17,16 @@ export type Caller =
     };
 
 export function authenticate(app: App, token: string | undefined): Caller | null {
-  if (!token) return null;
-  const row = findActiveToken(app.engine.db, tokenHash(token));
+  return token ? callerOfHash(app, tokenHash(token)) : null;
+}
+
+/**
+ * The principal behind a token's sha256, read from the principals projection now: what a token
+ * authenticates as, and what a console session (which keeps only the hash, http/session.ts) does on
+ * every request — so a revoked token or a quarantine applies at once to both.
+ */
+export function callerOfHash(app: App, hash: string): Caller | null {
+  const row = findActiveToken(app.engine.db, hash);
   if (!row) return null;
   if (row.principalKind === 'user') {
     const user = getUser(app.engine.db, row.principalId);

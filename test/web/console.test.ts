@@ -18,7 +18,7 @@ let browser: Browser;
 let page: Page;
 
 before(async () => {
-  f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'get_goal', 'whoami'] });
+  f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'get_goal', 'whoami', 'request_resource'] });
   browser = await launchBrowser();
   page = await (await browser.newContext()).newPage();
   page.on('dialog', (d) => void d.dismiss());
@@ -112,6 +112,45 @@ describe('the console in chromium', () => {
     assert.equal(await page.locator('li[data-task-id]').count(), 1);
     await page.getByRole('button', { name: 'Unfold 12 subtasks' }).click();
     await page.locator('li[data-task-id] >> text=Page 3.0').waitFor();
+  });
+
+  it('approvals, requests and an agent are handled in place: reject with a reason, approve, seal a secret, stop and start', async () => {
+    const agent = await f.connect(f.agentToken);
+    const tree = (title: string) => ({ title, description: `${title}, all of it.`, children: [{ title: `${title}: step`, description: 'The one step to do.' }] });
+    const a = await ok(agent, 'create_goal', { title: 'Refused plan', description: 'A goal whose plan the owner refuses.', coordinator_config: 'worker' });
+    const pa = await ok(agent, 'propose_task_tree', { goal_id: a.goal_id, tree: tree('Refused') });
+    const b = await ok(agent, 'create_goal', { title: 'Approved plan', description: 'A goal whose plan the owner approves.', coordinator_config: 'worker' });
+    const pb = await ok(agent, 'propose_task_tree', { goal_id: b.goal_id, tree: tree('Approved') });
+    await page.goto(`${f.base}/approvals`);
+    const refused = page.locator(`[data-proposal-id="${pa.proposal_id}"]`);
+    await refused.getByLabel('Reason').fill('Too vague: say which pages.');
+    await refused.getByRole('button', { name: 'Reject' }).click();
+    await refused.waitFor({ state: 'detached' });
+    await page.locator(`[data-proposal-id="${pb.proposal_id}"]`).getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Nothing waits for a decision.').waitFor();
+    const rejected = await page.evaluate(async () => (await (await fetch('/api/proposals?status=rejected')).json()) as { proposals: { id: number }[] });
+    assert.ok(rejected.proposals.some((p) => p.id === pa.proposal_id));
+
+    const snapshot = (await ok(agent, 'get_goal', { goal_id: b.goal_id })) as { tasks_tree: { children: { id: number }[] }[] };
+    const step = snapshot.tasks_tree[0]!.children[0]!.id;
+    await ok(agent, 'claim_task', { task_id: step });
+    const r = await ok(agent, 'request_resource', { name: 'DOCS_TOKEN', resource_type: 'api_key', reason: 'The docs API needs a token.', task_id: step });
+    await page.goto(`${f.base}/requests`);
+    const card = page.locator(`[data-request-id="${r.request_id}"]`);
+    await card.getByLabel('Value').fill('docs-secret-value-1');
+    await card.getByRole('button', { name: 'Seal and fulfil' }).click();
+    await page.getByText('DOCS_TOKEN was sealed for agent:worker').waitFor();
+    await card.waitFor({ state: 'detached' });
+    assert.equal(await page.getByText('docs-secret-value-1').count(), 0);
+    const sealed = await page.evaluate(async () => (await (await fetch('/api/secrets/agent/worker')).json()) as { name: string; available: boolean }[]);
+    assert.deepEqual(sealed.map((x) => [x.name, x.available]), [['DOCS_TOKEN', true]]);
+
+    await page.goto(`${f.base}/agents`);
+    await page.getByRole('link', { name: 'worker' }).click();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('heading', { name: /worker\s+stopped/ }).waitFor();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Stop' }).waitFor();
   });
 
   it('a state-changing request without the CSRF header is refused; signing out ends the session', async () => {
