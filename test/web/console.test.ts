@@ -107,9 +107,14 @@ describe('the console in chromium', () => {
     await page.locator('li[data-task-id] >> text=Page 3.19').waitFor();
     assert.equal(await page.locator('li[data-task-id]').count(), 33);
     assert.match(requests.at(-1)!, /[?&]open=\d+/);
-    await page.getByRole('button', { name: 'Fold 12 subtasks' }).click();
+    // By keyboard: the disclosure buttons are reachable with Tab and say whether they are unfolded.
+    const foldRoot = page.getByRole('button', { name: 'Fold 12 subtasks' });
+    assert.equal(await foldRoot.getAttribute('aria-expanded'), 'true');
+    await foldRoot.focus();
+    await page.keyboard.press('Enter');
     await page.locator('li[data-task-id] >> text=Section 0').waitFor({ state: 'detached' });
     assert.equal(await page.locator('li[data-task-id]').count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Unfold 12 subtasks' }).getAttribute('aria-expanded'), 'false');
     await page.getByRole('button', { name: 'Unfold 12 subtasks' }).click();
     await page.locator('li[data-task-id] >> text=Page 3.0').waitFor();
   });
