@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { principalDecider } from '../commands/principals.js';
+import type { KnownTools } from '../commands/tool-scope.js';
 import { configHash, type McpServer } from '../commands/trust.js';
 import { DomainError } from '../errors.js';
 import { agentStream, type Tier } from '../events/principals.js';
@@ -18,7 +19,8 @@ export interface AgentChanges {
   tier?: Tier; command?: string | null;
 }
 
-export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: Actor): { agent: AgentRow; hashChanged: boolean } {
+/** `knownTools` (the tool registry's names): given, a new tool scope may name only agent-surface tools (commands/tool-scope.ts). */
+export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: Actor, knownTools?: KnownTools): { agent: AgentRow; hashChanged: boolean } {
   let hashChanged = false;
   app.engine.transact(actor, () => {
     const before = getAgent(app.engine.db, agentId);
@@ -26,13 +28,13 @@ export function updateAgent(app: App, ownerId: number, agentId: number, changes:
     const next = {
       model: changes.model ?? before.model, systemPrompt: changes.systemPrompt ?? before.systemPrompt, toolScope: changes.toolScope ?? before.toolScope,
       skills: changes.skills ?? before.skills, mcpServers: changes.mcpServers ?? before.mcpServers, subagents: changes.subagents ?? before.subagents,
-      tier: changes.tier ?? before.tier, command: changes.command === undefined ? before.command : changes.command,
+      tier: changes.tier ?? before.tier, command: changes.command === undefined ? before.ownCommand : changes.command,
     };
     const hash = configHash({ model: next.model, system_prompt: next.systemPrompt, tool_scope: next.toolScope, skills: next.skills, mcp_servers: next.mcpServers, subagents: next.subagents });
-    if (hash === before.configHash && next.tier === before.tier && next.command === before.command) return;
+    if (hash === before.configHash && next.tier === before.tier && next.command === before.ownCommand) return;
     app.engine.handle(principalDecider, agentStream(agentId), { type: 'UpdateAgentConfig', config: {
       agentId, ...next, toolScope: [...new Set(next.toolScope)].sort(), configHash: hash, previousHash: before.configHash,
-    } }, actor);
+    }, knownTools: changes.toolScope === undefined ? undefined : knownTools }, actor);
     hashChanged = hash !== before.configHash;
     if (hashChanged) seedFromParent(app, getAgent(app.engine.db, agentId)!, before, actor, before.configHash);
   });

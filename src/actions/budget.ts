@@ -1,17 +1,19 @@
 import type { App } from '../app.js';
 import { goalDecider, type Who } from '../commands/goals.js';
+import { taskDecider } from '../commands/tasks.js';
 import { DomainError } from '../errors.js';
 import { goalStream, type BudgetDimension, type GoalEvent } from '../events/goals.js';
-import type { Amount } from '../events/tasks.js';
+import { taskStream, type Amount } from '../events/tasks.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
-import { committedInSubtree, getTask, type TaskRow } from '../projections/task-queries.js';
+import { committedInSubtree, getTask, rollupSubtree, type TaskRow } from '../projections/task-queries.js';
 import { sendSystemDirect } from './channels.js';
 import type { Actor } from './principals.js';
 
 /**
  * Budgets (DESIGN §3.7), inside the task commands' transactions: the gate a claim passes before work
  * starts (goal budget, then each budgeted ancestor task), the goal's reaction to new spend (one 80 %
- * alert, the pause at 100 %), and the owner's DM whenever a goal pauses for budget.
+ * alert, the pause at 100 %), each budgeted task's (its own one 80 % alert), and the owner's DM whenever
+ * a goal pauses for budget.
  */
 /**
  * Only a claim the decider would make passes the budget gate: on an approved task, or on one whose lease
@@ -77,6 +79,21 @@ export function applySpend(app: App, goal: GoalRow, actor: Actor): void {
   const t = goalTotals(app.engine.db, goal.goalId);
   const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ApplySpend', spent: { tokens: t.spentTokens, cents: t.spentCents } }, actor);
   tellOwnerIfPaused(app, goal, events, actor);
+}
+
+/**
+ * After spend was recorded on a task: the task and each budgeted ancestor (a task's budget caps its
+ * subtree) decide on their one 80 % alert from their subtree's spend. No pause: the goal's budget pauses.
+ */
+export function applyTaskSpend(app: App, taskId: number, actor: Actor): void {
+  const task = getTask(app.engine.db, taskId);
+  if (!task) return;
+  for (const id of [task.taskId, ...task.ancestry.map((a) => a.id).reverse()]) {
+    const node = id === task.taskId ? task : getTask(app.engine.db, id);
+    if (!node || ((node.budgetTokens ?? 0) <= 0 && (node.budgetCents ?? 0) <= 0)) continue;
+    const spent = rollupSubtree(app.engine.db, id);
+    app.engine.handle(taskDecider, taskStream(id), { type: 'ApplyTaskSpend', spent: { tokens: spent.tokens, cents: spent.cents } }, actor);
+  }
 }
 
 /** Every pause for budget DMs the owner, in the command that paused the goal. */

@@ -10,16 +10,22 @@ import { registerAgent, type Actor } from './principals.js';
  */
 export const COORDINATOR_NAME = 'coordinator';
 export const COORDINATOR_MODEL = 'gemini-2.5-flash';
+// claim_task, complete_task and report_usage: it closes parents when their children are done (children_done), and
+// the agents it spawns can only get tools it has itself (the delegation cap) — workers need these three; verify_task
+// likewise for the peer verifiers it spawns.
 export const COORDINATOR_TOOLS = [
   'create_goal', 'propose_task_tree', 'propose_agent', 'request_resource', 'list_resources', 'my_status', 'send_message', 'search_messages',
-  'get_goal', 'list_goals', 'complete_goal', 'get_channel_messages', 'read_inbox', 'list_verifiers',
+  'get_goal', 'list_goals', 'complete_goal', 'get_channel_messages', 'read_inbox', 'list_verifiers', 'claim_task', 'complete_task', 'report_usage',
+  'verify_task',
 ];
 
 export const COORDINATOR_PROMPT = `You are the coordinator of a Colony goal. Your job is to get the goal done through other agents:
-decompose it, propose task trees and specialist spawns, monitor progress and iterate. You never act directly on leaf tasks.
+decompose it, propose task trees and specialist spawns, monitor progress and iterate. You never work on leaf tasks
+yourself; you close parent tasks once their children are done.
 
 Tools you may call: create_goal, propose_task_tree, propose_agent, request_resource, list_resources, my_status,
-send_message, search_messages, get_goal, list_goals, complete_goal, get_channel_messages, read_inbox, list_verifiers.
+send_message, search_messages, get_goal, list_goals, complete_goal, get_channel_messages, read_inbox, list_verifiers,
+claim_task, complete_task, report_usage, verify_task.
 
 How to work:
 1. Call my_status first, then get_goal to see the goal, its task tree, its spend and its recent events.
@@ -39,7 +45,10 @@ How to work:
 4. When an agent needs a credential, it calls request_resource; you never handle secret values.
 5. Post progress to the goal channel (send_message with channel "goal-<slug>"), not in direct messages.
 6. When a verification fails you get a direct message: re-plan the task, or call complete_goal with status "stuck" and
-   the reason. When every task is done, call complete_goal with status "completed" and a summary.`;
+   the reason.
+7. When every child of a parent task is done you are offered the parent: claim_task it, then complete_task it with a
+   summary that rolls up its children's. When the root is done, call complete_goal with status "completed" and a summary.
+   Give the agents you spawn claim_task, complete_task and report_usage so they can work on leaves.`;
 
 /** The coordinator a goal's `coordinator_config` names: `default` (created on first use) or an agent of the owner. */
 export function resolveCoordinator(app: App, ownerId: number, template: string, by: Actor): AgentRow | { agentId: number; name: string } {

@@ -1,6 +1,7 @@
 import type { App } from '../app.js';
 import { principalDecider } from '../commands/principals.js';
 import { DomainError } from '../errors.js';
+import type { KnownTools } from '../commands/tool-scope.js';
 import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
 import { getAgent, getAgentByName, getUser, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
@@ -53,12 +54,13 @@ export function checkAgentName(app: App, ownerId: number, name: string): void {
   if (getAgentByName(app.engine.db, ownerId, name)) throw new DomainError('ErrAgentNameTaken', `an agent named ${name} already exists`, { name });
 }
 
-export function registerAgent(app: App, spec: AgentSpec, by: Actor): { agentId: number; name: string; token: string } {
+/** `knownTools` (the tool registry's names): given, the scope may name only agent-surface tools (commands/tool-scope.ts). */
+export function registerAgent(app: App, spec: AgentSpec, by: Actor, knownTools?: KnownTools): { agentId: number; name: string; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
     checkAgentName(app, spec.ownerId, spec.name);
     const agentId = uow.ids.next('agent');
-    engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec } }, by);
+    engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec }, knownTools }, by);
     if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, agentId)!, by);
     const token = issue(app, 'agent', agentId, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
     return { agentId, name: spec.name, token };
@@ -101,4 +103,14 @@ function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scop
   const data = { tokenId, tokenHash: tokenHash(token), label, scopes, sealed: sealIt ? seal(app.key, token) : null };
   app.engine.handle(principalDecider, stream, { type: 'IssueToken', token: data }, by);
   return token;
+}
+
+/**
+ * The team's default agent command (`colony config set agent-command`, `colony init --agent-command`):
+ * what Colony runs for the coordinator and every agent of this owner without a command of its own. Only
+ * the owner sets it, from the CLI — like every command line Colony runs on the host (README: Security model).
+ */
+export function setAgentCommand(app: App, ownerId: number, command: string | null, by: Actor): string | null {
+  app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetAgentCommand', command }, by);
+  return getUser(app.engine.db, ownerId)?.agentCommand ?? null;
 }

@@ -72,9 +72,12 @@ function validate(input: { title?: string; description?: string; model?: string;
   if (problems.length > 0) throw new DomainError('ErrInvalidInput', `Validation error:\n${problems.join('\n')}`);
 }
 
-/** The project's channel, created with its first task: `#project-<name>` (lower-cased, other characters as '-'). */
+/** The name of a project's channel: `project-<name>` (lower-cased, other characters as '-'). */
+export const projectChannelName = (project: Pick<ProjectRow, 'name'>): string => `project-${project.name.toLowerCase().replace(/[^a-z0-9_-]/g, '-')}`.slice(0, 64);
+
+/** The project's channel, created with its first task. */
 function projectChannel(app: App, tenant: number, project: ProjectRow, actor: Actor): number {
-  const name = `project-${project.name.toLowerCase().replace(/[^a-z0-9_-]/g, '-')}`.slice(0, 64);
+  const name = projectChannelName(project);
   return getChannelByName(app.engine.db, tenant, name)?.channelId
     ?? createPublicChannel(app, tenant, name, `Tasks of project ${project.name}`, actor);
 }

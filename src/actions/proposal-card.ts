@@ -1,24 +1,20 @@
 import { MAX_BODY } from '../commands/channels.js';
 import { DomainError } from '../errors.js';
-import type { TreeNode } from '../events/proposals.js';
-import type { GoalRow } from '../projections/goal-queries.js';
+import type { Database } from 'better-sqlite3';
+import type { AgentSpec, TreeNode } from '../events/proposals.js';
+import { getGoal, type GoalRow } from '../projections/goal-queries.js';
+import { getAgent } from '../projections/principals.js';
+import type { ProposalRow } from '../projections/proposal-queries.js';
 
 /**
  * The approval card of a task-tree proposal in `#approvals`: the tree as far as it fits, and first,
  * always in full, every command line it would run on the host — recipe, `sh -c "…"`, directory,
- * timeout, granted secrets — so the owner approves exactly what runs (DESIGN §8).
+ * timeout, granted secrets — so the owner approves exactly what runs (DESIGN §8). Also the outline and
+ * command list every owner surface shows for a proposal, and the text a decision answers with.
  */
 export function renderProposal(goal: GoalRow, proposalId: number, proposer: string, reasoning: string, tree: TreeNode, count: number): string {
-  const lines: string[] = [];
+  const lines = treeOutline(tree);
   const commands = commandsOf(tree);
-  const walk = (n: TreeNode, depth: number): void => {
-    const budget = [n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '', n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : ''].filter(Boolean).join(', ');
-    const v = n.verifier_config;
-    const short = v?.kind === 'command' ? `command recipe "${v.recipe ?? '?'}"` : verifierLabel(v);
-    lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
-    for (const c of n.children ?? []) walk(c, depth + 1);
-  };
-  walk(tree, 0);
   const head = `Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`;
   const why = reasoning ? `Reasoning: ${clip(reasoning, 4000)}` : '';
   // Every command line this tree would run, in full and first: the owner must see exactly what runs on the host, however big the tree.
@@ -37,6 +33,65 @@ export function renderProposal(goal: GoalRow, proposalId: number, proposer: stri
     room -= line.length + 1;
   }
   return [head, why, run, ...shown, foot].filter(Boolean).join('\n');
+}
+
+/** The tree as an indented outline, one line per task: title, budgets, verifier (a command's in full is in commandsOf). */
+export function treeOutline(tree: TreeNode): string[] {
+  const lines: string[] = [];
+  const walk = (n: TreeNode, depth: number): void => {
+    const budget = [n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '', n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : ''].filter(Boolean).join(', ');
+    const v = n.verifier_config;
+    const short = v?.kind === 'command' ? `command recipe "${v.recipe ?? '?'}"` : verifierLabel(v);
+    lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
+    for (const c of n.children ?? []) walk(c, depth + 1);
+  };
+  walk(tree, 0);
+  return lines;
+}
+
+/**
+ * Every command line approving a proposal lets run on the host — one list for `colony approve`,
+ * `colony proposals show`, the console and the owner's approve reaction: a tree's verifier recipes, or
+ * the backend a spawned agent inherits from its proposer.
+ */
+export function proposalCommands(db: Database, p: ProposalRow): string[] {
+  if (p.kind === 'task_tree') return commandsOf(p.tree as TreeNode);
+  const backend = p.proposerKey.startsWith('agent-') ? getAgent(db, Number(p.proposerKey.slice('agent-'.length)))?.command ?? null : null;
+  return backend ? [backend] : [];
+}
+
+/** A proposal as the owner's surfaces show it (the console's `GET /api/proposals`, `colony proposals --json`). */
+export function proposalView(db: Database, p: ProposalRow) {
+  const base = {
+    id: p.proposalId, kind: p.kind === 'task_tree' ? 'tree' as const : 'agent' as const, goal_id: p.goalId, goal_title: getGoal(db, p.goalId)?.title ?? '',
+    proposer: p.proposerName, created_at: p.createdAt, status: p.status, task_count: p.taskCount, reasoning: p.reasoning,
+    decided_by: p.decidedBy, decided_at: p.decidedAt, reason: p.reason,
+  };
+  if (p.kind === 'task_tree') return { ...base, tree: p.tree as TreeNode, commands: proposalCommands(db, p) };
+  const spec = p.tree as AgentSpec;
+  return {
+    ...base,
+    agent: { name: spec.name, model: spec.model, tier: spec.tier, tool_scope: spec.toolScope, system_prompt: spec.systemPrompt, reason: p.reasoning, parent_task_id: p.parentTaskId },
+    commands: proposalCommands(db, p),
+  };
+}
+
+/** A decision as `colony approve|reject --json` and the owner's approve / reject reaction answer it. */
+export function decisionView(db: Database, p: ProposalRow, taskIds: readonly number[]) {
+  const commands = p.status === 'approved' ? proposalCommands(db, p) : [];
+  return {
+    proposal_id: p.proposalId, status: p.status, task_ids: [...taskIds], ...(p.kind === 'agent' ? { agent_id: p.agentId } : {}), commands,
+    summary: decisionText(p, taskIds, commands),
+  };
+}
+
+/** What a decision did, as `colony approve|reject` prints it and the owner's reaction answers. */
+export function decisionText(p: ProposalRow, taskIds: readonly number[], commands: readonly string[]): string {
+  if (p.status === 'rejected') return `Rejected proposal ${p.proposalId}; the proposer was told why`;
+  const created = p.kind === 'agent' ? `created agent ${(p.tree as AgentSpec).name} (id ${p.agentId})` : `created tasks ${taskIds.join(', ')}`;
+  const whose = p.kind === 'agent' ? 'the backend it inherits from its proposer' : 'your verifier recipes';
+  const runs = commands.length ? `\nCommands it runs on this host (${whose}):\n${commands.map((c) => `  ${c}`).join('\n')}` : '';
+  return `Approved proposal ${p.proposalId}: ${created}${runs}`;
 }
 
 /** Every command line a proposed tree runs, as the owner must see it (distinct, in tree order). */

@@ -136,6 +136,8 @@ export function decideProposal(app: App, by: Speaker, proposalId: number, decisi
     const proposal = getProposal(app.engine.db, proposalId);
     if (!proposal || (proposal.ownerId !== by.tenant)) throw new DomainError('ErrProposalNotFound', `proposal ${proposalId} not found`, { proposal_id: proposalId });
     if (!isOwner(by) && !(auto && by.key === 'system')) throw new DomainError('ErrForbidden', 'only the goal\'s owner decides its proposals', { proposal_id: proposalId });
+    // Said before anything else runs: approving a spawned agent again would otherwise fail on its name (ErrAgentNameTaken).
+    if (proposal.status !== 'pending') throw new DomainError('ErrProposalDecided', `proposal ${proposalId} was already ${proposal.status}`, { proposal_id: proposalId, status: proposal.status });
     const goal = goalFor(app, by, proposal.goalId);
     if (!fromReaction) {
       const held = getMessage(app.engine.db, proposal.messageId)?.reactions.some((r) => r.reaction === decision && r.by === by.name);
@@ -159,9 +161,23 @@ export function decideProposal(app: App, by: Speaker, proposalId: number, decisi
       app.engine.handle(taskDecider, taskStream(plan.taskId), { type: 'CreateTask', task: { ...plan, goalId: goal.goalId, channelId: goal.channelId, by: who(by), proposalId } }, actor);
     }
     app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ActivateGoal', proposalId, by: who(by) }, actor);
+    // A person's approval comes later than the proposing call: tell the proposer (it wakes it), or its leaves
+    // would wait with no one to hand them out. Auto mode answered the proposing call itself.
+    if (!auto) {
+      sendSystemDirect(app, by.tenant, proposal.proposerKey, approvedText(goal, proposalId, plans, by.name),
+        { event: 'ProposalApproved', proposal_id: proposalId, goal_id: goal.goalId, task_ids: plans.map((p) => p.taskId) }, actor);
+    }
     return plans.map((p) => p.taskId);
   });
   return { proposal: getProposal(app.engine.db, proposalId)!, taskIds: result.value ?? [] };
+}
+
+function approvedText(goal: { goalId: number; title: string }, proposalId: number, plans: readonly { taskId: number; parentId: number | null }[], by: string): string {
+  const parents = new Set(plans.map((p) => p.parentId));
+  const leaves = plans.filter((p) => !parents.has(p.taskId)).map((p) => `#${p.taskId}`);
+  return `Your task-tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" was approved by ${by}: ${plans.length} task${plans.length === 1 ? '' : 's'} `
+    + `(#${plans[0]!.taskId}–#${plans.at(-1)!.taskId}). Its leaves ${leaves.join(', ')} wait for a claim: hand them out — spawn agents for them `
+    + '(propose_agent) or tell your team\'s agents which to claim (send_message).';
 }
 
 /** The proposal a reaction decides, if it is an approve/reject on a pending proposal message. */
@@ -175,13 +191,24 @@ export function proposalDecidedBy(app: App, messageId: number, reaction: string)
  * The react tool's command: toggles the reaction and, when it is the owner's approve / reject on a
  * pending proposal, decides the proposal in the same transaction (a non-owner's decision is refused whole).
  */
-export function reactTo(app: App, by: Speaker, messageId: number, reaction: Parameters<typeof toggleReaction>[3], metadata: Record<string, unknown> | null, actor: Actor): { added: boolean; proposal: ProposalRow | null } {
+export function reactTo(app: App, by: Speaker, messageId: number, reaction: Parameters<typeof toggleReaction>[3], metadata: Record<string, unknown> | null, actor: Actor): { added: boolean; decided: Decided | null } {
   const result = app.engine.transact(actor, () => {
     const proposal = proposalDecidedBy(app, messageId, reaction);
     const { added } = toggleReaction(app, by, messageId, reaction, metadata, actor);
-    if (!proposal || !added) return { added, proposal: null };
+    if (!proposal || !added) return { added, decided: null };
     const reason = typeof metadata?.reason === 'string' && metadata.reason.trim() ? metadata.reason.trim() : '(no reason given)';
-    return { added, proposal: decideProposal(app, by, proposal.proposalId, reaction as 'approve' | 'reject', reason, actor, false, true).proposal };
+    return { added, decided: decideProposal(app, by, proposal.proposalId, reaction as 'approve' | 'reject', reason, actor, false, true) };
   });
-  return result.value ?? { added: result.events.some((e) => e.type === 'ReactionAdded'), proposal: null };
+  return result.value ?? { added: result.events.some((e) => e.type === 'ReactionAdded'), decided: decidedIn(app, result.events) };
+}
+
+/** What a decision did: the proposal as decided and the tasks an approved tree created. */
+export interface Decided { proposal: ProposalRow; taskIds: number[] }
+
+/** A retried reaction (same idempotency key) answers with the decision its first call made. */
+function decidedIn(app: App, events: readonly { type: string; data: unknown }[]): Decided | null {
+  const e = events.find((x) => x.type === 'ProposalApproved' || x.type === 'ProposalRejected');
+  if (!e) return null;
+  const d = e.data as { proposalId: number; taskIds?: number[] };
+  return { proposal: getProposal(app.engine.db, d.proposalId)!, taskIds: d.taskIds ?? [] };
 }

@@ -9,7 +9,7 @@ import { getGoal } from '../projections/goal-queries.js';
 import { getTask, tasksOfGoal } from '../projections/task-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { getRun, queuedRunFor, type RunRow } from '../projections/run-queries.js';
-import { applySpend } from './budget.js';
+import { applySpend, applyTaskSpend } from './budget.js';
 import { gateRefusal, noBackend, queueReason } from './run-gates.js';
 import { sendSystemDirect } from './channels.js';
 import { expireAgentProbes } from './probes.js';
@@ -138,6 +138,7 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: A
     if (spendOn !== null && (finish.tokensIn + finish.tokensOut > 0 || finish.costCents > 0)) {
       app.engine.handle(taskDecider, taskStream(spendOn), { type: 'RecordCost', by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
         tokens: finish.tokensIn + finish.tokensOut, cents: finish.costCents, note: `run ${runId}`, source: 'run', runId }, actor);
+      applyTaskSpend(app, spendOn, actor);
       const goalId = getTask(db, spendOn)!.goalId;
       if (goalId !== null) applySpend(app, getGoal(db, goalId)!, actor);
     }

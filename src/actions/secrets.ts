@@ -11,6 +11,7 @@ import type { Speaker } from './channels.js';
 import { isOwner, who } from './goals.js';
 import type { Actor } from './principals.js';
 import { fulfilRequests } from './resources.js';
+import { warnTasksOfRevokedSecret } from './secret-warnings.js';
 
 /**
  * Secret commands (DESIGN §3.11) shared by the CLI, the owner's MCP tool and REST: each is one
@@ -89,7 +90,10 @@ export function setSecret(app: App, by: Speaker, input: { name: string; value: s
 
 export type RevokeTarget = { secretId: number } | { name: string; scope: string };
 
-/** `secrets revoke` / revoke_secret: by id, or the active secret of a (scope, name). */
+/**
+ * `secrets revoke` / revoke_secret: by id, or the active secret of a (scope, name). Every unfinished task
+ * it reached gets a warning in its goal channel, in the same command (US6-AS5).
+ */
 export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor: Actor): SecretInfo {
   mustBeOwner(by, 'revokes');
   const result = app.engine.transact(actor, () => {
@@ -105,6 +109,7 @@ export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor:
       if (!secret) throw new DomainError('ErrNotFound', `no active secret ${name} in ${scope.label}`, { name, scope: scope.label });
     }
     app.engine.handle(secretDecider, secretStream(secret.secretId), { type: 'RevokeSecret', reason: 'revoked', replacedBy: null, by: who(by) }, actor);
+    warnTasksOfRevokedSecret(app, by, secret, actor);
     return secret.secretId;
   });
   const secretId = result.value ?? (result.events[0]?.data as { secretId: number }).secretId;

@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { proposalDecider } from '../commands/proposals.js';
+import { checkToolScope, type KnownTools } from '../commands/tool-scope.js';
 import { delegationCap, type Capped } from '../commands/trust.js';
 import { DomainError } from '../errors.js';
 import { agentConfigHash, type AgentRegistered } from '../events/principals.js';
@@ -32,8 +33,13 @@ function capsFor(parent: AgentRow, goal: GoalRow, spec: AgentSpec): Capped {
   );
 }
 
-/** Throws the first thing that forbids the spawn: depth, then the cap (all violations in details), then the name. */
-function checkSpawn(app: App, parent: AgentRow, goal: GoalRow, spec: AgentSpec): Capped {
+/**
+ * Throws the first thing that forbids the spawn: a tool that does not exist or only owners call (when the
+ * registry's names are given: a typo is bad input, not a grant beyond the parent's, and gets a did-you-mean),
+ * the depth, the cap (all violations in details), then the name.
+ */
+function checkSpawn(app: App, parent: AgentRow, goal: GoalRow, spec: AgentSpec, knownTools?: KnownTools): Capped {
+  if (knownTools) checkToolScope(spec.toolScope, knownTools);
   const capped = capsFor(parent, goal, spec);
   if (capped.depthExceeded) {
     throw new DomainError('ErrSpawnDepthExceeded', `spawn depth ${parent.spawnDepth + 1} exceeds goal ${goal.goalId}'s max ${goal.maxSpawnDepth}`,
@@ -46,7 +52,8 @@ function checkSpawn(app: App, parent: AgentRow, goal: GoalRow, spec: AgentSpec):
   return capped;
 }
 
-export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor): { proposalId: number; approvalMessageId: number; agentId: number | null } {
+/** `knownTools` (the tool registry's names; every MCP call gives them): the proposed scope is checked against them first. */
+export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor, knownTools?: KnownTools): { proposalId: number; approvalMessageId: number; agentId: number | null } {
   const parentId = agentIdOf(by);
   const parent = parentId === null ? null : getAgent(app.engine.db, parentId);
   if (!parent) throw new DomainError('ErrForbidden', 'only agents propose agents; owners create them with `colony agents create`');
@@ -54,7 +61,7 @@ export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor): 
     const goal = goalFor(app, by, p.goalId);
     const task = getTask(app.engine.db, p.parentTaskId);
     if (!task || task.goalId !== goal.goalId) throw new DomainError('ErrTaskNotFound', `task ${p.parentTaskId} is not a task of goal ${goal.goalId}`, { parent_task_id: p.parentTaskId });
-    checkSpawn(app, parent, goal, p.agent);
+    checkSpawn(app, parent, goal, p.agent, knownTools);
     const proposalId = uow.ids.next('proposal');
     const sent = sendToChannel(app, by, { name: 'approvals' }, {
       body: `Agent proposal #${proposalId} by ${by.name} for task #${task.taskId} "${task.title}" of goal #${goal.goalId}: spawn "${p.agent.name}" (${p.agent.tier}, ${p.agent.model}) with tools ${p.agent.toolScope.join(', ')}.\nReason: ${p.reason}\nReact approve or reject (metadata {"reason": "…"}).`,
@@ -66,7 +73,7 @@ export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor): 
     app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'ProposeAgent', proposal: {
       proposalId, goalId: goal.goalId, ownerId: goal.ownerId, parentTaskId: task.taskId, proposer: { ...who(by), agentId: parent.agentId },
       agent: p.agent, reason: p.reason, messageId: sent.messageId, channelId: sent.channelId,
-    } }, actor);
+    }, goalStatus: goal.status }, actor);
     return { proposalId, approvalMessageId: sent.messageId, auto: goal.approvalMode === 'auto' };
   });
   const v = result.value;
@@ -86,10 +93,11 @@ export function materializeAgent(app: App, by: Speaker, proposal: ProposalRow, g
   if (!parent) throw new DomainError('ErrNotFound', `the proposing agent ${proposal.proposerName} no longer exists`);
   const capped = checkSpawn(app, parent, goal, spec);
   // The backend is the runner program (e.g. `claude -p`); what makes the child a specialist is its own
-  // system prompt and scope, so it inherits its parent's backend command.
+  // system prompt and scope, so it inherits its parent's backend command (its own; a parent that follows
+  // the team's default command leaves the child following it too).
   const data: Omit<AgentRegistered['data'], 'agentId'> = {
     name: spec.name, ownerId: goal.ownerId, model: spec.model, systemPrompt: spec.systemPrompt, toolScope: [...capped.effective.toolScope],
-    tier: capped.effective.tier as AgentSpec['tier'], command: parent.command, parentId: parent.agentId, spawnDepth: capped.effective.spawnDepth,
+    tier: capped.effective.tier as AgentSpec['tier'], command: parent.ownCommand, parentId: parent.agentId, spawnDepth: capped.effective.spawnDepth,
     skills: spec.skills, mcpServers: spec.mcpServers, subagents: spec.subagents,
   };
   const created = registerAgent(app, { ...data, configHash: agentConfigHash({ agentId: 0, ...data }) }, actor);

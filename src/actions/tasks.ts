@@ -8,7 +8,7 @@ import { expiredLeases, getTask, ownerOfTask, type TaskRow } from '../projection
 import { getAgent, sameLineage } from '../projections/principals.js';
 import { runningRunOf } from '../projections/run-queries.js';
 import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
-import { applySpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
+import { applySpend, applyTaskSpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
 import { recordVerdicts } from './reputation.js';
 import { agentIdOf, isOwner, who } from './goals.js';
 import type { Actor } from './principals.js';
@@ -142,8 +142,8 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
 }
 
 /**
- * report_usage: spend is a fact, always recorded. The goal's budget reacts in the same transaction —
- * the one 80 % alert, the pause at 100 % with a DM to the owner — so no reader ever sees spend at or
+ * report_usage: spend is a fact, always recorded. The budgets react in the same transaction — each
+ * budgeted task's one 80 % alert, the goal's too and its pause at 100 % with a DM to the owner — so no reader ever sees spend at or
  * over the budget while the goal still runs.
  */
 export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
@@ -154,6 +154,7 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
     const reporter = agentIdOf(by);
     const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
     app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source, runId }, actor);
+    applyTaskSpend(app, taskId, actor);
     if (goal) applySpend(app, goal, actor);
   });
   const task = getTask(app.engine.db, taskId)!;

@@ -10,6 +10,18 @@ import { withOwner } from './owner.js';
 const principals = () => import('../projections/principals.js');
 const runQueries = () => import('../projections/run-queries.js');
 
+/**
+ * The tools that exist, checked against a --tools list before the data dir is opened (so a typo writes
+ * nothing) and handed to the action, whose decider checks again. Loaded only here: the registry imports
+ * every MCP tool module, which `colony --help` must not pay for.
+ */
+async function checkedTools(toolScope: readonly string[]) {
+  const [{ buildToolRegistry }, { checkToolScope }] = await Promise.all([import('../mcp/tools/index.js'), import('../commands/tool-scope.js')]);
+  const known = buildToolRegistry().known();
+  checkToolScope(toolScope, known, '--tools');
+  return known;
+}
+
 /** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: agent-runtime.ts). */
 export function registerAgents(program: Command): Command {
   const agents = program.command('agents').description('agents owned by the owner');
@@ -18,15 +30,16 @@ export function registerAgents(program: Command): Command {
     .description('register a root agent and print its token once')
     .requiredOption('--model <model>', 'model the agent runs on, e.g. claude-sonnet-4-5')
     .requiredOption('--prompt-file <file>', 'file holding its system prompt')
-    .requiredOption('--tools <list>', 'comma-separated tool names it may call')
+    .requiredOption('--tools <list>', 'comma-separated agent tools it may call (checked: a typo or an owner-only tool is refused)')
     .option('--tier <tier>', `autonomy tier: ${TIERS.join(' | ')}`, 'supervised')
     .option('--command <cmd>', 'the command line Colony runs to start it')
     .option('--json', 'print {"id","name","token"} as JSON')
-    .action(action((name: string, opts: CreateOptions, cmd: Command) => {
+    .action(action(async (name: string, opts: CreateOptions, cmd: Command) => {
       const spec = parse(opts);
+      const known = await checkedTools(spec.toolScope);
       return withOwner(cmd, async (app, owner) => {
         const { registerAgent } = await import('../actions/principals.js');
-        const agent = registerAgent(app, { ...spec, name, ownerId: owner.userId, parentId: null, spawnDepth: 0 }, { actor: `user:${owner.name}` });
+        const agent = registerAgent(app, { ...spec, name, ownerId: owner.userId, parentId: null, spawnDepth: 0 }, { actor: `user:${owner.name}` }, known);
         if (opts.json) return printJson({ id: agent.agentId, name: agent.name, token: agent.token });
         process.stdout.write(`Registered agent "${agent.name}" (id ${agent.agentId}). Its token (shown once): ${agent.token}\n`);
       });
@@ -56,6 +69,7 @@ export function registerAgents(program: Command): Command {
         return printJson({
           id: agent.agentId, name: agent.name, owner_id: agent.ownerId, model: agent.model, system_prompt: agent.systemPrompt, tool_scope: agent.toolScope,
           skills: agent.skills, mcp_servers: agent.mcpServers, subagents: agent.subagents, autonomy_tier: agent.tier, command: agent.command,
+          command_source: agent.ownCommand !== null ? 'own' : agent.command !== null ? 'team' : null,
           parent_agent_id: agent.parentId, spawn_depth: agent.spawnDepth, status: runtimeOf(app.engine.db, agent.agentId).status, config_hash: agent.configHash, quarantined: agent.quarantined,
           quarantine_reason: agent.quarantineReason, quarantined_at: agent.quarantinedAt, created_at: agent.createdAt,
           reputation: { rolling_score: r.rollingScore, evidence_count: r.evidenceCount, last_evidence_at: r.lastEvidenceAt,
@@ -66,6 +80,7 @@ export function registerAgents(program: Command): Command {
         `${agent.name} (id ${agent.agentId})  ${agent.tier}  ${oneLine(agent.model)}  ${agent.quarantined ? `QUARANTINED: ${oneLine(agent.quarantineReason ?? '')}` : 'active'}`,
         `config hash ${agent.configHash}  spawn depth ${agent.spawnDepth}${agent.parentId ? `  parent ${agent.parentId}` : ''}`,
         `tools: ${oneLine(agent.toolScope.join(', '))}`,
+        `command: ${agent.command === null ? '(none: Colony does not run it; colony config set agent-command CMD)' : `${oneLine(agent.command)}${agent.ownCommand === null ? '  (the team\'s agent-command)' : ''}`}`,
         `reputation ${r.rollingScore.toFixed(3)} over ${r.evidenceCount} evidence rows${r.lastEvidenceAt ? ` (last ${r.lastEvidenceAt})` : ''}`,
         ...r.domains.map((d) => `  ${oneLine(d.domain)}: ${d.score.toFixed(3)} (${d.evidenceCount})`),
       ];
@@ -76,19 +91,20 @@ export function registerAgents(program: Command): Command {
     .description('change an agent\'s config; a new config hash starts at 70 % of the old one\'s reputation per domain')
     .option('--model <model>', 'model')
     .option('--prompt-file <file>', 'file holding the new system prompt')
-    .option('--tools <list>', 'comma-separated tool scope')
+    .option('--tools <list>', 'comma-separated agent tools it may call, replacing its scope (checked like create\'s)')
     .option('--skills <list>', 'comma-separated skills')
     .option('--subagents <list>', 'comma-separated subagents')
     .option('--tier <tier>', `autonomy tier: ${TIERS.join(' | ')}`)
     .option('--command <cmd>', 'the command line Colony runs to start it')
     .option('--json', 'print JSON')
-    .action(action((name: string, opts: UpdateOptions, cmd: Command) => {
+    .action(action(async (name: string, opts: UpdateOptions, cmd: Command) => {
       const changes = parseUpdate(opts);
+      const known = changes.toolScope === undefined ? undefined : await checkedTools(changes.toolScope);
       return withOwner(cmd, async (app, owner) => {
         const [{ getAgentByName }, { updateAgent }] = await Promise.all([principals(), import('../actions/agents.js')]);
         const agent = getAgentByName(app.engine.db, owner.userId, name);
         if (!agent) throw new CliError(`agent ${name} not found`);
-        const r = updateAgent(app, owner.userId, agent.agentId, changes, { actor: `user:${owner.name}` });
+        const r = updateAgent(app, owner.userId, agent.agentId, changes, { actor: `user:${owner.name}` }, known);
         if (opts.json) return printJson({ id: r.agent.agentId, name, config_hash: r.agent.configHash, previous_hash: agent.configHash, hash_changed: r.hashChanged });
         process.stdout.write(r.hashChanged ? `Updated ${name}: config hash ${agent.configHash.slice(0, 12)}… → ${r.agent.configHash.slice(0, 12)}…\n` : `Updated ${name} (config hash unchanged)\n`);
       });

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
-import type { TreeNode } from '../events/proposals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
+import { registerCreate } from './goal-create.js';
 import { oneLine } from './terminal.js';
 
-/** `colony goals list|show`, `colony approve|reject` (proposals) and `colony replay` (time travel). */
+/** `colony goals create|list|show|mode` and `colony replay` (time travel); proposals are in proposals.ts. */
 export function registerGoals(program: Command): void {
   const goals = program.command('goals').description('the owner\'s goals');
+  registerCreate(goals);
   goals
     .command('list')
     .description('list goals, newest first')
@@ -33,10 +34,17 @@ export function registerGoals(program: Command): void {
     .action(action((id: string, opts: { json?: boolean }, cmd: Command) => {
       const goalId = positiveInt(id, 'goal id');
       return withOwner(cmd, async (app, owner) => {
-        const [{ getGoal }, { goalSnapshot }] = await Promise.all([import('../projections/goal-queries.js'), import('../projections/goal-snapshot.js')]);
+        const [{ getGoal }, { goalSnapshot }, { proposalsOfGoal }, { proposalLines }] = await Promise.all([
+          import('../projections/goal-queries.js'), import('../projections/goal-snapshot.js'), import('../projections/proposal-queries.js'), import('./proposal-text.js'),
+        ]);
         const goal = getGoal(app.engine.db, goalId);
         if (!goal || goal.ownerId !== owner.userId) throw new CliError(`goal ${goalId} not found`);
         printSnapshot(goalSnapshot(app.engine.db, goalId)!, opts.json);
+        // What waits for the owner comes with the goal (JSON keeps the snapshot's shape: `colony proposals show` has the rest).
+        if (opts.json) return;
+        for (const p of proposalsOfGoal(app.engine.db, goalId).filter((x) => x.status === 'pending')) {
+          process.stdout.write(`Pending:\n${proposalLines(app.engine.db, p, '  ').join('\n')}\n`);
+        }
       });
     }));
   goals
@@ -53,25 +61,6 @@ export function registerGoals(program: Command): void {
         process.stdout.write(`Goal ${g.goalId} approvals: ${g.approvalMode}\n`);
       });
     }));
-  for (const decision of ['approve', 'reject'] as const) {
-    const c = program.command(`${decision} <proposal-id>`).description(`${decision} a pending proposal as the owner`);
-    if (decision === 'reject') c.requiredOption('--reason <text>', 'why (sent to the proposer)');
-    c.option('--json', 'print JSON').action(action((id: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
-      const proposalId = positiveInt(id, 'proposal id');
-      if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
-      return withOwner(cmd, async (app, owner) => {
-        const [{ decideProposal }, { commandsOf }] = await Promise.all([import('../actions/proposals.js'), import('../actions/proposal-card.js')]);
-        const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
-        const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
-        const agent = r.proposal.kind === 'agent' ? { agent_id: r.proposal.agentId } : {};
-        const commands = r.proposal.kind === 'agent' ? [] : commandsOf(r.proposal.tree as TreeNode);
-        if (opts.json) return printJson({ proposal_id: proposalId, status: r.proposal.status, task_ids: r.taskIds, ...agent, commands });
-        const created = r.proposal.kind === 'agent' ? `created agent ${(r.proposal.tree as { name: string }).name} (id ${r.proposal.agentId})` : `created tasks ${r.taskIds.join(', ')}`;
-        const runs = decision === 'approve' && commands.length ? `\nCommands it runs on this host (your verifier recipes):\n${commands.map((c) => `  ${c}`).join('\n')}` : '';
-        process.stdout.write(decision === 'approve' ? `Approved proposal ${proposalId}: ${created}${runs}\n` : `Rejected proposal ${proposalId}; the proposer was told why\n`);
-      });
-    }));
-  }
   program
     .command('replay')
     .description('print a goal\'s snapshot as it was at a moment of the log (replayed into memory; the data dir is only read)')
@@ -106,7 +95,7 @@ export function registerGoals(program: Command): void {
     }));
 }
 
-function positiveInt(value: string, what: string, zero = false): number {
+export function positiveInt(value: string, what: string, zero = false): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!zero && n < 1)) throw new CliError(`${what} must be a ${zero ? 'non-negative' : 'positive'} integer, not "${value}"`);
   return n;

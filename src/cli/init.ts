@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { databaseFile } from '../config.js';
 import { action, checkOwnerName, globals, printJson } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony init`: the data dir, the store, the master key and the owner — whose token is printed once. */
 export function registerInit(program: Command): void {
@@ -8,23 +9,36 @@ export function registerInit(program: Command): void {
     .command('init')
     .description('create the data dir, the event store, the master key and the owner (prints the owner token once)')
     .option('--owner <name>', 'the owner\'s name', 'owner')
+    .option('--agent-command <cmd>', 'the team\'s default agent command: what Colony runs for the coordinator and agents without their own (colony config set agent-command)')
     .option('--json', 'print {"owner","token"} as JSON')
     .action(
-      action(async (opts: { owner: string; json?: boolean }, cmd: Command) => {
+      action(async (opts: { owner: string; agentCommand?: string; json?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         checkOwnerName(opts.owner);
-        const [{ openApp }, { createOwner, ownerOf }] = await Promise.all([import('../app.js'), import('../actions/principals.js')]);
+        if (opts.agentCommand !== undefined) {
+          // Before anything is written: a bad command must not leave an owner behind with no way to see its token again.
+          const { checkAgentCommand } = await import('../commands/principals.js');
+          checkAgentCommand(opts.agentCommand);
+        }
+        const [{ openApp }, { createOwner, ownerOf, setAgentCommand }] = await Promise.all([import('../app.js'), import('../actions/principals.js')]);
         const app = openApp({ dataDir, durability });
         try {
           const existing = ownerOf(app);
+          const agentCommand = (ownerId: number, name: string) =>
+            opts.agentCommand === undefined ? null : setAgentCommand(app, ownerId, opts.agentCommand, { actor: `user:${name}` });
           if (existing) {
-            if (opts.json) return printJson({ data: dataDir, database: databaseFile(dataDir), owner: existing.name, created: false });
-            process.stdout.write(`Colony is already initialized in ${dataDir} (owner "${existing.name}"); no new token was made — use "colony token rotate"\n`);
+            const set = agentCommand(existing.userId, existing.name);
+            if (opts.json) return printJson({ data: dataDir, database: databaseFile(dataDir), owner: existing.name, created: false, ...(set ? { agent_command: set } : {}) });
+            // Point to the non-destructive command: `token rotate` would revoke every token in use (agents' clients, the console).
+            process.stdout.write(`Colony is already initialized in ${dataDir} (owner "${existing.name}"); no new token was made — "colony token create" issues another owner token (existing tokens keep working)\n`);
+            if (set) process.stdout.write(`agent-command: ${oneLine(set)}\n`);
             return;
           }
-          const { token } = createOwner(app, opts.owner, { actor: 'system' });
-          if (opts.json) return printJson({ owner: opts.owner, token, data: dataDir, created: true });
+          const { token, userId } = createOwner(app, opts.owner, { actor: 'system' });
+          const set = agentCommand(userId, opts.owner);
+          if (opts.json) return printJson({ owner: opts.owner, token, data: dataDir, created: true, agent_command: set });
           process.stdout.write(`Initialized Colony in ${dataDir}\nOwner "${opts.owner}" token (shown once, keep it): ${token}\n`);
+          process.stdout.write(set ? `agent-command: ${oneLine(set)}\n` : 'No agent command yet: goals wait for an outside coordinator until you set one (colony config set agent-command CMD).\n');
         } finally {
           app.engine.close();
         }

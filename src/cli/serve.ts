@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parsePort } from '../config.js';
 import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
+import { oneLine } from './terminal.js';
 import { action, checkOwnerName, CliError, formatRate, globals, progressBar } from './shared.js';
 
 /** Shared with `colony stdio`: the override of the start-up chain check (src/chain-check.ts). */
@@ -21,8 +22,9 @@ export function registerServe(program: Command): void {
     .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
     .option('--accept-broken-chain', ACCEPT_HELP)
     .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
+    .option('--auto-approve', 'approve every task-tree and agent proposal as soon as it is made, in every goal (for unattended demos; only your verifier recipes ever run)')
     .action(
-      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string }, cmd: Command) => {
+      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string; autoApprove?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
         const sandbox = sandboxSwitch(opts.sandbox);
@@ -38,7 +40,7 @@ export function registerServe(program: Command): void {
         bar.stop();
         if (r && r.events > 0) log.info({ ...r }, `rebuilt ${r.projections.join(', ')}: ${r.events} events, ${formatRate(r.eventsPerSecond)} events/s`);
         const fresh = ownerOf(app) ? null : createOwner(app, opts.owner, { actor: 'system' });
-        const mcp = createMcpContext(app, buildToolRegistry());
+        const mcp = createMcpContext(app, buildToolRegistry(), { logCalls: true });
         const http = createHttpApp(app.engine, mcp, opts.host);
         let runtime: Runtime | null = null;
         try {
@@ -47,13 +49,15 @@ export function registerServe(program: Command): void {
           const bound = typeof address === 'object' && address ? address.port : port;
           const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
           setServedUrl(loopbackOf(opts.host, bound));
-          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox });
+          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox, activityLog: true, autoApprove: opts.autoApprove === true });
           await announceSandbox(sandbox);
           mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
           process.stderr.write(`Console: ${url}/ (sign in with an owner or agent token)\n`);
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
+          process.stderr.write(`${agentCommandLine(ownerOf(app)!.agentCommand)}\n`);
+          if (opts.autoApprove) process.stderr.write(AUTO_APPROVE_WARNING);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
             runtime?.stop();
@@ -75,6 +79,16 @@ export function registerServe(program: Command): void {
         }
       }),
     );
+}
+
+export const AUTO_APPROVE_WARNING = 'WARNING: --auto-approve: every task-tree and agent proposal in every goal is approved the moment it is made, '
+  + 'without you (recorded as approved by system). Only your verifier recipes and your agents\' commands ever run, but agents spawn and tasks start unreviewed. For unattended demos.\n';
+
+/** Said once at start: how this team's agents run, or — with no default command — that goals will wait, and how to change it. */
+export function agentCommandLine(agentCommand: string | null): string {
+  return agentCommand !== null
+    ? `Agents run with: ${oneLine(agentCommand)} (the team's agent-command; an agent's own --command wins)`
+    : 'No agent command is set: Colony starts no coordinator, so a new goal waits in draft for an outside one (an MCP client holding the coordinator\'s token: colony agents token coordinator). To have Colony run agents: colony config set agent-command CMD (README: Running agents).';
 }
 
 /** The console is built by `npm install` (prepare); an install that skipped scripts gets it built on the first start instead. */

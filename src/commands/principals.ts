@@ -2,18 +2,25 @@ import { DomainError, invalidInput } from '../errors.js';
 import type { AgentConfigUpdated, AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import type { Decider } from './decider.js';
+import { checkToolScope, type KnownTools } from './tool-scope.js';
 
 /**
  * One decider for both kinds of principal (`user-N`, `agent-N` streams): creation once, then tokens
  * issued and revoked. Names and scopes are checked against other principals by the caller (they are
- * facts from other streams) and passed in.
+ * facts from other streams) and passed in; so are the tools that exist (`knownTools`, from the tool
+ * registry), given by every path that takes a tool scope from a person or an agent (CLI, MCP). Colony's
+ * own constant scopes (the default coordinator) and spawns (already within the parent's scope) omit it.
  */
 export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
-export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data'] };
+export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data']; knownTools?: KnownTools };
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
 export type RevokeToken = { type: 'RevokeToken'; tokenId: number; reason: string };
-export type UpdateAgentConfig = { type: 'UpdateAgentConfig'; config: AgentConfigUpdated['data'] };
-export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig;
+export type UpdateAgentConfig = { type: 'UpdateAgentConfig'; config: AgentConfigUpdated['data']; knownTools?: KnownTools };
+export type SetAgentCommand = { type: 'SetAgentCommand'; command: string | null };
+export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig | SetAgentCommand;
+
+/** A backend command line: one line of at most this many characters (it is shown in full wherever it is approved or listed). */
+export const MAX_AGENT_COMMAND = 4096;
 
 export type Principal =
   | { status: 'absent' }
@@ -28,6 +35,7 @@ function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Prin
     case 'AgentQuarantined':
     case 'AgentUnquarantined':
     case 'AgentConfigUpdated':
+    case 'AgentCommandSet':
       return state;
     case 'UserCreated':
       return { status: 'active', kind: 'user', id: event.data.userId, name: event.data.name, tokens: new Map() };
@@ -57,6 +65,7 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
       checkName(command.agent.name);
       if (command.agent.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      if (command.knownTools) checkToolScope(command.agent.toolScope, command.knownTools);
       return [{ type: 'AgentRegistered', data: command.agent }];
     case 'IssueToken':
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
@@ -64,7 +73,13 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
     case 'UpdateAgentConfig':
       if (state.status !== 'active' || state.kind !== 'agent') throw new DomainError('ErrNotFound', 'agent not found');
       if (command.config.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      if (command.knownTools) checkToolScope(command.config.toolScope, command.knownTools);
       return [{ type: 'AgentConfigUpdated', data: command.config }];
+    case 'SetAgentCommand': {
+      if (state.status !== 'active' || state.kind !== 'user') throw new DomainError('ErrNotFound', 'owner not found');
+      const line = command.command === null ? null : checkAgentCommand(command.command);
+      return [{ type: 'AgentCommandSet', data: { userId: state.id, command: line } }];
+    }
     case 'RevokeToken': {
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
       const token = state.tokens.get(command.tokenId);
@@ -77,6 +92,14 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       return never;
     }
   }
+}
+
+export function checkAgentCommand(raw: string): string {
+  const command = raw.trim();
+  if (command === '') throw invalidInput('the agent command is empty', { field: 'command' });
+  if (command.length > MAX_AGENT_COMMAND) throw invalidInput(`the agent command is ${command.length} characters; at most ${MAX_AGENT_COMMAND}`, { field: 'command' });
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(command)) throw invalidInput('the agent command must be one line without control characters', { field: 'command' });
+  return command;
 }
 
 function checkName(name: string): void {

@@ -1,11 +1,16 @@
 import { DomainError } from '../errors.js';
+import type { GoalStatus } from '../events/goals.js';
 import type { AgentProposed, ProposalEvent, TaskTreeProposed } from '../events/proposals.js';
 import type { By } from '../events/tasks.js';
 import type { Decider } from './decider.js';
 
-/** The proposal decider: a proposal is decided once — approved or rejected — and never reopened. */
+/**
+ * The proposal decider: a proposal is decided once — approved or rejected — and never reopened. A spawn
+ * is new work, so like a claim (task-steps.ts) it needs a goal that runs: the goal's status is a fact the
+ * caller looks up in the same transaction.
+ */
 export type ProposeTree = { type: 'ProposeTree'; proposal: TaskTreeProposed['data'] };
-export type ProposeAgent = { type: 'ProposeAgent'; proposal: AgentProposed['data'] };
+export type ProposeAgent = { type: 'ProposeAgent'; proposal: AgentProposed['data']; goalStatus: GoalStatus };
 export type DecideProposal =
   | { type: 'ApproveProposal'; by: By; auto: boolean; taskIds: number[]; agentId?: number }
   | { type: 'RejectProposal'; by: By; reason: string };
@@ -34,6 +39,7 @@ function evolve(state: Proposal, event: ProposalEvent): Proposal {
 function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
   if (command.type === 'ProposeTree' || command.type === 'ProposeAgent') {
     if (state.status !== 'absent') throw new DomainError('ErrProposalExists', `proposal ${command.proposal.proposalId} already exists`);
+    if (command.type === 'ProposeAgent') mayStartWork(command);
     return command.type === 'ProposeTree' ? [{ type: 'TaskTreeProposed', data: command.proposal }] : [{ type: 'AgentProposed', data: command.proposal }];
   }
   if (state.status === 'absent') throw new DomainError('ErrProposalNotFound', 'proposal not found');
@@ -44,6 +50,17 @@ function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
     ? [{ type: 'ProposalApproved', data: { proposalId: state.proposalId, by: command.by, auto: command.auto, taskIds: command.taskIds,
       ...(command.agentId !== undefined ? { agentId: command.agentId } : {}) } }]
     : [{ type: 'ProposalRejected', data: { proposalId: state.proposalId, by: command.by, reason: command.reason } }];
+}
+
+/** The same refusals as a claim on a closed or paused goal: no new agents until the owner resumes it. */
+function mayStartWork(c: ProposeAgent): void {
+  const goalId = c.proposal.goalId;
+  if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
+    throw new DomainError('ErrGoalClosed', `goal ${goalId} is ${c.goalStatus}: it takes no new agents`, { goal_id: goalId });
+  }
+  if (c.goalStatus === 'paused') {
+    throw new DomainError('ErrGoalBudgetExceeded', `goal ${goalId} is paused: no new agents are spawned until the owner resumes it`, { goal_id: goalId, goal_status: 'paused' });
+  }
 }
 
 export const proposalDecider: Decider<Proposal, ProposalCommand, ProposalEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };

@@ -1,6 +1,6 @@
 import { DomainError } from '../errors.js';
 import type { Notice } from '../events/notices.js';
-import type { TaskEvent, TaskStatus, VerifierKind } from '../events/tasks.js';
+import type { Amount, TaskEvent, TaskStatus, VerifierKind } from '../events/tasks.js';
 import type { DecideContext } from './decider.js';
 import type { AgentRef, ClaimTask, DispatchTask, Live, VerifyTask } from './tasks.js';
 
@@ -67,6 +67,23 @@ export function verdict(state: Live, c: VerifyTask, ctx: DecideContext): TaskEve
     ...(exec?.sandbox ? { sandbox: exec.sandbox, limit: exec.limit ?? null } : {}), to,
     notice: transition(state, ctx, to, c.verifier.name, { verdict: c.verdict, verifier_kind: kind, reason: c.reason }),
   } };
+}
+
+const UNIT = { tokens: 'tokens', cents: '¢' } as const;
+
+/** The task budget's one soft alert per dimension when its subtree has spent 80 % — the goal's rule (goals.ts applySpend), without the pause. */
+export function budgetAlerts(state: Live, spent: Amount, ctx: DecideContext): TaskEvent[] {
+  const events: TaskEvent[] = [];
+  for (const dimension of ['tokens', 'cents'] as const) {
+    const budget = state.budgets[dimension];
+    const used = spent[dimension];
+    if (budget === null || budget <= 0 || state.alerted[dimension] || used * 10 < budget * 8) continue;
+    const percent = Math.floor((used / budget) * 100);
+    const body = `⚠️ Budget soft alert: task #${state.taskId} "${state.title}" has used ${percent}% of its ${dimension} budget (${used} of ${budget} ${UNIT[dimension]})`;
+    events.push({ type: 'TaskBudgetAlertRaised', data: { taskId: state.taskId, goalId: state.goalId, dimension, spent: used, budget, percent,
+      notice: note(state.taskId, state.goalId, state.channelId, ctx, body, { event: 'TaskBudgetAlertRaised', dimension, spent: used, budget, percent }) } });
+  }
+  return events;
 }
 
 export function expiry(state: Live, ctx: DecideContext): TaskEvent {

@@ -1,10 +1,11 @@
+import type { BudgetDimension } from '../events/goals.js';
 import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { DomainError } from '../errors.js';
 import {
   type Amount, type By, type TaskChanges, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig,
 } from '../events/tasks.js';
 import type { Decider, DecideContext } from './decider.js';
-import { claim, dispatch, expired, expiry, holding, illegalTask, mustHold, note, transition, verdict } from './task-steps.js';
+import { budgetAlerts, claim, dispatch, expired, expiry, holding, illegalTask, mustHold, note, transition, verdict } from './task-steps.js';
 
 export { illegalTask };
 
@@ -39,14 +40,17 @@ export type RecordCost = { type: 'RecordCost'; by: By; tokens: number; cents: nu
 export type DispatchTask = { type: 'DispatchTask'; by: By };
 export type UpdateTask = { type: 'UpdateTask'; changes: TaskChanges; labels: string[]; by: By };
 export type TimeOutTask = { type: 'TimeOutTask'; agentId: number; runId: number; reason: string };
+/** After spend was recorded in its subtree: the task's own budget raises its one 80 % alert (the subtree's spend is the fact). */
+export type ApplyTaskSpend = { type: 'ApplyTaskSpend'; spent: Amount };
 export type TaskCommand = CreateTask | ClaimTask | StartTask | CompleteTask | VerifyTask | ReleaseTask | ExpireClaim | CancelTask | RecordCost
-  | DispatchTask | UpdateTask | TimeOutTask;
+  | DispatchTask | UpdateTask | TimeOutTask | ApplyTaskSpend;
 
 export type Task =
   | { status: 'absent' }
   | {
       status: TaskStatus; taskId: number; goalId: number | null; channelId: number; title: string; billingCode: string;
       verifier: VerifierConfig; assignee: (AgentRef & { configHash?: string }) | null; leaseExpiresAt: string | null; attempt: number;
+      budgets: TaskCreated['data']['budgets']; alerted: Record<BudgetDimension, boolean>;
     };
 export type Live = Exclude<Task, { status: 'absent' }>;
 
@@ -54,7 +58,7 @@ function evolve(state: Task, event: TaskEvent): Task {
   if (event.type === 'TaskCreated') {
     const t = event.data;
     return { status: t.status, taskId: t.taskId, goalId: t.goalId, channelId: t.channelId, title: t.title, billingCode: t.billingCode,
-      verifier: t.verifier, assignee: null, leaseExpiresAt: null, attempt: 1 };
+      verifier: t.verifier, assignee: null, leaseExpiresAt: null, attempt: 1, budgets: t.budgets, alerted: { tokens: false, cents: false } };
   }
   if (state.status === 'absent') return state;
   switch (event.type) {
@@ -80,6 +84,8 @@ function evolve(state: Task, event: TaskEvent): Task {
       return { ...state, status: 'timeout', leaseExpiresAt: null };
     case 'CostRecorded':
       return state;
+    case 'TaskBudgetAlertRaised':
+      return { ...state, alerted: { ...state.alerted, [event.data.dimension]: true } };
     default: {
       const never: never = event;
       return never;
@@ -137,6 +143,8 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
       if (!holding(state) || state.assignee?.agentId !== command.agentId) return [];
       return [{ type: 'TaskTimedOut', data: { taskId: state.taskId, agentId: command.agentId, runId: command.runId, reason: command.reason, from: state.status,
         notice: transition(state, ctx, 'timeout', 'system', { reason: command.reason, run_id: command.runId }) } }];
+    case 'ApplyTaskSpend':
+      return budgetAlerts(state, command.spent, ctx);
     default: {
       const never: never = command;
       return never;

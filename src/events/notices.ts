@@ -16,5 +16,5 @@ export interface Notice {
 export const NOTICE_EVENT_TYPES = [
   'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised', 'GoalApprovalModeSet',
   'TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled',
-  'TaskDispatched', 'TaskTimedOut',
+  'TaskDispatched', 'TaskTimedOut', 'TaskBudgetAlertRaised',
 ] as const;

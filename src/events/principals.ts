@@ -58,7 +58,13 @@ export type AgentConfigUpdated = Event<'AgentConfigUpdated', {
   previousHash: string;
 }>;
 
-export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated;
+/**
+ * The owner's default backend command for the team (issue 15): what Colony runs for the coordinator and
+ * every agent without a command of its own. Written only by the owner (CLI); null clears it.
+ */
+export type AgentCommandSet = Event<'AgentCommandSet', { userId: number; command: string | null }>;
+
+export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated | AgentCommandSet;
 
 export const userStream = (userId: number): string => `user-${userId}`;
 export const agentStream = (agentId: number): string => `agent-${agentId}`;

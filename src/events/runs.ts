@@ -10,9 +10,11 @@ import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
  * hash: they change how often an agent runs, not what it is).
  */
 export type WakeSource =
-  | 'goal_created' | 'task_assignment' | 'task_timer' | 'verification_requested' | 'message_received' | 'probe' | 'manual' | 'execute_agent';
+  | 'goal_created' | 'task_assignment' | 'task_timer' | 'verification_requested' | 'children_done' | 'task_dispatched' | 'message_received' | 'probe'
+  | 'manual' | 'execute_agent';
 export const WAKE_SOURCES: readonly WakeSource[] = [
-  'goal_created', 'task_assignment', 'task_timer', 'verification_requested', 'message_received', 'probe', 'manual', 'execute_agent',
+  'goal_created', 'task_assignment', 'task_timer', 'verification_requested', 'children_done', 'task_dispatched', 'message_received', 'probe', 'manual',
+  'execute_agent',
 ];
 
 /** The gates a wake-up passes, in order (DESIGN §3.14), plus the facts that make a run impossible. */
@@ -25,7 +27,11 @@ export interface Wake {
   source: WakeSource;
   /** The messages that woke the agent (DMs, mentions, the probe's envelope), in order. */
   messageIds: number[];
-  /** execute_agent's or `colony agents wake --prompt`'s text; null otherwise. */
+  /**
+   * execute_agent's or `colony agents wake --prompt`'s text, or what Colony asks of the agent for a task
+   * fact (verification_requested, children_done, task_dispatched: the verdict, closing the parent, the
+   * dispatched work); null otherwise.
+   */
   prompt: string | null;
   /** Who asked: a principal key, or `system`. */
   by: string;

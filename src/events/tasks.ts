@@ -1,4 +1,5 @@
 import type { Event } from './event.js';
+import type { BudgetDimension } from './goals.js';
 import type { Notice } from './notices.js';
 import type { LimitKind, SandboxProfile } from './sandbox.js';
 
@@ -134,9 +135,25 @@ export type TaskUpdated = Event<'TaskUpdated', { taskId: number; changes: TaskCh
 /** The assignee's run for the task hit its timeout (xylocopa's TIMEOUT); task_dispatch retries it. */
 export type TaskTimedOut = Event<'TaskTimedOut', { taskId: number; agentId: number; runId: number; reason: string; from: TaskStatus; notice: Notice }>;
 
+/**
+ * A task's own budget (it caps the task's subtree) has 80 % of one dimension spent: the one soft alert per
+ * dimension, like the goal's BudgetAlertRaised, with its goal-channel notice. Task budgets never change,
+ * so it never re-arms.
+ */
+export type TaskBudgetAlertRaised = Event<'TaskBudgetAlertRaised', {
+  taskId: number;
+  goalId: number | null;
+  dimension: BudgetDimension;
+  /** The subtree's spend when the alert was raised. */
+  spent: number;
+  budget: number;
+  percent: number;
+  notice: Notice;
+}>;
+
 export type TaskEvent =
   | TaskCreated | TaskClaimed | TaskStarted | TaskCompleted | TaskVerified | TaskReleased | ClaimExpired | TaskCancelled | CostRecorded
-  | TaskDispatched | TaskUpdated | TaskTimedOut;
+  | TaskDispatched | TaskUpdated | TaskTimedOut | TaskBudgetAlertRaised;
 
 /** xylocopa's vocabulary is a view of Colony's task status (DESIGN §2). */
 export const XYLOCOPA_STATUS: Record<TaskStatus, string> = {

@@ -1,15 +1,10 @@
 import type { Router } from 'express';
 import * as z from 'zod';
-import { commandsOf } from '../actions/proposal-card.js';
+import { proposalView } from '../actions/proposal-card.js';
 import { decideProposal } from '../actions/proposals.js';
-import type { AgentSpec, TreeNode } from '../events/proposals.js';
 import type { McpContext } from '../mcp/context.js';
-import { getGoal } from '../projections/goal-queries.js';
-import type { ProposalRow } from '../projections/proposal-queries.js';
-import { getAgent } from '../projections/principals.js';
-import type { Database } from 'better-sqlite3';
+import { proposalsOf } from '../projections/proposal-queries.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
-import { proposalsOf } from './api-queries.js';
 
 /**
  * Proposals in the console: the tenant's task-tree and agent proposals by status, each with every
@@ -21,27 +16,11 @@ const ListQuery = z.strictObject({ status: z.enum(['pending', 'approved', 'rejec
 const RejectBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
 const MAX_LISTED = 200;
 
-function view(db: Database, p: ProposalRow) {
-  const base = {
-    id: p.proposalId, kind: p.kind === 'task_tree' ? 'tree' as const : 'agent' as const, goal_id: p.goalId, goal_title: getGoal(db, p.goalId)?.title ?? '',
-    proposer: p.proposerName, created_at: p.createdAt, status: p.status, task_count: p.taskCount, reasoning: p.reasoning,
-    decided_by: p.decidedBy, decided_at: p.decidedAt, reason: p.reason,
-  };
-  if (p.kind === 'task_tree') return { ...base, tree: p.tree as TreeNode, commands: commandsOf(p.tree as TreeNode) };
-  const spec = p.tree as AgentSpec;
-  const backend = getAgent(db, Number(p.proposerKey.slice('agent-'.length)))?.command ?? null;
-  return {
-    ...base,
-    agent: { name: spec.name, model: spec.model, tier: spec.tier, tool_scope: spec.toolScope, system_prompt: spec.systemPrompt, reason: p.reasoning, parent_task_id: p.parentTaskId },
-    commands: backend ? [backend] : [],
-  };
-}
-
 export function mountProposals(router: Router, ctx: McpContext): void {
   const db = ctx.app.engine.db;
   router.get('/proposals', (req, res) => {
     const q = parse(ListQuery, req.query, 'query');
-    res.json({ proposals: proposalsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map((p) => view(db, p)) });
+    res.json({ proposals: proposalsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map((p) => proposalView(db, p)) });
   });
   router.post('/proposals/:id/approve', (req, res) => {
     ownerOf(req, 'approves proposals');

@@ -3,17 +3,15 @@ import { prepared } from '../db.js';
 import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream } from '../events/proposals.js';
-import type { RequestStatus } from '../events/resources.js';
 import { taskStream } from '../events/tasks.js';
 import type { GoalRow } from '../projections/goal-queries.js';
-import { getProposal, proposalsOfGoal, type ProposalRow } from '../projections/proposal-queries.js';
-import { getResourceRequest, type ResourceRequestRow } from '../projections/resources.js';
+import { proposalsOfGoal } from '../projections/proposal-queries.js';
 import { tasksOfGoal } from '../projections/task-queries.js';
 
 /**
  * The console's reads that no projection query module answers yet (read-only SQL over the log and
- * the read tables, live names): the positions where a goal's snapshot changes, the tenant's proposals
- * and resource requests by status, and a config's latest reputation evidence. Candidates to move into
+ * the read tables, live names): the positions where a goal's snapshot changes and a config's latest
+ * reputation evidence. Candidates to move into
  * projections/*-queries.ts once those files' owners take them.
  */
 
@@ -32,14 +30,6 @@ export interface LogStop { position: number; type: string; at: string }
 export const eventsOfStreams = (db: Database, streams: readonly string[]): LogStop[] =>
   prepared(db, `SELECT position, type, recorded_at AS at FROM es_events WHERE stream_id IN (SELECT value FROM json_each(?)) ORDER BY position`)
     .all(JSON.stringify(streams)) as LogStop[];
-
-export const proposalsOf = (db: Database, ownerId: number, status: ProposalRow['status'], limit: number): ProposalRow[] =>
-  (prepared(db, 'SELECT proposal_id AS id FROM proposals WHERE owner_id = ? AND status = ? ORDER BY proposal_id DESC LIMIT ?').all(ownerId, status, limit) as { id: number }[])
-    .map((r) => getProposal(db, r.id)!);
-
-export const requestsOf = (db: Database, ownerId: number, status: RequestStatus, limit: number): ResourceRequestRow[] =>
-  (prepared(db, 'SELECT request_id AS id FROM resource_requests WHERE owner_id = ? AND status = ? ORDER BY request_id DESC LIMIT ?').all(ownerId, status, limit) as { id: number }[])
-    .map((r) => getResourceRequest(db, r.id)!);
 
 export interface EvidenceRow { at: string; domain: string; delta: number; ref: string }
 

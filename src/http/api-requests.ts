@@ -5,10 +5,9 @@ import { resolveScope, setSecret } from '../actions/secrets.js';
 import { DomainError } from '../errors.js';
 import { MAX_SECRET_BYTES } from '../events/secrets.js';
 import type { McpContext } from '../mcp/context.js';
-import { getResourceRequest, type ResourceRequestRow } from '../projections/resources.js';
+import { getResourceRequest, requestsOf, type ResourceRequestRow } from '../projections/resources.js';
 import { secretsOfScope } from '../projections/secrets.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
-import { requestsOf } from './api-queries.js';
 
 /**
  * Resource requests in the console (`request_resource`): the tenant's requests by status, and the

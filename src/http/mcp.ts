@@ -82,7 +82,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     transport.onclose = () => {
       if (transport.sessionId) sessions.remove(transport.sessionId);
     };
-    const server = createMcpServer(ctx, caller, (extra) => callerOf(extra.authInfo as AuthInfo | undefined));
+    const server = createMcpServer(ctx, (extra) => callerOf(extra.authInfo as AuthInfo | undefined));
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   });

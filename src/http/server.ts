@@ -46,6 +46,15 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   return { app, close: async () => { api?.close(); await mcpRoutes?.close(); } };
 }
 
+/**
+ * How long an idle keep-alive connection stays open. Node's default (5 s) is below the 60 s idle timeout
+ * of common clients and proxies (nginx, load balancers, HTTP agents), which then reuse a socket the
+ * server is closing and get a reset. The server must be the one to wait longer; headersTimeout must
+ * exceed keepAliveTimeout, or a request arriving just before the idle cut can be dropped.
+ */
+export const KEEP_ALIVE_MS = 75_000;
+export const HEADERS_TIMEOUT_MS = 76_000;
+
 /** Listens and resolves once bound; rejects with a clear message when the port is taken. */
 export function listen(app: Express, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -55,5 +64,7 @@ export function listen(app: Express, host: string, port: number): Promise<Server
         reject(new Error(code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`));
       } else resolve(server);
     });
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
   });
 }

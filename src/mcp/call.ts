@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
+import { log } from '../log.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
 import { actorOf, principalKey, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
@@ -15,8 +16,21 @@ import type { AnyTool } from './tool.js';
  */
 export const IDEMPOTENCY_META_KEY = 'colony/idempotency_key';
 
+/**
+ * What tools/list (and the capability catalog) shows: owners every tool, an agent only the agent-surface
+ * tools in its tool scope — what it can actually call, so a model is not offered tools that are refused.
+ */
 export function visibleTools(ctx: Pick<McpContext, 'tools'>, caller: Caller): AnyTool[] {
-  return ctx.tools.list().filter((t) => caller.kind === 'owner' || t.surface === 'agent');
+  return ctx.tools.list().filter((t) => caller.kind === 'owner' || (t.surface === 'agent' && caller.toolScope.includes(t.name)));
+}
+
+/**
+ * The tool a call names, if it exists for the caller's kind. Wider than visibleTools on purpose: an
+ * agent calling an agent tool outside its scope gets ErrToolNotInScope with the fix, not "no tool named".
+ */
+function toolFor(ctx: Pick<McpContext, 'tools'>, caller: Caller, name: string): AnyTool | undefined {
+  const tool = ctx.tools.get(name);
+  return tool && (caller.kind === 'owner' || tool.surface === 'agent') ? tool : undefined;
 }
 
 export async function callTool(
@@ -31,13 +45,19 @@ export async function callTool(
   // A keyed call's command id is only known once its arguments are (its scope + their digest); until then the audit row gets a fresh one.
   let commandId = newCommandId();
   let digest: string | undefined; // of the validated arguments once they exist, else of what was sent
-  const tool = caller ? visibleTools(ctx, caller).find((t) => t.name === name) : undefined;
+  const tool = caller ? toolFor(ctx, caller, name) : undefined;
   const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const principal = caller ? actorOf(caller) : 'anonymous';
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: name,
+      at: ctx.app.engine.clock().toISOString(), principal, ...principalRefOf(caller), tool: name,
       argsDigest: digest ?? argsDigest(rawArgs),
-      outcome, errorCode: code, durationMs: Number(process.hrtime.bigint() - started) / 1e6, commandId,
+      outcome, errorCode: code, durationMs, commandId,
     });
+    // Writes only (reads would drown them), and only a known tool: an unknown name is the caller's text. Never the arguments.
+    if (ctx.logCalls && tool && tool.trust !== 'read') {
+      log.info({ principal, principalId: principalRefOf(caller).principalId, tool: tool.name, outcome, code, ms: Math.round(durationMs * 10) / 10 }, 'tool call');
+    }
     return result;
   };
   const refuse = (outcome: Outcome, e: unknown) => {
@@ -108,7 +128,10 @@ function checkShape(args: unknown): void {
 function authorize(caller: Caller, tool: AnyTool): DomainError | null {
   if (caller.kind !== 'agent') return null;
   if (!caller.toolScope.includes(tool.name)) {
-    return new DomainError('ErrToolNotInScope', `${tool.name} is not in the tool scope of agent ${caller.name}`, { tool: tool.name });
+    // The agent cannot fix this itself, so the message says what its owner would run (its whole new scope: --tools replaces).
+    const fix = `colony agents update ${caller.name} --tools ${[...caller.toolScope, tool.name].join(',')}`;
+    return new DomainError('ErrToolNotInScope', `${tool.name} is not in the tool scope of agent ${caller.name}; the owner can add it: ${fix}`,
+      { tool: tool.name, tool_scope: caller.toolScope, fix });
   }
   if (caller.quarantined && tool.trust !== 'read') {
     return new DomainError('ErrAgentQuarantined', `agent ${caller.name} is quarantined: only read tools are allowed until an owner lifts it`);

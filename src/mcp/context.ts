@@ -20,9 +20,11 @@ export interface McpContext {
   readonly runtime: { reactor: Reactor | null };
   /** The client's working directory when MCP runs over stdio (the client started this process there); null over HTTP. */
   readonly cwd: string | null;
+  /** Log each call of a tool that changes something (principal, tool, outcome, ms) at info: `colony serve`'s operator log. */
+  readonly logCalls: boolean;
 }
 
-export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null } = {}): McpContext {
+export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null; logCalls?: boolean } = {}): McpContext {
   return {
     app,
     tools,
@@ -33,6 +35,7 @@ export function createMcpContext(app: App, tools: ToolRegistry, options: { audit
     auth: new Authenticator(app),
     runtime: { reactor: null },
     cwd: options.cwd ?? null,
+    logCalls: options.logCalls ?? false,
   };
 }
 

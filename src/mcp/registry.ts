@@ -1,3 +1,4 @@
+import type { KnownTools } from '../commands/tool-scope.js';
 import { log } from '../log.js';
 import type { AnyTool } from './tool.js';
 
@@ -22,6 +23,11 @@ export class ToolRegistry {
 
   get(name: string): AnyTool | undefined {
     return this.tools.get(name);
+  }
+
+  /** Every tool's name and surface: the fact an agent's tool scope is checked against (commands/tool-scope.ts). */
+  known(): KnownTools {
+    return new Map([...this.tools.values()].map((t) => [t.name, t.surface]));
   }
 
   /** Every tool, sorted by name. */

@@ -10,7 +10,7 @@ import { createMcpServer } from './server.js';
 export async function serveStdio(ctx: McpContext, token: string | undefined): Promise<void> {
   const caller = ctx.auth.authenticate(token);
   if (!caller) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
-  const server = createMcpServer(ctx, caller, () => ctx.auth.authenticate(token));
+  const server = createMcpServer(ctx, () => ctx.auth.authenticate(token));
   const transport = new StdioServerTransport();
   await server.connect(transport);
   await new Promise<void>((resolve) => {

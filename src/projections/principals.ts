@@ -11,6 +11,7 @@ type T = 'users' | 'agents' | 'tokens';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   user: `INSERT OR IGNORE INTO "${t.users}" (user_id, name, role, created_at) VALUES (?, ?, ?, ?)`,
+  agentCommand: `UPDATE "${t.users}" SET agent_command = ? WHERE user_id = ?`,
   agent: `INSERT OR IGNORE INTO "${t.agents}" (agent_id, name, owner_id, model, system_prompt, tool_scope, tier, command,
     parent_id, spawn_depth, status, quarantined, config_hash, skills, mcp_servers, subagents, created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?, ?, ?, ?, ?)`,
@@ -25,12 +26,13 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, T> = {
   name: 'principals',
-  version: 2,
-  handles: ['UserCreated', 'AgentRegistered', 'TokenIssued', 'TokenRevoked', 'AgentQuarantined', 'AgentUnquarantined', 'AgentConfigUpdated'],
+  version: 3,
+  handles: ['UserCreated', 'AgentRegistered', 'TokenIssued', 'TokenRevoked', 'AgentQuarantined', 'AgentUnquarantined', 'AgentConfigUpdated', 'AgentCommandSet'],
   tables: ['users', 'agents', 'tokens'],
   init(db, t) {
     db.exec(`
-      CREATE TABLE IF NOT EXISTS "${t.users}" (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS "${t.users}" (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, created_at TEXT NOT NULL,
+        agent_command TEXT);
       CREATE TABLE IF NOT EXISTS "${t.agents}" (
         agent_id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner_id INTEGER NOT NULL, model TEXT NOT NULL,
         system_prompt TEXT NOT NULL, tool_scope TEXT NOT NULL, tier TEXT NOT NULL, command TEXT,
@@ -81,6 +83,9 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
       case 'TokenRevoked':
         prepared(db, q.revoke).run(e.recordedAt, e.data.reason, e.data.tokenId);
         return;
+      case 'AgentCommandSet':
+        prepared(db, q.agentCommand).run(e.data.command, e.data.userId);
+        return;
       default: {
         const never: never = e;
         return never;
@@ -94,10 +99,14 @@ const principalOf = (streamId: string): ['user' | 'agent', number] => {
   return [kind === 'agent' ? 'agent' : 'user', Number(id)];
 };
 
-export interface UserRow { userId: number; name: string; role: 'owner'; createdAt: string }
+export interface UserRow { userId: number; name: string; role: 'owner'; createdAt: string; agentCommand: string | null }
 export interface AgentRow {
   agentId: number; name: string; ownerId: number; model: string; systemPrompt: string; toolScope: string[]; tier: Tier;
-  command: string | null; parentId: number | null; spawnDepth: number; status: string; quarantined: boolean; createdAt: string;
+  /** What Colony runs for it: its own command, else its team's default (`colony config set agent-command`). */
+  command: string | null;
+  /** Its own command only (what `agents update --command` set, or its parent's at spawn); null: it follows the team's default. */
+  ownCommand: string | null;
+  parentId: number | null; spawnDepth: number; status: string; quarantined: boolean; createdAt: string;
   quarantineReason: string | null; quarantinedAt: string | null; configHash: string; skills: string[]; mcpServers: McpServer[]; subagents: string[];
 }
 export interface TokenRow {
@@ -105,11 +114,13 @@ export interface TokenRow {
   issuedAt: string; revokedAt: string | null;
 }
 
-const USER = 'SELECT user_id AS userId, name, role, created_at AS createdAt FROM users';
-const AGENT = `SELECT agent_id AS agentId, name, owner_id AS ownerId, model, system_prompt AS systemPrompt, tool_scope AS toolScope,
-  tier, command, parent_id AS parentId, spawn_depth AS spawnDepth, status, quarantined, created_at AS createdAt,
-  quarantine_reason AS quarantineReason, quarantined_at AS quarantinedAt, config_hash AS configHash, skills, mcp_servers AS mcpServers, subagents
-  FROM agents`;
+const USER = 'SELECT user_id AS userId, name, role, created_at AS createdAt, agent_command AS agentCommand FROM users';
+// `a.` everywhere: users joins in for the team's default command, and both tables have a name.
+const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.system_prompt AS systemPrompt, a.tool_scope AS toolScope,
+  a.tier, COALESCE(a.command, u.agent_command) AS command, a.command AS ownCommand, a.parent_id AS parentId, a.spawn_depth AS spawnDepth,
+  a.status, a.quarantined, a.created_at AS createdAt, a.quarantine_reason AS quarantineReason, a.quarantined_at AS quarantinedAt,
+  a.config_hash AS configHash, a.skills, a.mcp_servers AS mcpServers, a.subagents
+  FROM agents a LEFT JOIN users u ON u.user_id = a.owner_id`;
 const TOKEN = `SELECT token_id AS tokenId, principal_kind AS principalKind, principal_id AS principalId, label, scopes,
   issued_at AS issuedAt, revoked_at AS revokedAt FROM tokens`;
 
@@ -123,11 +134,11 @@ export const getUser = (db: Database, userId: number): UserRow | null => (prepar
 export const getUserByName = (db: Database, name: string): UserRow | null => (prepared(db, `${USER} WHERE name = ?`).get(name) as UserRow) ?? null;
 export const listUsers = (db: Database): UserRow[] => prepared(db, `${USER} ORDER BY user_id`).all() as UserRow[];
 
-export const getAgent = (db: Database, agentId: number): AgentRow | null => toAgent(prepared(db, `${AGENT} WHERE agent_id = ?`).get(agentId) as never);
+export const getAgent = (db: Database, agentId: number): AgentRow | null => toAgent(prepared(db, `${AGENT} WHERE a.agent_id = ?`).get(agentId) as never);
 export const getAgentByName = (db: Database, ownerId: number, name: string): AgentRow | null =>
-  toAgent(prepared(db, `${AGENT} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as never);
+  toAgent(prepared(db, `${AGENT} WHERE a.owner_id = ? AND a.name = ?`).get(ownerId, name) as never);
 export const listAgents = (db: Database, ownerId?: number): AgentRow[] =>
-  (ownerId === undefined ? prepared(db, `${AGENT} ORDER BY agent_id`).all() : prepared(db, `${AGENT} WHERE owner_id = ? ORDER BY agent_id`).all(ownerId))
+  (ownerId === undefined ? prepared(db, `${AGENT} ORDER BY a.agent_id`).all() : prepared(db, `${AGENT} WHERE a.owner_id = ? ORDER BY a.agent_id`).all(ownerId))
     .map((r) => toAgent(r as never)!);
 
 /** The live (not revoked) token with this sha256, if any. */

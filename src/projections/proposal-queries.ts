@@ -18,3 +18,10 @@ export const pendingTreeProposal = (db: Database, goalId: number): ProposalRow |
   toProposal(prepared(db, `${PROPOSAL} WHERE goal_id = ? AND kind = 'task_tree' AND status = 'pending'`).get(goalId) as never);
 export const proposalsOfGoal = (db: Database, goalId: number): ProposalRow[] =>
   (prepared(db, `${PROPOSAL} WHERE goal_id = ? ORDER BY proposal_id`).all(goalId) as Record<string, unknown>[]).map((r) => toProposal(r)!);
+/** The tenant's proposals in one status, newest first (the console's approvals page, `colony proposals list`). */
+export const proposalsOf = (db: Database, ownerId: number, status: ProposalRow['status'], limit: number): ProposalRow[] =>
+  (prepared(db, `${PROPOSAL} WHERE owner_id = ? AND status = ? ORDER BY proposal_id DESC LIMIT ?`).all(ownerId, status, limit) as Record<string, unknown>[])
+    .map((r) => toProposal(r)!);
+/** Every tenant's pending proposals, oldest first (`serve --auto-approve`). */
+export const pendingProposals = (db: Database, limit: number): ProposalRow[] =>
+  (prepared(db, `${PROPOSAL} WHERE status = 'pending' ORDER BY proposal_id LIMIT ?`).all(limit) as Record<string, unknown>[]).map((r) => toProposal(r)!);

@@ -93,5 +93,6 @@ export interface TimedTask { taskId: number; agentId: number; intervalSec: numbe
 /** Claimed or running tasks whose heartbeat_config has an interval and whose assignee Colony runs (task_timer wake-ups). */
 export const timedTasks = (db: Database): TimedTask[] =>
   prepared(db, `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
-    t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id AND a.command IS NOT NULL
+    t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id
+    JOIN users u ON u.user_id = a.owner_id AND COALESCE(a.command, u.agent_command) IS NOT NULL
     WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`).all() as TimedTask[];

@@ -36,7 +36,8 @@ const readableParam = (r: Readable): string | null => (r === null ? null : JSON.
 /** A lookup's answer: the agent and the session to read (the one named, else the agent's latest; null if it never ran). */
 export interface Lookup { agent: AgentView; sessionId: string | null; runId: number | null }
 
-const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.parent_id AS parentId, a.created_at AS createdAt, a.command,
+const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.parent_id AS parentId, a.created_at AS createdAt,
+  COALESCE(a.command, (SELECT u.agent_command FROM users u WHERE u.user_id = a.owner_id)) AS command,
   COALESCE(rt.status, 'idle') AS status, rt.last_session_id AS lastSessionId, rt.last_run_id AS lastRunId, rt.last_message_at AS lastMessageAt,
   rt.preview, (SELECT r.task_id FROM runs r WHERE r.run_id = rt.last_run_id) AS taskId, p.name AS project
   FROM agents a LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id LEFT JOIN projects p ON p.project_id = rt.project_id`;

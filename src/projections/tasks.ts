@@ -129,6 +129,8 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         if (d.goalId !== null) prepared(db, q.totals).run(d.tokens, d.cents, 0, 0, at, d.goalId);
         return;
       }
+      case 'TaskBudgetAlertRaised':
+        return; // not in `handles`: its notice is the channels projection's; the task row has no alert column
       default: {
         const never: never = e;
         return never;

@@ -79,6 +79,7 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     // Transitions always carry their notice (handled above); an event recorded without one reads as its type.
     case 'GoalActivated': case 'GoalPaused': case 'GoalResumed': case 'GoalClosed': case 'BudgetAlertRaised': case 'GoalApprovalModeSet': case 'TaskCreated': case 'TaskStarted':
     case 'TaskCompleted': case 'TaskVerified': case 'TaskReleased': case 'ClaimExpired': case 'TaskCancelled': case 'TaskDispatched': case 'TaskTimedOut':
+    case 'TaskBudgetAlertRaised':
       return e.type;
     default: {
       // An event type this report does not know yet (a newer domain on the same stream): its name is still a fact.

@@ -1,4 +1,6 @@
 import type { App } from '../app.js';
+import { ActivityLog } from './activity-log.js';
+import { AutoApprover } from './auto-approver.js';
 import { LeaseSweeper } from './leases.js';
 import { Reactor } from './reactor.js';
 import { CommandVerifier } from './verifier.js';
@@ -14,6 +16,10 @@ export interface RuntimeOptions {
   sweepIntervalMs?: number; mcpUrl?: string; pollMs?: number; killGraceMs?: number;
   /** Confinement of every process started (DESIGN §8): on unless the owner opts out (`serve --sandbox off`, COLONY_SANDBOX=off). */
   sandbox?: SandboxSwitch;
+  /** Log runs, decisions and budget alerts at info (activity-log.ts): `colony serve`'s operator log. */
+  activityLog?: boolean;
+  /** `serve --auto-approve`: approve every pending proposal as soon as it is seen (auto-approver.ts). */
+  autoApprove?: boolean;
 }
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
@@ -21,6 +27,8 @@ export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
   const verifier = new CommandVerifier(app, confiner).start();
   const leases = new LeaseSweeper(app, options.sweepIntervalMs).start();
   const reactor = options.mcpUrl ? new Reactor(app, { mcpUrl: options.mcpUrl, pollMs: options.pollMs, killGraceMs: options.killGraceMs, confiner }).start() : null;
-  return { verifier, leases, reactor, confiner, stop: () => { reactor?.stop(); verifier.stop(); leases.stop(); } };
+  const activity = options.activityLog ? new ActivityLog(app).start() : null;
+  const approver = options.autoApprove ? new AutoApprover(app).start() : null;
+  return { verifier, leases, reactor, confiner, stop: () => { approver?.stop(); activity?.stop(); reactor?.stop(); verifier.stop(); leases.stop(); } };
 }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failRun, finishRun } from '../actions/runs.js';
 import { buildSecretEnv } from '../actions/secret-env.js';
+import { writeMcpConfig } from './mcp-config.js';
 import type { App } from '../app.js';
 import { runDecider } from '../commands/runs.js';
 import { runStream } from '../events/runs.js';
@@ -23,7 +24,8 @@ import { parseFinalUsage } from './usage.js';
  * environment is clean — what a shell needs, the secrets in scope (task > agent > user), then Colony's
  * own variables, which win: COLONY_URL, COLONY_TOKEN (the agent's own), COLONY_AGENT, COLONY_RUN_ID,
  * COLONY_SESSION_ID, COLONY_WAKE_SOURCE, COLONY_TRIGGER_DEPTH, COLONY_GOAL_ID, the COLONY_TASK_*
- * context and TRACEPARENT (W3C, the run's trace id). The working directory is the agent's project's, or
+ * context, TRACEPARENT (W3C, the run's trace id) and COLONY_MCP_CONFIG (a ready `.mcp.json` with this
+ * server and the agent's token, mcp-config.ts). The working directory is the agent's project's, or
  * its own under the data dir's workspace.
  */
 export interface RunnerOptions { mcpUrl: string; killGraceMs?: number; confiner: Confiner }
@@ -56,11 +58,14 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
  */
 async function confinedRun(app: App, run: RunRow, agent: AgentRow, c: { cwd: string; token: string; pending: PendingProcess; options: RunnerOptions }): Promise<RunRow> {
   const secrets = secretsFor(app, run, agent);
+  const home = join(app.dataDir, 'homes', agent.name);
   const confined = await c.options.confiner.prepare({
-    role: 'agent', label: `run-${run.runId}`, command: agent.command!, cwd: c.cwd, home: join(app.dataDir, 'homes', agent.name),
+    role: 'agent', label: `run-${run.runId}`, command: agent.command!, cwd: c.cwd, home,
     env: { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) }, overrides: runtimeOf(app.engine.db, agent.agentId).sandbox,
   });
   if ('refused' in confined) return failRun(app, run.runId, confined.refused);
+  const mcpConfig = writeMcpConfig(home, run.runId, confined.env, c.token);
+  if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
   try {
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running') return getRun(app.engine.db, run.runId) ?? run;
     app.engine.handle(runDecider, runStream(run.runId), { type: 'LaunchRun', sandbox: confined.profile }, { actor: 'system' });
@@ -85,6 +90,7 @@ async function confinedRun(app: App, run: RunRow, agent: AgentRow, c: { cwd: str
       tokensIn: usage?.tokensIn ?? 0, tokensOut: usage?.tokensOut ?? 0, costCents: usage?.costCents ?? 0, outputTail: r.tail, agentText: text || null, limit,
     });
   } finally {
+    mcpConfig?.remove();
     confined.release();
   }
 }
@@ -144,6 +150,8 @@ function colonyEnv(app: App, run: RunRow, agent: AgentRow, token: string, mcpUrl
     Object.assign(env, {
       COLONY_TASK_ID: String(task.taskId), COLONY_TASK_TITLE: task.title, COLONY_TASK_DESCRIPTION: task.description,
       COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria, COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry), COLONY_TASK_BILLING_CODE: task.billingCode,
+      // A project task's plan (task_create's model and effort), only when it names one: a backend picks its model from it.
+      ...(task.model ? { COLONY_TASK_MODEL: task.model } : {}), ...(task.effort ? { COLONY_TASK_EFFORT: task.effort } : {}),
     });
   }
   return env;

@@ -4,15 +4,16 @@ import { MENTION } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
 import { getChannel } from '../projections/channel-queries.js';
 import { goalIdOfChannel } from '../projections/goal-queries.js';
-import { getTask } from '../projections/task-queries.js';
 import { getAgent, getAgentByName } from '../projections/principals.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
+import { taskWakes } from './task-wakes.js';
 
 /**
  * Which committed facts wake whom (DESIGN §3.14; reference §6.10): goal_created wakes the goal's
- * coordinator, a fresh claim its assignee (task_assignment, with the task context), a task handed in
- * for a peer verifier that verifier (verification_requested), a DM its recipient and an @mention each
- * mentioned agent but the author (message_received — probe when the DM is a probe's envelope). A
+ * coordinator, a fresh claim its assignee (task_assignment, with the task context), a DM its recipient
+ * and an @mention each mentioned agent but the author (message_received — probe when the DM is a
+ * probe's envelope). Task facts — handed in for a peer (verification_requested), a parent's children
+ * all done (children_done), a project task dispatched (task_dispatched) — are task-wakes.ts's. A
  * message sent by an agent during its run wakes at that run's depth + 1, so chains of agents waking
  * each other stop at the max trigger depth; its run belongs to the goal the message is about. Agents
  * without a backend are run from outside: not woken.
@@ -29,13 +30,9 @@ export function wakesFor(db: Database, e: StoredEvent): WakeRequest[] {
     case 'TaskClaimed':
       if (!d.renewed) wakes.push({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
       break;
-    case 'TaskCompleted': {
-      const task = getTask(db, d.taskId as number);
-      if (task?.verifier.kind === 'peer' && task.status === 'awaiting_verification') {
-        wakes.push({ agentId: task.verifier.agent_id, source: 'verification_requested', taskId: task.taskId, by: 'system' });
-      }
+    case 'TaskCompleted': case 'TaskVerified': case 'TaskCancelled': case 'TaskDispatched':
+      wakes.push(...taskWakes(db, e));
       break;
-    }
     case 'MessagePosted':
       wakes.push(...messageWakes(db, d as unknown as MessageFact));
       break;

@@ -83,7 +83,7 @@ describe('colony init', () => {
     const first = colony(['init', '--data', dir, '--json', '--owner', 'alice']);
     assert.equal(first.code, 0, first.stderr);
     const created = JSON.parse(first.stdout);
-    assert.deepEqual({ ...created, token: typeof created.token }, { owner: 'alice', token: 'string', data: dir, created: true });
+    assert.deepEqual({ ...created, token: typeof created.token }, { owner: 'alice', token: 'string', data: dir, created: true, agent_command: null });
     assert.match(created.token, /^colony_[A-Za-z0-9_-]{43}$/);
     assert.equal(statSync(dir).mode & 0o777, 0o700, 'the data dir is private');
     assert.equal(statSync(join(dir, 'secrets.key')).mode & 0o777, 0o600, 'the master key is private');
@@ -91,6 +91,8 @@ describe('colony init', () => {
     const again = colony(['init', '--data', dir]);
     assert.equal(again.code, 0);
     assert.match(again.stdout, /already initialized .*no new token/);
+    assert.match(again.stdout, /"colony token create" issues another owner token/, 'points to the command that revokes nothing');
+    assert.doesNotMatch(again.stdout, /token rotate/);
     assert.doesNotMatch(again.stdout, /colony_/);
     const json = JSON.parse(colony(['init', '--data', dir, '--json']).stdout);
     assert.deepEqual([json.created, json.owner, json.token], [false, 'alice', undefined]);

@@ -58,17 +58,17 @@ describe('owner tokens and agents', () => {
     }
   });
 
-  it('registers a root agent, prints its token once, and the agent sees only agent tools over stdio', async () => {
+  it('registers a root agent, prints its token once, and the agent sees exactly the tools in its scope over stdio', async () => {
     const r = colony(['agents', 'create', 'reviewer', '--data', dir, '--model', 'claude-sonnet', '--prompt-file', prompt,
-      '--tools', 'whoami,list_tokens', '--tier', 'assisted', '--command', 'echo hi', '--json']);
+      '--tools', 'whoami,my_status', '--tier', 'assisted', '--command', 'echo hi', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const agent = JSON.parse(r.stdout);
     assert.deepEqual({ ...agent, token: typeof agent.token }, { id: 1, name: 'reviewer', token: 'string' });
     const client = await stdioClient(dir, agent.token);
     const names = (await client.listTools()).tools.map((t) => t.name);
-    assert.ok(names.includes('whoami') && !names.includes('list_tokens') && !names.includes('revoke_token'), names.join(','));
+    assert.deepEqual(names, ['my_status', 'whoami'], 'tools/list shows its scope, nothing more');
     const me = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as Record<string, unknown>;
-    assert.deepEqual([me.kind, me.name, me.tool_scope], ['agent', 'reviewer', ['list_tokens', 'whoami']]);
+    assert.deepEqual([me.kind, me.name, me.tool_scope], ['agent', 'reviewer', ['my_status', 'whoami']]);
     await client.close();
     const list = JSON.parse(colony(['agents', 'list', '--data', dir, '--json']).stdout);
     assert.deepEqual(list.map((a: { name: string; tier: string; command: string }) => [a.name, a.tier, a.command]), [['reviewer', 'assisted', 'echo hi']]);

@@ -125,8 +125,9 @@ async function channel(w: World, channelId: number): Promise<Msg[]> {
   return (await ok(w.worker, 'get_channel_messages', { channel_id: channelId, limit: 200 })).messages as Msg[];
 }
 const withEvent = (messages: Msg[], event: string): Msg[] => messages.filter((m) => m.metadata?.event === event);
+/** The DMs a client got, but the approval of its own tree (goalWith approves what the coordinator proposed: that DM is test set-up). */
 async function inbox(client: Client): Promise<Msg[]> {
-  return (await ok(client, 'read_inbox', { include_read: true, limit: 200 })).messages as Msg[];
+  return ((await ok(client, 'read_inbox', { include_read: true, limit: 200 })).messages as Msg[]).filter((m) => m.metadata?.event !== 'ProposalApproved');
 }
 /** The TaskVerified event of a task, as stored (the command verifier's output lives there). */
 function verifiedEvent(w: World, taskId: number): Body {

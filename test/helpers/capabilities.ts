@@ -13,7 +13,7 @@ export function capabilityRecord(kind: CapabilityKind, name: string, extra: Part
 export function agentRow(name: string, extra: Partial<AgentRow> = {}): AgentRow {
   return {
     agentId: 1, name, ownerId: 1, model: 'test-model', systemPrompt: `SECRET PROMPT of ${name}`, toolScope: ['whoami'], tier: 'supervised',
-    command: null, parentId: null, spawnDepth: 0, status: 'idle', quarantined: false, createdAt: '2026-01-01T00:00:00.000Z',
+    command: null, ownCommand: null, parentId: null, spawnDepth: 0, status: 'idle', quarantined: false, createdAt: '2026-01-01T00:00:00.000Z',
     quarantineReason: null, quarantinedAt: null, configHash: '0'.repeat(64), skills: [], mcpServers: [], subagents: [], ...extra,
   };
 }

@@ -11,9 +11,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function colony(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliResult {
+export function colony(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd?: string): CliResult {
   const r = spawnSync(process.execPath, [COLONY_BIN, ...args], {
     encoding: 'utf8',
+    cwd,
     env: { ...process.env, COLONY_DATA: '', ...env },
     timeout: 60_000,
   });
@@ -30,8 +31,8 @@ export interface LiveCli {
 }
 
 /** Starts a long-running command (serve, tail --follow) and follows its output line by line. */
-export function colonyLive(args: readonly string[]): LiveCli {
-  const proc = spawn(process.execPath, [COLONY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLONY_DATA: '' } });
+export function colonyLive(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd?: string): LiveCli {
+  const proc = spawn(process.execPath, [COLONY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, COLONY_DATA: '', ...env } });
   const lines = { stdout: [] as string[], stderr: [] as string[] };
   const waiters: { pattern: RegExp; stream: 'stdout' | 'stderr'; resolve(line: string): void }[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));

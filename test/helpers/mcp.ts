@@ -76,7 +76,7 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
   const connect = async (token: string): Promise<Client> => {
     const caller = authenticate(app, token);
     if (!caller) throw new Error('mcpFixture.connect: the token does not authenticate');
-    const server = createMcpServer(ctx, caller, () => authenticate(app, token));
+    const server = createMcpServer(ctx, () => authenticate(app, token));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'colony-test', version: '0.0.0' });

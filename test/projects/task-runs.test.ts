@@ -9,9 +9,9 @@ import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture } from '../helpers/runtime.js';
 
 /**
- * A project task worked by a run (issue 7 with issue 6's runtime): an agent of the project claims a
- * dispatched task, its run starts in the project's directory with the task context, and a run that
- * times out makes the task TIMEOUT — task_dispatch then brings it back as attempt 2.
+ * A project task worked by a run (issue 7 with issue 6's runtime): task_dispatch wakes the agent of the
+ * project, which claims the task; its run starts in the project's directory with the task context, and
+ * a run that times out makes the task TIMEOUT — task_dispatch then brings it back as attempt 2.
  */
 it('an agent of a project runs in its directory; a timed-out run times the task out; dispatch retries it', async (t) => {
   const f = await runtimeFixture();
@@ -29,7 +29,11 @@ it('an agent of a project runs in its directory; a timed-out run times the task 
   const id = /`(\d+)`/.exec(created)![1]!;
   await say('task_dispatch', { task_id: id });
   assert.ok(!(await callTool(agent, 'claim_task', { task_id: Number(id) })).result.isError);
-  const run = (await (async () => { await f.reactor.idle(); return listRuns(f.app.engine.db, { agentId: slow.agentId, limit: 1 })[0]!; })());
+  await f.reactor.idle();
+  // The dispatch woke the project's agent (task_dispatched); the claim's own wake-up joined that run or
+  // queued behind it — and was refused once the task had timed out.
+  const run = listRuns(f.app.engine.db, { agentId: slow.agentId, limit: 10 }).reverse()[0]!;
+  assert.equal(run.source, 'task_dispatched');
   assert.equal(run.status, 'timed_out');
   assert.ok(existsSync(join(dir, `ran-in-${id}`)), 'the run started in the project directory with the task context');
   assert.equal(getTask(f.app.engine.db, Number(id))!.status, 'timeout');

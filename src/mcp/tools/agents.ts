@@ -12,7 +12,7 @@ import { actorOf } from '../auth.js';
 const propose = defineTool({
   name: 'propose_agent',
   title: 'Propose an agent',
-  description: 'Proposes spawning a specialist sub-agent of yours for a task of a goal. Checked before anything is written: its spawn depth (yours + 1) must not exceed the goal\'s max_spawn_depth (ErrSpawnDepthExceeded), its autonomy tier and tool scope must not exceed yours (ErrDelegationCapExceeded, every violation listed in details.violations), and its name must be free (ErrAgentNameTaken). The proposal goes to #approvals; on the owner\'s approval (at once in auto mode) the agent is created and you get a DM with its name and id. Errors also: ErrGoalNotFound, ErrTaskNotFound, ErrInvalidInput.',
+  description: 'Proposes spawning a specialist sub-agent of yours for a task of a goal. Checked before anything is written, in this order: its tool scope must name only agent tools that exist (ErrInvalidInput, naming the closest tool for a typo), its spawn depth (yours + 1) must not exceed the goal\'s max_spawn_depth (ErrSpawnDepthExceeded), its autonomy tier and tool scope must not exceed yours (ErrDelegationCapExceeded, every violation listed in details.violations), and its name must be free (ErrAgentNameTaken). The proposal goes to #approvals; on the owner\'s approval (at once in auto mode) the agent is created and you get a DM with its name and id. Errors also: ErrGoalNotFound, ErrTaskNotFound, ErrInvalidInput.',
   trust: 'write',
   surface: 'agent',
   module: 'agents',
@@ -34,7 +34,7 @@ const propose = defineTool({
     const r = proposeAgent(ctx.app, speaker(ctx.caller), { goalId: a.goal_id, parentTaskId: a.parent_task_id, reason: a.reason, agent: {
       name: a.name, model: a.model, systemPrompt: a.system_prompt, toolScope: a.tool_scope, skills: a.skills, mcpServers: a.mcp_servers,
       subagents: a.subagents, tier: a.autonomy_tier,
-    } }, ctx.command);
+    } }, ctx.command, ctx.tools.known());
     return { proposal_id: r.proposalId, approval_message_id: r.approvalMessageId, status: r.agentId === null ? 'pending' as const : 'approved' as const, agent_id: r.agentId };
   },
 });
@@ -58,7 +58,7 @@ const unquarantine = defineTool({
 const update = defineTool({
   name: 'update_agent',
   title: 'Update an agent',
-  description: 'Owner only. Changes an agent\'s model, system prompt, tool scope, skills, MCP servers, subagents, autonomy tier or command. A change of any of the first six gives it a new config hash, whose reputation starts at 70 % of the old hash\'s score in each domain; evidence earned under the old config stays with the old hash. Errors: ErrNotFound, ErrInvalidInput.',
+  description: 'Owner only. Changes an agent\'s model, system prompt, tool scope, skills, MCP servers, subagents, autonomy tier or command. A change of any of the first six gives it a new config hash, whose reputation starts at 70 % of the old hash\'s score in each domain; evidence earned under the old config stays with the old hash. A tool scope may name only agent-surface tools (an unknown name or an owner tool is ErrInvalidInput). Errors: ErrNotFound, ErrInvalidInput.',
   trust: 'write',
   surface: 'owner',
   module: 'agents',
@@ -78,7 +78,7 @@ const update = defineTool({
     const before = getAgent(ctx.app.engine.db, a.agent_id);
     const { agent, hashChanged } = updateAgent(ctx.app, ctx.caller.userId, a.agent_id, {
       model: a.model, systemPrompt: a.system_prompt, toolScope: a.tool_scope, skills: a.skills, mcpServers: a.mcp_servers, subagents: a.subagents, tier: a.autonomy_tier,
-    }, ctx.command);
+    }, ctx.command, ctx.tools.known());
     return { agent_id: agent.agentId, config_hash: agent.configHash, previous_hash: before!.configHash, hash_changed: hashChanged, rolling_score: reputationOf(ctx.app, agent).rollingScore };
   },
 });

@@ -1,6 +1,7 @@
 import { senderKind } from '../../events/channels.js';
 import * as z from 'zod';
 import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, type Speaker } from '../../actions/channels.js';
+import { decisionView } from '../../actions/proposal-card.js';
 import { reactTo } from '../../actions/proposals.js';
 import { invalidInput } from '../../errors.js';
 import { REACTIONS } from '../../events/channels.js';
@@ -172,20 +173,28 @@ const list = defineTool({
   })) }),
 });
 
+const Decision = z.object({ proposal_id: z.number().int(), status: z.string(), task_ids: z.array(z.number().int()), agent_id: z.number().int().nullable().optional(), commands: z.array(z.string()), summary: z.string() });
+
 const react = defineTool({
   name: 'react',
   title: 'React to a message',
-  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject on a proposal in #approvals decide it — only the goal\'s owner may (metadata {"reason": "…"} gives a rejection\'s reason). Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
+  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject on a proposal in #approvals decide it — only the goal\'s owner may (metadata {"reason": "…"} gives a rejection\'s reason) and the answer says what the decision did: tasks created, the agent made, every command line it lets run on the host. Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
   input: z.strictObject({ message_id: z.number().int().positive(), reaction: z.enum(REACTIONS as [string, ...string[]]), metadata: metadataJson.optional() }),
-  output: z.object({ message_id: z.number().int(), reaction: z.string(), action: z.enum(['added', 'removed']), reactions: z.array(z.object({ reaction: z.string(), by: z.string() })) }),
+  output: z.object({
+    message_id: z.number().int(), reaction: z.string(), action: z.enum(['added', 'removed']), reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
+    decision: Decision.optional().describe('Present when this reaction decided a proposal: what it did, as `colony approve|reject` says it'),
+  }),
   handler(ctx, a) {
-    const { added } = reactTo(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
+    const { added, decided } = reactTo(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
     const reactions = getMessage(ctx.app.engine.db, a.message_id)?.reactions ?? [];
-    return { message_id: a.message_id, reaction: a.reaction, action: added ? ('added' as const) : ('removed' as const), reactions };
+    const decision = decided ? { decision: decisionView(ctx.app.engine.db, decided.proposal, decided.taskIds) } : {};
+    return { message_id: a.message_id, reaction: a.reaction, action: added ? ('added' as const) : ('removed' as const), reactions, ...decision };
   },
+  // The owner deciding by reaction reads what the decision did (tasks made, commands it lets run), not a bare toggle.
+  text: (r) => (r.decision ? r.decision.summary : JSON.stringify(r)),
 });
 
 export const channelTools: readonly AnyTool[] = [send, readInbox, getMessages, search, list, react];

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { closeGoal, createGoal, goalFor, resumeGoal, setApprovalMode } from '../../actions/goals.js';
+import { closeGoal, createGoal, goalFor, resumeGoal, setApprovalMode, type NewGoal } from '../../actions/goals.js';
 import { proposeTaskTree } from '../../actions/proposals.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
@@ -12,6 +12,23 @@ import { Budget, checkedTree, TaskNode } from './task-tree-input.js';
  * Goals and task-tree proposals (seed 000 contracts): create_goal, propose_task_tree, get_goal,
  * list_goals, complete_goal, and the owner's resume_goal.
  */
+
+/** create_goal's arguments with their defaults; `colony goals create` checks its flags with it too, so both make the same goal. */
+export const CreateGoalInput = z.strictObject({
+  title: z.string().trim().min(3).max(200),
+  description: z.string().trim().min(10).max(16_000),
+  budget_dollars_cents: Budget.optional(),
+  budget_tokens: Budget.optional(),
+  max_spawn_depth: z.number().int().min(1).max(10).default(3),
+  coordinator_config: z.string().trim().min(1).max(64).default('default').describe('Named coordinator template; defaults to "default"'),
+  approval_mode: z.enum(['human', 'auto']).default('human'),
+});
+
+export const newGoal = (a: z.infer<typeof CreateGoalInput>): NewGoal => ({
+  title: a.title, description: a.description, budgets: { tokens: a.budget_tokens ?? null, cents: a.budget_dollars_cents ?? null },
+  maxSpawnDepth: a.max_spawn_depth, coordinatorConfig: a.coordinator_config, approvalMode: a.approval_mode,
+});
+
 const create = defineTool({
   name: 'create_goal',
   title: 'Create a goal',
@@ -19,21 +36,10 @@ const create = defineTool({
   trust: 'write',
   surface: 'agent',
   module: 'goals',
-  input: z.strictObject({
-    title: z.string().trim().min(3).max(200),
-    description: z.string().trim().min(10).max(16_000),
-    budget_dollars_cents: Budget.optional(),
-    budget_tokens: Budget.optional(),
-    max_spawn_depth: z.number().int().min(1).max(10).default(3),
-    coordinator_config: z.string().trim().min(1).max(64).default('default').describe('Named coordinator template; defaults to "default"'),
-    approval_mode: z.enum(['human', 'auto']).default('human'),
-  }),
+  input: CreateGoalInput,
   output: z.object({ goal_id: z.number().int(), slug: z.string(), channel_id: z.number().int(), coordinator_agent_id: z.number().int(), status: z.string() }),
   handler(ctx, a) {
-    const g = createGoal(ctx.app, speaker(ctx.caller), {
-      title: a.title, description: a.description, budgets: { tokens: a.budget_tokens ?? null, cents: a.budget_dollars_cents ?? null },
-      maxSpawnDepth: a.max_spawn_depth, coordinatorConfig: a.coordinator_config, approvalMode: a.approval_mode,
-    }, ctx.command);
+    const g = createGoal(ctx.app, speaker(ctx.caller), newGoal(a), ctx.command);
     return { goal_id: g.goalId, slug: g.slug, channel_id: g.channelId, coordinator_agent_id: g.coordinatorAgentId, status: g.status };
   },
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { listResources, requestResource } from '../../actions/resources.js';
+import { listResources, rejectRequest, requestResource } from '../../actions/resources.js';
 import { MAX_REASON, MIN_REASON } from '../../commands/resources.js';
 import { RESOURCE_TYPES, type ResourceType } from '../../events/resources.js';
 import { MAX_SECRET_NAME } from '../../events/secrets.js';
@@ -7,9 +7,10 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
 
 /**
- * Resources (seed 000 contracts, reference US6 and §7.1): request_resource and list_resources. No tool
- * ever returns a secret's value: agents get values only as environment variables of the processes
- * Colony starts for them.
+ * Resources (seed 000 contracts, reference US6 and §7.1): request_resource and list_resources, and the
+ * owner's refuse_resource_request (fulfilling one is `colony secrets set`, which keeps the value out of
+ * MCP). No tool ever returns a secret's value: agents get values only as environment variables of the
+ * processes Colony starts for them.
  */
 const request = defineTool({
   name: 'request_resource',
@@ -45,4 +46,22 @@ const list = defineTool({
   },
 });
 
-export const resourceTools: readonly AnyTool[] = [request, list];
+const refuse = defineTool({
+  name: 'refuse_resource_request',
+  title: 'Refuse a resource request',
+  description: 'Owner only. Refuses a pending request_resource request with a reason: the request becomes rejected and the requesting agent gets the reason by DM, so it can work without the resource or ask differently. To grant a request instead, set the secret with `colony secrets set NAME - --scope agent:REQUESTER`. Errors: ErrNotFound (no such request of your team), ErrRequestNotPending (already fulfilled or rejected), ErrInvalidInput (blank reason).',
+  trust: 'write',
+  surface: 'owner',
+  module: 'resources',
+  input: z.strictObject({
+    request_id: z.number().int().positive().describe('The request (its id is in the #requests message and `colony requests list`)'),
+    reason: z.string().trim().min(1).max(MAX_REASON).describe('Why it is refused (the agent reads it)'),
+  }),
+  output: z.object({ request_id: z.number().int(), status: z.literal('rejected'), name: z.string(), task_id: z.number().int(), requester: z.string(), reason: z.string() }),
+  handler(ctx, a) {
+    const r = rejectRequest(ctx.app, speaker(ctx.caller), a.request_id, a.reason, ctx.command);
+    return { request_id: r.requestId, status: 'rejected' as const, name: r.name, task_id: r.taskId, requester: r.requesterName, reason: r.rejectionReason ?? a.reason };
+  },
+});
+
+export const resourceTools: readonly AnyTool[] = [request, list, refuse];
