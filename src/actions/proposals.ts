@@ -4,6 +4,7 @@ import { goalDecider } from '../commands/goals.js';
 import { proposalDecider } from '../commands/proposals.js';
 import { taskDecider } from '../commands/tasks.js';
 import { checkTree, planTree } from '../commands/task-tree.js';
+import { autoApprovable } from '../commands/tiers.js';
 import { DomainError } from '../errors.js';
 import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
@@ -50,7 +51,9 @@ export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning
     app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'ProposeTree', proposal: {
       proposalId, goalId, ownerId: goal.ownerId, proposer: who(by), reasoning, tree, taskCount, messageId: sent.messageId, channelId: sent.channelId,
     } }, actor);
-    return { proposalId, proposalMessageId: sent.messageId, channelId: sent.channelId, auto: goal.approvalMode === 'auto' };
+    const proposer = agentIdOf(by);
+    const tier = proposer === null ? null : getAgent(db, proposer)?.tier ?? null;
+    return { proposalId, proposalMessageId: sent.messageId, channelId: sent.channelId, auto: autoApprovable(goal.approvalMode, 'task_tree', tier) };
   });
   const p = result.value ?? fromEvents(result.events);
   if (!p.auto || getProposal(app.engine.db, p.proposalId)?.status !== 'pending') {

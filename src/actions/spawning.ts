@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { proposalDecider } from '../commands/proposals.js';
+import { autoApprovable } from '../commands/tiers.js';
 import { checkToolScope, type KnownTools } from '../commands/tool-scope.js';
 import { delegationCap, type Capped } from '../commands/trust.js';
 import { DomainError } from '../errors.js';
@@ -74,7 +75,7 @@ export function proposeAgent(app: App, by: Speaker, p: Proposal, actor: Actor, k
       proposalId, goalId: goal.goalId, ownerId: goal.ownerId, parentTaskId: task.taskId, proposer: { ...who(by), agentId: parent.agentId },
       agent: p.agent, reason: p.reason, messageId: sent.messageId, channelId: sent.channelId,
     }, goalStatus: goal.status }, actor);
-    return { proposalId, approvalMessageId: sent.messageId, auto: goal.approvalMode === 'auto' };
+    return { proposalId, approvalMessageId: sent.messageId, auto: autoApprovable(goal.approvalMode, 'agent', parent.tier) };
   });
   const v = result.value;
   if (!v) {

@@ -69,6 +69,8 @@ describe('propose_agent on a paused goal (real MCP client)', () => {
   it('an auto-approval goal spawns nothing while paused either', async (t) => {
     const w = await world(t);
     await ok(w.owner, 'set_goal_approval_mode', { goal_id: w.goalId, approval_mode: 'auto' });
+    // Only an autonomous agent's spawns are approved at once in auto mode (autonomy tiers).
+    await ok(w.owner, 'update_agent', { agent_id: w.f.agent.agentId, autonomy_tier: 'autonomous' });
     await ok(w.owner, 'report_usage', { task_id: w.taskIds[2], tokens: 0, cost_cents: 100 });
     await refused(w.f, w.worker, 'propose_agent', proposal(w), 'ErrGoalBudgetExceeded');
     await ok(w.owner, 'resume_goal', { goal_id: w.goalId, new_budget_dollars_cents: 500 });

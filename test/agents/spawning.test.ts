@@ -458,15 +458,16 @@ describe('names (DESIGN §3.2) and the race on spawn', () => {
 });
 
 describe('approval_mode auto', () => {
-  it('propose_agent returns status approved with the agent id; ProposalApproved is recorded by system', async () => {
+  it('an autonomous proposer: propose_agent returns status approved with the agent id; ProposalApproved is recorded by system', async () => {
     const goal = await goalWithTask({ approval_mode: 'auto' });
+    const boss = await proposer('auto-boss', 'autonomous');
     const head = f.app.engine.head().position;
-    const p = await ok(lead, 'propose_agent', proposal(goal, 'auto-child', { autonomy_tier: 'assisted' }));
+    const p = await ok(boss.client, 'propose_agent', proposal(goal, 'auto-child', { autonomy_tier: 'assisted' }));
     assert.equal(p.status, 'approved');
     const child = agentNamed('auto-child')!;
     assert.ok(child);
     assert.equal(p.agent_id, child.agentId);
-    assert.deepEqual([child.parentId, child.spawnDepth, child.tier], [leadAgent.agentId, 1, 'assisted']);
+    assert.deepEqual([child.parentId, child.spawnDepth, child.tier], [boss.agentId, 1, 'assisted']);
     const approved = eventsAfter(head).find((e) => e.type === 'ProposalApproved')!;
     assert.ok(approved);
     assert.equal(approved.meta.actor, 'system');
@@ -475,9 +476,17 @@ describe('approval_mode auto', () => {
     assert.equal(getProposal(f.app.engine.db, p.proposal_id as number)!.status, 'approved');
     const rep = reputationOf(f.app, child);
     assert.ok(Math.abs(rep.rollingScore - 0.35) <= 0.0035, `seeded in auto mode too: ${rep.rollingScore}`);
-    const dm = (await inboxOf(lead)).find((m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === child.agentId);
+    const dm = (await inboxOf(boss.client)).find((m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === child.agentId);
     assert.ok(dm, 'the proposer is DMed in auto mode too');
     spawnedTokens.set('auto-child', tokenOf(child.agentId));
+  });
+
+  it('an assisted proposer\'s spawn waits for the owner even in auto mode (autonomy tiers, issue 15)', async () => {
+    const goal = await goalWithTask({ approval_mode: 'auto' });
+    const p = await ok(lead, 'propose_agent', proposal(goal, 'waiting-child', { autonomy_tier: 'supervised' }));
+    assert.deepEqual([p.status, p.agent_id, agentNamed('waiting-child')], ['pending', null, null]);
+    await approve(p.approval_message_id as number);
+    assert.equal(agentNamed('waiting-child')?.parentId, leadAgent.agentId);
   });
 
   it('the caps still apply in auto mode: nothing is appended for a refused proposal', async () => {

@@ -42,6 +42,7 @@ describe('approving a task tree tells its proposer', () => {
   });
 
   it('auto mode answers the proposing call instead: no DM', async () => {
+    await ok(owner, 'update_agent', { agent_id: f.agentId, autonomy_tier: 'autonomous' }); // a supervised agent's proposals always wait (autonomy tiers)
     const g = await ok(owner, 'create_goal', { title: 'Ship the changelog', description: 'The changelog for this release.', coordinator_config: 'worker', approval_mode: 'auto' });
     const before = (await inbox()).length;
     const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree });

@@ -55,6 +55,8 @@ export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'):
   const goal = createGoal(app, owner, { title: GOAL_TITLE, description: GOAL_DESCRIPTION, budgets: { tokens: 100_000, cents: 500 }, maxSpawnDepth: 3,
     coordinatorConfig: 'default', approvalMode: 'auto' }, actor);
   const coord: Speaker = { key: `agent-${goal.coordinatorAgentId}`, name: 'coordinator', tenant: ownerId };
+  // Autonomous, so that its spawns are approved at once in this auto goal (an assisted agent's wait for the owner).
+  updateAgent(app, ownerId, goal.coordinatorAgentId, { tier: 'autonomous' }, actor);
   for (const [name, command] of [['flags-listed', 'true'], ['gaps-closed', 'false']] as const) addRecipe(app, owner, { name, command, cwd: null, timeoutSec: null, secrets: [] }, actor);
   proposeTaskTree(app, coord, goal.goalId, 'Scan, extract, then diff & report.', TREE, { actor: 'agent:coordinator' });
   const [root, scan, extract, diff] = tasksOfGoal(app.engine.db, goal.goalId).map((t) => t.taskId) as [number, number, number, number];

@@ -131,7 +131,7 @@ describe('colony report: the HTML file', () => {
     assert.match(row('docs-scanner'), /<td>coordinator<\/td><td>assisted<\/td>/, 'parent and tier');
     assert.match(row('docs-scanner'), /title="docs: 0\.35 → 0\.40">0\.35 → 0\.40</, 'seed 0.7 × 0.5, then +0.05 for an auto approval');
     assert.match(row('cli-verifier'), /title="report: 0\.35 → 0\.15; source: 0\.35 → 0\.45">0\.35 → 0\.30</, 'a reject −0.2 and a command approve +0.1');
-    assert.match(row('coordinator'), /<td>—<\/td><td>assisted<\/td>.*0\.50 → 0\.50/s, 'a root agent: no parent, bootstrap 0.5');
+    assert.match(row('coordinator'), /<td>—<\/td><td>autonomous<\/td>.*0\.50 → 0\.50/s, 'a root agent: no parent, bootstrap 0.5 (made autonomous by the fixture)');
     const preview = data.agents.find((a) => a.name === 'docs-scanner')!.promptPreview;
     assert.equal(Array.from(preview).length, 160);
     assert.ok(preview.endsWith('…') && SCANNER_PROMPT.replace(/\s+/g, ' ').startsWith(preview.slice(0, -1)));

@@ -23,7 +23,8 @@ const TASK_TOKEN = 'task-token-5b1e77d2c0';
 
 
 async function setup(t: TestContext) {
-  const f = await mcpFixture({ agent: { name: 'mallory', toolScope: COORDINATOR_SCOPE } });
+  // Autonomous: the most the owner can trust an agent with — its trees are approved at once in an auto goal.
+  const f = await mcpFixture({ agent: { name: 'mallory', toolScope: COORDINATOR_SCOPE, tier: 'autonomous' } });
   t.after(() => f.close());
   const owner = await f.connect(f.ownerToken);
   const mallory = await f.connect(f.agentToken);

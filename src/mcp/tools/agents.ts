@@ -12,7 +12,7 @@ import { actorOf } from '../auth.js';
 const propose = defineTool({
   name: 'propose_agent',
   title: 'Propose an agent',
-  description: 'Proposes spawning a specialist sub-agent of yours for a task of a goal. Checked before anything is written, in this order: its tool scope must name only agent tools that exist (ErrInvalidInput, naming the closest tool for a typo), its spawn depth (yours + 1) must not exceed the goal\'s max_spawn_depth (ErrSpawnDepthExceeded), its autonomy tier and tool scope must not exceed yours (ErrDelegationCapExceeded, every violation listed in details.violations), and its name must be free (ErrAgentNameTaken). The proposal goes to #approvals; on the owner\'s approval (at once in auto mode) the agent is created and you get a DM with its name and id. Errors also: ErrGoalNotFound, ErrTaskNotFound, ErrInvalidInput.',
+  description: 'Proposes spawning a specialist sub-agent of yours for a task of a goal. Checked before anything is written, in this order: its tool scope must name only agent tools that exist (ErrInvalidInput, naming the closest tool for a typo), its spawn depth (yours + 1) must not exceed the goal\'s max_spawn_depth (ErrSpawnDepthExceeded), its autonomy tier and tool scope must not exceed yours (ErrDelegationCapExceeded, every violation listed in details.violations), and its name must be free (ErrAgentNameTaken). The proposal goes to #approvals; on the owner\'s approval (at once in auto mode when you are autonomous: an assisted or supervised agent\'s spawns always wait for the owner) the agent is created and you get a DM with its name and id. Errors also: ErrGoalNotFound, ErrTaskNotFound, ErrInvalidInput.',
   trust: 'write',
   surface: 'agent',
   module: 'agents',
