@@ -60,7 +60,8 @@ describe('system_health', () => {
     for (const name of ['alpha', 'beta']) await callTool(agent, 'project_create', { name });
     const goal = await callTool(owner, 'create_goal', { title: 'Health check goal', description: 'A goal so that health has goals and tasks to count.', coordinator_config: 'worker', approval_mode: 'auto' });
     const goalId = (goal.body as { goal_id: number }).goal_id;
-    const tree = await callTool(agent, 'propose_task_tree', { goal_id: goalId, tree: { title: 'Root task', description: 'The root of the tree.', children: [{ title: 'Leaf task', description: 'A leaf of the tree.' }] } });
+    // The owner proposes: a supervised agent's tree would wait for approval even in auto mode (autonomy tiers).
+    const tree = await callTool(owner, 'propose_task_tree', { goal_id: goalId, tree: { title: 'Root task', description: 'The root of the tree.', children: [{ title: 'Leaf task', description: 'A leaf of the tree.' }] } });
     assert.ok(!tree.result.isError, textOf(tree.result));
     const { text, h } = await health();
     assert.equal(h.projects, 2);
