@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failRun, finishRun } from '../actions/runs.js';
 import { buildSecretEnv } from '../actions/secret-env.js';
-import { writeMcpConfig } from './mcp-config.js';
+import { writeMcpConfig, type McpConfigFile } from './mcp-config.js';
 import type { App } from '../app.js';
 import { runDecider } from '../commands/runs.js';
 import { runStream } from '../events/runs.js';
@@ -64,9 +64,11 @@ async function confinedRun(app: App, run: RunRow, agent: AgentRow, c: { cwd: str
     env: { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) }, overrides: runtimeOf(app.engine.db, agent.agentId).sandbox,
   });
   if ('refused' in confined) return failRun(app, run.runId, confined.refused);
-  const mcpConfig = writeMcpConfig(home, run.runId, confined.env, c.token);
-  if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
+  let mcpConfig: McpConfigFile | null = null;
   try {
+    mkdirSync(home, { recursive: true, mode: 0o700 }); // confined runs have it already; unconfined ones get it here
+    mcpConfig = writeMcpConfig(home, confined.env, c.token);
+    if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running') return getRun(app.engine.db, run.runId) ?? run;
     app.engine.handle(runDecider, runStream(run.runId), { type: 'LaunchRun', sandbox: confined.profile }, { actor: 'system' });
     const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';

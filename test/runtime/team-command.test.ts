@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { updateAgent } from '../../src/actions/agents.js';
 import { registerAgent, setAgentCommand } from '../../src/actions/principals.js';
 import { getAgent, getAgentByName } from '../../src/projections/principals.js';
 import { listRuns, type RunRow } from '../../src/projections/run-queries.js';
+import { writeExclusive, writeMcpConfig } from '../../src/runtime/mcp-config.js';
 import { SANDBOX_HOME } from '../../src/runtime/sandbox.js';
 import { ok } from '../helpers/calls.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
@@ -42,10 +44,11 @@ describe('the team\'s agent command', () => {
     const seen = JSON.parse(readFileSync(join(f.app.dataDir, 'workspace', 'agents', 'coordinator', `run-${run!.runId}.json`), 'utf8')) as {
       env: Record<string, string>; mcpConfig: { mcpServers: { colony: { type: string; url: string; headers: Record<string, string> } } };
     };
-    assert.equal(seen.env.COLONY_MCP_CONFIG, join(SANDBOX_HOME, '.colony', `mcp-run-${run!.runId}.json`), 'the path as the confined process sees it');
+    // Straight in the home the sandbox sees, under a name the agent cannot guess beforehand (it could plant a symlink there).
+    assert.match(seen.env.COLONY_MCP_CONFIG!, new RegExp(`^${SANDBOX_HOME}/\\.colony-mcp-[0-9a-f]{24}\\.json$`), 'the path as the confined process sees it');
     assert.deepEqual(seen.mcpConfig, { mcpServers: { colony: { type: 'http', url: seen.env.COLONY_URL, headers: { Authorization: `Bearer ${seen.env.COLONY_TOKEN}` } } } });
     assert.match(seen.env.COLONY_TOKEN!, /^colony_/);
-    assert.deepEqual(readdirSync(join(home, '.colony')), [], 'the file with the token is gone once the run ended');
+    assert.deepEqual(readdirSync(home).filter((n) => n.startsWith('.colony-mcp-')), [], 'the file with the token is gone once the run ended');
   });
 
   it('an agent\'s own command wins; updating an agent keeps following the team; no command anywhere means no run', async (t) => {
@@ -67,6 +70,26 @@ describe('the team\'s agent command', () => {
     assert.deepEqual([after.tier, after.ownCommand, after.command], ['assisted', null, 'echo changed']);
     setAgentCommand(f.app, f.ownerId, null, OWNER);
     assert.deepEqual([getAgent(f.app.engine.db, own.agentId)!.command, getAgent(f.app.engine.db, team.agentId)!.command], ['echo mine', null]);
-    assert.ok(!existsSync(join(f.app.dataDir, 'homes', 'team-backend', '.colony')));
+  });
+
+  it('writes the config 0600 into the home under a fresh random name, never through a planted symlink', (t) => {
+    const home = mkdtempSync(join(tmpdir(), 'colony-home-'));
+    t.after(() => rmSync(home, { recursive: true, force: true }));
+    const victim = join(home, 'victim.txt');
+    writeFileSync(victim, 'untouched');
+    const env = { COLONY_URL: 'http://127.0.0.1:7070/mcp', HOME: SANDBOX_HOME };
+    const a = writeMcpConfig(home, env, 'colony_token_a')!;
+    const b = writeMcpConfig(home, env, 'colony_token_b')!;
+    assert.notEqual(a.path, b.path);
+    const hostA = join(home, basename(a.path));
+    assert.equal(statSync(hostA).mode & 0o777, 0o600);
+    assert.equal(JSON.parse(readFileSync(hostA, 'utf8')).mcpServers.colony.headers.Authorization, 'Bearer colony_token_a');
+    a.remove();
+    // Even at a name the agent did guess, the exclusive create refuses a symlink instead of writing through it.
+    symlinkSync(victim, hostA);
+    assert.throws(() => writeExclusive(hostA, 'a token'), /EEXIST/);
+    assert.equal(readFileSync(victim, 'utf8'), 'untouched');
+    b.remove();
+    assert.deepEqual(readdirSync(home).sort(), [basename(a.path), 'victim.txt'].sort());
   });
 });
