@@ -55,14 +55,16 @@ export type GoalResumed = Event<'GoalResumed', {
 
 export type GoalClosed = Event<'GoalClosed', { goalId: number; from: GoalStatus; to: ClosingStatus; summary: string; by: string; notice: Notice }>;
 
-export type BudgetAlertRaised = Event<'BudgetAlertRaised', {
-  goalId: number;
+/** A one-time soft alert at 80 % of a budget in one dimension, with its goal-channel notice (goals and tasks alike). */
+export interface BudgetAlert {
   dimension: BudgetDimension;
   spent: number;
   budget: number;
   percent: number;
   notice: Notice;
-}>;
+}
+
+export type BudgetAlertRaised = Event<'BudgetAlertRaised', { goalId: number } & BudgetAlert>;
 
 /** The owner switched how the goal's proposals are approved (auto is the owner's choice only, DESIGN §8). */
 export type GoalApprovalModeSet = Event<'GoalApprovalModeSet', { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }>;

@@ -1,5 +1,5 @@
 import type { Event } from './event.js';
-import type { BudgetDimension } from './goals.js';
+import type { BudgetAlert } from './goals.js';
 import type { Notice } from './notices.js';
 import type { LimitKind, SandboxProfile } from './sandbox.js';
 
@@ -140,16 +140,7 @@ export type TaskTimedOut = Event<'TaskTimedOut', { taskId: number; agentId: numb
  * dimension, like the goal's BudgetAlertRaised, with its goal-channel notice. Task budgets never change,
  * so it never re-arms.
  */
-export type TaskBudgetAlertRaised = Event<'TaskBudgetAlertRaised', {
-  taskId: number;
-  goalId: number | null;
-  dimension: BudgetDimension;
-  /** The subtree's spend when the alert was raised. */
-  spent: number;
-  budget: number;
-  percent: number;
-  notice: Notice;
-}>;
+export type TaskBudgetAlertRaised = Event<'TaskBudgetAlertRaised', { taskId: number; goalId: number | null } & BudgetAlert>; // spent: the subtree's
 
 export type TaskEvent =
   | TaskCreated | TaskClaimed | TaskStarted | TaskCompleted | TaskVerified | TaskReleased | ClaimExpired | TaskCancelled | CostRecorded
