@@ -22,7 +22,7 @@ export function registerServe(program: Command): void {
     .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
     .option('--accept-broken-chain', ACCEPT_HELP)
     .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
-    .option('--auto-approve', 'approve every task-tree and agent proposal as soon as it is made, in every goal (for unattended demos; only your verifier recipes ever run)')
+    .option('--auto-approve', 'approve every task-tree and agent proposal in your goals as soon as it is made (for unattended demos; only your verifier recipes ever run)')
     .action(
       action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string; autoApprove?: boolean }, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
@@ -49,7 +49,7 @@ export function registerServe(program: Command): void {
           const bound = typeof address === 'object' && address ? address.port : port;
           const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
           setServedUrl(loopbackOf(opts.host, bound));
-          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox, activityLog: true, autoApprove: opts.autoApprove === true });
+          runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox, activityLog: true, autoApprove: opts.autoApprove ? { ownerId: ownerOf(app)!.userId } : undefined });
           await announceSandbox(sandbox);
           mcp.runtime.reactor = runtime.reactor;
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
@@ -81,7 +81,7 @@ export function registerServe(program: Command): void {
     );
 }
 
-export const AUTO_APPROVE_WARNING = 'WARNING: --auto-approve: every task-tree and agent proposal in every goal is approved the moment it is made, '
+export const AUTO_APPROVE_WARNING = 'WARNING: --auto-approve: every task-tree and agent proposal in your goals is approved the moment it is made, '
   + 'without you (recorded as approved by system). Only your verifier recipes and your agents\' commands ever run, but agents spawn and tasks start unreviewed. For unattended demos.\n';
 
 /** Said once at start: how this team's agents run, or — with no default command — that goals will wait, and how to change it. */

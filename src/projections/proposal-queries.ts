@@ -22,6 +22,3 @@ export const proposalsOfGoal = (db: Database, goalId: number): ProposalRow[] =>
 export const proposalsOf = (db: Database, ownerId: number, status: ProposalRow['status'], limit: number): ProposalRow[] =>
   (prepared(db, `${PROPOSAL} WHERE owner_id = ? AND status = ? ORDER BY proposal_id DESC LIMIT ?`).all(ownerId, status, limit) as Record<string, unknown>[])
     .map((r) => toProposal(r)!);
-/** Every tenant's pending proposals, oldest first (`serve --auto-approve`). */
-export const pendingProposals = (db: Database, limit: number): ProposalRow[] =>
-  (prepared(db, `${PROPOSAL} WHERE status = 'pending' ORDER BY proposal_id LIMIT ?`).all(limit) as Record<string, unknown>[]).map((r) => toProposal(r)!);

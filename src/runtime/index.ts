@@ -18,8 +18,8 @@ export interface RuntimeOptions {
   sandbox?: SandboxSwitch;
   /** Log runs, decisions and budget alerts at info (activity-log.ts): `colony serve`'s operator log. */
   activityLog?: boolean;
-  /** `serve --auto-approve`: approve every pending proposal as soon as it is seen (auto-approver.ts). */
-  autoApprove?: boolean;
+  /** `serve --auto-approve`: approve this owner's pending proposals as soon as they are seen (auto-approver.ts). */
+  autoApprove?: { ownerId: number };
 }
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
@@ -28,7 +28,7 @@ export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
   const leases = new LeaseSweeper(app, options.sweepIntervalMs).start();
   const reactor = options.mcpUrl ? new Reactor(app, { mcpUrl: options.mcpUrl, pollMs: options.pollMs, killGraceMs: options.killGraceMs, confiner }).start() : null;
   const activity = options.activityLog ? new ActivityLog(app).start() : null;
-  const approver = options.autoApprove ? new AutoApprover(app).start() : null;
+  const approver = options.autoApprove ? new AutoApprover(app, options.autoApprove.ownerId).start() : null;
   return { verifier, leases, reactor, confiner, stop: () => { approver?.stop(); activity?.stop(); reactor?.stop(); verifier.stop(); leases.stop(); } };
 }
 

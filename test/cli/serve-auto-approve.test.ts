@@ -2,13 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createGoal } from '../../src/actions/goals.js';
+import { createOwner } from '../../src/actions/principals.js';
+import { proposeTaskTree } from '../../src/actions/proposals.js';
+import { openApp } from '../../src/app.js';
+import { getProposal } from '../../src/projections/proposal-queries.js';
 import { ok } from '../helpers/calls.js';
 import { colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';
 
 /**
  * `colony serve --auto-approve` (FR-045) through the real CLI: it says so loudly at start, and a task-tree
- * proposal in a goal whose approval mode is `human` is approved without the owner, by `system`.
+ * proposal in the serving owner's goal whose approval mode is `human` is approved without the owner, by
+ * `system` — another owner's on the same store is not.
  */
 describe('colony serve --auto-approve', () => {
   it('warns at start and approves a pending proposal in a human-mode goal', async (t) => {
@@ -34,5 +40,17 @@ describe('colony serve --auto-approve', () => {
     }
     const goal = snapshot.goal as { status: string; pending_proposal_id: number | null };
     assert.deepEqual([goal.status, goal.pending_proposal_id, (snapshot.tasks_tree as { title: string }[])[0]?.title], ['active', null, 'Root task']);
+
+    // Another owner on the same store: their proposal is theirs to decide, even when it comes from another process.
+    const other = openApp({ dataDir: scratch.dir, durability: 'normal' });
+    t.after(() => other.engine.close());
+    const rival = createOwner(other, 'rival', { actor: 'system' });
+    const speaker = { key: `user-${rival.userId}`, name: 'rival', tenant: rival.userId };
+    const theirs = createGoal(other, speaker, { title: 'Rival goal', description: 'Not the serving owner\'s.', budgets: { tokens: null, cents: null },
+      maxSpawnDepth: 2, coordinatorConfig: 'default', approvalMode: 'human' }, { actor: 'user:rival' });
+    const proposed = proposeTaskTree(other, speaker, theirs.goalId, 'Theirs.', { title: 'Their root', description: 'Their whole plan.' }, { actor: 'user:rival' });
+    await ok(client, 'create_goal', { title: 'A later goal', description: 'Its commit makes the approver look again.', approval_mode: 'human' });
+    await new Promise((r) => setTimeout(r, 2_500)); // more than two of the approver's 1 s polls
+    assert.equal(getProposal(other.engine.db, proposed.proposalId)?.status, 'pending');
   });
 });
