@@ -22,6 +22,8 @@ const agent = await f.connect(f.agentToken);
 const by = { key: 'user-1', name: 'owner', tenant: 1 };
 addRecipe(f.app, by, { name: 'unit-tests', command: 'npm test -- --reporter=dot && test -s coverage/summary.json', cwd: null, timeoutSec: 300, secrets: [] }, { actor: 'user:owner' });
 
+// Autonomous, so that its tree in the auto goal is approved at once (a supervised agent's waits for the owner).
+await ok(owner, 'update_agent', { agent_id: f.agentId, autonomy_tier: 'autonomous' });
 const g1 = await ok(owner, 'create_goal', { title: 'Ship the billing export', description: 'CSV export of invoices for the finance team.', coordinator_config: 'worker', approval_mode: 'auto', budget_tokens: 200_000, budget_dollars_cents: 2_000 });
 const tree = await ok(agent, 'propose_task_tree', { goal_id: g1.goal_id, reasoning: 'Schema first, then the exporter, then tests.', tree: {
   title: 'Billing export', description: 'The whole export, end to end.', billing_code: 'billing', children: [
