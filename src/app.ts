@@ -18,6 +18,7 @@ import { probesProjection } from './projections/probes.js';
 import { projectsProjection } from './projections/projects.js';
 import { webappsProjection } from './projections/webapps.js';
 import { verifiersProjection } from './projections/verifiers.js';
+import { oauthProjection } from './projections/oauth.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -27,6 +28,7 @@ import type { Clock } from './clock.js';
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
   secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection, webappsProjection, verifiersProjection,
+  oauthProjection,
 ];
 
 export interface App {

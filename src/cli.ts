@@ -10,6 +10,7 @@ import { registerDemo } from './cli/demo.js';
 import { registerEvents } from './cli/events.js';
 import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
+import { registerOAuth } from './cli/oauth.js';
 import { registerProposals } from './cli/proposals.js';
 import { registerRebuild } from './cli/rebuild.js';
 import { registerReport } from './cli/report.js';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerProposals(program);
   registerSecrets(program);
   registerRequests(program);
+  registerOAuth(program);
   registerVerifiers(program);
   registerAudit(program);
   registerVerify(program);

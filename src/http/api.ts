@@ -26,7 +26,7 @@ export interface ApiOptions {
   signInLimiter?: FailureLimiter;
 }
 
-export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void } {
+export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void; sessions: SessionStore } {
   const sessions = options.sessions ?? new SessionStore();
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -45,5 +45,6 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   mountIntegrity(router, ctx);
   router.use(domainErrors);
   app.use('/api', router);
-  return { close: () => events.close() };
+  // The sessions go out too: the OAuth page (oauth.ts) lets a signed-in owner approve there.
+  return { close: () => events.close(), sessions };
 }

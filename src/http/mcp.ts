@@ -1,22 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
-import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
+import { requireBearerAuth } from '@modelcontextprotocol/express';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
 import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
+import { publicBaseUrl } from '../public-url.js';
+import { resourceMetadataUrl } from './oauth.js';
 import { actorOf, principalKey, type Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
-import { createMcpServer } from '../mcp/server.js';
+import { requestCaller, WatchBus } from '../mcp/listen-bus.js';
+import { createMcpServer, type RequestAuth } from '../mcp/server.js';
 
 /**
- * `/mcp`: Streamable HTTP with stateful sessions — one MCP server per session, bound to the principal
- * that initialized it by kind, id and tenant (never by name: another tenant may have an agent of the same
- * name). Every request carries a bearer token (checked by the SDK's requireBearerAuth: 401 +
+ * `/mcp` serves both MCP revisions on one endpoint (SDK v2):
+ * - 2025-era clients (`initialize`, then `Mcp-Session-Id`) keep stateful sessions — one MCP server per
+ *   session, bound to the principal that initialized it by kind, id and tenant (never by name: another
+ *   tenant may have an agent of the same name); open sessions are capped (SessionTable).
+ * - 2026-07-28 clients call statelessly: every request carries its own envelope and gets a fresh server
+ *   from the same factory (createMcpHandler), so nothing a call means depends on the revision that
+ *   carried it — claims, leases, idempotency and audit live in the log either way.
+ * Every request carries a bearer token (static or OAuth, checked by the SDK's requireBearerAuth: 401 +
  * WWW-Authenticate when missing or bad, 403 without the `mcp` scope); a request on a session must come
- * from the same principal. Bodies up to 4 MiB; beyond, a JSON error. Open sessions are capped (SessionTable).
+ * from the same principal. Bodies up to 4 MiB; beyond, a JSON error.
  */
 export const MAX_BODY = '4mb';
 // Static API tokens do not expire; the SDK requires an expiry, so they report one far ahead.
@@ -52,12 +58,13 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   const verifier = {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       const caller = ctx.auth.authenticate(token);
-      if (!caller) throw new InvalidTokenError('unknown or revoked token');
+      if (!caller) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown, expired or revoked token');
       return { token, clientId: actorOf(caller), scopes: caller.scopes, expiresAt: FAR_FUTURE, extra: { caller } };
     },
   };
-  const auth = requireBearerAuth({ verifier, requiredScopes: ['mcp'] });
+  const auth = bearerAuth(verifier);
   const callerOf = (info: AuthInfo | undefined): Caller | null => (info?.extra?.caller as Caller | undefined) ?? null;
+  const currentCaller = (request: RequestAuth) => callerOf(request.http?.authInfo as AuthInfo | undefined);
   /** The session a request names, if it is there and this principal's; otherwise the error is answered. */
   const sessionFor = (req: Request, res: Response, id: string): Session | null => {
     const session = sessions.get(id);
@@ -66,8 +73,18 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     sessions.touch(id, session);
     return session;
   };
+  // The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
+  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller), { legacy: 'reject', bus: new WatchBus(ctx.watch) });
+  const modernNode = toNodeHandler(modernHandler);
+  // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that principal's.
+  const modern = (req: Request, res: Response, body?: unknown) => {
+    const token = (req.auth as AuthInfo | undefined)?.token;
+    return requestCaller.run(() => ctx.auth.authenticate(token), () => modernNode(req, res, body));
+  };
 
+  app.use('/mcp', mcpCors);
   app.post('/mcp', auth, express.json({ limit: MAX_BODY }), async (req: Request, res: Response) => {
+    if (!(await isLegacyRequest(legacyProbe(req), req.body))) return void (await modern(req, res, req.body));
     const caller = callerOf(req.auth)!;
     const id = req.header('mcp-session-id');
     if (id) {
@@ -75,21 +92,22 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
       return void (session && (await session.transport.handleRequest(req, res, req.body)));
     }
     if (!isInitializeRequest(req.body)) return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => sessions.add(sid, { transport, key: keyOf(caller), lastSeen: Date.now() }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.remove(transport.sessionId);
     };
-    const server = createMcpServer(ctx, (extra) => callerOf(extra.authInfo as AuthInfo | undefined));
+    const server = createMcpServer(ctx, currentCaller);
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   });
 
+  // GET and DELETE exist only for 2025-era sessions; without a session id the modern leg answers (405).
   const onSession = async (req: Request, res: Response) => {
     const id = req.header('mcp-session-id');
-    if (!id) return void jsonRpcError(res, 400, 'Bad Request: missing mcp-session-id');
+    if (!id) return void (await modern(req, res));
     const session = sessionFor(req, res, id);
     if (session) await session.transport.handleRequest(req, res);
   };
@@ -104,16 +122,60 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
-      await sessions.closeAll();
+      await Promise.all([sessions.closeAll(), modernHandler.close()]);
     },
   };
+}
+
+/**
+ * The bearer check, with the protected-resource metadata URL (RFC 9728) in every challenge so an OAuth
+ * client finds the authorization server from a 401. The public URL is read per request: under
+ * `serve --port 0` it is known only once the socket is bound, after the routes are mounted.
+ */
+function bearerAuth(verifier: { verifyAccessToken(token: string): Promise<AuthInfo> }): RequestHandler {
+  const byUrl = new Map<string, RequestHandler>();
+  return (req, res, next) => {
+    const url = resourceMetadataUrl(publicBaseUrl());
+    let check = byUrl.get(url);
+    if (!check) byUrl.set(url, (check = requireBearerAuth({ verifier, requiredScopes: ['mcp'], resourceMetadataUrl: url })));
+    return check(req, res, next);
+  };
+}
+
+/**
+ * CORS for browser-based MCP clients (the Inspector's web UI, hosted connectors): /mcp authenticates by
+ * bearer token only — never a cookie — so any origin may call it with a token it holds; the headers a
+ * client must read (session id, the auth challenge) are exposed. DNS rebinding is still refused by the
+ * Host check in front of everything (server.ts).
+ */
+const mcpCors: RequestHandler = (req, res, next) => {
+  if (!req.headers.origin) return next();
+  res.set({
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': 'Mcp-Session-Id, WWW-Authenticate, Mcp-Protocol-Version',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate',
+    'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
+    'Access-Control-Max-Age': '600',
+  });
+  if (req.method === 'OPTIONS') return void res.status(204).end();
+  next();
+};
+
+/**
+ * The headers the era classification reads (the protocol-version header), without the body: express
+ * has parsed it already, and isLegacyRequest classifies from the parsed value we pass beside it.
+ */
+function legacyProbe(req: Request): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+  return new globalThis.Request('http://colony.local/mcp', { method: req.method, headers });
 }
 
 /** The principal a session is bound to: `agent:7@1` (kind and id, then the tenant). */
 const keyOf = principalKey;
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   key: string;
   lastSeen: number;
 }

@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
-import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { localhostHostValidation } from '@modelcontextprotocol/express';
 import type { Engine } from '../engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
 import { mountApi } from './api.js';
 import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
+import { mountOAuth } from './oauth.js';
 import { mountProbes } from './probes.js';
 import { mountConsole } from './web.js';
 
@@ -30,6 +31,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   if (mcp) mountProbes(app, mcp.app);
   if (mcp) mountApps(app, mcp.app);
   const api = mcp ? mountApi(app, mcp) : null;
+  if (mcp) mountOAuth(app, mcp, { sessions: api!.sessions });
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });
   });

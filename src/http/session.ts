@@ -151,6 +151,8 @@ export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionSt
       limiter.fail(address);
       throw new DomainError('ErrUnauthorized', 'unknown or revoked token');
     }
+    // An OAuth access token carries only the `mcp` scope; a console session would act with the owner's whole REST surface.
+    if (caller.oauth) throw new DomainError('ErrUnauthorized', 'an OAuth access token reaches /mcp only; sign in with an owner or agent token');
     const old = sessionCookie(req);
     if (old) sessions.drop(old);
     const { id, session } = sessions.create(principalKey(caller), tokenHash(token));

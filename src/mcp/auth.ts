@@ -1,19 +1,23 @@
 import type { App } from '../app.js';
 import { prepared } from '../db.js';
 import type { TokenScope } from '../events/principals.js';
-import { findActiveToken, getAgent, getUser } from '../projections/principals.js';
+import { grantOfAccessToken } from '../projections/oauth-queries.js';
+import { findActiveToken, getAgent, getUser, tokensOf } from '../projections/principals.js';
 import { tokenHash } from '../tokens.js';
 
 /**
  * Who is calling: the principal behind a bearer token, read from the principals projection on every
  * request (and, for a long-lived stdio session, on every call), so a revoked token or a quarantine
- * takes effect at once.
+ * takes effect at once. A token may also be an OAuth access token (issue 16): then `oauth` names its
+ * grant, `tokenId` is 0, and everything else is the principal's own — an agent's tool scope and
+ * quarantine apply exactly as to its own token.
  */
+export interface OAuthVia { grantId: number; clientId: string; expiresAt: string }
 export type Caller =
-  | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[] }
+  | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[]; oauth?: OAuthVia }
   | {
       kind: 'agent'; tokenId: number; agentId: number; ownerId: number; name: string; scopes: TokenScope[];
-      toolScope: string[]; quarantined: boolean;
+      toolScope: string[]; quarantined: boolean; oauth?: OAuthVia;
     };
 
 export function authenticate(app: App, token: string | undefined): Caller | null {
@@ -27,7 +31,7 @@ export function authenticate(app: App, token: string | undefined): Caller | null
  */
 export function callerOfHash(app: App, hash: string): Caller | null {
   const row = findActiveToken(app.engine.db, hash);
-  if (!row) return null;
+  if (!row) return oauthCallerOfHash(app, hash);
   if (row.principalKind === 'user') {
     const user = getUser(app.engine.db, row.principalId);
     return user && { kind: 'owner', tokenId: row.tokenId, userId: user.userId, name: user.name, scopes: row.scopes };
@@ -37,6 +41,27 @@ export function callerOfHash(app: App, hash: string): Caller | null {
     kind: 'agent', tokenId: row.tokenId, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: row.scopes,
     toolScope: agent.toolScope, quarantined: agent.quarantined,
   };
+}
+
+/**
+ * The principal behind a live OAuth access token: unexpired by the engine clock, its grant not revoked,
+ * and its principal still holding a live token of its own — revoking all of an agent's (or the owner's)
+ * tokens cuts the OAuth access granted to it too.
+ */
+function oauthCallerOfHash(app: App, hash: string): Caller | null {
+  const db = app.engine.db;
+  const grant = grantOfAccessToken(db, hash, app.engine.clock().toISOString());
+  if (!grant || !tokensOf(db, grant.principalKind, grant.principalId).some((t) => t.revokedAt === null)) return null;
+  const oauth = { grantId: grant.grantN, clientId: grant.clientId, expiresAt: grant.expiresAt };
+  if (grant.principalKind === 'user') {
+    const user = getUser(db, grant.principalId);
+    return user && user.userId === grant.ownerId ? { kind: 'owner', tokenId: 0, userId: user.userId, name: user.name, scopes: grant.scopes, oauth } : null;
+  }
+  const agent = getAgent(db, grant.principalId);
+  return agent && agent.ownerId === grant.ownerId ? {
+    kind: 'agent', tokenId: 0, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: grant.scopes,
+    toolScope: agent.toolScope, quarantined: agent.quarantined, oauth,
+  } : null;
 }
 
 /**
@@ -61,8 +86,9 @@ export class Authenticator {
   private seenVersion = -1;
 
   constructor(private readonly app: App) {
+    // OAuth streams too: a revoked grant must fail on the very next request, like a revoked token.
     app.engine.bus.events$.subscribe((e) => {
-      if (e.streamId.startsWith('user-') || e.streamId.startsWith('agent-')) this.cache.clear();
+      if (e.streamId.startsWith('user-') || e.streamId.startsWith('agent-') || e.streamId.startsWith('oauth-')) this.cache.clear();
     });
   }
 
@@ -75,7 +101,9 @@ export class Authenticator {
     }
     const key = tokenHash(token);
     const hit = this.cache.get(key);
-    if (hit) return hit;
+    // An OAuth token expires by the engine clock while cached: checked on every hit.
+    if (hit && !(hit.oauth && Date.parse(hit.oauth.expiresAt) <= this.app.engine.clock().getTime())) return hit;
+    if (hit) this.cache.delete(key);
     const caller = authenticate(this.app, token);
     if (caller) {
       if (this.cache.size >= 1000) this.cache.clear();

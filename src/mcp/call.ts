@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
 import { log } from '../log.js';
@@ -7,7 +7,7 @@ import { argsDigest, principalRefOf, type Outcome } from './audit.js';
 import { actorOf, principalKey, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
-import type { AnyTool } from './tool.js';
+import { noProgress, type AnyTool, type Progress } from './tool.js';
 
 /**
  * One tools/call, in order: who is calling (re-checked per call), is the tool there for them, is it in
@@ -39,6 +39,7 @@ export async function callTool(
   name: string,
   rawArgs: Record<string, unknown>,
   meta?: Record<string, unknown>,
+  progress: Progress = noProgress,
 ): Promise<CallToolResult> {
   const started = process.hrtime.bigint();
   const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;
@@ -85,7 +86,7 @@ export async function callTool(
     const scope = key === undefined ? undefined : idempotencyScope(caller, tool.name, key);
     if (scope !== undefined) commandId = `${scope}${digest}`;
     const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId, idempotencyScope: scope };
-    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd }, parsed.data);
+    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd, progress }, parsed.data);
     // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
     const shaped = shapedErrorCode(value);
     return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);

@@ -1,21 +1,22 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio as serveBothRevisions } from '@modelcontextprotocol/server/stdio';
 import { DomainError } from '../errors.js';
 import type { McpContext } from './context.js';
 import { createMcpServer } from './server.js';
 
 /**
  * MCP over stdio: the token comes from COLONY_TOKEN; stdout carries the protocol only (logs go to
- * stderr). The token is re-checked on every call, so revoking it ends the session's rights at once.
+ * stderr). The SDK's serveStdio picks the revision from the opening message — a 2025-era `initialize`
+ * or a 2026-07-28 `server/discover` / enveloped request — and pins one server from our factory for the
+ * connection. The token is re-checked on every call, so revoking it ends the session's rights at once.
  */
 export async function serveStdio(ctx: McpContext, token: string | undefined): Promise<void> {
   const caller = ctx.auth.authenticate(token);
   if (!caller) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
-  const server = createMcpServer(ctx, () => ctx.auth.authenticate(token));
-  const transport = new StdioServerTransport();
-  await server.connect(transport);
+  const handle = serveBothRevisions(() => createMcpServer(ctx, () => ctx.auth.authenticate(token)));
+  // The transport closes itself when stdin ends (the client went away); the process then winds down.
   await new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
   });
-  await server.close();
+  await handle.close();
 }

@@ -22,7 +22,13 @@ export interface ToolContext {
   readonly runtime: { readonly reactor: Reactor | null };
   /** The stdio client's working directory (task_create infers the project from it); null over HTTP. */
   readonly cwd: string | null;
+  /** Tells the client how a call that takes seconds is going (MCP progress notifications); a no-op unless it asked. */
+  readonly progress: Progress;
 }
+
+/** One step of a long call, as a line a person can read ("run 12 started"). */
+export type Progress = (message: string) => void;
+export const noProgress: Progress = () => undefined;
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   name: string;
@@ -41,6 +47,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   pathFields?: readonly string[];
   /** Path arguments where "" means "not given" (xylocopa's `path=""`): dropped before the path policy, so the schema default applies; the handler's default must lie inside the roots. */
   blankPathDefaults?: readonly string[];
+  /**
+   * The tool's `_meta` in tools/list, for protocol extensions keyed there — MCP Apps' `ui.resourceUri`
+   * names the UI a host renders the tool's result in (review_proposal's approval card).
+   */
+  meta?: Readonly<Record<string, unknown>>;
   handler(ctx: ToolContext, args: z.infer<I>): z.infer<O> | Promise<z.infer<O>>;
   /** The text shown to the model; defaults to the JSON of the result. */
   text?(result: z.infer<O>): string;

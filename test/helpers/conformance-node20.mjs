@@ -11,13 +11,14 @@ import { register } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 
 const STANDIN = 'colony-shim:fs-with-globsync';
-const PACKAGE = '/node_modules/@modelcontextprotocol/conformance/';
+// Both installed suites: 0.1.16 (2025-11-25) and 0.2.0-alpha.12 under the alias conformance-2026 (2026-07-28).
+const PACKAGES = ['/node_modules/@modelcontextprotocol/conformance/', '/node_modules/conformance-2026/'];
 
 if (isMainThread && typeof fs.globSync !== 'function') register(import.meta.url);
 
 /** Loader hook (runs on the hooks thread). */
 export async function resolve(specifier, context, next) {
-  if ((specifier === 'fs' || specifier === 'node:fs') && context.parentURL?.includes(PACKAGE)) {
+  if ((specifier === 'fs' || specifier === 'node:fs') && PACKAGES.some((p) => context.parentURL?.includes(p))) {
     return { url: STANDIN, shortCircuit: true };
   }
   return next(specifier, context);

@@ -92,7 +92,8 @@ describe('/mcp transport', () => {
   it('needs an initialize request to open a session, and a known session id for GET and DELETE', async () => {
     const auth = { authorization: `Bearer ${f.ownerToken}` };
     assert.equal((await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, auth)).status, 400);
-    assert.equal((await fetch(`${f.base}/mcp`, { headers: auth })).status, 400);
+    // A GET without a session is not a 2025 stream: the 2026-07-28 leg has no GET, and says so (405).
+    assert.equal((await fetch(`${f.base}/mcp`, { headers: auth })).status, 405);
     assert.equal((await fetch(`${f.base}/mcp`, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': 'nope' } })).status, 404);
     assert.equal((await fetch(`${f.base}/mcp`, { method: 'PUT', headers: auth })).status, 405);
   });

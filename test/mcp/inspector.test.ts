@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runBounded, type BoundedResult } from '../helpers/bounded.js';
@@ -169,5 +171,82 @@ describe('MCP Inspector CLI → colony serve (Streamable HTTP, bearer)', () => {
     const mine = rows.filter((row) => row.principal === 'user:owner');
     assert.equal(mine.filter((row) => row.outcome === 'success').length, 2, 'one whoami per transport');
     assert.equal(mine.filter((row) => row.errorCode === 'ErrInvalidInput').length, 2, 'one refused call per transport');
+  });
+});
+
+describe('MCP Inspector CLI, 2026-07-28 (--protocol-era modern): stdio and HTTP', () => {
+  const modern = ['--protocol-era', 'modern'];
+
+  test('stdio: tools/list and whoami through server/discover, no handshake', async () => {
+    checkList(await inspector(stdioTarget(), [...stdioArgs(), ...modern, '--method', 'tools/list']));
+    checkWhoami(await inspector(stdioTarget(), [...stdioArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']));
+  });
+
+  test('HTTP: tools/list, whoami, a resource and a prompt, statelessly', async () => {
+    checkList(await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'tools/list']));
+    checkWhoami(await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']));
+    const templates = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'resources/templates/list']);
+    expectExit(templates, 0);
+    assert.match(JSON.stringify(json(templates).result), /colony:\/\/goals\/\{goalId\}/);
+    const missing = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'resources/read', '--uri', 'colony://goals/999']);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stdout + missing.stderr, /resource colony:\/\/goals\/999 not found/);
+    const prompt = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'prompts/get', '--prompt-name', 'create-goal', '--prompt-args', 'intent=Keep the docs true']);
+    expectExit(prompt, 0);
+    assert.match(JSON.stringify(json(prompt).result), /create_goal/);
+  });
+});
+
+/** A free loopback port for the Inspector's OAuth callback listener. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    }).on('error', reject);
+  });
+}
+
+describe('MCP Inspector CLI: its own interactive OAuth flow against colony serve', () => {
+  test('no token: it registers, the owner approves by `colony oauth approve`, and tools/list comes back', async () => {
+    const callback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
+    // A "browser" that only prints the URL (BROWSER=echo): this test plays the browser itself.
+    const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', '--format', 'json', '--connect-timeout', '10000', '--callback-url', callback, '--method', 'tools/list', '--', mcpUrl], {
+      env: { ...process.env, HOME: join(root, 'home-oauth'), MCP_CATALOG_PATH: join(root, 'home-oauth', 'mcp.json'), MCP_CLIENT_CONFIG_PATH: join(root, 'home-oauth', 'client.json'), MCP_AUTO_OPEN_ENABLED: 'true', BROWSER: 'echo', MCP_INSPECTOR_SECRET_STORE: 'memory', COLONY_DATA: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      const authorizeUrl = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d;
+          const m = /Please navigate to: (\S+)/.exec(stderr);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then(() => reject(new Error(`the inspector exited before asking for a login\n${stdout}\n${stderr}`)));
+      });
+      assert.ok(authorizeUrl.startsWith(mcpUrl.replace(/\/mcp$/, '/oauth/authorize?')), authorizeUrl);
+      const page = await (await fetch(authorizeUrl)).text();
+      const code = /\b([A-Z0-9]{4}-[A-Z0-9]{4})\b/.exec(page)![1]!;
+      const request = /data-request="([0-9a-f]+)"/.exec(page)![1]!;
+      const approved = colony(['oauth', 'approve', code, '--data', data]);
+      assert.equal(approved.code, 0, approved.stderr);
+      const status = (await (await fetch(new URL(`/oauth/authorize/status?request=${request}`, mcpUrl))).json()) as { status: string; redirect: string };
+      assert.equal(status.status, 'approved');
+      assert.ok(status.redirect.startsWith(`${callback}?code=`), status.redirect);
+      assert.equal((await fetch(status.redirect)).status, 200); // the Inspector's own callback listener takes the code
+      assert.equal(await exited, 0, `stdout: ${stdout}\nstderr: ${stderr}`);
+      const names = (JSON.parse(stdout) as { result: { tools: ListedTool[] } }).result.tools.map((t) => t.name);
+      for (const name of TOOLS) assert.ok(names.includes(name), name);
+      const clients = JSON.parse(colony(['oauth', 'clients', '--data', data, '--json']).stdout) as unknown[];
+      assert.equal(clients.length, 1, 'the Inspector is the one OAuth client, with its grant');
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -42,6 +42,16 @@ describe('execute_agent', () => {
     assert.match(sessionMessages(f.app.engine.db, run.runId)[0]!.content, /What is six times seven\?/);
   });
 
+  it('reports the run\'s steps as MCP progress notifications when the client asks for them', async (t) => {
+    const f = await setup(t);
+    f.addRunner('stepper', `cat >/dev/null; echo '{"type":"result","result":"done"}'`);
+    const steps: string[] = [];
+    const r = await f.owner.callTool({ name: 'execute_agent', arguments: { agent_name: 'stepper', prompt: 'Go.' } }, undefined, { onprogress: (p) => void steps.push(`${p.progress}:${p.message}`) });
+    assert.equal((r.structuredContent as { status: string }).status, 'success');
+    const runId = (r.structuredContent as { request_id: string }).request_id;
+    assert.deepEqual(steps, [`1:stepper: run ${runId} queued`, `2:stepper: run ${runId} started`, `3:stepper: run ${runId} finished`]);
+  });
+
   it('a failing command: status "error" with the exit code and the end of its output', async (t) => {
     const f = await setup(t);
     f.addRunner('failing', `cat >/dev/null; echo 'no such file: plan.md' >&2; exit 3`);

@@ -51,15 +51,36 @@ const execute = defineTool({
     if (!reactor) return failed('this Colony process does not run agents (agents run under colony serve)', 'RuntimeUnavailable');
     if (ctx.caller.kind === 'agent' && ctx.caller.agentId === agent.agentId) return failed('an agent cannot execute itself (it would wait for its own run)', 'SelfExecution');
     let run: RunRow;
+    const steps = reportRunSteps(ctx, agent);
     try {
       run = await reactor.execute(agent.agentId, a.prompt, ctx.command.actor);
     } catch (err) {
       if (isDomainError(err)) return failed(err.message, err.code);
       throw err;
+    } finally {
+      steps.unsubscribe();
     }
     return answer(ctx, agent, run, failed);
   },
 });
+
+/** The run's steps as progress for a client that asked (queued behind a run, started, finished): a run can take minutes. */
+const STEPS: Record<string, (runId: number) => string> = {
+  RunQueued: (id) => `run ${id} queued`,
+  RunStarted: (id) => `run ${id} started`,
+  RunFinished: (id) => `run ${id} finished`,
+  RunTimedOut: (id) => `run ${id} timed out`,
+  RunFailed: (id) => `run ${id} failed`,
+  RunRefused: (id) => `run ${id} refused`,
+};
+
+function reportRunSteps(ctx: ToolContext, agent: AgentRow): { unsubscribe(): void } {
+  return ctx.app.engine.bus.events$.subscribe((e) => {
+    const step = STEPS[e.type];
+    const data = e.data as { runId?: number; agentId?: number };
+    if (step && data.agentId === agent.agentId && typeof data.runId === 'number') ctx.progress(`${agent.name}: ${step(data.runId)}`);
+  });
+}
 
 function answer(ctx: ToolContext, agent: AgentRow, run: RunRow, failed: (reason: string, type: string) => Result): Result {
   switch (run.status) {

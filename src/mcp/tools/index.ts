@@ -17,8 +17,9 @@ import { projectTools } from './projects.js';
 import { healthTools } from './health.js';
 import { webappTools } from './webapps.js';
 import { verifierTools } from './verifiers.js';
+import { reviewTools } from './review.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools, ...webappTools, ...verifierTools);
+  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools, ...webappTools, ...verifierTools, ...reviewTools);
 }

@@ -1,0 +1,6 @@
+/** MCP resources (issue 16): the data layer the server registers for both protocol revisions. */
+export type { ResourceContents, ResourceEntry, ResourceTemplateEntry } from './types.js';
+export { listResources, PAGE_SIZE, RESOURCE_TEMPLATES } from './catalog.js';
+export { readResource } from './read.js';
+export { resourceListChangedBy, resourceUrisTouchedBy } from './changes.js';
+export { READ_TOOLS } from './access.js';
