@@ -7,10 +7,11 @@ import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
 import { publicBaseUrl } from '../public-url.js';
 import { resourceMetadataUrl } from './oauth.js';
-import { actorOf, principalKey, type Caller } from '../mcp/auth.js';
+import { actorOf, principalKey, type Caller, type RequestAuth } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { requestCaller, WatchBus } from '../mcp/listen-bus.js';
-import { createMcpServer, type RequestAuth } from '../mcp/server.js';
+import { watchOf } from '../mcp/resource-watch.js';
+import { createMcpServer } from '../mcp/server.js';
 
 /**
  * `/mcp` serves both MCP revisions on one endpoint (SDK v2):
@@ -64,7 +65,12 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   };
   const auth = bearerAuth(verifier);
   const callerOf = (info: AuthInfo | undefined): Caller | null => (info?.extra?.caller as Caller | undefined) ?? null;
-  const currentCaller = (request: RequestAuth) => callerOf(request.http?.authInfo as AuthInfo | undefined);
+  // Re-read from the token every time (cached by the Authenticator, dropped on any principal change): a
+  // subscription made on one request asks again on every notification, so a revocation silences it.
+  const currentCaller = (request: RequestAuth): Caller | null => {
+    const token = (request.http?.authInfo as AuthInfo | undefined)?.token;
+    return token ? ctx.auth.authenticate(token) : null;
+  };
   /** The session a request names, if it is there and this principal's; otherwise the error is answered. */
   const sessionFor = (req: Request, res: Response, id: string): Session | null => {
     const session = sessions.get(id);
@@ -74,7 +80,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     return session;
   };
   // The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
-  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller), { legacy: 'reject', bus: new WatchBus(ctx.watch) });
+  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller), { legacy: 'reject', bus: new WatchBus(watchOf(ctx)) });
   const modernNode = toNodeHandler(modernHandler);
   // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that principal's.
   const modern = (req: Request, res: Response, body?: unknown) => {
@@ -84,9 +90,10 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
 
   app.use('/mcp', mcpCors);
   app.post('/mcp', auth, express.json({ limit: MAX_BODY }), async (req: Request, res: Response) => {
-    if (!(await isLegacyRequest(legacyProbe(req), req.body))) return void (await modern(req, res, req.body));
-    const caller = callerOf(req.auth)!;
+    // A session id is 2025-only (2026-07-28 has no sessions): those calls skip the SDK's classifier.
     const id = req.header('mcp-session-id');
+    if (!id && !(await isLegacyRequest(legacyProbe(req), req.body))) return void (await modern(req, res, req.body));
+    const caller = callerOf(req.auth)!;
     if (id) {
       const session = sessionFor(req, res, id);
       return void (session && (await session.transport.handleRequest(req, res, req.body)));

@@ -20,6 +20,13 @@ export type Caller =
       toolScope: string[]; quarantined: boolean; oauth?: OAuthVia;
     };
 
+/** What a request handler knows about its request: the validated token's info, over HTTP. */
+export interface RequestAuth {
+  http?: { authInfo?: { extra?: Record<string, unknown> } };
+}
+/** The principal of a request as it is now: asked on every list, read and call (revocation applies at once). */
+export type CurrentCaller = (request: RequestAuth) => Caller | null;
+
 export function authenticate(app: App, token: string | undefined): Caller | null {
   return token ? callerOfHash(app, tokenHash(token)) : null;
 }

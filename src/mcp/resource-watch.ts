@@ -3,8 +3,8 @@ import { readAll } from '../events/store.js';
 import { LogTick } from '../runtime/log-tick.js';
 import type { App } from '../app.js';
 import type { Caller } from './auth.js';
-import { readResource, resourceListChangedBy, resourceUrisTouchedBy } from './resources/index.js';
-import { tenantOf } from './resources/access.js';
+import { resourceListChangedBy, resourceUrisTouchedBy } from './resources/index.js';
+import { mayReadTouched, tenantOf } from './resources/access.js';
 import type { McpContext } from './context.js';
 
 /**
@@ -25,6 +25,14 @@ export interface Watcher {
   readonly uris?: ReadonlySet<string>;
   updated(uri: string): void;
   listChanged(): void;
+}
+
+/** One watch per MCP context (a process serves one), made when the first subscription needs it. */
+const watches = new WeakMap<McpContext, ResourceWatch>();
+export function watchOf(ctx: McpContext): ResourceWatch {
+  let watch = watches.get(ctx);
+  if (!watch) watches.set(ctx, (watch = new ResourceWatch(ctx)));
+  return watch;
 }
 
 export class ResourceWatch {
@@ -78,19 +86,9 @@ export class ResourceWatch {
       const tenant = tenantOf(caller);
       let uris = byTenant.get(tenant);
       if (!uris) byTenant.set(tenant, (uris = resourceUrisTouchedBy(e, this.ctx.app.engine.db, tenant)));
-      for (const uri of uris) if ((!w.uris || w.uris.has(uri)) && this.readable(caller, uri)) w.updated(uri);
+      for (const uri of uris) if ((!w.uris || w.uris.has(uri)) && mayReadTouched(this.ctx, caller, uri)) w.updated(uri);
       // Only a change inside the watcher's tenant (the event touched one of its resources) changes its list.
       if (listChanged && uris.length > 0) w.listChanged();
-    }
-  }
-
-  /** May this principal read the resource now? The same check a resources/read makes. */
-  private readable(caller: Caller, uri: string): boolean {
-    try {
-      readResource(this.ctx, caller, uri);
-      return true;
-    } catch {
-      return false;
     }
   }
 }

@@ -1,11 +1,11 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
 import { APPROVAL_CARD_URI, approvalCardContents, approvalCardEntry, approvalCardHtml } from './apps/approval-card.js';
-import type { Caller } from './auth.js';
+import type { Caller, CurrentCaller } from './auth.js';
 import type { McpContext } from './context.js';
 import { getPrompt, listPrompts } from './prompts/index.js';
 import { listResources, readResource, RESOURCE_TEMPLATES, type ResourceContents } from './resources/index.js';
-import type { CurrentCaller } from './server.js';
+import { watchOf } from './resource-watch.js';
 
 /**
  * Resources and prompts on one MCP server, for both revisions: the data comes from src/mcp/resources
@@ -14,7 +14,7 @@ import type { CurrentCaller } from './server.js';
  * → invalid params, no token → invalid request. 2025 sessions subscribe per URI here; 2026-07-28
  * clients use `subscriptions/listen`, served by the SDK over the same watch (http/mcp.ts).
  */
-export function registerResourcesAndPrompts(server: Server, ctx: McpContext, currentCaller: CurrentCaller): void {
+export function registerResourcesAndPrompts(server: Server, ctx: McpContext, currentCaller: CurrentCaller, pushUpdates = false): void {
   const who = (extra: Parameters<CurrentCaller>[0]): Caller => {
     const caller = currentCaller(extra);
     if (!caller) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the token is unknown, expired or revoked');
@@ -40,7 +40,7 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
       const caller = who(extra);
       readAny(ctx, caller, request.params.uri); // only what the caller can read now
       subscribed.add(request.params.uri);
-      stopWatching ??= ctx.watch.add({
+      stopWatching ??= watchOf(ctx).add({
         caller: () => currentCaller(extra),
         uris: subscribed,
         updated: (uri) => void server.sendResourceUpdated({ uri }).catch(() => undefined),
@@ -52,6 +52,16 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
     subscribed.delete(request.params.uri);
     return {};
   });
+  // A 2026-07-28 stdio connection: every readable change goes out; the SDK's stdio entry keeps only what
+  // an open listen stream asked for. (A discarded server/discover probe instance may never close: its
+  // watcher then lives as long as the process — one stdio connection — and its sends go nowhere.)
+  if (pushUpdates) {
+    stopWatching = watchOf(ctx).add({
+      caller: () => currentCaller({}),
+      updated: (uri) => void server.sendResourceUpdated({ uri }).catch(() => undefined),
+      listChanged: () => void server.sendResourceListChanged().catch(() => undefined),
+    });
+  }
   const previous = server.onclose;
   server.onclose = () => {
     stopWatching?.();

@@ -1,5 +1,5 @@
 import { Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
-import type { Caller } from './auth.js';
+import type { CurrentCaller } from './auth.js';
 import { callTool, visibleTools } from './call.js';
 import type { McpContext } from './context.js';
 import { inputJsonSchema, outputJsonSchema } from './results.js';
@@ -17,11 +17,6 @@ export const INSTRUCTIONS =
   'Colony is the control plane for this team of agents. Every change you make is recorded as an event. ' +
   'Tools marked destructive answer first with a confirm_token; call again with confirmation_token to proceed.';
 
-/** What a request handler knows about its request: the validated token's info, over HTTP. */
-export interface RequestAuth {
-  http?: { authInfo?: { extra?: Record<string, unknown> } };
-}
-export type CurrentCaller = (request: RequestAuth) => Caller | null;
 
 /**
  * Cache hints for the 2026-07-28 revision's cacheable lists: the tool list depends on the caller (its
@@ -32,7 +27,16 @@ const LIST_CACHE = { ttlMs: 60_000, cacheScope: 'private' } as const;
 /** Resources are live views of the log (a task changes, the tree changes): never served from a cache. */
 const NO_CACHE = { ttlMs: 0, cacheScope: 'private' } as const;
 
-export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller): Server {
+export interface ServerOptions {
+  /**
+   * Announce every change to a resource the caller may read as the server's own notification (a stdio
+   * connection on 2026-07-28: the SDK's stdio entry routes them onto the open `subscriptions/listen`
+   * streams, filtered by each stream's filter). Over HTTP the listen streams have their own bus.
+   */
+  pushResourceUpdates?: boolean;
+}
+
+export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, options: ServerOptions = {}): Server {
   const server = new Server(
     { name: 'colony', version: ctx.version },
     {
@@ -49,7 +53,7 @@ export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller): 
   });
   server.setRequestHandler('tools/call', (request, extra): Promise<CallToolResult> =>
     callTool(ctx, currentCaller(extra), request.params.name, request.params.arguments ?? {}, request.params._meta, progressOf(request.params._meta, extra)));
-  registerResourcesAndPrompts(server, ctx, currentCaller);
+  registerResourcesAndPrompts(server, ctx, currentCaller, options.pushResourceUpdates ?? false);
   return server;
 }
 

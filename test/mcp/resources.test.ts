@@ -4,7 +4,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createOwner } from '../../src/actions/principals.js';
+import { createOwner, rotateToken } from '../../src/actions/principals.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
@@ -132,6 +132,26 @@ describe('MCP resources and prompts, both revisions', () => {
     } finally {
       await agent.close();
     }
+  });
+
+  it('a revoked token\'s subscription falls silent: every notification re-checks the principal', async () => {
+    const tree = `colony://goals/${goalId}/tree`;
+    const agent = await v1(f.agentToken);
+    const heard: string[] = [];
+    agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void heard.push(n.params.uri));
+    await agent.subscribeResource({ uri: tree });
+    // The owner listens too: the change must reach a principal that still holds its token.
+    const control = await v1(f.ownerToken);
+    const ownerHeard = collect((push) => control.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => push(n.params.uri)), (u) => u.includes(tree));
+    await control.subscribeResource({ uri: tree });
+    rotateToken(f.app, 'agent', f.agentId, { actor: 'user:owner' }); // the agent's token is revoked, a new one issued
+    const taskId = tasksOfGoal(f.app.engine.db, goalId)[0]!.taskId;
+    await ok(owner, 'task_update', { task_id: String(taskId), title: 'Check every page again' });
+    assert.ok((await ownerHeard).includes(tree));
+    await sleep(700);
+    assert.deepEqual(heard, []);
+    await control.close();
+    await agent.close().catch(() => undefined);
   });
 
   it('lists and renders the prompts; hostile text stays quoted; a missing argument is named', async () => {

@@ -173,7 +173,7 @@ describe('colony stdio serves both revisions on one binary', () => {
   const scratch = tempDir('colony-stdio-revisions-');
   after(() => scratch.cleanup());
 
-  it('a 2025 client (initialize) and a 2026-07-28 client (server/discover) both call whoami', async () => {
+  it('a 2025 client (initialize) and a 2026-07-28 client (server/discover) both call whoami; the 2026 one listens', async () => {
     const dir = join(scratch.dir, 'data');
     const token = JSON.parse(colony(['init', '--data', dir, '--json']).stdout).token as string;
     const params = { command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir], env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe' as const };
@@ -187,6 +187,14 @@ describe('colony stdio serves both revisions on one binary', () => {
       const b = await v2.callTool({ name: 'whoami', arguments: {} });
       assert.equal((a.structuredContent as { kind: string }).kind, 'owner');
       assert.deepEqual(b.structuredContent, a.structuredContent);
+      // A 2026-07-28 listen stream over stdio hears a change to the goal it listens to.
+      const goal = (await v2.callTool({ name: 'create_goal', arguments: { title: 'Docs', description: 'Keep the docs true.' } })).structuredContent as { goal_id: number };
+      const uri = `colony://goals/${goal.goal_id}`;
+      const heard = new Promise<string>((resolve) => v2.setNotificationHandler('notifications/resources/updated', (n) => resolve(n.params.uri)));
+      const sub = await v2.listen({ resourceSubscriptions: [uri] });
+      await v2.callTool({ name: 'propose_task_tree', arguments: { goal_id: goal.goal_id, tree: { title: 'Read the pages', description: 'Each page against the code.' } } });
+      assert.equal(await Promise.race([heard, new Promise((r) => setTimeout(() => r('nothing in 5 s'), 5000))]), uri);
+      await sub.close();
     } finally {
       await v1.close();
       await v2.close();

@@ -5,6 +5,8 @@ import type { McpContext } from '../context.js';
 import type { ToolContext } from '../tool.js';
 import { speaker } from '../tools/channels.js';
 import { readableBy } from '../tools/sessions.js';
+import { getRun } from '../../projections/run-queries.js';
+import { parseResourceUri, type ResourceRef } from './uris.js';
 
 /**
  * Who may read which resource — the read tools' rules, applied through the read tools' own functions:
@@ -58,4 +60,24 @@ export function orNotFound<T>(uri: string, read: () => T): T {
     if (isDomainError(e) && e.code.endsWith('NotFound')) throw resourceNotFound(uri);
     throw e;
   }
+}
+
+const FAMILY_OF: Record<ResourceRef['kind'], Family> = { goal: 'goals', goal_tree: 'goals', agent: 'agents', run: 'runs', run_transcript: 'runs' };
+
+/**
+ * May the caller read a URI that an event of its own tenant touched (resourceUrisTouchedBy already keeps
+ * to one tenant)? The family's scope, and for runs whose runs it may read — without rendering the
+ * resource, since a subscription asks this for every event.
+ */
+export function mayReadTouched(ctx: McpContext, caller: Caller, uri: string): boolean {
+  let ref: ResourceRef;
+  try {
+    ref = parseResourceUri(uri);
+  } catch {
+    return false;
+  }
+  if (!mayRead(caller, FAMILY_OF[ref.kind])) return false;
+  if (ref.kind !== 'run' && ref.kind !== 'run_transcript') return true;
+  const run = getRun(ctx.app.engine.db, ref.runId);
+  return run !== null && mayReadRunsOf(readableRuns(ctx, caller), run.agentId);
 }
