@@ -6,6 +6,7 @@ import { createTeam, seedGoals } from './goal-data.js';
 import { benchGoalSnapshot } from './goal-snapshot.js';
 import { benchGoalsList } from './goals-list.js';
 import { benchMcpHttp, benchMcpStdio } from './mcp.js';
+import { benchMcpHttpExt, EXT_FULL, EXT_QUICK } from './mcp-ext.js';
 import { benchMcpSessionFlood } from './mcp-sessions.js';
 import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
@@ -31,6 +32,11 @@ const TARGETS: Record<string, string> = {
   rebuild_rss_mb: '< 300 MB',
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.7',
+  mcp_http_ext_calls_per_s_2025: '(no target yet)',
+  mcp_http_ext_calls_per_s_2026: '(no target yet)',
+  mcp_http_ext_2026_vs_2025: '(diagnostic)',
+  mcp_http_ext_p99_ms_2025: '(no target yet)',
+  mcp_http_ext_p99_ms_2026: '(no target yet)',
   claim_complete_per_s: '(no target yet)',
   mcp_session_flood_rss_mb: 'ratio < 1.25 (bounded by the session caps)',
   goal_snapshot_ms: '< 20 ms',
@@ -60,6 +66,11 @@ const BASELINES: Record<string, string> = {
   rebuild_rss_mb: 'RSS before the rebuild',
   mcp_http_calls_per_s: 'SDK minimal server, 10 HTTP sessions',
   mcp_stdio_calls_per_s: 'SDK minimal server over stdio',
+  mcp_http_ext_calls_per_s_2025: 'SDK v1 minimal stateful server, own process',
+  mcp_http_ext_calls_per_s_2026: 'SDK v2 minimal stateless server, own process',
+  mcp_http_ext_2026_vs_2025: 'the same colony serve, 2025-11-25 session calls',
+  mcp_http_ext_p99_ms_2025: 'p99 of the SDK v1 minimal stateful server',
+  mcp_http_ext_p99_ms_2026: 'p99 of the SDK v2 minimal stateless server',
   claim_complete_per_s: 'whoami pairs/s, same server and 10 agent sessions',
   mcp_session_flood_rss_mb: 'RSS of the same server idle',
   goal_snapshot_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
@@ -101,6 +112,9 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
     say('MCP tools/call over stdio, sequential…');
     results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
+    // Servers and load generator in child processes: this process only waits, so its heap does not matter.
+    say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions…');
+    Object.assign(results, await benchMcpHttpExt(dir, options.quick ? EXT_QUICK : EXT_FULL, say));
     say('claim_task + complete_task over Streamable HTTP, 10 agents…');
     results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
     say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');

@@ -1,20 +1,13 @@
-import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createOwner } from '../src/actions/principals.js';
 import { openApp } from '../src/app.js';
-import { listen } from '../src/http/server.js';
-import { createBaselineServer } from './mcp-baseline.js';
-import { closeServer, serveColony } from './serve.js';
+import { baselineHttp, type Endpoint } from './mcp-baseline-http.js';
+import { serveColony } from './serve.js';
 import { figure, median, type Figure } from './util.js';
 
 /**
@@ -28,16 +21,12 @@ import { figure, median, type Figure } from './util.js';
  * - mcp_stdio_calls_per_s: sequential `whoami` calls to a spawned `colony stdio` against the baseline
  *   server spawned the same way (node + tsx, bench/stdio-baseline.ts).
  *
- * Rounds alternate baseline and Colony so drift hits both alike; medians count.
+ * Rounds alternate baseline and Colony so drift hits both alike; medians count. The same calls measured
+ * from outside the server process, with no client SDK in the loop, are bench/mcp-ext.ts.
  */
 const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
 const STDIO_BASELINE = fileURLToPath(new URL('./stdio-baseline.ts', import.meta.url));
 const SESSIONS = 10;
-
-interface Endpoint {
-  url: string;
-  close(): Promise<void>;
-}
 
 /** Colony's HTTP surface in-process, on a fresh data dir with an owner. */
 async function colonyHttp(dir: string): Promise<Endpoint & { token: string }> {
@@ -50,42 +39,6 @@ async function colonyHttp(dir: string): Promise<Endpoint & { token: string }> {
     async close() {
       await served.close();
       app.engine.close();
-    },
-  };
-}
-
-/** The SDK's minimal stateful Streamable HTTP server: one McpServer + transport per session. */
-async function baselineHttp(): Promise<Endpoint> {
-  const app = createMcpExpressApp();
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  app.post('/mcp', async (req: Request, res: Response) => {
-    const sid = req.header('mcp-session-id');
-    let transport = sid ? transports.get(sid) : undefined;
-    if (!transport) {
-      if (sid || !isInitializeRequest(req.body)) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
-      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void transports.set(id, created),
-      });
-      created.onclose = () => void (created.sessionId && transports.delete(created.sessionId));
-      await createBaselineServer().connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res, req.body);
-  });
-  const onSession = async (req: Request, res: Response) => {
-    const transport = transports.get(req.header('mcp-session-id') ?? '');
-    if (!transport) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
-    await transport.handleRequest(req, res);
-  };
-  app.get('/mcp', onSession);
-  app.delete('/mcp', onSession);
-  const server = await listen(app, '127.0.0.1', 0);
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
-    async close() {
-      await Promise.all([...transports.values()].map((t) => t.close()));
-      await closeServer(server);
     },
   };
 }
