@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { App } from '../app.js';
 import type { OAuthPrincipal } from '../events/oauth.js';
-import type { OAuthClientRow, OAuthGrantRow } from '../projections/oauth-queries.js';
 import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
@@ -114,19 +113,6 @@ function registerClients(oauth: Command): void {
 }
 
 async function clientViews(app: App, owner: UserRow) {
-  const [{ oauthClientsOf, oauthGrantsOf }, { getAgent }] = await Promise.all([queries(), import('../projections/principals.js')]);
-  const db = app.engine.db;
-  const now = app.engine.clock().toISOString();
-  const as = (g: OAuthGrantRow) => (g.principalKind === 'user' ? 'owner' : `agent:${getAgent(db, g.principalId)?.name ?? g.principalId}`);
-  const status = (g: OAuthGrantRow) => (g.revokedAt ? 'revoked' : g.refreshExpiresAt <= now ? 'expired' : 'active');
-  return oauthClientsOf(db, owner.userId).map((c: OAuthClientRow) => {
-    const grants = oauthGrantsOf(db, owner.userId, c.clientId).map((g) => ({
-      grant_id: g.grantN, as: as(g), scopes: g.scopes, issued_at: g.issuedAt, refreshed_at: g.refreshedAt, refresh_count: g.refreshCount,
-      access_expires_at: g.accessExpiresAt, refresh_expires_at: g.refreshExpiresAt, status: status(g), revoked_at: g.revokedAt, revoke_reason: g.revokeReason,
-    }));
-    return {
-      client_id: c.clientId, client_name: c.clientName, kind: c.kind, registered_at: c.registeredAt, redirect_uris: c.redirectUris,
-      status: grants.some((g) => g.status === 'active') ? 'active' : 'no live grant', grants,
-    };
-  });
+  const { oauthClientViews } = await import('../projections/oauth-views.js');
+  return oauthClientViews(app.engine.db, owner.userId, app.engine.clock().toISOString());
 }

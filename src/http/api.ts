@@ -5,10 +5,12 @@ import { domainErrors } from './api-common.js';
 import { mountAgents } from './api-agents.js';
 import { mountGoals } from './api-goals.js';
 import { mountIntegrity } from './api-integrity.js';
+import { mountOAuthApi } from './api-oauth.js';
 import { mountProposals } from './api-proposals.js';
 import { mountRequests } from './api-requests.js';
 import { mountTasks } from './api-tasks.js';
 import { mountEvents } from './events.js';
+import type { OAuthDesk } from './oauth-desk.js';
 import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './session.js';
 
 /**
@@ -18,15 +20,17 @@ import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './s
  * (api-auth.ts). Reads are the caller's tenant's, as its read tools would show them; actions are the
  * owner's (an agent's session gets 403 ErrForbidden). Each action is one command. Errors are JSON
  * `{error: {code, message, details}}` with the HTTP status the code implies (api-common.ts). Routes by
- * domain: api-goals, api-tasks, api-proposals, api-agents, api-requests, api-integrity; sessions: session.ts; the
- * event stream GET /api/events: events.ts.
+ * domain: api-goals, api-tasks, api-proposals, api-agents, api-requests, api-integrity, api-oauth; sessions:
+ * session.ts; the event stream GET /api/events: events.ts.
  */
 export interface ApiOptions {
   sessions?: SessionStore;
   signInLimiter?: FailureLimiter;
+  /** OAuth's pending requests, owned by mountOAuth (oauth.ts): with it, `/api/oauth/*` is mounted. */
+  oauth?: OAuthDesk;
 }
 
-export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void; sessions: SessionStore } {
+export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void } {
   const sessions = options.sessions ?? new SessionStore();
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -43,8 +47,8 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   mountAgents(router, ctx);
   mountRequests(router, ctx);
   mountIntegrity(router, ctx);
+  if (options.oauth) mountOAuthApi(router, ctx, options.oauth);
   router.use(domainErrors);
   app.use('/api', router);
-  // The sessions go out too: the OAuth page (oauth.ts) lets a signed-in owner approve there.
-  return { close: () => events.close(), sessions };
+  return { close: () => events.close() };
 }

@@ -63,9 +63,10 @@ function resolve(db: Database, streamId: string, first: StoredEvent | undefined)
 /**
  * What an event's `data` shows on the stream. Never a credential or a ciphertext: `secret-*` events show
  * only their ids, name, scope and bookkeeping (never `sealed`), and any event drops `sealed` (TokenIssued's
- * sealed agent token), `sealedToken` and `tokenHash` (tokens' and probes' credentials).
+ * sealed agent token), `sealedToken` and `tokenHash` (tokens' and probes' credentials), and the OAuth
+ * grants' token hashes.
  */
-const CREDENTIAL_FIELDS = new Set(['sealed', 'sealedToken', 'tokenHash']);
+const CREDENTIAL_FIELDS = new Set(['sealed', 'sealedToken', 'tokenHash', 'accessTokenHash', 'refreshTokenHash', 'previousRefreshHash']);
 const SECRET_FIELDS = new Set(['secretId', 'ownerId', 'name', 'scope', 'replaces', 'reason', 'replacedBy', 'purpose', 'taskId', 'agentId', 'by']);
 
 export function visibleData(e: StoredEvent): unknown {

@@ -64,15 +64,19 @@ ${approvePart(request, viewer)}
 }
 
 function approvePart(request: PendingRequest, viewer: Viewer): string {
+  const code = esc(request.userCode);
   const cli = `<p>On the machine Colony runs on, check that the code above matches, then run<br>
-<code>colony oauth approve ${esc(request.userCode)}</code> (as you), or <code>colony oauth approve ${esc(request.userCode)} --as agent:NAME</code> (as one agent, with its tools only)<br>
-or <code>colony oauth deny ${esc(request.userCode)}</code>. This page goes on by itself.</p>`;
+<code>colony oauth approve ${code}</code> (as you), or <code>colony oauth approve ${code} --as agent:NAME</code> (as one agent, with its tools only)<br>
+or <code>colony oauth deny ${code}</code>. This page goes on by itself.</p>`;
+  // Arriving from the application is a cross-site navigation, so the console's SameSite=Strict cookie is not
+  // sent and no buttons can show: point to the console instead. A plain relative link, opened in a new tab,
+  // because this page must stay open: its poll is what sends the browser back to the application.
+  const elsewhere = `<p><b>Approve it in the Colony console under <a href="/oauth" target="_blank" rel="noopener">OAuth apps</a>, or run
+<code>colony oauth approve ${code}</code></b>. Keep this page open: it takes you back to the application once you decide.</p>`;
   if (viewer?.kind === 'agent') {
-    return `<p>This browser is signed in to the console as agent <b>${esc(viewer.name)}</b>: only the owner approves applications.</p>${cli}`;
+    return `<p>This browser is signed in to the console as agent <b>${esc(viewer.name)}</b>: only the owner approves applications.</p>${elsewhere}${cli}`;
   }
-  if (viewer?.kind !== 'owner') {
-    return `${cli}<p class="note">Or sign in to the console (<a href="/">/</a>) as the owner in this browser, then start again from the application to approve here.</p>`;
-  }
+  if (viewer?.kind !== 'owner') return `${elsewhere}${cli}`;
   const options = [`<option value="owner">you (${esc(viewer.name)}): every tool</option>`,
     ...viewer.agents.map((a) => `<option value="agent:${a.agentId}">agent ${esc(a.name)}: its tools only</option>`)].join('');
   return `<form method="post" action="/oauth/authorize/decision">

@@ -28,6 +28,8 @@ export interface PendingRequest {
   codeChallenge: string;
   resource: string;
   scopes: OAuthScope[];
+  /** Engine-clock ms; the console lists requests by it. */
+  createdAt: number;
   expiresAt: number;
   /** The log's head when the request was made: only a decision recorded after it can settle it. */
   afterPosition: number;
@@ -39,12 +41,13 @@ export class PendingRequests {
 
   constructor(private readonly now: () => number, private readonly cap = MAX_PENDING_REQUESTS) {}
 
-  create(fields: Omit<PendingRequest, 'id' | 'userCode' | 'expiresAt' | 'outcome'>): PendingRequest {
+  create(fields: Omit<PendingRequest, 'id' | 'userCode' | 'createdAt' | 'expiresAt' | 'outcome'>): PendingRequest {
     this.purge();
     while (this.byId.size >= this.cap) this.byId.delete(this.byId.keys().next().value!);
     let userCode = newUserCode();
     while (this.byCode(userCode)) userCode = newUserCode();
-    const request = { ...fields, id: randomBytes(32).toString('hex'), userCode, expiresAt: this.now() + REQUEST_TTL_MS, outcome: null };
+    const createdAt = this.now();
+    const request = { ...fields, id: randomBytes(32).toString('hex'), userCode, createdAt, expiresAt: createdAt + REQUEST_TTL_MS, outcome: null };
     this.byId.set(request.id, request);
     return request;
   }

@@ -5,6 +5,7 @@ import { publicBaseUrl } from '../public-url.js';
 import { mountAuthorize } from './oauth-authorize.js';
 import { MetadataDocuments } from './oauth-cimd.js';
 import { ClientRegistry, mountRegister } from './oauth-clients.js';
+import { OAuthDesk } from './oauth-desk.js';
 import { defaultLimits, oauthErrors, type OAuthLimits } from './oauth-errors.js';
 import { AuthCodes, PendingRequests } from './oauth-requests.js';
 import { mountToken } from './oauth-token.js';
@@ -19,6 +20,7 @@ import type { SessionStore } from './session.js';
  * - `GET /.well-known/oauth-authorization-server` — RFC 8414;
  * - `POST /oauth/register` — RFC 7591 (oauth-clients.ts); client ID metadata documents (oauth-cimd.ts);
  * - `GET /oauth/authorize`, its status poll and the console's decision form (oauth-authorize.ts);
+ * - the console's `/api/oauth/*` routes are mounted by mountApi (api-oauth.ts) from the desk returned here;
  * - `POST /oauth/token`, `POST /oauth/revoke` (oauth-token.ts).
  *
  * No OpenID Connect alias: Colony issues no ID tokens, and `/.well-known/openid-configuration` would
@@ -37,6 +39,8 @@ export interface OAuthOptions {
 export interface OAuthRoutes {
   readonly requests: PendingRequests;
   readonly clients: ClientRegistry;
+  /** The pending requests as the console's REST routes see and decide them (api-oauth.ts). */
+  readonly desk: OAuthDesk;
 }
 
 const trim = (url: string): string => url.replace(/\/+$/, '');
@@ -108,5 +112,5 @@ export function mountOAuth(app: Express, ctx: McpContext, options: OAuthOptions 
   mountToken(router, { app: colony, codes, limits });
   router.use(oauthErrors);
   app.use(router);
-  return { requests, clients };
+  return { requests, clients, desk: new OAuthDesk({ app: colony, codes, issuer: base, requests }) };
 }

@@ -9,11 +9,12 @@ import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
 import { mountOAuth } from './oauth.js';
 import { mountProbes } from './probes.js';
+import { SessionStore } from './session.js';
 import { mountConsole } from './web.js';
 
 /**
- * The HTTP surface: `GET /health`, `/mcp`, `/api` (with `/api/events`), the probe trigger, `/apps` (web apps) and the
- * console at `/` (web.ts). Every error is a JSON body — never an HTML page or a stack trace.
+ * The HTTP surface: `GET /health`, `/mcp` with its OAuth authorization server (oauth.ts), `/api` (with `/api/events`),
+ * the probe trigger, `/apps` (web apps) and the console at `/` (web.ts). Every error is a JSON body — never an HTML page or a stack trace.
  * Bound to loopback, the Host header must name loopback too (DNS-rebinding protection).
  */
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -30,8 +31,11 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
   if (mcp) mountProbes(app, mcp.app);
   if (mcp) mountApps(app, mcp.app);
-  const api = mcp ? mountApi(app, mcp) : null;
-  if (mcp) mountOAuth(app, mcp, { sessions: api!.sessions });
+  // One session store for /api and the OAuth authorization page (a signed-in owner approves there);
+  // OAuth first, since it owns the pending requests the console's /api/oauth routes read and decide.
+  const sessions = new SessionStore();
+  const oauth = mcp ? mountOAuth(app, mcp, { sessions }) : null;
+  const api = mcp ? mountApi(app, mcp, { sessions, oauth: oauth!.desk }) : null;
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', position: engine.head().position });
   });

@@ -12,7 +12,7 @@ import express, { type Express } from 'express';
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
 export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; "
   + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const PAGES = /^\/(?:$|goals(?:\/\d+)?\/?$|approvals\/?$|agents(?:\/[a-z][a-z0-9-]*)?\/?$|requests\/?$|audit\/?$)/;
+const PAGES = /^\/(?:$|goals(?:\/\d+)?\/?$|approvals\/?$|agents(?:\/[a-z][a-z0-9-]*)?\/?$|requests\/?$|audit\/?$|oauth\/?$)/;
 
 export function mountConsole(app: Express, dist = WEB_DIST): void {
   const secure = (res: express.Response): void => {

@@ -8,7 +8,8 @@ import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { requestRun } from '../../src/actions/runs.js';
 import { setSecret } from '../../src/actions/secrets.js';
 import { openApp } from '../../src/app.js';
-import { streamKind } from '../../src/events/event.js';
+import { streamKind, type StoredEvent } from '../../src/events/event.js';
+import { visibleData } from '../../src/http/event-scope.js';
 import { readAll, readAllRows } from '../../src/events/store.js';
 import { getChannel } from '../../src/projections/channel-queries.js';
 import { prng, seedFrom } from '../helpers/prng.js';
@@ -160,6 +161,15 @@ describe('GET /api/events', () => {
     const goalOf = await fetch(`${s.base}/api/events?goal=${g1.goalId}`, { headers: { authorization: `Bearer ${bob.token}` } });
     assert.equal(goalOf.status, 404);
     assert.equal(((await goalOf.json()) as { error: { code: string } }).error.code, 'ErrGoalNotFound');
+  });
+
+  it('drops OAuth grants\' token hashes from the data it shows', () => {
+    const grant = {
+      type: 'OAuthGrantRefreshed', streamId: 'oauth-grant-1', position: 1, version: 2, schemaVersion: 1, recordedAt: '2026-12-01T00:00:00.000Z',
+      meta: { commandId: 'c', actor: 'user:owner', causationId: null, correlationId: null },
+      data: { grantN: 1, accessTokenHash: 'a'.repeat(64), refreshTokenHash: 'b'.repeat(64), previousRefreshHash: 'c'.repeat(64), expiresAt: 'x' },
+    } as unknown as StoredEvent;
+    assert.deepEqual(visibleData(grant), { grantN: 1, expiresAt: 'x' });
   });
 
   it('never shows a secret, a sealed token or a token hash', async () => {

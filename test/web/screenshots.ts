@@ -7,12 +7,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { decideAuthorization, revokeGrant } from '../../src/actions/oauth.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { updateAgent } from '../../src/actions/agents.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { ok } from '../helpers/calls.js';
 import { httpFixture } from '../helpers/mcp-http.js';
+import { finishAuthorization, MemoryProvider, pollDecision, startAuthorization } from '../helpers/oauth.js';
+import { setServedUrl } from '../../src/public-url.js';
 
 const out = process.argv[2] ?? '/tmp/colony-screens';
 mkdirSync(out, { recursive: true });
@@ -59,6 +62,19 @@ if (q.kind === 'queued' && startQueuedRun(f.app, q.run.runId)) {
   finishRun(f.app, q.run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs: 4200, tokensIn: 1200, tokensOut: 340, costCents: 3, outputTail: 'ok', agentText: 'Report sent.' });
 }
 
+// OAuth apps: an application holding a grant as the agent (and one revoked as the owner), another waiting, with a hostile name.
+setServedUrl(f.base);
+const desktop = new MemoryProvider('http://127.0.0.1:53682/callback', 'Claude Desktop');
+for (const as of ['owner', 'agent'] as const) {
+  desktop.saved = undefined;
+  const asked = await startAuthorization(f, desktop);
+  const principal = as === 'owner' ? { kind: 'user' as const, id: 1, ownerId: 1 } : { kind: 'agent' as const, id: f.agentId, ownerId: 1 };
+  decideAuthorization(f.app, { decision: 'approve', userCode: asked.userCode, via: 'cli', decidedBy: { kind: 'user', id: 1 }, principal }, { actor: 'user:owner' });
+  await finishAuthorization(f, desktop, (await pollDecision(f, asked.requestId)).redirect!);
+}
+revokeGrant(f.app, 1, 'owner', { actor: 'user:owner' });
+await startAuthorization(f, new MemoryProvider('https://app.example.com/oauth/callback', '<img src=x onerror=alert(1)> Totally Legit Tool'));
+
 const browser = await launchBrowser();
 for (const scheme of ['light', 'dark'] as const) {
   const page = await (await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 860 } })).newPage();
@@ -81,6 +97,7 @@ for (const scheme of ['light', 'dark'] as const) {
     ['agent', '/agents/worker'],
     ['requests', '/requests'],
     ['audit', '/audit'],
+    ['oauth', '/oauth'],
   ];
   for (const [name, path, act] of shots) {
     await page.goto(`${f.base}${path}`);

@@ -12,6 +12,7 @@ const PATTERNS: [RegExp, string, string[]][] = [
   [/^\/agents\/([a-z][a-z0-9-]*)\/?$/, 'agent', ['name']],
   [/^\/requests\/?$/, 'requests', []],
   [/^\/audit\/?$/, 'audit', []],
+  [/^\/oauth\/?$/, 'oauth', []],
 ];
 
 export function match(path: string): Route {

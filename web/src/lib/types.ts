@@ -21,3 +21,15 @@ export interface Proposal {
   tree?: unknown; agent?: { name: string; model: string; tier: string; tool_scope: string[]; system_prompt: string; reason: string }; commands: string[]; reasoning?: string;
 }
 export interface TimelineMessage { id: number; from: string; from_kind: string; kind: string; event: string | null; body: string; created_at: string }
+/** An authorization request waiting in the serving process (GET /api/oauth/requests); every string but `code` is the client's own. */
+export interface PendingAuthorization {
+  code: string; client_id: string; client_name: string; client_kind: 'dcr' | 'cimd'; redirect_host: string; scopes: string[]; created_at: string; expires_at: string;
+}
+export interface OAuthGrant {
+  grant_id: number; as: string; scopes: string[]; issued_at: string; refreshed_at: string | null; refresh_count: number; access_expires_at: string;
+  refresh_expires_at: string; status: 'active' | 'expired' | 'revoked'; revoked_at: string | null; revoke_reason: string | null;
+}
+/** An application granted access (GET /api/oauth/clients, as `colony oauth clients --json`). */
+export interface OAuthClient {
+  client_id: string; client_name: string; kind: 'dcr' | 'cimd'; registered_at: string; redirect_uris: string[]; status: 'active' | 'no live grant'; grants: OAuthGrant[];
+}

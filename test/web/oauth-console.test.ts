@@ -1,0 +1,102 @@
+/// <reference lib="dom" />
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { auth } from '@modelcontextprotocol/client';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
+import type { HttpFixture } from '../helpers/mcp-http.js';
+import { challengedMetadataUrl, finishAuthorization, MemoryProvider, oauthFixture, pollDecision, startAuthorization } from '../helpers/oauth.js';
+
+/**
+ * OAuth apps in the console, in chromium: an application's authorization request (a real GET
+ * /oauth/authorize, without the console cookie, as when a remote client sends the browser cross-site)
+ * appears on /oauth without a reload, its hostile name as text; the owner approves it as an agent; the
+ * waiting page's status endpoint then carries the code, whose token acts as that agent; the grant shows
+ * up live under the application. Sent cross-site (the SameSite=Strict console cookie stays behind), the
+ * waiting page shows no buttons but links to the console, which opens signed in, and the page goes on by
+ * itself once the owner approves there. An agent's session sees no OAuth apps.
+ */
+const HOSTILE = '<img src=x onerror="window.__pwned=1"> Totally Legit';
+let f: HttpFixture;
+let browser: Browser;
+let page: Page;
+
+before(async () => {
+  f = await oauthFixture({ agentTools: ['whoami', 'read_inbox'] });
+  browser = await launchBrowser();
+  page = await (await browser.newContext()).newPage();
+});
+after(async () => {
+  await browser?.close();
+  await f?.close();
+});
+
+const signIn = async (p: Page, token: string): Promise<void> => {
+  await p.goto(`${f.base}/oauth`);
+  await p.getByLabel('Token').fill(token);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('heading', { name: 'OAuth apps' }).waitFor();
+};
+
+describe('OAuth apps in the console', () => {
+  it('a pending request appears live; approving it as an agent gives the application a token acting as that agent', async () => {
+    await signIn(page, f.ownerToken);
+    assert.equal(await page.getByRole('navigation').getByRole('link', { name: 'OAuth apps' }).getAttribute('aria-current'), 'page');
+    await page.getByText('No application is waiting.').waitFor();
+
+    const provider = new MemoryProvider('http://127.0.0.1:53682/callback', HOSTILE);
+    const asked = await startAuthorization(f, provider);
+    const card = page.locator(`[data-oauth-code="${asked.userCode}"]`);
+    await card.waitFor({ timeout: 6_000 });
+    assert.equal(await card.locator('.user-code').textContent(), asked.userCode);
+    assert.equal(await card.locator('strong').textContent(), HOSTILE);
+    assert.equal(await page.locator('img[src="x"]').count(), 0);
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+
+    await card.getByLabel('Act as').selectOption('agent:worker');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.getByText(`Approved ${asked.userCode} as agent worker`).waitFor();
+
+    const decision = await pollDecision(f, asked.requestId, 0);
+    assert.equal(decision.status, 'approved');
+    await finishAuthorization(f, provider, decision.redirect!);
+    const me = (await (await f.connect(provider.saved!.access_token)).callTool({ name: 'whoami', arguments: {} })).structuredContent as { kind: string; name: string };
+    assert.deepEqual([me.kind, me.name], ['agent', 'worker']);
+
+    // The grant is an event: the applications list refreshes from the stream.
+    const grant = page.locator(`[data-client-id="${provider.info!.client_id}"] tr[data-grant-id][data-status="active"]`);
+    await grant.waitFor({ timeout: 6_000 });
+    assert.match((await grant.textContent()) ?? '', /agent worker/);
+  });
+
+  it('sent cross-site by the application, the waiting page links to the signed-in console, and goes on by itself once approved there', async () => {
+    const provider = new MemoryProvider('http://127.0.0.1:53682/callback', 'Cross-site app');
+    assert.equal(await auth(provider, { serverUrl: `${f.base}/mcp`, resourceMetadataUrl: await challengedMetadataUrl(f) }), 'REDIRECT');
+    const context = page.context();
+    // The application's own site, and its callback: neither exists, the browser gets them from here.
+    await context.route('https://claude.example/**', (r) => r.fulfill({ contentType: 'text/html', body: `<a id="go" href="${provider.authorizationUrl!.href.replace(/&/g, '&amp;')}">Connect Colony</a>` }));
+    await context.route('http://127.0.0.1:53682/**', (r) => r.fulfill({ contentType: 'text/html', body: 'back in the application' }));
+    const app = await context.newPage();
+    await app.goto('https://claude.example/connect');
+    await app.click('#go');
+    await app.waitForURL(/\/oauth\/authorize\?/);
+    const code = (await app.locator('.code').textContent())!;
+    assert.equal(await app.locator('form').count(), 0, 'cross-site: the console cookie did not come along, so no buttons');
+    const [consoleTab] = await Promise.all([context.waitForEvent('page'), app.getByRole('link', { name: 'OAuth apps' }).click()]);
+    const card = consoleTab.locator(`[data-oauth-code="${code}"]`);
+    await card.waitFor({ timeout: 6_000 });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await app.waitForURL(/^http:\/\/127\.0\.0\.1:53682\/callback\?code=/, { timeout: 6_000 });
+    assert.equal(new URL(app.url()).searchParams.get('state'), 'state-xyz');
+    await Promise.all([app.close(), consoleTab.close()]);
+  });
+
+  it('an agent\'s session has no OAuth apps link, and the page says only the owner manages them', async () => {
+    const agentPage = await (await browser.newContext()).newPage();
+    await signIn(agentPage, f.agentToken);
+    await agentPage.getByText('Only the owner approves and manages OAuth applications.').waitFor();
+    assert.equal(await agentPage.getByRole('navigation').getByRole('link', { name: 'OAuth apps' }).count(), 0);
+    await agentPage.context().close();
+  });
+});
