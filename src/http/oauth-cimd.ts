@@ -1,3 +1,5 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
 import type { ClientInfo } from '../actions/oauth.js';
 import { checkRedirectUri, MAX_CLIENT_NAME } from './oauth-redirects.js';
 
@@ -8,7 +10,10 @@ import { checkRedirectUri, MAX_CLIENT_NAME } from './oauth-redirects.js';
  * COLONY_OAUTH_ALLOW_HTTP_CLIENT_IDS=1, for tests and local clients), no IP-literal or localhost hosts
  * otherwise, no redirects followed at all (a document elsewhere cannot vouch for this URL), 5 s, 64 KiB.
  * The document must name itself (`client_id` equal to the URL), its redirect URIs and its name.
- * Results are cached 5 minutes.
+ * Results are cached 5 minutes. A host name that resolves to a private, loopback, link-local or other
+ * non-public address is refused before the fetch, so a client_id cannot aim Colony at the network it
+ * sits in (the resolver may answer differently a moment later — a rebinding window that an outbound
+ * proxy closes; this check keeps the plain case out).
  */
 export const CIMD_MAX_BYTES = 64 * 1024;
 export const CIMD_TIMEOUT_MS = 5_000;
@@ -32,6 +37,7 @@ export class MetadataDocuments {
     const url = checkUrl(clientId, this.allowHttp());
     const hit = this.cache.get(clientId);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.info;
+    if (!this.allowHttp()) await refuseInternalHost(url.hostname);
     const info = await fetchDocument(url, clientId);
     if (this.cache.size >= CACHE_CAP) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(clientId, { info, at: Date.now() });
@@ -52,6 +58,23 @@ function checkUrl(clientId: string, allowHttp: boolean): URL {
   if (url.pathname === '/' || url.hash !== '' || url.username !== '' || url.password !== '') throw new CimdError('a client_id URL needs a path and no fragment or credentials');
   if (url.href !== clientId) throw new CimdError('a client_id URL must be in normal form');
   return url;
+}
+
+/** Addresses no public metadata document lives at (RFC 6890 special-purpose blocks, both families). */
+const INTERNAL = new BlockList();
+for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) INTERNAL.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [['::', 127], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) INTERNAL.addSubnet(net, bits, 'ipv6');
+
+export async function refuseInternalHost(hostname: string): Promise<void> {
+  let addresses: { address: string; family: number }[];
+  try {
+    addresses = await lookup(hostname, { all: true, verbatim: true });
+  } catch {
+    throw new CimdError('the client_id URL\'s host does not resolve');
+  }
+  for (const { address } of addresses) {
+    if (INTERNAL.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4')) throw new CimdError('the client_id URL\'s host resolves to a private or local address');
+  }
 }
 
 async function fetchDocument(url: URL, clientId: string): Promise<ClientInfo> {

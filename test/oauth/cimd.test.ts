@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { refuseInternalHost } from '../../src/http/oauth-cimd.js';
 import { oauthClientById } from '../../src/projections/oauth-queries.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import { approveInConsole, finishAuthorization, mcpStatus, MemoryProvider, oauthFixture, openAuthorization, pkcePair, startAuthorization } from '../helpers/oauth.js';
@@ -101,5 +102,10 @@ describe('client ID metadata documents', () => {
     const p = await openAuthorization(url);
     assert.equal(p.status, 400);
     assert.equal(p.headers.get('location'), null);
+  });
+
+  it('refuses a client_id host that resolves to a local or private address, or does not resolve', async () => {
+    await assert.rejects(refuseInternalHost('localhost'), /resolves to a private or local address/);
+    await assert.rejects(refuseInternalHost('no-such-host.invalid'), /does not resolve/);
   });
 });
