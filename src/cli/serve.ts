@@ -56,6 +56,7 @@ export function registerServe(program: Command): void {
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
           process.stderr.write(`Console: ${url}/ (sign in with an owner or agent token)\n`);
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
+          process.stderr.write(`Clients that sign in with OAuth (hosted connectors, the MCP Inspector) need no token: give them ${url}/mcp and approve them in the console (OAuth apps) or with colony oauth approve CODE.\n`);
           process.stderr.write(`${agentCommandLine(ownerOf(app)!.agentCommand)}\n`);
           if (opts.autoApprove) process.stderr.write(AUTO_APPROVE_WARNING);
           const stop = (signal: string) => {
