@@ -18,6 +18,8 @@ import { log } from '../log.js';
  */
 export const DEFAULT_ALLOW_HOSTS = ['api.anthropic.com', 'statsig.anthropic.com', 'api.openai.com', 'generativelanguage.googleapis.com'];
 export const GATE_SOCKET = 'gate.sock';
+/** The only paths of Colony a confined run may call through its gate. */
+export const GATE_PATHS: ReadonlySet<string> = new Set(['/mcp', '/health']);
 
 export function defaultAllowHosts(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env.COLONY_NETWORK_ALLOW;
@@ -59,11 +61,21 @@ export class RunSockets {
     }
   }
 
-  /** Origin-form requests are the run's MCP calls: passed on to Colony as they are (streams included). Anything else is no proxy request of ours. */
+  /**
+   * Origin-form requests are the run's MCP calls: passed on to Colony as they are (streams included) —
+   * `/mcp` only. The rest of Colony's HTTP surface is not the agent's: the OAuth endpoints would let a
+   * run start an authorization as a look-alike client and collect the code, or make Colony fetch a
+   * metadata document from any host (a way out of `none`); the console and REST are for people.
+   */
   private toColony(req: IncomingMessage, res: ServerResponse): void {
     if (!req.url?.startsWith('/')) {
       this.refuse(req.url ?? '');
       res.writeHead(403, { 'content-type': 'text/plain' }).end('Colony: plain-HTTP proxying is not allowed; only CONNECT to allowed hosts\n');
+      return;
+    }
+    if (!GATE_PATHS.has(new URL(req.url, 'http://gate').pathname)) {
+      this.refuse(req.url);
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Colony: a run reaches only /mcp through its gate\n');
       return;
     }
     const upstream = httpRequest({ host: this.mcp.hostname.replace(/^\[|\]$/g, ''), port: Number(this.mcp.port || 80), method: req.method, path: req.url,

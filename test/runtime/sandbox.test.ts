@@ -118,8 +118,14 @@ describe('issue 13: agents run confined', () => {
     const run = await runOf(f, 'surfer', `cat >/dev/null; ${connectVia(`127.0.0.1:${port}`)}; ${connectVia('example.com:443')}`, { network: 'allow', allowHosts: [`127.0.0.1:${port}`] });
     assert.match(run.outputTail ?? '', new RegExp(`THROUGH 127.0.0.1:${port}`));
     assert.match(run.outputTail ?? '', /BLOCKED example.com:443/);
-    const none = await runOf(f, 'hermit', `cat >/dev/null; ${connectVia(`127.0.0.1:${port}`)}`, { network: 'none' });
+    const get = (path: string) => `node -e "require('http').get('http://127.0.0.1:7070${path}', (r) => console.log('GOT ${path} ' + r.statusCode)).on('error', (e) => console.log('ERROR ${path} ' + e.code))"`;
+    const none = await runOf(f, 'hermit', `cat >/dev/null; ${connectVia(`127.0.0.1:${port}`)}; ${get('/health')}; ${get('/oauth/authorize?client_id=https://attacker.example/x')}; ${get('/api/goals')}`, { network: 'none' });
     assert.match(none.outputTail ?? '', new RegExp(`BLOCKED 127.0.0.1:${port}`), 'under none the gate tunnels to nothing');
+    // Through the gate a run reaches /mcp (and /health), never the OAuth endpoints (a fetch of any URL by
+    // Colony, a look-alike authorization) nor the console's REST.
+    assert.match(none.outputTail ?? '', /GOT \/health 200/);
+    assert.match(none.outputTail ?? '', /GOT \/oauth\/authorize\S* 403/);
+    assert.match(none.outputTail ?? '', /GOT \/api\/goals 403/);
     assert.deepEqual(getRun(f.app.engine.db, run.runId)?.sandbox?.allowHosts, [`127.0.0.1:${port}`]);
   });
 
