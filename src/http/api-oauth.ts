@@ -14,7 +14,8 @@ import { actor, AgentName, body, Id, ownerOf, parse } from './api-common.js';
 
 /**
  * OAuth in the console (owner only, reads included: who may reach the team's tools is the owner's
- * business alone): the authorization requests waiting in this serving process, decided by the same
+ * business alone): an authorization request waiting in this serving process, found by the code its page
+ * shows (typed by the owner: the console never lists codes, see below) and decided by the same
  * command as `colony oauth approve|deny` and the authorization page's buttons (the waiting page then sends
  * the application on), and the applications granted access, with their grants, as `colony oauth clients
  * --json` lists them, each revocable. Everything a client supplied (name, id, redirect) is returned as
@@ -43,9 +44,16 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     return r;
   };
 
+  // How many wait, never which: a request is decided by the code its own page shows the owner, typed in,
+  // so a look-alike request started by someone else (an agent, another tenant) is never one click away.
   router.get('/oauth/requests', (req, res) => {
     ownerOf(req, 'sees OAuth authorization requests');
-    res.json({ requests: desk.waiting().map(view) });
+    res.json({ waiting: desk.waiting().length });
+  });
+
+  router.get('/oauth/requests/:code', (req, res) => {
+    ownerOf(req, 'sees OAuth authorization requests');
+    res.json(view(undecided(req.params.code)));
   });
 
   router.post('/oauth/requests/:code/approve', (req, res) => {

@@ -39,13 +39,21 @@ const signIn = async (p: Page, token: string): Promise<void> => {
 };
 
 describe('OAuth apps in the console', () => {
-  it('a pending request appears live; approving it as an agent gives the application a token acting as that agent', async () => {
+  it('a waiting request is counted live but never listed; found by its code, approved as an agent, its token acts as that agent', async () => {
     await signIn(page, f.ownerToken);
     assert.equal(await page.getByRole('navigation').getByRole('link', { name: 'OAuth apps' }).getAttribute('aria-current'), 'page');
-    await page.getByText('No application is waiting.').waitFor();
+    await page.getByText('No request is waiting.').waitFor();
 
     const provider = new MemoryProvider('http://127.0.0.1:53682/callback', HOSTILE);
     const asked = await startAuthorization(f, provider);
+    await page.getByText('1 waiting.').waitFor({ timeout: 6_000 });
+    assert.equal(await page.locator(`[data-oauth-code]`).count(), 0, 'no request, and no code, is shown before the owner types one');
+    assert.equal((await page.content()).includes(asked.userCode), false);
+    await page.getByLabel('Code on the application\'s page').fill('zzzz-zzzz');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('alert').getByText(/ErrNotFound/).waitFor();
+    await page.getByLabel('Code on the application\'s page').fill(asked.userCode.toLowerCase());
+    await page.getByRole('button', { name: 'Find' }).click();
     const card = page.locator(`[data-oauth-code="${asked.userCode}"]`);
     await card.waitFor({ timeout: 6_000 });
     assert.equal(await card.locator('.user-code').textContent(), asked.userCode);
@@ -84,6 +92,8 @@ describe('OAuth apps in the console', () => {
     const code = (await app.locator('.code').textContent())!;
     assert.equal(await app.locator('form').count(), 0, 'cross-site: the console cookie did not come along, so no buttons');
     const [consoleTab] = await Promise.all([context.waitForEvent('page'), app.getByRole('link', { name: 'OAuth apps' }).click()]);
+    await consoleTab.getByLabel('Code on the application\'s page').fill(code);
+    await consoleTab.getByRole('button', { name: 'Find' }).click();
     const card = consoleTab.locator(`[data-oauth-code="${code}"]`);
     await card.waitFor({ timeout: 6_000 });
     await card.getByRole('button', { name: 'Approve' }).click();
