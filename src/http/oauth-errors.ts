@@ -46,20 +46,26 @@ export const oauthErrors: ErrorRequestHandler = (err, _req, res, _next) => {
 
 export const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
-/** A budget of attempts per client address per minute. */
+/**
+ * A budget of attempts per client address per minute — and, where the request names its OAuth client,
+ * per address and client: every local caller is 127.0.0.1, so one misbehaving client (or an agent on the
+ * host) must not lock every other local client out of refreshing its tokens.
+ */
 export class RateGate {
   constructor(private readonly limiter: FailureLimiter, private readonly what: string) {}
 
-  /** Refuses (429) when the address has spent its budget. */
-  check(req: Request): void {
-    const wait = this.limiter.retryAfter(addressOf(req));
+  /** Refuses (429) when the address (with this client) has spent its budget. */
+  check(req: Request, client?: string): void {
+    const wait = this.limiter.retryAfter(keyOf(req, client));
     if (wait > 0) throw new OAuthHttpError('invalid_request', `too many ${this.what} from this address: try again in ${wait} s`, 429, wait);
   }
 
-  count(req: Request): void {
-    this.limiter.fail(addressOf(req));
+  count(req: Request, client?: string): void {
+    this.limiter.fail(keyOf(req, client));
   }
 }
+
+const keyOf = (req: Request, client?: string): string => (client ? `${addressOf(req)} ${client}` : addressOf(req));
 
 export interface OAuthLimits {
   /** Failed token and revocation requests (a guessed code, verifier or refresh token). */

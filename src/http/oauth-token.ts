@@ -81,7 +81,8 @@ function refresh(d: TokenDeps, body: Record<string, string | undefined>, clientI
 
 export function mountToken(router: Router, d: TokenDeps): void {
   router.post('/oauth/token', form, (req, res) => {
-    d.limits.token.check(req);
+    const named = typeof req.body?.client_id === 'string' ? (req.body.client_id as string).slice(0, 2048) : undefined;
+    d.limits.token.check(req, named);
     let issued: IssuedTokens;
     try {
       const body = fields(req);
@@ -90,7 +91,7 @@ export function mountToken(router: Router, d: TokenDeps): void {
       else if (body.grant_type === 'refresh_token') issued = refresh(d, body, clientId);
       else throw new OAuthHttpError('unsupported_grant_type', 'grant_type is authorization_code or refresh_token');
     } catch (e) {
-      d.limits.token.count(req);
+      d.limits.token.count(req, named);
       throw e;
     }
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json({

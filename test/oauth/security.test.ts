@@ -183,12 +183,15 @@ describe('what an OAuth token is', () => {
     assert.equal(await mcpStatus(f, token), 401);
   });
 
-  it('failed token requests are limited per address (429 with Retry-After)', async () => {
+  it('failed token requests are limited per address and client (429 with Retry-After)', async () => {
     let last: Response | null = null;
     for (let i = 0; i < 25 && last?.status !== 429; i++) {
       last = await fetch(`${f.base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&client_id=x&code=guess&code_verifier=guess' });
     }
     assert.equal(last!.status, 429);
     assert.ok(Number(last!.headers.get('retry-after')) >= 1);
+    // Another client on the same address (every local caller is 127.0.0.1) keeps its own budget.
+    const other = await fetch(`${f.base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&client_id=y&code=guess&code_verifier=guess' });
+    assert.notEqual(other.status, 429);
   });
 });
