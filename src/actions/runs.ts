@@ -170,6 +170,17 @@ export function failRun(app: App, runId: number, reason: string, actor: Actor = 
   return getRun(db, runId)!;
 }
 
+/**
+ * Cancels a run that has not ended (an MCP `tasks/cancel`): RunFailed with who cancelled it. A queued run
+ * never starts; a running one's process is killed by the runtime holding it, which tails the log — so
+ * a cancel recorded by any process reaches it. No DM and no probe expiry: the agent did nothing wrong.
+ * Returns false when the run had already ended (nothing to cancel).
+ */
+export function cancelRun(app: App, runId: number, by: string, actor: Actor): boolean {
+  const r = app.engine.transact(actor, () => app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason: `cancelled by ${by}`, cancelledBy: by }, actor));
+  return r.events.length > 0;
+}
+
 export function recordSessionMessage(app: App, runId: number, role: SessionRole, content: string, actor: Actor = SYSTEM): void {
   app.engine.handle(runDecider, runStream(runId), { type: 'RecordSessionMessage', role, content }, actor);
 }

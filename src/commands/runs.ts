@@ -19,7 +19,7 @@ export type StartRun = { type: 'StartRun'; start: RunStarted['data'] };
 export type RecordSessionMessage = { type: 'RecordSessionMessage'; role: SessionRole; content: string };
 export type TimeOutRun = { type: 'TimeOutRun'; timeoutSec: number };
 export type FinishRun = { type: 'FinishRun'; finish: RunFinished['data'] };
-export type FailRun = { type: 'FailRun'; reason: string };
+export type FailRun = { type: 'FailRun'; reason: string; cancelledBy?: string };
 export type LaunchRun = { type: 'LaunchRun'; sandbox: SandboxProfile };
 export type RunCommand = QueueRun | RefuseRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun | LaunchRun;
 
@@ -82,7 +82,8 @@ function decide(command: RunCommand, state: RunState): RunEvent[] {
       return [{ type: 'RunLaunched', data: { runId: state.runId, agentId: state.agentId, sandbox: command.sandbox } }];
     case 'FailRun':
       if (state.phase !== 'running' && state.phase !== 'queued') return [];
-      return [{ type: 'RunFailed', data: { runId: state.runId, agentId: state.agentId, reason: command.reason } }];
+      return [{ type: 'RunFailed', data: { runId: state.runId, agentId: state.agentId, reason: command.reason,
+        ...(command.cancelledBy === undefined ? {} : { cancelledBy: command.cancelledBy }) } }];
     default: {
       const never: never = command;
       return never;

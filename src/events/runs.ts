@@ -101,8 +101,12 @@ export type RunFinished = Event<'RunFinished', {
 
 export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number; timeoutSec: number }>;
 
-/** A run that could not run to its end: the process did not start, or Colony stopped while it ran. */
-export type RunFailed = Event<'RunFailed', { runId: number; agentId: number; reason: string }>;
+/**
+ * A run that could not run to its end: the process did not start, or Colony stopped while it ran — or
+ * someone cancelled it (an MCP `tasks/cancel` of the execute_agent task): then `cancelledBy` names who,
+ * and the runtime that holds its process kills it when it sees this event.
+ */
+export type RunFailed = Event<'RunFailed', { runId: number; agentId: number; reason: string; cancelledBy?: string }>;
 
 export type SessionRole = 'user' | 'agent' | 'system';
 export const SESSION_MESSAGE_CAP = 64 * 1024;

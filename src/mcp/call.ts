@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
@@ -7,6 +8,7 @@ import { argsDigest, principalRefOf, type Outcome } from './audit.js';
 import { actorOf, principalKey, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
+import { createdTask } from './tasks/index.js';
 import { noProgress, type AnyTool, type Progress } from './tool.js';
 
 /**
@@ -33,6 +35,8 @@ function toolFor(ctx: Pick<McpContext, 'tools'>, caller: Caller, name: string): 
   return tool && (caller.kind === 'owner' || tool.surface === 'agent') ? tool : undefined;
 }
 
+export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta?: Record<string, unknown>, progress?: Progress): Promise<CallToolResult>;
+export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta: Record<string, unknown> | undefined, progress: Progress, acceptsTask: boolean): Promise<CallToolResult | CreateTaskResultV2>;
 export async function callTool(
   ctx: McpContext,
   caller: Caller | null,
@@ -40,14 +44,16 @@ export async function callTool(
   rawArgs: Record<string, unknown>,
   meta?: Record<string, unknown>,
   progress: Progress = noProgress,
-): Promise<CallToolResult> {
+  /** The request accepts an MCP task instead of the result (2026-07-28 tasks extension): a long tool then answers with one. */
+  acceptsTask = false,
+): Promise<CallToolResult | CreateTaskResultV2> {
   const started = process.hrtime.bigint();
   const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;
   // A keyed call's command id is only known once its arguments are (its scope + their digest); until then the audit row gets a fresh one.
   let commandId = newCommandId();
   let digest: string | undefined; // of the validated arguments once they exist, else of what was sent
   const tool = caller ? toolFor(ctx, caller, name) : undefined;
-  const finish = (outcome: Outcome, result: CallToolResult, code: string | null): CallToolResult => {
+  const finish = <R>(outcome: Outcome, result: R, code: string | null): R => {
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     const principal = caller ? actorOf(caller) : 'anonymous';
     ctx.audit.record({
@@ -86,7 +92,16 @@ export async function callTool(
     const scope = key === undefined ? undefined : idempotencyScope(caller, tool.name, key);
     if (scope !== undefined) commandId = `${scope}${digest}`;
     const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId, idempotencyScope: scope };
-    const value = await tool.handler({ app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd, progress }, parsed.data);
+    const toolCtx = { app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd, progress };
+    let value: unknown;
+    if (acceptsTask && tool.task) {
+      // The work is started and committed; the task is its record in the log (src/mcp/tasks). One audit row, as for any call.
+      const begun = await tool.task(toolCtx, parsed.data);
+      if ('task' in begun) return finish('success', createdTask(ctx, caller, begun.task), null);
+      value = begun.now;
+    } else {
+      value = await tool.handler(toolCtx, parsed.data);
+    }
     // codomyrmex-shaped tools answer refusals as ordinary results: the audit still records them as errors.
     const shaped = shapedErrorCode(value);
     return finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);

@@ -4,6 +4,7 @@ import { callTool, visibleTools } from './call.js';
 import type { McpContext } from './context.js';
 import { inputJsonSchema, outputJsonSchema } from './results.js';
 import { registerResourcesAndPrompts } from './server-resources.js';
+import { declaresTasks, registerTasks, tasksCapability } from './tasks/index.js';
 import { annotationsFor, noProgress, type AnyTool, type Progress } from './tool.js';
 
 /**
@@ -34,13 +35,18 @@ export interface ServerOptions {
    * streams, filtered by each stream's filter). Over HTTP the listen streams have their own bus.
    */
   pushResourceUpdates?: boolean;
+  /**
+   * A 2026-07-28 server: it advertises the tasks extension and serves tasks/* (src/mcp/tasks), and a long
+   * call whose request declares the extension answers with a task. A 2025-era session has no tasks.
+   */
+  tasks?: boolean;
 }
 
 export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, options: ServerOptions = {}): Server {
   const server = new Server(
     { name: 'colony', version: ctx.version },
     {
-      capabilities: { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {} },
+      capabilities: { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, ...(options.tasks ? tasksCapability : {}) },
       instructions: INSTRUCTIONS,
       cacheHints: { 'tools/list': LIST_CACHE, 'prompts/list': LIST_CACHE, 'resources/templates/list': LIST_CACHE, 'resources/list': NO_CACHE, 'resources/read': NO_CACHE, 'server/discover': LIST_CACHE },
     },
@@ -51,9 +57,11 @@ export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, o
     const current = currentCaller(extra);
     return { tools: current ? visibleTools(ctx, current).map(listEntry) : [] };
   });
-  server.setRequestHandler('tools/call', (request, extra): Promise<CallToolResult> =>
-    callTool(ctx, currentCaller(extra), request.params.name, request.params.arguments ?? {}, request.params._meta, progressOf(request.params._meta, extra)));
+  server.setRequestHandler('tools/call', (request, extra) =>
+    callTool(ctx, currentCaller(extra), request.params.name, request.params.arguments ?? {}, request.params._meta, progressOf(request.params._meta, extra),
+      options.tasks === true && declaresTasks(extra.mcpReq.envelope)) as Promise<CallToolResult>); // a CreateTaskResult passes the SDK through (resultType "task")
   registerResourcesAndPrompts(server, ctx, currentCaller, options.pushResourceUpdates ?? false);
+  if (options.tasks) registerTasks(server, ctx, currentCaller);
   return server;
 }
 

@@ -12,7 +12,7 @@ import { createMcpServer } from './server.js';
 export async function serveStdio(ctx: McpContext, token: string | undefined): Promise<void> {
   const caller = ctx.auth.authenticate(token);
   if (!caller) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
-  const handle = serveBothRevisions(({ era }) => createMcpServer(ctx, () => ctx.auth.authenticate(token), { pushResourceUpdates: era === 'modern' }));
+  const handle = serveBothRevisions(({ era }) => createMcpServer(ctx, () => ctx.auth.authenticate(token), { pushResourceUpdates: era === 'modern', tasks: era === 'modern' }));
   // The transport closes itself when stdin ends (the client went away); the process then winds down.
   await new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);

@@ -4,6 +4,7 @@ import type { CommandOptions } from '../commands/handle.js';
 import type { Caller } from './auth.js';
 import type { ToolRegistry } from './registry.js';
 import type { Reactor } from '../runtime/reactor.js';
+import type { TaskRef } from './tasks/ids.js';
 
 /**
  * A tool is explicit metadata plus a handler (DESIGN §3.17): its trust class — never guessed from its
@@ -30,6 +31,9 @@ export interface ToolContext {
 export type Progress = (message: string) => void;
 export const noProgress: Progress = () => undefined;
 
+/** What a tool's `task` form answers: the record its task follows, or the answer itself. */
+export type TaskStart<O> = { task: TaskRef } | { now: O };
+
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   name: string;
   title: string;
@@ -53,6 +57,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    */
   meta?: Readonly<Record<string, unknown>>;
   handler(ctx: ToolContext, args: z.infer<I>): z.infer<O> | Promise<z.infer<O>>;
+  /**
+   * A long call's other form, used instead of `handler` when the request accepts an MCP task (the
+   * 2026-07-28 tasks extension, src/mcp/tasks): start the work and name the Colony record the task
+   * follows in the log — or, when there is nothing to wait for, answer at once as `handler` would.
+   */
+  task?(ctx: ToolContext, args: z.infer<I>): TaskStart<z.infer<O>> | Promise<TaskStart<z.infer<O>>>;
   /** The text shown to the model; defaults to the JSON of the result. */
   text?(result: z.infer<O>): string;
 }

@@ -14,6 +14,8 @@ export interface RunRow {
   preview: string | null; updatedAt: string;
   /** The confinement it ran under (null: not launched, or launched before confinement existed) and the limit it ran into. */
   sandbox: SandboxProfile | null; limitHit: LimitKind | null;
+  /** Who cancelled it (status failed), when it was cancelled rather than failing on its own. */
+  cancelledBy: string | null;
 }
 export interface SessionMessageRow { runId: number; seq: number; sessionId: string; role: SessionRole; content: string; truncated: boolean; bytes: number; at: string }
 export interface AgentRuntimeRow {
@@ -28,7 +30,7 @@ const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, s
   source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
   finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
   signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
-  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit FROM runs`;
+  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit, cancelled_by AS cancelledBy FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
   r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1, sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null } as unknown as RunRow) : null;
 const many = (rows: unknown[]): RunRow[] => rows.map((r) => toRun(r as never)!);

@@ -24,7 +24,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
     cost_cents = ?, output_tail = ?, limit_hit = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
   launched: `UPDATE "${t.runs}" SET sandbox = ?, updated_at = ? WHERE run_id = ?`,
   sandbox: `UPDATE "${t.agent_runtime}" SET sandbox = ? WHERE agent_id = ?`,
-  failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
+  failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, cancelled_by = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ?
+    WHERE run_id = ?`,
   message: `INSERT OR IGNORE INTO "${t.session_messages}" (run_id, seq, session_id, role, content, truncated, bytes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
   runtimeRow: `INSERT OR IGNORE INTO "${t.agent_runtime}" (agent_id, status, stopped) VALUES (?, 'idle', 0)`,
@@ -43,7 +44,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 4,
+  version: 5,
   handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunLaunched', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
     'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'AgentProjectSet', 'SandboxConfigured', 'CostRecorded'],
   tables: ['runs', 'session_messages', 'agent_runtime'],
@@ -55,7 +56,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
         timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
         tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
-        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, updated_at TEXT NOT NULL);
+        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, cancelled_by TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_status" ON "${t.runs}" (status, run_id);
@@ -116,8 +117,9 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunFailed':
-        prepared(db, q.failed).run(e.data.reason, at, at, e.data.runId);
-        prepared(db, q.ended).run('error', at, e.data.agentId, e.data.runId);
+        prepared(db, q.failed).run(e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
+        // A cancelled run is no fault of the agent's: it goes back to idle, not to error.
+        prepared(db, q.ended).run(e.data.cancelledBy ? 'idle' : 'error', at, e.data.agentId, e.data.runId);
         return;
       case 'SessionMessageRecorded': {
         const d = e.data;

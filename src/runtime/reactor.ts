@@ -8,6 +8,7 @@ import { log } from '../log.js';
 import {
   agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,
 } from '../projections/run-queries.js';
+import { KILL_GRACE_MS } from './harness.js';
 import { runProcess, type RunnerOptions } from './runner.js';
 import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
 
@@ -124,6 +125,7 @@ export class Reactor {
         break;
       }
       case 'RunQueued': case 'RunFinished': case 'RunFailed': case 'RunRefused': case 'AgentStarted':
+        if (e.type === 'RunFailed') this.kill(d.runId as number);
         this.settle(d.runId as number | undefined);
         this.pump(d.agentId as number);
         return;
@@ -146,6 +148,19 @@ export class Reactor {
       }
       if (getRun(this.app.engine.db, queued.runId)?.status === 'queued') return; // it waits (cooldown, or a run elsewhere)
     }
+  }
+
+  /**
+   * The log says a run this process still runs has ended (it was cancelled, from here or from another
+   * process): its process goes — SIGTERM, then SIGKILL after the grace if it is still there.
+   */
+  private kill(runId: number): void {
+    const held = this.running.get(runId);
+    if (!held?.process) return;
+    held.process.kill('SIGTERM');
+    setTimeout(() => {
+      if (this.running.get(runId) === held) held.process?.kill('SIGKILL');
+    }, this.options.killGraceMs ?? KILL_GRACE_MS).unref();
   }
 
   private launch(run: RunRow): void {
@@ -188,14 +203,28 @@ export class Reactor {
     }
   }
 
-  /** execute_agent: runs the agent now with this prompt (queued behind its current run, if any) and waits for the end. */
+  /**
+   * execute_agent's wake-up: the agent runs now with this prompt (queued behind its current run, if any).
+   * Returns the run as recorded — queued, already running, or refused by a gate — without waiting: the
+   * run lives in the log, so an MCP task can follow it from there (src/mcp/tasks).
+   */
+  beginExecute(agentId: number, prompt: string, by: string): RunRow {
+    return this.wake({ agentId, source: 'execute_agent', prompt, by }).run;
+  }
+
+  /** execute_agent, blocking: starts the run and waits for its end (at most twice its timeout, plus 30 s). */
   async execute(agentId: number, prompt: string, by: string): Promise<RunRow> {
-    const outcome = this.wake({ agentId, source: 'execute_agent', prompt, by });
-    if (outcome.kind === 'refused') return outcome.run;
+    return this.awaitRun(this.beginExecute(agentId, prompt, by));
+  }
+
+  /** A run begun by beginExecute, at its end (at most twice its timeout, plus 30 s; a refused one at once). */
+  async awaitRun(run: RunRow): Promise<RunRow> {
+    if (run.status === 'refused') return run;
+    const agentId = run.agentId;
     const settings = runtimeSettings(this.app.engine.db, agentId);
     const limit = (settings.timeoutSec * 2 + 30) * 1000;
-    return Promise.race([this.whenDone(outcome.run.runId), new Promise<RunRow>((resolve) => {
-      setTimeout(() => resolve(getRun(this.app.engine.db, outcome.run.runId)!), limit).unref();
+    return Promise.race([this.whenDone(run.runId), new Promise<RunRow>((resolve) => {
+      setTimeout(() => resolve(getRun(this.app.engine.db, run.runId)!), limit).unref();
     })]);
   }
 }

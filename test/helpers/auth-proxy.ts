@@ -1,4 +1,4 @@
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -27,19 +27,46 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return out;
 }
 
-export async function startAuthProxy(target: string, token: string): Promise<AuthProxy> {
+/**
+ * Rewrites one JSON-RPC request on its way in (tests that map a suite's fixture tool onto a Colony tool):
+ * returns the new body, or undefined to forward it untouched. Mcp-Name follows a rewritten tools/call.
+ */
+export type Rewrite = (message: Record<string, unknown>) => Record<string, unknown> | undefined;
+
+async function rewritten(req: IncomingMessage, rewrite: Rewrite): Promise<{ headers: IncomingHttpHeaders; data: Buffer }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const data = Buffer.concat(chunks);
+  let message: Record<string, unknown>;
+  try {
+    message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return { headers: req.headers, data };
+  }
+  const next = rewrite(message);
+  if (!next) return { headers: req.headers, data };
+  const out = Buffer.from(JSON.stringify(next));
+  const name = (next.params as { name?: unknown } | undefined)?.name;
+  return { headers: { ...req.headers, 'content-length': String(out.length), ...(typeof name === 'string' ? { 'mcp-name': name } : {}) }, data: out };
+}
+
+export async function startAuthProxy(target: string, token: string, rewrite?: Rewrite): Promise<AuthProxy> {
   const upstream = new URL(target);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(upstream.hostname)) throw new Error(`the auth proxy only forwards to loopback, not ${upstream.hostname}`);
   let forwarded = 0;
   const server: Server = createServer((req, res) => {
     forwarded++;
+    if (rewrite && req.method === 'POST') return void rewritten(req, rewrite).then((r) => forward(req, res, r), () => res.writeHead(400).end());
+    forward(req, res, null);
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse, body: { headers: IncomingHttpHeaders; data: Buffer } | null) => {
     const out = request(
       {
         hostname: upstream.hostname.replace(/^\[|\]$/g, ''),
         port: upstream.port,
         method: req.method,
         path: req.url,
-        headers: { ...endToEnd(req.headers), authorization: `Bearer ${token}` },
+        headers: { ...endToEnd(body?.headers ?? req.headers), authorization: `Bearer ${token}` },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
@@ -55,8 +82,9 @@ export async function startAuthProxy(target: string, token: string): Promise<Aut
     res.on('close', () => {
       if (!res.writableFinished) out.destroy();
     });
-    req.pipe(out);
-  });
+    if (body) out.end(body.data);
+    else req.pipe(out);
+  };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -2,6 +2,8 @@ import * as z from 'zod';
 import { isDomainError } from '../../errors.js';
 import { listAgents, type AgentRow } from '../../projections/principals.js';
 import { sessionMessages, type RunRow } from '../../projections/run-queries.js';
+import type { App } from '../../app.js';
+import type { Reactor } from '../../runtime/reactor.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 
 /**
@@ -32,7 +34,7 @@ type Result = z.infer<typeof Result>;
 const execute = defineTool({
   name: 'execute_agent',
   title: 'Execute an agent',
-  description: 'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out, reported_tokens, reported_cents),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents).',
+  description: 'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out, reported_tokens, reported_cents),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents). A client with the MCP tasks extension gets a task at once instead, which completes with this same result.',
   trust: 'elevated',
   surface: 'agent',
   module: 'runtime',
@@ -42,27 +44,47 @@ const execute = defineTool({
   }),
   output: Result,
   async handler(ctx, a) {
-    const name = a.agent_name.trim().toLowerCase();
-    const agent = teamOf(ctx).find((x) => x.name === name);
-    if (!agent) return { status: 'error' as const, error_code: 'AGENT_NOT_FOUND' as const, message: `Agent '${a.agent_name}' not found.` };
-    const failed = (reason: string, type: string): Result =>
-      ({ status: 'error', error_code: 'AGENT_EXECUTION_FAILED', agent: agent.name, message: `Failed to execute agent ${agent.name}: ${reason}`, error_type: type });
-    const reactor = ctx.runtime.reactor;
-    if (!reactor) return failed('this Colony process does not run agents (agents run under colony serve)', 'RuntimeUnavailable');
-    if (ctx.caller.kind === 'agent' && ctx.caller.agentId === agent.agentId) return failed('an agent cannot execute itself (it would wait for its own run)', 'SelfExecution');
-    let run: RunRow;
-    const steps = reportRunSteps(ctx, agent);
+    const ready = prepare(ctx, a);
+    if ('now' in ready) return ready.now;
+    const steps = reportRunSteps(ctx, ready.agent);
     try {
-      run = await reactor.execute(agent.agentId, a.prompt, ctx.command.actor);
+      const run = ready.reactor.beginExecute(ready.agent.agentId, a.prompt, ctx.command.actor);
+      steps.follow(run.runId);
+      return runAnswer(ctx.app, ready.agent.name, await ready.reactor.awaitRun(run));
     } catch (err) {
-      if (isDomainError(err)) return failed(err.message, err.code);
+      if (isDomainError(err)) return failure(ready.agent.name, err.message, err.code);
       throw err;
     } finally {
       steps.unsubscribe();
     }
-    return answer(ctx, agent, run, failed);
+  },
+  // As a task (src/mcp/tasks): the same run, woken the same way, followed in the log instead of awaited.
+  task(ctx, a) {
+    const ready = prepare(ctx, a);
+    if ('now' in ready) return ready;
+    try {
+      const run = ready.reactor.beginExecute(ready.agent.agentId, a.prompt, ctx.command.actor);
+      return run.status === 'refused' ? { now: runAnswer(ctx.app, ready.agent.name, run) } : { task: { kind: 'run' as const, runId: run.runId } };
+    } catch (err) {
+      if (isDomainError(err)) return { now: failure(ready.agent.name, err.message, err.code) };
+      throw err;
+    }
   },
 });
+
+/** The agent to run and the reactor to run it — or the answer when there is nothing to run. */
+function prepare(ctx: ToolContext, a: { agent_name: string }): { now: Result } | { agent: AgentRow; reactor: Reactor } {
+  const name = a.agent_name.trim().toLowerCase();
+  const agent = teamOf(ctx).find((x) => x.name === name);
+  if (!agent) return { now: { status: 'error', error_code: 'AGENT_NOT_FOUND', message: `Agent '${a.agent_name}' not found.` } };
+  const reactor = ctx.runtime.reactor;
+  if (!reactor) return { now: failure(agent.name, 'this Colony process does not run agents (agents run under colony serve)', 'RuntimeUnavailable') };
+  if (ctx.caller.kind === 'agent' && ctx.caller.agentId === agent.agentId) return { now: failure(agent.name, 'an agent cannot execute itself (it would wait for its own run)', 'SelfExecution') };
+  return { agent, reactor };
+}
+
+const failure = (agent: string, reason: string, type: string): Result =>
+  ({ status: 'error', error_code: 'AGENT_EXECUTION_FAILED', agent, message: `Failed to execute agent ${agent}: ${reason}`, error_type: type });
 
 /** The run's steps as progress for a client that asked (queued behind a run, started, finished): a run can take minutes. */
 const STEPS: Record<string, (runId: number) => string> = {
@@ -74,15 +96,36 @@ const STEPS: Record<string, (runId: number) => string> = {
   RunRefused: (id) => `run ${id} refused`,
 };
 
-function reportRunSteps(ctx: ToolContext, agent: AgentRow): { unsubscribe(): void } {
-  return ctx.app.engine.bus.events$.subscribe((e) => {
-    const step = STEPS[e.type];
+/**
+ * Only this call's run: other callers' runs of the same agent are none of this caller's business. Its
+ * RunQueued is committed while the run is begun, before its id is known, so the steps seen until then are
+ * held and the ones of the run it turns out to be are reported.
+ */
+function reportRunSteps(ctx: ToolContext, agent: AgentRow): { follow(runId: number): void; unsubscribe(): void } {
+  let mine: number | null = null;
+  const held: { runId: number; type: string }[] = [];
+  const say = (runId: number, type: string) => ctx.progress(`${agent.name}: ${STEPS[type]!(runId)}`);
+  const subscription = ctx.app.engine.bus.events$.subscribe((e) => {
     const data = e.data as { runId?: number; agentId?: number };
-    if (step && data.agentId === agent.agentId && typeof data.runId === 'number') ctx.progress(`${agent.name}: ${step(data.runId)}`);
+    if (!STEPS[e.type] || data.agentId !== agent.agentId || typeof data.runId !== 'number') return;
+    if (mine === null) held.push({ runId: data.runId, type: e.type });
+    else if (data.runId === mine) say(mine, e.type);
   });
+  return {
+    follow(runId) {
+      mine = runId;
+      for (const step of held.splice(0)) if (step.runId === runId) say(runId, step.type);
+    },
+    unsubscribe: () => subscription.unsubscribe(),
+  };
 }
 
-function answer(ctx: ToolContext, agent: AgentRow, run: RunRow, failed: (reason: string, type: string) => Result): Result {
+/**
+ * What execute_agent answers for a run: the blocking call when it has waited, and `tasks/get` of the
+ * run's task once it has ended (src/mcp/tasks/runs.ts) — one function, so both say the same thing.
+ */
+export function runAnswer(app: App, agent: string, run: RunRow): Result {
+  const failed = (reason: string, type: string) => failure(agent, reason, type);
   switch (run.status) {
     case 'refused': return failed(`refused by the ${run.gate} gate: ${run.reason}`, 'RunRefused');
     case 'timed_out': return failed(`timed out after ${run.timeoutSec}s`, 'TimeoutError');
@@ -92,10 +135,10 @@ function answer(ctx: ToolContext, agent: AgentRow, run: RunRow, failed: (reason:
       break;
     case 'succeeded': break;
   }
-  const agentText = sessionMessages(ctx.app.engine.db, run.runId).filter((m) => m.role === 'agent').at(-1)?.content ?? '';
+  const agentText = sessionMessages(app.engine.db, run.runId).filter((m) => m.role === 'agent').at(-1)?.content ?? '';
   return {
     status: run.status === 'succeeded' ? 'success' : 'error',
-    agent: agent.name,
+    agent,
     content: agentText,
     error: run.status === 'succeeded' ? null : `exit code ${run.exitCode}${run.outputTail?.trim() ? `: ${run.outputTail.trim().slice(-500)}` : ''}`,
     metadata: {
@@ -113,3 +156,4 @@ function answer(ctx: ToolContext, agent: AgentRow, run: RunRow, failed: (reason:
 const teamOf = (ctx: ToolContext): AgentRow[] => listAgents(ctx.app.engine.db, ctx.caller.kind === 'owner' ? ctx.caller.userId : ctx.caller.ownerId);
 
 export const executeTools: readonly AnyTool[] = [execute];
+export { execute as executeTool };

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { agentIdOf } from '../../actions/goals.js';
 import { cancelTask, claimTask, completeTask, releaseTask, reportUsage, taskFor, verifyTask } from '../../actions/tasks.js';
 import { DomainError } from '../../errors.js';
+import { lastCompletion } from '../tasks/verifications.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from './channels.js';
 
@@ -27,10 +28,21 @@ const claim = defineTool({
   },
 });
 
+/**
+ * complete_task's answer: the task's status — and, from an MCP task that waited for a command verifier
+ * (src/mcp/tasks/verifications.ts), the verdict with the command's exit code and the end of its output.
+ */
+const Completed = Status.extend({
+  verdict: z.enum(['approve', 'reject']).optional(),
+  reason: z.string().optional(),
+  exit_code: z.number().int().nullable().optional(),
+  output: z.string().nullable().optional(),
+});
+
 const complete = defineTool({
   name: 'complete_task',
   title: 'Complete a task',
-  description: 'Hands in your claimed task with a summary and, optionally, the ids of messages holding its artifacts (post them to the goal channel first). The task moves to awaiting_verification; an auto verifier marks it done at once, a command verifier runs next, a peer verifier is asked. Errors: ErrNotAssignee, ErrLeaseExpired (claim it again), ErrNotFound (artifact message), ErrTaskNotFound.',
+  description: 'Hands in your claimed task with a summary and, optionally, the ids of messages holding its artifacts (post them to the goal channel first). The task moves to awaiting_verification; an auto verifier marks it done at once, a command verifier runs next, a peer verifier is asked. A client with the MCP tasks extension gets a task when a command verifier runs next: it completes with the verdict ({"task_id","status" (done or failed),"verdict","reason","exit_code","output"}). Errors: ErrNotAssignee, ErrLeaseExpired (claim it again), ErrNotFound (artifact message), ErrTaskNotFound.',
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
@@ -39,10 +51,18 @@ const complete = defineTool({
     summary: z.string().trim().min(1).max(16_000),
     artifact_message_ids: z.array(z.number().int().positive()).max(100).default([]),
   }),
-  output: Status,
+  output: Completed,
   handler(ctx, a) {
     const t = completeTask(ctx.app, speaker(ctx.caller), a.task_id, a.summary, a.artifact_message_ids, ctx.command);
     return { task_id: t.taskId, status: t.status };
+  },
+  // As an MCP task: the same hand-in; when a command verifier decides it next, the task follows that verdict in the log.
+  task(ctx, a) {
+    const t = completeTask(ctx.app, speaker(ctx.caller), a.task_id, a.summary, a.artifact_message_ids, ctx.command);
+    const now = { now: { task_id: t.taskId, status: t.status } };
+    if (t.status !== 'awaiting_verification' || t.verifier.kind !== 'command') return now;
+    const version = lastCompletion(ctx.app, t.taskId);
+    return version === null ? now : { task: { kind: 'verification' as const, taskId: t.taskId, version } };
   },
 });
 
