@@ -9,7 +9,7 @@ import { publicBaseUrl } from '../public-url.js';
 import { resourceMetadataUrl } from './oauth.js';
 import { actorOf, principalKey, type Caller, type RequestAuth } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
-import { requestCaller, WatchBus } from '../mcp/listen-bus.js';
+import { LISTEN_STREAMS_PER_PRINCIPAL, requestCaller, WatchBus } from '../mcp/listen-bus.js';
 import { watchOf } from '../mcp/resource-watch.js';
 import { createMcpServer } from '../mcp/server.js';
 
@@ -80,12 +80,18 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     return session;
   };
   // The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
-  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller), { legacy: 'reject', bus: new WatchBus(watchOf(ctx)) });
+  const bus = new WatchBus(watchOf(ctx));
+  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), { legacy: 'reject', bus });
   const modernNode = toNodeHandler(modernHandler);
-  // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that principal's.
-  const modern = (req: Request, res: Response, body?: unknown) => {
+  // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that
+  // principal's: counted against its cap, silenced and closed when its token goes.
+  const modern = async (req: Request, res: Response, body?: unknown) => {
     const token = (req.auth as AuthInfo | undefined)?.token;
-    return requestCaller.run(() => ctx.auth.authenticate(token), () => modernNode(req, res, body));
+    const key = keyOf(callerOf(req.auth)!);
+    if (isListen(body) && !bus.hasRoomFor(key)) {
+      return void res.status(200).json({ jsonrpc: '2.0', id: (body as { id: unknown }).id, error: { code: -32603, message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal` } });
+    }
+    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () => modernNode(req, res, body));
   };
 
   app.use('/mcp', mcpCors);
@@ -167,6 +173,8 @@ const mcpCors: RequestHandler = (req, res, next) => {
   if (req.method === 'OPTIONS') return void res.status(204).end();
   next();
 };
+
+const isListen = (body: unknown): boolean => typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
 
 /**
  * The headers the era classification reads (the protocol-version header), without the body: express

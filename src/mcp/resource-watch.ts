@@ -25,6 +25,8 @@ export interface Watcher {
   readonly uris?: ReadonlySet<string>;
   updated(uri: string): void;
   listChanged(): void;
+  /** Its principal is gone (token revoked or expired): the watch drops it and says so once. */
+  revoked?(): void;
 }
 
 /** One watch per MCP context (a process serves one), made when the first subscription needs it. */
@@ -71,6 +73,7 @@ export class ResourceWatch {
     for (;;) {
       const events = readAll(db, { after: this.cursor, limit: PAGE });
       for (const e of events) this.announce(e);
+      if (this.watchers.size === 0) return this.stop(); // the last ones were revoked
       if (events.length === 0) return;
       this.cursor = events.at(-1)!.position;
       if (events.length < PAGE) return;
@@ -82,7 +85,11 @@ export class ResourceWatch {
     const listChanged = resourceListChangedBy(e);
     for (const w of [...this.watchers]) {
       const caller = w.caller();
-      if (!caller) continue;
+      if (!caller) {
+        this.watchers.delete(w);
+        w.revoked?.();
+        continue;
+      }
       const tenant = tenantOf(caller);
       let uris = byTenant.get(tenant);
       if (!uris) byTenant.set(tenant, (uris = resourceUrisTouchedBy(e, this.ctx.app.engine.db, tenant)));

@@ -6,6 +6,7 @@ import type { McpContext } from './context.js';
 import { getPrompt, listPrompts } from './prompts/index.js';
 import { listResources, readResource, RESOURCE_TEMPLATES, type ResourceContents } from './resources/index.js';
 import { watchOf } from './resource-watch.js';
+import { parseResourceUri, uriOf } from './resources/uris.js';
 
 /**
  * Resources and prompts on one MCP server, for both revisions: the data comes from src/mcp/resources
@@ -39,7 +40,12 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
     protocolErrors(() => {
       const caller = who(extra);
       readAny(ctx, caller, request.params.uri); // only what the caller can read now
-      subscribed.add(request.params.uri);
+      // One entry per resource however it is spelled (colony://agents/%77orker is worker), and a bound per session.
+      const uri = canonicalUri(request.params.uri);
+      if (!subscribed.has(uri) && subscribed.size >= SUBSCRIPTIONS_PER_SESSION) {
+        throw new DomainError('ErrInvalidInput', `a session holds at most ${SUBSCRIPTIONS_PER_SESSION} resource subscriptions; unsubscribe from one first`);
+      }
+      subscribed.add(uri);
       stopWatching ??= watchOf(ctx).add({
         caller: () => currentCaller(extra),
         uris: subscribed,
@@ -49,7 +55,7 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
       return {};
     }, request.params.uri));
   server.setRequestHandler('resources/unsubscribe', (request) => {
-    subscribed.delete(request.params.uri);
+    subscribed.delete(canonicalUri(request.params.uri));
     return {};
   });
   // A 2026-07-28 stdio connection: every readable change goes out; the SDK's stdio entry keeps only what
@@ -81,6 +87,17 @@ function readAny(ctx: McpContext, caller: Caller, uri: string): (ResourceContent
   if (uri !== APPROVAL_CARD_URI) return readResource(ctx, caller, uri);
   if (caller.kind !== 'owner') throw new DomainError('ErrNotFound', `resource ${uri} not found`, { uri });
   return [approvalCardContents()];
+}
+
+export const SUBSCRIPTIONS_PER_SESSION = 256;
+
+/** The one spelling of a colony:// URI (the one notifications carry); anything else as given. */
+function canonicalUri(uri: string): string {
+  try {
+    return uriOf(parseResourceUri(uri));
+  } catch {
+    return uri;
+  }
 }
 
 function protocolErrors<T>(run: () => T, uri?: string): T {

@@ -154,6 +154,25 @@ describe('MCP resources and prompts, both revisions', () => {
     await agent.close().catch(() => undefined);
   });
 
+  it('a principal holds at most 32 listen streams (others still can open theirs); revoking its token closes them', async () => {
+    const agent = await v2(rotateToken(f.app, 'agent', f.agentId, { actor: 'user:owner' })); // a live token (an earlier case revoked the first)
+    const uri = `colony://goals/${goalId}`;
+    const streams = [];
+    for (let i = 0; i < 32; i++) streams.push(await agent.listen({ resourceSubscriptions: [uri] }));
+    await assert.rejects(agent.listen({ resourceSubscriptions: [uri] }), /Subscription limit reached: at most 32 open listen streams per principal/);
+    const other = await v2(f.ownerToken);
+    const mine = await other.listen({ resourceSubscriptions: [uri] });
+    // The agent's token is revoked: at the next change its streams end instead of idling on.
+    rotateToken(f.app, 'agent', f.agentId, { actor: 'user:owner' });
+    await ok(owner, 'task_update', { task_id: String(tasksOfGoal(f.app.engine.db, goalId)[0]!.taskId), title: 'Check every page, third pass' });
+    const ended = await Promise.race([Promise.all(streams.map((st) => st.closed)), sleep(5000).then(() => 'still open')]);
+    assert.notEqual(ended, 'still open');
+    assert.equal(await Promise.race([mine.closed, sleep(300).then(() => 'open')]), 'open', 'the owner\'s stream is untouched');
+    await mine.close();
+    await other.close();
+    await agent.close().catch(() => undefined);
+  });
+
   it('lists and renders the prompts; hostile text stays quoted; a missing argument is named', async () => {
     const names = (await owner.listPrompts()).prompts.map((p) => p.name);
     assert.deepEqual([...names].sort(), ['agent-health-check', 'channel-overview', 'create-goal', 'daily-digest', 'debug-agent']);
