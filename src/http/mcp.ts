@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
-import { requireBearerAuth } from '@modelcontextprotocol/express';
+import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
 import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
-import { publicBaseUrl } from '../public-url.js';
-import { resourceMetadataUrl } from './oauth.js';
 import { actorOf, principalKey, type Caller, type RequestAuth } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { LISTEN_STREAMS_PER_PRINCIPAL, requestCaller, WatchBus } from '../mcp/listen-bus.js';
 import { watchOf } from '../mcp/resource-watch.js';
 import { createMcpServer } from '../mcp/server.js';
+import { bearerAuth, isListen, legacyProbe, mcpCors } from './mcp-guards.js';
+import { SessionTable, type Session } from './mcp-sessions.js';
 
 /**
  * `/mcp` serves both MCP revisions on one endpoint (SDK v2):
@@ -140,130 +139,8 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   };
 }
 
-/**
- * The bearer check, with the protected-resource metadata URL (RFC 9728) in every challenge so an OAuth
- * client finds the authorization server from a 401. The public URL is read per request: under
- * `serve --port 0` it is known only once the socket is bound, after the routes are mounted.
- */
-function bearerAuth(verifier: { verifyAccessToken(token: string): Promise<AuthInfo> }): RequestHandler {
-  const byUrl = new Map<string, RequestHandler>();
-  return (req, res, next) => {
-    const url = resourceMetadataUrl(publicBaseUrl());
-    let check = byUrl.get(url);
-    if (!check) byUrl.set(url, (check = requireBearerAuth({ verifier, requiredScopes: ['mcp'], resourceMetadataUrl: url })));
-    return check(req, res, next);
-  };
-}
-
-/**
- * CORS for browser-based MCP clients (the Inspector's web UI, hosted connectors): /mcp authenticates by
- * bearer token only — never a cookie — so any origin may call it with a token it holds; the headers a
- * client must read (session id, the auth challenge) are exposed. DNS rebinding is still refused by the
- * Host check in front of everything (server.ts).
- */
-const mcpCors: RequestHandler = (req, res, next) => {
-  if (!req.headers.origin) return next();
-  res.set({
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': 'Mcp-Session-Id, WWW-Authenticate, Mcp-Protocol-Version',
-    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate',
-    'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
-    'Access-Control-Max-Age': '600',
-  });
-  if (req.method === 'OPTIONS') return void res.status(204).end();
-  next();
-};
-
-const isListen = (body: unknown): boolean => typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
-
-/**
- * The headers the era classification reads (the protocol-version header), without the body: express
- * has parsed it already, and isLegacyRequest classifies from the parsed value we pass beside it.
- */
-function legacyProbe(req: Request): globalThis.Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-  return new globalThis.Request('http://colony.local/mcp', { method: req.method, headers });
-}
-
 /** The principal a session is bound to: `agent:7@1` (kind and id, then the tenant). */
 const keyOf = principalKey;
-
-interface Session {
-  transport: NodeStreamableHTTPServerTransport;
-  key: string;
-  lastSeen: number;
-}
-
-/**
- * Open sessions, least recently seen first — overall and per principal (a Map iterates in insertion
- * order; a touch re-inserts, so the first entry is always the stalest). A new session first makes room
- * under its principal's cap by closing that principal's stalest session, then under the global cap by
- * closing the stalest overall. The per-principal cap comes first and is much smaller, so a principal
- * flooding `initialize` only churns its own sessions: it can push out at most `perPrincipal` sessions of
- * others (the ones it opens while under its own cap), and only the ones seen least recently.
- * A session leaves both maps at once, so the counts hold even before its transport finishes closing.
- */
-class SessionTable {
-  private readonly all = new Map<string, Session>();
-  private readonly byKey = new Map<string, Map<string, Session>>();
-
-  constructor(readonly perPrincipal: number, readonly max: number) {
-    if (![perPrincipal, max].every((n) => Number.isSafeInteger(n) && n >= 1)) throw new RangeError(`session caps must be positive integers: ${perPrincipal}, ${max}`);
-  }
-
-  get size(): number {
-    return this.all.size;
-  }
-
-  get(id: string): Session | undefined {
-    return this.all.get(id);
-  }
-
-  touch(id: string, s: Session): void {
-    s.lastSeen = Date.now();
-    this.all.delete(id);
-    this.all.set(id, s);
-    const mine = this.byKey.get(s.key)!;
-    mine.delete(id);
-    mine.set(id, s);
-  }
-
-  add(id: string, s: Session): void {
-    const mine = this.byKey.get(s.key) ?? new Map<string, Session>();
-    while (mine.size >= this.perPrincipal) this.evict(mine.keys().next().value!);
-    while (this.all.size >= this.max) this.evict(this.all.keys().next().value!);
-    this.byKey.set(s.key, mine);
-    mine.set(id, s);
-    this.all.set(id, s);
-  }
-
-  remove(id: string): Session | undefined {
-    const s = this.all.get(id);
-    if (!s) return undefined;
-    this.all.delete(id);
-    const mine = this.byKey.get(s.key)!;
-    mine.delete(id);
-    if (mine.size === 0) this.byKey.delete(s.key);
-    return s;
-  }
-
-  /** Sessions not seen since `cutoff`: they sit at the front, so the walk stops at the first fresh one. */
-  closeIdle(cutoff: number): void {
-    for (const [id, s] of this.all) {
-      if (s.lastSeen >= cutoff) break;
-      this.evict(id);
-    }
-  }
-
-  async closeAll(): Promise<void> {
-    await Promise.all([...this.all.keys()].map((id) => this.remove(id)!.transport.close()));
-  }
-
-  private evict(id: string): void {
-    void this.remove(id)?.transport.close();
-  }
-}
 
 function jsonRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });

@@ -212,11 +212,6 @@ export class Reactor {
     return this.wake({ agentId, source: 'execute_agent', prompt, by }).run;
   }
 
-  /** execute_agent, blocking: starts the run and waits for its end (at most twice its timeout, plus 30 s). */
-  async execute(agentId: number, prompt: string, by: string): Promise<RunRow> {
-    return this.awaitRun(this.beginExecute(agentId, prompt, by));
-  }
-
   /** A run begun by beginExecute, at its end (at most twice its timeout, plus 30 s; a refused one at once). */
   async awaitRun(run: RunRow): Promise<RunRow> {
     if (run.status === 'refused') return run;
