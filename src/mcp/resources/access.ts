@@ -62,7 +62,8 @@ export function orNotFound<T>(uri: string, read: () => T): T {
   }
 }
 
-const FAMILY_OF: Record<ResourceRef['kind'], Family> = { goal: 'goals', goal_tree: 'goals', agent: 'agents', run: 'runs', run_transcript: 'runs' };
+/** Which family each kind of resource belongs to (its read tools). */
+export const FAMILY_OF: Record<ResourceRef['kind'], Family> = { goal: 'goals', goal_tree: 'goals', agent: 'agents', run: 'runs', run_transcript: 'runs' };
 
 /**
  * May the caller read a URI that an event of its own tenant touched (resourceUrisTouchedBy already keeps

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
-import { requireFamily, type Family } from './access.js';
+import { FAMILY_OF, requireFamily } from './access.js';
 import { agentResource } from './agents.js';
 import { goalResource, goalTreeResource } from './goals.js';
 import { runResource, runTranscriptResource } from './runs.js';
@@ -12,11 +12,10 @@ import { parseResourceUri, type ResourceRef } from './uris.js';
  * (ErrToolNotInScope, before any lookup), then read through the family's renderer, which answers
  * ErrNotFound for what does not exist or is not the caller's to see. The URI is echoed as given.
  */
-const FAMILY: Record<ResourceRef['kind'], Family> = { goal: 'goals', goal_tree: 'goals', agent: 'agents', run: 'runs', run_transcript: 'runs' };
 
 export function readResource(ctx: McpContext, caller: Caller, uri: string): ResourceContents[] {
   const ref = parseResourceUri(uri);
-  requireFamily(caller, FAMILY[ref.kind], uri);
+  requireFamily(caller, FAMILY_OF[ref.kind], uri);
   return [contentsOf(ctx, caller, ref, uri)];
 }
 
