@@ -3,6 +3,7 @@ import { prepared } from '../db.js';
 import { DomainError } from '../errors.js';
 import type { EventMeta, StoredEvent } from './event.js';
 import { GENESIS_HASH } from './hash.js';
+import { clearMerkle } from './merkle-store.js';
 import { appendToStream, readHead, readStream, type ChainHead } from './store.js';
 
 /**
@@ -82,7 +83,7 @@ export interface ChainBreakAcceptedData extends ChainBreak {
 /**
  * Records an accepted break in one transaction: re-anchors the log end at the real tail, appends
  * ChainBreakAccepted after it and anchors there, and marks every projection stale, so the read tables
- * are rebuilt from the log as it now is — on this start, or on the next one if this process dies first.
+ * (and the Merkle tree cache) are rebuilt from the log as it now is — on this start, or on the next one if this process dies first.
  */
 export function acceptChainBreak(db: Database, accepted: ChainBreak, meta: EventMeta, at: string): { event: StoredEvent; head: ChainHead } {
   return db.transaction(() => {
@@ -92,6 +93,7 @@ export function acceptChainBreak(db: Database, accepted: ChainBreak, meta: Event
     const head = readHead(db);
     setLogAnchor(db, head);
     prepared(db, `UPDATE es_projections SET stale = 1 WHERE name <> '${LOG_ROW}'`).run();
+    clearMerkle(db); // the tree cache was built from the leaves the break changed
     return { event: event!, head };
   }).immediate();
 }

@@ -83,4 +83,37 @@ export const engineMigrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    // Evidence for auditors (issue 17). `es_merkle` caches the log's Merkle tree: every complete, aligned
+    // subtree of 16 leaves or more (level ≥ 4), so a root or a proof at any tree size costs O(log n) lookups
+    // plus at most a few small leaf reads. It is derived from es_events and filled lazily (checkpoints,
+    // exports), never on the append path; it can be dropped and rebuilt at any time. `es_checkpoints` keeps
+    // every signed checkpoint, append-only like the log.
+    version: 3,
+    up(db) {
+      db.exec(`
+        CREATE TABLE es_merkle (
+          level INTEGER NOT NULL,
+          idx   INTEGER NOT NULL,
+          hash  BLOB    NOT NULL,
+          PRIMARY KEY (level, idx)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE es_checkpoints (
+          n          INTEGER PRIMARY KEY,
+          tree_size  INTEGER NOT NULL,
+          key_id     TEXT    NOT NULL,
+          body       TEXT    NOT NULL,
+          signature  TEXT    NOT NULL,
+          public_key TEXT    NOT NULL,
+          reason     TEXT    NOT NULL
+        );
+        CREATE INDEX es_checkpoints_by_size ON es_checkpoints (tree_size);
+        CREATE TRIGGER es_checkpoints_no_update BEFORE UPDATE ON es_checkpoints
+          BEGIN SELECT RAISE(ABORT, 'es_checkpoints is append-only: UPDATE is not allowed'); END;
+        CREATE TRIGGER es_checkpoints_no_delete BEFORE DELETE ON es_checkpoints
+          BEGIN SELECT RAISE(ABORT, 'es_checkpoints is append-only: DELETE is not allowed'); END;
+      `);
+    },
+  },
 ];

@@ -37,6 +37,8 @@ export interface VerifyOptions {
   from?: ChainHead;
   pageSize?: number;
   onProgress?: (checked: number, total: number) => void;
+  /** Called with every row once it is verified, in position order (`verify --since` builds its Merkle tree from them). */
+  onRow?: (row: EventRow) => void;
 }
 
 type Failure = { position: number; reason: VerifyFailure; message: string };
@@ -45,7 +47,7 @@ export function verifyChain(db: Database, options: VerifyOptions = {}): VerifyRe
   return db.transaction(() => walk(db, options))();
 }
 
-function walk(db: Database, { pageSize = 10_000, onProgress, expectHead, from }: VerifyOptions): VerifyResult {
+function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, from }: VerifyOptions): VerifyResult {
   const logEnd = readLogAnchor(db);
   const total = logEnd?.position ?? 0;
   const start = from ?? { position: 0, hash: GENESIS_HASH };
@@ -65,6 +67,7 @@ function walk(db: Database, { pageSize = 10_000, onProgress, expectHead, from }:
         return fail(expected - 1 - start.position, row.position, 'head_mismatch', `position ${row.position} no longer has the recorded head hash: the chain was rewritten`);
       }
       if (!accepted && row.type === CHAIN_BREAK_ACCEPTED && row.stream_id === CHAIN_STREAM) accepted = row;
+      onRow?.(row);
       prev = row.hash;
       expected += 1;
     }
