@@ -2,6 +2,7 @@ import { databaseFile } from './config.js';
 import type { Durability } from './db.js';
 import { Engine } from './engine.js';
 import { loadOrCreateMasterKey } from './masterkey.js';
+import { loadOrCreateSigningKey } from './signing-key.js';
 import type { RebuildOptions } from './projections/rebuild.js';
 import type { AnyProjection } from './projections/projection.js';
 import { channelsProjection } from './projections/channels.js';
@@ -57,11 +58,16 @@ export function openEngine(options: AppOptions): Engine {
   });
 }
 
-/** Opens the store and the master key (creating both on a fresh data dir). */
+/**
+ * Opens the store and the master key (creating both on a fresh data dir), and checks the signing key
+ * (created too when missing): a malformed key file stops Colony here, before anything runs.
+ */
 export function openApp(options: AppOptions): App {
   const engine = openEngine(options);
   try {
-    return { engine, dataDir: options.dataDir, key: loadOrCreateMasterKey(options.dataDir) };
+    const key = loadOrCreateMasterKey(options.dataDir);
+    loadOrCreateSigningKey(options.dataDir);
+    return { engine, dataDir: options.dataDir, key };
   } catch (e) {
     engine.close();
     throw e;

@@ -6,6 +6,7 @@ import { acceptChainBreak, latestAcceptance } from './events/anchor.js';
 import { GENESIS_HASH } from './events/hash.js';
 import type { ChainHead } from './events/store.js';
 import { verifyChain } from './events/verify.js';
+import { checkLatestCheckpoint } from './evidence/start-check.js';
 import { newCommandId } from './ids.js';
 import { chainAnchorFile, readChainAnchor, writeChainAnchor } from './last-verify.js';
 import type { RebuildReport } from './projections/rebuild.js';
@@ -71,17 +72,22 @@ export function openCheckedApp(options: AppOptions & StartCheckOptions): { app: 
 export function checkChainOnStart(engine: Engine, options: StartCheckOptions): StartCheckReport {
   const { db } = engine;
   const from = startAnchor(engine, options);
-  const result = verifyChain(db, { from, onProgress: options.onProgress });
+  const walked = verifyChain(db, { from, onProgress: options.onProgress });
   const at = engine.clock().toISOString();
-  if (result.ok) {
-    writeChainAnchor(options.dataDir, result.head, at);
-    return { from, checked: result.events, head: result.head, acceptedAt: null };
+  // The chain's tail holds: the latest signed checkpoint must hold too (a re-hashed log fails it).
+  const signed = walked.ok ? checkLatestCheckpoint(db).problem : null;
+  if (walked.ok && !signed) {
+    writeChainAnchor(options.dataDir, walked.head, at);
+    return { from, checked: walked.events, head: walked.head, acceptedAt: null };
   }
-  const where = from.position === 0 ? 'from the genesis' : `from the verified anchor at position ${from.position}`;
+  const result = walked.ok
+    ? { position: signed!.position, reason: 'checkpoint_mismatch', message: signed!.message, events: walked.events }
+    : walked;
+  const where = walked.ok ? 'against the latest signed checkpoint' : from.position === 0 ? 'from the genesis' : `from the verified anchor at position ${from.position}`;
   if (!options.acceptBroken) {
     throw new DomainError(
       'ErrChainBroken',
-      `the event log's hash chain is broken at position ${result.position}: ${result.reason} (${result.message}), checked ${where}. ` +
+      `the event log${walked.ok ? ' does not match its signed checkpoint' : "'s hash chain is broken"} at position ${result.position}: ${result.reason} (${result.message}), checked ${where}. ` +
         `Refusing to start: audit the log with "colony verify"; to go on with the log as it is, start again with --accept-broken-chain ` +
         `(the acceptance is recorded in the log and the read tables are rebuilt from it)`,
       { position: result.position, reason: result.reason },

@@ -43,3 +43,14 @@ export function envPositiveInt(name: string, fallback: number, env: NodeJS.Proce
   if (!Number.isSafeInteger(n) || n < 1) throw invalidInput(`${name} must be a positive integer, not "${raw}"`, { field: name });
   return n;
 }
+
+/** Serve's automatic checkpoints (evidence/auto-checkpoint.ts): by growth of the log, and by time. */
+export const DEFAULT_CHECKPOINT_EVENTS = 1000;
+export const DEFAULT_CHECKPOINT_MINUTES = 10;
+
+/** `--checkpoint-events` / `--checkpoint-minutes`: a non-negative integer (0 = off). */
+export function parseCheckpointSetting(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw invalidInput(`${name} must be a non-negative integer (0 turns it off), not "${raw}"`);
+  return Number(raw);
+}

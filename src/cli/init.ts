@@ -3,11 +3,11 @@ import { databaseFile } from '../config.js';
 import { action, checkOwnerName, globals, printJson } from './shared.js';
 import { oneLine } from './terminal.js';
 
-/** `colony init`: the data dir, the store, the master key and the owner — whose token is printed once. */
+/** `colony init`: the data dir, the store, the master and signing keys and the owner — whose token is printed once. */
 export function registerInit(program: Command): void {
   program
     .command('init')
-    .description('create the data dir, the event store, the master key and the owner (prints the owner token once)')
+    .description('create the data dir, the event store, the master key, the signing key and the owner (prints the owner token once)')
     .option('--owner <name>', 'the owner\'s name', 'owner')
     .option('--agent-command <cmd>', 'the team\'s default agent command: what Colony runs for the coordinator and agents without their own (colony config set agent-command)')
     .option('--json', 'print {"owner","token"} as JSON')
@@ -36,8 +36,11 @@ export function registerInit(program: Command): void {
           }
           const { token, userId } = createOwner(app, opts.owner, { actor: 'system' });
           const set = agentCommand(userId, opts.owner);
-          if (opts.json) return printJson({ owner: opts.owner, token, data: dataDir, created: true, agent_command: set });
+          const { adoptSigningKey } = await import('../evidence/keys.js');
+          const key = adoptSigningKey(app.engine, dataDir);
+          if (opts.json) return printJson({ owner: opts.owner, token, data: dataDir, created: true, agent_command: set, signing_key: key.keyId });
           process.stdout.write(`Initialized Colony in ${dataDir}\nOwner "${opts.owner}" token (shown once, keep it): ${token}\n`);
+          process.stdout.write(`Signing key of checkpoints and goal bundles: ${key.keyId} (colony key show)\n`);
           process.stdout.write(set ? `agent-command: ${oneLine(set)}\n` : 'No agent command yet: goals wait for an outside coordinator until you set one (colony config set agent-command CMD).\n');
         } finally {
           app.engine.close();

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parsePort } from '../config.js';
+import { DEFAULT_CHECKPOINT_EVENTS, DEFAULT_CHECKPOINT_MINUTES, parseCheckpointSetting, parsePort } from '../config.js';
 import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import { oneLine } from './terminal.js';
@@ -22,15 +22,18 @@ export function registerServe(program: Command): void {
     .option('--owner <name>', 'owner name when initializing a fresh data dir', 'owner')
     .option('--accept-broken-chain', ACCEPT_HELP)
     .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
+    .option('--checkpoint-events <n>', 'sign a checkpoint of the log whenever it has grown by this many events (0: never; $COLONY_CHECKPOINT_EVENTS; default 1000)', process.env.COLONY_CHECKPOINT_EVENTS)
+    .option('--checkpoint-minutes <m>', 'and after this many minutes when it has grown at all (0: never; $COLONY_CHECKPOINT_MINUTES; default 10)', process.env.COLONY_CHECKPOINT_MINUTES)
     .option('--auto-approve', 'approve every task-tree and agent proposal in your goals as soon as it is made (for unattended demos; only your verifier recipes ever run)')
     .action(
-      action(async (opts: { host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string; autoApprove?: boolean }, cmd: Command) => {
+      action(async (opts: ServeOptions, cmd: Command) => {
         const { dataDir, durability } = globals(cmd);
         const port = parsePort(opts.port);
         const sandbox = sandboxSwitch(opts.sandbox);
+        const checkpoints = checkpointSettings(opts);
         await ensureConsoleBuilt();
         checkOwnerName(opts.owner);
-        const { openCheckedApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl } = await loadServer();
+        const { openCheckedApp, createOwner, ownerOf, createHttpApp, listen, log, createMcpContext, buildToolRegistry, startRuntime, setServedUrl, startAutoCheckpoints } = await loadServer();
         const checking = progressBar('checking the chain');
         const bar = progressBar('rebuilding projections');
         const { app, rebuild: r } = openCheckedApp({
@@ -43,6 +46,7 @@ export function registerServe(program: Command): void {
         const mcp = createMcpContext(app, buildToolRegistry(), { logCalls: true });
         const http = createHttpApp(app.engine, mcp, opts.host);
         let runtime: Runtime | null = null;
+        let autoCheckpoints: { stop(): void } | null = null;
         try {
           const server = await listen(http.app, opts.host, port);
           const address = server.address();
@@ -52,16 +56,19 @@ export function registerServe(program: Command): void {
           runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox, activityLog: true, autoApprove: opts.autoApprove ? { ownerId: ownerOf(app)!.userId } : undefined });
           await announceSandbox(sandbox);
           mcp.runtime.reactor = runtime.reactor;
+          autoCheckpoints = startAutoCheckpoints(app.engine, dataDir, checkpoints);
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
           process.stderr.write(`Console: ${url}/ (sign in with an owner or agent token)\n`);
           process.stderr.write(`Connect an MCP client with this .mcp.json (export COLONY_TOKEN first):\n${mcpJsonSnippet(`${url}/mcp`, dataDir)}\n`);
           process.stderr.write(`Clients that sign in with OAuth (hosted connectors, the MCP Inspector) need no token: give them ${url}/mcp and approve them in the console (OAuth apps) or with colony oauth approve CODE.\n`);
           process.stderr.write(`${agentCommandLine(ownerOf(app)!.agentCommand)}\n`);
+          process.stderr.write(`${checkpointLine(checkpoints)}\n`);
           if (opts.autoApprove) process.stderr.write(AUTO_APPROVE_WARNING);
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
             runtime?.stop();
+            autoCheckpoints?.stop();
             void http.close().finally(() => {
               server.close(() => {
                 mcp.audit.close();
@@ -74,12 +81,30 @@ export function registerServe(program: Command): void {
           process.once('SIGTERM', () => stop('SIGTERM'));
         } catch (e) {
           runtime?.stop();
+          autoCheckpoints?.stop();
           mcp.audit.close();
           app.engine.close();
           throw e;
         }
       }),
     );
+}
+
+interface ServeOptions {
+  host: string; port?: string; owner: string; acceptBrokenChain?: boolean; sandbox: string; autoApprove?: boolean;
+  checkpointEvents?: string; checkpointMinutes?: string;
+}
+
+function checkpointSettings(opts: ServeOptions): { everyEvents: number; everyMinutes: number } {
+  return {
+    everyEvents: parseCheckpointSetting('--checkpoint-events', opts.checkpointEvents, DEFAULT_CHECKPOINT_EVENTS),
+    everyMinutes: parseCheckpointSetting('--checkpoint-minutes', opts.checkpointMinutes, DEFAULT_CHECKPOINT_MINUTES),
+  };
+}
+
+function checkpointLine({ everyEvents, everyMinutes }: { everyEvents: number; everyMinutes: number }): string {
+  const when = [everyEvents > 0 ? `every ${everyEvents} events` : '', everyMinutes > 0 ? `every ${everyMinutes} min of activity` : ''].filter(Boolean).join(' and ');
+  return when ? `Signed checkpoints of the log: ${when} (colony checkpoints list; colony key show for the public key).` : 'Signed checkpoints are off (--checkpoint-events 0 --checkpoint-minutes 0): colony checkpoint signs one by hand.';
 }
 
 export const AUTO_APPROVE_WARNING = 'WARNING: --auto-approve: every task-tree and agent proposal in your goals is approved the moment it is made, '
@@ -127,14 +152,15 @@ export async function announceSandbox(sandbox: 'on' | 'off'): Promise<void> {
 
 /** What serving needs (the app, HTTP, MCP, the runtime), loaded only when `serve` runs. */
 async function loadServer() {
-  const [check, principals, http, log, context, tools, runtime, publicUrl] = await Promise.all([
+  const [check, principals, http, log, context, tools, runtime, publicUrl, checkpoints] = await Promise.all([
     import('../chain-check.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
     import('../mcp/context.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'), import('../public-url.js'),
+    import('../evidence/auto-checkpoint.js'),
   ]);
   return {
     openCheckedApp: check.openCheckedApp, createOwner: principals.createOwner, ownerOf: principals.ownerOf, createHttpApp: http.createHttpApp, listen: http.listen,
     log: log.log, createMcpContext: context.createMcpContext, buildToolRegistry: tools.buildToolRegistry, startRuntime: runtime.startRuntime,
-    setServedUrl: publicUrl.setServedUrl,
+    setServedUrl: publicUrl.setServedUrl, startAutoCheckpoints: checkpoints.startAutoCheckpoints,
   };
 }
 

@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { SignedCheckpoint } from '../evidence/checkpoint.js';
 import type { ChainHead } from '../events/store.js';
 import type { VerifyResult } from '../events/verify.js';
 import { lastVerifyFile, readChainAnchor, recordVerification } from '../last-verify.js';
 import { action, CliError, globals, openExistingStore, printJson, progressBar } from './shared.js';
+import { oneLine } from './terminal.js';
 
 /** `colony verify`: walks the hash chain; exit 0 when it holds, 1 with the first bad position when not. */
 export function registerVerify(program: Command): void {
@@ -10,11 +13,13 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('verify the hash chain of the whole event log')
     .option('--json', 'print the result as JSON')
+    .option('--since <file>', 'also prove that the log extends this signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle) — catches a fully re-hashed chain')
     .option('--expect-head <position:hash>', 'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain); default: the head the last start-up check verified')
     .action(
-      action(async (opts: { json?: boolean; expectHead?: string }, cmd: Command) => {
+      action(async (opts: { json?: boolean; expectHead?: string; since?: string }, cmd: Command) => {
         const { dataDir } = globals(cmd);
         const expectHead = opts.expectHead === undefined ? startAnchor(dataDir) : parseHead(opts.expectHead);
+        if (opts.since !== undefined) return verifySinceCommand(dataDir, opts.since, expectHead, opts.json === true);
         const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([import('../events/verify.js'), import('../events/anchor.js')]);
         const db = await openExistingStore(dataDir);
         const bar = opts.json ? progressBar('') : progressBar('verifying');
@@ -37,6 +42,45 @@ export function registerVerify(program: Command): void {
         }
       }),
     );
+}
+
+async function verifySinceCommand(dataDir: string, file: string, expectHead: ChainHead | undefined, json: boolean): Promise<void> {
+  const signed = readCheckpointFile(file);
+  const { verifySince } = await import('../evidence/since.js');
+  const db = await openExistingStore(dataDir);
+  const bar = json ? progressBar('') : progressBar('verifying');
+  try {
+    const result = verifySince(db, signed, { onProgress: bar.update, expectHead });
+    bar.stop();
+    if (result.chain) record(dataDir, result.chain);
+    if (json) printJson(result);
+    if (result.ok) {
+      if (!json) {
+        process.stdout.write(`ok: ${result.chain.events} events, chain head ${result.chain.head.hash} at position ${result.chain.head.position}; ` +
+          `the log extends the checkpoint of ${result.from} events (consistency proof of ${result.consistency.length} hashes to root ${result.root})\n`);
+      }
+      return;
+    }
+    process.stderr.write(`colony: verify --since failed: ${result.reason} (${oneLine(result.message)})\n`);
+    process.exitCode = 1;
+  } finally {
+    db.close();
+  }
+}
+
+/** A checkpoint file (`colony checkpoint --json`) or a bundle: both carry {checkpoint: {body, signature}, publicKey}. */
+function readCheckpointFile(file: string): SignedCheckpoint {
+  let value: { checkpoint?: { body?: Record<string, unknown>; signature?: unknown }; publicKey?: unknown };
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8')) as typeof value;
+  } catch (e) {
+    throw new CliError(`cannot read the checkpoint ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const body = value?.checkpoint?.body;
+  const ok = body && body.format === 'colony-checkpoint' && typeof body.treeSize === 'number' && typeof body.rootHash === 'string' &&
+    typeof value.checkpoint?.signature === 'string' && typeof value.publicKey === 'string';
+  if (!ok) throw new CliError(`${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle)`);
+  return value as unknown as SignedCheckpoint;
 }
 
 /** Kept for system_health; a data dir that cannot be written (a read-only copy under audit) still verifies. */

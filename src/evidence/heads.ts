@@ -1,0 +1,74 @@
+import type { Database } from 'better-sqlite3';
+import { canonicalize } from 'json-canonicalize';
+import { prepared } from '../db.js';
+import { leafHash, nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
+
+/**
+ * The stream heads a checkpoint commits to: for every stream, its last version at or before the
+ * checkpoint's tree size and that event's hash. With them a bundle proves completeness — a stream whose
+ * head is version 9 must show versions 1–9, the 9th with the head's hash.
+ *
+ * Leaves are sorted by the UTF-8 bytes of the stream id (SQLite's BINARY order; a verifier sorts with
+ * Buffer.compare), each leaf = SHA-256(0x00 ‖ UTF-8 of the canonical JSON {hash, streamId, version}), hashed
+ * into a tree the way the log's tree is (RFC 9162).
+ */
+export interface StreamHead {
+  streamId: string;
+  version: number;
+  hash: string;
+}
+
+export function headLeaf(head: StreamHead): Buffer {
+  return leafHash(Buffer.from(canonicalize({ hash: head.hash, streamId: head.streamId, version: head.version }), 'utf8'));
+}
+
+/**
+ * Every stream's head at `size` (the log's size when the caller is in a read transaction at the head:
+ * then the `streams` projection, applied in the same transactions as the log, has them in one pass over
+ * streams; otherwise — a projection behind or being rebuilt, or an older size — a scan of the log).
+ */
+export function streamHeads(db: Database, size: number): StreamHead[] {
+  const streams = prepared(db, "SELECT position, stale FROM es_projections WHERE name = 'streams'").get() as { position: number; stale: number } | undefined;
+  if (streams && streams.stale === 0 && streams.position === size) {
+    const rows = prepared(db, `SELECT s.stream_id AS streamId, s.version, e.hash, e.stream_id AS eventStream, e.version AS eventVersion
+      FROM streams s LEFT JOIN es_events e ON e.position = s.last_position ORDER BY s.stream_id`).all() as (StreamHead & { eventStream: string | null; eventVersion: number | null })[];
+    // The projection must agree with the log row it points at; if it does not, the log is the authority.
+    if (rows.every((r) => r.eventStream === r.streamId && r.eventVersion === r.version)) {
+      return rows.map((r) => ({ streamId: r.streamId, version: r.version, hash: r.hash }));
+    }
+  }
+  return prepared(db, `SELECT stream_id AS streamId, MAX(version) AS version, hash FROM es_events WHERE position <= ?
+    GROUP BY stream_id ORDER BY stream_id`).all(size) as StreamHead[];
+}
+
+/** The heads tree in memory (a log has far fewer streams than events). */
+export class HeadsTree implements SubtreeHashes {
+  readonly leaves: Buffer[];
+  private readonly memo = new Map<string, Buffer>();
+  private readonly index = new Map<string, number>();
+
+  constructor(readonly heads: readonly StreamHead[]) {
+    this.leaves = heads.map(headLeaf);
+    heads.forEach((h, i) => this.index.set(h.streamId, i));
+  }
+
+  root(): Buffer {
+    return this.heads.length === 0 ? EMPTY_ROOT : this.range(0, this.heads.length);
+  }
+
+  indexOf(streamId: string): number | undefined {
+    return this.index.get(streamId);
+  }
+
+  range(start: number, size: number): Buffer {
+    if (size === 1) return this.leaves[start]!;
+    const key = `${start}:${size}`;
+    let hash = this.memo.get(key);
+    if (!hash) {
+      const k = splitPoint(size);
+      hash = size <= 64 ? rootOfLeaves(this.leaves, start, size) : nodeHash(this.range(start, k), this.range(start + k, size - k));
+      this.memo.set(key, hash);
+    }
+    return hash;
+  }
+}
