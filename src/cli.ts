@@ -5,11 +5,14 @@ import { registerAgentRuntime } from './cli/agent-runtime.js';
 import { registerRuns } from './cli/runs.js';
 import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
+import { registerCheckpoint } from './cli/checkpoint.js';
 import { registerConfig } from './cli/config.js';
 import { registerDemo } from './cli/demo.js';
 import { registerEvents } from './cli/events.js';
+import { registerExport } from './cli/export.js';
 import { registerGoals } from './cli/goals.js';
 import { registerInit } from './cli/init.js';
+import { registerKey } from './cli/key.js';
 import { registerOAuth } from './cli/oauth.js';
 import { registerProposals } from './cli/proposals.js';
 import { registerRebuild } from './cli/rebuild.js';
@@ -21,6 +24,7 @@ import { registerStdio } from './cli/stdio.js';
 import { guardOutput, terminalSafe } from './cli/terminal.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
+import { registerVerifyBundle } from './cli/verify-bundle.js';
 import { registerVerifiers } from './cli/verifiers.js';
 
 /** The `colony` command line. Each command lives in src/cli/<command>.ts. */
@@ -52,6 +56,10 @@ export function buildProgram(): Command {
   registerVerifiers(program);
   registerAudit(program);
   registerVerify(program);
+  registerKey(program);
+  registerCheckpoint(program);
+  registerExport(program);
+  registerVerifyBundle(program);
   registerRebuild(program);
   registerEvents(program);
   registerBench(program);

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ReportData } from '../report/data.js';
+import type { ReportEvidence } from '../report/evidence.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 import { oneLine } from './terminal.js';
@@ -13,8 +14,9 @@ export function registerReport(program: Command): void {
     .description('write a goal\'s report as one self-contained HTML file: tree, agents, runs, costs, timeline, artifacts')
     .requiredOption('--goal <id>', 'the goal')
     .requiredOption('--out <file>', 'where to write the HTML (overwritten)')
+    .option('--bundle <file>', 'embed this goal bundle\'s checkpoint and key fingerprint (from colony export), so the printed report can be matched to its evidence')
     .option('--json', 'print {path, summary} as JSON')
-    .action(action((opts: { goal: string; out: string; json?: boolean }, cmd: Command) => {
+    .action(action((opts: { goal: string; out: string; bundle?: string; json?: boolean }, cmd: Command) => {
       if (!/^\d+$/.test(opts.goal) || !Number.isSafeInteger(Number(opts.goal)) || Number(opts.goal) < 1) {
         throw new CliError(`--goal must be a positive integer, not "${opts.goal}"`);
       }
@@ -28,12 +30,34 @@ export function registerReport(program: Command): void {
         const goal = getGoal(app.engine.db, goalId);
         const data = goal && goal.ownerId === owner.userId ? reportData(app, goalId) : null;
         if (!data) throw new CliError(`goal ${goalId} not found`);
+        if (opts.bundle !== undefined) data.evidence = await evidenceOf(opts.bundle, goalId);
         write(path, renderReport(data));
         const summary = summaryOf(data);
         if (opts.json) return printJson({ path, summary });
         process.stdout.write(`${path}\n${summaryLine(data)}\n`);
       });
     }));
+}
+
+/** The bundle must be whole and this goal's (checks 1–6 of verify-bundle); the report then names it. */
+async function evidenceOf(file: string, goalId: number): Promise<ReportEvidence> {
+  const [{ readFileSync }, { createHash }, { basename }, { checkBundle }] = await Promise.all([
+    import('node:fs'), import('node:crypto'), import('node:path'), import('../evidence/bundle-verify.js'),
+  ]);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new CliError(`cannot read the bundle ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const checked = checkBundle(bytes, null);
+  if (!checked.ok) throw new CliError(`${file} is not a valid goal bundle: ${checked.failure.code} (${checked.failure.message})`);
+  if (checked.summary.goalId !== goalId) throw new CliError(`${file} is the bundle of goal ${checked.summary.goalId}, not of goal ${goalId}`);
+  const s = checked.summary;
+  return {
+    file: basename(file), sha256: createHash('sha256').update(bytes).digest('hex'), events: s.events,
+    treeSize: s.checkpoint.treeSize, rootHash: s.checkpoint.rootHash, signedAt: s.checkpoint.time, keyId: s.keyId,
+  };
 }
 
 function write(path: string, text: string): void {

@@ -16,6 +16,7 @@ import { getAgent } from '../projections/principals.js';
 import { runsOfGoal, type RunRow } from '../projections/run-queries.js';
 import { agentsOfGoal, type ReportAgent } from './agents.js';
 import { eventsOf, timelineOf, type TimelineEntry } from './timeline.js';
+import type { ReportEvidence } from './evidence.js';
 
 /**
  * Everything `colony report` shows about one goal, gathered from the projections and the goal's own
@@ -47,6 +48,8 @@ export interface ReportData {
   generatedAt: string; goal: ReportGoal; tasks: ReportTask[]; agents: ReportAgent[]; runs: ReportRun[];
   costs: { byBillingCode: CostRow[]; byAgent: CostRow[]; byLevel: CostRow[] };
   timeline: TimelineEntry[]; artifacts: ReportArtifact[]; summary: ReportSummary;
+  /** The goal bundle the report was made with (`colony report --bundle`). */
+  evidence?: ReportEvidence;
 }
 
 /** The report's data for a goal, or null when there is no such goal (callers check its owner). */

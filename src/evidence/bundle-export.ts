@@ -1,0 +1,82 @@
+import { canonicalize } from 'json-canonicalize';
+import type { Engine } from '../engine.js';
+import { notFound } from '../errors.js';
+import { EVENT_COLUMNS, type EventRow } from '../events/event.js';
+import { inclusionProof } from '../events/merkle.js';
+import { extendMerkle } from '../events/merkle-store.js';
+import { readHead } from '../events/store.js';
+import { prepared } from '../db.js';
+import { goalSnapshot } from '../projections/goal-snapshot.js';
+import { getGoal } from '../projections/goal-queries.js';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle, type BundleEvent, type BundleStreamHead } from './bundle.js';
+import { checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type SignedCheckpoint } from './checkpoint.js';
+import { goalStreams } from './goal-streams.js';
+import { currentSigner } from './keys.js';
+
+/**
+ * `colony export --goal ID`: the goal's bundle at the log's current head. Everything — the checkpoint's
+ * tree and heads, the snapshot, the events and their proofs — is read in one read transaction, so it is all
+ * of one moment of the log even while `serve` keeps appending; the checkpoint is stored after (signed, it
+ * stays true of that size). The latest checkpoint is reused when it already states this size.
+ */
+export interface ExportResult {
+  bundle: Bundle;
+  text: string;
+  reusedCheckpoint: boolean;
+}
+
+export function exportGoalBundle(engine: Engine, dataDir: string, goalId: number, onProgress?: (done: number, total: number) => void): ExportResult {
+  const { db } = engine;
+  const key = currentSigner(engine, dataDir, 'export');
+  extendMerkle(db);
+  const time = engine.clock().toISOString();
+  const read = db.transaction(() => {
+    if (!getGoal(db, goalId)) throw notFound(`goal ${goalId}`, { goalId });
+    const parts = checkpointParts(db, key.keyId, time, readHead(db).position);
+    const latest = latestCheckpoint(db);
+    const same = latest && sameStatement(latest.checkpoint.body, parts.body) ? latest : null;
+    const signed: SignedCheckpoint = same ?? signBody(key, parts.body);
+    const snapshot = JSON.parse(canonicalize(goalSnapshot(db, goalId))) as unknown;
+    const streams = goalStreams(db, goalId);
+    const rows = streamRows(engine, streams, parts.body.treeSize);
+    return { parts, signed, reused: same !== null, snapshot, streams, rows };
+  })();
+  const events = proveEvents(read.parts, read.rows, onProgress);
+  const bundle: Bundle = {
+    format: BUNDLE_FORMAT, version: BUNDLE_VERSION, goalId, checkpoint: read.signed.checkpoint, publicKey: read.signed.publicKey,
+    streams: proveHeads(read.parts, read.streams), events, snapshot: read.snapshot,
+  };
+  if (!read.reused) storeCheckpoint(db, read.signed, 'export');
+  return { bundle, text: `${canonicalize(bundle)}\n`, reusedCheckpoint: read.reused };
+}
+
+/** The same tree, heads and key: a checkpoint that already says what this one would. */
+const sameStatement = (a: SignedCheckpoint['checkpoint']['body'], b: SignedCheckpoint['checkpoint']['body']): boolean =>
+  a.logId === b.logId && a.treeSize === b.treeSize && a.rootHash === b.rootHash && a.heads.root === b.heads.root && a.keyId === b.keyId;
+
+function streamRows(engine: Engine, streams: readonly string[], size: number): EventRow[] {
+  const select = prepared(engine.db, `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND position <= ? ORDER BY version`);
+  return streams.flatMap((s) => select.all(s, size) as EventRow[]).sort((a, b) => a.position - b.position);
+}
+
+function proveEvents({ tree, body }: CheckpointParts, rows: readonly EventRow[], onProgress?: (done: number, total: number) => void): BundleEvent[] {
+  return rows.map((r, i) => {
+    if (onProgress && (i % 500 === 0 || i === rows.length - 1)) onProgress(i + 1, rows.length);
+    return {
+      position: r.position, streamId: r.stream_id, version: r.version, type: r.type, schemaVersion: r.schema_version,
+      data: JSON.parse(r.data) as unknown, meta: JSON.parse(r.meta) as Record<string, unknown>, recordedAt: r.recorded_at,
+      prevHash: r.prev_hash, hash: r.hash, proof: inclusionProof(tree, r.position - 1, body.treeSize).map(hex),
+    };
+  });
+}
+
+function proveHeads({ heads }: CheckpointParts, streams: readonly string[]): BundleStreamHead[] {
+  return streams.flatMap((streamId) => {
+    const index = heads.indexOf(streamId);
+    if (index === undefined) return []; // named by a projection but without events up to this size
+    const head = heads.heads[index]!;
+    return [{ streamId, version: head.version, hash: head.hash, index, proof: inclusionProof(heads, index, heads.heads.length).map(hex) }];
+  });
+}
+
+const hex = (b: Buffer): string => b.toString('hex');

@@ -1,0 +1,56 @@
+import { canonicalize } from 'json-canonicalize';
+import { productProjections } from '../app.js';
+import { Engine } from '../engine.js';
+import { toStoredEvent } from '../events/store.js';
+import { goalSnapshot } from '../projections/goal-snapshot.js';
+import type { Bundle } from './bundle.js';
+import type { BundleFailure } from './bundle-verify.js';
+import { goalStreams } from './goal-streams.js';
+
+/**
+ * Check 7 of a bundle, Colony's own: replay the bundle's events with the same projection code the server
+ * runs, into a fresh in-memory database, and ask it for the goal's snapshot — it must be the one the bundle
+ * carries, which is what Colony showed at the checkpoint. Then the goal's stream selection, run on the
+ * replayed state, must name exactly the bundle's streams (an extra stream — another goal's — is caught).
+ */
+export function replayBundle(bundle: Bundle): BundleFailure | null {
+  const mem = Engine.open({ file: ':memory:', durability: 'normal', projections: productProjections });
+  try {
+    const events = bundle.events.map((e) => toStoredEvent({
+      position: e.position, stream_id: e.streamId, version: e.version, type: e.type, schema_version: e.schemaVersion,
+      data: JSON.stringify(e.data), meta: JSON.stringify(e.meta), recorded_at: e.recordedAt,
+    }));
+    mem.db.transaction(() => mem.projections.apply(mem.db, events))();
+    const replayed = JSON.parse(canonicalize(goalSnapshot(mem.db, bundle.goalId))) as unknown;
+    const difference = firstDifference(bundle.snapshot, replayed, 'snapshot');
+    if (difference) return { code: 'snapshot_mismatch', message: `replaying the events does not give the bundle's snapshot: ${difference}` };
+    const expected = goalStreams(mem.db, bundle.goalId);
+    const listed = bundle.streams.map((h) => h.streamId);
+    const extra = listed.find((s) => !expected.includes(s));
+    if (extra) return { code: 'foreign_stream', streamId: extra, message: `${extra} is not one of goal ${bundle.goalId}'s streams in the replayed history` };
+    const absent = expected.find((s) => !listed.includes(s));
+    if (absent) return { code: 'missing_event', streamId: absent, message: `the replayed history names ${absent}, but the bundle has none of its events` };
+    return null;
+  } finally {
+    mem.close();
+  }
+}
+
+/** Where two JSON values first differ, as a path and both values (clipped); null when equal. */
+export function firstDifference(expected: unknown, actual: unknown, path: string): string | null {
+  if (canonicalize(expected) === canonicalize(actual)) return null;
+  if (isObject(expected) && isObject(actual) && Array.isArray(expected) === Array.isArray(actual)) {
+    const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])];
+    for (const k of keys) {
+      const d = firstDifference(expected[k as never], actual[k as never], Array.isArray(expected) ? `${path}[${k}]` : `${path}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${path} is ${clip(expected)} in the bundle but ${clip(actual)} in the replay`;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const clip = (v: unknown): string => {
+  const s = v === undefined ? 'absent' : JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+};
