@@ -49,7 +49,7 @@ export function readLastVerification(dataDir: string): VerificationRecord | null
 }
 
 /**
- * The start-up check's anchor (src/chain-check.ts): the head it last verified, kept beside the database
+ * The start-up check's anchor (src/evidence/chain-check.ts): the head it last verified, kept beside the database
  * in `<data>/chain-anchor.json` (not in it, so that deleting rows and then fixing the database's own
  * bookkeeping is still caught) and apart from last-verify.json (a tail check is not a full audit).
  */

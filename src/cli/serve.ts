@@ -5,7 +5,7 @@ import { mcpJsonSnippet } from './mcp-config.js';
 import { oneLine } from './terminal.js';
 import { action, checkOwnerName, CliError, formatRate, globals, progressBar } from './shared.js';
 
-/** Shared with `colony stdio`: the override of the start-up chain check (src/chain-check.ts). */
+/** Shared with `colony stdio`: the override of the start-up chain check (src/evidence/chain-check.ts). */
 export const ACCEPT_HELP =
   'start even though the start-up chain check fails: record the break in the log (ChainBreakAccepted), re-anchor the log at its real end and rebuild every projection from it';
 
@@ -153,7 +153,7 @@ export async function announceSandbox(sandbox: 'on' | 'off'): Promise<void> {
 /** What serving needs (the app, HTTP, MCP, the runtime), loaded only when `serve` runs. */
 async function loadServer() {
   const [check, principals, http, log, context, tools, runtime, publicUrl, checkpoints] = await Promise.all([
-    import('../chain-check.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
+    import('../evidence/chain-check.js'), import('../actions/principals.js'), import('../http/server.js'), import('../log.js'),
     import('../mcp/context.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'), import('../public-url.js'),
     import('../evidence/auto-checkpoint.js'),
   ]);

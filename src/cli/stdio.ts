@@ -15,7 +15,7 @@ export function registerStdio(program: Command): void {
         const sandbox = sandboxSwitch(opts.sandbox);
         requireInitialized(dataDir);
         const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
-          import('../chain-check.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
+          import('../evidence/chain-check.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
         ]);
         // The same start-up chain check as serve's; its lines go to stderr (stdout carries only the protocol).
         const { app } = openCheckedApp({

@@ -83,7 +83,9 @@ describe('colony init', () => {
     const first = colony(['init', '--data', dir, '--json', '--owner', 'alice']);
     assert.equal(first.code, 0, first.stderr);
     const created = JSON.parse(first.stdout);
-    assert.deepEqual({ ...created, token: typeof created.token }, { owner: 'alice', token: 'string', data: dir, created: true, agent_command: null });
+    assert.deepEqual({ ...created, token: typeof created.token, signing_key: typeof created.signing_key }, { owner: 'alice', token: 'string', data: dir, created: true, agent_command: null, signing_key: 'string' });
+    assert.match(created.signing_key, /^SHA256:[A-Za-z0-9+/]{43}$/);
+    assert.equal(statSync(join(dir, 'signing.key')).mode & 0o777, 0o600, 'the signing key is private');
     assert.match(created.token, /^colony_[A-Za-z0-9_-]{43}$/);
     assert.equal(statSync(dir).mode & 0o777, 0o700, 'the data dir is private');
     assert.equal(statSync(join(dir, 'secrets.key')).mode & 0o777, 0o600, 'the master key is private');
@@ -124,9 +126,9 @@ describe('colony verify', () => {
     const dir = seeded('verify-ok', 3);
     const r = colony(['verify', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^ok: 8 events, chain head [0-9a-f]{64} at position 8$/m);
+    assert.match(r.stdout, /^ok: 9 events, chain head [0-9a-f]{64} at position 9$/m);
     const json = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout);
-    assert.deepEqual([json.ok, json.events, json.head.position], [true, 8, 8]);
+    assert.deepEqual([json.ok, json.events, json.head.position], [true, 9, 9]);
   });
 
   it('checks a head recorded earlier with --expect-head, refusing a malformed one', () => {
@@ -146,15 +148,15 @@ describe('colony verify', () => {
     const dir = seeded('verify-bad', 3);
     const db = openDatabase(join(dir, 'colony.db'));
     db.exec('DROP TRIGGER es_events_no_update');
-    db.prepare(`UPDATE es_events SET data = replace(data, 'note 1', 'note X') WHERE position = 6`).run();
+    db.prepare(`UPDATE es_events SET data = replace(data, 'note 1', 'note X') WHERE position = 7`).run();
     db.close();
     const r = colony(['verify', '--data', dir]);
     assert.equal(r.code, 1);
     oneLine(r.stderr);
-    assert.match(r.stderr, /verify failed at position 6: hash_mismatch/);
+    assert.match(r.stderr, /verify failed at position 7: hash_mismatch/);
     const json = colony(['verify', '--data', dir, '--json']);
     assert.equal(json.code, 1);
-    assert.deepEqual(((j) => [j.ok, j.position, j.reason])(JSON.parse(json.stdout)), [false, 6, 'hash_mismatch']);
+    assert.deepEqual(((j) => [j.ok, j.position, j.reason])(JSON.parse(json.stdout)), [false, 7, 'hash_mismatch']);
   });
 });
 
@@ -163,9 +165,9 @@ describe('colony rebuild', () => {
     const dir = seeded('rebuild', 5);
     const r = colony(['rebuild', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`^rebuilt ${PRODUCT_NAMES}: 12 events in \\d+\\.\\d\\d s, [\\d,]+ events/s$`, 'm'));
+    assert.match(r.stdout, new RegExp(`^rebuilt ${PRODUCT_NAMES}: 13 events in \\d+\\.\\d\\d s, [\\d,]+ events/s$`, 'm'));
     const one = JSON.parse(colony(['rebuild', '--data', dir, '--projection', 'streams', '--json']).stdout);
-    assert.deepEqual([one.projections, one.events], [['streams'], 12]);
+    assert.deepEqual([one.projections, one.events], [['streams'], 13]);
   });
 
   it('refuses an unknown projection, naming the known ones', () => {
@@ -188,16 +190,16 @@ describe('colony events tail', () => {
     assert.equal(text.code, 0, text.stderr);
     const lines = text.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 2);
-    assert.match(lines[0]!, /^\s+7 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
-    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '6']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[7, 'CardOpened', 'card-3'], [8, 'CardCommented', 'card-3']]);
+    assert.match(lines[0]!, /^\s+8 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
+    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '7']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[8, 'CardOpened', 'card-3'], [9, 'CardCommented', 'card-3']]);
     assert.equal(json[0].meta.actor, 'tester');
   });
 
   it('follows new events as another process appends them', async () => {
-    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '7']);
+    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '8']);
     try {
-      await live.waitFor(/"position":8/); // it is running and has printed the backlog
+      await live.waitFor(/"position":9/); // it is running and has printed the backlog
       const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });
       const id = openCard(engine, 'Appended while following');
       engine.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { checkChainOnStart } from '../../src/chain-check.js';
+import { checkChainOnStart } from '../../src/evidence/chain-check.js';
 import { migrate, openDatabase } from '../../src/db.js';
 import { Engine } from '../../src/engine.js';
 import { DomainError } from '../../src/errors.js';
