@@ -72,7 +72,13 @@ function parse(bytes: Buffer): Bundle {
   }
   const problem = shapeProblem(value);
   if (problem) fail('bad_format', problem);
-  if (!Buffer.from(`${canonicalize(value)}\n`, 'utf8').equals(bytes)) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
+  let canonical: string;
+  try {
+    canonical = canonicalize(value);
+  } catch (e) {
+    return fail('bad_format', `cannot be canonicalized: ${(e as Error).message}`); // e.g. nested too deeply for the stack
+  }
+  if (!Buffer.from(`${canonical}\n`, 'utf8').equals(bytes)) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
   return value as Bundle;
 }
 
