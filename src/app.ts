@@ -2,7 +2,8 @@ import { databaseFile } from './config.js';
 import type { Durability } from './db.js';
 import { Engine } from './engine.js';
 import { loadOrCreateMasterKey } from './masterkey.js';
-import { loadOrCreateSigningKey } from './signing-key.js';
+import { currentSigningKeyId } from './events/signing-keys.js';
+import { resolveSigningKey } from './signing-key.js';
 import type { RebuildOptions } from './projections/rebuild.js';
 import type { AnyProjection } from './projections/projection.js';
 import { channelsProjection } from './projections/channels.js';
@@ -45,6 +46,8 @@ export interface AppOptions {
   clock?: Clock;
   rebuild?: RebuildOptions;
   skipStartupRebuild?: boolean;
+  /** `colony key rotate --lost`: open although the signing key the log names is missing. */
+  signingKeyLost?: boolean;
 }
 
 export function openEngine(options: AppOptions): Engine {
@@ -60,13 +63,14 @@ export function openEngine(options: AppOptions): Engine {
 
 /**
  * Opens the store and the master key (creating both on a fresh data dir), and checks the signing key
- * (created too when missing): a malformed key file stops Colony here, before anything runs.
+ * (created while the log names none): a malformed, missing or other key stops Colony here, before
+ * anything runs — like the master key.
  */
 export function openApp(options: AppOptions): App {
   const engine = openEngine(options);
   try {
     const key = loadOrCreateMasterKey(options.dataDir);
-    loadOrCreateSigningKey(options.dataDir);
+    if (!options.signingKeyLost) resolveSigningKey(options.dataDir, currentSigningKeyId(engine.db));
     return { engine, dataDir: options.dataDir, key };
   } catch (e) {
     engine.close();

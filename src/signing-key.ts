@@ -74,10 +74,13 @@ export function loadOrCreateNextKey(dataDir: string): SigningKey {
  * make checkpoints no auditor can tie to this log.
  */
 export function resolveSigningKey(dataDir: string, currentKeyId: string | null): SigningKey {
-  const key = loadOrCreateSigningKey(dataDir);
+  if (currentKeyId === null) return loadOrCreateSigningKey(dataDir);
+  // The log names its key: a missing file is never replaced by a new key (it would sign for no one).
+  const file = join(dataDir, SIGNING_KEY_FILE);
+  const key = existsSync(file) ? readKeyFile(file) : null;
   const nextFile = join(dataDir, NEXT_KEY_FILE);
   // A `signing.key.next` of a rotation that never committed stays: the next rotation reuses it.
-  if (currentKeyId === null || key.keyId === currentKeyId) return key;
+  if (key?.keyId === currentKeyId) return key;
   if (existsSync(nextFile)) {
     const next = readKeyFile(nextFile);
     if (next.keyId === currentKeyId) {
@@ -86,8 +89,9 @@ export function resolveSigningKey(dataDir: string, currentKeyId: string | null):
     }
   }
   throw new SigningKeyError(
-    `${join(dataDir, SIGNING_KEY_FILE)} holds key ${key.keyId}, but the log's current signing key is ${currentKeyId}: ` +
-      `restore the key file from a backup (checkpoints signed by any other key would not be this log's)`,
+    `${file} ${key ? `holds key ${key.keyId}` : 'is missing'}, but the log's current signing key is ${currentKeyId}: restore the key ` +
+      `file from a backup (checkpoints signed by any other key would not be this log's); if it is lost for good, "colony key rotate --lost" ` +
+      'moves the log to a new key, recorded without the old key\'s endorsement',
   );
 }
 

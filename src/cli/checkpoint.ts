@@ -14,7 +14,7 @@ export function registerCheckpoint(program: Command): void {
     .option('--json', 'print the signed checkpoint {checkpoint: {body, signature}, publicKey} as JSON')
     .action(action((opts: { json?: boolean }, cmd: Command) =>
       withOwner(cmd, async (app) => {
-        const { signCheckpoint } = await import('../evidence/checkpoint.js');
+        const { signCheckpoint } = await import('../evidence/sign.js');
         const { checkpoint, reused } = signCheckpoint(app.engine, globals(cmd).dataDir, 'manual', 'cli');
         if (opts.json) return printJson({ checkpoint: checkpoint.checkpoint, publicKey: checkpoint.publicKey });
         const b = checkpoint.checkpoint.body;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { TIERS, type Tier } from '../events/principals.js';
 
 /**

@@ -1,3 +1,5 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from '../db.js';
 import type { Event } from './event.js';
 
 /**
@@ -25,3 +27,9 @@ export type SigningKeyEvent = SigningKeyAdopted | SigningKeyRotated;
 export const rotationStatement = (d: { keyId: string; previousKeyId: string; publicKey: string }) => ({
   format: 'colony-key-rotation', keyId: d.keyId, previousKeyId: d.previousKeyId, publicKey: d.publicKey,
 });
+
+/** The key the log signs with now (its last adoption or rotation), null before the first: one indexed row. */
+export function currentSigningKeyId(db: Database): string | null {
+  const data = prepared(db, 'SELECT data FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1').pluck().get(SIGNING_KEYS_STREAM) as string | undefined;
+  return data === undefined ? null : (JSON.parse(data) as { keyId: string }).keyId;
+}

@@ -1,4 +1,4 @@
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
 import { ConcurrencyError, invalidInput, type ExpectedVersion } from '../errors.js';

@@ -1,7 +1,8 @@
 import type { Engine } from '../engine.js';
 import { readHead } from '../events/store.js';
 import { log } from '../log.js';
-import { latestCheckpoint, signCheckpoint } from './checkpoint.js';
+import { latestCheckpoint } from './checkpoint.js';
+import { signCheckpoint } from './sign.js';
 
 /**
  * `serve` signs checkpoints by itself: when the log has grown by `everyEvents` since the latest one, or

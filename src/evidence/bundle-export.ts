@@ -1,15 +1,16 @@
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import type { Engine } from '../engine.js';
 import { notFound } from '../errors.js';
 import { EVENT_COLUMNS, type EventRow } from '../events/event.js';
-import { inclusionProof } from '../events/merkle.js';
-import { extendMerkle } from '../events/merkle-store.js';
+import { inclusionProof, leafHash } from '../events/merkle.js';
+import { InclusionVerifier } from '../events/merkle-verify.js';
 import { readHead } from '../events/store.js';
 import { prepared } from '../db.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle, type BundleEvent, type BundleStreamHead } from './bundle.js';
 import { checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type SignedCheckpoint } from './checkpoint.js';
+import { extendsLatest, readWithSoundTree } from './sign.js';
 import { goalStreams } from './goal-streams.js';
 import { currentSigner } from './keys.js';
 
@@ -28,26 +29,28 @@ export interface ExportResult {
 export function exportGoalBundle(engine: Engine, dataDir: string, goalId: number, onProgress?: (done: number, total: number) => void): ExportResult {
   const { db } = engine;
   const key = currentSigner(engine, dataDir, 'export');
-  extendMerkle(db);
   const time = engine.clock().toISOString();
-  const read = db.transaction(() => {
+  let events: BundleEvent[] = [];
+  // Read at one moment of the log; the proofs must lead to the root they will be signed with (sign.ts).
+  const read = readWithSoundTree(db, () => {
     if (!getGoal(db, goalId)) throw notFound(`goal ${goalId}`, { goalId });
     const parts = checkpointParts(db, key.keyId, time, readHead(db).position);
-    const latest = latestCheckpoint(db);
-    const same = latest && sameStatement(latest.checkpoint.body, parts.body) ? latest : null;
-    const signed: SignedCheckpoint = same ?? signBody(key, parts.body);
     const snapshot = JSON.parse(canonicalize(goalSnapshot(db, goalId))) as unknown;
     const streams = goalStreams(db, goalId);
-    const rows = streamRows(engine, streams, parts.body.treeSize);
-    return { parts, signed, reused: same !== null, snapshot, streams, rows };
-  })();
-  const events = proveEvents(read.parts, read.rows, onProgress);
+    return { parts, snapshot, streams, rows: streamRows(engine, streams, parts.body.treeSize) };
+  }, (r) => {
+    events = proveEvents(r.parts, r.rows, onProgress);
+    return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events);
+  });
+  const latest = latestCheckpoint(db);
+  const same = latest && sameStatement(latest.checkpoint.body, read.parts.body) ? latest : null;
+  const signed: SignedCheckpoint = same ?? signBody(key, read.parts.body);
   const bundle: Bundle = {
-    format: BUNDLE_FORMAT, version: BUNDLE_VERSION, goalId, checkpoint: read.signed.checkpoint, publicKey: read.signed.publicKey,
+    format: BUNDLE_FORMAT, version: BUNDLE_VERSION, goalId, checkpoint: signed.checkpoint, publicKey: signed.publicKey,
     streams: proveHeads(read.parts, read.streams), events, snapshot: read.snapshot,
   };
-  if (!read.reused) storeCheckpoint(db, read.signed, 'export');
-  return { bundle, text: `${canonicalize(bundle)}\n`, reusedCheckpoint: read.reused };
+  if (!same) storeCheckpoint(db, signed, 'export');
+  return { bundle, text: `${canonicalize(bundle)}\n`, reusedCheckpoint: same !== null };
 }
 
 /** The same tree, heads and key: a checkpoint that already says what this one would. */
@@ -77,6 +80,13 @@ function proveHeads({ heads }: CheckpointParts, streams: readonly string[]): Bun
     const head = heads.heads[index]!;
     return [{ streamId, version: head.version, hash: head.hash, index, proof: inclusionProof(heads, index, heads.heads.length).map(hex) }];
   });
+}
+
+/** Every event's proof checked against the root it will be signed with (cheap: the proofs share their nodes). */
+function proofProblem({ body }: CheckpointParts, events: readonly BundleEvent[]): string | null {
+  const verifier = new InclusionVerifier(Buffer.from(body.rootHash, 'hex'), body.treeSize);
+  const bad = events.find((e) => !verifier.verify(e.position - 1, leafHash(Buffer.from(e.hash, 'hex')), e.proof.map((p) => Buffer.from(p, 'hex'))));
+  return bad ? `the inclusion proof of position ${bad.position} does not lead to the tree's root` : null;
 }
 
 const hex = (b: Buffer): string => b.toString('hex');

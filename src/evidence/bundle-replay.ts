@@ -1,4 +1,4 @@
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { productProjections } from '../app.js';
 import { Engine } from '../engine.js';
 import { toStoredEvent } from '../events/store.js';

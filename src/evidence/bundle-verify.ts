@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { leafHash } from '../events/merkle.js';
 import { InclusionVerifier } from '../events/merkle-verify.js';
 import { fingerprint, verifySignature } from '../signing-key.js';

@@ -1,12 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { prepared } from '../db.js';
-import type { Engine } from '../engine.js';
-import { extendMerkle, LogTree } from '../events/merkle-store.js';
+import { LogTree } from '../events/merkle-store.js';
 import { readHead } from '../events/store.js';
 import { fingerprint, publicKeyText, sign, verifySignature, type SigningKey } from '../signing-key.js';
 import { HeadsTree, streamHeads } from './heads.js';
-import { currentSigner } from './keys.js';
 
 /**
  * Signed checkpoints (issue 17, after RFC 9162's signed tree heads): Colony's signed statement that its
@@ -95,24 +93,4 @@ export function listCheckpoints(db: Database, limit = 50): StoredCheckpoint[] {
 
 export function latestCheckpoint(db: Database): StoredCheckpoint | null {
   return listCheckpoints(db, 1)[0] ?? null;
-}
-
-/**
- * Signs a checkpoint of the log as it is now — or returns the latest one when the log has not grown since
- * and the key is still current (a second signature of the same tree says nothing new). The tree cache is
- * brought up first, in its own short transactions; the statement itself is read in one read transaction.
- */
-export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): { checkpoint: StoredCheckpoint; reused: boolean } {
-  const key = currentSigner(engine, dataDir, by);
-  extendMerkle(engine.db);
-  const { db } = engine;
-  const latest = latestCheckpoint(db);
-  const time = engine.clock().toISOString();
-  const parts = db.transaction(() => {
-    const size = readHead(db).position;
-    if (latest && latest.checkpoint.body.treeSize === size && latest.checkpoint.body.keyId === key.keyId) return null;
-    return checkpointParts(db, key.keyId, time, size);
-  })();
-  if (!parts) return { checkpoint: latest!, reused: true };
-  return { checkpoint: storeCheckpoint(db, signBody(key, parts.body), reason), reused: false };
 }

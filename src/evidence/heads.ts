@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { prepared } from '../db.js';
 import { leafHash, nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
 

@@ -1,7 +1,8 @@
 import type { Database } from 'better-sqlite3';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import { signingKeysDecider, type SigningKeysState } from '../commands/signing-keys.js';
 import type { Engine } from '../engine.js';
+import { invalidInput } from '../errors.js';
 import type { SigningKeyEvent } from '../events/signing-keys.js';
 import { rotationStatement, SIGNING_KEYS_STREAM } from '../events/signing-keys.js';
 import { readStream } from '../events/store.js';
@@ -47,14 +48,36 @@ export function adoptSigningKey(engine: Engine, dataDir: string): SigningKey {
  * is recorded, then the new key replaces the old file. A crash between the last two steps is finished by
  * the next `resolveSigningKey`.
  */
-export function rotateSigningKey(engine: Engine, dataDir: string, reason: string, by: string): { previous: SigningKey; next: SigningKey } {
+export function rotateSigningKey(engine: Engine, dataDir: string, reason: string, by: string): { previous: string; next: SigningKey } {
   const previous = currentSigner(engine, dataDir, by);
   const next = loadOrCreateNextKey(dataDir);
   const statement = rotationStatement({ keyId: next.keyId, previousKeyId: previous.keyId, publicKey: publicKeyText(next) });
+  return record(engine, dataDir, next, previous.keyId, sign(previous, canonicalize(statement)), reason, by);
+}
+
+/**
+ * `key rotate --lost`: the key the log names is gone (no file, or another key in its place), so the new
+ * key comes without an endorsement — recorded as such, for an auditor to weigh: only the log's own
+ * history, not the old key, vouches for the new one.
+ */
+export function replaceLostSigningKey(engine: Engine, dataDir: string, reason: string, by: string): { previous: string; next: SigningKey } {
+  const current = signingKeys(engine.db).current;
+  if (current === null) throw invalidInput('the log has no signing key yet: nothing is lost ("colony key show" adopts the key file)');
+  let available = false;
+  try {
+    available = resolveSigningKey(dataDir, current).keyId === current;
+  } catch {
+    // Missing or another key: that is what --lost is for.
+  }
+  if (available) throw invalidInput(`the current key ${current} is in ${dataDir}: rotate without --lost, so the old key endorses the new one`);
+  // A file holding another key is replaced whole by the new one (installKey), never reused.
+  return record(engine, dataDir, loadOrCreateNextKey(dataDir), current, '', `previous key lost: ${reason}`, by);
+}
+
+function record(engine: Engine, dataDir: string, next: SigningKey, previousKeyId: string, endorsement: string, reason: string, by: string) {
   engine.handle(signingKeysDecider, SIGNING_KEYS_STREAM, {
-    type: 'RotateSigningKey', keyId: next.keyId, publicKey: publicKeyText(next), previousKeyId: previous.keyId,
-    endorsement: sign(previous, canonicalize(statement)), reason, by,
+    type: 'RotateSigningKey', keyId: next.keyId, publicKey: publicKeyText(next), previousKeyId, endorsement, reason, by,
   }, SYSTEM);
   installKey(dataDir, next);
-  return { previous, next };
+  return { previous: previousKeyId, next };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
 import { migrate, openDatabase, prepared } from '../db.js';
 import type { Caller } from './auth.js';

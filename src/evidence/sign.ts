@@ -1,0 +1,62 @@
+import type { Database } from 'better-sqlite3';
+import type { Engine } from '../engine.js';
+import { latestAcceptance } from '../events/anchor.js';
+import { consistencyProof } from '../events/merkle.js';
+import { clearMerkle, extendMerkle } from '../events/merkle-store.js';
+import { verifyConsistency } from '../events/merkle-verify.js';
+import { readHead } from '../events/store.js';
+import {
+  checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type CheckpointReason, type StoredCheckpoint,
+} from './checkpoint.js';
+import { currentSigner } from './keys.js';
+
+/**
+ * Signing, made safe against the tree cache: Colony never signs a statement it has not checked. Before a
+ * checkpoint is signed, the new tree must extend the latest checkpoint (an RFC 9162 consistency proof
+ * against its signed root); a bundle's proofs must also lead to the root they are signed with. A check
+ * that fails drops the cache and rebuilds it from the log once — a damaged cache is not a damaged log —
+ * and a second failure refuses: the log no longer extends what Colony signed, which is for the start-up
+ * check and `colony verify --since` to report, never to paper over with a new signature.
+ */
+export function readWithSoundTree<T>(db: Database, read: () => T, check: (value: T) => string | null): T {
+  for (let attempt = 0; ; attempt += 1) {
+    extendMerkle(db);
+    const value = db.transaction(read)();
+    const problem = check(value);
+    if (!problem) return value;
+    if (attempt > 0) throw new Error(`refusing to sign: ${problem}; run "colony verify" (and restart "colony serve", whose start-up check reports it)`);
+    db.transaction(() => clearMerkle(db)).immediate();
+  }
+}
+
+/** Null when `parts` extends the latest stored checkpoint (or there is none to extend); else what is wrong. */
+export function extendsLatest(db: Database, parts: CheckpointParts): string | null {
+  const latest = latestCheckpoint(db)?.checkpoint.body;
+  const accepted = latestAcceptance(db);
+  if (!latest || (accepted && latest.treeSize < accepted.position)) return null; // a break was accepted after it
+  const now = parts.body;
+  if (latest.logId !== now.logId) return `the log's first event is not the one the latest checkpoint signed`;
+  if (latest.treeSize > now.treeSize) return `the log has ${now.treeSize} events, fewer than the latest checkpoint's ${latest.treeSize}`;
+  const proof = consistencyProof(parts.tree, latest.treeSize, now.treeSize);
+  const ok = verifyConsistency(latest.treeSize, now.treeSize, Buffer.from(latest.rootHash, 'hex'), Buffer.from(now.rootHash, 'hex'), proof);
+  return ok ? null : `the log does not extend the latest checkpoint (${latest.treeSize} events, root ${latest.rootHash})`;
+}
+
+/**
+ * Signs a checkpoint of the log as it is now — or returns the latest one when the log has not grown since
+ * and the key is still current (a second signature of the same tree says nothing new). The statement is
+ * read in one read transaction; the tree cache is brought up first, in its own short transactions.
+ */
+export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): { checkpoint: StoredCheckpoint; reused: boolean } {
+  const key = currentSigner(engine, dataDir, by);
+  const { db } = engine;
+  const latest = latestCheckpoint(db);
+  const time = engine.clock().toISOString();
+  const parts = readWithSoundTree(db, () => {
+    const size = readHead(db).position;
+    if (latest && latest.checkpoint.body.treeSize === size && latest.checkpoint.body.keyId === key.keyId) return null;
+    return checkpointParts(db, key.keyId, time, size);
+  }, (p) => (p ? extendsLatest(db, p) : null));
+  if (!parts) return { checkpoint: latest!, reused: true };
+  return { checkpoint: storeCheckpoint(db, signBody(key, parts.body), reason), reused: false };
+}
