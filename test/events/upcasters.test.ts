@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../../src/canonical.js';
 import type { Decider } from '../../src/commands/decider.js';
 import { migrate, openDatabase } from '../../src/db.js';
 import { Engine } from '../../src/engine.js';

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../../src/canonical.js';
 import type { EventRow } from '../../src/events/event.js';
 import { GENESIS_HASH } from '../../src/events/hash.js';
 import { builders, eventsFile, rowsFile, writeFixtures } from '../../fixtures/generate.js';

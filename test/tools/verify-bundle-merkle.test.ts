@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { canonicalize } from 'json-canonicalize';
+import { canonicalize } from '../../src/canonical.js';
 import nacl from 'tweetnacl';
 import {
   consistencyProof, EMPTY_ROOT, inclusionProof, leafHash, nodeHash, rootOfLeaves, type SubtreeHashes,
