@@ -16,6 +16,7 @@ import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
 import { benchConsole, benchScrub } from './console.js';
 import { benchSse } from './sse.js';
+import { benchEvidence } from './evidence.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
 /**
@@ -54,6 +55,17 @@ const TARGETS: Record<string, string> = {
   console_live_ms: '< 1 s (SC-001: < 10 s)',
   console_scrub_ms: '< 400 ms',
   console_scrub_p95_ms: '< 400 ms',
+  evidence_append_commands_per_s: 'ratio >= 0.9',
+  evidence_append_serve_commands_per_s: '(serve as it runs)',
+  evidence_export_s: '< 2 s at 10,000 events of 1,000,000',
+  evidence_export_bytes: '(diagnostic)',
+  evidence_proof_hashes: '~ log2 n (ratio ~1)',
+  evidence_merkle_extend_s: '(diagnostic: one-time)',
+  evidence_checkpoint_ms: '(diagnostic)',
+  evidence_verify_events_per_s: 'ratio >= 0.5',
+  evidence_verify_vs_parse_floor: '(diagnostic)',
+  evidence_replay_events_per_s: '(no target yet)',
+  evidence_verify_tool_events_per_s: '(no target yet)',
 };
 
 const BASELINES: Record<string, string> = {
@@ -90,58 +102,105 @@ const BASELINES: Record<string, string> = {
   demo_s: 'one colony --help process (s)',
   sse_latency_ms: 'GET /health round trip, same server',
   sse_latency_p95_ms: 'GET /health round trip, same server',
+  evidence_append_commands_per_s: 'same mix, no tree or checkpoints, NORMAL',
+  evidence_append_serve_commands_per_s: 'same mix, no tree or checkpoints, NORMAL',
+  evidence_export_s: 'raw SELECT of the goal\'s rows + JSON.stringify (s)',
+  evidence_export_bytes: 'bytes of those raw rows as JSON',
+  evidence_proof_hashes: 'log2 of the tree size',
+  evidence_merkle_extend_s: 'raw read of every hash + leaf sha256 (s)',
+  evidence_checkpoint_ms: '1,000 commands without the tree (ms)',
+  evidence_verify_events_per_s: 'raw sha256 loop over the canonical rows',
+  evidence_verify_vs_parse_floor: 'JSON.parse of the bundle + that sha256 loop',
+  evidence_replay_events_per_s: 'raw sha256 loop over the canonical rows',
+  evidence_verify_tool_events_per_s: 'raw sha256 loop over the canonical rows',
 };
 
+/** The groups COLONY_BENCH_ONLY can name, in the order they run. */
+const GROUPS = ['commands', 'mcp', 'mcp_ext', 'claim_complete', 'sessions', 'goals', 'sse', 'replay', 'reputation', 'spawn', 'runs', 'demo', 'rebuild', 'evidence'];
+
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
+  // COLONY_BENCH_ONLY=evidence,rebuild (comma-separated groups) runs only those groups; unset runs all.
+  const only = new Set((process.env.COLONY_BENCH_ONLY ?? '').split(',').map((g) => g.trim()).filter(Boolean));
+  const unknown = [...only].filter((g) => !GROUPS.includes(g));
+  if (unknown.length) throw new Error(`COLONY_BENCH_ONLY: unknown group ${unknown.join(', ')} (groups: ${GROUPS.join(', ')})`);
+  const want = (group: string) => only.size === 0 || only.has(group);
   const { dir, cleanup } = scratchDir();
   const say = (s: string) => { if (!options.json) process.stderr.write(`${s}\n`); };
   const results: Record<string, Figure> = {};
   try {
     const rounds = options.quick ? 1 : 3;
-    say('commands, durability FULL…');
-    const full = benchCommands(dir, 'full', options.quick ? 1500 : 5000, rounds);
-    say('commands, durability NORMAL…');
-    const normal = benchCommands(dir, 'normal', options.quick ? 5000 : 20000, rounds);
-    results.commands_per_s_full = full.vsRaw;
-    results.commands_per_s_normal = normal.vsRaw;
-    results.commands_vs_sql_floor_full = full.vsFloor;
-    results.commands_vs_sql_floor_normal = normal.vsFloor;
+    if (want('commands')) {
+      say('commands, durability FULL…');
+      const full = benchCommands(dir, 'full', options.quick ? 1500 : 5000, rounds);
+      say('commands, durability NORMAL…');
+      const normal = benchCommands(dir, 'normal', options.quick ? 5000 : 20000, rounds);
+      results.commands_per_s_full = full.vsRaw;
+      results.commands_per_s_normal = normal.vsRaw;
+      results.commands_vs_sql_floor_full = full.vsFloor;
+      results.commands_vs_sql_floor_normal = normal.vsFloor;
+    }
     // Before the rebuild's seeding, whose garbage would otherwise land on these in-process figures. The SDK
     // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.
-    say('MCP tools/call over Streamable HTTP, 10 sessions…');
-    results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
-    say('MCP tools/call over stdio, sequential…');
-    results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
+    if (want('mcp')) {
+      say('MCP tools/call over Streamable HTTP, 10 sessions…');
+      results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
+      say('MCP tools/call over stdio, sequential…');
+      results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
+    }
     // Servers and load generator in child processes: this process only waits, so its heap does not matter.
-    say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions…');
-    Object.assign(results, await benchMcpHttpExt(dir, options.quick ? EXT_QUICK : EXT_FULL, say));
-    say('claim_task + complete_task over Streamable HTTP, 10 agents…');
-    results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
-    say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');
-    const flood = options.quick ? 1000 : 5000;
-    results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
-    Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say, options.quick));
-    say('commit → SSE client of /api/events, one commit at a time…');
-    Object.assign(results, await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }));
-    say('replay of 10,000 events and a snapshot…');
-    Object.assign(results, await benchReplay(dir, 10_000, options.quick ? 3 : 7, (app, team, goalId) => {
-      say('  the console\'s time-travel slider on that goal, in chromium…');
-      return benchScrub(app, team, goalId, options.quick ? 20 : 60);
-    }));
-    say('reputation of an agent with 10,000 evidence rows…');
-    Object.assign(results, await benchReputation(dir, 10_000, options.quick ? 30 : 200));
-    say('propose_agent in auto mode over Streamable HTTP…');
-    results.spawn_per_s = await benchSpawn(dir, options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 });
-    say('runs of `true` through the reactor…');
-    const runs = await benchRunOverhead(dir, options.quick ? { runs: 20, rounds: 2 } : { runs: 50, rounds: 4 });
-    results.run_overhead_ms = runs.plain;
-    if (runs.sandbox) results.run_sandbox_overhead_ms = runs.sandbox;
-    else say('  (no sandbox here: run_sandbox_overhead_ms not measured)');
-    say('the doc-gardener demo end to end…');
-    results.demo_s = await benchDemo(dir);
-    const events = options.quick ? 100_000 : 1_000_000;
-    say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
-    Object.assign(results, benchRebuild(dir, events));
+    if (want('mcp_ext')) {
+      say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions…');
+      Object.assign(results, await benchMcpHttpExt(dir, options.quick ? EXT_QUICK : EXT_FULL, say));
+    }
+    if (want('claim_complete')) {
+      say('claim_task + complete_task over Streamable HTTP, 10 agents…');
+      results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
+    }
+    if (want('sessions')) {
+      say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');
+      const flood = options.quick ? 1000 : 5000;
+      results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
+    }
+    if (want('goals')) Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say, options.quick));
+    if (want('sse')) {
+      say('commit → SSE client of /api/events, one commit at a time…');
+      Object.assign(results, await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }));
+    }
+    if (want('replay')) {
+      say('replay of 10,000 events and a snapshot…');
+      Object.assign(results, await benchReplay(dir, 10_000, options.quick ? 3 : 7, (app, team, goalId) => {
+        say('  the console\'s time-travel slider on that goal, in chromium…');
+        return benchScrub(app, team, goalId, options.quick ? 20 : 60);
+      }));
+    }
+    if (want('reputation')) {
+      say('reputation of an agent with 10,000 evidence rows…');
+      Object.assign(results, await benchReputation(dir, 10_000, options.quick ? 30 : 200));
+    }
+    if (want('spawn')) {
+      say('propose_agent in auto mode over Streamable HTTP…');
+      results.spawn_per_s = await benchSpawn(dir, options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 });
+    }
+    if (want('runs')) {
+      say('runs of `true` through the reactor…');
+      const runs = await benchRunOverhead(dir, options.quick ? { runs: 20, rounds: 2 } : { runs: 50, rounds: 4 });
+      results.run_overhead_ms = runs.plain;
+      if (runs.sandbox) results.run_sandbox_overhead_ms = runs.sandbox;
+      else say('  (no sandbox here: run_sandbox_overhead_ms not measured)');
+    }
+    if (want('demo')) {
+      say('the doc-gardener demo end to end…');
+      results.demo_s = await benchDemo(dir);
+    }
+    if (want('rebuild')) {
+      const events = options.quick ? 100_000 : 1_000_000;
+      say(`seeding ${events.toLocaleString('en-US')} events, then rebuild and verify…`);
+      Object.assign(results, benchRebuild(dir, events));
+    }
+    if (want('evidence')) {
+      say('signed evidence (issue 17): append with the Merkle tree, export and verify of a goal bundle…');
+      Object.assign(results, await benchEvidence(dir, { quick: options.quick }, say));
+    }
   } finally {
     cleanup();
   }

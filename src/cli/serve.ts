@@ -46,7 +46,7 @@ export function registerServe(program: Command): void {
         const mcp = createMcpContext(app, buildToolRegistry(), { logCalls: true });
         const http = createHttpApp(app.engine, mcp, opts.host);
         let runtime: Runtime | null = null;
-        let autoCheckpoints: { stop(): void } | null = null;
+        let autoCheckpoints: { stop(): Promise<void> } | null = null;
         try {
           const server = await listen(http.app, opts.host, port);
           const address = server.address();
@@ -56,7 +56,7 @@ export function registerServe(program: Command): void {
           runtime = startRuntime(app, { mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`, sandbox, activityLog: true, autoApprove: opts.autoApprove ? { ownerId: ownerOf(app)!.userId } : undefined });
           await announceSandbox(sandbox);
           mcp.runtime.reactor = runtime.reactor;
-          autoCheckpoints = startAutoCheckpoints(app.engine, dataDir, checkpoints);
+          autoCheckpoints = startAutoCheckpoints(app.engine, dataDir, { ...checkpoints, durability });
           if (fresh) process.stderr.write(`Initialized ${dataDir}. Owner "${opts.owner}" token (shown once, keep it): ${fresh.token}\n`);
           process.stderr.write(`Colony listening on ${url} (data: ${dataDir})\n`);
           process.stderr.write(`Console: ${url}/ (sign in with an owner or agent token)\n`);
@@ -68,7 +68,7 @@ export function registerServe(program: Command): void {
           const stop = (signal: string) => {
             log.info({ signal }, 'shutting down');
             runtime?.stop();
-            autoCheckpoints?.stop();
+            void autoCheckpoints?.stop();
             void http.close().finally(() => {
               server.close(() => {
                 mcp.audit.close();
@@ -81,7 +81,7 @@ export function registerServe(program: Command): void {
           process.once('SIGTERM', () => stop('SIGTERM'));
         } catch (e) {
           runtime?.stop();
-          autoCheckpoints?.stop();
+          void autoCheckpoints?.stop();
           mcp.audit.close();
           app.engine.close();
           throw e;

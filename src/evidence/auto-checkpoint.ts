@@ -1,24 +1,37 @@
+import { Worker } from 'node:worker_threads';
+import { databaseFile } from '../config.js';
+import type { Durability } from '../db.js';
 import type { Engine } from '../engine.js';
 import { readHead } from '../events/store.js';
 import { log } from '../log.js';
 import { latestCheckpoint } from './checkpoint.js';
-import { signCheckpoint } from './sign.js';
+import type { SignReply, SignRequest } from './checkpoint-worker.js';
+import { currentSigner } from './keys.js';
 
 /**
  * `serve` signs checkpoints by itself: when the log has grown by `everyEvents` since the latest one, or
  * when `everyMinutes` have passed since it and the log has grown at all. It looks every few seconds (two
- * one-row reads), so appends by other processes on the same data dir count too. Signing runs outside any
- * command and never fails the server: an error is logged and retried at the next look. 0 turns a trigger off.
+ * one-row reads), so appends by other processes on the same data dir count too. The signing runs on a
+ * worker thread with its own connection (checkpoint-worker.ts): at a million events and a hundred
+ * thousand streams a checkpoint is seconds of work, which must not stall the commands. One at a time;
+ * an error is logged and retried at the next look, never fatal. 0 turns a trigger off.
  */
 export interface AutoCheckpointOptions {
   everyEvents: number;
   everyMinutes: number;
+  durability?: Durability;
   /** How often to look (tests shorten it). */
   intervalMs?: number;
 }
 
-export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoCheckpointOptions): { stop(): void; due(): boolean } {
-  let failing = false;
+export interface AutoCheckpoints {
+  stop(): Promise<void>;
+  due(): boolean;
+  /** Looks now; resolves when the signing it started (if any) is done. */
+  look(): Promise<void>;
+}
+
+export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoCheckpointOptions): AutoCheckpoints {
   const due = (): boolean => {
     const size = readHead(engine.db).position;
     const latest = latestCheckpoint(engine.db)?.checkpoint.body;
@@ -28,20 +41,85 @@ export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoChe
     const ageMs = engine.clock().getTime() - Date.parse(latest.time);
     return (o.everyEvents > 0 && grown >= o.everyEvents) || (o.everyMinutes > 0 && ageMs >= o.everyMinutes * 60_000);
   };
-  const look = (): void => {
+  if (o.everyEvents === 0 && o.everyMinutes === 0) return { stop: async () => {}, due, look: async () => {} };
+  currentSigner(engine, dataDir, 'serve'); // adopted here, on the main thread: the worker only signs
+  const signer = new SignerThread(dataDir, o.durability ?? 'full');
+  let running: Promise<void> | null = null;
+  const look = (): Promise<void> => {
+    if (running || !engine.db.open) return running ?? Promise.resolve();
     try {
-      if (!engine.db.open || !due()) return;
-      const { checkpoint } = signCheckpoint(engine, dataDir, 'auto', 'serve');
-      const b = checkpoint.checkpoint.body;
-      log.info({ checkpoint: checkpoint.n, treeSize: b.treeSize, root: b.rootHash, keyId: b.keyId }, `signed checkpoint #${checkpoint.n} at ${b.treeSize} events`);
-      failing = false;
+      if (!due()) return Promise.resolve();
     } catch (e) {
-      if (!failing) log.error({ err: e }, 'could not sign a checkpoint; retrying');
-      failing = true;
+      log.error({ err: e }, 'could not look for a due checkpoint');
+      return Promise.resolve();
     }
+    running = signer.sign({ time: engine.clock().toISOString() }).finally(() => {
+      running = null;
+    });
+    return running;
   };
-  if (o.everyEvents === 0 && o.everyMinutes === 0) return { stop() {}, due };
-  const timer = setInterval(look, o.intervalMs ?? 5000);
+  const timer = setInterval(() => void look(), o.intervalMs ?? 5000);
   timer.unref();
-  return { stop: () => clearInterval(timer), due };
+  return {
+    due,
+    look,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+      await signer.close();
+    },
+  };
+}
+
+/** The worker, started on first use and kept; its replies are logged. */
+class SignerThread {
+  private worker: Worker | null = null;
+  private failing = false;
+
+  constructor(private readonly dataDir: string, private readonly durability: Durability) {}
+
+  sign(request: SignRequest): Promise<void> {
+    const worker = (this.worker ??= this.start());
+    return new Promise((resolve) => {
+      const done = (reply: SignReply) => {
+        worker.off('message', done);
+        worker.off('exit', gone);
+        this.report(reply);
+        resolve();
+      };
+      const gone = () => done({ ok: false, message: 'the checkpoint worker stopped' });
+      worker.on('message', done);
+      worker.on('exit', gone);
+      worker.postMessage(request);
+    });
+  }
+
+  private report(reply: SignReply): void {
+    if (reply.ok) {
+      if (!reply.reused) log.info({ checkpoint: reply.n, treeSize: reply.treeSize, root: reply.rootHash, keyId: reply.keyId }, `signed checkpoint #${reply.n} at ${reply.treeSize} events`);
+      this.failing = false;
+      return;
+    }
+    if (!this.failing) log.error({ reason: reply.message }, 'could not sign a checkpoint; retrying');
+    this.failing = true;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    // Colony runs its TypeScript through tsx, which a worker thread does not inherit: the boot file registers it.
+    const worker = new Worker(new URL('./checkpoint-worker.boot.mjs', import.meta.url), {
+      workerData: { file: databaseFile(this.dataDir), dataDir: this.dataDir, durability: this.durability },
+    });
+    worker.unref();
+    worker.on('error', (err) => log.error({ err }, 'the checkpoint worker failed; a new one starts at the next checkpoint'));
+    worker.on('exit', () => {
+      if (this.worker === worker) this.worker = null;
+    });
+    return worker;
+  }
 }

@@ -8,6 +8,7 @@ import { readHead } from '../events/store.js';
 import {
   checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type CheckpointReason, type StoredCheckpoint,
 } from './checkpoint.js';
+import type { SigningKey } from '../signing-key.js';
 import { currentSigner } from './keys.js';
 
 /**
@@ -47,11 +48,15 @@ export function extendsLatest(db: Database, parts: CheckpointParts): string | nu
  * and the key is still current (a second signature of the same tree says nothing new). The statement is
  * read in one read transaction; the tree cache is brought up first, in its own short transactions.
  */
-export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): { checkpoint: StoredCheckpoint; reused: boolean } {
-  const key = currentSigner(engine, dataDir, by);
-  const { db } = engine;
+export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): SignResult {
+  return signCheckpointOn(engine.db, currentSigner(engine, dataDir, by), engine.clock().toISOString(), reason);
+}
+
+export interface SignResult { checkpoint: StoredCheckpoint; reused: boolean }
+
+/** The same on a bare connection with a key at hand (the checkpoint worker's: no engine, no projections). */
+export function signCheckpointOn(db: Database, key: SigningKey, time: string, reason: CheckpointReason): SignResult {
   const latest = latestCheckpoint(db);
-  const time = engine.clock().toISOString();
   const parts = readWithSoundTree(db, () => {
     const size = readHead(db).position;
     if (latest && latest.checkpoint.body.treeSize === size && latest.checkpoint.body.keyId === key.keyId) return null;
