@@ -30,9 +30,19 @@ export const fingerprint = (publicKey: Uint8Array): string =>
 
 export const publicKeyText = (key: { publicKey: Uint8Array }): string => Buffer.from(key.publicKey).toString('base64');
 
+// Deriving a key pair in pure JS costs milliseconds, and every signing re-reads the key file (a rotation by
+// another process must take effect): the pairs are remembered by seed.
+const derived = new Map<string, SigningKey>();
+
 export function keyFromSeed(seed: Uint8Array): SigningKey {
-  const pair = nacl.sign.keyPair.fromSeed(seed);
-  return { publicKey: pair.publicKey, secretKey: pair.secretKey, keyId: fingerprint(pair.publicKey) };
+  const id = Buffer.from(seed).toString('hex');
+  let key = derived.get(id);
+  if (!key) {
+    const pair = nacl.sign.keyPair.fromSeed(seed);
+    key = { publicKey: pair.publicKey, secretKey: pair.secretKey, keyId: fingerprint(pair.publicKey) };
+    derived.set(id, key);
+  }
+  return key;
 }
 
 /** Creates the key file when there is none (init, and the first start of an older data dir). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventRow } from './event.js';
 
 /**
@@ -26,5 +26,5 @@ export function canonicalRow(row: HashedFields): string {
 }
 
 export function rowHash(row: HashedFields): string {
-  return createHash('sha256').update(row.prev_hash + canonicalRow(row)).digest('hex');
+  return hash('sha256', row.prev_hash + canonicalRow(row), 'hex');
 }

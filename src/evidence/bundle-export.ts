@@ -11,6 +11,7 @@ import { getGoal } from '../projections/goal-queries.js';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle, type BundleEvent, type BundleStreamHead } from './bundle.js';
 import { checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type SignedCheckpoint } from './checkpoint.js';
 import { extendsLatest, readWithSoundTree } from './sign.js';
+import { bundleText } from './bundle-text.js';
 import { goalStreams } from './goal-streams.js';
 import { currentSigner } from './keys.js';
 
@@ -50,7 +51,7 @@ export function exportGoalBundle(engine: Engine, dataDir: string, goalId: number
     streams: proveHeads(read.parts, read.streams), events, snapshot: read.snapshot,
   };
   if (!same) storeCheckpoint(db, signed, 'export');
-  return { bundle, text: `${canonicalize(bundle)}\n`, reusedCheckpoint: same !== null };
+  return { bundle, text: bundleText(bundle, new Map(read.rows.map((r) => [r.position, r]))), reusedCheckpoint: same !== null };
 }
 
 /** The same tree, heads and key: a checkpoint that already says what this one would. */

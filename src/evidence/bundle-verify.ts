@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalize } from '../canonical.js';
 import { leafHash } from '../events/merkle.js';
 import { InclusionVerifier } from '../events/merkle-verify.js';
@@ -62,11 +62,19 @@ export function checkBundle(bytes: Buffer, trusted: readonly string[] | null, on
   }
 }
 
-/** The bytes, not decoded text, are compared: a byte that is not UTF-8 would decode to U+FFFD and hide. */
+// Strict: a byte that is not UTF-8 would otherwise decode to U+FFFD and hide; a BOM is kept (and fails).
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 function parse(bytes: Buffer): Bundle {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    text = UTF8.decode(bytes);
+  } catch {
+    return fail('bad_format', 'the file is not UTF-8');
+  }
+  try {
+    value = JSON.parse(text);
   } catch (e) {
     return fail('bad_format', `not JSON: ${(e as Error).message}`);
   }
@@ -78,7 +86,7 @@ function parse(bytes: Buffer): Bundle {
   } catch (e) {
     return fail('bad_format', `cannot be canonicalized: ${(e as Error).message}`); // e.g. nested too deeply for the stack
   }
-  if (!Buffer.from(`${canonical}\n`, 'utf8').equals(bytes)) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
+  if (`${canonical}\n` !== text) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
   return value as Bundle;
 }
 
@@ -146,7 +154,7 @@ function checkComplete(bundle: Bundle): void {
 /** The log's event hash (events/hash.ts), from the event's fields as a bundle carries them. */
 export function eventHash(e: BundleEvent): string {
   const { hash: _hash, proof: _proof, ...row } = e;
-  return createHash('sha256').update(e.prevHash + canonicalize(row)).digest('hex');
+  return hash('sha256', e.prevHash + canonicalize(row), 'hex');
 }
 
 const fromHex = (h: string): Buffer => Buffer.from(h, 'hex');

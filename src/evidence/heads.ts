@@ -1,5 +1,4 @@
 import type { Database } from 'better-sqlite3';
-import { canonicalize } from '../canonical.js';
 import { prepared } from '../db.js';
 import { leafHash, nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
 
@@ -18,8 +17,9 @@ export interface StreamHead {
   hash: string;
 }
 
+/** The canonical JSON {hash, streamId, version} written out (its keys are already in RFC 8785 order; a hash is hex). */
 export function headLeaf(head: StreamHead): Buffer {
-  return leafHash(Buffer.from(canonicalize({ hash: head.hash, streamId: head.streamId, version: head.version }), 'utf8'));
+  return leafHash(Buffer.from(`{"hash":"${head.hash}","streamId":${JSON.stringify(head.streamId)},"version":${head.version}}`, 'utf8'));
 }
 
 /**
