@@ -42,11 +42,11 @@ function fail(code: BundleFailureCode, message: string, where: { position?: numb
 /** `trusted`: public keys (base64) or fingerprints the caller trusts; null when none was given. */
 export function checkBundle(bytes: Buffer, trusted: readonly string[] | null, onProgress?: (done: number, total: number) => void): BundleCheck {
   try {
-    const bundle = parse(bytes);
+    const { bundle, serialize } = parse(bytes);
     const keyId = checkKey(bundle, trusted);
     checkSignature(bundle);
     checkHeads(bundle);
-    checkEvents(bundle, onProgress);
+    checkEvents(bundle, serialize, onProgress);
     checkComplete(bundle);
     const { body } = bundle.checkpoint;
     return {
@@ -65,7 +65,33 @@ export function checkBundle(bytes: Buffer, trusted: readonly string[] | null, on
 // Strict: a byte that is not UTF-8 would otherwise decode to U+FFFD and hide; a BOM is kept (and fails).
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function parse(bytes: Buffer): Bundle {
+/**
+ * JSON.parse keeps an object's keys in the order of the text, except integer-like keys ("7", "10"), which
+ * V8 puts first, in numeric order. So for a text without such keys whose every object has its keys sorted,
+ * JSON.stringify of what it parsed to is the canonical form — V8's native serializer, several times faster
+ * than canonicalize, which stays for the rest.
+ */
+const INTEGER_KEY = /"(?:0|[1-9]\d*)":/;
+
+function keysSorted(root: unknown): boolean {
+  const stack = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const keys = Object.keys(v);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0 && !(keys[i - 1]! < keys[i]!)) return false;
+      stack.push((v as Record<string, unknown>)[keys[i]!]);
+    }
+  }
+  return true;
+}
+
+function parse(bytes: Buffer): { bundle: Bundle; serialize: (value: unknown) => string } {
   let value: unknown;
   let text: string;
   try {
@@ -80,14 +106,15 @@ function parse(bytes: Buffer): Bundle {
   }
   const problem = shapeProblem(value);
   if (problem) fail('bad_format', problem);
+  const serialize = INTEGER_KEY.test(text) || !keysSorted(value) ? canonicalize : (v: unknown) => JSON.stringify(v);
   let canonical: string;
   try {
-    canonical = canonicalize(value);
+    canonical = serialize(value);
   } catch (e) {
     return fail('bad_format', `cannot be canonicalized: ${(e as Error).message}`); // e.g. nested too deeply for the stack
   }
   if (`${canonical}\n` !== text) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
-  return value as Bundle;
+  return { bundle: value as Bundle, serialize };
 }
 
 function checkKey(bundle: Bundle, trusted: readonly string[] | null): string {
@@ -119,7 +146,7 @@ function checkHeads(bundle: Bundle): void {
   if (!bundle.streams.some((h) => h.streamId === goal)) fail('bad_format', `the goal's own stream ${goal} is not in the bundle`, { streamId: goal });
 }
 
-function checkEvents(bundle: Bundle, onProgress?: (done: number, total: number) => void): void {
+function checkEvents(bundle: Bundle, serialize: (value: unknown) => string, onProgress?: (done: number, total: number) => void): void {
   const { treeSize, rootHash } = bundle.checkpoint.body;
   const verifier = new InclusionVerifier(Buffer.from(rootHash, 'hex'), treeSize);
   const listed = new Set(bundle.streams.map((h) => h.streamId));
@@ -130,7 +157,7 @@ function checkEvents(bundle: Bundle, onProgress?: (done: number, total: number) 
     if (previous && e.position <= previous.position) fail('event_out_of_order', `position ${e.position} comes after position ${previous.position}`, at);
     if (e.position > treeSize) fail('beyond_checkpoint', `position ${e.position} is beyond the checkpoint's ${treeSize} events`, at);
     if (!listed.has(e.streamId)) fail('foreign_stream', `its stream ${e.streamId} is not one of the bundle's streams`, at);
-    if (eventHash(e) !== e.hash) fail('event_hash_mismatch', `the event's content does not hash to its hash`, at);
+    if (eventHash(e, serialize) !== e.hash) fail('event_hash_mismatch', `the event's content does not hash to its hash`, at);
     if (!verifier.verify(e.position - 1, leafHash(fromHex(e.hash)), e.proof.map(fromHex))) fail('bad_inclusion_proof', `the event is not in the checkpoint's log`, at);
     const last = versions.get(e.streamId) ?? 0;
     if (e.version !== last + 1) fail('missing_event', `${e.streamId} goes from version ${last} to ${e.version}`, at);
@@ -151,10 +178,16 @@ function checkComplete(bundle: Bundle): void {
   }
 }
 
-/** The log's event hash (events/hash.ts), from the event's fields as a bundle carries them. */
-export function eventHash(e: BundleEvent): string {
-  const { hash: _hash, proof: _proof, ...row } = e;
-  return hash('sha256', e.prevHash + canonicalize(row), 'hex');
+/**
+ * The log's event hash (events/hash.ts), from the event's fields as a bundle carries them. The row is
+ * built with its keys in canonical order, so `serialize` may be JSON.stringify when parse() allowed it.
+ */
+export function eventHash(e: BundleEvent, serialize: (value: unknown) => string = canonicalize): string {
+  const row = {
+    data: e.data, meta: e.meta, position: e.position, prevHash: e.prevHash, recordedAt: e.recordedAt,
+    schemaVersion: e.schemaVersion, streamId: e.streamId, type: e.type, version: e.version,
+  };
+  return hash('sha256', e.prevHash + serialize(row), 'hex');
 }
 
 const fromHex = (h: string): Buffer => Buffer.from(h, 'hex');

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
-import { leafHash, nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
+import { hash } from 'node:crypto';
+import { nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
 
 /**
  * The stream heads a checkpoint commits to: for every stream, its last version at or before the
@@ -17,25 +18,32 @@ export interface StreamHead {
   hash: string;
 }
 
-/** The canonical JSON {hash, streamId, version} written out (its keys are already in RFC 8785 order; a hash is hex). */
+/**
+ * The canonical JSON {hash, streamId, version} written out (its keys are already in RFC 8785 order; a hash
+ * is hex), hashed with its 0x00 leaf prefix in one call: a checkpoint hashes one of these per stream.
+ */
 export function headLeaf(head: StreamHead): Buffer {
-  return leafHash(Buffer.from(`{"hash":"${head.hash}","streamId":${JSON.stringify(head.streamId)},"version":${head.version}}`, 'utf8'));
+  return hash('sha256', `\u0000{"hash":"${head.hash}","streamId":${JSON.stringify(head.streamId)},"version":${head.version}}`, 'buffer');
 }
 
 /**
- * Every stream's head at `size` (the log's size when the caller is in a read transaction at the head:
- * then the `streams` projection, applied in the same transactions as the log, has them in one pass over
- * streams; otherwise — a projection behind or being rebuilt, or an older size — a scan of the log).
+ * Every stream's head at `size`. When the caller reads in one transaction at the log's head, the `streams`
+ * projection — applied in the same transactions as the log, the head's hash copied from its row — has them
+ * in one ordered scan of streams; otherwise (a projection behind, being rebuilt, an older size, or
+ * `fromLog`: an auditor's check, which trusts no read table) a scan of the log itself.
  */
-export function streamHeads(db: Database, size: number): StreamHead[] {
+export function streamHeads(db: Database, size: number, options: { fromLog?: boolean } = {}): StreamHead[] {
   const streams = prepared(db, "SELECT position, stale FROM es_projections WHERE name = 'streams'").get() as { position: number; stale: number } | undefined;
-  if (streams && streams.stale === 0 && streams.position === size) {
-    const rows = prepared(db, `SELECT s.stream_id AS streamId, s.version, e.hash, e.stream_id AS eventStream, e.version AS eventVersion
-      FROM streams s LEFT JOIN es_events e ON e.position = s.last_position ORDER BY s.stream_id`).all() as (StreamHead & { eventStream: string | null; eventVersion: number | null })[];
-    // The projection must agree with the log row it points at; if it does not, the log is the authority.
-    if (rows.every((r) => r.eventStream === r.streamId && r.eventVersion === r.version)) {
-      return rows.map((r) => ({ streamId: r.streamId, version: r.version, hash: r.hash }));
+  if (!options.fromLog && streams && streams.stale === 0 && streams.position === size) {
+    const rows = prepared(db, 'SELECT stream_id, version, last_hash FROM streams ORDER BY stream_id').raw().all() as [string, number, string | null][];
+    const heads: StreamHead[] = new Array(rows.length);
+    let complete = true;
+    for (let i = 0; i < rows.length && complete; i++) {
+      const [streamId, version, hash] = rows[i]!;
+      complete = hash !== null; // a row projected where the log was not at hand (a replay) has none
+      heads[i] = { streamId, version, hash: hash! };
     }
+    if (complete) return heads;
   }
   return prepared(db, `SELECT stream_id AS streamId, MAX(version) AS version, hash FROM es_events WHERE position <= ?
     GROUP BY stream_id ORDER BY stream_id`).all(size) as StreamHead[];

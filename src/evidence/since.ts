@@ -49,7 +49,7 @@ export function verifySince(db: Database, signed: SignedCheckpoint, { onProgress
     return failed('not_extended', `today's log does not extend the checkpoint: its first ${body.treeSize} events have root ${then}, ` +
       `not the signed ${body.rootHash} — the log was rewritten (and re-hashed) before position ${body.treeSize + 1}`);
   }
-  const heads = new HeadsTree(streamHeads(db, body.treeSize));
+  const heads = new HeadsTree(streamHeads(db, body.treeSize, { fromLog: true }));
   if (heads.root().toString('hex') !== body.heads.root || heads.heads.length !== body.heads.count) {
     return failed('heads_differ', `the stream heads at ${body.treeSize} events are not the ones the checkpoint signed`);
   }

@@ -20,15 +20,17 @@ export interface StreamRow {
 }
 
 const sql = sqlFor((t: { streams: string }) => ({
-  upsert: `INSERT INTO "${t.streams}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  // The head's hash comes from the log row itself (a rowid lookup of the row just written): the event
+  // object a projection sees carries no hash, and the checkpoints' stream heads need it (evidence/heads.ts).
+  upsert: `INSERT INTO "${t.streams}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at, last_hash)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT hash FROM es_events WHERE position = ?))
     ON CONFLICT(stream_id) DO UPDATE SET version = excluded.version, last_position = excluded.last_position,
-      last_type = excluded.last_type, updated_at = excluded.updated_at`,
+      last_type = excluded.last_type, updated_at = excluded.updated_at, last_hash = excluded.last_hash`,
 }));
 
 export const streamsProjection: Projection<Event, 'streams'> = {
   name: 'streams',
-  version: 1,
+  version: 2,
   handles: 'all',
   tables: ['streams'],
   init(db, t) {
@@ -41,13 +43,14 @@ export const streamsProjection: Projection<Event, 'streams'> = {
         last_position  INTEGER NOT NULL,
         last_type      TEXT NOT NULL,
         created_at     TEXT NOT NULL,
-        updated_at     TEXT NOT NULL
+        updated_at     TEXT NOT NULL,
+        last_hash      TEXT
       );
       CREATE INDEX IF NOT EXISTS "${t.streams}_by_kind" ON "${t.streams}" (kind, stream_id);
     `);
   },
   apply(db, e, t) {
-    prepared(db, sql(t).upsert).run(e.streamId, streamKind(e.streamId), e.version, e.position, e.position, e.type, e.recordedAt, e.recordedAt);
+    prepared(db, sql(t).upsert).run(e.streamId, streamKind(e.streamId), e.version, e.position, e.position, e.type, e.recordedAt, e.recordedAt, e.position);
   },
 };
 
