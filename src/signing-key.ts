@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
@@ -120,8 +120,18 @@ export function sign(key: SigningKey, message: string): string {
   return Buffer.from(nacl.sign.detached(new TextEncoder().encode(message), key.secretKey)).toString('base64');
 }
 
+/**
+ * Verified with Node's crypto (OpenSSL), not tweetnacl: tweetnacl accepts a signature whose S is not
+ * reduced (S + L), so a changed signature would still verify — and the independent verifier, which uses
+ * Node's crypto, would disagree.
+ */
 export function verifySignature(publicKey: Uint8Array, message: string, signature: string): boolean {
   const sig = Buffer.from(signature, 'base64');
   if (sig.length !== nacl.sign.signatureLength || publicKey.length !== nacl.sign.publicKeyLength) return false;
-  return nacl.sign.detached.verify(new TextEncoder().encode(message), new Uint8Array(sig), publicKey);
+  try {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' });
+    return verify(null, Buffer.from(message, 'utf8'), key, sig);
+  } catch {
+    return false; // not a point on the curve
+  }
 }

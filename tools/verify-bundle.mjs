@@ -192,9 +192,9 @@ function verifyBundle(bytes, trusted) {
 }
 
 // Command line. Text from the bundle is hostile, so no control character reaches the terminal. Human-readable lines
-// drop them. JSON output escapes them, which keeps values exact: JSON.stringify already escapes C0, and DEL and C1
+// drop them, and the bidi controls that could reorder a line. JSON output escapes them, which keeps values exact: JSON.stringify already escapes C0, and DEL and C1
 // can only occur inside strings, so writing them as \u escapes loses nothing.
-const clean = (s) => String(s).replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+const clean = (s) => String(s).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
 const jsonLine = (o) => `${JSON.stringify(o).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)}\n`;
 class UsageError extends Error {}
 const usage = (message) => { throw new UsageError(message); };

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { App } from '../app.js';
 import type { ReportData } from '../report/data.js';
 import type { ReportEvidence } from '../report/evidence.js';
 import { withOwner } from './owner.js';
@@ -30,7 +31,7 @@ export function registerReport(program: Command): void {
         const goal = getGoal(app.engine.db, goalId);
         const data = goal && goal.ownerId === owner.userId ? reportData(app, goalId) : null;
         if (!data) throw new CliError(`goal ${goalId} not found`);
-        if (opts.bundle !== undefined) data.evidence = await evidenceOf(opts.bundle, goalId);
+        if (opts.bundle !== undefined) data.evidence = await evidenceOf(opts.bundle, goalId, app);
         write(path, renderReport(data));
         const summary = summaryOf(data);
         if (opts.json) return printJson({ path, summary });
@@ -39,10 +40,14 @@ export function registerReport(program: Command): void {
     }));
 }
 
-/** The bundle must be whole and this goal's (checks 1–6 of verify-bundle); the report then names it. */
-async function evidenceOf(file: string, goalId: number): Promise<ReportEvidence> {
-  const [{ readFileSync }, { createHash }, { basename }, { checkBundle }] = await Promise.all([
-    import('node:fs'), import('node:crypto'), import('node:path'), import('../evidence/bundle-verify.js'),
+/**
+ * The bundle must be this log's (its first event, a key this log adopted), whole (checks 1–6 of
+ * verify-bundle) and this goal's, and its replay must give its snapshot (check 7); the report then names it.
+ */
+async function evidenceOf(file: string, goalId: number, app: App): Promise<ReportEvidence> {
+  const [{ readFileSync }, { createHash }, { basename }, { checkBundle }, { replayBundle }, { signingKeys }, { logId }] = await Promise.all([
+    import('node:fs'), import('node:crypto'), import('node:path'), import('../evidence/bundle-verify.js'), import('../evidence/bundle-replay.js'),
+    import('../evidence/keys.js'), import('../evidence/checkpoint.js'),
   ]);
   let bytes: Buffer;
   try {
@@ -50,8 +55,11 @@ async function evidenceOf(file: string, goalId: number): Promise<ReportEvidence>
   } catch (e) {
     throw new CliError(`cannot read the bundle ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  const checked = checkBundle(bytes, null);
-  if (!checked.ok) throw new CliError(`${file} is not a valid goal bundle: ${checked.failure.code} (${checked.failure.message})`);
+  const keys = signingKeys(app.engine.db).keys.map((k) => k.publicKey);
+  const checked = checkBundle(bytes, keys.length > 0 ? keys : ['(this log has no signing key)']);
+  const failure = checked.ok ? replayBundle(checked.bundle) : checked.failure;
+  if (failure || !checked.ok) throw new CliError(`${file} is not a valid goal bundle of this log: ${failure!.code} (${failure!.message})`);
+  if (checked.bundle.checkpoint.body.logId !== logId(app.engine.db)) throw new CliError(`${file} is the bundle of another log`);
   if (checked.summary.goalId !== goalId) throw new CliError(`${file} is the bundle of goal ${checked.summary.goalId}, not of goal ${goalId}`);
   const s = checked.summary;
   return {

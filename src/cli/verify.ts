@@ -57,7 +57,8 @@ async function verifySinceCommand(dataDir: string, file: string, expectHead: Cha
     if (result.ok) {
       if (!json) {
         process.stdout.write(`ok: ${result.chain.events} events, chain head ${result.chain.head.hash} at position ${result.chain.head.position}; ` +
-          `the log extends the checkpoint of ${result.from} events (consistency proof of ${result.consistency.length} hashes to root ${result.root})\n`);
+          `the log extends the checkpoint of ${result.from} events signed by ${signed.checkpoint.body.keyId} ` +
+          `(consistency proof of ${result.consistency.length} hashes to root ${result.root})\n`);
       }
       return;
     }
@@ -77,7 +78,9 @@ function readCheckpointFile(file: string): SignedCheckpoint {
     throw new CliError(`cannot read the checkpoint ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   const body = value?.checkpoint?.body;
-  const ok = body && body.format === 'colony-checkpoint' && typeof body.treeSize === 'number' && typeof body.rootHash === 'string' &&
+  const heads = body?.heads as { count?: unknown; root?: unknown } | undefined;
+  const ok = body && body.format === 'colony-checkpoint' && Number.isSafeInteger(body.treeSize) && typeof body.rootHash === 'string' &&
+    typeof body.logId === 'string' && typeof body.keyId === 'string' && typeof heads?.root === 'string' && Number.isSafeInteger(heads?.count) &&
     typeof value.checkpoint?.signature === 'string' && typeof value.publicKey === 'string';
   if (!ok) throw new CliError(`${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle)`);
   return value as unknown as SignedCheckpoint;

@@ -41,7 +41,7 @@ export function exportGoalBundle(engine: Engine, dataDir: string, goalId: number
     return { parts, snapshot, streams, rows: streamRows(engine, streams, parts.body.treeSize) };
   }, (r) => {
     events = proveEvents(r.parts, r.rows, onProgress);
-    return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events);
+    return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events) ?? headsProblem(r.parts, r.streams, r.rows);
   });
   const latest = latestCheckpoint(db);
   const same = latest && sameStatement(latest.checkpoint.body, read.parts.body) ? latest : null;
@@ -88,6 +88,22 @@ function proofProblem({ body }: CheckpointParts, events: readonly BundleEvent[])
   const verifier = new InclusionVerifier(Buffer.from(body.rootHash, 'hex'), body.treeSize);
   const bad = events.find((e) => !verifier.verify(e.position - 1, leafHash(Buffer.from(e.hash, 'hex')), e.proof.map((p) => Buffer.from(p, 'hex'))));
   return bad ? `the inclusion proof of position ${bad.position} does not lead to the tree's root` : null;
+}
+
+/** Each of the goal's streams must end, in the heads, at its last row read here (the read table could lie). */
+function headsProblem({ heads }: CheckpointParts, streams: readonly string[], rows: readonly EventRow[]): string | null {
+  const last = new Map<string, EventRow>();
+  for (const r of rows) last.set(r.stream_id, r);
+  for (const s of streams) {
+    const i = heads.indexOf(s);
+    const row = last.get(s);
+    if (i === undefined && !row) continue;
+    const head = i === undefined ? undefined : heads.heads[i];
+    if (!head || !row || head.version !== row.version || head.hash !== row.hash) {
+      return `the stream heads disagree with the log for ${s}: run "colony rebuild --projection streams"`;
+    }
+  }
+  return null;
 }
 
 const hex = (b: Buffer): string => b.toString('hex');

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { canonicalize } from '../canonical.js';
 import { prepared } from '../db.js';
+import { CHAIN_BREAK_ACCEPTED, CHAIN_STREAM } from '../events/anchor.js';
 import { LogTree } from '../events/merkle-store.js';
 import { readHead } from '../events/store.js';
 import { fingerprint, publicKeyText, sign, verifySignature, type SigningKey } from '../signing-key.js';
@@ -91,6 +92,15 @@ export function listCheckpoints(db: Database, limit = 50): StoredCheckpoint[] {
   return (prepared(db, 'SELECT n, body, signature, public_key, reason FROM es_checkpoints ORDER BY n DESC LIMIT ?').all(limit) as CheckpointRow[]).map(fromRow);
 }
 
+/**
+ * The checkpoint of the largest tree (the newest of those): a copy of an older signed row inserted behind
+ * Colony's back gets a higher `n`, but never a larger tree, so it cannot stand in for the latest. After an
+ * accepted chain break only checkpoints signed since count (the log they signed before is gone on purpose).
+ */
 export function latestCheckpoint(db: Database): StoredCheckpoint | null {
-  return listCheckpoints(db, 1)[0] ?? null;
+  const accepted = prepared(db, `SELECT recorded_at FROM es_events WHERE stream_id = ? AND type = ? ORDER BY version DESC LIMIT 1`)
+    .pluck().get(CHAIN_STREAM, CHAIN_BREAK_ACCEPTED) as string | undefined;
+  const row = prepared(db, `SELECT n, body, signature, public_key, reason FROM es_checkpoints WHERE json_extract(body, '$.time') >= ?
+    ORDER BY tree_size DESC, n DESC LIMIT 1`).get(accepted ?? '') as CheckpointRow | undefined;
+  return row ? fromRow(row) : null;
 }

@@ -29,7 +29,7 @@ export function headLeaf(head: StreamHead): Buffer {
 /**
  * Every stream's head at `size`. When the caller reads in one transaction at the log's head, the `streams`
  * projection — applied in the same transactions as the log, the head's hash copied from its row — has them
- * in one ordered scan of streams; otherwise (a projection behind, being rebuilt, an older size, or
+ * in one ordered scan of streams, checked against the log's index; otherwise (a projection behind, being rebuilt, an older size, or
  * `fromLog`: an auditor's check, which trusts no read table) a scan of the log itself.
  */
 export function streamHeads(db: Database, size: number, options: { fromLog?: boolean } = {}): StreamHead[] {
@@ -43,10 +43,22 @@ export function streamHeads(db: Database, size: number, options: { fromLog?: boo
       complete = hash !== null; // a row projected where the log was not at hand (a replay) has none
       heads[i] = { streamId, version, hash: hash! };
     }
-    if (complete) return heads;
+    if (complete && sameStreamsAsLog(db, heads)) return heads;
   }
   return prepared(db, `SELECT stream_id AS streamId, MAX(version) AS version, hash FROM es_events WHERE position <= ?
     GROUP BY stream_id ORDER BY stream_id`).all(size) as StreamHead[];
+}
+
+/**
+ * The read table is only a faster way to the log's heads, and the database can be edited behind Colony's
+ * back: a lowered version would have Colony sign that a stream ends early, and a bundle could then leave
+ * out its last events. So its streams and versions are checked against the log's own (stream, version)
+ * index, read whole — a covering index scan, no table rows. (A wrong hash only makes that stream's bundle
+ * fail its head check: each head event is proven in the log's tree.)
+ */
+function sameStreamsAsLog(db: Database, heads: readonly StreamHead[]): boolean {
+  const log = prepared(db, 'SELECT stream_id, MAX(version) FROM es_events GROUP BY stream_id ORDER BY stream_id').raw().all() as [string, number][];
+  return log.length === heads.length && log.every(([streamId, version], i) => heads[i]!.streamId === streamId && heads[i]!.version === version);
 }
 
 /** The heads tree in memory (a log has far fewer streams than events). */

@@ -1,6 +1,5 @@
 import type { Database } from 'better-sqlite3';
 import type { Engine } from '../engine.js';
-import { latestAcceptance } from '../events/anchor.js';
 import { consistencyProof } from '../events/merkle.js';
 import { clearMerkle, extendMerkle } from '../events/merkle-store.js';
 import { verifyConsistency } from '../events/merkle-verify.js';
@@ -32,9 +31,8 @@ export function readWithSoundTree<T>(db: Database, read: () => T, check: (value:
 
 /** Null when `parts` extends the latest stored checkpoint (or there is none to extend); else what is wrong. */
 export function extendsLatest(db: Database, parts: CheckpointParts): string | null {
-  const latest = latestCheckpoint(db)?.checkpoint.body;
-  const accepted = latestAcceptance(db);
-  if (!latest || (accepted && latest.treeSize < accepted.position)) return null; // a break was accepted after it
+  const latest = latestCheckpoint(db)?.checkpoint.body; // none signed since an accepted break counts as none
+  if (!latest) return null;
   const now = parts.body;
   if (latest.logId !== now.logId) return `the log's first event is not the one the latest checkpoint signed`;
   if (latest.treeSize > now.treeSize) return `the log has ${now.treeSize} events, fewer than the latest checkpoint's ${latest.treeSize}`;

@@ -1,5 +1,4 @@
 import type { Database } from 'better-sqlite3';
-import { latestAcceptance } from '../events/anchor.js';
 import { leafHash } from '../events/merkle.js';
 import { clearMerkle, extendMerkle, LogTree } from '../events/merkle-store.js';
 import { inclusionProof } from '../events/merkle.js';
@@ -15,7 +14,7 @@ import { signingKeys } from './keys.js';
  * the signed root — and the row now at the checkpoint's last position is the leaf the root signed, proven
  * against the tree, so a chain re-hashed before that position is caught even where the tree cache was
  * left as it was. Cheap: O(log n) besides catching the cache up. A checkpoint older than an accepted
- * chain break is not checked (the break was accepted; the log it signed is gone on purpose).
+ * chain break is not checked (latestCheckpoint skips it: the log it signed is gone on purpose).
  *
  * If the root does not match, the cache is rebuilt from the log once before concluding: a damaged cache
  * is not a damaged log.
@@ -26,8 +25,6 @@ export function checkLatestCheckpoint(db: Database): { checked: StoredCheckpoint
   const cp = latestCheckpoint(db);
   if (!cp) return { checked: null, problem: null };
   const body = cp.checkpoint.body;
-  const accepted = latestAcceptance(db);
-  if (accepted && body.treeSize < accepted.position) return { checked: null, problem: null };
   const problem = (position: number, message: string) => ({ checked: cp, problem: { checkpoint: cp, position, message: `checkpoint #${cp.n} (${body.treeSize} events): ${message}` } });
   const signature = signatureProblem(cp);
   if (signature) return problem(body.treeSize, signature);

@@ -225,7 +225,7 @@ describe('colony serve', () => {
       assert.equal(live.stdoutLines.length, 0, 'stdout stays empty');
       const health = await fetch(`${base}/health`);
       assert.equal(health.status, 200);
-      assert.deepEqual(await health.json(), { status: 'ok', position: 2 });
+      assert.deepEqual(await health.json(), { status: 'ok', position: 3 }); // UserCreated, TokenIssued, SigningKeyAdopted
       const missing = await fetch(`${base}/nope`);
       assert.equal(missing.status, 404);
       assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'ErrNotFound');
