@@ -45,7 +45,7 @@ export function registerVerify(program: Command): void {
 }
 
 async function verifySinceCommand(dataDir: string, file: string, expectHead: ChainHead | undefined, json: boolean): Promise<void> {
-  const signed = readCheckpointFile(file);
+  const signed = await readCheckpointFile(file);
   const { verifySince } = await import('../evidence/since.js');
   const db = await openExistingStore(dataDir);
   const bar = json ? progressBar('') : progressBar('verifying');
@@ -70,20 +70,17 @@ async function verifySinceCommand(dataDir: string, file: string, expectHead: Cha
 }
 
 /** A checkpoint file (`colony checkpoint --json`) or a bundle: both carry {checkpoint: {body, signature}, publicKey}. */
-function readCheckpointFile(file: string): SignedCheckpoint {
-  let value: { checkpoint?: { body?: Record<string, unknown>; signature?: unknown }; publicKey?: unknown };
+async function readCheckpointFile(file: string): Promise<SignedCheckpoint> {
+  let value: unknown;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8')) as typeof value;
+    value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new CliError(`cannot read the checkpoint ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  const body = value?.checkpoint?.body;
-  const heads = body?.heads as { count?: unknown; root?: unknown } | undefined;
-  const ok = body && body.format === 'colony-checkpoint' && Number.isSafeInteger(body.treeSize) && typeof body.rootHash === 'string' &&
-    typeof body.logId === 'string' && typeof body.keyId === 'string' && typeof heads?.root === 'string' && Number.isSafeInteger(heads?.count) &&
-    typeof value.checkpoint?.signature === 'string' && typeof value.publicKey === 'string';
-  if (!ok) throw new CliError(`${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle)`);
-  return value as unknown as SignedCheckpoint;
+  const { shapeProblem, signedCheckpointShape } = await import('../evidence/bundle-shape.js');
+  const problem = shapeProblem(value, signedCheckpointShape);
+  if (problem) throw new CliError(`${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle): ${problem}`);
+  return value as SignedCheckpoint;
 }
 
 /** Kept for system_health; a data dir that cannot be written (a read-only copy under audit) still verifies. */

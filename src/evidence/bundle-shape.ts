@@ -36,9 +36,15 @@ export const bundleShape = z.strictObject({
   streams: z.array(head), events: z.array(event), snapshot: z.record(z.string(), z.unknown()),
 });
 
-/** Null when `value` has the shape; else where and what is wrong, in one line. */
-export function shapeProblem(value: unknown): string | null {
-  const result = bundleShape.safeParse(value);
+/**
+ * A signed checkpoint as `colony checkpoint --json` writes it, or the same two members at the top of a
+ * bundle (other members allowed): what `verify --since` reads.
+ */
+export const signedCheckpointShape = z.object({ checkpoint: z.strictObject({ body, signature: base64(64) }), publicKey: base64(32) });
+
+/** Null when `value` has the shape (the bundle's by default); else where and what is wrong, in one line. */
+export function shapeProblem(value: unknown, shape: z.ZodType = bundleShape): string | null {
+  const result = shape.safeParse(value);
   if (result.success) return null;
   const issue = result.error.issues[0]!;
   return `${issue.path.length ? issue.path.join('.') : 'the bundle'}: ${issue.message}`;
