@@ -3,7 +3,7 @@ import { channelDecider, type PostMessage, type Speaker } from '../commands/chan
 import { DomainError, notFound } from '../errors.js';
 import { channelStream, dmName, FIXED_CHANNELS, type MessagePosted, type Reaction, type ReactionAdded } from '../events/channels.js';
 import type { StoredEvent } from '../events/event.js';
-import { getChannel, getChannelByName, getMessage, type ChannelRow } from '../projections/channel-queries.js';
+import { getChannel, getChannelByName, messageFacts, type ChannelRow } from '../projections/channel-queries.js';
 import { getAgent, getAgentByName, getUser } from '../projections/principals.js';
 import type { Actor } from './principals.js';
 
@@ -73,7 +73,8 @@ export function createPublicChannel(app: App, tenant: number, name: string, desc
 function post(app: App, actor: Actor, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
   const result = app.engine.transact(actor, () => {
     const channelId = channelOf();
-    app.engine.handle(channelDecider, channelStream(channelId), { type: 'PostMessage', by, kind, ...m }, actor);
+    const replyToChannel = m.replyTo === null ? null : (messageFacts(app.engine.db, m.replyTo)?.channelId ?? null);
+    app.engine.handle(channelDecider, channelStream(channelId), { type: 'PostMessage', by, kind, ...m, replyToChannel }, actor);
   });
   const posted = result.events.find((e): e is StoredEvent<MessagePosted> => e.type === 'MessagePosted')!;
   return { messageId: posted.data.messageId, channelId: posted.data.channelId };
@@ -113,10 +114,10 @@ function recipientKey(app: App, tenant: number, name: string): string {
 /** Toggles the speaker's reaction on a message it can see; returns whether it is now set. */
 export function toggleReaction(app: App, by: Speaker, messageId: number, reaction: Reaction, metadata: Record<string, unknown> | null, actor: Actor): { added: boolean } {
   const result = app.engine.transact(actor, () => {
-    const message = getMessage(app.engine.db, messageId);
-    if (!message) throw notFound(`message ${messageId}`, { message_id: messageId });
-    resolveChannel(app, by, { id: message.channelId });
-    app.engine.handle(channelDecider, channelStream(message.channelId), { type: 'ToggleReaction', by, messageId, reaction, metadata }, actor);
+    const target = messageFacts(app.engine.db, messageId);
+    if (!target) throw notFound(`message ${messageId}`, { message_id: messageId });
+    resolveChannel(app, by, { id: target.channelId });
+    app.engine.handle(channelDecider, channelStream(target.channelId), { type: 'ToggleReaction', by, messageId, reaction, metadata, target }, actor);
   });
   return { added: result.events.some((e): e is StoredEvent<ReactionAdded> => e.type === 'ReactionAdded') };
 }

@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
-import { getAgent, getAgentByName, getUser, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import { getAgent, getAgentByName, getUser, getToken, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
 import { seedRootReputation } from './reputation.js';
 import { newToken, tokenHash } from '../tokens.js';
 
@@ -94,7 +94,11 @@ export function revokeToken(app: App, kind: 'user' | 'agent', id: number, tokenI
 
 function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: Actor) {
   const stream = kind === 'user' ? userStream(id) : agentStream(id);
-  return app.engine.handle(principalDecider, stream, { type: 'RevokeToken', tokenId, reason }, by);
+  return app.engine.transact(by, () => {
+    const row = getToken(app.engine.db, tokenId);
+    const token = row && { kind: row.principalKind, principalId: row.principalId, revoked: row.revokedAt !== null };
+    return app.engine.handle(principalDecider, stream, { type: 'RevokeToken', tokenId, reason, token }, by);
+  });
 }
 
 function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], sealIt: boolean, tokenId: number, by: Actor): string {

@@ -10,7 +10,7 @@ import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream, type TreeNode, type TreeRequest } from '../events/proposals.js';
 import { taskStream } from '../events/tasks.js';
-import { getMessage } from '../projections/channel-queries.js';
+import { getMessage, messageFacts } from '../projections/channel-queries.js';
 import { getAgent, sameLineage } from '../projections/principals.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
 import { tasksOfGoal } from '../projections/task-queries.js';
@@ -144,7 +144,10 @@ export function decideProposal(app: App, by: Speaker, proposalId: number, decisi
     const goal = goalFor(app, by, proposal.goalId);
     if (!fromReaction) {
       const held = getMessage(app.engine.db, proposal.messageId)?.reactions.some((r) => r.reaction === decision && r.by === by.name);
-      if (!held) app.engine.handle(channelDecider, channelStream(proposal.channelId), { type: 'ToggleReaction', by, messageId: proposal.messageId, reaction: decision, metadata: reason ? { reason } : null }, actor);
+      if (!held) {
+        const target = messageFacts(app.engine.db, proposal.messageId);
+        app.engine.handle(channelDecider, channelStream(proposal.channelId), { type: 'ToggleReaction', by, messageId: proposal.messageId, reaction: decision, metadata: reason ? { reason } : null, target }, actor);
+      }
     }
     if (decision === 'reject') {
       app.engine.handle(proposalDecider, proposalStream(proposalId), { type: 'RejectProposal', by: who(by), reason }, actor);

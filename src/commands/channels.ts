@@ -1,6 +1,6 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  CHANNEL_NAME, REACTIONS, type ChannelCreated, type ChannelEvent, type MessageKind, type Reaction,
+  CHANNEL_NAME, REACTIONS, type ChannelCreated, type ChannelEvent, type HeldReaction, type MessageKind, type Reaction,
 } from '../events/channels.js';
 import type { Decider } from './decider.js';
 
@@ -8,6 +8,11 @@ import type { Decider } from './decider.js';
  * The channel decider (`channel-<id>` streams): creation, posting, reactions, read markers.
  * Who may speak here is decided from facts the caller looks up first and passes in (rule 2): the
  * acting principal's key and tenant. A public channel admits its tenant; a dm channel only its members.
+ *
+ * The state is bounded (README, "Aggregates stay small"): it never holds the channel's messages, so a
+ * post costs the same in a channel of 100,000 messages as in an empty one. What a decision needs about
+ * one message — the channel it is in, the reactions it carries — is looked up by the caller in the
+ * projections, inside the command's own transaction, and passed in with the command.
  */
 export interface Speaker {
   /** Principal key (`user-1`, `agent-3`) or `system`. */
@@ -21,18 +26,23 @@ export type CreateChannel = { type: 'CreateChannel'; channel: ChannelCreated['da
 export type PostMessage = {
   type: 'PostMessage'; by: Speaker; kind: MessageKind; body: string; subject: string | null; priority: number;
   metadata: Record<string, unknown> | null; replyTo: number | null;
+  /** Fact: the channel the `replyTo` message is in (null: no such message). */
+  replyToChannel: number | null;
 };
-export type ToggleReaction = { type: 'ToggleReaction'; by: Speaker; messageId: number; reaction: Reaction; metadata: Record<string, unknown> | null };
+type Held = HeldReaction;
+export type ToggleReaction = {
+  type: 'ToggleReaction'; by: Speaker; messageId: number; reaction: Reaction; metadata: Record<string, unknown> | null;
+  /** Fact: the message as the projection holds it — its channel and its reactions (null: no such message). */
+  target: { channelId: number; held: readonly Held[] } | null;
+};
 export type MarkRead = { type: 'MarkRead'; by: Speaker; upTo: number };
 export type ChannelCommand = CreateChannel | PostMessage | ToggleReaction | MarkRead;
 
-interface Held { reaction: Reaction; by: string; byName: string }
 export type Channel =
   | { status: 'absent' }
   | {
       status: 'open'; channelId: number; ownerId: number; kind: ChannelCreated['data']['kind']; members: readonly string[];
-      /** Every message id of the channel with the reactions it carries. */
-      messages: ReadonlyMap<number, readonly Held[]>;
+      /** Each principal's read marker: one entry per reader, so bounded by the tenant's size, not by the history. */
       reads: ReadonlyMap<string, number>;
     };
 
@@ -42,19 +52,15 @@ export const MAX_BODY = 16_000;
 function evolve(state: Channel, event: ChannelEvent): Channel {
   if (event.type === 'ChannelCreated') {
     const c = event.data;
-    return { status: 'open', channelId: c.channelId, ownerId: c.ownerId, kind: c.kind, members: c.members, messages: new Map(), reads: new Map() };
+    return { status: 'open', channelId: c.channelId, ownerId: c.ownerId, kind: c.kind, members: c.members, reads: new Map() };
   }
   if (state.status !== 'open') return state;
   switch (event.type) {
+    // Messages and reactions live in the projection; no decision reads them from the state.
     case 'MessagePosted':
-      return { ...state, messages: new Map(state.messages).set(event.data.messageId, []) };
     case 'ReactionAdded':
-    case 'ReactionRemoved': {
-      const { messageId, reaction, by } = event.data;
-      const rest = (state.messages.get(messageId) ?? []).filter((h) => !(h.reaction === reaction && h.by === by));
-      const held = event.type === 'ReactionAdded' ? [...rest, { reaction, by, byName: event.data.byName }] : rest;
-      return { ...state, messages: new Map(state.messages).set(messageId, held) };
-    }
+    case 'ReactionRemoved':
+      return state;
     case 'MessagesRead':
       return { ...state, reads: new Map(state.reads).set(event.data.principal, event.data.upTo) };
     default: {
@@ -76,7 +82,7 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
     case 'PostMessage': {
       const body = command.body.trim();
       if (body.length === 0 || body.length > MAX_BODY) throw invalidInput(`body must be 1–${MAX_BODY} characters`, { field: 'body' });
-      if (command.replyTo !== null && !state.messages.has(command.replyTo)) {
+      if (command.replyTo !== null && command.replyToChannel !== state.channelId) {
         throw new DomainError('ErrNotFound', `message ${command.replyTo} is not in this channel`, { reply_to: command.replyTo });
       }
       const { by } = command;
@@ -105,7 +111,7 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
 /** React is a toggle (SynapBus): a second call removes the caller's reaction. */
 function toggle(state: Extract<Channel, { status: 'open' }>, c: ToggleReaction): ChannelEvent[] {
   if (!REACTIONS.includes(c.reaction)) throw new DomainError('ErrInvalidReaction', `reaction must be one of ${REACTIONS.join(', ')}`);
-  const held = state.messages.get(c.messageId);
+  const held = c.target?.channelId === state.channelId ? c.target.held : undefined;
   if (!held) throw new DomainError('ErrNotFound', `message ${c.messageId} not found`, { message_id: c.messageId });
   if (held.some((h) => h.reaction === c.reaction && h.by === c.by.key)) {
     return [{ type: 'ReactionRemoved', data: { messageId: c.messageId, reaction: c.reaction, by: c.by.key } }];

@@ -14,7 +14,11 @@ import { checkToolScope, type KnownTools } from './tool-scope.js';
 export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
 export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data']; knownTools?: KnownTools };
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
-export type RevokeToken = { type: 'RevokeToken'; tokenId: number; reason: string };
+export type RevokeToken = {
+  type: 'RevokeToken'; tokenId: number; reason: string;
+  /** Fact from the tokens projection: whose token this id is and whether it is revoked (null: no such token). */
+  token: { kind: 'user' | 'agent'; principalId: number; revoked: boolean } | null;
+};
 export type UpdateAgentConfig = { type: 'UpdateAgentConfig'; config: AgentConfigUpdated['data']; knownTools?: KnownTools };
 export type SetAgentCommand = { type: 'SetAgentCommand'; command: string | null };
 export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig | SetAgentCommand;
@@ -22,9 +26,10 @@ export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeT
 /** A backend command line: one line of at most this many characters (it is shown in full wherever it is approved or listed). */
 export const MAX_AGENT_COMMAND = 4096;
 
+/** Bounded (README, "Aggregates stay small"): a principal's tokens are not kept here, the revoke command brings its token's facts. */
 export type Principal =
   | { status: 'absent' }
-  | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string; tokens: ReadonlyMap<number, 'active' | 'revoked'> };
+  | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string };
 
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{2,63}$/;
 
@@ -36,18 +41,13 @@ function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Prin
     case 'AgentUnquarantined':
     case 'AgentConfigUpdated':
     case 'AgentCommandSet':
+    case 'TokenIssued':
+    case 'TokenRevoked':
       return state;
     case 'UserCreated':
-      return { status: 'active', kind: 'user', id: event.data.userId, name: event.data.name, tokens: new Map() };
+      return { status: 'active', kind: 'user', id: event.data.userId, name: event.data.name };
     case 'AgentRegistered':
-      return { status: 'active', kind: 'agent', id: event.data.agentId, name: event.data.name, tokens: new Map() };
-    case 'TokenIssued':
-    case 'TokenRevoked': {
-      if (state.status !== 'active') return state;
-      const tokens = new Map(state.tokens);
-      tokens.set(event.data.tokenId, event.type === 'TokenIssued' ? 'active' : 'revoked');
-      return { ...state, tokens };
-    }
+      return { status: 'active', kind: 'agent', id: event.data.agentId, name: event.data.name };
     default: {
       const never: never = event;
       return never;
@@ -82,9 +82,9 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
     }
     case 'RevokeToken': {
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
-      const token = state.tokens.get(command.tokenId);
-      if (!token) throw new DomainError('ErrNotFound', `token ${command.tokenId} not found`, { tokenId: command.tokenId });
-      if (token === 'revoked') return [];
+      const { token } = command;
+      if (!token || token.kind !== state.kind || token.principalId !== state.id) throw new DomainError('ErrNotFound', `token ${command.tokenId} not found`, { tokenId: command.tokenId });
+      if (token.revoked) return [];
       return [{ type: 'TokenRevoked', data: { tokenId: command.tokenId, reason: command.reason } }];
     }
     default: {

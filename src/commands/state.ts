@@ -27,6 +27,13 @@ function cacheOf(db: Database, decider: object): Map<string, Cached> {
   return streams;
 }
 
+/**
+ * Events folded by loadState in this process, all streams together: what test/commands/bounded-state.test.ts
+ * reads to hold commands to a constant number of folded events however long their streams grow.
+ */
+let folded = 0;
+export const foldedEvents = (): number => folded;
+
 type Row = Pick<EventRow, 'version' | 'type' | 'schema_version' | 'data' | 'hash'>;
 
 export function loadState<S, E extends Event>(
@@ -46,6 +53,7 @@ export function loadState<S, E extends Event>(
     db,
     'SELECT version, type, schema_version, data, hash FROM es_events WHERE stream_id = ? AND version > ? AND version <= ? ORDER BY version',
   ).all(streamId, version, to) as Row[];
+  folded += rows.length;
   for (const row of rows) {
     const { data } = upcast(row.type, row.schema_version, JSON.parse(row.data));
     state = decider.evolve(state, { type: row.type, data } as E);

@@ -47,6 +47,9 @@ export type ReactionAdded = Event<'ReactionAdded', {
   metadata: Record<string, unknown> | null;
 }>;
 
+/** A reaction a message carries: its kind, the principal key that set it and that principal's name. */
+export interface HeldReaction { reaction: Reaction; by: string; byName: string }
+
 export type ReactionRemoved = Event<'ReactionRemoved', { messageId: number; reaction: Reaction; by: string }>;
 
 /** A principal has read the channel up to and including `upTo` (a message id). Markers only move forward. */

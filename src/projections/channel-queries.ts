@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../db.js';
-import type { ChannelKind, MessageKind, Reaction } from '../events/channels.js';
+import type { ChannelKind, HeldReaction, MessageKind, Reaction } from '../events/channels.js';
 
 /**
  * Reads over the channels projection (live table names). "Visible" is the rule every read shares: a
@@ -101,6 +101,18 @@ export const getMessage = (db: Database, messageId: number): MessageRow | null =
   const row = prepared(db, `${MESSAGE} WHERE m.message_id = ?`).get(messageId);
   return row ? withReactions(db, [row])[0]! : null;
 };
+
+/**
+ * What the channel decider needs to know about one message (commands/channels.ts): its channel and the
+ * reactions on it, by principal key. Read inside the command's transaction, so it is the committed truth.
+ */
+export function messageFacts(db: Database, messageId: number): { channelId: number; held: HeldReaction[] } | null {
+  const row = prepared(db, 'SELECT channel_id AS "channelId" FROM messages WHERE message_id = ?').get(messageId) as { channelId: number } | undefined;
+  if (!row) return null;
+  const held = prepared(db, 'SELECT reaction, by_key AS "by", by_name AS "byName" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key')
+    .all(messageId) as HeldReaction[];
+  return { channelId: row.channelId, held };
+}
 
 function withReactions(db: Database, rows: unknown[]): MessageRow[] {
   const get = prepared(db, 'SELECT reaction, by_name AS "by" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key');

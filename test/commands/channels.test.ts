@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import { channelDecider, MAX_REACTIONS, type ChannelCommand, type Speaker } from '../../src/commands/channels.js';
-import type { ChannelCreated, MessagePosted, ReactionAdded } from '../../src/events/channels.js';
+import type { ChannelCreated, HeldReaction, MessagePosted, ReactionAdded } from '../../src/events/channels.js';
 import { spec } from '../helpers/decider-spec.js';
 
 const worker: Speaker = { key: 'agent-1', name: 'worker', tenant: 1 };
@@ -16,9 +16,11 @@ const posted = (messageId: number, channelId = 3, from = worker): MessagePosted 
 const reacted = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress'): ReactionAdded =>
   ({ type: 'ReactionAdded', data: { messageId: 7, reaction, by: by.key, byName: by.name, metadata: null } });
 const post = (by: Speaker, extra: Partial<Extract<ChannelCommand, { type: 'PostMessage' }>> = {}): ChannelCommand =>
-  ({ type: 'PostMessage', by, kind: 'message', body: 'hello', subject: null, priority: 5, metadata: null, replyTo: null, ...extra });
-const react = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress'): ChannelCommand =>
-  ({ type: 'ToggleReaction', by, messageId: 7, reaction, metadata: null });
+  ({ type: 'PostMessage', by, kind: 'message', body: 'hello', subject: null, priority: 5, metadata: null, replyTo: null, replyToChannel: null, ...extra });
+// Message 7 as the projection holds it (the fact the caller passes in): in channel 3, carrying `held`.
+const react = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress', held: HeldReaction[] = [], channelId = 3): ChannelCommand =>
+  ({ type: 'ToggleReaction', by, messageId: 7, reaction, metadata: null, target: { channelId, held } });
+const holds = (by: Speaker, reaction: HeldReaction['reaction'] = 'in_progress'): HeldReaction => ({ reaction, by: by.key, byName: by.name });
 
 describe('channel decider', () => {
   it('creates a channel once, with a valid name', () => {
@@ -41,6 +43,8 @@ describe('channel decider', () => {
     spec(channelDecider).given([]).when(post(worker)).thenThrows('ErrNotFound');
     spec(channelDecider).given([requests]).when(post(worker, { body: '   ' })).thenThrows('ErrInvalidInput', 'body');
     spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99 })).thenThrows('ErrNotFound', '99');
+    spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99, replyToChannel: 4 })).thenThrows('ErrNotFound', '99');
+    spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99, replyToChannel: 3 })).then([{ ...posted(1), data: { ...posted(1).data, replyTo: 99 } }]);
     spec(channelDecider).given([requests]).when(post(outsider)).thenThrows('ErrNotMember');
   });
 
@@ -51,22 +55,25 @@ describe('channel decider', () => {
 
   it('toggles reactions: a second call removes', () => {
     spec(channelDecider).given([requests, posted(7)]).when(react(worker)).then([reacted(worker)]);
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(worker))
+    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(worker, 'in_progress', [holds(worker)]))
       .then([{ type: 'ReactionRemoved', data: { messageId: 7, reaction: 'in_progress', by: worker.key } }]);
   });
 
   it('gives in_progress to one holder at a time', () => {
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper)).thenThrows('ErrAlreadyClaimed', 'already claimed by worker');
+    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper, 'in_progress', [holds(worker)])).thenThrows('ErrAlreadyClaimed', 'already claimed by worker');
     spec(channelDecider).given([requests, posted(7), reacted(worker), { type: 'ReactionRemoved', data: { messageId: 7, reaction: 'in_progress', by: worker.key } }])
       .when(react(helper)).then([reacted(helper)]);
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper, 'done')).then([reacted(helper, 'done')]);
+    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper, 'done', [holds(worker)])).then([reacted(helper, 'done')]);
   });
 
   it('refuses unknown reactions and messages, and more than the limit', () => {
     spec(channelDecider).given([requests, posted(7)]).when(react(worker, 'awarded' as never)).thenThrows('ErrInvalidReaction');
-    spec(channelDecider).given([requests]).when(react(worker)).thenThrows('ErrNotFound');
-    const full = Array.from({ length: MAX_REACTIONS }, (_, i) => reacted({ key: `agent-${100 + i}`, name: `a${i}`, tenant: 1 }, 'done'));
-    spec(channelDecider).given([requests, posted(7), ...full]).when(react(worker, 'approve')).thenThrows('ErrReactionLimit');
+    spec(channelDecider).given([requests]).when({ ...react(worker), target: null } as ChannelCommand).thenThrows('ErrNotFound');
+    // A message of another channel is not found here, whatever its reactions.
+    spec(channelDecider).given([requests]).when(react(worker, 'done', [], 4)).thenThrows('ErrNotFound');
+    const others = Array.from({ length: MAX_REACTIONS }, (_, i) => ({ key: `agent-${100 + i}`, name: `a${i}`, tenant: 1 }));
+    const full = others.map((o) => reacted(o, 'done'));
+    spec(channelDecider).given([requests, posted(7), ...full]).when(react(worker, 'approve', others.map((o) => holds(o, 'done')))).thenThrows('ErrReactionLimit');
   });
 
   it('moves read markers forward only', () => {
