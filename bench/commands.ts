@@ -37,13 +37,13 @@ export function benchCommands(dir: string, durability: Durability, n: number, ro
 }
 
 /** An engine on a fresh file with cards whose streams hold about ten events. */
-function seededEngine(file: string, durability: Durability, n: number): Engine {
+export function seededEngine(file: string, durability: Durability, n: number): Engine {
   const engine = Engine.open({ file, durability, projections: cardProjections });
   new CardWorkload(engine, prng(1)).seed(Math.max(200, Math.floor(n / 2)), 8);
   return engine;
 }
 
-class RawInserts {
+export class RawInserts {
   private readonly db;
   private next = 0;
   private readonly tx;

@@ -10,6 +10,7 @@ import { readHead, type ChainHead } from './events/store.js';
 import { verifyChain, type VerifyOptions, type VerifyResult } from './events/verify.js';
 import { handle, transact, type CommandOptions, type HandleOptions, type HandleResult, type TransactResult, type UnitOfWork } from './commands/handle.js';
 import type { Decider } from './commands/decider.js';
+import { GroupCommit } from './commands/group-commit.js';
 import type { AnyProjection } from './projections/projection.js';
 import { ProjectionRegistry } from './projections/registry.js';
 import type { RebuildOptions, RebuildReport } from './projections/rebuild.js';
@@ -34,6 +35,8 @@ export interface EngineOptions {
  */
 export class Engine {
   readonly bus = new EventBus();
+  /** Commands of concurrent MCP calls share one COMMIT (commands/group-commit.ts). */
+  readonly group: GroupCommit;
   /** What the start-up rebuild did, if anything was outdated. */
   readonly startupRebuild: RebuildReport | null;
 
@@ -43,6 +46,7 @@ export class Engine {
     readonly projections: ProjectionRegistry,
     rebuildOptions: RebuildOptions | null,
   ) {
+    this.group = new GroupCommit(db, this.bus);
     this.startupRebuild = rebuildOptions ? projections.ensureCurrent(db, { now: clock, ...rebuildOptions }) : null;
   }
 
@@ -68,6 +72,7 @@ export class Engine {
 
   /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
   importRows(rows: readonly EventRow[]): StoredEvent[] {
+    this.group.flush();
     const stored = this.db.transaction(() => {
       assertAnchored(this.db);
       const events = importRows(this.db, rows, this.clock().toISOString());
@@ -85,19 +90,28 @@ export class Engine {
   }
 
   verify(options?: VerifyOptions): VerifyResult {
+    this.group.flush();
     return verifyChain(this.db, options);
   }
 
   /** What opening does to projections, for a caller that opened with skipStartupRebuild to check the log first. */
   ensureProjections(options: RebuildOptions = {}): RebuildReport | null {
+    this.group.flush();
     return this.projections.ensureCurrent(this.db, { now: this.clock, ...options });
   }
 
   rebuild(names: readonly string[] = [], options: RebuildOptions = {}): RebuildReport {
+    this.group.flush();
     return this.projections.rebuild(this.db, names, { now: this.clock, ...options });
   }
 
+  /** Commits the open group-commit batch now, e.g. before reading the log on another connection. */
+  settle(): void {
+    this.group.flush();
+  }
+
   close(): void {
+    if (this.db.open) this.group.flush();
     this.bus.complete();
     if (this.db.open) this.db.close();
   }

@@ -9,6 +9,7 @@ import { appendToStream, checkExpectedVersion } from '../events/store.js';
 import { newCommandId, sequenceIds, type TrackedIds } from '../ids.js';
 import type { ProjectionRegistry } from '../projections/registry.js';
 import type { Decider } from './decider.js';
+import type { GroupCommit } from './group-commit.js';
 import { loadState } from './state.js';
 
 /**
@@ -17,12 +18,16 @@ import { loadState } from './state.js';
  * rolls back together: the appends of every stream it touched, their projections, the ids it took and
  * the record of the command id. Stored events are published on the bus only after the outermost commit.
  * The outermost one first checks the log's tail against its anchor (ErrChainBroken: events/anchor.ts).
+ * Under group commit (group-commit.ts) the outermost transaction of a grouped caller's command is a
+ * savepoint of the batch's transaction instead, and its events are published after the batch's COMMIT.
  */
 export interface EngineContext {
   readonly db: Database;
   readonly clock: Clock;
   readonly projections: ProjectionRegistry;
   readonly bus: EventBus;
+  /** Group commit (group-commit.ts): absent, every outermost command commits on its own. */
+  readonly group?: GroupCommit;
 }
 
 export interface CommandOptions {
@@ -76,6 +81,8 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   const { db } = engine;
   const outer = open.get(db);
   if (outer) return nested(db, outer, fn);
+  // A grouped caller's command joins the open batch as a savepoint of its transaction (runner nests).
+  const batch = engine.group?.enter() ?? null;
   const keyed = options.commandId !== undefined && options.record !== false;
   const meta: EventMeta = {
     commandId: options.commandId ?? newCommandId(),
@@ -83,7 +90,7 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     causationId: options.causationId ?? null,
     correlationId: options.correlationId ?? null,
   };
-  const result = runner(db)((): TransactResult<T> => {
+  const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);
     if (keyed && findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
@@ -100,8 +107,19 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
     } finally {
       open.delete(db);
     }
-  });
-  if (!result.duplicate) engine.bus.publish(result.events);
+  };
+  let result: TransactResult<T>;
+  try {
+    result = runner(db)(run);
+  } catch (e) {
+    if (batch) engine.group!.checkAfterFailure(batch);
+    throw e;
+  }
+  // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
+  if (!result.duplicate) {
+    if (batch) batch.events.push(...result.events);
+    else engine.bus.publish(result.events);
+  }
   return result;
 }
 

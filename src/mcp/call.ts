@@ -37,7 +37,7 @@ function toolFor(ctx: Pick<McpContext, 'tools'>, caller: Caller, name: string): 
 
 export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta?: Record<string, unknown>, progress?: Progress): Promise<CallToolResult>;
 export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta: Record<string, unknown> | undefined, progress: Progress, acceptsTask: boolean): Promise<CallToolResult | CreateTaskResultV2>;
-export async function callTool(
+export function callTool(
   ctx: McpContext,
   caller: Caller | null,
   name: string,
@@ -46,6 +46,23 @@ export async function callTool(
   progress: Progress = noProgress,
   /** The request accepts an MCP task instead of the result (2026-07-28 tasks extension): a long tool then answers with one. */
   acceptsTask = false,
+): Promise<CallToolResult | CreateTaskResultV2> {
+  // A grouped caller: concurrent calls' commands share one COMMIT, and this call answers only after its own committed.
+  // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an error, never as done.
+  return ctx.app.engine.group.run(() => callGrouped(ctx, caller, name, rawArgs, meta, progress, acceptsTask)).catch((e: unknown) => {
+    log.error({ err: e, tool: name }, 'a tool call\'s commit failed');
+    return errorResult(ctx.tools.get(name), new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e as Error).message}`)).result;
+  });
+}
+
+async function callGrouped(
+  ctx: McpContext,
+  caller: Caller | null,
+  name: string,
+  rawArgs: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+  progress: Progress,
+  acceptsTask: boolean,
 ): Promise<CallToolResult | CreateTaskResultV2> {
   const started = process.hrtime.bigint();
   const key = typeof meta?.[IDEMPOTENCY_META_KEY] === 'string' ? (meta[IDEMPOTENCY_META_KEY] as string) : undefined;

@@ -21,6 +21,14 @@ import { prng, type Prng } from './prng.js';
  *     About one iteration in a hundred rebuilds the projections instead ("rebuild-start"/"rebuild-end").
  *     It gives up with exit code 3 after a minute, so a writer whose parent died cannot run forever.
  *
+ *   grouped <file> <seed> <run>
+ *     Group commit under fire: rounds of GROUP callers start together as grouped callers (engine.group.run),
+ *     so each round is one batch. Each caller comments 1–3 cards in one command with id
+ *     `<run>-<round>-<i>:grouped:<n>` (texts `<commandId>:<n>`); about one caller in ten is doomed (throws
+ *     after writing) and must leave nothing. Before a round it prints `round <run>-<round> <callers that are
+ *     not doomed>`; after the round's callers were answered it prints
+ *     `ack <commandId>` for every one that succeeded, then "ready" after the first round. Runs until killed.
+ *
  *   contend <file> <seed> <name> <iterations> <stream,stream,...>
  *     Prints "ready", waits for a "go" line on stdin, then `iterations` times: reads a stream's version
  *     outside any transaction, sometimes waits a moment, and comments the card with that expected version
@@ -99,6 +107,42 @@ function crash(rng: Prng, run: string): void {
   }
 }
 
+export const GROUP = 10;
+
+async function grouped(rng: Prng, run: string): Promise<void> {
+  const engine = Engine.open({ file: file!, durability: 'full', projections: TEST_PROJECTIONS });
+  const actor = `grouped-${run}`;
+  const cards = listCards(engine.db).filter((c) => c.status === 'open').map((c) => c.card_id);
+  while (cards.length < 6) cards.push(openCard(engine, `card of ${run}`));
+  const deadline = Date.now() + 60_000;
+  for (let round = 1; Date.now() < deadline; round++) {
+    const plans = Array.from({ length: GROUP }, (_, i) => {
+      const chosen = rng.sample(cards, rng.int(1, 3));
+      const doomed = rng.next() < 0.1;
+      return { chosen, doomed, id: `${run}-${round}-${i}:${doomed ? 'doomed' : 'grouped'}:${chosen.length}` };
+    });
+    // Said before the batch starts, so the parent knows how many commands a whole batch of this round holds.
+    say(`round ${run}-${round} ${plans.filter((p) => !p.doomed).length}`);
+    const callers = plans.map(({ chosen, doomed, id }) => {
+      return engine.group.run(async () => {
+        engine.transact({ actor, commandId: id }, () => {
+          for (const c of chosen) engine.handle(cardDecider, cardStream(c), { type: 'CommentCard', text: `${id}:${chosen.length}` }, { actor });
+          if (doomed) throw new Error('doomed');
+        });
+        return id;
+      });
+    });
+    const answers = await Promise.allSettled(callers);
+    for (const a of answers) {
+      if (a.status === 'fulfilled') say(`ack ${a.value}`);
+      else if ((a.reason as Error).message !== 'doomed') throw a.reason;
+    }
+    if (round === 1) say('ready');
+  }
+  process.stderr.write('writer-process grouped: nobody killed me within a minute\n');
+  process.exit(3);
+}
+
 /** What each contending writer prints at the end (read by test/invariants/concurrency.test.ts). */
 export interface Summary {
   name: string;
@@ -150,6 +194,7 @@ async function contend(rng: Prng, name: string, iterations: number, streams: rea
 try {
   const rng = prng(Number(seedArg));
   if (mode === 'crash') crash(rng, rest[0]!);
+  else if (mode === 'grouped') await grouped(rng, rest[0]!);
   else if (mode === 'contend') await contend(rng, rest[0]!, Number(rest[1]), rest[2]!.split(','));
   else throw new Error(`unknown mode ${mode}`);
 } catch (e) {
