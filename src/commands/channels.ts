@@ -136,6 +136,7 @@ function checkChannel(c: ChannelCreated['data']): void {
 }
 
 export const channelDecider: Decider<Channel, ChannelCommand, ChannelEvent> = {
+  snapshot: { name: 'channel', version: 1 },
   initialState: () => ({ status: 'absent' }),
   evolve,
   decide,

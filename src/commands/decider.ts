@@ -15,6 +15,12 @@ export interface DecideContext {
 }
 
 export interface Decider<S, C, E extends Event> {
+  /**
+   * Deciders of streams that grow long (a channel, an agent, a run) keep snapshots of their state
+   * (commands/snapshots.ts) under this name. Bump `version` whenever evolve or the state's shape changes:
+   * snapshots of another version are never read.
+   */
+  readonly snapshot?: { name: string; version: number };
   initialState(): S;
   evolve(state: S, event: E): S;
   decide(command: C, state: S, context: DecideContext): readonly E[];

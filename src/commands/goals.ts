@@ -169,4 +169,4 @@ function notice(state: Live, ctx: DecideContext, body: string, metadata: Record<
 export const illegal = (from: string, to: string): DomainError =>
   new DomainError('ErrIllegalTransition', `illegal goal transition: ${from} → ${to}`, { from, to });
 
-export const goalDecider: Decider<Goal, GoalCommand, GoalEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const goalDecider: Decider<Goal, GoalCommand, GoalEvent> = { snapshot: { name: 'goal', version: 1 }, initialState: () => ({ status: 'absent' }), evolve, decide };

@@ -109,6 +109,7 @@ function checkName(name: string): void {
 }
 
 export const principalDecider: Decider<Principal, PrincipalCommand, PrincipalEvent | ReputationEvent> = {
+  snapshot: { name: 'principal', version: 1 },
   initialState: () => ({ status: 'absent' }),
   evolve,
   decide,

@@ -73,4 +73,4 @@ function create(command: CreateProject, state: Project): ProjectEvent[] {
   return [{ type: 'ProjectCreated', data: { ...p, gitRemote: orNull(p.gitRemote), description: orNull(p.description) } }];
 }
 
-export const projectDecider: Decider<Project, ProjectCommand, ProjectEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const projectDecider: Decider<Project, ProjectCommand, ProjectEvent> = { snapshot: { name: 'project', version: 1 }, initialState: () => ({ status: 'absent' }), evolve, decide };

@@ -50,6 +50,7 @@ function decide(command: ReputationCommand, state: AgentTrust): ReputationEvent[
 }
 
 export const reputationDecider: Decider<AgentTrust, ReputationCommand, PrincipalEvent | ReputationEvent> = {
+  snapshot: { name: 'agent-trust', version: 1 },
   initialState: () => ({ exists: false, quarantined: false }),
   evolve,
   decide,

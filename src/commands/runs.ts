@@ -102,7 +102,7 @@ export function capped(content: string): { content: string; truncated: boolean; 
   return { content: `${cut}\n… [truncated: ${bytes - Buffer.byteLength(cut, 'utf8')} of ${bytes} bytes omitted]`, truncated: true, bytes };
 }
 
-export const runDecider: Decider<RunState, RunCommand, RunEvent> = { initialState: initial, evolve, decide };
+export const runDecider: Decider<RunState, RunCommand, RunEvent> = { snapshot: { name: 'run', version: 1 }, initialState: initial, evolve, decide };
 
 /** An agent's runtime settings and its stopped flag (`runtime-<agentId>`). */
 export type ConfigureRuntime = { type: 'ConfigureRuntime'; agentId: number; settings: RuntimeOverrides; by: string };

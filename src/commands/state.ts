@@ -3,6 +3,7 @@ import { prepared } from '../db.js';
 import type { Event, EventRow } from '../events/event.js';
 import { upcast } from '../events/upcasters.js';
 import type { Decider } from './decider.js';
+import { readSnapshot, SNAPSHOT_EVERY, writeSnapshot } from './snapshots.js';
 
 /**
  * Folds a stream (upcasted) into a decider's state, optionally only up to version `to` (time travel
@@ -14,8 +15,12 @@ import type { Decider } from './decider.js';
  * with the hash it was folded from: a rolled-back append, another process's commit or an import are all
  * caught by that one indexed lookup, and the state is then folded from the start again. States are
  * immutable (evolve returns new objects), so sharing one between commands is safe.
+ *
+ * Without a valid cached state, a decider that keeps snapshots starts from its stream's snapshot
+ * (snapshots.ts), and a new one is written once SNAPSHOT_EVERY events were folded past the last: a long
+ * stream's cold load folds at most about that many events, however long the stream is.
  */
-interface Cached { version: number; hash: string; state: unknown }
+interface Cached { version: number; hash: string; state: unknown; snapshotAt: number }
 const MAX_STREAMS = 2_000;
 const caches = new WeakMap<Database, WeakMap<object, Map<string, Cached>>>();
 
@@ -46,9 +51,11 @@ export function loadState<S, E extends Event>(
   const hit = cache?.get(streamId);
   const valid = hit !== undefined
     && (prepared(db, 'SELECT hash FROM es_events WHERE stream_id = ? AND version = ?').get(streamId, hit.version) as { hash: string } | undefined)?.hash === hit.hash;
-  let state = valid ? (hit.state as S) : decider.initialState();
-  let version = valid ? hit.version : 0;
-  let hash = valid ? hit.hash : '';
+  const snapshot = !valid && cache && decider.snapshot ? readSnapshot<S>(db, streamId, decider.snapshot) : null;
+  const start = valid ? (hit as Cached) : snapshot ? { ...snapshot, snapshotAt: snapshot.version } : null;
+  let state = start ? (start.state as S) : decider.initialState();
+  let version = start?.version ?? 0;
+  let hash = start?.hash ?? '';
   const rows = prepared(
     db,
     'SELECT version, type, schema_version, data, hash FROM es_events WHERE stream_id = ? AND version > ? AND version <= ? ORDER BY version',
@@ -59,7 +66,14 @@ export function loadState<S, E extends Event>(
     state = decider.evolve(state, { type: row.type, data } as E);
     ({ version, hash } = row);
   }
-  if (cache && version > 0 && (!valid || rows.length > 0)) remember(cache, streamId, { version, hash, state });
+  if (cache && version > 0 && (!valid || rows.length > 0)) {
+    let snapshotAt = start?.snapshotAt ?? 0;
+    if (decider.snapshot && version - snapshotAt >= SNAPSHOT_EVERY && db.inTransaction) {
+      writeSnapshot(db, streamId, decider.snapshot, { version, hash, state });
+      snapshotAt = version;
+    }
+    remember(cache, streamId, { version, hash, state, snapshotAt });
+  }
   return { state, version };
 }
 

@@ -18,6 +18,7 @@ import { GENESIS_HASH } from './hash.js';
  *   deleted tail or rows slipped in behind the engine's back, and how every command refuses to continue
  *   a chain whose tail is not the one the last command left (events/anchor.ts).
  * - `es_sequences`: high-water marks of integer ids per kind.
+ * - `es_merkle`, `es_checkpoints` (3) and `es_snapshots` (4): see their migrations.
  */
 export const engineMigrations: readonly Migration[] = [
   {
@@ -113,6 +114,25 @@ export const engineMigrations: readonly Migration[] = [
           BEGIN SELECT RAISE(ABORT, 'es_checkpoints is append-only: UPDATE is not allowed'); END;
         CREATE TRIGGER es_checkpoints_no_delete BEFORE DELETE ON es_checkpoints
           BEGIN SELECT RAISE(ABORT, 'es_checkpoints is append-only: DELETE is not allowed'); END;
+      `);
+    },
+  },
+  {
+    // Stream snapshots (issue 18): a decider's state folded up to (version, hash) of one stream, so a
+    // cold load of a long stream folds only the events after it (commands/snapshots.ts). A cache derived
+    // from es_events, trusted only while the log still holds that hash at that version; dropping it loses
+    // nothing. `decider` names the decider and the version of its state's shape.
+    version: 4,
+    up(db) {
+      db.exec(`
+        CREATE TABLE es_snapshots (
+          stream_id TEXT    NOT NULL,
+          decider   TEXT    NOT NULL,
+          version   INTEGER NOT NULL,
+          hash      TEXT    NOT NULL,
+          state     BLOB    NOT NULL,
+          PRIMARY KEY (stream_id, decider)
+        ) WITHOUT ROWID;
       `);
     },
   },
