@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { openApp } from '../src/app.js';
 import { benchClaimComplete } from './claim-complete.js';
 import { benchCommands } from './commands.js';
+import { benchGroupCommit } from './group-commit.js';
 import { createTeam, seedGoals } from './goal-data.js';
 import { benchGoalSnapshot } from './goal-snapshot.js';
 import { benchGoalsList } from './goals-list.js';
@@ -17,6 +18,7 @@ import { benchReplay } from './replay.js';
 import { benchConsole, benchScrub } from './console.js';
 import { benchSse } from './sse.js';
 import { benchEvidence } from './evidence.js';
+import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
 /**
@@ -26,6 +28,8 @@ import { scratchDir, seconds, type Figure } from './util.js';
 const TARGETS: Record<string, string> = {
   commands_per_s_full: 'ratio >= 0.6',
   commands_per_s_normal: 'ratio >= 0.6',
+  commands_per_s_full_grouped: 'ratio >= 1.0 (FULL at a speed that needed NORMAL)',
+  commands_per_s_full_grouped_1: 'ratio ~ 1 (no added latency for a lone caller)',
   rebuild_events_per_s: '>= 250k/s, ratio >= 0.8',
   commands_vs_sql_floor_full: '(diagnostic)',
   commands_vs_sql_floor_normal: '(diagnostic)',
@@ -33,11 +37,14 @@ const TARGETS: Record<string, string> = {
   rebuild_rss_mb: '< 300 MB',
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.7',
-  mcp_http_ext_calls_per_s_2025: '(no target yet)',
+  mcp_http_ext_calls_per_s_2025: 'ratio >= 0.9',
   mcp_http_ext_calls_per_s_2026: '(no target yet)',
   mcp_http_ext_2026_vs_2025: '(diagnostic)',
   mcp_http_ext_p99_ms_2025: '(no target yet)',
   mcp_http_ext_p99_ms_2026: '(no target yet)',
+  mcp_http_ext_send_message_per_s: 'ratio >= 0.6',
+  mcp_http_ext_send_message_p99_ms: '(no target yet)',
+  mcp_http_ext_send_message_late_per_s: '(diagnostic: ~1 = no slower as the channel fills)',
   claim_complete_per_s: '(no target yet)',
   mcp_session_flood_rss_mb: 'ratio < 1.25 (bounded by the session caps)',
   goal_snapshot_ms: '< 20 ms',
@@ -66,11 +73,16 @@ const TARGETS: Record<string, string> = {
   evidence_verify_vs_parse_floor: '(diagnostic)',
   evidence_replay_events_per_s: '(no target yet)',
   evidence_verify_tool_events_per_s: '(no target yet)',
+  flat_send_message_per_s: 'ratio >= 0.9',
+  flat_claim_complete_per_s: 'ratio >= 0.9',
+  flat_command_1m_per_s: 'ratio >= 0.9',
 };
 
 const BASELINES: Record<string, string> = {
   commands_per_s_full: 'raw 1-row IMMEDIATE txn, FULL',
   commands_per_s_normal: 'raw 1-row IMMEDIATE txn, NORMAL',
+  commands_per_s_full_grouped: 'raw 1-row IMMEDIATE txn, FULL',
+  commands_per_s_full_grouped_1: 'the same commands ungrouped, one caller, FULL',
   commands_vs_sql_floor_full: 'same writes as bare SQL, FULL',
   commands_vs_sql_floor_normal: 'same writes as bare SQL, NORMAL',
   rebuild_events_per_s: 'raw read-and-upsert loop',
@@ -83,6 +95,9 @@ const BASELINES: Record<string, string> = {
   mcp_http_ext_2026_vs_2025: 'the same colony serve, 2025-11-25 session calls',
   mcp_http_ext_p99_ms_2025: 'p99 of the SDK v1 minimal stateful server',
   mcp_http_ext_p99_ms_2026: 'p99 of the SDK v2 minimal stateless server',
+  mcp_http_ext_send_message_per_s: 'whoami calls/s, same colony serve, 2025-11-25',
+  mcp_http_ext_send_message_p99_ms: 'p99 of whoami, same colony serve, 2025-11-25',
+  mcp_http_ext_send_message_late_per_s: 'send_message calls/s of the first measured round',
   claim_complete_per_s: 'whoami pairs/s, same server and 10 agent sessions',
   mcp_session_flood_rss_mb: 'RSS of the same server idle',
   goal_snapshot_ms: 'raw SELECT * FROM tasks WHERE goal_id=?',
@@ -113,10 +128,13 @@ const BASELINES: Record<string, string> = {
   evidence_verify_vs_parse_floor: 'JSON.parse of the bundle + that sha256 loop',
   evidence_replay_events_per_s: 'raw sha256 loop over the canonical rows',
   evidence_verify_tool_events_per_s: 'raw sha256 loop over the canonical rows',
+  flat_send_message_per_s: 'send_message into an empty channel, same tenant and app, NORMAL',
+  flat_claim_complete_per_s: 'the same pairs in goals of 18 tasks, same app, NORMAL',
+  flat_command_1m_per_s: 'the same mix (send_message + claim/complete) on a fresh data dir, NORMAL',
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
-const GROUPS = ['commands', 'mcp', 'mcp_ext', 'claim_complete', 'sessions', 'goals', 'sse', 'replay', 'reputation', 'spawn', 'runs', 'demo', 'rebuild', 'evidence'];
+const GROUPS = ['commands', 'mcp', 'mcp_ext', 'claim_complete', 'sessions', 'goals', 'sse', 'replay', 'reputation', 'spawn', 'runs', 'demo', 'rebuild', 'evidence', 'flat'];
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
   // COLONY_BENCH_ONLY=evidence,rebuild (comma-separated groups) runs only those groups; unset runs all.
@@ -138,6 +156,8 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
       results.commands_per_s_normal = normal.vsRaw;
       results.commands_vs_sql_floor_full = full.vsFloor;
       results.commands_vs_sql_floor_normal = normal.vsFloor;
+      say('commands, durability FULL, group commit…');
+      Object.assign(results, await benchGroupCommit(dir, options.quick ? 1500 : 5000, rounds));
     }
     // Before the rebuild's seeding, whose garbage would otherwise land on these in-process figures. The SDK
     // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.
@@ -149,7 +169,7 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     }
     // Servers and load generator in child processes: this process only waits, so its heap does not matter.
     if (want('mcp_ext')) {
-      say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions…');
+      say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions, and send_message into one channel…');
       Object.assign(results, await benchMcpHttpExt(dir, options.quick ? EXT_QUICK : EXT_FULL, say));
     }
     if (want('claim_complete')) {
@@ -201,6 +221,8 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
       say('signed evidence (issue 17): append with the Merkle tree, export and verify of a goal bundle…');
       Object.assign(results, await benchEvidence(dir, { quick: options.quick }, say));
     }
+    // Last: its big stores' seeding garbage would land on the in-process figures above.
+    if (want('flat')) Object.assign(results, benchFlat(dir, options.quick ? FLAT_QUICK : FLAT_FULL, say));
   } finally {
     cleanup();
   }

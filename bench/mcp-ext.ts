@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { startChild, type Child } from './child.js';
 import { captureModernCall, MODERN } from './mcp-envelope.js';
 import type { Job, Load } from './mcp-ext-load.js';
+import { channelSize, FAILED, rpc, sendMessageFigures, sendMessageTarget, type Checked, type Target } from './mcp-ext-write.js';
 import { figure, median, type Figure } from './util.js';
 
 /**
@@ -18,8 +19,11 @@ import { figure, median, type Figure } from './util.js';
  * - 2026-07-28: no session; every call replays the request a pinned SDK v2 client sent (captured by
  *   bench/mcp-envelope.ts), against the SDK v2 minimal stateless server (bench/mcp-baseline-v2.ts).
  *
+ * - send_message (bench/mcp-ext-write.ts): a 2025-11-25 session of its own on the same `colony serve`, every
+ *   call a message into one channel of the owner; its baseline is Colony's whoami on 2025-11-25.
+ *
  * Both baselines receive exactly the requests Colony does, bearer token included (they ignore it).
- * Rounds alternate baseline and Colony for each revision so drift hits both alike; medians count.
+ * Rounds alternate baseline, Colony and send_message so drift hits all alike; medians count.
  */
 const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
 const BASELINE_CHILD = fileURLToPath(new URL('./mcp-baseline-child.ts', import.meta.url));
@@ -30,10 +34,9 @@ const LEGACY = '2025-11-25';
 // ids in flight on one session must differ (the transport routes each answer by its id).
 const LEGACY_CALL = '{"jsonrpc":"2.0","id":"[<id>]","method":"tools/call","params":{"name":"whoami","arguments":{}}}';
 // What every answer must be: whoami's identity, not an error that happens to come back fast.
-const CHECK = { mustContain: ['"structuredContent"', '"kind":"owner"'], mustNotContain: ['"isError":true', '"error":'] };
+const CHECK = { mustContain: ['"structuredContent"', '"kind":"owner"'], mustNotContain: FAILED };
 
-type Target = Pick<Job, 'url' | 'headers' | 'body' | 'idReplacement'>;
-const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026'] as const;
+const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026', 'send2025'] as const;
 type Key = (typeof KEYS)[number];
 
 export interface ExtOptions { seconds: number; rounds: number; warmup: number }
@@ -60,18 +63,34 @@ export async function benchMcpHttpExt(dir: string, options: ExtOptions, say: (s:
     const modern = await captureModernCall(v2);
     say(`  the 2026-07-28 call replayed: ${JSON.stringify(modern)}`);
     const modernTarget = (url: string): Target => ({ url, headers: { ...modern.headers, ...auth }, body: modern.body, idReplacement: false });
-    const targets: Record<Key, Target> = {
+    const whoami: Record<Exclude<Key, 'send2025'>, Target> = {
       baseline2025: await legacyTarget(v1, auth), colony2025: await legacyTarget(colony, auth),
       baseline2026: modernTarget(v2), colony2026: modernTarget(colony),
     };
-    for (const key of KEYS) await sample(key, targets[key]);
+    for (const [key, target] of Object.entries(whoami)) await sample(key, target);
+    const writer = await legacyTarget(colony, auth);
+    const send = await sendMessageTarget(writer);
+    const targets: Record<Key, Checked> = {
+      baseline2025: { ...whoami.baseline2025, ...CHECK }, colony2025: { ...whoami.colony2025, ...CHECK },
+      baseline2026: { ...whoami.baseline2026, ...CHECK }, colony2026: { ...whoami.colony2026, ...CHECK }, send2025: send.target,
+    };
     const generator = fork(LOAD_CHILD, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] /* stdout is `colony bench --json`'s */ });
     load = generator;
-    const drive = (key: Key, seconds: number) => runLoad(generator, key, { ...targets[key], ...CHECK, connections: CONNECTIONS, seconds });
+    const drive = (key: Key, seconds: number) => runLoad(generator, key, { ...targets[key], connections: CONNECTIONS, seconds });
     for (const key of KEYS) await drive(key, options.warmup);
-    const loads = { baseline2025: [], colony2025: [], baseline2026: [], colony2026: [] } as Record<Key, Load[]>;
-    for (let r = 0; r < options.rounds; r++) for (const key of KEYS) loads[key].push(await drive(key, options.seconds));
-    return figures(loads, `${CONNECTIONS} connections × ${options.seconds} s × ${options.rounds} rounds`);
+    const loads = { baseline2025: [], colony2025: [], baseline2026: [], colony2026: [], send2025: [] } as Record<Key, Load[]>;
+    // The channel's size before each send_message round and after the last (read, not summed from the
+    // answers: the calls still in flight when a run stops land too, uncounted).
+    const sizes: number[] = [];
+    for (let r = 0; r < options.rounds; r++) {
+      for (const key of KEYS) {
+        if (key === 'send2025') sizes.push(await channelSize(writer, send.channelId));
+        loads[key].push(await drive(key, options.seconds));
+      }
+    }
+    sizes.push(await channelSize(writer, send.channelId));
+    const shape = `${CONNECTIONS} connections × ${options.seconds} s × ${options.rounds} rounds`;
+    return { ...figures(loads, shape), ...sendMessageFigures(loads.send2025, loads.colony2025, sizes, shape) };
   } finally {
     load?.kill();
     await Promise.all(children.map((c) => c.stop()));
@@ -100,14 +119,9 @@ async function legacyTarget(url: string, auth: Record<string, string>): Promise<
 }
 
 /** One call as the load generator will send it, answered with whoami's identity (plain JSON or one SSE event). */
-async function sample(key: Key, target: Target): Promise<void> {
-  const res = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body.replace('[<id>]', 'sample') });
-  const text = await res.text();
-  const json = res.headers.get('content-type')?.startsWith('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).at(-1)
-    : text;
-  const result = (json ? JSON.parse(json) : {}) as { result?: { isError?: boolean; structuredContent?: { kind?: string } } };
-  if (res.status !== 200 || result.result?.isError || result.result?.structuredContent?.kind !== 'owner') throw new Error(`${key}: whoami answered ${res.status} ${text.slice(0, 300)}`);
+async function sample(key: string, target: Target): Promise<void> {
+  const { status, text, json } = await rpc(target, target.body.replace('[<id>]', 'sample'));
+  if (status !== 200 || json.result?.isError || json.result?.structuredContent?.kind !== 'owner') throw new Error(`${key}: whoami answered ${status} ${text.slice(0, 300)}`);
 }
 
 function runLoad(generator: ChildProcess, key: Key, job: Job): Promise<Load> {
@@ -117,7 +131,7 @@ function runLoad(generator: ChildProcess, key: Key, job: Job): Promise<Load> {
     generator.once('message', (m: Load | { error: string }) => {
       generator.off('exit', onExit);
       if ('error' in m) return reject(new Error(`${key}: ${m.error}`));
-      // A run with any failed, unchecked or lost answer measured something else than whoami calls.
+      // A run with any failed, unchecked or lost answer measured something else than the calls it names.
       if (m.non2xx || m.errors || m.timeouts || m.mismatches || m.ok === 0) return reject(new Error(`${key}: ${JSON.stringify(m)}`));
       resolve(m);
     });
