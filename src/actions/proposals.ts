@@ -13,7 +13,7 @@ import { taskStream } from '../events/tasks.js';
 import { getMessage, messageFacts } from '../projections/channel-queries.js';
 import { getAgent, sameLineage } from '../projections/principals.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
-import { tasksOfGoal } from '../projections/task-queries.js';
+import { rootTasksOfGoal } from '../projections/task-queries.js';
 import { getProposal, pendingTreeProposal, proposalByMessage, type ProposalRow } from '../projections/proposal-queries.js';
 import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
@@ -121,7 +121,7 @@ function checkRecipesStillThere(app: App, tenant: number, tree: TreeNode): void 
 
 /** What the goal's budgets leave for a new tree: the budget minus what earlier trees' roots hold or spent. */
 function budgetLeft(app: App, goal: GoalRow): { tokens: number | null; cents: number | null } {
-  const roots = tasksOfGoal(app.engine.db, goal.goalId).filter((t) => t.parentId === null);
+  const roots = rootTasksOfGoal(app.engine.db, goal.goalId);
   const t = goalTotals(app.engine.db, goal.goalId);
   const held = (budget: 'budgetTokens' | 'budgetCents', spent: number) => Math.max(roots.reduce((n, r) => n + (r[budget] ?? 0), 0), spent);
   return {

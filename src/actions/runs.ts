@@ -6,7 +6,7 @@ import { DomainError, notFound } from '../errors.js';
 import { runStream, type RunFinished, type SessionRole, type Wake, type WakeSource } from '../events/runs.js';
 import { taskStream } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
-import { getTask, tasksOfGoal } from '../projections/task-queries.js';
+import { getTask, rootTasksOfGoal } from '../projections/task-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { getRun, queuedRunFor, type RunRow } from '../projections/run-queries.js';
 import { applySpend, applyTaskSpend } from './budget.js';
@@ -186,7 +186,7 @@ export function recordSessionMessage(app: App, runId: number, role: SessionRole,
 }
 
 function rootTaskOf(app: App, goalId: number): number | null {
-  return tasksOfGoal(app.engine.db, goalId).find((t) => t.parentId === null)?.taskId ?? null;
+  return rootTasksOfGoal(app.engine.db, goalId)[0]?.taskId ?? null;
 }
 
 const agentName = (app: App, run: RunRow): string => getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;

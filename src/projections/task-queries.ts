@@ -42,6 +42,12 @@ export const ownerOfTask = (db: Database, task: TaskRow): number | null =>
  * row objects of this many columns cost twice as much to build (colony bench goal_snapshot_ms).
  * This statement is used only here, so its raw mode cannot surprise another caller of the cache.
  */
+/** A goal's root tasks (one per approved tree), oldest first: an index of its own, whatever the goal's size. */
+export function rootTasksOfGoal(db: Database, goalId: number): Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[] {
+  return prepared(db, `SELECT task_id AS taskId, budget_tokens AS budgetTokens, budget_cents AS budgetCents FROM tasks
+    WHERE goal_id = ? AND parent_id IS NULL ORDER BY task_id`).all(goalId) as Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[];
+}
+
 export function tasksOfGoal(db: Database, goalId: number): TaskRow[] {
   const stmt = prepared(db, `${TASK} WHERE goal_id = ? ORDER BY task_id`).raw(true);
   const names = stmt.columns().map((c) => c.name);

@@ -43,7 +43,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
-  version: 3,
+  // 4: the roots index, so a goal's roots cost O(roots), not O(tasks) (issue 18).
+  version: 4,
   handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded',
     'TaskDispatched', 'TaskUpdated', 'TaskTimedOut'],
   tables: ['tasks', 'goal_totals'],
@@ -61,6 +62,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
+      CREATE INDEX IF NOT EXISTS "${t.tasks}_roots" ON "${t.tasks}" (goal_id, task_id) WHERE parent_id IS NULL;
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_project" ON "${t.tasks}" (project_id, status) WHERE project_id IS NOT NULL;
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_lease" ON "${t.tasks}" (lease_expires_at) WHERE lease_expires_at IS NOT NULL;
       CREATE INDEX IF NOT EXISTS "${t.tasks}_awaiting" ON "${t.tasks}" (verifier_kind, status) WHERE status = 'awaiting_verification';
