@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import { agentStream } from '../events/principals.js';
 import type { TaskVerified } from '../events/tasks.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
-import { meanScore, scoreOf, scoresOf, type Score } from '../projections/reputation.js';
+import { hasEvidence, meanScore, scoreOf, scoresOf, type Score } from '../projections/reputation.js';
 import { sendSystemDirect } from './channels.js';
 import type { Actor } from './principals.js';
 
@@ -51,7 +51,8 @@ export function recordEvidence(app: App, agent: AgentRow, domain: string, delta:
     const stream = agentStream(agent.agentId);
     const settings = reputationSettings();
     const now = app.engine.clock().toISOString();
-    if (!ref.startsWith('seed') && scoreOf(app.engine.db, agent.ownerId, configHash, domain, now, settings.halfLifeDays).evidenceCount === 0) {
+    // An index probe, not the domain's score: every verdict asks this, and an agent's evidence only grows.
+    if (!ref.startsWith('seed') && !hasEvidence(app.engine.db, agent.ownerId, configHash, domain)) {
       const seed = seedScore(app, agent, domain, now, settings.halfLifeDays);
       app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence: {
         agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta: seed.delta, weight: 1, ref: seed.ref,
@@ -88,7 +89,7 @@ export const SEED_FRACTION = 0.7;
 /** A root agent's seed row: 0.5 in `default`, so its first small delta does not drop it near 0. */
 export function seedRootReputation(app: App, agent: AgentRow, actor: Actor): void {
   // Keyed by config hash: an earlier agent with the same config already started this record; a second seed would inflate it.
-  if (scoreOf(app.engine.db, agent.ownerId, agent.configHash, 'default', app.engine.clock().toISOString(), reputationSettings().halfLifeDays).evidenceCount > 0) return;
+  if (hasEvidence(app.engine.db, agent.ownerId, agent.configHash, 'default')) return;
   recordEvidence(app, agent, 'default', BOOTSTRAP_SCORE, 'seed:bootstrap', actor);
 }
 

@@ -10,7 +10,7 @@ import { type GoalRow } from '../projections/goal-queries.js';
 import { getTask } from '../projections/task-queries.js';
 import { type ProposalRow } from '../projections/proposal-queries.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
-import { scoreOf, scoresOf } from '../projections/reputation.js';
+import { hasEvidence, scoresOf } from '../projections/reputation.js';
 import { sendSystemDirect, sendToChannel, type Speaker } from './channels.js';
 import { agentIdOf, goalFor, who } from './goals.js';
 import { checkAgentName, registerAgent, type Actor } from './principals.js';
@@ -117,7 +117,7 @@ export function seedFromParent(app: App, agent: AgentRow, parent: AgentRow, acto
   const domains = scoresOf(app.engine.db, parent.ownerId, parentHash, now, halfLifeDays);
   for (const d of domains.length > 0 ? domains : [{ domain: 'default', score: 0.5 }]) {
     // Reputation is keyed by config hash: a config that already has a record in the domain (an earlier agent with the same config) keeps it — seeding it again would inflate it.
-    if (scoreOf(app.engine.db, agent.ownerId, agent.configHash, d.domain, now, halfLifeDays).evidenceCount > 0) continue;
+    if (hasEvidence(app.engine.db, agent.ownerId, agent.configHash, d.domain)) continue;
     recordEvidence(app, agent, d.domain, SEED_FRACTION * d.score, `seed_from_parent:${parentHash}`, actor);
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
 import { migrate, openDatabase, prepared } from '../db.js';
+import { log } from '../log.js';
 import type { Caller } from './auth.js';
 
 /**
@@ -10,6 +11,11 @@ import type { Caller } from './auth.js';
  * call, allowed or refused. Rows hold a digest of the arguments, never the arguments (they may carry
  * secrets). The table is append-only by trigger. It runs at durability NORMAL: a process crash loses
  * nothing, a power cut may lose the last rows — the price of not adding an fsync to every read call.
+ * `record` queues a row; the queue is written at the end of the event loop's turn (setImmediate, the same
+ * moment group commit commits), every row queued by then in one transaction, so calls that arrive
+ * together share one WAL commit. A call is answered only after its row was written (`written()`, awaited
+ * by callTool): no answered call lacks its row, whatever kills the process after. Readers in this process
+ * (`query`, `count`) and `close` write the queue first, and so does the process's exit.
  * It has no secondary index: every call writes a row and few people read them, so filters scan.
  * `principal` is the name (`agent:worker`), which another tenant may reuse; `principalId` (`agent:7`,
  * `user:1` — ids are unique per kind, not across kinds) and `tenantId` (the owning user) say who it was.
@@ -47,9 +53,19 @@ export const principalRef = (caller: Caller): PrincipalRef =>
 export const principalRefOf = (caller: Caller | null): { principalId: string | null; tenantId: number | null } =>
   caller ? principalRef(caller) : { principalId: null, tenantId: null };
 
+/** sha256 of `{}`: the digest of every call without arguments (whoami, my_status…), computed once. */
+const EMPTY_DIGEST = createHash('sha256').update('{}').digest('hex');
+
+/** A plain object with no keys canonicalizes to `{}` (no toJSON of its own: its prototype is Object's or none). */
+const isEmptyPlain = (v: object): boolean => {
+  const proto = Object.getPrototypeOf(v);
+  return (proto === Object.prototype || proto === null) && Object.keys(v).length === 0;
+};
+
 export const argsDigest = (args: unknown): string => {
+  if (args === undefined || args === null || (typeof args === 'object' && isEmptyPlain(args))) return EMPTY_DIGEST;
   try {
-    return createHash('sha256').update(canonicalize(args ?? {})).digest('hex');
+    return createHash('sha256').update(canonicalize(args)).digest('hex');
   } catch {
     return 'unhashable';
   }
@@ -92,8 +108,37 @@ export interface AuditFilter {
 
 const COLUMNS = `id, at, principal, principal_id AS principalId, tenant_id AS tenantId, tool, args_digest AS argsDigest, outcome, error_code AS errorCode, duration_ms AS durationMs, command_id AS commandId`;
 
+const INSERT = `INSERT INTO audit_log (at, principal, principal_id, tenant_id, tool, args_digest, outcome, error_code, duration_ms, command_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Rows queued at most: a burst this large is written at once rather than held. */
+const MAX_QUEUED = 512;
+
+/** Trails with queued rows, written when the process exits (one listener for all of them). */
+const unwritten = new Set<AuditLog>();
+let exitHook = false;
+function writeOnExit(log: AuditLog): void {
+  unwritten.add(log);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const l of [...unwritten]) l.flush();
+  });
+}
+
 export class AuditLog {
-  private constructor(readonly db: Database) {}
+  /** Rows recorded and not yet written, in call order (their values fixed when recorded). */
+  private queue: unknown[][] = [];
+  /** The write the queued rows wait for, once one is scheduled. */
+  private pending: { promise: Promise<void>; resolve: () => void } | null = null;
+  private readonly writeAll: (rows: readonly unknown[][]) => void;
+
+  private constructor(readonly db: Database) {
+    this.writeAll = db.transaction((rows: readonly unknown[][]) => {
+      const insert = prepared(db, INSERT);
+      for (const r of rows) insert.run(r);
+    });
+  }
 
   /** `dataDir` null opens an in-memory trail (tests). */
   static open(dataDir: string | null): AuditLog {
@@ -102,14 +147,66 @@ export class AuditLog {
     return new AuditLog(db);
   }
 
+  /** Queues the call's row; it is written at the end of this turn of the event loop (see above), or by `flush`. */
   record(e: AuditEntry): void {
-    prepared(this.db, `INSERT INTO audit_log (at, principal, principal_id, tenant_id, tool, args_digest, outcome, error_code, duration_ms, command_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(e.at, e.principal, e.principalId, e.tenantId, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId);
+    // A closed trail refuses at once, with the error the direct insert gave.
+    if (!this.db.open) throw new TypeError('The database connection is not open');
+    this.queue.push([e.at, e.principal, e.principalId, e.tenantId, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId]);
+    if (this.pending === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => { resolve = r; });
+      this.pending = { promise, resolve };
+      setImmediate(() => this.flush());
+      writeOnExit(this);
+    }
+    if (this.queue.length >= MAX_QUEUED) this.flush();
+  }
+
+  /** Resolves once every row recorded so far is written (at once when none waits). */
+  written(): Promise<void> {
+    return this.pending?.promise ?? Promise.resolve();
+  }
+
+  /**
+   * Writes the queued rows now, in one transaction. Should that fail, each row is tried on its own, so
+   * one bad row costs only itself; a row that cannot be written is logged (with what it was), never thrown
+   * at whoever happened to flush.
+   */
+  flush(): void {
+    unwritten.delete(this);
+    const rows = this.queue;
+    const pending = this.pending;
+    this.pending = null;
+    this.queue = [];
+    try {
+      this.write(rows);
+    } finally {
+      pending?.resolve();
+    }
+  }
+
+  private write(rows: readonly unknown[][]): void {
+    if (rows.length === 0) return;
+    if (!this.db.open) {
+      log.error({ rows: rows.length }, 'audit rows recorded after the audit trail was closed: not written');
+      return;
+    }
+    try {
+      this.writeAll(rows);
+    } catch {
+      for (const r of rows) {
+        try {
+          prepared(this.db, INSERT).run(r);
+        } catch (err) {
+          log.error({ err, at: r[0], principal: r[1], tool: r[4], outcome: r[6] }, 'audit row not written');
+        }
+      }
+    }
   }
 
   /** Matching rows in id order; with no `after`, the last `limit` of them. */
   query(filter: AuditFilter = {}): AuditRow[] {
+    this.flush();
     const where = ['id > ?'];
     const args: unknown[] = [filter.after ?? 0];
     if (filter.tool) (where.push('tool = ?'), args.push(filter.tool));
@@ -126,10 +223,12 @@ export class AuditLog {
   }
 
   count(): number {
+    this.flush();
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM audit_log').get() as { n: number }).n;
   }
 
   close(): void {
+    this.flush();
     if (this.db.open) this.db.close();
   }
 }

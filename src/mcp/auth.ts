@@ -1,8 +1,9 @@
 import type { App } from '../app.js';
-import { prepared } from '../db.js';
 import type { TokenScope } from '../events/principals.js';
 import { grantOfAccessToken } from '../projections/oauth-queries.js';
-import { findActiveToken, getAgent, getUser, tokensOf } from '../projections/principals.js';
+import { oauthProjection } from '../projections/oauth.js';
+import { handlesType } from '../projections/projection.js';
+import { findActiveToken, getAgent, getUser, principalsProjection, tokensOf } from '../projections/principals.js';
 import { tokenHash } from '../tokens.js';
 
 /**
@@ -87,31 +88,47 @@ export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 
  * by token hash and the cache is dropped whenever a principal's stream changes in this process (the bus)
  * or any other process commits (SQLite's data_version) — so a revocation or a quarantine still takes
  * effect on the very next call, wherever it was made.
+ *
+ * "Changes" means an event that changes what a caller is read from: the tables of the principals and
+ * OAuth projections (callerOfHash reads nothing else). Other events on those streams — the reputation
+ * evidence every verified task appends to its agent's stream — leave every cached caller as it is, so
+ * they no longer send every session back to the database.
  */
+const changesCallers = (type: string): boolean => handlesType(principalsProjection, type) || handlesType(oauthProjection, type);
+
 export class Authenticator {
   private readonly cache = new Map<string, Caller>();
   private seenVersion = -1;
+  /** Its own statement (not the shared cache's), so it can answer the bare number. */
+  private readonly dataVersion;
 
   constructor(private readonly app: App) {
+    this.dataVersion = app.engine.db.prepare('PRAGMA data_version').pluck();
     // OAuth streams too: a revoked grant must fail on the very next request, like a revoked token.
     app.engine.bus.events$.subscribe((e) => {
-      if (e.streamId.startsWith('user-') || e.streamId.startsWith('agent-') || e.streamId.startsWith('oauth-')) this.cache.clear();
+      if ((e.streamId.startsWith('user-') || e.streamId.startsWith('agent-') || e.streamId.startsWith('oauth-')) && changesCallers(e.type)) this.cache.clear();
     });
   }
 
   authenticate(token: string | undefined): Caller | null {
-    if (!token) return null;
-    const version = (prepared(this.app.engine.db, 'PRAGMA data_version').get() as { data_version: number }).data_version;
+    return token ? this.authenticateHash(tokenHash(token)) : null;
+  }
+
+  /**
+   * The same for a token known by its sha256 (`tokenHash`): a connection that holds one token for its
+   * lifetime (stdio) hashes it once instead of on every call.
+   */
+  authenticateHash(key: string): Caller | null {
+    const version = this.dataVersion.get() as number;
     if (version !== this.seenVersion) {
       this.cache.clear();
       this.seenVersion = version;
     }
-    const key = tokenHash(token);
     const hit = this.cache.get(key);
     // An OAuth token expires by the engine clock while cached: checked on every hit.
     if (hit && !(hit.oauth && Date.parse(hit.oauth.expiresAt) <= this.app.engine.clock().getTime())) return hit;
     if (hit) this.cache.delete(key);
-    const caller = authenticate(this.app, token);
+    const caller = callerOfHash(this.app, key);
     if (caller) {
       if (this.cache.size >= 1000) this.cache.clear();
       this.cache.set(key, caller);

@@ -48,11 +48,21 @@ export function callTool(
   acceptsTask = false,
 ): Promise<CallToolResult | CreateTaskResultV2> {
   // A grouped caller: concurrent calls' commands share one COMMIT, and this call answers only after its own committed.
-  // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an error, never as done.
-  return ctx.app.engine.group.run(() => callGrouped(ctx, caller, name, rawArgs, meta, progress, acceptsTask)).catch((e: unknown) => {
-    log.error({ err: e, tool: name }, 'a tool call\'s commit failed');
-    return errorResult(ctx.tools.get(name), new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e as Error).message}`)).result;
-  });
+  // A read tool runs no command (and one that did would commit on its own): it skips the grouping's bookkeeping.
+  const call = () => callGrouped(ctx, caller, name, rawArgs, meta, progress, acceptsTask);
+  const answer = ctx.tools.get(name)?.trust === 'read' ? call() : ctx.app.engine.group.run(call);
+  return answer.then(
+    async (result) => {
+      await ctx.audit.written(); // answered only once its audit row is written
+      return result;
+    },
+    // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an error, never as done.
+    async (e: unknown) => {
+      log.error({ err: e, tool: name }, 'a tool call\'s commit failed');
+      await ctx.audit.written();
+      return errorResult(ctx.tools.get(name), new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e as Error).message}`)).result;
+    },
+  );
 }
 
 async function callGrouped(

@@ -8,8 +8,13 @@ import type { AnyTool } from './tool.js';
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
+  /** known() and list() as of the last registration: asked on every spawn and every tools/list. */
+  private knownCache: KnownTools | null = null;
+  private listCache: readonly AnyTool[] | null = null;
 
   register(...tools: readonly AnyTool[]): this {
+    this.knownCache = null;
+    this.listCache = null;
     for (const tool of tools) {
       const existing = this.tools.get(tool.name);
       if (existing) {
@@ -27,11 +32,13 @@ export class ToolRegistry {
 
   /** Every tool's name and surface: the fact an agent's tool scope is checked against (commands/tool-scope.ts). */
   known(): KnownTools {
-    return new Map([...this.tools.values()].map((t) => [t.name, t.surface]));
+    this.knownCache ??= new Map([...this.tools.values()].map((t) => [t.name, t.surface]));
+    return this.knownCache;
   }
 
-  /** Every tool, sorted by name. */
+  /** Every tool, sorted by name (a fresh array: the caller may filter or sort it). */
   list(): AnyTool[] {
-    return [...this.tools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.listCache ??= [...this.tools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...this.listCache];
   }
 }

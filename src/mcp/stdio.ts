@@ -1,5 +1,6 @@
 import { serveStdio as serveBothRevisions } from '@modelcontextprotocol/server/stdio';
 import { DomainError } from '../errors.js';
+import { tokenHash } from '../tokens.js';
 import type { McpContext } from './context.js';
 import { createMcpServer } from './server.js';
 
@@ -11,8 +12,10 @@ import { createMcpServer } from './server.js';
  */
 export async function serveStdio(ctx: McpContext, token: string | undefined): Promise<void> {
   const caller = ctx.auth.authenticate(token);
-  if (!caller) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
-  const handle = serveBothRevisions(({ era }) => createMcpServer(ctx, () => ctx.auth.authenticate(token), { pushResourceUpdates: era === 'modern', tasks: era === 'modern' }));
+  if (!caller || !token) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
+  // One token for the connection's lifetime: hashed once, looked up (and re-checked) on every call.
+  const hash = tokenHash(token);
+  const handle = serveBothRevisions(({ era }) => createMcpServer(ctx, () => ctx.auth.authenticateHash(hash), { pushResourceUpdates: era === 'modern', tasks: era === 'modern' }));
   // The transport closes itself when stdin ends (the client went away); the process then winds down.
   await new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);

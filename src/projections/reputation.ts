@@ -42,13 +42,27 @@ const dayOf = (iso: string): number => Date.parse(iso) / 86_400_000;
 
 const SCORES = `SELECT domain, count(*) AS n, max(at) AS last, sum(delta * weight * exp(-${LN2} * (@today - at_day) / @h)) AS total
   FROM evidence WHERE owner_id = @owner AND config_hash = @hash AND (@domain IS NULL OR domain = @domain) GROUP BY domain ORDER BY domain`;
+/**
+ * The same for one domain. A plain `domain = @domain` lets the index seek to that domain's rows; SCORES'
+ * `@domain IS NULL OR …` cannot, so it would walk every domain of the config to keep one.
+ */
+const DOMAIN_SCORE = `SELECT domain, count(*) AS n, max(at) AS last, sum(delta * weight * exp(-${LN2} * (@today - at_day) / @h)) AS total
+  FROM evidence WHERE owner_id = @owner AND config_hash = @hash AND domain = @domain GROUP BY domain`;
 const toScore = (r: { domain: string; n: number; last: string | null; total: number | null }): Score =>
   ({ domain: r.domain, score: r.n === 0 ? 0.5 : Math.min(1, Math.max(0, r.total ?? 0)), evidenceCount: r.n, lastEvidenceAt: r.last });
 
 /** The rolling score of one (owner, config hash, domain) at `now` (0.5, neutral, without evidence). */
 export function scoreOf(db: Database, ownerId: number, configHash: string, domain: string, now: string, halfLifeDays: number): Score {
-  const r = prepared(db, SCORES).get({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain }) as Parameters<typeof toScore>[0] | undefined;
+  const r = prepared(db, DOMAIN_SCORE).get({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain }) as Parameters<typeof toScore>[0] | undefined;
   return r ? toScore(r) : { domain, score: 0.5, evidenceCount: 0, lastEvidenceAt: null };
+}
+
+/**
+ * Whether a config hash has any evidence in a domain: what "is there a record yet" asks, answered by the
+ * first index entry instead of scoring every row (the count of a busy config grows with each verdict).
+ */
+export function hasEvidence(db: Database, ownerId: number, configHash: string, domain: string): boolean {
+  return prepared(db, 'SELECT 1 FROM evidence WHERE owner_id = ? AND config_hash = ? AND domain = ? LIMIT 1').get(ownerId, configHash, domain) !== undefined;
 }
 
 /** Every domain a config hash has evidence in, with its score (sorted by domain), in one pass over the index. */
