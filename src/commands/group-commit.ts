@@ -51,7 +51,14 @@ export class GroupCommit {
   /** Batches committed and commands they held, for `colony bench` and tests. */
   readonly stats = { batches: 0, commands: 0 };
 
-  constructor(private readonly db: Database, private readonly bus: EventBus) {}
+  // Prepared once: exec() would parse the statement on every batch.
+  private readonly begin;
+  private readonly commit;
+
+  constructor(private readonly db: Database, private readonly bus: EventBus) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+  }
 
   /** Runs `fn` as a grouped caller: its commands may share a COMMIT; the answer waits for that COMMIT. */
   async run<T>(fn: () => Promise<T> | T): Promise<T> {
@@ -93,7 +100,7 @@ export class GroupCommit {
     this.current = null;
     try {
       if (!this.db.inTransaction) throw new Error('the batch transaction was rolled back by SQLite before its COMMIT');
-      this.db.exec('COMMIT');
+      this.commit.run();
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       batch.reject(e);
@@ -105,7 +112,7 @@ export class GroupCommit {
   }
 
   private open(): void {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin.run();
     this.current = new Batch();
     // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.
     grouped.exit(() => setImmediate(() => this.flush()));
