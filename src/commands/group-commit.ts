@@ -22,8 +22,20 @@ import type { StoredEvent } from '../events/event.js';
  * commits the open batch and then runs its own transaction as before.
  */
 interface Ticket {
-  /** The batches this caller's commands joined; it answers once all of them committed. */
+  /** The batches this caller's commands joined and that have not committed yet; it answers once none is left. */
   batches: Set<Batch>;
+  /**
+   * False once the call settled. Work the call started and left running (a timer, a process it spawned)
+   * still carries its context; such work is no longer the caller's and commits on its own.
+   */
+  open: boolean;
+}
+
+/** A COMMIT that failed: the batch's commands were all rolled back. */
+export class CommitFailedError extends Error {
+  constructor(readonly cause: unknown) {
+    super(`the batch's COMMIT failed and its commands were rolled back: ${(cause as Error)?.message ?? String(cause)}`);
+  }
 }
 
 class Batch {
@@ -62,10 +74,20 @@ export class GroupCommit {
 
   /** Runs `fn` as a grouped caller: its commands may share a COMMIT; the answer waits for that COMMIT. */
   async run<T>(fn: () => Promise<T> | T): Promise<T> {
-    const ticket: Ticket = { batches: new Set() };
-    const value = await grouped.run(ticket, fn);
-    for (const batch of ticket.batches) await batch.committed;
-    return value;
+    const ticket: Ticket = { batches: new Set(), open: true };
+    try {
+      return await grouped.run(ticket, fn);
+    } finally {
+      ticket.open = false;
+      // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
+      // turns the answer into CommitFailedError, whatever fn said.
+      for (const batch of ticket.batches) await batch.committed;
+    }
+  }
+
+  /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */
+  static detached<T>(fn: () => T): T {
+    return grouped.exit(fn);
   }
 
   /**
@@ -75,14 +97,20 @@ export class GroupCommit {
    */
   enter(): Batch | null {
     const ticket = grouped.getStore();
-    if (!ticket) {
+    if (!ticket?.open) {
       this.flush();
       return null;
     }
-    if (this.current && this.current.commands >= MAX_BATCH) this.flush();
+    // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
+    if (this.current && !this.db.inTransaction) this.fail(new Error('the batch transaction was rolled back by SQLite'));
+    // The flush publishes, and what the bus's subscribers run then is no caller's.
+    if (this.current && this.current.commands >= MAX_BATCH) grouped.exit(() => this.flush());
     if (!this.current) this.open();
     const batch = this.current!;
-    ticket.batches.add(batch);
+    if (!ticket.batches.has(batch)) {
+      ticket.batches.add(batch);
+      void batch.committed.then(() => ticket.batches.delete(batch), () => undefined);
+    }
     batch.commands++;
     this.stats.commands++;
     return batch;
@@ -103,13 +131,17 @@ export class GroupCommit {
       this.commit.run();
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      batch.reject(e);
+      this.failed(batch, e);
       return;
     }
     this.stats.batches++;
     batch.resolve();
-    this.bus.publish(batch.events);
+    const events = batch.events.splice(0);
+    this.bus.publish(events);
   }
+
+  /** Listeners told when a batch's commands were rolled back after they ran (caches built on them must go). */
+  readonly onRollback = new Set<() => void>();
 
   private open(): void {
     this.begin.run();
@@ -122,7 +154,13 @@ export class GroupCommit {
     const batch = this.current!;
     this.current = null;
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
-    batch.reject(e);
+    this.failed(batch, e);
+  }
+
+  private failed(batch: Batch, e: unknown): void {
+    batch.events.length = 0;
+    batch.reject(new CommitFailedError(e));
+    for (const listener of this.onRollback) listener();
   }
 }
 

@@ -117,6 +117,7 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   }
   // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
   if (!result.duplicate) {
+    engine.bus.appended(result.events);
     if (batch) batch.events.push(...result.events);
     else engine.bus.publish(result.events);
   }

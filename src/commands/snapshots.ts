@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { deserialize, serialize } from 'node:v8';
 import { prepared } from '../db.js';
+import { upcasterCount } from '../events/upcasters.js';
 
 /**
  * Stream snapshots: what keeps a cold load of a long stream (the first command after a start, or after
@@ -9,8 +10,10 @@ import { prepared } from '../db.js';
  * the events after it, so no load ever folds much more than SNAPSHOT_EVERY events.
  *
  * A snapshot is a cache, never the truth: it is used only while the log still holds, at its version, the
- * event with its hash (so a rolled-back write, a rewritten log or an accepted chain break all invalidate
- * it), only for the decider name and version that wrote it, and only if it deserializes. It is written in
+ * event with its hash (a rolled-back write or a rewritten tail invalidates it; an accepted chain break
+ * deletes them all, events/anchor.ts), only for the decider name and version and the upcasters that wrote
+ * it, and only if it deserializes. It is not covered by the hash chain: whoever can write the database
+ * file can forge one, as they can forge the projections the other checks read. It is written in
  * the command's own transaction, so it commits or rolls back with the events it was folded from.
  * States are plain data (objects, arrays, Maps): node:v8 serialization keeps Maps, which JSON would not.
  */
@@ -18,7 +21,8 @@ export const SNAPSHOT_EVERY = 1_000;
 
 export interface Snapshot<S> { version: number; hash: string; state: S }
 
-const keyOf = (s: { name: string; version: number }): string => `${s.name}@${s.version}`;
+// The upcasters shape what evolve sees: a snapshot folded before a new one was registered is another state.
+const keyOf = (s: { name: string; version: number }): string => `${s.name}@${s.version}+u${upcasterCount()}`;
 
 export function readSnapshot<S>(db: Database, streamId: string, decider: { name: string; version: number }): Snapshot<S> | null {
   const row = prepared(db, 'SELECT version, hash, state FROM es_snapshots WHERE stream_id = ? AND decider = ?').get(streamId, keyOf(decider)) as

@@ -94,6 +94,8 @@ export function acceptChainBreak(db: Database, accepted: ChainBreak, meta: Event
     setLogAnchor(db, head);
     prepared(db, `UPDATE es_projections SET stale = 1 WHERE name <> '${LOG_ROW}'`).run();
     clearMerkle(db); // the tree cache was built from the leaves the break changed
+    // Decider snapshots too: an event changed below a snapshot's version leaves its (version, hash) intact.
+    prepared(db, 'DELETE FROM es_snapshots').run();
     return { event: event!, head };
   }).immediate();
 }

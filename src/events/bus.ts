@@ -32,6 +32,17 @@ export class EventBus {
     }
   }
 
+  /**
+   * Synchronous listeners told the moment a command of this process appended events — before its
+   * COMMIT, which under group commit may be a turn of the event loop later. Only for dropping caches
+   * that the events make wrong (the authenticated callers): acting on them must wait for `events$`.
+   */
+  readonly onAppend = new Set<(events: readonly StoredEvent[]) => void>();
+
+  appended(events: readonly StoredEvent[]): void {
+    if (events.length > 0) for (const listener of this.onAppend) listener(events);
+  }
+
   complete(): void {
     this.subject.complete();
   }

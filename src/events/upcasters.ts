@@ -43,3 +43,6 @@ export function upcast(type: string, schemaVersion: number, data: unknown): { sc
 
 /** Whether any upcaster exists for this type: lets hot read paths skip the lookup. */
 export const hasUpcasters = (type: string): boolean => currentVersions.has(type);
+
+/** How many upcasters are registered: part of every decider snapshot's key, so a new one retires old snapshots. */
+export const upcasterCount = (): number => upcasters.size;

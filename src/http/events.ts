@@ -131,6 +131,10 @@ class Hub implements EventsRoute, StreamHub {
     return this.ctx.app.engine.db;
   }
 
+  settle(): void {
+    this.ctx.app.engine.settle();
+  }
+
   open(req: Request, res: Response, after: number, filter: EventFilter): void {
     const connection = new EventConnection(this, res, filter, after);
     this.connections.add(connection);

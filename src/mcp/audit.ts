@@ -130,7 +130,7 @@ export class AuditLog {
   /** Rows recorded and not yet written, in call order (their values fixed when recorded). */
   private queue: unknown[][] = [];
   /** The write the queued rows wait for, once one is scheduled. */
-  private pending: { promise: Promise<void>; resolve: () => void } | null = null;
+  private pending: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
   private readonly writeAll: (rows: readonly unknown[][]) => void;
 
   private constructor(readonly db: Database) {
@@ -154,23 +154,25 @@ export class AuditLog {
     this.queue.push([e.at, e.principal, e.principalId, e.tenantId, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId]);
     if (this.pending === null) {
       let resolve!: () => void;
-      const promise = new Promise<void>((r) => { resolve = r; });
-      this.pending = { promise, resolve };
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+      promise.catch(() => undefined); // a write nobody awaits (a flush on exit) must not be an unhandled rejection
+      this.pending = { promise, resolve, reject };
       setImmediate(() => this.flush());
       writeOnExit(this);
     }
     if (this.queue.length >= MAX_QUEUED) this.flush();
   }
 
-  /** Resolves once every row recorded so far is written (at once when none waits). */
+  /** Resolves once every row recorded so far is written (at once when none waits); rejects if they could not be. */
   written(): Promise<void> {
     return this.pending?.promise ?? Promise.resolve();
   }
 
   /**
-   * Writes the queued rows now, in one transaction. Should that fail, each row is tried on its own, so
-   * one bad row costs only itself; a row that cannot be written is logged (with what it was), never thrown
-   * at whoever happened to flush.
+   * Writes the queued rows now, in one transaction. If that fails (disk full, the file locked past the
+   * busy timeout) the rows are logged with what they were and `written()` rejects: the calls waiting on
+   * them answer with an error rather than unaudited. Never thrown at whoever happened to flush.
    */
   flush(): void {
     unwritten.delete(this);
@@ -179,28 +181,14 @@ export class AuditLog {
     this.pending = null;
     this.queue = [];
     try {
-      this.write(rows);
-    } finally {
-      pending?.resolve();
-    }
-  }
-
-  private write(rows: readonly unknown[][]): void {
-    if (rows.length === 0) return;
-    if (!this.db.open) {
-      log.error({ rows: rows.length }, 'audit rows recorded after the audit trail was closed: not written');
-      return;
-    }
-    try {
-      this.writeAll(rows);
-    } catch {
-      for (const r of rows) {
-        try {
-          prepared(this.db, INSERT).run(r);
-        } catch (err) {
-          log.error({ err, at: r[0], principal: r[1], tool: r[4], outcome: r[6] }, 'audit row not written');
-        }
+      if (rows.length > 0) {
+        if (!this.db.open) throw new Error('the audit trail is closed');
+        this.writeAll(rows);
       }
+      pending?.resolve();
+    } catch (err) {
+      log.error({ err, rows: rows.map((r) => ({ at: r[0], principal: r[1], tool: r[4], outcome: r[6] })) }, 'audit rows not written');
+      pending?.reject(err);
     }
   }
 

@@ -95,6 +95,8 @@ export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 
  * they no longer send every session back to the database.
  */
 const changesCallers = (type: string): boolean => handlesType(principalsProjection, type) || handlesType(oauthProjection, type);
+const changesCaller = (streamId: string, type: string): boolean =>
+  (streamId.startsWith('user-') || streamId.startsWith('agent-') || streamId.startsWith('oauth-')) && changesCallers(type);
 
 export class Authenticator {
   private readonly cache = new Map<string, Caller>();
@@ -105,9 +107,12 @@ export class Authenticator {
   constructor(private readonly app: App) {
     this.dataVersion = app.engine.db.prepare('PRAGMA data_version').pluck();
     // OAuth streams too: a revoked grant must fail on the very next request, like a revoked token.
-    app.engine.bus.events$.subscribe((e) => {
-      if ((e.streamId.startsWith('user-') || e.streamId.startsWith('agent-') || e.streamId.startsWith('oauth-')) && changesCallers(e.type)) this.cache.clear();
-    });
+    // At append, not only at publish: under group commit a revocation is committed a turn later, and a
+    // call handled in between must already see it (fail closed). A rolled-back batch drops what was
+    // cached from its uncommitted rows.
+    app.engine.bus.onAppend.add((events) => { if (events.some((e) => changesCaller(e.streamId, e.type))) this.cache.clear(); });
+    app.engine.group.onRollback.add(() => this.cache.clear());
+    app.engine.bus.events$.subscribe((e) => { if (changesCaller(e.streamId, e.type)) this.cache.clear(); });
   }
 
   authenticate(token: string | undefined): Caller | null {

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
 import { log } from '../log.js';
+import { CommitFailedError } from '../commands/group-commit.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
 import { actorOf, principalKey, type Caller } from './auth.js';
 import type { McpContext } from './context.js';
@@ -50,17 +51,35 @@ export function callTool(
   // A grouped caller: concurrent calls' commands share one COMMIT, and this call answers only after its own committed.
   // A read tool runs no command (and one that did would commit on its own): it skips the grouping's bookkeeping.
   const call = () => callGrouped(ctx, caller, name, rawArgs, meta, progress, acceptsTask);
-  const answer = ctx.tools.get(name)?.trust === 'read' ? call() : ctx.app.engine.group.run(call);
+  const tool = ctx.tools.get(name);
+  const answer = tool?.trust === 'read' ? call() : ctx.app.engine.group.run(call);
   return answer.then(
     async (result) => {
-      await ctx.audit.written(); // answered only once its audit row is written
+      try {
+        await ctx.audit.written(); // answered only once its audit row is written
+      } catch (e) {
+        return errorResult(tool, new DomainError('ErrAuditFailed', `the call ran but its audit row could not be written: ${(e as Error).message}`)).result;
+      }
       return result;
     },
-    // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an error, never as done.
     async (e: unknown) => {
-      log.error({ err: e, tool: name }, 'a tool call\'s commit failed');
-      await ctx.audit.written();
-      return errorResult(ctx.tools.get(name), new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e as Error).message}`)).result;
+      // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an
+      // error, never as done, and the trail says so beside the row the handler's outcome left.
+      const failed = e instanceof CommitFailedError
+        ? new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e.cause as Error)?.message ?? e.message}`)
+        : e;
+      const { result, code } = errorResult(tool, failed);
+      log.error({ err: e, tool: name, code }, 'a tool call failed outside its handler');
+      try {
+        ctx.audit.record({
+          at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: name,
+          argsDigest: argsDigest(rawArgs), outcome: 'error', errorCode: code, durationMs: 0, commandId: null,
+        });
+        await ctx.audit.written();
+      } catch {
+        // the trail is closed or failing: logged above and by the trail; the answer is the error already
+      }
+      return result;
     },
   );
 }

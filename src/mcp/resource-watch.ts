@@ -70,6 +70,7 @@ export class ResourceWatch {
   private drain(): void {
     const db = this.ctx.app.engine.db;
     if (!db.open) return this.stop();
+    this.ctx.app.engine.settle(); // announce only committed events
     for (;;) {
       const events = readAll(db, { after: this.cursor, limit: PAGE });
       for (const e of events) this.announce(e);

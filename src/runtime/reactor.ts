@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { failRun, recordSessionMessage, requestRun, startQueuedRun, type WakeOutcome, type WakeRequest } from '../actions/runs.js';
 import { runtimeSettings } from '../actions/runtime-settings.js';
 import type { App } from '../app.js';
+import { GroupCommit } from '../commands/group-commit.js';
 import type { StoredEvent } from '../events/event.js';
 import { readAll } from '../events/store.js';
 import { log } from '../log.js';
@@ -61,9 +62,13 @@ export class Reactor {
 
   /** A wake-up from outside the log (execute_agent, tests): queued like any other, started if the agent is free. */
   wake(req: WakeRequest): WakeOutcome {
-    const outcome = requestRun(this.app, req);
-    this.pump(req.agentId);
-    return { ...outcome, run: getRun(this.app.engine.db, outcome.run.runId)! };
+    // No caller's work even when a tool call asks for it (execute_agent): the run's commands commit on
+    // their own, and nothing the run starts later joins that call's group commit.
+    return GroupCommit.detached(() => {
+      const outcome = requestRun(this.app, req);
+      this.pump(req.agentId);
+      return { ...outcome, run: getRun(this.app.engine.db, outcome.run.runId)! };
+    });
   }
 
   /** Resolves with the run once it has ended (finished, failed, timed out or refused). */
@@ -96,14 +101,16 @@ export class Reactor {
   private scheduleDrain(): void {
     if (this.drainScheduled || this.stopped) return;
     this.drainScheduled = true;
-    setImmediate(() => {
+    GroupCommit.detached(() => setImmediate(() => {
       this.drainScheduled = false;
       this.drain();
-    });
+    }));
   }
 
   private drain(): void {
     if (this.stopped || !this.app.engine.db.open) return;
+    // Reacts only to committed events: a batch still open is committed first (it is complete by now).
+    this.app.engine.settle();
     for (;;) {
       const page = readAll(this.app.engine.db, { after: this.cursor, limit: 500 });
       for (const event of page) {

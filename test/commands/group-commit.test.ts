@@ -100,3 +100,20 @@ describe('group commit', () => {
     assert.equal(engine.group.stats.batches, batches + 2);
   });
 });
+
+describe('group commit and the work a call leaves behind', () => {
+  it('a command run after its call settled (a timer the call set) commits on its own', async () => {
+    const { engine, committed, card } = setup();
+    const before = committed();
+    let later: Promise<void> = Promise.resolve();
+    await engine.group.run(async () => {
+      later = new Promise((resolve) => setTimeout(() => {
+        engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'after the answer' }, { actor: 't' });
+        // Not joined to a batch: visible to another connection at once.
+        assert.equal(committed(), before + 1);
+        resolve();
+      }, 5));
+    });
+    await later;
+  });
+});
