@@ -116,11 +116,6 @@ export class GroupCommit {
     return batch;
   }
 
-  /** After a command of the batch failed: a failure SQLite answers by rolling back everything (disk full, I/O) ends the batch. */
-  checkAfterFailure(batch: Batch): void {
-    if (this.current === batch && !this.db.inTransaction) this.fail(new Error('the batch transaction was rolled back by SQLite after a failed command'));
-  }
-
   /** Commits the open batch now (no-op without one): its callers are answered, its events published. */
   flush(): void {
     const batch = this.current;

@@ -108,13 +108,8 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
       open.delete(db);
     }
   };
-  let result: TransactResult<T>;
-  try {
-    result = runner(db)(run);
-  } catch (e) {
-    if (batch) engine.group!.checkAfterFailure(batch);
-    throw e;
-  }
+  // A failure that made SQLite roll back a whole batch is found by the batch itself (its next join or its flush).
+  const result = runner(db)(run);
   // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
   if (!result.duplicate) {
     engine.bus.appended(result.events);
