@@ -1,9 +1,9 @@
 import { createGoal } from '../src/actions/goals.js';
 import { proposeTaskTree } from '../src/actions/proposals.js';
 import type { App } from '../src/app.js';
-import type { Engine } from '../src/engine.js';
-import { appendToStream } from '../src/events/store.js';
-import type { UnitOfWork } from '../src/commands/handle.js';
+import type { Engine } from '../src/engine/engine.js';
+import { appendToStream } from '../src/engine/store.js';
+import type { UnitOfWork } from '../src/engine/handle.js';
 import { goalStreams } from '../src/evidence/goal-streams.js';
 import { createTeam, taskTree, workTask, type Team } from './goal-data.js';
 import { PAYLOAD_TEXT } from './util.js';

@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPublicChannel, sendToChannel, type Speaker } from '../src/actions/channels.js';
+import { createPublicChannel, sendToChannel } from '../src/actions/channels.js';
 import { claimTask, completeTask } from '../src/actions/tasks.js';
 import { openApp, type App } from '../src/app.js';
-import type { CommandOptions } from '../src/commands/handle.js';
+import type { CommandOptions } from '../src/engine/handle.js';
 import { newCommandId } from '../src/ids.js';
 import { seedBigLog, seedMessages, SMALL_GOAL_LEAVES, smallGoals } from './flat-data.js';
 import { createTeam, seedGoal, type Team } from './goal-data.js';
 import { figure, median, PAYLOAD_TEXT, seconds, type Figure } from './util.js';
+import { type Speaker } from '../src/events/principals.js';
 
 /**
  * Is a command's cost independent of its stream's length and of the log's size? Each figure is a rate

@@ -1,16 +1,17 @@
-import { createPublicChannel, type Speaker } from '../src/actions/channels.js';
+import { createPublicChannel } from '../src/actions/channels.js';
 import { createGoal } from '../src/actions/goals.js';
 import { proposeTaskTree } from '../src/actions/proposals.js';
 import type { App } from '../src/app.js';
 import { channelDecider } from '../src/commands/channels.js';
-import type { UnitOfWork } from '../src/commands/handle.js';
-import { loadState } from '../src/commands/state.js';
-import type { Engine } from '../src/engine.js';
+import type { UnitOfWork } from '../src/engine/handle.js';
+import { loadState } from '../src/engine/state.js';
+import type { Engine } from '../src/engine/engine.js';
 import { channelStream, type MessagePosted } from '../src/events/channels.js';
-import type { Event } from '../src/events/event.js';
-import { appendToStream, streamVersion } from '../src/events/store.js';
+import type { Event } from '../src/engine/event.js';
+import { appendToStream, streamVersion } from '../src/engine/store.js';
 import { progress, seedGoal, taskTree, type Team } from './goal-data.js';
 import { PAYLOAD_TEXT } from './util.js';
+import { type Speaker } from '../src/events/principals.js';
 
 /**
  * Data for the `flat` benchmarks (bench/flat-cost.ts), built in time linear in its size.

@@ -1,10 +1,11 @@
 import { createGoal } from '../src/actions/goals.js';
-import { registerAgent, createOwner, type Actor } from '../src/actions/principals.js';
+import { registerAgent, createOwner } from '../src/actions/principals.js';
 import { proposeTaskTree } from '../src/actions/proposals.js';
 import { claimTask, completeTask, reportUsage } from '../src/actions/tasks.js';
 import type { App } from '../src/app.js';
-import type { Speaker } from '../src/actions/channels.js';
 import type { TreeRequest as TreeNode } from '../src/events/proposals.js';
+import { type Speaker } from '../src/events/principals.js';
+import { type CommandOptions } from '../src/engine/handle.js';
 
 /**
  * Goal data for the goal benchmarks, built only through Colony's own commands (create_goal,
@@ -17,8 +18,8 @@ export interface Team {
   agents: { speaker: Speaker; agentId: number; token: string }[];
 }
 
-const SYSTEM: Actor = { actor: 'system' };
-const OWNER: Actor = { actor: 'user:owner' };
+const SYSTEM: CommandOptions = { actor: 'system' };
+const OWNER: CommandOptions = { actor: 'user:owner' };
 export const TREE = { roots: 10, children: 9, leaves: 10 };
 export interface SeededGoal { goalId: number; leaves: number[] }
 

@@ -4,7 +4,7 @@ import { figure, median, prng, seconds, type Figure } from './util.js';
 import { CardWorkload } from './workload.js';
 
 /**
- * Group commit at durability FULL (src/commands/group-commit.ts), in process:
+ * Group commit at durability FULL (src/engine/group-commit.ts), in process:
  *
  * - commands_per_s_full_grouped: 10 concurrent writers, each a grouped caller (as an MCP tool call is)
  *   awaiting its answer before its next command, against raw single-row BEGIN IMMEDIATE … COMMIT

@@ -5,10 +5,10 @@
  * Prints one JSON object on stdout.
  */
 import { createHash } from 'node:crypto';
-import { migrate, openDatabase } from '../src/db.js';
-import { engineMigrations } from '../src/events/schema.js';
-import { verifyChain } from '../src/events/verify.js';
-import { rebuildProjections } from '../src/projections/rebuild.js';
+import { migrate, openDatabase } from '../src/engine/db.js';
+import { engineMigrations } from '../src/engine/schema.js';
+import { verifyChain } from '../src/engine/verify.js';
+import { rebuildProjections } from '../src/engine/rebuild.js';
 import { cardProjections } from '../test/helpers/card-projections.js';
 import { seconds } from './util.js';
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Engine } from '../src/engine.js';
+import { Engine } from '../src/engine/engine.js';
 import { figure, prng, type Figure } from './util.js';
 import { CardWorkload } from './workload.js';
 

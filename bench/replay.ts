@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { openApp } from '../src/app.js';
+import { openApp, productProjections } from '../src/app.js';
 import { goalSnapshot } from '../src/projections/goal-snapshot.js';
-import { replayTo } from '../src/projections/replay.js';
+import { replayTo } from '../src/engine/replay.js';
 import type { App } from '../src/app.js';
 import { createTeam, seedGoal, workTask, type Team } from './goal-data.js';
 import { figure, median, type Figure } from './util.js';
@@ -32,7 +32,7 @@ export async function benchReplay(dir: string, events: number, runs: number, the
     const source = app.engine.db;
     const raw = source.prepare('SELECT * FROM es_events WHERE position <= ? ORDER BY position');
     const replay = () => {
-      const mem = replayTo(source, events);
+      const mem = replayTo(source, events, productProjections);
       try {
         const snap = goalSnapshot(mem.db, goalId);
         if (!snap) throw new Error(`goal ${goalId} is missing at position ${events}`);

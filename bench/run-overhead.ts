@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { filter, firstValueFrom } from 'rxjs';
-import { configureRuntime, configureSandbox } from '../src/actions/agent-runtime.js';
+import { configureRuntime, configureSandbox } from '../src/actions/runs/agent-controls.js';
 import { createOwner, registerAgent } from '../src/actions/principals.js';
 import { openApp } from '../src/app.js';
 import { startRuntime } from '../src/runtime/index.js';

@@ -1,4 +1,4 @@
-import type { Engine } from '../src/engine.js';
+import type { Engine } from '../src/engine/engine.js';
 import { cardDecider, cardStream, type CardCommand } from '../test/helpers/cards.js';
 import { PAYLOAD_TEXT } from './util.js';
 

@@ -1,11 +1,11 @@
 import { databaseFile } from './config.js';
-import type { Durability } from './db.js';
-import { Engine } from './engine.js';
+import type { Durability } from './engine/db.js';
+import { Engine } from './engine/engine.js';
 import { loadOrCreateMasterKey } from './masterkey.js';
 import { currentSigningKeyId } from './events/signing-keys.js';
 import { resolveSigningKey } from './signing-key.js';
-import type { RebuildOptions } from './projections/rebuild.js';
-import type { AnyProjection } from './projections/projection.js';
+import type { RebuildOptions } from './engine/rebuild.js';
+import type { AnyProjection } from './engine/projection.js';
 import { channelsProjection } from './projections/channels.js';
 import { principalsProjection } from './projections/principals.js';
 import { streamsProjection } from './projections/streams.js';

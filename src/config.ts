@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Durability } from './db.js';
+import type { Durability } from './engine/db.js';
 import { invalidInput } from './errors.js';
 
 /** Where Colony keeps its data: `--data`, else `COLONY_DATA`, else `./.colony`. */

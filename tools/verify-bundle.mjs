@@ -33,7 +33,7 @@ const nodeHash = (left, right) => sha256(Buffer.from([1]), left, right);
 const fingerprint = (publicKey) => `SHA256:${sha256(publicKey).toString('base64').replace(/=+$/, '')}`;
 
 // RFC 9162 §2.1.3.2 inclusion proof check, for many proofs in one tree. This is a port of InclusionVerifier in
-// src/events/merkle-verify.ts. Every node of an accepted proof is saved, keyed by (level, index). A later proof
+// src/engine/merkle-verify.ts. Every node of an accepted proof is saved, keyed by (level, index). A later proof
 // reuses a saved parent only if both of its children equal saved nodes. So a changed byte in any proof still fails,
 // and the proofs for one goal's events, which share their upper nodes, cost only a few hashes each.
 class InclusionVerifier {

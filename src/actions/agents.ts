@@ -1,12 +1,12 @@
 import type { App } from '../app.js';
 import { principalDecider } from '../commands/principals.js';
 import type { KnownTools } from '../commands/tool-scope.js';
-import { configHash, type McpServer } from '../commands/trust.js';
 import { DomainError } from '../errors.js';
 import { agentStream, type Tier } from '../events/principals.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
-import type { Actor } from './principals.js';
-import { seedFromParent } from './spawning.js';
+import { seedFromParent } from './agents/spawning.js';
+import { configHash, type AgentMcpServer } from '../events/agent-config.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Config updates (FR-015, DESIGN §3.8, §3.10): a change of model, prompt, tools, skills, MCP servers or
@@ -15,12 +15,12 @@ import { seedFromParent } from './spawning.js';
  * command change alone keeps the hash.
  */
 export interface AgentChanges {
-  model?: string; systemPrompt?: string; toolScope?: string[]; skills?: string[]; mcpServers?: McpServer[]; subagents?: string[];
+  model?: string; systemPrompt?: string; toolScope?: string[]; skills?: string[]; mcpServers?: AgentMcpServer[]; subagents?: string[];
   tier?: Tier; command?: string | null;
 }
 
 /** `knownTools` (the tool registry's names): given, a new tool scope may name only agent-surface tools (commands/tool-scope.ts). */
-export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: Actor, knownTools?: KnownTools): { agent: AgentRow; hashChanged: boolean } {
+export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: CommandOptions, knownTools?: KnownTools): { agent: AgentRow; hashChanged: boolean } {
   let hashChanged = false;
   app.engine.transact(actor, () => {
     const before = getAgent(app.engine.db, agentId);

@@ -6,8 +6,8 @@ import { goalStream, type BudgetDimension, type GoalEvent } from '../events/goal
 import { taskStream, type Amount } from '../events/tasks.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
 import { committedInSubtree, getTask, rollupSubtree, type TaskRow } from '../projections/task-queries.js';
-import { sendSystemDirect } from './channels.js';
-import type { Actor } from './principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * Budgets (DESIGN §3.7), inside the task commands' transactions: the gate a claim passes before work
@@ -69,13 +69,13 @@ export function budgetError(r: Refusal): DomainError {
 }
 
 /** A claim refused for the goal's budget pauses the goal (if it still runs). */
-export function pauseForBudget(app: App, goal: GoalRow, r: Refusal, by: Who, actor: Actor): void {
+export function pauseForBudget(app: App, goal: GoalRow, r: Refusal, by: Who, actor: CommandOptions): void {
   const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'PauseForBudget', dimension: r.dimension, spent: r.committed, requested: r.requested, by }, actor);
   tellOwnerIfPaused(app, goal, events, actor);
 }
 
 /** After spend was recorded: the goal decides on the alert and the pause from its new totals. */
-export function applySpend(app: App, goal: GoalRow, actor: Actor): void {
+export function applySpend(app: App, goal: GoalRow, actor: CommandOptions): void {
   const t = goalTotals(app.engine.db, goal.goalId);
   const { events } = app.engine.handle(goalDecider, goalStream(goal.goalId), { type: 'ApplySpend', spent: { tokens: t.spentTokens, cents: t.spentCents } }, actor);
   tellOwnerIfPaused(app, goal, events, actor);
@@ -85,7 +85,7 @@ export function applySpend(app: App, goal: GoalRow, actor: Actor): void {
  * After spend was recorded on a task: the task and each budgeted ancestor (a task's budget caps its
  * subtree) decide on their one 80 % alert from their subtree's spend. No pause: the goal's budget pauses.
  */
-export function applyTaskSpend(app: App, taskId: number, actor: Actor): void {
+export function applyTaskSpend(app: App, taskId: number, actor: CommandOptions): void {
   const task = getTask(app.engine.db, taskId);
   if (!task) return;
   for (const id of [task.taskId, ...task.ancestry.map((a) => a.id).reverse()]) {
@@ -97,7 +97,7 @@ export function applyTaskSpend(app: App, taskId: number, actor: Actor): void {
 }
 
 /** Every pause for budget DMs the owner, in the command that paused the goal. */
-function tellOwnerIfPaused(app: App, goal: GoalRow, events: readonly GoalEvent[], actor: Actor): void {
+function tellOwnerIfPaused(app: App, goal: GoalRow, events: readonly GoalEvent[], actor: CommandOptions): void {
   const paused = events.find((e) => e.type === 'GoalPaused');
   if (!paused) return;
   sendSystemDirect(app, goal.ownerId, `user-${goal.ownerId}`,

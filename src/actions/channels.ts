@@ -1,18 +1,18 @@
 import type { App } from '../app.js';
-import { channelDecider, type PostMessage, type Speaker } from '../commands/channels.js';
+import { channelDecider, type PostMessage } from '../commands/channels.js';
 import { DomainError, notFound } from '../errors.js';
 import { channelStream, dmName, FIXED_CHANNELS, type MessagePosted, type Reaction, type ReactionAdded } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { getChannel, getChannelByName, messageFacts, type ChannelRow } from '../projections/channel-queries.js';
-import { getAgent, getAgentByName, getUser } from '../projections/principals.js';
-import type { Actor } from './principals.js';
+import { getAgentByName, getUser } from '../projections/principals.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Messaging commands shared by the CLI and the MCP tools. Each function is one command (one
  * transaction): look up the facts the decider needs (channel by name, recipient by name), create a
  * channel on first use (the fixed ones, a dm channel per pair), then post / react / mark read.
  */
-export type { Speaker };
 export type Message = Pick<PostMessage, 'body' | 'subject' | 'priority' | 'metadata' | 'replyTo'>;
 export interface Sent { messageId: number; channelId: number }
 
@@ -30,7 +30,7 @@ export function resolveChannel(app: App, by: Speaker, ref: { id?: number; name?:
 /** Whether `name` is a fixed channel that simply has not been needed yet (reads show it empty). */
 export const isFixedChannel = (name: string): boolean => Object.hasOwn(FIXED_CHANNELS, name.replace(/^#/, '').toLowerCase());
 
-export function sendToChannel(app: App, by: Speaker, ref: { id?: number; name?: string }, message: Message, actor: Actor): Sent {
+export function sendToChannel(app: App, by: Speaker, ref: { id?: number; name?: string }, message: Message, actor: CommandOptions): Sent {
   return post(app, actor, () => {
     const fixed = ref.id === undefined && ref.name !== undefined && isFixedChannel(ref.name);
     return fixed ? ensureFixedChannel(app, by.tenant, ref.name!.replace(/^#/, '').toLowerCase(), actor) : resolveChannel(app, by, ref).channelId;
@@ -38,7 +38,7 @@ export function sendToChannel(app: App, by: Speaker, ref: { id?: number; name?: 
 }
 
 /** A DM to an agent of the speaker's tenant or to its owner, by name. */
-export function sendDirect(app: App, by: Speaker, to: string, message: Message, actor: Actor): Sent {
+export function sendDirect(app: App, by: Speaker, to: string, message: Message, actor: CommandOptions): Sent {
   return post(app, actor, () => {
     const recipient = recipientKey(app, by.tenant, to);
     if (recipient === by.key) throw new DomainError('ErrInvalidInput', 'you cannot send a direct message to yourself', { to });
@@ -46,31 +46,13 @@ export function sendDirect(app: App, by: Speaker, to: string, message: Message, 
   }, by, 'message', message);
 }
 
-/** A system message (FR-008 transitions, alerts) to a tenant's channel, creating a fixed one if needed. */
-export function postSystemMessage(app: App, tenant: number, channelName: string, body: string, metadata: Record<string, unknown> | null, actor: Actor): Sent {
-  const system: Speaker = { key: 'system', name: 'system', tenant };
-  return post(app, actor, () => {
-    const existing = getChannelByName(app.engine.db, tenant, channelName);
-    if (existing) return existing.channelId;
-    if (!isFixedChannel(channelName)) throw notFound(`channel #${channelName}`);
-    return ensureFixedChannel(app, tenant, channelName, actor);
-  }, system, 'system', { body, subject: null, priority: 5, metadata: { kind: 'system', ...metadata }, replyTo: null });
-}
-
-/** A system message straight to one principal's inbox (alerts, verdicts, decisions), in a dm channel with `system`. */
-export function sendSystemDirect(app: App, tenant: number, to: string, body: string, metadata: Record<string, unknown> | null, actor: Actor): Sent {
-  const system: Speaker = { key: 'system', name: 'system', tenant };
-  return post(app, actor, () => ensureDm(app, tenant, 'system', to, actor), system, 'system',
-    { body, subject: null, priority: 7, metadata: { kind: 'system', ...metadata }, replyTo: null });
-}
-
 /** Creates a public channel of the tenant (e.g. a goal channel) inside the caller's command; its id. */
-export function createPublicChannel(app: App, tenant: number, name: string, description: string, actor: Actor): number {
+export function createPublicChannel(app: App, tenant: number, name: string, description: string, actor: CommandOptions): number {
   if (getChannelByName(app.engine.db, tenant, name)) throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
   return ensureChannel(app, tenant, name, 'public', [], description, actor);
 }
 
-function post(app: App, actor: Actor, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
+export function post(app: App, actor: CommandOptions, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
   const result = app.engine.transact(actor, () => {
     const channelId = channelOf();
     const replyToChannel = m.replyTo === null ? null : (messageFacts(app.engine.db, m.replyTo)?.channelId ?? null);
@@ -80,17 +62,17 @@ function post(app: App, actor: Actor, channelOf: () => number, by: Speaker, kind
   return { messageId: posted.data.messageId, channelId: posted.data.channelId };
 }
 
-export function ensureFixedChannel(app: App, tenant: number, name: string, actor: Actor): number {
+export function ensureFixedChannel(app: App, tenant: number, name: string, actor: CommandOptions): number {
   const description = FIXED_CHANNELS[name as keyof typeof FIXED_CHANNELS];
   return ensureChannel(app, tenant, name, 'public', [], description, actor);
 }
 
-function ensureDm(app: App, tenant: number, a: string, b: string, actor: Actor): number {
+export function ensureDm(app: App, tenant: number, a: string, b: string, actor: CommandOptions): number {
   return ensureChannel(app, tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', actor);
 }
 
 /** Idempotent by name lookup, inside the caller's transaction (so two writers cannot both create it). */
-function ensureChannel(app: App, tenant: number, name: string, kind: 'public' | 'dm', members: string[], description: string, actor: Actor): number {
+function ensureChannel(app: App, tenant: number, name: string, kind: 'public' | 'dm', members: string[], description: string, actor: CommandOptions): number {
   const existing = getChannelByName(app.engine.db, tenant, name);
   if (existing) return existing.channelId;
   return app.engine.transact(actor, (uow) => {
@@ -112,7 +94,7 @@ function recipientKey(app: App, tenant: number, name: string): string {
 }
 
 /** Toggles the speaker's reaction on a message it can see; returns whether it is now set. */
-export function toggleReaction(app: App, by: Speaker, messageId: number, reaction: Reaction, metadata: Record<string, unknown> | null, actor: Actor): { added: boolean } {
+export function toggleReaction(app: App, by: Speaker, messageId: number, reaction: Reaction, metadata: Record<string, unknown> | null, actor: CommandOptions): { added: boolean } {
   const result = app.engine.transact(actor, () => {
     const target = messageFacts(app.engine.db, messageId);
     if (!target) throw notFound(`message ${messageId}`, { message_id: messageId });
@@ -123,24 +105,11 @@ export function toggleReaction(app: App, by: Speaker, messageId: number, reactio
 }
 
 /** Moves the speaker's read marker forward in each channel, all in one command. */
-export function markRead(app: App, by: Speaker, upTo: ReadonlyMap<number, number>, actor: Actor): void {
+export function markRead(app: App, by: Speaker, upTo: ReadonlyMap<number, number>, actor: CommandOptions): void {
   if (upTo.size === 0) return;
   app.engine.transact(actor, () => {
     for (const [channelId, messageId] of upTo) {
       app.engine.handle(channelDecider, channelStream(channelId), { type: 'MarkRead', by, upTo: messageId }, actor);
     }
   });
-}
-
-/** The speaker behind a principal key, for the CLI and tests. */
-export function speakerOf(app: App, key: string): Speaker {
-  const [kind, id] = [key.split('-')[0], Number(key.split('-')[1])];
-  if (kind === 'user') {
-    const user = getUser(app.engine.db, id);
-    if (user) return { key, name: user.name, tenant: user.userId };
-  } else {
-    const agent = getAgent(app.engine.db, id);
-    if (agent) return { key, name: agent.name, tenant: agent.ownerId };
-  }
-  throw notFound(`principal ${key}`);
 }

@@ -1,7 +1,8 @@
 import type { App } from '../app.js';
 import { DomainError } from '../errors.js';
 import { getAgentByName, type AgentRow } from '../projections/principals.js';
-import { registerAgent, type Actor } from './principals.js';
+import { registerAgent } from './principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * The pre-built coordinator (seed 001 D13): one per owner, named `coordinator`, created the first time
@@ -51,7 +52,7 @@ How to work:
    Give the agents you spawn claim_task, complete_task and report_usage so they can work on leaves.`;
 
 /** The coordinator a goal's `coordinator_config` names: `default` (created on first use) or an agent of the owner. */
-export function resolveCoordinator(app: App, ownerId: number, template: string, by: Actor): AgentRow | { agentId: number; name: string } {
+export function resolveCoordinator(app: App, ownerId: number, template: string, by: CommandOptions): AgentRow | { agentId: number; name: string } {
   if (template === 'default') {
     const existing = getAgentByName(app.engine.db, ownerId, COORDINATOR_NAME);
     if (existing) return existing;

@@ -4,9 +4,10 @@ import { slugify } from '../commands/task-tree.js';
 import { DomainError } from '../errors.js';
 import { goalChannelName, goalStream, type ApprovalMode, type Budgets, type ClosingStatus } from '../events/goals.js';
 import { getGoal, goalTotals, slugTaken, type GoalRow } from '../projections/goal-queries.js';
-import { createPublicChannel, type Speaker } from './channels.js';
+import { createPublicChannel } from './channels.js';
 import { resolveCoordinator } from './coordinator.js';
-import type { Actor } from './principals.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Goal commands shared by the MCP tools, the REST API and the CLI: each is one transaction. A goal is
@@ -27,7 +28,7 @@ export interface NewGoal {
 }
 export interface CreatedGoal { goalId: number; slug: string; channelId: number; coordinatorAgentId: number; status: 'draft' }
 
-export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Actor): CreatedGoal {
+export function createGoal(app: App, by: Speaker, input: NewGoal, actor: CommandOptions): CreatedGoal {
   checkApprovalMode(by, input.approvalMode);
   const result = app.engine.transact(actor, (uow) => {
     const db = app.engine.db;
@@ -57,7 +58,7 @@ function freeSlug(db: App['engine']['db'], ownerId: number, base: string): strin
 }
 
 /** complete_goal: the owner or the goal's coordinator closes it as completed, stuck or cancelled. */
-export function closeGoal(app: App, by: Speaker, goalId: number, to: ClosingStatus, summary: string, actor: Actor): GoalRow {
+export function closeGoal(app: App, by: Speaker, goalId: number, to: ClosingStatus, summary: string, actor: CommandOptions): GoalRow {
   app.engine.transact(actor, () => {
     const goal = goalFor(app, by, goalId);
     if (!isOwner(by) && agentIdOf(by) !== goal.coordinatorAgentId) {
@@ -79,7 +80,7 @@ function checkApprovalMode(by: Speaker, mode: ApprovalMode): void {
 }
 
 /** The owner switches a goal between human and automatic approval of its proposals. */
-export function setApprovalMode(app: App, by: Speaker, goalId: number, to: ApprovalMode, actor: Actor): GoalRow {
+export function setApprovalMode(app: App, by: Speaker, goalId: number, to: ApprovalMode, actor: CommandOptions): GoalRow {
   if (!isOwner(by)) throw new DomainError('ErrApprovalModeForbidden', 'only the goal\'s owner sets its approval mode');
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);
@@ -89,7 +90,7 @@ export function setApprovalMode(app: App, by: Speaker, goalId: number, to: Appro
 }
 
 /** resume_goal: the owner sets a paused (or stuck) goal active again, optionally with new budgets. */
-export function resumeGoal(app: App, by: Speaker, goalId: number, budgets: Partial<Budgets>, actor: Actor): GoalRow {
+export function resumeGoal(app: App, by: Speaker, goalId: number, budgets: Partial<Budgets>, actor: CommandOptions): GoalRow {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the goal\'s owner may resume it');
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);

@@ -7,7 +7,7 @@ import {
 } from '../events/oauth.js';
 import { getOAuthGrant, oauthClientById, oauthGrantsOf, oauthTokenByHash } from '../projections/oauth-queries.js';
 import { tokenHash } from '../tokens.js';
-import type { Actor } from './principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * OAuth's commands, shared by the HTTP endpoints (http/oauth-*.ts) and the CLI (cli/oauth.ts). Each
@@ -34,7 +34,7 @@ function newPair(now: Date): { accessToken: string; refreshToken: string; pair: 
 export type Decision = Omit<DecideAuthorization, 'type' | 'approvalN'>;
 
 /** Records the owner's decision on a pending request (found later by its user code). */
-export function decideAuthorization(app: App, decision: Decision, by: Actor): { approvalN: number } {
+export function decideAuthorization(app: App, decision: Decision, by: CommandOptions): { approvalN: number } {
   const { engine } = app;
   const r = engine.transact(by, (uow) => {
     const approvalN = uow.ids.next('oauth-approval');
@@ -79,12 +79,12 @@ export function refreshGrant(app: App, refreshToken: string, clientId: string, r
 }
 
 /** Ends a grant; false when it was already ended. */
-export function revokeGrant(app: App, grantN: number, reason: OAuthRevokeReason, by: Actor): boolean {
+export function revokeGrant(app: App, grantN: number, reason: OAuthRevokeReason, by: CommandOptions): boolean {
   return app.engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'RevokeGrant', reason }, by).events.length > 0;
 }
 
 /** Ends every live grant the tenant gave this client, in one command; returns their numbers. */
-export function revokeClientGrants(app: App, ownerId: number, clientId: string, by: Actor): number[] {
+export function revokeClientGrants(app: App, ownerId: number, clientId: string, by: CommandOptions): number[] {
   const { engine } = app;
   const live = oauthGrantsOf(engine.db, ownerId, clientId).filter((g) => g.revokedAt === null);
   engine.transact(by, () => {

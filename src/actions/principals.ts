@@ -1,8 +1,9 @@
 import type { App } from '../app.js';
+import type { CommandOptions } from '../engine/handle.js';
 import { principalDecider } from '../commands/principals.js';
-import { DomainError } from '../errors.js';
+import { DomainError, notFound } from '../errors.js';
 import type { KnownTools } from '../commands/tool-scope.js';
-import { agentStream, userStream, type AgentRegistered, type TokenScope } from '../events/principals.js';
+import { agentStream, userStream, type AgentRegistered, type Speaker, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
 import { getAgent, getAgentByName, getUser, getToken, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
 import { seedRootReputation } from './reputation.js';
@@ -12,17 +13,11 @@ import { newToken, tokenHash } from '../tokens.js';
  * What owners and agents become, shared by the CLI and the MCP tools: each function is one command
  * (one transaction) over the principal streams it touches. Tokens are returned once and never stored.
  */
-export interface Actor {
-  actor: string;
-  commandId?: string;
-  causationId?: string | null;
-}
-
 export function ownerOf(app: App): UserRow | null {
   return listUsers(app.engine.db)[0] ?? null;
 }
 
-export function createOwner(app: App, name: string, by: Actor): { userId: number; token: string } {
+export function createOwner(app: App, name: string, by: CommandOptions): { userId: number; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
     if (getUserByName(engine.db, name)) throw new DomainError('ErrPrincipalExists', `a user named ${name} already exists`);
@@ -55,7 +50,7 @@ export function checkAgentName(app: App, ownerId: number, name: string): void {
 }
 
 /** `knownTools` (the tool registry's names): given, the scope may name only agent-surface tools (commands/tool-scope.ts). */
-export function registerAgent(app: App, spec: AgentSpec, by: Actor, knownTools?: KnownTools): { agentId: number; name: string; token: string } {
+export function registerAgent(app: App, spec: AgentSpec, by: CommandOptions, knownTools?: KnownTools): { agentId: number; name: string; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
     checkAgentName(app, spec.ownerId, spec.name);
@@ -70,7 +65,7 @@ export function registerAgent(app: App, spec: AgentSpec, by: Actor, knownTools?:
 }
 
 /** Revokes every live token of the principal and issues a new one (returned once). */
-export function rotateToken(app: App, kind: 'user' | 'agent', id: number, by: Actor): string {
+export function rotateToken(app: App, kind: 'user' | 'agent', id: number, by: CommandOptions): string {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
     for (const t of tokensOf(engine.db, kind, id).filter((x) => !x.revokedAt)) revoke(app, kind, id, t.tokenId, 'rotated', by);
@@ -82,17 +77,17 @@ export function rotateToken(app: App, kind: 'user' | 'agent', id: number, by: Ac
 }
 
 /** Issues an additional token for the principal (returned once). */
-export function createToken(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], by: Actor): string {
+export function createToken(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], by: CommandOptions): string {
   const result = app.engine.transact(by, (uow) => issue(app, kind, id, label, scopes, kind === 'agent', uow.ids.next('token'), by));
   if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
   return result.value;
 }
 
-export function revokeToken(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: Actor): boolean {
+export function revokeToken(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: CommandOptions): boolean {
   return revoke(app, kind, id, tokenId, reason, by).events.length > 0;
 }
 
-function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: Actor) {
+function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: CommandOptions) {
   const stream = kind === 'user' ? userStream(id) : agentStream(id);
   return app.engine.transact(by, () => {
     const row = getToken(app.engine.db, tokenId);
@@ -101,7 +96,7 @@ function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, r
   });
 }
 
-function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], sealIt: boolean, tokenId: number, by: Actor): string {
+function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], sealIt: boolean, tokenId: number, by: CommandOptions): string {
   const token = newToken();
   const stream = kind === 'user' ? userStream(id) : agentStream(id);
   const data = { tokenId, tokenHash: tokenHash(token), label, scopes, sealed: sealIt ? seal(app.key, token) : null };
@@ -114,7 +109,20 @@ function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scop
  * what Colony runs for the coordinator and every agent of this owner without a command of its own. Only
  * the owner sets it, from the CLI — like every command line Colony runs on the host (README: Security model).
  */
-export function setAgentCommand(app: App, ownerId: number, command: string | null, by: Actor): string | null {
+export function setAgentCommand(app: App, ownerId: number, command: string | null, by: CommandOptions): string | null {
   app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetAgentCommand', command }, by);
   return getUser(app.engine.db, ownerId)?.agentCommand ?? null;
+}
+
+/** The speaker behind a principal key, for the CLI and tests. */
+export function speakerOf(app: App, key: string): Speaker {
+  const [kind, id] = [key.split('-')[0], Number(key.split('-')[1])];
+  if (kind === 'user') {
+    const user = getUser(app.engine.db, id);
+    if (user) return { key, name: user.name, tenant: user.userId };
+  } else {
+    const agent = getAgent(app.engine.db, id);
+    if (agent) return { key, name: agent.name, tenant: agent.ownerId };
+  }
+  throw notFound(`principal ${key}`);
 }

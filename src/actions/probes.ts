@@ -8,13 +8,13 @@ import { seal, unseal } from '../masterkey.js';
 import { getAgent, getAgentByName, type AgentRow } from '../projections/principals.js';
 import { activeProbeCount, activeProbesOf, getProbe, listProbes, sealedTokenOf, type ProbeRow } from '../projections/probes.js';
 import { tokenHash } from '../tokens.js';
-import type { Speaker } from './channels.js';
 import { who } from './goals.js';
-import type { Actor } from './principals.js';
-import { parseIsoTimestamp, pyRepr } from './probe-time.js';
+import { parseIsoTimestamp, pyRepr } from './probes/iso-time.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 export { validateMessage } from '../commands/probes.js';
-export { fireProbe, type TriggerOutcome } from './probe-trigger.js';
+export { fireProbe, type TriggerOutcome } from './probes/trigger.js';
 
 /**
  * Probe commands (xylocopa's probe_* tools, reference §1.5), each one transaction, scoped to the
@@ -38,7 +38,7 @@ export function probeUrl(app: App, probe: ProbeRow): string {
   return triggerUrl(unseal(app.key, sealedTokenOf(app.engine.db, probe.probeId)!));
 }
 
-export function createProbe(app: App, by: Speaker, input: { agentId: string; message: string; expiresInHours: number }, actor: Actor): CreatedProbe {
+export function createProbe(app: App, by: Speaker, input: { agentId: string; message: string; expiresInHours: number }, actor: CommandOptions): CreatedProbe {
   const ref = input.agentId.trim();
   if (ref === '') throw invalidInput('Error: agent_id is required.');
   if (!(input.expiresInHours > 0 && input.expiresInHours <= MAX_PROBE_HOURS)) throw invalidInput(`Error: expires_in_hours must be in (0, ${MAX_PROBE_HOURS}].`);
@@ -94,7 +94,7 @@ export function tenantProbes(app: App, tenant: number, f: { agentId: string; inc
  * probe. Unlike xylocopa, the new time may be at most 168 h ahead, as at creation — otherwise an update
  * would make a single-fire credential live forever (reference §1.9 item 4 calls the missing cap a gap).
  */
-export function updateProbe(app: App, by: Speaker, probeId: string, expiresAt: string, actor: Actor): ProbeUpdate {
+export function updateProbe(app: App, by: Speaker, probeId: string, expiresAt: string, actor: CommandOptions): ProbeUpdate {
   const result = app.engine.transact(actor, (uow) => {
     const probe = probeOf(app, by.tenant, probeId);
     if (probe.firedAt !== null) throw new DomainError('ErrProbeFired', `Probe ${probe.probeId} already fired — cannot update.`, { probe_id: probe.probeId });
@@ -111,7 +111,7 @@ export function updateProbe(app: App, by: Speaker, probeId: string, expiresAt: s
 }
 
 /** Expires every active probe of the agent (it was stopped, or its run failed), inside the caller's command. */
-export function expireAgentProbes(app: App, agentId: number, reason: ProbeExpiryReason, actor: Actor): number {
+export function expireAgentProbes(app: App, agentId: number, reason: ProbeExpiryReason, actor: CommandOptions): number {
   return app.engine.transact(actor, (uow) => {
     const probes = activeProbesOf(app.engine.db, agentId, uow.now);
     for (const p of probes) app.engine.handle(probeDecider, probeStream(p.n), { type: 'ExpireProbe', reason }, actor);

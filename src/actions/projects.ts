@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import type { App } from '../app.js';
 import { orNull, projectDecider, projectNameError } from '../commands/projects.js';
 import { DomainError } from '../errors.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { projectStream } from '../events/projects.js';
 import { getProject, getProjectByName, listProjects, type ProjectRow } from '../projections/projects.js';
-import type { Speaker } from './channels.js';
 import { isOwner, who } from './goals.js';
-import type { Actor } from './principals.js';
-import { FileJournal, scaffoldFiles, type ProjectRecord, type ScaffoldResult } from './project-files.js';
+import { FileJournal, scaffoldFiles, type ProjectRecord, type ScaffoldResult } from './projects/files.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Project commands (xylocopa's project_* tools, reference §1.5), scoped to the caller's tenant. Refusals
@@ -38,7 +38,7 @@ export function projectOf(app: App, tenant: number, name: string): ProjectRow {
   return project;
 }
 
-export function createProject(app: App, by: Speaker, input: NewProject, actor: Actor): CreatedProject {
+export function createProject(app: App, by: Speaker, input: NewProject, actor: CommandOptions): CreatedProject {
   const bad = projectNameError(input.name);
   if (bad !== null) throw new DomainError('ErrInvalidName', bad, { field: 'name' });
   const journal = new FileJournal();
@@ -138,7 +138,7 @@ export function regenerateClaudeMd(app: App, by: Speaker, name: string): { proje
 }
 
 /** archive_project (owner only): a soft delete; the files stay and the name stays taken. */
-export function archiveProject(app: App, by: Speaker, name: string, actor: Actor): { project: ProjectRow; archived: boolean } {
+export function archiveProject(app: App, by: Speaker, name: string, actor: CommandOptions): { project: ProjectRow; archived: boolean } {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner may archive a project');
   const result = app.engine.transact(actor, () => {
     const p = projectOf(app, by.tenant, name);

@@ -15,12 +15,14 @@ import { getAgent, sameLineage } from '../projections/principals.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
 import { rootTasksOfGoal } from '../projections/task-queries.js';
 import { getProposal, pendingTreeProposal, proposalByMessage, type ProposalRow } from '../projections/proposal-queries.js';
-import { sendSystemDirect, sendToChannel, toggleReaction, type Speaker } from './channels.js';
+import { sendToChannel, toggleReaction } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
-import { materializeAgent } from './spawning.js';
+import { materializeAgent } from './agents/spawning.js';
 import { commandVerifierOf, recipeProblem } from './verifiers.js';
-import { renderProposal } from './proposal-card.js';
-import type { Actor } from './principals.js';
+import { renderProposal } from './proposals/card.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * Task-tree proposals: posted to `#approvals` with the whole tree, decided once by the goal's owner
@@ -29,7 +31,7 @@ import type { Actor } from './principals.js';
  */
 export interface Proposed { proposalId: number; proposalMessageId: number; channelId: number; approved: boolean; taskIds: number[] }
 
-export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning: string, request: TreeRequest, actor: Actor): Proposed {
+export function proposeTaskTree(app: App, by: Speaker, goalId: number, reasoning: string, request: TreeRequest, actor: CommandOptions): Proposed {
   const result = app.engine.transact(actor, (uow) => {
     const db = app.engine.db;
     const goal = goalFor(app, by, goalId);
@@ -134,7 +136,7 @@ function budgetLeft(app: App, goal: GoalRow): { tokens: number | null; cents: nu
  * Decides a proposal. `by` must be the goal's owner (or `system` for auto mode). The decision reaction
  * is added to the proposal message unless the caller is reacting already (`fromReaction`).
  */
-export function decideProposal(app: App, by: Speaker, proposalId: number, decision: 'approve' | 'reject', reason: string, actor: Actor, auto = false, fromReaction = false): { proposal: ProposalRow; taskIds: number[] } {
+export function decideProposal(app: App, by: Speaker, proposalId: number, decision: 'approve' | 'reject', reason: string, actor: CommandOptions, auto = false, fromReaction = false): { proposal: ProposalRow; taskIds: number[] } {
   const result = app.engine.transact(actor, (uow) => {
     const proposal = getProposal(app.engine.db, proposalId);
     if (!proposal || (proposal.ownerId !== by.tenant)) throw new DomainError('ErrProposalNotFound', `proposal ${proposalId} not found`, { proposal_id: proposalId });
@@ -197,7 +199,7 @@ export function proposalDecidedBy(app: App, messageId: number, reaction: string)
  * The react tool's command: toggles the reaction and, when it is the owner's approve / reject on a
  * pending proposal, decides the proposal in the same transaction (a non-owner's decision is refused whole).
  */
-export function reactTo(app: App, by: Speaker, messageId: number, reaction: Parameters<typeof toggleReaction>[3], metadata: Record<string, unknown> | null, actor: Actor): { added: boolean; decided: Decided | null } {
+export function reactTo(app: App, by: Speaker, messageId: number, reaction: Parameters<typeof toggleReaction>[3], metadata: Record<string, unknown> | null, actor: CommandOptions): { added: boolean; decided: Decided | null } {
   const result = app.engine.transact(actor, () => {
     const proposal = proposalDecidedBy(app, messageId, reaction);
     const { added } = toggleReaction(app, by, messageId, reaction, metadata, actor);

@@ -5,8 +5,8 @@ import { agentStream } from '../events/principals.js';
 import type { TaskVerified } from '../events/tasks.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
 import { hasEvidence, meanScore, scoreOf, scoresOf, type Score } from '../projections/reputation.js';
-import { sendSystemDirect } from './channels.js';
-import type { Actor } from './principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * Reputation commands (DESIGN §3.8): seed rows, evidence from verdicts, the quarantine check that runs
@@ -46,7 +46,7 @@ export const BOOTSTRAP_SCORE = 0.5;
  * evidence in a domain is preceded by that domain's seed row (see seedScore), so a first small delta
  * never takes a fresh config from neutral to near zero.
  */
-export function recordEvidence(app: App, agent: AgentRow, domain: string, delta: number, ref: string, actor: Actor, configHash = agent.configHash): void {
+export function recordEvidence(app: App, agent: AgentRow, domain: string, delta: number, ref: string, actor: CommandOptions, configHash = agent.configHash): void {
   app.engine.transact(actor, () => {
     const stream = agentStream(agent.agentId);
     const settings = reputationSettings();
@@ -87,14 +87,14 @@ function seedScore(app: App, agent: AgentRow, domain: string, now: string, halfL
 export const SEED_FRACTION = 0.7;
 
 /** A root agent's seed row: 0.5 in `default`, so its first small delta does not drop it near 0. */
-export function seedRootReputation(app: App, agent: AgentRow, actor: Actor): void {
+export function seedRootReputation(app: App, agent: AgentRow, actor: CommandOptions): void {
   // Keyed by config hash: an earlier agent with the same config already started this record; a second seed would inflate it.
   if (hasEvidence(app.engine.db, agent.ownerId, agent.configHash, 'default')) return;
   recordEvidence(app, agent, 'default', BOOTSTRAP_SCORE, 'seed:bootstrap', actor);
 }
 
 /** Evidence from each verdict among `events` for the task's assignee (domain = billing code, else default). */
-export function recordVerdicts(app: App, events: readonly { type: string; data: unknown }[], actor: Actor): void {
+export function recordVerdicts(app: App, events: readonly { type: string; data: unknown }[], actor: CommandOptions): void {
   const { deltas } = reputationSettings();
   for (const e of events) {
     if (e.type !== 'TaskVerified') continue;
@@ -120,7 +120,7 @@ export function reputationOf(app: App, agent: AgentRow): Reputation {
 }
 
 /** The owner lifts a quarantine; reputation is unchanged. */
-export function unquarantineAgent(app: App, ownerId: number, agentId: number, by: string, actor: Actor): AgentRow {
+export function unquarantineAgent(app: App, ownerId: number, agentId: number, by: string, actor: CommandOptions): AgentRow {
   const agent = getAgent(app.engine.db, agentId);
   if (!agent || agent.ownerId !== ownerId) throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
   app.engine.handle(reputationDecider, agentStream(agentId), { type: 'Unquarantine', agentId, by }, actor);

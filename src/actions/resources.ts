@@ -6,10 +6,12 @@ import { RESOURCE_REQUEST_KIND, resourceRequestStream, type ResourceType } from 
 import type { ScopeType, SecretScope } from '../events/secrets.js';
 import { getResourceRequest, pendingRequestOf, pendingRequests, type ResourceRequestRow } from '../projections/resources.js';
 import { activeSecretsIn, type ScopeKey } from '../projections/secrets.js';
-import { sendSystemDirect, sendToChannel, type Speaker } from './channels.js';
+import { sendToChannel } from './channels.js';
 import { agentIdOf, isOwner, who } from './goals.js';
-import type { Actor } from './principals.js';
 import { taskFor } from './tasks.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * Resources (reference US6): an agent asks for a missing secret on a task (request_resource), sees
@@ -23,7 +25,7 @@ export interface Requested { requestId: number; messageId: number; existing: boo
  * Records the request and posts it to `#requests` as a structured message, in one command. Asking again
  * for the same name on the same task while the first request is pending returns that request.
  */
-export function requestResource(app: App, by: Speaker, input: NewRequest, actor: Actor): Requested {
+export function requestResource(app: App, by: Speaker, input: NewRequest, actor: CommandOptions): Requested {
   const agentId = agentIdOf(by);
   if (agentId === null) throw new DomainError('ErrForbidden', 'only agents request resources; the owner sets them with `colony secrets set`');
   if (input.taskId === undefined) {
@@ -59,7 +61,7 @@ const covers = (scope: SecretScope, r: { requesterAgentId: number; taskId: numbe
   scope.type === 'user' || (scope.type === 'agent' && scope.id === r.requesterAgentId) || (scope.type === 'task' && scope.id === r.taskId);
 
 /** Inside `secrets set`: marks the pending requests the new secret answers fulfilled and DMs each requester. */
-export function fulfilRequests(app: App, by: Speaker, secret: { secretId: number; name: string; scope: SecretScope }, actor: Actor): number[] {
+export function fulfilRequests(app: App, by: Speaker, secret: { secretId: number; name: string; scope: SecretScope }, actor: CommandOptions): number[] {
   const answered = pendingRequests(app.engine.db, by.tenant, secret.name).filter((r) => covers(secret.scope, r));
   for (const r of answered) {
     app.engine.handle(resourceDecider, resourceRequestStream(r.requestId), { type: 'FulfilRequest', secretId: secret.secretId, scope: secret.scope.label, by: who(by) }, actor);
@@ -72,7 +74,7 @@ export function fulfilRequests(app: App, by: Speaker, secret: { secretId: number
 }
 
 /** The owner declines a pending request with a reason: ResourceRequestRejected and a DM to the requester, in one command. */
-export function rejectRequest(app: App, by: Speaker, requestId: number, reason: string, actor: Actor): ResourceRequestRow {
+export function rejectRequest(app: App, by: Speaker, requestId: number, reason: string, actor: CommandOptions): ResourceRequestRow {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner rejects resource requests');
   app.engine.transact(actor, () => {
     const r = requestOf(app, by, requestId);

@@ -10,12 +10,12 @@ import { getTask, rootTasksOfGoal } from '../projections/task-queries.js';
 import { getAgent } from '../projections/principals.js';
 import { getRun, queuedRunFor, type RunRow } from '../projections/run-queries.js';
 import { applySpend, applyTaskSpend } from './budget.js';
-import { gateRefusal, noBackend, queueReason } from './run-gates.js';
-import { sendSystemDirect } from './channels.js';
+import { gateRefusal, noBackend, queueReason } from './runs/gates.js';
 import { expireAgentProbes } from './probes.js';
-import type { Actor } from './principals.js';
-import { runtimeSettings } from './runtime-settings.js';
-import { wakePrompt } from './run-prompt.js';
+import { runtimeSettings } from './runs/settings.js';
+import { wakePrompt } from './runs/prompt.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * Runs as commands (DESIGN §3.14). A wake-up becomes a run in one transaction: merged into the queued
@@ -38,9 +38,9 @@ export interface WakeRequest {
 }
 export type WakeOutcome = { kind: 'queued' | 'merged' | 'refused'; run: RunRow };
 
-const SYSTEM: Actor = { actor: 'system' };
+const SYSTEM: CommandOptions = { actor: 'system' };
 
-export function requestRun(app: App, req: WakeRequest, actor: Actor = SYSTEM): WakeOutcome {
+export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = SYSTEM): WakeOutcome {
   const db = app.engine.db;
   const r = app.engine.transact(actor, (uow) => {
     const agent = getAgent(db, req.agentId);
@@ -79,7 +79,7 @@ export function requestRun(app: App, req: WakeRequest, actor: Actor = SYSTEM): W
  * Starts a queued run if its agent is free and out of cooldown; refuses it if a gate now says no.
  * Returns the run when it started, null when it still waits (or is no longer queued).
  */
-export function startQueuedRun(app: App, runId: number, actor: Actor = SYSTEM): RunRow | null {
+export function startQueuedRun(app: App, runId: number, actor: CommandOptions = SYSTEM): RunRow | null {
   const started = app.engine.transact(actor, (uow) => {
     const run = getRun(app.engine.db, runId);
     if (!run || run.status !== 'queued') return false;
@@ -95,7 +95,7 @@ export function startQueuedRun(app: App, runId: number, actor: Actor = SYSTEM): 
 }
 
 /** The gates again (the world may have changed while the run waited), then RunStarted and the task's claimed → in_progress. */
-function start(app: App, run: RunRow, actor: Actor): boolean {
+function start(app: App, run: RunRow, actor: CommandOptions): boolean {
   const db = app.engine.db;
   const agent = getAgent(db, run.agentId)!;
   const task = run.taskId ? getTask(db, run.taskId) : null;
@@ -126,7 +126,7 @@ export type RunOutcome = Omit<RunFinished['data'], 'runId' | 'agentId'> & { agen
  * as spend on its task (or, for a coordinator's run without one, on the goal's root task) — which may
  * cross the budget and pause the goal in this transaction — and a DM to the owner when it failed.
  */
-export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: Actor = SYSTEM): RunRow {
+export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: CommandOptions = SYSTEM): RunRow {
   const db = app.engine.db;
   app.engine.transact(actor, () => {
     const run = getRun(db, runId);
@@ -156,7 +156,7 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: A
 }
 
 /** A run that could not run to its end (the process did not start, Colony restarted under it). */
-export function failRun(app: App, runId: number, reason: string, actor: Actor = SYSTEM): RunRow {
+export function failRun(app: App, runId: number, reason: string, actor: CommandOptions = SYSTEM): RunRow {
   const db = app.engine.db;
   app.engine.transact(actor, () => {
     const run = getRun(db, runId);
@@ -176,12 +176,12 @@ export function failRun(app: App, runId: number, reason: string, actor: Actor = 
  * a cancel recorded by any process reaches it. No DM and no probe expiry: the agent did nothing wrong.
  * Returns false when the run had already ended (nothing to cancel).
  */
-export function cancelRun(app: App, runId: number, by: string, actor: Actor): boolean {
+export function cancelRun(app: App, runId: number, by: string, actor: CommandOptions): boolean {
   const r = app.engine.transact(actor, () => app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason: `cancelled by ${by}`, cancelledBy: by }, actor));
   return r.events.length > 0;
 }
 
-export function recordSessionMessage(app: App, runId: number, role: SessionRole, content: string, actor: Actor = SYSTEM): void {
+export function recordSessionMessage(app: App, runId: number, role: SessionRole, content: string, actor: CommandOptions = SYSTEM): void {
   app.engine.handle(runDecider, runStream(runId), { type: 'RecordSessionMessage', role, content }, actor);
 }
 
@@ -192,6 +192,6 @@ function rootTaskOf(app: App, goalId: number): number | null {
 const agentName = (app: App, run: RunRow): string => getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;
 const tailOf = (output: string): string => (output.trim() ? `\nOutput (end):\n${output.trim().slice(-500)}` : '');
 
-function tellOwner(app: App, run: RunRow, body: string, actor: Actor): void {
+function tellOwner(app: App, run: RunRow, body: string, actor: CommandOptions): void {
   sendSystemDirect(app, run.ownerId, `user-${run.ownerId}`, body, { event: 'RunFailed', run_id: run.runId, agent_id: run.agentId }, actor);
 }

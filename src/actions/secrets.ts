@@ -7,16 +7,16 @@ import { getGoal } from '../projections/goal-queries.js';
 import { getTask, ownerOfTask } from '../projections/task-queries.js';
 import { getAgent, getAgentByName, getUser, getUserByName } from '../projections/principals.js';
 import { activeSecret, getSecret, type SecretInfo } from '../projections/secrets.js';
-import type { Speaker } from './channels.js';
 import { isOwner, who } from './goals.js';
-import type { Actor } from './principals.js';
 import { fulfilRequests } from './resources.js';
-import { warnTasksOfRevokedSecret } from './secret-warnings.js';
+import { warnTasksOfRevokedSecret } from './secrets/warnings.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Secret commands (DESIGN §3.11) shared by the CLI, the owner's MCP tool and REST: each is one
  * transaction. Only the owner sets and revokes; the value is sealed before it reaches the decider and
- * never leaves this module in plaintext (the env-map builder, in secret-env.ts, is the only opener).
+ * never leaves this module in plaintext (the env-map builder, in actions/secrets/env.ts, is the only opener).
  */
 export interface SetResult { secretId: number; name: string; scope: SecretScope; replaced: number | null; fulfilled: number[] }
 
@@ -67,7 +67,7 @@ function mustBeOwner(by: Speaker, what: string): void {
  * `secrets set`: seals the value, replaces the active secret of that (scope, name) — history is kept —
  * and fulfils the pending requests it answers (each requester gets a DM), all in one command.
  */
-export function setSecret(app: App, by: Speaker, input: { name: string; value: string; scope: string }, actor: Actor): SetResult {
+export function setSecret(app: App, by: Speaker, input: { name: string; value: string; scope: string }, actor: CommandOptions): SetResult {
   mustBeOwner(by, 'sets');
   const name = secretName(input.name);
   if (Buffer.byteLength(input.value, 'utf8') > MAX_SECRET_BYTES) throw invalidInput(`a secret value may hold at most ${MAX_SECRET_BYTES} bytes`, { field: 'value' });
@@ -94,7 +94,7 @@ export type RevokeTarget = { secretId: number } | { name: string; scope: string 
  * `secrets revoke` / revoke_secret: by id, or the active secret of a (scope, name). Every unfinished task
  * it reached gets a warning in its goal channel, in the same command (US6-AS5).
  */
-export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor: Actor): SecretInfo {
+export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor: CommandOptions): SecretInfo {
   mustBeOwner(by, 'revokes');
   const result = app.engine.transact(actor, () => {
     const db = app.engine.db;

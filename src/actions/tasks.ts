@@ -7,11 +7,13 @@ import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { expiredLeases, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { getAgent, sameLineage } from '../projections/principals.js';
 import { runningRunOf } from '../projections/run-queries.js';
-import { resolveChannel, sendSystemDirect, type Speaker } from './channels.js';
+import { resolveChannel } from './channels.js';
 import { applySpend, applyTaskSpend, budgetError, budgetRefusal, freshClaim, pauseForBudget } from './budget.js';
 import { recordVerdicts } from './reputation.js';
 import { agentIdOf, isOwner, who } from './goals.js';
-import type { Actor } from './principals.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { sendSystemDirect } from './notifications.js';
 
 /**
  * The task lifecycle as commands (DESIGN §3.5, §3.6, §3.13; budgets in budget.ts). Every function is one
@@ -43,7 +45,7 @@ export interface Claimed { taskId: number; status: string; claimedAt: string; le
  * before it starts: a claim whose reservation would take the goal past its budget is refused with
  * ErrGoalBudgetExceeded, and that refusal pauses the goal — committed, although the claim is not.
  */
-export function claimTask(app: App, by: Speaker, taskId: number, actor: Actor, leaseMs = DEFAULT_LEASE_MS): Claimed {
+export function claimTask(app: App, by: Speaker, taskId: number, actor: CommandOptions, leaseMs = DEFAULT_LEASE_MS): Claimed {
   const agent = agentOf(app, by, 'claim tasks');
   const result = app.engine.transact(actor, (uow) => {
     const { task, goal } = taskFor(app, by, taskId);
@@ -74,7 +76,7 @@ function replayedClaim(app: App, taskId: number, events: readonly { type: string
   return { taskId, status: 'claimed', claimedAt: e.recordedAt, leaseExpiresAt: d.leaseExpiresAt, renewed: d.renewed };
 }
 
-export function startTask(app: App, by: Speaker, taskId: number, actor: Actor): TaskRow {
+export function startTask(app: App, by: Speaker, taskId: number, actor: CommandOptions): TaskRow {
   const agent = agentOf(app, by, 'start tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
@@ -84,7 +86,7 @@ export function startTask(app: App, by: Speaker, taskId: number, actor: Actor): 
 }
 
 /** complete_task: the assignee hands in its work; an auto verifier decides in the same command. */
-export function completeTask(app: App, by: Speaker, taskId: number, summary: string, artifactMessageIds: number[], actor: Actor): TaskRow {
+export function completeTask(app: App, by: Speaker, taskId: number, summary: string, artifactMessageIds: number[], actor: CommandOptions): TaskRow {
   const agent = agentOf(app, by, 'complete tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
@@ -99,7 +101,7 @@ export function completeTask(app: App, by: Speaker, taskId: number, summary: str
   return getTask(app.engine.db, taskId)!;
 }
 
-export function releaseTask(app: App, by: Speaker, taskId: number, reason: string, actor: Actor): TaskRow {
+export function releaseTask(app: App, by: Speaker, taskId: number, reason: string, actor: CommandOptions): TaskRow {
   const agent = agentOf(app, by, 'release tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
@@ -108,7 +110,7 @@ export function releaseTask(app: App, by: Speaker, taskId: number, reason: strin
   return getTask(app.engine.db, taskId)!;
 }
 
-export function cancelTask(app: App, by: Speaker, taskId: number, reason: string, actor: Actor): TaskRow {
+export function cancelTask(app: App, by: Speaker, taskId: number, reason: string, actor: CommandOptions): TaskRow {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner cancels tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
@@ -121,7 +123,7 @@ export function cancelTask(app: App, by: Speaker, taskId: number, reason: string
  * A verdict — from the configured peer (verify_task), the command runner or the auto verifier. A
  * rejection DMs the goal's coordinator (a project task's owner) the task, the verdict and the reason (FR-036), in the same command.
  */
-export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: Actor): TaskRow {
+export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: CommandOptions): TaskRow {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
     if (as.kind === 'peer' && task.assigneeAgentId !== null) checkIndependent(app, task, task.assigneeAgentId, 'verify');
@@ -146,7 +148,7 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
  * budgeted task's one 80 % alert, the goal's too and its pause at 100 % with a DM to the owner — so no reader ever sees spend at or
  * over the budget while the goal still runs.
  */
-export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: Actor, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
+export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: CommandOptions, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
     checkReporter(by, task, goal);

@@ -3,11 +3,11 @@ import { checkRecipe, recipeDecider } from '../commands/verifiers.js';
 import { DomainError } from '../errors.js';
 import type { VerifierConfig } from '../events/tasks.js';
 import { DEFAULT_RECIPE_TIMEOUT_SEC, verifierStream } from '../events/verifiers.js';
-import { pathPolicyFor } from '../mcp/paths.js';
+import { pathPolicyFor } from './projects/paths.js';
 import { activeRecipe, getRecipe, type RecipeRow } from '../projections/verifiers.js';
-import type { Speaker } from './channels.js';
 import { isOwner, who } from './goals.js';
-import type { Actor } from './principals.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Verifier recipes (DESIGN §8): the owner's command lines, the only ones a command verifier runs.
@@ -15,7 +15,7 @@ import type { Actor } from './principals.js';
  */
 export interface NewRecipe { name: string; command: string; cwd: string | null; timeoutSec: number | null; secrets: string[] }
 
-export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Actor): RecipeRow {
+export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: CommandOptions): RecipeRow {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner registers verifier recipes: they are what runs on the host');
   const timeoutSec = input.timeoutSec ?? DEFAULT_RECIPE_TIMEOUT_SEC;
   const secrets = [...new Set(input.secrets)].sort();
@@ -35,7 +35,7 @@ export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Actor)
   return getRecipe(app.engine.db, id)!;
 }
 
-export function removeRecipe(app: App, by: Speaker, name: string, actor: Actor): RecipeRow {
+export function removeRecipe(app: App, by: Speaker, name: string, actor: CommandOptions): RecipeRow {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner removes verifier recipes');
   const result = app.engine.transact(actor, () => {
     const recipe = recipeNamed(app, by.tenant, name);

@@ -3,19 +3,20 @@ import type { App } from '../app.js';
 import { webappDecider } from '../commands/webapps.js';
 import { DomainError, invalidInput } from '../errors.js';
 import type { MessagePosted } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { appPath, webappStream, type WebappEvent, type WebappKind } from '../events/webapps.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getAgent, getUser, type AgentRow } from '../projections/principals.js';
 import { getProject, getProjectByName, type ProjectRow } from '../projections/projects.js';
 import { runningRunOf, runtimeOf } from '../projections/run-queries.js';
 import { getWebapp, listWebapps, livePortAppsOf, webappByKey, type WebappRow } from '../projections/webapps.js';
-import { sendDirect, sendToChannel, speakerOf } from './channels.js';
-import type { Speaker } from './channels.js';
+import { sendDirect, sendToChannel } from './channels.js';
 import { agentIdOf } from './goals.js';
-import type { Actor } from './principals.js';
 import { agentOf } from './probes.js';
-import { checkTarget, detectKind } from './webapp-targets.js';
+import { checkTarget, detectKind } from './webapps/targets.js';
+import { type Speaker } from '../events/principals.js';
+import { type CommandOptions } from '../engine/handle.js';
+import { speakerOf } from './principals.js';
 
 /**
  * Web app commands (xylocopa's webapp_present / webapp_list, reference §1.5), scoped to the caller's
@@ -26,7 +27,7 @@ import { checkTarget, detectKind } from './webapp-targets.js';
 export interface PresentInput { target: string; title: string; description: string; kind: string; agentId: string }
 export interface Presented { app: WebappRow; outcome: 'presented' | 'represented'; messageId: number; channelId: number }
 
-export function presentWebapp(app: App, by: Speaker, input: PresentInput, actor: Actor): Presented {
+export function presentWebapp(app: App, by: Speaker, input: PresentInput, actor: CommandOptions): Presented {
   const raw = input.target.trim();
   if (raw === '') throw invalidInput('Error: target is required.', { field: 'target' });
   const kind = detectKind(raw, input.kind);
@@ -107,7 +108,7 @@ export const cardLabel = (w: { kind: WebappKind; target: string; title: string }
   w.title || (w.kind === 'port' ? `localhost:${w.target}` : w.target);
 
 /** The card, posted by the presenting agent: to the channel of the goal its current run works on, else to its owner. */
-function postCard(app: App, agent: AgentRow, c: Card, actor: Actor): { messageId: number; channelId: number } {
+function postCard(app: App, agent: AgentRow, c: Card, actor: CommandOptions): { messageId: number; channelId: number } {
   const speaker = speakerOf(app, `agent-${agent.agentId}`);
   const webapp = { app_id: c.appId, kind: c.kind, target: c.target, project: c.project, title: c.title, description: c.description, url: webappUrl(c) };
   const message = { body: `🖥️ Web app: ${cardLabel(c)}`, subject: null, priority: 5, metadata: { kind: 'webapp', webapp }, replyTo: null };
@@ -136,7 +137,7 @@ export function tenantWebapps(app: App, by: Speaker, name: string): { project: s
 }
 
 /** Retires the live port apps the agent presented last (it was stopped), inside the caller's command. */
-export function retireAgentWebapps(app: App, agentId: number, actor: Actor): number {
+export function retireAgentWebapps(app: App, agentId: number, actor: CommandOptions): number {
   return app.engine.transact(actor, () => {
     const apps = livePortAppsOf(app.engine.db, agentId);
     for (const w of apps) app.engine.handle(webappDecider, webappStream(w.n), { type: 'RetireWebapp', reason: 'agent_stopped' }, actor);

@@ -7,7 +7,7 @@ import { addSandboxOptions, parseSandbox, type SandboxOptions } from './agent-sa
 import { action, CliError, printJson } from './shared.js';
 
 // What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
-const agentRuntime = () => import('../actions/agent-runtime.js');
+const agentRuntime = () => import('../actions/runs/agent-controls.js');
 const runQueries = () => import('../projections/run-queries.js');
 
 /**
@@ -65,7 +65,7 @@ export function registerAgentRuntime(agents: Command): void {
       const confinement = parseSandbox(opts);
       return withAgent(cmd, name, async (app, owner, agent) => {
         const [{ configureRuntime, configureSandbox, setAgentProject }, { runtimeSettings }, { runtimeOf }, { getProject, getProjectByName }, { effectiveSandbox }] = await Promise.all([
-          agentRuntime(), import('../actions/runtime-settings.js'), runQueries(), import('../projections/projects.js'), import('../runtime/confine.js'),
+          agentRuntime(), import('../actions/runs/settings.js'), runQueries(), import('../projections/projects.js'), import('../runtime/confine.js'),
         ]);
         const by = { actor: `user:${owner.name}` };
         if (opts.project !== undefined && opts.project !== 'none' && !getProjectByName(app.engine.db, owner.userId, opts.project)) {

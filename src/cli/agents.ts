@@ -22,7 +22,7 @@ async function checkedTools(toolScope: readonly string[]) {
   return known;
 }
 
-/** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: agent-runtime.ts). */
+/** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: actions/runs/agent-controls.ts). */
 export function registerAgents(program: Command): Command {
   const agents = program.command('agents').description('agents owned by the owner');
   agents

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
-import type { Database } from '../db.js';
-import type { StoredEvent } from '../events/event.js';
-import type { readAll } from '../events/store.js';
+import type { Database } from '../engine/db.js';
+import type { StoredEvent } from '../engine/event.js';
+import type { readAll } from '../engine/store.js';
 import { action, globals, openExistingStore } from './shared.js';
 
 /**
@@ -21,7 +21,7 @@ export function registerEvents(program: Command): void {
     .option('--interval <ms>', 'poll interval for --follow', '250')
     .action(
       action(async (opts: { limit: string; after?: string; follow?: boolean; json?: boolean; interval: string }, cmd: Command) => {
-        const { readAll, readHead } = await import('../events/store.js');
+        const { readAll, readHead } = await import('../engine/store.js');
         const db = await openExistingStore(globals(cmd).dataDir);
         const limit = parsePositiveInt('--limit', opts.limit, 20);
         const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));

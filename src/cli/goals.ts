@@ -73,15 +73,15 @@ export function registerGoals(program: Command): void {
       if ((opts.at === undefined) === (opts.position === undefined)) throw new CliError('give exactly one of --at ISO or --position N');
       const at = opts.at === undefined ? null : Date.parse(opts.at);
       if (at !== null && Number.isNaN(at)) throw new CliError(`--at must be an ISO-8601 time, not "${opts.at}"`);
-      const [{ readHead }, { goalSnapshot }, { positionAt, replayTo }] = await Promise.all([
-        import('../events/store.js'), import('../projections/goal-snapshot.js'), import('../projections/replay.js'),
+      const [{ readHead }, { goalSnapshot }, { positionAt, replayTo }, { productProjections }] = await Promise.all([
+        import('../engine/store.js'), import('../projections/goal-snapshot.js'), import('../engine/replay.js'), import('../app.js'),
       ]);
       const source = await openExistingStore(globals(cmd).dataDir);
       try {
         const head = readHead(source).position;
         const position = at !== null ? positionAt(source, new Date(at).toISOString()) : positiveInt(opts.position!, '--position', true);
         if (position > head) throw new CliError(`--position ${position} is past the head of the log (${head})`);
-        const mem = replayTo(source, position);
+        const mem = replayTo(source, position, productProjections);
         try {
           const snapshot = goalSnapshot(mem.db, goalId);
           if (!snapshot) throw new CliError(`goal ${goalId} does not exist at position ${position}`);

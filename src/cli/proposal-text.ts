@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { proposalCommands, treeOutline } from '../actions/proposal-card.js';
+import { proposalCommands, treeOutline } from '../actions/proposals/card.js';
 import type { AgentSpec, TreeNode } from '../events/proposals.js';
 import { getGoal } from '../projections/goal-queries.js';
 import type { ProposalRow } from '../projections/proposal-queries.js';

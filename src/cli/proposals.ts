@@ -7,7 +7,7 @@ import { oneLine } from './terminal.js';
 /**
  * `colony proposals list|show` and `colony approve|reject`: the owner's view of task-tree and agent
  * proposals, with every command line approving one lets run on the host — the same list the console,
- * the `#approvals` card and the approve reaction show (actions/proposal-card.ts).
+ * the `#approvals` card and the approve reaction show (actions/proposals/card.ts).
  */
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
 type Status = (typeof STATUSES)[number];
@@ -24,7 +24,7 @@ export function registerProposals(program: Command): void {
     .action(action((opts: { status: string; json?: boolean }, cmd: Command) => {
       if (!STATUSES.includes(opts.status as Status)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}, not "${opts.status}"`);
       return withOwner(cmd, async (app, owner) => {
-        const [{ proposalsOf }, { proposalView }] = await Promise.all([import('../projections/proposal-queries.js'), import('../actions/proposal-card.js')]);
+        const [{ proposalsOf }, { proposalView }] = await Promise.all([import('../projections/proposal-queries.js'), import('../actions/proposals/card.js')]);
         const views = proposalsOf(app.engine.db, owner.userId, opts.status as Status, MAX_LISTED).map((p) => proposalView(app.engine.db, p));
         if (opts.json) return printJson(views);
         if (views.length === 0) return void process.stdout.write(`No ${opts.status} proposals\n`);
@@ -43,7 +43,7 @@ export function registerProposals(program: Command): void {
       const proposalId = positiveInt(id, 'proposal id');
       return withOwner(cmd, async (app, owner) => {
         const [{ getProposal }, { proposalView }, { proposalLines }] = await Promise.all([
-          import('../projections/proposal-queries.js'), import('../actions/proposal-card.js'), import('./proposal-text.js'),
+          import('../projections/proposal-queries.js'), import('../actions/proposals/card.js'), import('./proposal-text.js'),
         ]);
         const p = getProposal(app.engine.db, proposalId);
         // Another tenant's proposal is "not found", as everywhere else: no hint that it exists.
@@ -59,7 +59,7 @@ export function registerProposals(program: Command): void {
       const proposalId = positiveInt(id, 'proposal id');
       if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
       return withOwner(cmd, async (app, owner) => {
-        const [{ decideProposal }, { decisionView }] = await Promise.all([import('../actions/proposals.js'), import('../actions/proposal-card.js')]);
+        const [{ decideProposal }, { decisionView }] = await Promise.all([import('../actions/proposals.js'), import('../actions/proposals/card.js')]);
         const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
         const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', { actor: `user:${owner.name}` });
         const view = decisionView(app.engine.db, r.proposal, r.taskIds);

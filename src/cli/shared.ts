@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
-import type { Database, Durability } from '../db.js';
+import type { Database, Durability } from '../engine/db.js';
 import { DomainError } from '../errors.js';
 import { NAME_PATTERN } from '../commands/principals.js';
 import { oneLine } from './terminal.js';
@@ -85,7 +85,7 @@ export const formatRate = (n: number): string => Math.round(n).toLocaleString('e
  */
 export async function openExistingStore(dataDir: string): Promise<Database> {
   requireInitialized(dataDir);
-  const { openDatabase, userVersion } = await import('../db.js');
+  const { openDatabase, userVersion } = await import('../engine/db.js');
   const db = openDatabase(databaseFile(dataDir));
   if (userVersion(db) < 1) {
     db.close();

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { SignedCheckpoint } from '../evidence/checkpoint.js';
-import type { ChainHead } from '../events/store.js';
-import type { VerifyResult } from '../events/verify.js';
-import { lastVerifyFile, readChainAnchor, recordVerification } from '../last-verify.js';
+import type { ChainHead } from '../engine/store.js';
+import type { VerifyResult } from '../engine/verify.js';
+import { lastVerifyFile, readChainAnchor, recordVerification } from '../engine/last-verify.js';
 import { action, CliError, globals, openExistingStore, printJson, progressBar } from './shared.js';
 import { oneLine } from './terminal.js';
 
@@ -20,7 +20,7 @@ export function registerVerify(program: Command): void {
         const { dataDir } = globals(cmd);
         const expectHead = opts.expectHead === undefined ? startAnchor(dataDir) : parseHead(opts.expectHead);
         if (opts.since !== undefined) return verifySinceCommand(dataDir, opts.since, expectHead, opts.json === true);
-        const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([import('../events/verify.js'), import('../events/anchor.js')]);
+        const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([import('../engine/verify.js'), import('../engine/anchor.js')]);
         const db = await openExistingStore(dataDir);
         const bar = opts.json ? progressBar('') : progressBar('verifying');
         try {

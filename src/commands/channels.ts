@@ -2,7 +2,8 @@ import { DomainError, invalidInput } from '../errors.js';
 import {
   CHANNEL_NAME, REACTIONS, type ChannelCreated, type ChannelEvent, type HeldReaction, type MessageKind, type Reaction,
 } from '../events/channels.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type Speaker } from '../events/principals.js';
 
 /**
  * The channel decider (`channel-<id>` streams): creation, posting, reactions, read markers.
@@ -14,13 +15,6 @@ import type { Decider } from './decider.js';
  * one message — the channel it is in, the reactions it carries — is looked up by the caller in the
  * projections, inside the command's own transaction, and passed in with the command.
  */
-export interface Speaker {
-  /** Principal key (`user-1`, `agent-3`) or `system`. */
-  key: string;
-  name: string;
-  /** The owner id of the speaker's tenant. */
-  tenant: number;
-}
 
 export type CreateChannel = { type: 'CreateChannel'; channel: ChannelCreated['data'] };
 export type PostMessage = {

@@ -3,7 +3,7 @@ import type {
   ApprovalMode, BudgetDimension, Budgets, ClosingStatus, GoalCreated, GoalEvent, GoalStatus,
 } from '../events/goals.js';
 import type { Notice } from '../events/notices.js';
-import type { Decider, DecideContext } from './decider.js';
+import type { Decider, DecideContext } from '../engine/decider.js';
 
 /**
  * The goal decider. Transitions follow SynapBus's implementation (DESIGN §3.4):

@@ -3,7 +3,7 @@ import { DomainError, invalidInput } from '../errors.js';
 import {
   OAUTH_SCOPES, USER_CODE, type OAuthClientRegistered, type OAuthEvent, type OAuthPrincipal, type OAuthRevokeReason, type OAuthScope, type OAuthTokenPair,
 } from '../events/oauth.js';
-import type { DecideContext, Decider } from './decider.js';
+import type { DecideContext, Decider } from '../engine/decider.js';
 
 /**
  * The OAuth decider, for its three stream kinds (events/oauth.ts). The rules that make a grant safe live

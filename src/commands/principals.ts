@@ -1,7 +1,7 @@
 import { DomainError, invalidInput } from '../errors.js';
 import type { AgentConfigUpdated, AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 import { checkToolScope, type KnownTools } from './tool-scope.js';
 
 /**

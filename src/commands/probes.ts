@@ -2,8 +2,8 @@ import { DomainError, invalidInput } from '../errors.js';
 import {
   ENVELOPE_FOOTER, ENVELOPE_PREFIX, MAX_PROBE_MESSAGE, PROBE_ID, type ProbeBurnReason, type ProbeCreated, type ProbeEvent, type ProbeExpiryReason,
 } from '../events/probes.js';
-import type { By } from '../events/tasks.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The probe decider (`probe-<n>` streams): created once, then fired, burned or expired at most once —

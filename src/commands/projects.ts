@@ -1,8 +1,8 @@
 import { isAbsolute } from 'node:path';
 import { DomainError, invalidInput } from '../errors.js';
 import { MAX_PROJECT_NAME, PROJECT_NAME, type ProjectCreated, type ProjectEvent } from '../events/projects.js';
-import type { By } from '../events/tasks.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The project decider (`project-<n>` streams): created once, then archived and re-activated any number

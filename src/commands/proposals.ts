@@ -1,8 +1,8 @@
 import { DomainError } from '../errors.js';
 import type { GoalStatus } from '../events/goals.js';
 import type { AgentProposed, ProposalEvent, TaskTreeProposed } from '../events/proposals.js';
-import type { By } from '../events/tasks.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The proposal decider: a proposal is decided once — approved or rejected — and never reopened. A spawn

@@ -1,7 +1,7 @@
 import { DomainError } from '../errors.js';
 import type { PrincipalEvent } from '../events/principals.js';
 import type { EvidenceRecorded, ReputationEvent } from '../events/reputation.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 
 /**
  * The reputation decider on an agent's stream: evidence is always recorded (it is a fact); quarantine

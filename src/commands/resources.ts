@@ -1,8 +1,8 @@
 import { DomainError, invalidInput } from '../errors.js';
 import { RESOURCE_TYPES, type RequestStatus, type ResourceEvent, type ResourceRequested } from '../events/resources.js';
-import type { By } from '../events/tasks.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 import { secretName } from './secrets.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The resource-request decider (`resource-request-<id>` streams): recorded pending, then fulfilled once by

@@ -4,7 +4,7 @@ import {
   type SessionRole, type Wake,
 } from '../events/runs.js';
 import type { SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 
 /**
  * A run's life on its `run-<id>` stream: queued (or refused), started once, then timed out and/or

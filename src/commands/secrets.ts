@@ -1,7 +1,7 @@
 import { DomainError, invalidInput } from '../errors.js';
 import { MAX_SECRET_NAME, SECRET_NAME, type SecretEvent, type SecretScope, type SecretSet, type SecretUsed } from '../events/secrets.js';
-import type { By } from '../events/tasks.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The secret decider (`secret-<id>` streams, DESIGN §3.11): set once, revoked at most once (by the owner

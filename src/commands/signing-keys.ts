@@ -1,6 +1,6 @@
 import { DomainError, invalidInput } from '../errors.js';
 import type { SigningKeyEvent } from '../events/signing-keys.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 
 /**
  * Which key signs the log's checkpoints. The first key is adopted once; after that the only way to a new

@@ -1,11 +1,10 @@
 import type { BudgetDimension } from '../events/goals.js';
 import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { DomainError } from '../errors.js';
-import {
-  type Amount, type By, type TaskChanges, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig,
-} from '../events/tasks.js';
-import type { Decider, DecideContext } from './decider.js';
+import { type Amount, type TaskChanges, type TaskCreated, type TaskEvent, type TaskStatus, type VerifierConfig } from '../events/tasks.js';
+import type { Decider, DecideContext } from '../engine/decider.js';
 import { budgetAlerts, claim, dispatch, expired, expiry, holding, illegalTask, mustHold, note, transition, verdict } from './task-steps.js';
+import { type By, type AgentRef } from '../events/principals.js';
 
 export { illegalTask };
 
@@ -18,7 +17,6 @@ export { illegalTask };
  *   claimed | in_progress → approved (release, lease expiry) | timeout (the assignee's run timed out)
  *   failed | timeout → approved (dispatch: a retry);  anything but done and cancelled → cancelled
  */
-export interface AgentRef { agentId: number; name: string }
 
 export type CreateTask = { type: 'CreateTask'; task: Omit<TaskCreated['data'], 'notice'> };
 export type ClaimTask = {

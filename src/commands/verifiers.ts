@@ -2,9 +2,9 @@ import { DomainError, invalidInput } from '../errors.js';
 import {
   MAX_RECIPE_COMMAND, MAX_RECIPE_TIMEOUT_SEC, RECIPE_NAME, type VerifierRecipeAdded, type VerifierRecipeEvent,
 } from '../events/verifiers.js';
-import type { By } from '../events/tasks.js';
 import { secretName } from './secrets.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
+import { type By } from '../events/principals.js';
 
 /**
  * The verifier recipe decider (`verifier-<n>` streams): added once, removed once. Whether the name is

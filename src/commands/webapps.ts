@@ -2,7 +2,7 @@ import { DomainError, invalidInput } from '../errors.js';
 import {
   MAX_APP_PORT, MIN_APP_PORT, WEBAPP_ID, WEBAPP_KINDS, type WebappEvent, type WebappKind, type WebappPresented, type WebappRetireReason,
 } from '../events/webapps.js';
-import type { Decider } from './decider.js';
+import type { Decider } from '../engine/decider.js';
 
 /**
  * The web app decider (`webapp-<n>` streams): presented once, then re-presented any number of times;

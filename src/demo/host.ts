@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Subscription } from 'rxjs';
-import { configureRuntime } from '../actions/agent-runtime.js';
-import { createOwner, registerAgent, type Actor } from '../actions/principals.js';
+import { configureRuntime } from '../actions/runs/agent-controls.js';
+import { createOwner, registerAgent } from '../actions/principals.js';
 import { addRecipe } from '../actions/verifiers.js';
 import { openApp, type App } from '../app.js';
 import type { RuntimeOverrides } from '../events/runs.js';
@@ -11,6 +11,7 @@ import { createMcpContext, type McpContext } from '../mcp/context.js';
 import { buildToolRegistry } from '../mcp/tools/index.js';
 import { startRuntime, type Runtime } from '../runtime/index.js';
 import type { Reactor } from '../runtime/reactor.js';
+import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * The Colony the demo runs in: a fresh data dir, the owner "demo-owner", the coordinator agent whose
@@ -34,7 +35,7 @@ export interface DemoRecipe { name: string; command: string; timeoutSec: number 
 
 export async function startHost(dataDir: string, coordinator: { name: string; prompt: string; command: string }, recipes: readonly DemoRecipe[] = []): Promise<DemoHost> {
   const app = openApp({ dataDir, durability: 'normal' });
-  const actor: Actor = { actor: `user:${DEMO_OWNER}` };
+  const actor: CommandOptions = { actor: `user:${DEMO_OWNER}` };
   const owner = createOwner(app, DEMO_OWNER, { actor: 'system' });
   const agent = registerAgent(app, {
     name: coordinator.name, ownerId: owner.userId, model: 'scripted (doc-gardener, no LLM)', systemPrompt: coordinator.prompt, toolScope: COORDINATOR_TOOLS,
@@ -64,7 +65,7 @@ export async function startHost(dataDir: string, coordinator: { name: string; pr
 }
 
 /** Agents the coordinator spawns get the demo's runtime settings as soon as they exist (the owner's command, recorded). */
-function configureSpawned(app: App, ownerId: number, actor: Actor): Subscription {
+function configureSpawned(app: App, ownerId: number, actor: CommandOptions): Subscription {
   return app.engine.bus.events$.subscribe((e) => {
     const d = e.data as { agentId?: number; ownerId?: number; parentId?: number | null };
     if (e.type !== 'AgentRegistered' || d.ownerId !== ownerId || d.parentId === null || d.agentId === undefined) return;

@@ -1,4 +1,4 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 
 /**
  * Channels and messages. Every channel is a `channel-<id>` stream that belongs to one tenant (an owner

@@ -1,4 +1,4 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 
 /**
  * OAuth 2.1 for remote MCP clients (issue 16). Colony is its own authorization server: a client

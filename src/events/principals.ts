@@ -1,5 +1,5 @@
-import { configHash, type McpServer } from '../commands/trust.js';
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
+import { configHash, type AgentMcpServer } from './agent-config.js';
 
 /**
  * Principals — human owners and agents — and their API tokens. Only a token's sha256 is ever stored;
@@ -11,6 +11,36 @@ export const TIERS: readonly Tier[] = ['supervised', 'assisted', 'autonomous'];
 
 /** What a token lets its holder reach: `mcp` (the MCP endpoint), `api` (REST and the UI). */
 export type TokenScope = 'mcp' | 'api';
+
+/*
+ * Who acts: the shapes of a principal, all here, from the richest to the smallest.
+ * - Caller: the principal behind a bearer token as authentication found it, read afresh on every request
+ *   (a revoked token or a quarantine takes effect at once). An OAuth access token names its grant in
+ *   `oauth` and has `tokenId` 0; everything else is the principal's own.
+ * - Speaker: a principal acting in its tenant — what channels, goals and tasks decide with.
+ * - By: who did something, as events record it.
+ * - AgentRef: an agent by id, as task events name an assignee.
+ */
+export interface By {
+  /** `user-<id>`, `agent-<id>` or `system`. */
+  key: string;
+  name: string;
+}
+export interface Speaker extends By {
+  /** The owner id of the speaker's tenant. */
+  tenant: number;
+}
+export interface AgentRef { agentId: number; name: string }
+export interface OAuthVia { grantId: number; clientId: string; expiresAt: string }
+export type Caller =
+  | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[]; oauth?: OAuthVia }
+  | {
+      kind: 'agent'; tokenId: number; agentId: number; ownerId: number; name: string; scopes: TokenScope[];
+      toolScope: string[]; quarantined: boolean; oauth?: OAuthVia;
+    };
+
+export const speaker = (c: Caller): Speaker =>
+  c.kind === 'owner' ? { key: `user-${c.userId}`, name: c.name, tenant: c.userId } : { key: `agent-${c.agentId}`, name: c.name, tenant: c.ownerId };
 
 export type UserCreated = Event<'UserCreated', { userId: number; name: string; role: 'owner' }>;
 
@@ -27,7 +57,7 @@ export type AgentRegistered = Event<'AgentRegistered', {
   spawnDepth: number;
   /** Added with spawning; absent in agents registered before (they read as [] and their hash is computed). */
   skills?: string[];
-  mcpServers?: McpServer[];
+  mcpServers?: AgentMcpServer[];
   subagents?: string[];
   configHash?: string;
 }>;
@@ -50,7 +80,7 @@ export type AgentConfigUpdated = Event<'AgentConfigUpdated', {
   systemPrompt: string;
   toolScope: string[];
   skills: string[];
-  mcpServers: McpServer[];
+  mcpServers: AgentMcpServer[];
   subagents: string[];
   tier: Tier;
   command: string | null;

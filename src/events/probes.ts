@@ -1,5 +1,5 @@
-import type { Event } from './event.js';
-import type { By } from './tasks.js';
+import type { Event } from '../engine/event.js';
+import { type By } from './principals.js';
 
 /**
  * Probes (xylocopa, reference §1.5 and §1.7): one-shot wake-up webhooks for an agent. Whoever holds the

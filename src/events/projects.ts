@@ -1,5 +1,5 @@
-import type { Event } from './event.js';
-import type { By } from './tasks.js';
+import type { Event } from '../engine/event.js';
+import { type By } from './principals.js';
 
 /**
  * Projects (xylocopa, reference §1.5 and §1.7; DESIGN §2): a named directory an owner's agents work in,

@@ -1,7 +1,8 @@
-import type { Event } from './event.js';
-import type { McpServer } from '../commands/trust.js';
+import type { Event } from '../engine/event.js';
 import type { Tier } from './principals.js';
-import type { By, VerifierConfig, HeartbeatConfig } from './tasks.js';
+import type { VerifierConfig, HeartbeatConfig } from './tasks.js';
+import { type AgentMcpServer } from './agent-config.js';
+import { type By } from './principals.js';
 
 /**
  * Proposals (`proposal-<id>` streams) waiting for the goal's owner: a task tree now, agent spawns with
@@ -44,7 +45,7 @@ export type TaskTreeProposed = Event<'TaskTreeProposed', {
 
 /** A spawn proposal (propose_agent): the caps were checked when it was made and are checked again on approval. */
 export interface AgentSpec {
-  name: string; model: string; systemPrompt: string; toolScope: string[]; skills: string[]; mcpServers: McpServer[]; subagents: string[];
+  name: string; model: string; systemPrompt: string; toolScope: string[]; skills: string[]; mcpServers: AgentMcpServer[]; subagents: string[];
   tier: Tier;
 }
 export type AgentProposed = Event<'AgentProposed', {

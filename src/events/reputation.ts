@@ -1,4 +1,4 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 
 /**
  * Reputation (DESIGN §3.8) on the agent's own stream: append-only evidence keyed by (owner, config

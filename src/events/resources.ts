@@ -1,5 +1,5 @@
-import type { Event } from './event.js';
-import type { By } from './tasks.js';
+import type { Event } from '../engine/event.js';
+import { type By } from './principals.js';
 
 /**
  * Resource requests (reference US6, §4.1 `resource_requests`): an agent asks its owner for a missing

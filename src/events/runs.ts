@@ -1,4 +1,4 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Event } from './event.js';
-import type { By } from './tasks.js';
+import type { Event } from '../engine/event.js';
+import { type By } from './principals.js';
 
 /**
  * Secrets (DESIGN §3.11; reference §4.1 `secrets`, §6.8). Each stored value is its own `secret-<id>`

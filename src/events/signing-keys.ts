@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
-import type { Event } from './event.js';
+import { prepared } from '../engine/db.js';
+import type { Event } from '../engine/event.js';
 
 /**
  * The log's signing keys (issue 17), on one stream `signing-keys-1`: which Ed25519 key signs checkpoints,

@@ -1,7 +1,8 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 import type { BudgetAlert } from './goals.js';
 import type { Notice } from './notices.js';
 import type { LimitKind, SandboxProfile } from './sandbox.js';
+import { type By } from './principals.js';
 
 /**
  * Tasks (`task-<id>` streams): one aggregate for goal trees and for project tasks (xylocopa's, created
@@ -30,8 +31,6 @@ export type VerifierKind = VerifierConfig['kind'];
 export interface HeartbeatConfig { source?: string; interval_sec?: number; max_budget?: number }
 export interface AncestryNode { id: number; title: string; acceptance_criteria?: string }
 export interface Amount { tokens: number; cents: number }
-/** The principal who did something: key (`agent-3`, `user-1`, `system`) and display name. */
-export interface By { key: string; name: string }
 
 /** xylocopa's fields of a project task; absent on goal tasks created before projects existed. */
 export interface TaskPlan { model: string | null; effort: string | null; priority: number }

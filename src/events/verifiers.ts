@@ -1,5 +1,5 @@
-import type { Event } from './event.js';
-import type { By } from './tasks.js';
+import type { Event } from '../engine/event.js';
+import { type By } from './principals.js';
 
 /**
  * Verifier recipes (DESIGN §8): the only command lines a command verifier may run. An owner registers

@@ -1,4 +1,4 @@
-import type { Event } from './event.js';
+import type { Event } from '../engine/event.js';
 
 /**
  * Web apps (xylocopa's webapp_present, reference §1.5 and §1.7): deliverables an agent shows its owner.

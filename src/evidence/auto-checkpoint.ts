@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { databaseFile } from '../config.js';
-import type { Durability } from '../db.js';
-import type { Engine } from '../engine.js';
-import { readHead } from '../events/store.js';
+import type { Durability } from '../engine/db.js';
+import type { Engine } from '../engine/engine.js';
+import { readHead } from '../engine/store.js';
 import { log } from '../log.js';
 import { latestCheckpoint } from './checkpoint.js';
 import type { SignReply, SignRequest } from './checkpoint-worker.js';

@@ -1,11 +1,11 @@
 import { canonicalize } from '../canonical.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { notFound } from '../errors.js';
-import { EVENT_COLUMNS, type EventRow } from '../events/event.js';
-import { inclusionProof, leafHash } from '../events/merkle.js';
-import { InclusionVerifier } from '../events/merkle-verify.js';
-import { readHead } from '../events/store.js';
-import { prepared } from '../db.js';
+import { EVENT_COLUMNS, type EventRow } from '../engine/event.js';
+import { inclusionProof, leafHash } from '../engine/merkle.js';
+import { InclusionVerifier } from '../engine/merkle-verify.js';
+import { readHead } from '../engine/store.js';
+import { prepared } from '../engine/db.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle, type BundleEvent, type BundleStreamHead } from './bundle.js';

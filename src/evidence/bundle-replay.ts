@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical.js';
 import { productProjections } from '../app.js';
-import { Engine } from '../engine.js';
-import { toStoredEvent } from '../events/store.js';
+import { Engine } from '../engine/engine.js';
+import { toStoredEvent } from '../engine/store.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
 import type { Bundle } from './bundle.js';
 import type { BundleFailure } from './bundle-verify.js';

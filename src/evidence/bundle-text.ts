@@ -1,11 +1,11 @@
 import { canonicalize } from '../canonical.js';
-import type { EventRow } from '../events/event.js';
+import type { EventRow } from '../engine/event.js';
 import type { Bundle, BundleEvent } from './bundle.js';
 
 /**
  * The bundle file's text: RFC 8785 canonical JSON of the bundle, plus one LF — written out member by
  * member in canonical key order rather than canonicalizing the whole object, because each event's data
- * and meta are stored as canonical JSON already (events/store.ts) and re-serializing a goal's tens of
+ * and meta are stored as canonical JSON already (engine/store.ts) and re-serializing a goal's tens of
  * megabytes is most of an export's time. The golden-bundle test holds this to canonicalize(bundle).
  */
 export function bundleText(bundle: Bundle, rows: ReadonlyMap<number, EventRow>): string {

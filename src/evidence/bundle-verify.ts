@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { canonicalize } from '../canonical.js';
-import { leafHash } from '../events/merkle.js';
-import { InclusionVerifier } from '../events/merkle-verify.js';
+import { leafHash } from '../engine/merkle.js';
+import { InclusionVerifier } from '../engine/merkle-verify.js';
 import { fingerprint, verifySignature } from '../signing-key.js';
 import type { Bundle, BundleEvent } from './bundle.js';
 import { shapeProblem } from './bundle-shape.js';
@@ -179,7 +179,7 @@ function checkComplete(bundle: Bundle): void {
 }
 
 /**
- * The log's event hash (events/hash.ts), from the event's fields as a bundle carries them. The row is
+ * The log's event hash (engine/hash.ts), from the event's fields as a bundle carries them. The row is
  * built with its keys in canonical order, so `serialize` may be JSON.stringify when parse() allowed it.
  */
 export function eventHash(e: BundleEvent, serialize: (value: unknown) => string = canonicalize): string {

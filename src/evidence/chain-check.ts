@@ -1,15 +1,15 @@
 import { hostname, userInfo } from 'node:os';
 import { openApp, type App, type AppOptions } from '../app.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { DomainError } from '../errors.js';
-import { acceptChainBreak, latestAcceptance } from '../events/anchor.js';
-import { GENESIS_HASH } from '../events/hash.js';
-import type { ChainHead } from '../events/store.js';
-import { verifyChain } from '../events/verify.js';
+import { acceptChainBreak, latestAcceptance } from '../engine/anchor.js';
+import { GENESIS_HASH } from '../engine/hash.js';
+import type { ChainHead } from '../engine/store.js';
+import { verifyChain } from '../engine/verify.js';
 import { checkLatestCheckpoint } from './start-check.js';
 import { newCommandId } from '../ids.js';
-import { chainAnchorFile, readChainAnchor, writeChainAnchor } from '../last-verify.js';
-import type { RebuildReport } from '../projections/rebuild.js';
+import { chainAnchorFile, readChainAnchor, writeChainAnchor } from '../engine/last-verify.js';
+import type { RebuildReport } from '../engine/rebuild.js';
 
 /**
  * The start-up chain check of `colony serve` and `colony stdio` (DESIGN §8: "the chain is checked on

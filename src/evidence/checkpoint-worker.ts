@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase, type Durability } from '../db.js';
+import { openDatabase, type Durability } from '../engine/db.js';
 import { currentSigningKeyId } from '../events/signing-keys.js';
 import { resolveSigningKey } from '../signing-key.js';
 import { signCheckpointOn } from './sign.js';

@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { canonicalize } from '../canonical.js';
-import { prepared } from '../db.js';
-import { CHAIN_BREAK_ACCEPTED, CHAIN_STREAM } from '../events/anchor.js';
-import { LogTree } from '../events/merkle-store.js';
-import { readHead } from '../events/store.js';
+import { prepared } from '../engine/db.js';
+import { CHAIN_BREAK_ACCEPTED, CHAIN_STREAM } from '../engine/anchor.js';
+import { LogTree } from '../engine/merkle-store.js';
+import { readHead } from '../engine/store.js';
 import { fingerprint, publicKeyText, sign, verifySignature, type SigningKey } from '../signing-key.js';
 import { HeadsTree, streamHeads } from './heads.js';
 

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import { hash } from 'node:crypto';
-import { nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../events/merkle.js';
+import { nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../engine/merkle.js';
 
 /**
  * The stream heads a checkpoint commits to: for every stream, its last version at or before the

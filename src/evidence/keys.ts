@@ -1,11 +1,11 @@
 import type { Database } from 'better-sqlite3';
 import { canonicalize } from '../canonical.js';
 import { signingKeysDecider, type SigningKeysState } from '../commands/signing-keys.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { invalidInput } from '../errors.js';
 import type { SigningKeyEvent } from '../events/signing-keys.js';
 import { rotationStatement, SIGNING_KEYS_STREAM } from '../events/signing-keys.js';
-import { readStream } from '../events/store.js';
+import { readStream } from '../engine/store.js';
 import {
   installKey, loadOrCreateNextKey, loadOrCreateSigningKey, publicKeyText, resolveSigningKey, sign, type SigningKey,
 } from '../signing-key.js';

@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
-import type { Engine } from '../engine.js';
-import { consistencyProof } from '../events/merkle.js';
-import { clearMerkle, extendMerkle } from '../events/merkle-store.js';
-import { verifyConsistency } from '../events/merkle-verify.js';
-import { readHead } from '../events/store.js';
+import type { Engine } from '../engine/engine.js';
+import { consistencyProof } from '../engine/merkle.js';
+import { clearMerkle, extendMerkle } from '../engine/merkle-store.js';
+import { verifyConsistency } from '../engine/merkle-verify.js';
+import { readHead } from '../engine/store.js';
 import {
   checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type CheckpointReason, type StoredCheckpoint,
 } from './checkpoint.js';

@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
-import { consistencyProof, leafHash } from '../events/merkle.js';
-import { LogTree, TileBuilder } from '../events/merkle-store.js';
-import { verifyConsistency } from '../events/merkle-verify.js';
-import type { ChainHead } from '../events/store.js';
-import { verifyChain, type VerifyResult } from '../events/verify.js';
+import { consistencyProof, leafHash } from '../engine/merkle.js';
+import { LogTree, TileBuilder } from '../engine/merkle-store.js';
+import { verifyConsistency } from '../engine/merkle-verify.js';
+import type { ChainHead } from '../engine/store.js';
+import { verifyChain, type VerifyResult } from '../engine/verify.js';
 import { logId, signatureProblem, type SignedCheckpoint } from './checkpoint.js';
 import { HeadsTree, streamHeads } from './heads.js';
 import { signingKeys } from './keys.js';

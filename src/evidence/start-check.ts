@@ -1,10 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { leafHash } from '../events/merkle.js';
-import { clearMerkle, extendMerkle, LogTree } from '../events/merkle-store.js';
-import { inclusionProof } from '../events/merkle.js';
-import { verifyInclusion } from '../events/merkle-verify.js';
-import { readHead } from '../events/store.js';
-import { prepared } from '../db.js';
+import { leafHash } from '../engine/merkle.js';
+import { clearMerkle, extendMerkle, LogTree } from '../engine/merkle-store.js';
+import { inclusionProof } from '../engine/merkle.js';
+import { verifyInclusion } from '../engine/merkle-verify.js';
+import { readHead } from '../engine/store.js';
+import { prepared } from '../engine/db.js';
 import { latestCheckpoint, logId, signatureProblem, type StoredCheckpoint } from './checkpoint.js';
 import { signingKeys } from './keys.js';
 

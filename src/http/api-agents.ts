@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import * as z from 'zod';
-import { startAgent, stopAgent } from '../actions/agent-runtime.js';
+import { startAgent, stopAgent } from '../actions/runs/agent-controls.js';
 import { reputationOf, unquarantineAgent } from '../actions/reputation.js';
 import { requestRun } from '../actions/runs.js';
 import { DomainError, notFound } from '../errors.js';
@@ -11,7 +11,7 @@ import { readableBy } from '../mcp/tools/sessions.js';
 import { getAgent, getAgentByName, listAgents, type AgentRow } from '../projections/principals.js';
 import { getProject } from '../projections/projects.js';
 import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
-import { runtimeSettings } from '../actions/runtime-settings.js';
+import { runtimeSettings } from '../actions/runs/settings.js';
 import { effectiveSandbox } from '../runtime/confine.js';
 import { actor, AgentName, body, callerOf, Id, ownerOf, parse, speakerOf } from './api-common.js';
 import { latestEvidence } from './api-queries.js';

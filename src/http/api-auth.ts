@@ -1,8 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DomainError } from '../errors.js';
-import { actorOf, callerOfHash, principalKey, type Caller } from '../mcp/auth.js';
+import { actorOf, callerOfHash, principalKey } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { clearSessionCookie, crossOrigin, csrfMatches, sessionCookie, type SessionStore } from './session.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * Who calls `/api`: a program with `Authorization: Bearer <owner token>` (the `api` scope; 401 with

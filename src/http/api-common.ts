@@ -1,9 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import * as z from 'zod';
-import type { Speaker } from '../actions/channels.js';
 import { DomainError, isDomainError } from '../errors.js';
-import { actorOf, type Caller } from '../mcp/auth.js';
-import { speaker } from '../mcp/tools/channels.js';
+import { actorOf } from '../mcp/auth.js';
+import { type Caller } from '../events/principals.js';
+import { speaker } from '../events/principals.js';
+import { type Speaker } from '../events/principals.js';
 
 /**
  * What every `/api` route file shares: the caller behind the request (set by api-auth.ts), the

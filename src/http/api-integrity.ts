@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import * as z from 'zod';
 import type { App } from '../app.js';
 import { log } from '../log.js';
-import { readChainAnchor, readLastVerification, recordVerification } from '../last-verify.js';
+import { readChainAnchor, readLastVerification, recordVerification } from '../engine/last-verify.js';
 import type { McpContext } from '../mcp/context.js';
 import { body, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
 

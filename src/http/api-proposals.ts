@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import * as z from 'zod';
-import { proposalView } from '../actions/proposal-card.js';
+import { proposalView } from '../actions/proposals/card.js';
 import { decideProposal } from '../actions/proposals.js';
 import type { McpContext } from '../mcp/context.js';
 import { proposalsOf } from '../projections/proposal-queries.js';

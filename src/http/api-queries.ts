@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream } from '../events/proposals.js';

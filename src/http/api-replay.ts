@@ -1,13 +1,13 @@
 import Sqlite, { type Database } from 'better-sqlite3';
 import { productProjections } from '../app.js';
-import { readAll } from '../events/store.js';
+import { readAll } from '../engine/store.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
-import { ProjectionRegistry } from '../projections/registry.js';
-import { replayTo } from '../projections/replay.js';
+import { ProjectionRegistry } from '../engine/projection-registry.js';
+import { replayTo } from '../engine/replay.js';
 
 /**
  * Time travel fast enough for a slider (`GET /api/goals/:id/replay?position=N`): the same projection code
- * as `colony replay` (projections/replay.ts) applied to an in-memory database, but kept between requests.
+ * as `colony replay` (engine/replay.ts) applied to an in-memory database, but kept between requests.
  * Each goal being scrubbed has a cursor — a replayed database at some position — that moves forward by
  * applying only the events in between. Every CHECKPOINT_EVERY positions the replayed database is
  * serialized (`db.serialize()`); a step backwards opens the nearest checkpoint at or below the target
@@ -70,7 +70,7 @@ export class ReplayCache {
   private restore(position: number): Cursor {
     const base = this.nearestCheckpoint(position);
     if (base === 0 && !this.checkpoints.has(0)) {
-      const empty = replayTo(this.source, 0);
+      const empty = replayTo(this.source, 0, productProjections);
       this.keep(0, empty.db.serialize());
       empty.close();
     }

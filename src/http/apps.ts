@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { staticFile } from '../actions/webapp-targets.js';
+import { staticFile } from '../actions/webapps/targets.js';
 import type { App } from '../app.js';
 import { WEBAPP_ID } from '../events/webapps.js';
 import { getProject, type ProjectRow } from '../projections/projects.js';

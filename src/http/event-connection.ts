@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Response } from 'express';
-import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../events/event.js';
-import { readPage, toStoredEvent } from '../events/store.js';
+import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../engine/event.js';
+import { readPage, toStoredEvent } from '../engine/store.js';
 import { shows, type EventFilter } from './event-scope.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { streamKind, type StoredEvent } from '../events/event.js';
-import { readStream } from '../events/store.js';
+import { streamKind, type StoredEvent } from '../engine/event.js';
+import { readStream } from '../engine/store.js';
 import { ancestorsOf } from '../projections/principals.js';
 
 /**

@@ -4,16 +4,16 @@ import type { Subscription } from 'rxjs';
 import * as z from 'zod';
 import { DomainError, isDomainError } from '../errors.js';
 import { channelStream } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { goalStream } from '../events/goals.js';
-import { readHead } from '../events/store.js';
+import { readHead } from '../engine/store.js';
 import { log } from '../log.js';
-import type { Caller } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getStream } from '../projections/streams.js';
 import { EventConnection, type StreamHub, type StreamSettings } from './event-connection.js';
 import { eventFrame, type EventFilter } from './event-scope.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * `GET /api/events`: the log as Server-Sent Events, for the owner (DESIGN §4). Each frame is

@@ -4,13 +4,14 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextp
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
 import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
-import { actorOf, principalKey, type Caller, type RequestAuth } from '../mcp/auth.js';
+import { actorOf, principalKey, type RequestAuth } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { LISTEN_STREAMS_PER_PRINCIPAL, requestCaller, WatchBus } from '../mcp/listen-bus.js';
 import { watchOf } from '../mcp/resource-watch.js';
 import { createMcpServer } from '../mcp/server.js';
 import { bearerAuth, isListen, legacyProbe, mcpCors } from './mcp-guards.js';
 import { SessionTable, type Session } from './mcp-sessions.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * `/mcp` serves both MCP revisions on one endpoint (SDK v2):

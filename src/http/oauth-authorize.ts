@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import type { App } from '../app.js';
 import { decideAuthorization } from '../actions/oauth.js';
 import type { OAuthPrincipal } from '../events/oauth.js';
-import { actorOf, callerOfHash, principalKey, type Caller } from '../mcp/auth.js';
+import { actorOf, callerOfHash, principalKey } from '../mcp/auth.js';
 import { decisionFor } from '../projections/oauth-queries.js';
 import { getAgent, listAgents } from '../projections/principals.js';
 import type { ClientRegistry } from './oauth-clients.js';
@@ -11,6 +11,7 @@ import { sendConsentPage, sendErrorPage, type Viewer } from './oauth-page.js';
 import { redirectMatches, redirectWith } from './oauth-redirects.js';
 import type { AuthCodes, PendingRequest, PendingRequests } from './oauth-requests.js';
 import { crossOrigin, csrfMatches, sessionCookie, type Session, type SessionStore } from './session.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * The authorization endpoint and the owner's approval. `GET /oauth/authorize` checks the client and its

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { localhostHostValidation } from '@modelcontextprotocol/express';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../engine/engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
 import { mountApi } from './api.js';

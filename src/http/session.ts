@@ -2,10 +2,11 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import * as z from 'zod';
 import { DomainError } from '../errors.js';
-import { callerOfHash, principalKey, type Caller } from '../mcp/auth.js';
+import { callerOfHash, principalKey } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { tokenHash } from '../tokens.js';
 import { body, callerOf } from './api-common.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * Console sign-in (issue 14): `POST /api/session {token}` trades an owner's or an agent's token for an

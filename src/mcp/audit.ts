@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
-import { migrate, openDatabase, prepared } from '../db.js';
+import { migrate, openDatabase, prepared } from '../engine/db.js';
 import { log } from '../log.js';
-import type { Caller } from './auth.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * The audit trail of tool calls, kept apart from the domain event log in `<data>/audit.db`: one row per

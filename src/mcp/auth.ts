@@ -1,8 +1,8 @@
 import type { App } from '../app.js';
-import type { TokenScope } from '../events/principals.js';
+import { type TokenScope, type Caller } from '../events/principals.js';
 import { grantOfAccessToken } from '../projections/oauth-queries.js';
 import { oauthProjection } from '../projections/oauth.js';
-import { handlesType } from '../projections/projection.js';
+import { handlesType } from '../engine/projection.js';
 import { findActiveToken, getAgent, getUser, principalsProjection, tokensOf } from '../projections/principals.js';
 import { tokenHash } from '../tokens.js';
 
@@ -13,13 +13,6 @@ import { tokenHash } from '../tokens.js';
  * grant, `tokenId` is 0, and everything else is the principal's own — an agent's tool scope and
  * quarantine apply exactly as to its own token.
  */
-export interface OAuthVia { grantId: number; clientId: string; expiresAt: string }
-export type Caller =
-  | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[]; oauth?: OAuthVia }
-  | {
-      kind: 'agent'; tokenId: number; agentId: number; ownerId: number; name: string; scopes: TokenScope[];
-      toolScope: string[]; quarantined: boolean; oauth?: OAuthVia;
-    };
 
 /** What a request handler knows about its request: the validated token's info, over HTTP. */
 export interface RequestAuth {

@@ -4,13 +4,14 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, invalidInput } from '../errors.js';
 import { newCommandId } from '../ids.js';
 import { log } from '../log.js';
-import { CommitFailedError } from '../commands/group-commit.js';
+import { CommitFailedError } from '../engine/group-commit.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
-import { actorOf, principalKey, type Caller } from './auth.js';
+import { actorOf, principalKey } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
 import { createdTask } from './tasks/index.js';
 import { noProgress, type AnyTool, type Progress } from './tool.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * One tools/call, in order: who is calling (re-checked per call), is the tool there for them, is it in

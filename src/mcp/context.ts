@@ -3,7 +3,7 @@ import { VERSION } from '../version.js';
 import { AuditLog } from './audit.js';
 import { Authenticator } from './auth.js';
 import { Confirmations } from './confirm.js';
-import { pathPolicyFor, type PathPolicy } from './paths.js';
+import { pathPolicyFor, type PathPolicy } from '../actions/projects/paths.js';
 import type { ToolRegistry } from './registry.js';
 import type { Reactor } from '../runtime/reactor.js';
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEventBus } from '@modelcontextprotocol/server';
-import type { Caller } from './auth.js';
 import type { ResourceWatch } from './resource-watch.js';
+import { type Caller } from '../events/principals.js';
 
 type ServerEvent = Parameters<ServerEventBus['publish']>[0];
 type Listener = (event: ServerEvent) => void;

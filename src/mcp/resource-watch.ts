@@ -1,11 +1,11 @@
-import type { StoredEvent } from '../events/event.js';
-import { readAll } from '../events/store.js';
+import type { StoredEvent } from '../engine/event.js';
+import { readAll } from '../engine/store.js';
 import { LogTick } from '../runtime/log-tick.js';
 import type { App } from '../app.js';
-import type { Caller } from './auth.js';
 import { resourceListChangedBy, resourceUrisTouchedBy } from './resources/index.js';
 import { mayReadTouched, tenantOf } from './resources/access.js';
 import type { McpContext } from './context.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * Live resource updates for both MCP revisions: a 2025 session's `resources/subscribe` and a 2026-07-28

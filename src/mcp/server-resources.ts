@@ -1,12 +1,13 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
 import { APPROVAL_CARD_URI, approvalCardContents, approvalCardEntry, approvalCardHtml } from './apps/approval-card.js';
-import type { Caller, CurrentCaller } from './auth.js';
+import type { CurrentCaller } from './auth.js';
 import type { McpContext } from './context.js';
 import { getPrompt, listPrompts } from './prompts/index.js';
 import { listResources, readResource, RESOURCE_TEMPLATES, type ResourceContents } from './resources/index.js';
 import { watchOf } from './resource-watch.js';
 import { parseResourceUri, uriOf } from './resources/uris.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * Resources and prompts on one MCP server, for both revisions: the data comes from src/mcp/resources

@@ -1,10 +1,10 @@
 import type * as z from 'zod';
 import type { App } from '../app.js';
-import type { CommandOptions } from '../commands/handle.js';
-import type { Caller } from './auth.js';
+import type { CommandOptions } from '../engine/handle.js';
 import type { ToolRegistry } from './registry.js';
 import type { Reactor } from '../runtime/reactor.js';
 import type { TaskRef } from './tasks/ids.js';
+import { type Caller } from '../events/principals.js';
 
 /**
  * A tool is explicit metadata plus a handler (DESIGN §3.17): its trust class — never guessed from its

@@ -1,8 +1,8 @@
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import { MENTION, type ChannelEvent } from '../events/channels.js';
-import type { Event, StoredEvent } from '../events/event.js';
+import type { Event, StoredEvent } from '../engine/event.js';
 import { NOTICE_EVENT_TYPES, type Notice } from '../events/notices.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Channels and messages as read tables, with `@name` mentions parsed out of each body and an FTS5

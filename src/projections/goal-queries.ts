@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared, readConsistent } from '../db.js';
+import { prepared, readConsistent } from '../engine/db.js';
 import type { ApprovalMode, GoalStatus } from '../events/goals.js';
 
 /**

@@ -1,6 +1,6 @@
 import { senderKind } from '../events/channels.js';
 import type { Database } from 'better-sqlite3';
-import { readConsistent } from '../db.js';
+import { readConsistent } from '../engine/db.js';
 import { channelMessages } from './channel-queries.js';
 import { getGoal, goalTotals, listGoals, type GoalRow, type GoalTotals } from './goal-queries.js';
 import { rollupByBillingCode, taskCountsOfGoals, tasksOfGoal, type TaskRow } from './task-queries.js';

@@ -1,6 +1,6 @@
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { GoalEvent } from '../events/goals.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /** Goals as a read table; queries live in goal-queries.ts (they join the tasks projection's tables). */
 export type T = 'goals';

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { OAuthClientKind, OAuthRevokeReason, OAuthScope } from '../events/oauth.js';
 
 /** Reads of the oauth projection (projections/oauth.ts). */

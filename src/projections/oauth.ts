@@ -1,6 +1,6 @@
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { OAuthEvent } from '../events/oauth.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * OAuth as read tables: the clients seen in grants, the owner's decisions (found by user code by the

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 
 /**
  * Counts across projections for project_get's stats and system_health (reads only, live names; rule 7).

@@ -1,10 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { PrincipalEvent, Tier, TokenScope } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import { agentConfigHash } from '../events/principals.js';
-import type { McpServer } from '../commands/trust.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
+import { type AgentMcpServer } from '../events/agent-config.js';
 
 /** Owners, agents and tokens as read tables: who a bearer token belongs to, and what it may do. */
 type T = 'users' | 'agents' | 'tokens';
@@ -107,7 +107,7 @@ export interface AgentRow {
   /** Its own command only (what `agents update --command` set, or its parent's at spawn); null: it follows the team's default. */
   ownCommand: string | null;
   parentId: number | null; spawnDepth: number; status: string; quarantined: boolean; createdAt: string;
-  quarantineReason: string | null; quarantinedAt: string | null; configHash: string; skills: string[]; mcpServers: McpServer[]; subagents: string[];
+  quarantineReason: string | null; quarantinedAt: string | null; configHash: string; skills: string[]; mcpServers: AgentMcpServer[]; subagents: string[];
 }
 export interface TokenRow {
   tokenId: number; principalKind: 'user' | 'agent'; principalId: number; label: string; scopes: TokenScope[];

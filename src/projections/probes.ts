@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { ProbeBurnReason, ProbeEvent, ProbeExpiryReason } from '../events/probes.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Probes as a read table (xylocopa's `probes`, reference §1.7). A probe is active while `fired_at` is

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 
 /** Reads over the proposals projection (live names): task-tree and agent proposals. */
 export interface ProposalRow {

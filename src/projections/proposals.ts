@@ -1,6 +1,6 @@
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { ProposalEvent } from '../events/proposals.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /** Proposals waiting for (or decided by) the owner, findable by their `#approvals` message. */
 export type T = 'proposals';

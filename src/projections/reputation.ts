@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { ReputationEvent } from '../events/reputation.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * The reputation ledger as a read table: one row per piece of evidence. Scores are computed at read

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { RequestStatus, ResourceEvent, ResourceType } from '../events/resources.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Resource requests as a read table (reference §4.1 `resource_requests`), with the secret that fulfilled

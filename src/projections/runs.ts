@@ -1,7 +1,7 @@
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { RunEvent, RuntimeEvent } from '../events/runs.js';
 import type { CostRecorded } from '../events/tasks.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Runs, their session transcripts and each agent's runtime (status, settings, last activity) as read

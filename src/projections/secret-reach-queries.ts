@@ -1,10 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 
 /**
  * Which unfinished tasks a secret reaches (live names, over the tasks and runs projections): when the
- * owner revokes one, these are the tasks whose processes lose it (actions/secret-warnings.ts). A secret
- * reaches a process as secret-env.ts hands it out: an agent run gets its agent's secrets and all of the
+ * owner revokes one, these are the tasks whose processes lose it (actions/secrets/warnings.ts). A secret
+ * reaches a process as actions/secrets/env.ts hands it out: an agent run gets its agent's secrets and all of the
  * owner's user-scope ones; a command verifier gets its task's secrets and the user-scope ones its recipe
  * was granted by name. Terminal tasks (done, failed, timeout, cancelled) start nothing more.
  */

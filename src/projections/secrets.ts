@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { ScopeType, SecretEvent } from '../events/secrets.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Secrets as a read table (reference §4.1 `secrets`): every value ever set, sealed, with its scope, when

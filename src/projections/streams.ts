@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
-import { streamKind, type Event } from '../events/event.js';
-import { sqlFor, type Projection } from './projection.js';
+import { prepared } from '../engine/db.js';
+import { streamKind, type Event } from '../engine/event.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * The catalog of streams: one row per stream with its kind, version and first/last position and time.

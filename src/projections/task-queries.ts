@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { AncestryNode, HeartbeatConfig, TaskStatus, VerifierConfig } from '../events/tasks.js';
 import { getGoal } from './goal-queries.js';
 

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { TaskEvent } from '../events/tasks.js';
-import { sqlFor, type Projection, type TableNames } from './projection.js';
+import { sqlFor, type Projection, type TableNames } from '../engine/projection.js';
 
 /**
  * Tasks as read tables. `tasks` holds each task — of a goal tree, or a project task with no goal — with

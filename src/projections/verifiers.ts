@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { VerifierRecipeEvent } from '../events/verifiers.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Verifier recipes as a read table: one row per recipe, removed ones kept (with `removed_at`) so a task

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { WakeSource } from '../events/runs.js';
 
 /**

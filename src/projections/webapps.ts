@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../db.js';
+import { prepared } from '../engine/db.js';
 import type { WebappEvent, WebappKind, WebappRetireReason } from '../events/webapps.js';
-import { sqlFor, type Projection } from './projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * Web apps as a read table (xylocopa's `webapps`, reference §1.7): one row per registration, keyed on

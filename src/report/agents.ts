@@ -2,7 +2,7 @@ import type { App } from '../app.js';
 import { reputationOf } from '../actions/reputation.js';
 import { agentStream } from '../events/principals.js';
 import type { EvidenceRecorded } from '../events/reputation.js';
-import { readStream } from '../events/store.js';
+import { readStream } from '../engine/store.js';
 import type { GoalRow } from '../projections/goal-queries.js';
 import type { TaskRow } from '../projections/task-queries.js';
 import type { ProposalRow } from '../projections/proposal-queries.js';

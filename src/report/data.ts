@@ -1,8 +1,8 @@
 import { sandboxLabel } from '../events/sandbox.js';
 import type { App } from '../app.js';
-import { readConsistent } from '../db.js';
+import { readConsistent } from '../engine/db.js';
 import { channelStream } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream } from '../events/proposals.js';
 import { runStream } from '../events/runs.js';

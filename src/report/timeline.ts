@@ -1,11 +1,11 @@
 import { sandboxLabel } from '../events/sandbox.js';
 import type { Database } from 'better-sqlite3';
 import type { ChannelEvent } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import type { GoalEvent } from '../events/goals.js';
 import type { ProposalEvent } from '../events/proposals.js';
 import type { RunEvent } from '../events/runs.js';
-import { readStream } from '../events/store.js';
+import { readStream } from '../engine/store.js';
 import type { TaskEvent } from '../events/tasks.js';
 
 /**

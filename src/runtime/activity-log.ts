@@ -1,7 +1,7 @@
 import type { App } from '../app.js';
-import { prepared } from '../db.js';
-import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../events/event.js';
-import { toStoredEvent } from '../events/store.js';
+import { prepared } from '../engine/db.js';
+import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../engine/event.js';
+import { toStoredEvent } from '../engine/store.js';
 import { log as defaultLog } from '../log.js';
 import { getAgent } from '../projections/principals.js';
 import { getProposal } from '../projections/proposal-queries.js';

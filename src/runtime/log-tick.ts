@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { App } from '../app.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 
 /**
  * Calls `tick` after this process commits an event `wake` cares about (once per burst, after the commit:

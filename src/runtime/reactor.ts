@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
 import { failRun, recordSessionMessage, requestRun, startQueuedRun, type WakeOutcome, type WakeRequest } from '../actions/runs.js';
-import { runtimeSettings } from '../actions/runtime-settings.js';
+import { runtimeSettings } from '../actions/runs/settings.js';
 import type { App } from '../app.js';
-import { GroupCommit } from '../commands/group-commit.js';
-import type { StoredEvent } from '../events/event.js';
-import { readAll } from '../events/store.js';
+import { GroupCommit } from '../engine/group-commit.js';
+import type { StoredEvent } from '../engine/event.js';
+import { readAll } from '../engine/store.js';
 import { log } from '../log.js';
 import {
   agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,

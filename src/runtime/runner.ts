@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failRun, finishRun } from '../actions/runs.js';
-import { buildSecretEnv } from '../actions/secret-env.js';
+import { buildSecretEnv } from '../actions/secrets/env.js';
 import { writeMcpConfig, type McpConfigFile } from './mcp-config.js';
 import type { App } from '../app.js';
 import { runDecider } from '../commands/runs.js';
@@ -16,7 +16,7 @@ import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/
 import { getProject } from '../projections/projects.js';
 import { launch, PendingProcess } from './harness.js';
 import type { Confiner } from './confine.js';
-import { realResolve } from '../mcp/paths.js';
+import { realResolve } from '../actions/projects/paths.js';
 import { parseFinalUsage } from './usage.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { WakeRequest } from '../actions/runs.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import type { TaskCompleted, TaskDispatched } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principals.js';

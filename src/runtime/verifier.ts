@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { sendSystemDirect } from '../actions/channels.js';
-import { buildSecretEnv } from '../actions/secret-env.js';
+import { buildSecretEnv } from '../actions/secrets/env.js';
 import { verifyTask } from '../actions/tasks.js';
 import { recipeProblem } from '../actions/verifiers.js';
 import type { App } from '../app.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { awaitingCommandVerification, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { log } from '../log.js';
-import { pathPolicyFor, recheckRegistered } from '../mcp/paths.js';
+import { pathPolicyFor, recheckRegistered } from '../actions/projects/paths.js';
 import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { Confiner, sandboxDefault } from './confine.js';
 import { launch, PendingProcess } from './harness.js';
+import { sendSystemDirect } from '../actions/notifications.js';
 
 /**
  * Command verifiers (DESIGN §3.13, §8), a side effect after commit (rule 8): when a task with a command

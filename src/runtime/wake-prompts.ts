@@ -4,7 +4,7 @@ import type { ChildRow } from '../projections/wake-queries.js';
 /**
  * What Colony asks of an agent it wakes for a task fact (task-wakes.ts): the text goes into the wake-up
  * (RunQueued's `wake.prompt`, so the log says what was asked) and from there into the wake prompt under
- * the task's own section (run-prompt.ts: title, description, acceptance criteria, ancestry). Each names
+ * the task's own section (actions/runs/prompt.ts: title, description, acceptance criteria, ancestry). Each names
  * the task, what is wanted and the exact tool call that does it. Words another agent wrote (a summary)
  * are quoted and attributed, never mixed into Colony's own sentences.
  */

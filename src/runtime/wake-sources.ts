@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { WakeRequest } from '../actions/runs.js';
 import { MENTION } from '../events/channels.js';
-import type { StoredEvent } from '../events/event.js';
+import type { StoredEvent } from '../engine/event.js';
 import { getChannel } from '../projections/channel-queries.js';
 import { goalIdOfChannel } from '../projections/goal-queries.js';
 import { getAgent, getAgentByName } from '../projections/principals.js';

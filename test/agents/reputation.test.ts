@@ -7,14 +7,14 @@ import { claimTask } from '../../src/actions/tasks.js';
 import { fixedClock } from '../../src/clock.js';
 import { rollingScore } from '../../src/commands/trust.js';
 import { isDomainError } from '../../src/errors.js';
-import { readAll } from '../../src/events/store.js';
-import type { StoredEvent } from '../../src/events/event.js';
+import { readAll } from '../../src/engine/store.js';
+import type { StoredEvent } from '../../src/engine/event.js';
 import { authenticate } from '../../src/mcp/auth.js';
-import { speaker } from '../../src/mcp/tools/channels.js';
 import { getAgent, type AgentRow } from '../../src/projections/principals.js';
 import { scoreOf, scoresOf } from '../../src/projections/reputation.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+import { speaker } from '../../src/events/principals.js';
 
 /**
  * Reputation and quarantine through a real MCP Client and the app (DESIGN §3.8–3.9, reference US8,

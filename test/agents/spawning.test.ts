@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { recordEvidence, reputationOf } from '../../src/actions/reputation.js';
-import { configHash } from '../../src/commands/trust.js';
 import { TIERS, type Tier } from '../../src/events/principals.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { unseal } from '../../src/masterkey.js';
 import { getTask, tasksOfGoal } from '../../src/projections/task-queries.js';
 import { getProposal } from '../../src/projections/proposal-queries.js';
 import { getAgent, getAgentByName, sealedTokenOf, type AgentRow } from '../../src/projections/principals.js';
 import { colony } from '../helpers/cli.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { configHash } from '../../src/events/agent-config.js';
 
 /**
  * Spawning through a real SDK Client (spec 018 US3, edge case "Race on spawn", reference §6.3, §6.11,

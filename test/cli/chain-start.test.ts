@@ -5,8 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { createGoal } from '../../src/actions/goals.js';
 import { openApp } from '../../src/app.js';
-import { openDatabase } from '../../src/db.js';
-import { readChainAnchor } from '../../src/last-verify.js';
+import { openDatabase } from '../../src/engine/db.js';
+import { readChainAnchor } from '../../src/engine/last-verify.js';
 import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { Engine } from '../../src/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { productProjections } from '../../src/app.js';
-import { openDatabase } from '../../src/db.js';
+import { openDatabase } from '../../src/engine/db.js';
 import { colony, colonyLive } from '../helpers/cli.js';
 
 // Every product projection, in registration order (each domain adds its own).

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openApp } from '../../src/app.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';
 

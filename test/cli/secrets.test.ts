@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { buildSecretEnv } from '../../src/actions/secret-env.js';
+import { buildSecretEnv } from '../../src/actions/secrets/env.js';
 import { getResourceRequest } from '../../src/projections/resources.js';
 import { CommandVerifier } from '../../src/runtime/verifier.js';
 import { colony, COLONY_BIN, type CliResult } from '../helpers/cli.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sendToChannel, speakerOf } from '../../src/actions/channels.js';
+import { sendToChannel } from '../../src/actions/channels.js';
 import { createGoal } from '../../src/actions/goals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { openApp } from '../../src/app.js';
@@ -10,6 +10,7 @@ import { guardOutput, oneLine, terminalSafe } from '../../src/cli/terminal.js';
 import { DomainError } from '../../src/errors.js';
 import { colony } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';
+import { speakerOf } from '../../src/actions/principals.js';
 
 /**
  * Agent-written text never reaches the owner's terminal as control sequences (ESC, BEL, C1 CSI, bidi

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
-import { channelDecider, MAX_REACTIONS, type ChannelCommand, type Speaker } from '../../src/commands/channels.js';
+import { channelDecider, MAX_REACTIONS, type ChannelCommand } from '../../src/commands/channels.js';
 import type { ChannelCreated, HeldReaction, MessagePosted, ReactionAdded } from '../../src/events/channels.js';
 import { spec } from '../helpers/decider-spec.js';
+import { type Speaker } from '../../src/events/principals.js';
 
 const worker: Speaker = { key: 'agent-1', name: 'worker', tenant: 1 };
 const helper: Speaker = { key: 'agent-2', name: 'helper', tenant: 1 };

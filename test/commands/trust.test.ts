@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { byCodePoint, configHash, delegationCap, rollingScore, type AgentConfig, type Evidence, type Grant, type McpServer } from '../../src/commands/trust.js';
+import { delegationCap, rollingScore, type Evidence, type Grant } from '../../src/commands/trust.js';
 import { agentConfigHash, type AgentRegistered } from '../../src/events/principals.js';
+import { byCodePoint, configHash, type AgentConfig, type AgentMcpServer } from '../../src/events/agent-config.js';
 
 /**
  * Trust, pure (DESIGN §3.8–3.10; reference §6.1–6.3 and §8's config_hash_test, delegation_test and
@@ -47,7 +48,7 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       assert.equal(configHash(baseConfig()), base);
     });
     it('servers with the same name are ordered by url, then transport (not by input order)', () => {
-      const servers: McpServer[] = [
+      const servers: AgentMcpServer[] = [
         { name: 'x', url: 'http://b', transport: 'http' }, { name: 'x', url: 'http://a', transport: 'sse' }, { name: 'x', url: 'http://a', transport: 'http' },
       ];
       const h = configHash({ ...EMPTY, mcp_servers: servers });
@@ -128,7 +129,7 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       assert.equal(configHash({ ...EMPTY, model: 'm', system_prompt: prompt }), sha256(canonical));
     });
     it('servers are reduced to {name, url, transport}: other fields do not count', () => {
-      const extra = { name: 'fs', url: 'stdio://fs', transport: 'stdio', env: { TOKEN: 'x' }, headers: ['a'] } as McpServer;
+      const extra = { name: 'fs', url: 'stdio://fs', transport: 'stdio', env: { TOKEN: 'x' }, headers: ['a'] } as AgentMcpServer;
       assert.equal(configHash({ ...EMPTY, mcp_servers: [extra] }), configHash({ ...EMPTY, mcp_servers: [{ name: 'fs', url: 'stdio://fs', transport: 'stdio' }] }));
     });
     it('does not sort or mutate the caller\'s arrays', () => {
@@ -141,7 +142,7 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       const agent = (over: Partial<AgentRegistered['data']>): AgentRegistered['data'] => ({
         agentId: 1, name: 'scout', ownerId: 1, model: 'claude-opus-4', systemPrompt: 'You are a careful research assistant.', toolScope: ['search', 'fetch', 'summarize'],
         tier: 'supervised', command: null, parentId: null, spawnDepth: 0, skills: ['writing', 'research'], subagents: ['reviewer', 'critic'],
-        mcpServers: baseConfig().mcp_servers as McpServer[], ...over,
+        mcpServers: baseConfig().mcp_servers as AgentMcpServer[], ...over,
       });
       const h = agentConfigHash(agent({}));
       assert.equal(h, configHash(baseConfig()));

@@ -7,7 +7,7 @@ import { sendToChannel } from '../../src/actions/channels.js';
 import { openApp, type App } from '../../src/app.js';
 import { canonicalize } from '../../src/canonical.js';
 import { fixedClock } from '../../src/clock.js';
-import { readHead } from '../../src/events/store.js';
+import { readHead } from '../../src/engine/store.js';
 import { checkpointParts, latestCheckpoint, signBody } from '../../src/evidence/checkpoint.js';
 import { HeadsTree, streamHeads } from '../../src/evidence/heads.js';
 import { signCheckpoint } from '../../src/evidence/sign.js';

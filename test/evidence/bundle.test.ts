@@ -591,7 +591,7 @@ describe('property: on any single changed byte, Colony\'s checks 1–6 and the i
 
 describe('golden fixtures pin the hashing and the format', () => {
   const sha = (...parts: Uint8Array[]): Buffer => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
-  /** RFC 9162 MTH from its definition, independent of src/events/merkle.ts. */
+  /** RFC 9162 MTH from its definition, independent of src/engine/merkle.ts. */
   const mth = (leaves: Buffer[]): Buffer => {
     if (leaves.length === 1) return leaves[0]!;
     let k = 1;
@@ -601,7 +601,7 @@ describe('golden fixtures pin the hashing and the format', () => {
 
   it('merkle-vectors.json: the leaves and roots of five fixed event hashes', () => {
     const pinned = json<ReturnType<typeof merkleVectors>>(readFileSync(join(FIXTURE_DIR, 'merkle-vectors.json'), 'utf8'));
-    assert.deepEqual(merkleVectors(), pinned, 'src/events/merkle.ts computes the pinned vectors');
+    assert.deepEqual(merkleVectors(), pinned, 'src/engine/merkle.ts computes the pinned vectors');
     const leaves = pinned.eventHashes.map((h) => sha(Buffer.from([0]), Buffer.from(h, 'hex')));
     assert.deepEqual(leaves.map((l) => l.toString('hex')), pinned.leaves, 'leaf = SHA-256(0x00 || event hash)');
     for (let size = 1; size <= 5; size++) assert.equal(mth(leaves.slice(0, size)).toString('hex'), pinned.roots[String(size)], `root of ${size}`);

@@ -7,11 +7,11 @@ import type { Database } from 'better-sqlite3';
 import nacl from 'tweetnacl';
 import { createGoal } from '../../src/actions/goals.js';
 import { openApp } from '../../src/app.js';
-import { openDatabase } from '../../src/db.js';
+import { openDatabase } from '../../src/engine/db.js';
 import { checkpointParts, type SignedCheckpoint } from '../../src/evidence/checkpoint.js';
-import type { EventRow } from '../../src/events/event.js';
-import { rowHash } from '../../src/events/hash.js';
-import { leafHash, rootOfLeaves } from '../../src/events/merkle.js';
+import type { EventRow } from '../../src/engine/event.js';
+import { rowHash } from '../../src/engine/hash.js';
+import { leafHash, rootOfLeaves } from '../../src/engine/merkle.js';
 import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';
 

@@ -7,7 +7,7 @@ import { canonicalize } from '../../src/canonical.js';
 import nacl from 'tweetnacl';
 import { openApp } from '../../src/app.js';
 import { signingKeysDecider } from '../../src/commands/signing-keys.js';
-import { openDatabase } from '../../src/db.js';
+import { openDatabase } from '../../src/engine/db.js';
 import { signatureProblem, type SignedCheckpoint } from '../../src/evidence/checkpoint.js';
 import { currentSigner } from '../../src/evidence/keys.js';
 import {

@@ -4,7 +4,7 @@ import { sendToChannel } from '../../src/actions/channels.js';
 import { canonicalize } from '../../src/canonical.js';
 import { openApp, type App } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { leafHash, rootOfLeaves } from '../../src/events/merkle.js';
+import { leafHash, rootOfLeaves } from '../../src/engine/merkle.js';
 import { exportGoalBundle } from '../../src/evidence/bundle-export.js';
 import { checkBundle } from '../../src/evidence/bundle-verify.js';
 import { signCheckpoint } from '../../src/evidence/sign.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { rotateToken } from '../../src/actions/principals.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { tasksOfGoal, type TaskRow } from '../../src/projections/task-queries.js';
 import { getProposal } from '../../src/projections/proposal-queries.js';
 import { getAgent, getAgentByName, listAgents } from '../../src/projections/principals.js';

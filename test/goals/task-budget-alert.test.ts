@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { taskDecider } from '../../src/commands/tasks.js';
 import type { Notice } from '../../src/events/notices.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import type { TaskBudgetAlertRaised, TaskCreated } from '../../src/events/tasks.js';
 import { ok } from '../helpers/calls.js';
 import { spec } from '../helpers/decider-spec.js';

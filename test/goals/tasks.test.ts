@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { fixedClock } from '../../src/clock.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { OUTPUT_TAIL_BYTES, CommandVerifier } from '../../src/runtime/verifier.js';
 import { LeaseSweeper } from '../../src/runtime/leases.js';
 import { rollupByBillingCode, rollupSubtree } from '../../src/projections/task-queries.js';

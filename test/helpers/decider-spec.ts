@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { DecideContext, Decider } from '../../src/commands/decider.js';
+import type { DecideContext, Decider } from '../../src/engine/decider.js';
 import { DomainError } from '../../src/errors.js';
-import type { Event } from '../../src/events/event.js';
+import type { Event } from '../../src/engine/event.js';
 import { memoryIds } from '../../src/ids.js';
 
 /**

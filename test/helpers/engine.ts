@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { fixedClock } from '../../src/clock.js';
-import { Engine, type EngineOptions } from '../../src/engine.js';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { streamsProjection } from '../../src/projections/streams.js';
 import { cardProjections } from './card-projections.js';
 import { cardDecider, cardStream, type CardCommand } from './cards.js';

@@ -1,10 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { migrate, openDatabase } from '../../src/db.js';
+import { migrate, openDatabase } from '../../src/engine/db.js';
 import type { ExpectedVersion } from '../../src/errors.js';
-import { EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent } from '../../src/events/event.js';
-import { GENESIS_HASH, rowHash } from '../../src/events/hash.js';
-import { engineMigrations } from '../../src/events/schema.js';
-import { appendToStream, readHead } from '../../src/events/store.js';
+import { EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent } from '../../src/engine/event.js';
+import { GENESIS_HASH, rowHash } from '../../src/engine/hash.js';
+import { engineMigrations } from '../../src/engine/schema.js';
+import { appendToStream, readHead } from '../../src/engine/store.js';
 
 /**
  * Store-level helpers: a bare database with the engine's schema (no projections, no engine), appends in

@@ -12,9 +12,9 @@ import { openApp } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
 import { principalDecider } from '../../src/commands/principals.js';
 import { signingKeysDecider } from '../../src/commands/signing-keys.js';
-import { EVENT_COLUMNS, type EventRow } from '../../src/events/event.js';
-import { GENESIS_HASH, rowHash } from '../../src/events/hash.js';
-import { leafHash, rootOfLeaves } from '../../src/events/merkle.js';
+import { EVENT_COLUMNS, type EventRow } from '../../src/engine/event.js';
+import { GENESIS_HASH, rowHash } from '../../src/engine/hash.js';
+import { leafHash, rootOfLeaves } from '../../src/engine/merkle.js';
 import { agentStream, userStream } from '../../src/events/principals.js';
 import { SIGNING_KEYS_STREAM } from '../../src/events/signing-keys.js';
 import type { Bundle } from '../../src/evidence/bundle.js';
@@ -134,7 +134,7 @@ export function rewriteLog(dataDir: string, position: number, edit: (data: Recor
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
-/** Five fixed 32-byte event hashes and, computed by src/events/merkle.ts, their leaves and the roots of sizes 1..5. */
+/** Five fixed 32-byte event hashes and, computed by src/engine/merkle.ts, their leaves and the roots of sizes 1..5. */
 export interface MerkleVectors {
   description: string;
   eventHashes: string[];

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun, type RunOutcome } from '../../src/actions/runs.js';
 import { fixedClock } from '../../src/clock.js';
-import type { StoredEvent } from '../../src/events/event.js';
+import type { StoredEvent } from '../../src/engine/event.js';
 import type { SessionRole } from '../../src/events/runs.js';
-import { authenticate, type Caller } from '../../src/mcp/auth.js';
+import { authenticate } from '../../src/mcp/auth.js';
 import { callTool } from '../../src/mcp/call.js';
 import { getRun, type RunRow } from '../../src/projections/run-queries.js';
 import { mcpFixture, type McpFixture } from './mcp.js';
+import { type Caller } from '../../src/events/principals.js';
 
 /**
  * A small team for the resources and prompts tests, made through the real tool pipeline (callTool:

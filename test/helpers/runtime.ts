@@ -1,4 +1,4 @@
-import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { registerAgent } from '../../src/actions/principals.js';
 import type { RuntimeOverrides } from '../../src/events/runs.js';
 import { getUserByName } from '../../src/projections/principals.js';

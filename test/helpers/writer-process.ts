@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
-import { Engine } from '../../src/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { isDomainError } from '../../src/errors.js';
-import { streamVersion } from '../../src/events/store.js';
+import { streamVersion } from '../../src/engine/store.js';
 import { listCards } from './card-projections.js';
 import { cardDecider, cardStream } from './cards.js';
 import { openCard, runCard, TEST_PROJECTIONS } from './engine.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { createGoal } from '../../src/actions/goals.js';
 import { createOwner, registerAgent } from '../../src/actions/principals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Speaker } from '../../src/actions/channels.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
+import { type Speaker } from '../../src/events/principals.js';
 
 /**
  * A browser-like client for `/api` over real sockets: it keeps the session cookie the server sets (as a

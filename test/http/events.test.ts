@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createPublicChannel, sendDirect, sendToChannel, type Speaker } from '../../src/actions/channels.js';
+import { createPublicChannel, sendDirect, sendToChannel } from '../../src/actions/channels.js';
 import { createGoal } from '../../src/actions/goals.js';
 import { createToken, registerAgent } from '../../src/actions/principals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { requestRun } from '../../src/actions/runs.js';
 import { setSecret } from '../../src/actions/secrets.js';
 import { openApp } from '../../src/app.js';
-import { streamKind, type StoredEvent } from '../../src/events/event.js';
+import { streamKind, type StoredEvent } from '../../src/engine/event.js';
 import { visibleData } from '../../src/http/event-scope.js';
-import { readAll, readAllRows } from '../../src/events/store.js';
+import { readAll, readAllRows } from '../../src/engine/store.js';
 import { getChannel } from '../../src/projections/channel-queries.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { eventsServer, nextEvent, openSse, readSse, type EventsServer, type SseItem } from '../helpers/sse.js';
+import { type Speaker } from '../../src/events/principals.js';
 
 /**
  * `GET /api/events` over real sockets: backlog then live, resuming, the goal and type filters, tenants,

@@ -3,10 +3,11 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ReplayCache } from '../../src/http/api-replay.js';
 import { goalSnapshot } from '../../src/projections/goal-snapshot.js';
-import { replayTo } from '../../src/projections/replay.js';
+import { replayTo } from '../../src/engine/replay.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 import { busyGoal } from './busy-goal.js';
 import { Browser, type Body } from './console-client.js';
+import { productProjections } from '../../src/app.js';
 
 /**
  * Time travel in the console: `GET /api/goals/:id/history` (the scrubber's stops) and
@@ -22,7 +23,7 @@ let head: number;
 
 /** The goal's snapshot at `position` the way `colony replay` computes it: a fresh in-memory replay. */
 function fresh(position: number): unknown {
-  const engine = replayTo(f.app.engine.db, position);
+  const engine = replayTo(f.app.engine.db, position, productProjections);
   try {
     return JSON.parse(JSON.stringify(goalSnapshot(engine.db, goalId)));
   } finally {

@@ -11,7 +11,7 @@ import { createOwner, registerAgent } from '../../src/actions/principals.js';
 import { claimTask } from '../../src/actions/tasks.js';
 import { openApp, productProjections } from '../../src/app.js';
 import { isDomainError } from '../../src/errors.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { getAgent } from '../../src/projections/principals.js';
 import { colony } from '../helpers/cli.js';

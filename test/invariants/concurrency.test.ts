@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Engine } from '../../src/engine.js';
-import { streamVersion } from '../../src/events/store.js';
+import { Engine } from '../../src/engine/engine.js';
+import { streamVersion } from '../../src/engine/store.js';
 import { listCards } from '../helpers/card-projections.js';
 import { cardStream } from '../helpers/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';

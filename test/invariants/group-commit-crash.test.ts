@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Engine } from '../../src/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { dumpTables, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { spawnWriter } from '../helpers/processes.js';

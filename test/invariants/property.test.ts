@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Engine } from '../../src/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { DomainError } from '../../src/errors.js';
-import type { StoredEvent } from '../../src/events/event.js';
+import type { StoredEvent } from '../../src/engine/event.js';
 import { cardDecider, cardStream, type CardCommand, type Priority } from '../helpers/cards.js';
 import { dumpTables, PROJECTED_TABLES, testEngine } from '../helpers/engine.js';
 

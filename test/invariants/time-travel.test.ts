@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { fixedClock } from '../../src/clock.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { goalSnapshot } from '../../src/projections/goal-snapshot.js';
-import { replayTo } from '../../src/projections/replay.js';
+import { replayTo } from '../../src/engine/replay.js';
 import { LeaseSweeper } from '../../src/runtime/leases.js';
 import { colony } from '../helpers/cli.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { productProjections } from '../../src/app.js';
 
 /**
  * Time travel (`colony replay`, DESIGN §1): a multi-agent goal is played through real MCP clients —
@@ -143,7 +144,7 @@ describe('time travel: replay equals the live goal at every command boundary', (
     const live = new Map(steps.map((s) => [s.position, s]));
     let compared = 0;
     for (let n = start; n <= head; n++) {
-      const mem = replayTo(f.app.engine.db, n);
+      const mem = replayTo(f.app.engine.db, n, productProjections);
       try {
         const snapshot = goalSnapshot(mem.db, goalId);
         const step = live.get(n);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as z from 'zod';
 import { createOwner } from '../../src/actions/principals.js';
-import { openDatabase } from '../../src/db.js';
+import { openDatabase } from '../../src/engine/db.js';
 import { CONFIRMATION_TTL_MS } from '../../src/mcp/confirm.js';
 import { ToolRegistry } from '../../src/mcp/registry.js';
 import { defineTool } from '../../src/mcp/tool.js';

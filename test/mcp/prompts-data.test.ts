@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import type { Caller } from '../../src/mcp/auth.js';
 import { getPrompt, listPrompts } from '../../src/mcp/prompts/index.js';
 import type { RunRow } from '../../src/projections/run-queries.js';
 import { world, type World } from '../helpers/resource-world.js';
+import { type Caller } from '../../src/events/principals.js';
 
 /**
  * The MCP prompts data layer (issue 16) on a real app: SynapBus's four prompts and create-goal render

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import type { Caller } from '../../src/mcp/auth.js';
 import { listResources, PAGE_SIZE, readResource, RESOURCE_TEMPLATES, resourceListChangedBy, resourceUrisTouchedBy } from '../../src/mcp/resources/index.js';
 import type { RunRow } from '../../src/projections/run-queries.js';
 import { goalWithTree, world, type World } from '../helpers/resource-world.js';
+import { type Caller } from '../../src/events/principals.js';
 
 /**
  * The MCP resources data layer (issue 16) on a real app: templates, the paginated list, each kind read,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db.js';
+import { openDatabase } from '../../src/engine/db.js';
 import { AuditLog } from '../../src/mcp/audit.js';
 import { colony } from '../helpers/cli.js';
 import { tempDir } from '../helpers/engine.js';

@@ -4,11 +4,11 @@ import { JsonRpcResponseError, resultFromTaskOutcome } from '@modelcontextprotoc
 import { createGoal } from '../../src/actions/goals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { cancelTask } from '../../src/actions/tasks.js';
-import type { Speaker } from '../../src/actions/channels.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { getTask, tasksOfGoal } from '../../src/projections/task-queries.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 import { tasksClient, type TasksClient } from '../helpers/tasks-client.js';
+import { type Speaker } from '../../src/events/principals.js';
 
 /**
  * complete_task as an MCP task when a command verifier decides the hand-in (2026-07-28 tasks

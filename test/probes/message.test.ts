@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { envelopeTime, probeDecider, probeEnvelope, type ProbeCommand } from '../../src/commands/probes.js';
 import { validateMessage } from '../../src/actions/probes.js';
-import { parseIsoTimestamp, pyRepr } from '../../src/actions/probe-time.js';
+import { parseIsoTimestamp, pyRepr } from '../../src/actions/probes/iso-time.js';
 import { ENVELOPE_FOOTER, ENVELOPE_PREFIX, type ProbeCreated, type ProbeExpired, type ProbeFired } from '../../src/events/probes.js';
 import { spec } from '../helpers/decider-spec.js';
 

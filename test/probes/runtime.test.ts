@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { stopAgent } from '../../src/actions/agent-runtime.js';
+import { stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { createProbe, type CreatedProbe } from '../../src/actions/probes.js';
-import { speakerOf } from '../../src/actions/channels.js';
 import { probeEnvelope } from '../../src/commands/probes.js';
 import { getProbe, type ProbeRow } from '../../src/projections/probes.js';
 import { listRuns, runtimeOf, sessionMessages } from '../../src/projections/run-queries.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+import { speakerOf } from '../../src/actions/principals.js';
 
 /**
  * Probes with the runtime (reference §1.7, §1.8; issue 6 item 5): a fired probe wakes its agent (a run

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { markRead, postSystemMessage, sendDirect, sendToChannel, speakerOf, toggleReaction, type Message } from '../../src/actions/channels.js';
+import { markRead, sendDirect, sendToChannel, toggleReaction, type Message } from '../../src/actions/channels.js';
 import { createOwner, registerAgent } from '../../src/actions/principals.js';
 import { productProjections, type App } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { Engine } from '../../src/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { channelMessages, inbox, mentionsOf, searchMessages, systemNotifications, visibleChannels } from '../../src/projections/channel-queries.js';
 import { channelsProjection, mentionsIn } from '../../src/projections/channels.js';
 import { dumpTables } from '../helpers/engine.js';
+import { postSystemMessage } from '../../src/actions/notifications.js';
+import { speakerOf } from '../../src/actions/principals.js';
 
 /**
  * The channels projection on `:memory:`, read through the production queries: the rows a scenario

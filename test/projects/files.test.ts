@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createProject } from '../../src/actions/projects.js';
-import { RULES_HEADING } from '../../src/actions/project-files.js';
+import { RULES_HEADING } from '../../src/actions/projects/files.js';
 import { getProjectByName } from '../../src/projections/projects.js';
 import { tempDir } from '../helpers/engine.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';

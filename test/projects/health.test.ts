@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { lastVerifyFile } from '../../src/last-verify.js';
+import { lastVerifyFile } from '../../src/engine/last-verify.js';
 import { colony } from '../helpers/cli.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject } from '../../src/actions/agent-runtime.js';
-import { createProjectTask } from '../../src/actions/project-tasks.js';
+import { setAgentProject } from '../../src/actions/runs/agent-controls.js';
+import { createProjectTask } from '../../src/actions/projects/tasks.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
 
 /**

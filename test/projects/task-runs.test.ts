@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { setAgentProject } from '../../src/actions/agent-runtime.js';
+import { setAgentProject } from '../../src/actions/runs/agent-controls.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { listRuns } from '../../src/projections/run-queries.js';
 import { callTool, textOf } from '../helpers/mcp.js';

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
 
 /**

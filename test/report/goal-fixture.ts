@@ -1,10 +1,9 @@
 import { updateAgent } from '../../src/actions/agents.js';
-import { sendToChannel, type Speaker } from '../../src/actions/channels.js';
+import { sendToChannel } from '../../src/actions/channels.js';
 import { closeGoal, createGoal } from '../../src/actions/goals.js';
-import type { Actor } from '../../src/actions/principals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js';
-import { proposeAgent } from '../../src/actions/spawning.js';
+import { proposeAgent } from '../../src/actions/agents/spawning.js';
 import { claimTask, completeTask, reportUsage, verifyTask } from '../../src/actions/tasks.js';
 import type { App } from '../../src/app.js';
 import type { TreeRequest } from '../../src/events/proposals.js';
@@ -13,6 +12,8 @@ import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { runDecider } from '../../src/commands/runs.js';
 import { runStream } from '../../src/events/runs.js';
 import type { SandboxProfile } from '../../src/events/sandbox.js';
+import { type Speaker } from '../../src/events/principals.js';
+import { type CommandOptions } from '../../src/engine/handle.js';
 
 /**
  * A finished doc-gardener-like goal built through the real actions, in auto-approve mode: the default
@@ -50,7 +51,7 @@ const specialist = (name: string, prompt: string) => ({
 });
 
 export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'): BuiltGoal {
-  const actor: Actor = { actor: `user:${ownerName}` };
+  const actor: CommandOptions = { actor: `user:${ownerName}` };
   const owner: Speaker = { key: `user-${ownerId}`, name: ownerName, tenant: ownerId };
   const goal = createGoal(app, owner, { title: GOAL_TITLE, description: GOAL_DESCRIPTION, budgets: { tokens: 100_000, cents: 500 }, maxSpawnDepth: 3,
     coordinatorConfig: 'default', approvalMode: 'auto' }, actor);

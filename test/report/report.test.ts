@@ -5,7 +5,7 @@ import { createOwner } from '../../src/actions/principals.js';
 import { reputationOf } from '../../src/actions/reputation.js';
 import { openApp, type App } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { getAgent } from '../../src/projections/principals.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';

@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { fixedClock } from '../../src/clock.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
@@ -180,7 +180,7 @@ describe('reactor', () => {
     assert.equal(daily.run.gate, 'daily_run_budget');
     assert.match(daily.run.reason!, /already ran 1 times today/);
     f.app.engine.db.prepare('SELECT 1').get();
-    const { stopAgent } = await import('../../src/actions/agent-runtime.js');
+    const { stopAgent } = await import('../../src/actions/runs/agent-controls.js');
     stopAgent(f.app, f.ownerId, a.agentId, 'user-1', 'test', { actor: 'user:owner' });
     assert.equal(f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' }).run.gate, 'stopped');
     const refusals = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.type === 'RunRefused').map((e) => (e.data as { gate: string }).gate);

@@ -4,13 +4,13 @@ import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { configureSandbox } from '../../src/actions/agent-runtime.js';
+import { configureSandbox } from '../../src/actions/runs/agent-controls.js';
 import type { SandboxOverrides } from '../../src/events/sandbox.js';
 import { getRun, type RunRow } from '../../src/projections/run-queries.js';
 import { COLONY_ROOT } from '../../src/runtime/confine.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 import { ok } from '../helpers/calls.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 
 /**
  * Issue 13 through the real reactor and harness: every agent process runs in a Bubblewrap sandbox. An

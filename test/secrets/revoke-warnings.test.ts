@@ -5,7 +5,7 @@ import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { requestRun } from '../../src/actions/runs.js';
 import { revokeSecret, setSecret } from '../../src/actions/secrets.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { colony } from '../helpers/cli.js';
 import { ok } from '../helpers/calls.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildSecretEnv } from '../../src/actions/secret-env.js';
+import { buildSecretEnv } from '../../src/actions/secrets/env.js';
 import { revokeSecret, setSecret } from '../../src/actions/secrets.js';
 import { createOwner } from '../../src/actions/principals.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';

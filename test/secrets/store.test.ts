@@ -4,7 +4,7 @@ import nacl from 'tweetnacl';
 import { createGoal } from '../../src/actions/goals.js';
 import { createOwner, registerAgent } from '../../src/actions/principals.js';
 import { decideProposal, proposeTaskTree } from '../../src/actions/proposals.js';
-import { buildSecretEnv } from '../../src/actions/secret-env.js';
+import { buildSecretEnv } from '../../src/actions/secrets/env.js';
 import { revokeSecret, setSecret } from '../../src/actions/secrets.js';
 import { openApp, type App } from '../../src/app.js';
 import { DomainError } from '../../src/errors.js';

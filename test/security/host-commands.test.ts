@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { setSecret } from '../../src/actions/secrets.js';
-import { readAll } from '../../src/events/store.js';
+import { readAll } from '../../src/engine/store.js';
 import { CommandVerifier } from '../../src/runtime/verifier.js';
 import { colony } from '../helpers/cli.js';
 import { ok, refused } from '../helpers/calls.js';

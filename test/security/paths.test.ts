@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject } from '../../src/actions/agent-runtime.js';
+import { setAgentProject } from '../../src/actions/runs/agent-controls.js';
 import { listRuns } from '../../src/projections/run-queries.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture } from '../helpers/runtime.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { registerAgent } from '../../src/actions/principals.js';
 import { listRuns } from '../../src/projections/run-queries.js';
 import { callTool, textOf } from '../helpers/mcp.js';

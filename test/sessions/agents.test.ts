@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, after, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { configureRuntime, stopAgent } from '../../src/actions/agent-runtime.js';
+import { configureRuntime, stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { finishRun, requestRun, startQueuedRun, type RunOutcome } from '../../src/actions/runs.js';
 import { fixedClock } from '../../src/clock.js';
 import { getRun, runtimeOf, type RunRow } from '../../src/projections/run-queries.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { configureRuntime } from '../../src/actions/agent-runtime.js';
+import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun, type RunOutcome } from '../../src/actions/runs.js';
 import { fixedClock } from '../../src/clock.js';
 import type { SessionRole } from '../../src/events/runs.js';

@@ -10,8 +10,8 @@ import { canonicalize } from '../../src/canonical.js';
 import nacl from 'tweetnacl';
 import {
   consistencyProof, EMPTY_ROOT, inclusionProof, leafHash, nodeHash, rootOfLeaves, type SubtreeHashes,
-} from '../../src/events/merkle.js';
-import { InclusionVerifier, verifyConsistency, verifyInclusion } from '../../src/events/merkle-verify.js';
+} from '../../src/engine/merkle.js';
+import { InclusionVerifier, verifyConsistency, verifyInclusion } from '../../src/engine/merkle-verify.js';
 
 /**
  * tools/verify-bundle.mjs, the auditors' stand-alone bundle verifier, is tested against bundles built here from
@@ -427,7 +427,7 @@ function* bitFlips(proof: readonly Buffer[], treeSize: number, salt = 0): Genera
   }
 }
 
-describe('RFC 9162 Merkle trees (src/events/merkle.ts, merkle-verify.ts)', () => {
+describe('RFC 9162 Merkle trees (src/engine/merkle.ts, merkle-verify.ts)', () => {
   const ct = CT_LEAVES.map((l) => leafHash(l));
   const ctTree = memoryTree(ct);
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client as ClientV2, StreamableHTTPClientTransport, type CallToolResult, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { AppBridge, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
 import type { Browser, Page } from 'playwright-core';
-import { readStream } from '../../src/events/store.js';
+import { readStream } from '../../src/engine/store.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { HOSTILE_TITLE, proposeHostileTree, type PendingTree } from '../helpers/approval-card.js';

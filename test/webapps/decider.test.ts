@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validPort, webappDecider } from '../../src/commands/webapps.js';
-import { detectKind } from '../../src/actions/webapp-targets.js';
+import { detectKind } from '../../src/actions/webapps/targets.js';
 import type { WebappPresented, WebappRepresented, WebappRetired } from '../../src/events/webapps.js';
 import { spec } from '../helpers/decider-spec.js';
 

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject, stopAgent } from '../../src/actions/agent-runtime.js';
-import { speakerOf } from '../../src/actions/channels.js';
+import { setAgentProject, stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { createProject } from '../../src/actions/projects.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
 import { setServedUrl } from '../../src/public-url.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+import { speakerOf } from '../../src/actions/principals.js';
 
 /**
  * Web apps over real HTTP sockets (issue 7 item 3 and its path-policy acceptance): the card lands in the

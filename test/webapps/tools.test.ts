@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject } from '../../src/actions/agent-runtime.js';
-import { speakerOf } from '../../src/actions/channels.js';
+import { setAgentProject } from '../../src/actions/runs/agent-controls.js';
 import { archiveProject, createProject } from '../../src/actions/projects.js';
 import { fixedClock } from '../../src/clock.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { speakerOf } from '../../src/actions/principals.js';
 
 /**
  * xylocopa's webapp_present and webapp_list over a real MCP Client (reference §1.5; issue 7 item 3):

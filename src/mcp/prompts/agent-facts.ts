@@ -3,10 +3,10 @@ import { getAgentByName, type AgentRow } from '../../projections/principals.js';
 import type { RunRow } from '../../projections/run-queries.js';
 import type { TaskRow } from '../../projections/task-queries.js';
 import { listTenantTasks } from '../../projections/task-views.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { tenantOf } from '../resources/access.js';
 import { inline } from './quote.js';
+import { type Caller } from '../../events/principals.js';
 
 /** What agent-health-check and debug-agent both read about an agent, through the read tools' queries. */
 

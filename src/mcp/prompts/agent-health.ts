@@ -1,15 +1,15 @@
 import { reputationOf } from '../../actions/reputation.js';
-import { runtimeSettings } from '../../actions/runtime-settings.js';
-import { readConsistent } from '../../db.js';
+import { runtimeSettings } from '../../actions/runs/settings.js';
+import { readConsistent } from '../../engine/db.js';
 import { listAgents, type AgentRow } from '../../projections/principals.js';
 import { listRuns, runsStartedSince, runtimeOf } from '../../projections/run-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
 import { claimLine, FAILED, openClaims, PRIVATE_RUNS, runLine, teamAgent } from './agent-facts.js';
 import { inline, UNTRUSTED_NOTE } from './quote.js';
 import { bullets, section } from './text.js';
 import { userMessage, type PromptDefinition } from './types.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * agent-health-check (SynapBus's prompt): with no argument, as upstream, every agent of the team in one

@@ -1,13 +1,13 @@
 import { isFixedChannel, resolveChannel } from '../../actions/channels.js';
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { senderKind } from '../../events/channels.js';
 import { channelMessages, visibleChannels } from '../../projections/channel-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
-import { speaker } from '../tools/channels.js';
 import { fenced, UNTRUSTED_NOTE } from './quote.js';
 import { bullets, section } from './text.js';
 import { userMessage, type PromptDefinition } from './types.js';
+import { type Caller } from '../../events/principals.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * channel-overview (SynapBus's prompt): with no argument, as upstream, every channel the caller can read

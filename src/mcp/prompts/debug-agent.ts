@@ -1,9 +1,8 @@
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { getAgent, type AgentRow } from '../../projections/principals.js';
 import { proposalsOf } from '../../projections/proposal-queries.js';
 import { requestsOf } from '../../projections/resources.js';
 import { lastSessionMessages, listRuns, runtimeOf, type RunRow } from '../../projections/run-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayRead, mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
 import { runTranscriptUri } from '../resources/uris.js';
@@ -11,6 +10,7 @@ import { FAILED, PRIVATE_RUNS, runLine, teamAgent } from './agent-facts.js';
 import { fenced, inline, tail, UNTRUSTED_NOTE } from './quote.js';
 import { bullets, section } from './text.js';
 import { userMessage, type PromptDefinition } from './types.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * debug-agent (SynapBus's prompt, argument agent_name): identity, runtime, its last runs with their

@@ -1,4 +1,4 @@
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { invalidInput } from '../../errors.js';
 import { channelMessages } from '../../projections/channel-queries.js';
 import { goalList } from '../../projections/goal-snapshot.js';
@@ -6,12 +6,12 @@ import { getUser, listAgents } from '../../projections/principals.js';
 import { proposalsOf } from '../../projections/proposal-queries.js';
 import { requestsOf } from '../../projections/resources.js';
 import { listTenantTasks } from '../../projections/task-views.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { tenantOf } from '../resources/access.js';
 import { inline, UNTRUSTED_NOTE } from './quote.js';
 import { bullets, section } from './text.js';
 import { userMessage, type PromptDefinition } from './types.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * daily-digest (SynapBus's prompt, on Colony's data): what happened in the caller's team since `since`

@@ -1,5 +1,4 @@
 import { DomainError, invalidInput } from '../../errors.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { agentHealthCheck } from './agent-health.js';
 import { channelOverview } from './channel-overview.js';
@@ -7,6 +6,7 @@ import { createGoalPrompt } from './create-goal.js';
 import { debugAgent } from './debug-agent.js';
 import { dailyDigest } from './digest.js';
 import type { PromptDefinition, PromptEntry, PromptResult } from './types.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * MCP prompts (issue 16): SynapBus's four (daily-digest, agent-health-check, channel-overview,

@@ -1,5 +1,5 @@
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
+import { type Caller } from '../../events/principals.js';
 
 /** MCP prompts as plain objects shaped like the wire types (prompts/list, prompts/get): no SDK import. */
 export interface PromptArgument { name: string; description: string; required: boolean }

@@ -1,12 +1,12 @@
 import { DomainError, isDomainError } from '../../errors.js';
 import type { Readable } from '../../projections/session-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import type { ToolContext } from '../tool.js';
-import { speaker } from '../tools/channels.js';
 import { readableBy } from '../tools/sessions.js';
 import { getRun } from '../../projections/run-queries.js';
 import { parseResourceUri, type ResourceRef } from './uris.js';
+import { type Caller } from '../../events/principals.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Who may read which resource — the read tools' rules, applied through the read tools' own functions:

@@ -1,12 +1,12 @@
 import { reputationOf } from '../../actions/reputation.js';
-import { runtimeSettings } from '../../actions/runtime-settings.js';
-import { readConsistent } from '../../db.js';
+import { runtimeSettings } from '../../actions/runs/settings.js';
+import { readConsistent } from '../../engine/db.js';
 import { getAgent, getAgentByName } from '../../projections/principals.js';
 import { listRuns, runtimeOf } from '../../projections/run-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayReadRunsOf, readableRuns, resourceNotFound, tenantOf } from './access.js';
 import { agentUri, runUri } from './uris.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * colony://agents/{name}: one agent of the caller's team with its trust (autonomy tier, tool scope,

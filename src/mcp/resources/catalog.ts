@@ -1,14 +1,14 @@
 import { reputationOf } from '../../actions/reputation.js';
 import { invalidInput } from '../../errors.js';
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { goalList } from '../../projections/goal-snapshot.js';
 import { listAgents } from '../../projections/principals.js';
 import { runtimeOf } from '../../projections/run-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayRead, tenantOf } from './access.js';
 import { JSON_MIME, MARKDOWN_MIME, type ResourceEntry, type ResourceTemplateEntry } from './types.js';
 import { agentUri, goalUri } from './uris.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * resources/templates/list and resources/list. Templates are fixed (the same for every caller: a

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { streamKind, type StoredEvent } from '../../events/event.js';
+import { streamKind, type StoredEvent } from '../../engine/event.js';
 import { getGoal } from '../../projections/goal-queries.js';
 import { getAgent } from '../../projections/principals.js';
 import { getProposal } from '../../projections/proposal-queries.js';

@@ -1,12 +1,12 @@
 import { goalFor } from '../../actions/goals.js';
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { goalSnapshot } from '../../projections/goal-snapshot.js';
 import { taskCountsOfGoals } from '../../projections/task-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
-import { speaker } from '../tools/channels.js';
 import { orNotFound } from './access.js';
 import { goalTreeUri, goalUri } from './uris.js';
+import { type Caller } from '../../events/principals.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * colony://goals/{id} and colony://goals/{id}/tree: get_goal's snapshot (goalFor for the tenancy check,

@@ -1,4 +1,3 @@
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { FAMILY_OF, requireFamily } from './access.js';
 import { agentResource } from './agents.js';
@@ -6,6 +5,7 @@ import { goalResource, goalTreeResource } from './goals.js';
 import { runResource, runTranscriptResource } from './runs.js';
 import { JSON_MIME, MARKDOWN_MIME, type ResourceContents } from './types.js';
 import { parseResourceUri, type ResourceRef } from './uris.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * resources/read: parse (ErrInvalidInput when malformed), check the caller's tool scope for the family

@@ -1,12 +1,12 @@
-import { readConsistent } from '../../db.js';
+import { readConsistent } from '../../engine/db.js';
 import { getAgent } from '../../projections/principals.js';
 import { getRun, lastSessionMessages, type RunRow } from '../../projections/run-queries.js';
 import { agentView } from '../../projections/session-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { displayTurn, NO_PROJECT, transcriptText } from '../tools/session-text.js';
 import { mayReadRunsOf, readableRuns, resourceNotFound, tenantOf } from './access.js';
 import { agentUri, runTranscriptUri, runUri } from './uris.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * colony://runs/{id} and colony://runs/{id}/transcript, readable exactly where `GET /api/runs/:id` and

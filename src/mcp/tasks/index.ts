@@ -1,12 +1,13 @@
 import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { Caller, CurrentCaller } from '../auth.js';
+import type { CurrentCaller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { parseTaskId, taskIdOf, type TaskRef } from './ids.js';
 import { cancelRunTask, runState, visibleRun } from './runs.js';
 import { verificationState, visibleVerification } from './verifications.js';
 import { created, detailed, requireTasks, taskNotFound, TASKS_EXTENSION, type TaskState } from './wire.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * The tasks extension on one 2026-07-28 server (SEP-2663): `tasks/get`, `tasks/update` and `tasks/cancel`,

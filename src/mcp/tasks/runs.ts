@@ -2,12 +2,13 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { cancelRun } from '../../actions/runs.js';
 import { getAgent } from '../../projections/principals.js';
 import { getRun, type RunRow } from '../../projections/run-queries.js';
-import { actorOf, type Caller } from '../auth.js';
+import { actorOf } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
 import { okResult } from '../results.js';
 import { executeTool, runAnswer } from '../tools/execute.js';
 import type { TaskState } from './wire.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * execute_agent as a task: the run is the task. Its state is the runs projection's row, read on every

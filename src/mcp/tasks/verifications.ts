@@ -1,13 +1,13 @@
 import type { App } from '../../app.js';
-import type { StoredEvent } from '../../events/event.js';
-import { readStream } from '../../events/store.js';
+import type { StoredEvent } from '../../engine/event.js';
+import { readStream } from '../../engine/store.js';
 import { taskStream, type TaskCompleted, type TaskCancelled, type TaskVerified } from '../../events/tasks.js';
 import { getTask, ownerOfTask, type TaskRow } from '../../projections/task-queries.js';
-import type { Caller } from '../auth.js';
 import type { McpContext } from '../context.js';
 import { mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
 import { okResult } from '../results.js';
 import type { TaskState } from './wire.js';
+import { type Caller } from '../../events/principals.js';
 
 /**
  * complete_task as a task, for a task whose verifier is a command: the MCP task is one hand-in — the

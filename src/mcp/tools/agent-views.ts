@@ -4,9 +4,9 @@ import { listAgents } from '../../projections/principals.js';
 import { listAgentViews, lookupAgent, type AgentView, type Readable } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { AgentDetail, agentDetailText, AgentList, agentListText, NOT_APPLICABLE } from './agent-text.js';
-import { speaker } from './channels.js';
 import { NO_PROJECT } from './session-text.js';
 import { readableBy } from './sessions.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Agent views (issue 6 item 4): xylocopa's agent_list and agent_get with their texts (reference §1.5)

@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { reputationOf, unquarantineAgent } from '../../actions/reputation.js';
-import { proposeAgent } from '../../actions/spawning.js';
+import { proposeAgent } from '../../actions/agents/spawning.js';
 import { updateAgent } from '../../actions/agents.js';
 import { getAgent } from '../../projections/principals.js';
-import { speaker } from './channels.js';
 import { DomainError } from '../../errors.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { actorOf } from '../auth.js';
+import { speaker } from '../../events/principals.js';
 
 /** Agents: propose_agent (spawning under the caps) and the owner's unquarantine_agent (seed 000 contracts). */
 const propose = defineTool({

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { getUser } from '../../projections/principals.js';
 import { inbox, mentionsOf, systemNotifications, visibleChannels } from '../../projections/channel-queries.js';
 import { defineTool } from '../tool.js';
-import { Message, speaker, toMessage } from './channels.js';
+import { Message, toMessage } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * my_status — the agent's starting point (SynapBus contract): who am I, what waits for me, where.

@@ -1,21 +1,20 @@
 import { senderKind } from '../../events/channels.js';
 import * as z from 'zod';
-import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel, type Speaker } from '../../actions/channels.js';
-import { decisionView } from '../../actions/proposal-card.js';
+import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel } from '../../actions/channels.js';
+import { decisionView } from '../../actions/proposals/card.js';
 import { reactTo } from '../../actions/proposals.js';
 import { invalidInput } from '../../errors.js';
 import { REACTIONS } from '../../events/channels.js';
 import { channelMessages, getMessage, inbox, searchMessages, visibleChannels, type MessageRow } from '../../projections/channel-queries.js';
-import type { Caller } from '../auth.js';
 import { defineTool, type AnyTool } from '../tool.js';
+import { type Caller, speaker } from '../../events/principals.js';
+import { type Speaker } from '../../events/principals.js';
 
 /**
  * Messaging (SynapBus contracts): send_message, read_inbox, get_channel_messages, search_messages,
  * list_channels, react; my_status is in channels-status.ts (it builds on this file's shapes). Every read goes through the visibility rule
  * of channel-queries.ts: an agent sees its tenant's public channels and its own DMs, nothing else.
  */
-export const speaker = (c: Caller): Speaker =>
-  c.kind === 'owner' ? { key: `user-${c.userId}`, name: c.name, tenant: c.userId } : { key: `agent-${c.agentId}`, name: c.name, tenant: c.ownerId };
 
 export const Message = z.object({
   message_id: z.number().int(), channel_id: z.number().int(), channel: z.string(), kind: z.enum(['message', 'system']),

@@ -3,10 +3,10 @@ import { closeGoal, createGoal, goalFor, resumeGoal, setApprovalMode, type NewGo
 import { proposeTaskTree } from '../../actions/proposals.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
-import { pathPolicyFor } from '../paths.js';
+import { pathPolicyFor } from '../../actions/projects/paths.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
 import { Budget, checkedTree, TaskNode } from './task-tree-input.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Goals and task-tree proposals (seed 000 contracts): create_goal, propose_task_tree, get_goal,

@@ -2,14 +2,14 @@ import * as z from 'zod';
 import type { App } from '../../app.js';
 import { databaseFile } from '../../config.js';
 import { GOAL_STATUSES } from '../../events/goals.js';
-import { readHead } from '../../events/store.js';
+import { readHead } from '../../engine/store.js';
 import { TASK_STATUSES } from '../../events/tasks.js';
-import { lastVerifyFile, readLastVerification } from '../../last-verify.js';
+import { lastVerifyFile, readLastVerification } from '../../engine/last-verify.js';
 import { tenantCounts } from '../../projections/overview-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
-import { pathPolicyFor } from '../paths.js';
+import { pathPolicyFor } from '../../actions/projects/paths.js';
 import { listProjects } from '../../projections/projects.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * system_health (xylocopa, reference §1.5), adapted to Colony: the database answers, where the hash chain's

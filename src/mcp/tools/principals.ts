@@ -2,8 +2,8 @@ import * as z from 'zod';
 import { revokeToken } from '../../actions/principals.js';
 import { DomainError } from '../../errors.js';
 import { getAgent, getToken, listAgents, tokensOf } from '../../projections/principals.js';
-import type { Caller } from '../auth.js';
 import { defineTool, type AnyTool } from '../tool.js';
+import { type Caller } from '../../events/principals.js';
 
 /** Identity and tokens: who am I, which tokens exist, and revoking one. */
 export const Identity = z.object({

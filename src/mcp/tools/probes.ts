@@ -2,9 +2,9 @@ import * as z from 'zod';
 import { createProbe, probeOf, probeUrl, tenantProbes, updateProbe } from '../../actions/probes.js';
 import { DEFAULT_PROBE_HOURS, MAX_PROBE_HOURS } from '../../events/probes.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
-import { speaker } from './channels.js';
 import { answer } from './xylocopa.js';
 import { Created, createdText, Got, gotText, Listed, listedText, Updated, updatedText, view } from './probe-text.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * xylocopa's probe tools (reference §1.5, issue 6 item 5): probe_create, probe_list, probe_get,

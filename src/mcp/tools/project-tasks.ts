@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { createProjectTask, dispatchTask, updateProjectTask } from '../../actions/project-tasks.js';
+import { createProjectTask, dispatchTask, updateProjectTask } from '../../actions/projects/tasks.js';
 import { taskFor } from '../../actions/tasks.js';
 import { DomainError } from '../../errors.js';
 import { TASK_STATUSES, XYLOCOPA_STATUS, type TaskStatus } from '../../events/tasks.js';
@@ -7,11 +7,11 @@ import type { TaskRow } from '../../projections/task-queries.js';
 import { getProject, getProjectByName } from '../../projections/projects.js';
 import { countTenantTasks, listTenantTasks } from '../../projections/task-views.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
-import { speaker } from './channels.js';
 import { answer } from './xylocopa.js';
 import {
   Counted, countedText, Created, createdText, Dispatched, dispatchedText, Got, gotText, Listed, listedText, taskView, Updated, updatedText,
 } from './task-text.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * xylocopa's task tools on Colony's one task aggregate (reference §1.5, DESIGN §3.18): task_list,

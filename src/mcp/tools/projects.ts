@@ -3,11 +3,11 @@ import { archiveProject, createProject, projectOf, regenerateClaudeMd, scaffoldP
 import { projectStats } from '../../projections/overview-queries.js';
 import { listProjects } from '../../projections/projects.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
-import { speaker } from './channels.js';
 import { answer } from './xylocopa.js';
 import {
   Archived, archivedText, Created, createdText, Got, gotText, Listed, listedText, Regenerated, regeneratedText, Scaffolded, scaffoldedText, statsView, view,
 } from './project-text.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * xylocopa's project tools (reference §1.5, issue 7 item 1) on Colony's projects, scoped to the caller's

@@ -4,7 +4,7 @@ import { MAX_REASON, MIN_REASON } from '../../commands/resources.js';
 import { RESOURCE_TYPES, type ResourceType } from '../../events/resources.js';
 import { MAX_SECRET_NAME } from '../../events/secrets.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Resources (seed 000 contracts, reference US6 and §7.1): request_resource and list_resources, and the

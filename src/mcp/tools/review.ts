@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { approvalCardOf, approvalCardText } from '../../actions/approval-card.js';
+import { approvalCardOf, approvalCardText } from '../../actions/proposals/approval-card.js';
 import { DomainError } from '../../errors.js';
 import { oldestPendingProposal } from '../../projections/proposal-pending.js';
 import { getProposal } from '../../projections/proposal-queries.js';
 import { APPROVAL_CARD_URI, approvalCardToolMeta } from '../apps/approval-card.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * review_proposal (issue 16): the owner decides a proposal inside the MCP client they already use. The

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { revokeSecret } from '../../actions/secrets.js';
 import { MAX_SECRET_NAME } from '../../events/secrets.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * The owner's secret tool (DESIGN §3.11): revoke_secret. Secrets are set from the CLI only

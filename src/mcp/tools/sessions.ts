@@ -3,8 +3,8 @@ import { lastSessionMessages } from '../../projections/run-queries.js';
 import { descendantsOf } from '../../projections/principals.js';
 import { findSession, listSessions, lookupAgent, type Readable } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
-import { speaker } from './channels.js';
 import { displayTurn, NO_PROJECT, SessionList, sessionListText, Transcript, transcriptText } from './session-text.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Sessions (issue 6 item 3): xylocopa's session_list, session_read, session_tail and their aliases

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { DomainError } from '../../errors.js';
 import type { TreeRequest } from '../../events/proposals.js';
-import type { PathPolicy } from '../paths.js';
+import type { PathPolicy } from '../../actions/projects/paths.js';
 
 /**
  * A task tree as propose_task_tree takes it: the node schema (zod), and the check that turns it into

@@ -4,7 +4,7 @@ import { cancelTask, claimTask, completeTask, releaseTask, reportUsage, taskFor,
 import { DomainError } from '../../errors.js';
 import { lastCompletion } from '../tasks/verifications.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * The task lifecycle (seed 000 contracts and DESIGN §3.5–3.7): claim_task, complete_task,

@@ -3,7 +3,7 @@ import { addRecipe, removeRecipe } from '../../actions/verifiers.js';
 import { MAX_RECIPE_COMMAND, MAX_RECIPE_TIMEOUT_SEC } from '../../events/verifiers.js';
 import { listRecipes, type RecipeRow } from '../../projections/verifiers.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Verifier recipes (DESIGN §8): the owner registers the command lines command verifiers may run

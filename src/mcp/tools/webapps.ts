@@ -3,9 +3,9 @@ import { presentWebapp, tenantWebapps } from '../../actions/webapps.js';
 import { getChannel } from '../../projections/channel-queries.js';
 import { goalIdOfChannel } from '../../projections/goal-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from './channels.js';
 import { answer } from './xylocopa.js';
 import { listedText, Listed, Presented, presentedText, view } from './webapp-text.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * xylocopa's web app tools (reference §1.5, issue 7 item 3): webapp_present and webapp_list, scoped to

@@ -1,0 +1,162 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Database } from 'better-sqlite3';
+import type { EventBus } from './bus.js';
+import type { StoredEvent } from './event.js';
+
+/**
+ * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
+ * fsync, and on this kind of machine the fsync, not the command, sets the pace; ten writers at once
+ * should share one.
+ *
+ * How: a caller that may wait for its answer runs inside `run()` (the MCP tool call does). The first
+ * command such a caller starts opens one BEGIN IMMEDIATE transaction — the batch — and schedules its
+ * COMMIT with setImmediate, i.e. after every request that arrived in the same turn of the event loop has
+ * run its commands. Each command in the batch is a savepoint of it (handle.ts), so a refused command rolls
+ * back only itself; ids, idempotency records and event order are exactly what separate transactions would
+ * give, because the commands still run one after another on the one connection. The events of the batch
+ * go on the bus only after the COMMIT, and `run()` answers only then: no caller is told "done" before its
+ * events are on disk, and a crash before the COMMIT loses only unanswered commands, whole.
+ *
+ * No timer is involved: a lone caller's batch commits in the same turn of the event loop, so at low load
+ * nothing waits. Anything that is not a grouped caller (the CLI, the HTTP API, reactors, imports) first
+ * commits the open batch and then runs its own transaction as before.
+ */
+interface Ticket {
+  /** The batches this caller's commands joined and that have not committed yet; it answers once none is left. */
+  batches: Set<Batch>;
+  /**
+   * False once the call settled. Work the call started and left running (a timer, a process it spawned)
+   * still carries its context; such work is no longer the caller's and commits on its own.
+   */
+  open: boolean;
+}
+
+/** A COMMIT that failed: the batch's commands were all rolled back. */
+export class CommitFailedError extends Error {
+  constructor(readonly cause: unknown) {
+    super(`the batch's COMMIT failed and its commands were rolled back: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
+class Batch {
+  readonly events: StoredEvent[] = [];
+  commands = 0;
+  readonly committed: Promise<void>;
+  resolve!: () => void;
+  reject!: (e: unknown) => void;
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => { this.resolve = resolve; this.reject = reject; });
+    // A batch nobody awaits (every caller failed first) must not become an unhandled rejection.
+    this.committed.catch(() => undefined);
+  }
+}
+
+const grouped = new AsyncLocalStorage<Ticket>();
+/**
+ * Commands per batch at most. Requests arriving over sockets always let the COMMIT run between turns of
+ * the event loop; a caller that loops on promises alone never would, so a batch this full commits first.
+ */
+export const MAX_BATCH = 256;
+
+export class GroupCommit {
+  private current: Batch | null = null;
+  /** Batches committed and commands they held, for `colony bench` and tests. */
+  readonly stats = { batches: 0, commands: 0 };
+
+  // Prepared once: exec() would parse the statement on every batch.
+  private readonly begin;
+  private readonly commit;
+
+  constructor(private readonly db: Database, private readonly bus: EventBus) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+  }
+
+  /** Runs `fn` as a grouped caller: its commands may share a COMMIT; the answer waits for that COMMIT. */
+  async run<T>(fn: () => Promise<T> | T): Promise<T> {
+    const ticket: Ticket = { batches: new Set(), open: true };
+    try {
+      return await grouped.run(ticket, fn);
+    } finally {
+      ticket.open = false;
+      // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
+      // turns the answer into CommitFailedError, whatever fn said.
+      for (const batch of ticket.batches) await batch.committed;
+    }
+  }
+
+  /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */
+  static detached<T>(fn: () => T): T {
+    return grouped.exit(fn);
+  }
+
+  /**
+   * Called by an outermost command before it opens its transaction. Inside `run()`: the open batch (one is
+   * opened if none is), which the command joins as a savepoint. Elsewhere: null, after committing any open
+   * batch, so the command runs in a transaction of its own that nobody else's failure can undo.
+   */
+  enter(): Batch | null {
+    const ticket = grouped.getStore();
+    if (!ticket?.open) {
+      this.flush();
+      return null;
+    }
+    // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
+    if (this.current && !this.db.inTransaction) this.fail(new Error('the batch transaction was rolled back by SQLite'));
+    // The flush publishes, and what the bus's subscribers run then is no caller's.
+    if (this.current && this.current.commands >= MAX_BATCH) grouped.exit(() => this.flush());
+    if (!this.current) this.open();
+    const batch = this.current!;
+    if (!ticket.batches.has(batch)) {
+      ticket.batches.add(batch);
+      void batch.committed.then(() => ticket.batches.delete(batch), () => undefined);
+    }
+    batch.commands++;
+    this.stats.commands++;
+    return batch;
+  }
+
+  /** Commits the open batch now (no-op without one): its callers are answered, its events published. */
+  flush(): void {
+    const batch = this.current;
+    if (!batch) return;
+    this.current = null;
+    try {
+      if (!this.db.inTransaction) throw new Error('the batch transaction was rolled back by SQLite before its COMMIT');
+      this.commit.run();
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.failed(batch, e);
+      return;
+    }
+    this.stats.batches++;
+    batch.resolve();
+    const events = batch.events.splice(0);
+    this.bus.publish(events);
+  }
+
+  /** Listeners told when a batch's commands were rolled back after they ran (caches built on them must go). */
+  readonly onRollback = new Set<() => void>();
+
+  private open(): void {
+    this.begin.run();
+    this.current = new Batch();
+    // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.
+    grouped.exit(() => setImmediate(() => this.flush()));
+  }
+
+  private fail(e: unknown): void {
+    const batch = this.current!;
+    this.current = null;
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.failed(batch, e);
+  }
+
+  private failed(batch: Batch, e: unknown): void {
+    batch.events.length = 0;
+    batch.reject(new CommitFailedError(e));
+    for (const listener of this.onRollback) listener();
+  }
+}
+
+export type { Batch };

@@ -1,0 +1,76 @@
+import type { Database } from 'better-sqlite3';
+import type { Event, StoredEvent } from './event.js';
+
+/**
+ * A projection turns events into read tables, inside the transaction that appended them (rule 6).
+ *
+ * Rules every projection keeps:
+ * - It never rejects an event: it upserts, skips duplicates and clamps. A throw is a bug (it fails the
+ *   command that appended the event, which is the safe outcome).
+ * - It derives everything from events. It never reads another projection's tables while applying: a
+ *   rebuild of one projection alone must give the same rows as the incremental run.
+ * - Every name it creates in the database — tables, indexes, triggers — is derived from `t`, the
+ *   physical names for this run. A rebuild passes shadow names, fills them from the log, and swaps them
+ *   in; query functions read the live names (`tables` as declared).
+ * - Bump `version` whenever the DDL or the apply logic changes: on start the projection is rebuilt.
+ */
+export type TableNames<T extends string> = Readonly<Record<T, string>>;
+
+export interface Projection<E extends Event = Event, T extends string = string> {
+  readonly name: string;
+  readonly version: number;
+  /** Event types this projection applies, or `'all'`. */
+  readonly handles: readonly E['type'][] | 'all';
+  /**
+   * Set when `apply` reads `event.meta` (actor, command id…). A rebuild reads the meta column only for
+   * projections that say so — it is a third of each row — and `meta` throws for the others there.
+   */
+  readonly readsMeta?: boolean;
+  /** The tables it owns, by their live names. */
+  readonly tables: readonly T[];
+  /** Creates its tables and indexes under the names in `t`. */
+  init(db: Database, t: TableNames<T>): void;
+  apply(db: Database, event: StoredEvent<E>, t: TableNames<T>): void;
+  /** Removes its tables (and anything else it created) under the names in `t`. Default: DROP each table. */
+  reset?(db: Database, t: TableNames<T>): void;
+}
+
+// The registry stores projections of every domain side by side; their event types only meet at runtime,
+// where `handles` filters what each one receives.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyProjection = Projection<any, any>;
+
+export function liveNames(p: AnyProjection): TableNames<string> {
+  return Object.fromEntries(p.tables.map((t: string) => [t, t]));
+}
+
+export function shadowNames(p: AnyProjection, nonce: string): TableNames<string> {
+  return Object.fromEntries(p.tables.map((t: string) => [t, `${t}__rebuild_${nonce}`]));
+}
+
+export const SHADOW_MARK = '__rebuild_';
+
+export function resetTables(db: Database, p: AnyProjection, t: TableNames<string>): void {
+  if (p.reset) return p.reset(db, t);
+  for (const table of p.tables) db.exec(`DROP TABLE IF EXISTS "${t[table]}"`);
+}
+
+export const handlesType = (p: AnyProjection, type: string): boolean =>
+  p.handles === 'all' || (p.handles as readonly string[]).includes(type);
+
+/**
+ * Builds a projection's SQL once per set of table names (live or a rebuild's shadows) instead of once
+ * per event: `const sql = sqlFor((t) => ({ insert: \`INSERT INTO "\${t.cards}" …\` }))`, then
+ * `prepared(db, sql(t).insert)` in apply. The same string object each time keeps the statement cache hot.
+ */
+export function sqlFor<T extends string, Q extends Record<string, string>>(build: (t: TableNames<T>) => Q): (t: TableNames<T>) => Q {
+  const cache = new WeakMap<TableNames<T>, Q>();
+  return (t) => {
+    let q = cache.get(t);
+    if (!q) {
+      q = build(t);
+      cache.set(t, q);
+    }
+    return q;
+  };
+}
