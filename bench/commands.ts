@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { openDatabase, type Durability } from '../src/engine/db.js';
 import { Engine } from '../src/engine/engine.js';
-import { cardProjections } from '../test/helpers/card-projections.js';
+import { cardProjections } from '../testkit/card-projections.js';
 import { figure, median, PAYLOAD_TEXT, prng, seconds, type Figure } from './util.js';
 import { SqlFloor } from './sql-floor.js';
 import { CardWorkload } from './workload.js';

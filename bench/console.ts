@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { createGoal } from '../src/actions/goals.js';
 import type { App } from '../src/app.js';
-import { CHROMIUM, launchBrowser } from '../test/helpers/browser.js';
+import { CHROMIUM, launchBrowser } from '../testkit/browser.js';
 import type { Team } from './goal-data.js';
 import { closeServer, serveColony } from './serve.js';
 import { alternateMs, figure, latencyFigures, median, type Figure } from './util.js';

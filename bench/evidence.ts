@@ -18,7 +18,7 @@ import { signCheckpoint } from '../src/evidence/sign.js';
 import { goalStreams } from '../src/evidence/goal-streams.js';
 import { streamsProjection } from '../src/projections/streams.js';
 import { loadOrCreateSigningKey } from '../src/signing-key.js';
-import { cardProjections } from '../test/helpers/card-projections.js';
+import { cardProjections } from '../testkit/card-projections.js';
 import { buildEvidenceLog } from './evidence-data.js';
 import { figure, median, prng, seconds, type Figure } from './util.js';
 import { CardWorkload } from './workload.js';

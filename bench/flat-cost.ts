@@ -4,7 +4,7 @@ import { createPublicChannel, sendToChannel } from '../src/actions/channels.js';
 import { claimTask, completeTask } from '../src/actions/tasks.js';
 import { openApp, type App } from '../src/app.js';
 import type { CommandOptions } from '../src/engine/handle.js';
-import { newCommandId } from '../src/ids.js';
+import { newCommandId } from '../src/engine/ids.js';
 import { seedBigLog, seedMessages, SMALL_GOAL_LEAVES, smallGoals } from './flat-data.js';
 import { createTeam, seedGoal, type Team } from './goal-data.js';
 import { figure, median, PAYLOAD_TEXT, seconds, type Figure } from './util.js';

@@ -9,7 +9,7 @@ import { migrate, openDatabase } from '../src/engine/db.js';
 import { engineMigrations } from '../src/engine/schema.js';
 import { verifyChain } from '../src/engine/verify.js';
 import { rebuildProjections } from '../src/engine/rebuild.js';
-import { cardProjections } from '../test/helpers/card-projections.js';
+import { cardProjections } from '../testkit/card-projections.js';
 import { seconds } from './util.js';
 
 const file = process.argv[2];

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicChannel, sendToChannel } from '../src/actions/channels.js';
-import { eventsServer, openSse } from '../test/helpers/sse.js';
+import { eventsServer, openSse } from '../testkit/sse.js';
 import { latencyFigures, type Figure } from './util.js';
 
 /**

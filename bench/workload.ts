@@ -1,5 +1,5 @@
 import type { Engine } from '../src/engine/engine.js';
-import { cardDecider, cardStream, type CardCommand } from '../test/helpers/cards.js';
+import { cardDecider, cardStream, type CardCommand } from '../testkit/cards.js';
 import { PAYLOAD_TEXT } from './util.js';
 
 /**

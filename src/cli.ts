@@ -21,7 +21,7 @@ import { registerRequests } from './cli/requests.js';
 import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
-import { guardOutput, terminalSafe } from './cli/terminal.js';
+import { guardOutput, terminalSafe } from './terminal.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
 import { registerVerifyBundle } from './cli/verify-bundle.js';

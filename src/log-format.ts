@@ -1,4 +1,4 @@
-import { oneLine } from './cli/terminal.js';
+import { oneLine } from './terminal.js';
 
 /**
  * The readable form of a log line for a terminal (src/log.ts uses it when stderr is a TTY; pipes and

@@ -11,9 +11,8 @@ import { Colony, usageLine } from './colony-client.js';
 import { coordinate } from './coordinator.js';
 import { verifyCli } from './cli-verifier.js';
 import { scanDocs } from './docs-scanner.js';
-import { COORDINATOR, SCANNER, VERIFIER } from './shared.js';
+import { COORDINATOR, SCANNER, VERIFIER, type RunContext } from './shared.js';
 
-export interface RunContext { colony: Colony; env: NodeJS.ProcessEnv; prompt: string; repo: string }
 type Role = (ctx: RunContext) => Promise<string>;
 
 const ROLES: Record<string, Role> = { [COORDINATOR]: coordinate, [SCANNER]: scanDocs, [VERIFIER]: verifyCli };

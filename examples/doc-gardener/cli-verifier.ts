@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunContext } from './agent.js';
+import type { RunContext } from './shared.js';
 import { sleep, type Colony } from './colony-client.js';
 import { diffCommands, renderDiff, type RealCommand } from './diff.js';
 import { discover, helpRunner, parseHelp, pool, type HelpPage } from './help-flags.js';

@@ -1,4 +1,4 @@
-import type { RunContext } from './agent.js';
+import type { RunContext } from './shared.js';
 import { sleep, type Colony } from './colony-client.js';
 import { COORDINATOR, REPORT_RECIPE, REPORT_FILE, SCANNER, TASK, VERIFIER, type AssignmentMetadata } from './shared.js';
 import { allTasks, CLOSED_GOAL, FINISHED_TASK, goalSnapshot, leavesOf, type GoalSnapshot } from './tasks.js';

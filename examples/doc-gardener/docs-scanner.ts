@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunContext } from './agent.js';
+import type { RunContext } from './shared.js';
 import { documentedCommands } from './readme-cli.js';
 import { ARTIFACT, COORDINATOR, TASK, withJson } from './shared.js';
 import { claimReady, goalSnapshot, handIn, postArtifact } from './tasks.js';

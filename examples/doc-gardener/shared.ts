@@ -1,3 +1,5 @@
+import type { Colony } from './colony-client.js';
+
 /**
  * What the doc-gardener's agents agree on: their names, the task names of the tree, the artifact kinds
  * they post, and the diff report's file and header (the command verifier checks for them).
@@ -42,3 +44,6 @@ export function jsonOf<T>(body: string): T {
   if (!m) throw new Error('the artifact message has no JSON block');
   return JSON.parse(m[1]!) as T;
 }
+
+/** What each role of the agent runs with: its Colony client, its environment, its prompt and the repository it reads. */
+export interface RunContext { colony: Colony; env: NodeJS.ProcessEnv; prompt: string; repo: string }

@@ -4,7 +4,7 @@ import type { KnownTools } from '../commands/tool-scope.js';
 import { DomainError } from '../errors.js';
 import { agentStream, type Tier } from '../events/principals.js';
 import { getAgent, type AgentRow } from '../projections/principals.js';
-import { seedFromParent } from './agents/spawning.js';
+import { seedFromParent } from './agents/materialize.js';
 import { configHash, type AgentMcpServer } from '../events/agent-config.js';
 import { type CommandOptions } from '../engine/handle.js';
 

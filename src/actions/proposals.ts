@@ -17,7 +17,7 @@ import { rootTasksOfGoal } from '../projections/task-queries.js';
 import { getProposal, pendingTreeProposal, proposalByMessage, type ProposalRow } from '../projections/proposal-queries.js';
 import { sendToChannel, toggleReaction } from './channels.js';
 import { agentIdOf, goalFor, isOwner, who } from './goals.js';
-import { materializeAgent } from './agents/spawning.js';
+import { materializeAgent } from './agents/materialize.js';
 import { commandVerifierOf, recipeProblem } from './verifiers.js';
 import { renderProposal } from './proposals/card.js';
 import { type Speaker } from '../events/principals.js';

@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { taskDecider, type VerifyTask } from '../commands/tasks.js';
+import { taskDecider } from '../commands/tasks.js';
 import { DomainError, notFound } from '../errors.js';
 import { taskStream, type Amount } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
@@ -14,6 +14,7 @@ import { agentIdOf, isOwner, who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
+import { type VerifyTask } from '../commands/task-types.js';
 
 /**
  * The task lifecycle as commands (DESIGN §3.5, §3.6, §3.13; budgets in budget.ts). Every function is one

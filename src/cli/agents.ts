@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { AgentChanges } from '../actions/agents.js';
 import { TIERS, type Tier } from '../events/principals.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 import { withOwner } from './owner.js';
 
 // What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { parsePositiveInt } from '../config.js';
 import type { AuditLog, AuditRow, Outcome } from '../mcp/audit.js';
 import { action, CliError, globals, requireInitialized } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony audit tail|export`: the trail of MCP tool calls (audit.db, apart from the event log). */
 const OUTCOMES: readonly Outcome[] = ['success', 'error', 'blocked', 'pending_confirmation'];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony config get|set|unset`: the team's settings. One today, `agent-command`: the backend command

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DemoResult } from '../demo/run.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony demo`: the doc-gardener example end to end on a temporary data dir (examples/doc-gardener/README.md). */
 export function registerDemo(program: Command): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony goals create`: the owner's create_goal. The flags are checked by create_goal's own schema

@@ -4,7 +4,7 @@ import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
 import { registerCreate } from './goal-create.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony goals create|list|show|mode` and `colony replay` (time travel); proposals are in proposals.ts. */
 export function registerGoals(program: Command): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { databaseFile } from '../config.js';
 import { action, checkOwnerName, globals, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony init`: the data dir, the store, the master and signing keys and the owner — whose token is printed once. */
 export function registerInit(program: Command): void {

@@ -4,7 +4,7 @@ import type { OAuthPrincipal } from '../events/oauth.js';
 import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony oauth approve|deny CODE`, `colony oauth clients [revoke CLIENT_ID]`, `colony oauth revoke

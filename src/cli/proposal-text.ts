@@ -3,7 +3,7 @@ import { proposalCommands, treeOutline } from '../actions/proposals/card.js';
 import type { AgentSpec, TreeNode } from '../events/proposals.js';
 import { getGoal } from '../projections/goal-queries.js';
 import type { ProposalRow } from '../projections/proposal-queries.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * A proposal as `colony proposals show` and `colony goals show` print it. Like the `#approvals` card,

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { positiveInt } from './goals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony proposals list|show` and `colony approve|reject`: the owner's view of task-tree and agent

@@ -6,7 +6,7 @@ import type { ReportData } from '../report/data.js';
 import type { ReportEvidence } from '../report/evidence.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony report --goal ID --out FILE`: one self-contained HTML file about a goal (seed 001 D17). */
 export function registerReport(program: Command): void {

@@ -4,7 +4,7 @@ import type { UserRow } from '../projections/principals.js';
 import type { ResourceRequestRow } from '../projections/resources.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony requests list|refuse`: the agents' `request_resource` requests, and the owner's refusal with a

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { RunRow, RunRowStatus } from '../projections/run-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony runs list|show`: agent runs, newest first, and one run with its session transcript. */
 const STATUSES: readonly RunRowStatus[] = ['queued', 'running', 'refused', 'succeeded', 'failed', 'timed_out'];

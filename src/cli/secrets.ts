@@ -6,7 +6,7 @@ import type { SecretInfo } from '../projections/secrets.js';
 import type { UserRow } from '../projections/principals.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony secrets set|list|revoke` (DESIGN §3.11, §4). Values are sealed with the master key before they

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_CHECKPOINT_EVENTS, DEFAULT_CHECKPOINT_MINUTES, parseCheckpointSetting, parsePort } from '../config.js';
 import type { Runtime } from '../runtime/index.js';
 import { mcpJsonSnippet } from './mcp-config.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 import { action, checkOwnerName, CliError, formatRate, globals, progressBar } from './shared.js';
 
 /** Shared with `colony stdio`: the override of the start-up chain check (src/evidence/chain-check.ts). */

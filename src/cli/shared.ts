@@ -4,7 +4,7 @@ import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '..
 import type { Database, Durability } from '../engine/db.js';
 import { DomainError } from '../errors.js';
 import { NAME_PATTERN } from '../commands/principals.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 // Everything this module imports is cheap: every command's definition imports it, and `colony --help`
 // must not load the store (better-sqlite3) or the app. What an action needs is imported when it runs.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action, CliError, printJson, progressBar } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * `colony verify-bundle FILE`: checks a goal bundle with no data dir — the checkpoint's signature, every

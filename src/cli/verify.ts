@@ -5,7 +5,7 @@ import type { ChainHead } from '../engine/store.js';
 import type { VerifyResult } from '../engine/verify.js';
 import { lastVerifyFile, readChainAnchor, recordVerification } from '../engine/last-verify.js';
 import { action, CliError, globals, openExistingStore, printJson, progressBar } from './shared.js';
-import { oneLine } from './terminal.js';
+import { oneLine } from '../terminal.js';
 
 /** `colony verify`: walks the hash chain; exit 0 when it holds, 1 with the first bad position when not. */
 export function registerVerify(program: Command): void {

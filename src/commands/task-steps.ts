@@ -2,8 +2,8 @@ import { DomainError } from '../errors.js';
 import type { Notice } from '../events/notices.js';
 import type { Amount, TaskEvent, TaskStatus, VerifierKind } from '../events/tasks.js';
 import type { DecideContext } from '../engine/decider.js';
-import type { ClaimTask, DispatchTask, Live, VerifyTask } from './tasks.js';
 import { type AgentRef } from '../events/principals.js';
+import { type ClaimTask, type DispatchTask, type Live, type VerifyTask } from './task-types.js';
 
 /**
  * The task decider's steps (commands/tasks.ts decides which runs): a claim as a lease (DESIGN §3.6), a

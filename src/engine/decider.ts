@@ -1,5 +1,5 @@
 import type { Event } from './event.js';
-import type { IdAllocator } from '../ids.js';
+import type { IdAllocator } from './ids.js';
 
 /**
  * A domain's write side: `decide` turns a command and the stream's current state into new events;

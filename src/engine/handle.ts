@@ -6,7 +6,7 @@ import { assertAnchored } from './anchor.js';
 import { commandUnder, eventsOfCommand, findCommand, recordCommand } from './command-log.js';
 import type { Event, EventMeta, StoredEvent } from './event.js';
 import { appendToStream, checkExpectedVersion } from './store.js';
-import { newCommandId, sequenceIds, type TrackedIds } from '../ids.js';
+import { newCommandId, sequenceIds, type TrackedIds } from './ids.js';
 import type { ProjectionRegistry } from './projection-registry.js';
 import type { Decider } from './decider.js';
 import type { GroupCommit } from './group-commit.js';

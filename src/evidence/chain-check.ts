@@ -7,7 +7,7 @@ import { GENESIS_HASH } from '../engine/hash.js';
 import type { ChainHead } from '../engine/store.js';
 import { verifyChain } from '../engine/verify.js';
 import { checkLatestCheckpoint } from './start-check.js';
-import { newCommandId } from '../ids.js';
+import { newCommandId } from '../engine/ids.js';
 import { chainAnchorFile, readChainAnchor, writeChainAnchor } from '../engine/last-verify.js';
 import type { RebuildReport } from '../engine/rebuild.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, invalidInput } from '../errors.js';
-import { newCommandId } from '../ids.js';
+import { newCommandId } from '../engine/ids.js';
 import { log } from '../log.js';
 import { CommitFailedError } from '../engine/group-commit.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
@@ -10,7 +10,7 @@ import { actorOf, principalKey } from './auth.js';
 import type { McpContext } from './context.js';
 import { errorResult, okResult } from './results.js';
 import { createdTask } from './tasks/index.js';
-import { noProgress, type AnyTool, type Progress } from './tool.js';
+import { noProgress, type AnyTool, type Progress, type ToolLookup } from './tool.js';
 import { type Caller } from '../events/principals.js';
 
 /**
@@ -24,7 +24,7 @@ export const IDEMPOTENCY_META_KEY = 'colony/idempotency_key';
  * What tools/list (and the capability catalog) shows: owners every tool, an agent only the agent-surface
  * tools in its tool scope — what it can actually call, so a model is not offered tools that are refused.
  */
-export function visibleTools(ctx: Pick<McpContext, 'tools'>, caller: Caller): AnyTool[] {
+export function visibleTools(ctx: { tools: ToolLookup }, caller: Caller): AnyTool[] {
   return ctx.tools.list().filter((t) => caller.kind === 'owner' || (t.surface === 'agent' && caller.toolScope.includes(t.name)));
 }
 

@@ -1,12 +1,12 @@
 import type { KnownTools } from '../commands/tool-scope.js';
 import { log } from '../log.js';
-import type { AnyTool } from './tool.js';
+import type { AnyTool, ToolLookup } from './tool.js';
 
 /**
  * Every tool Colony serves, by name. First registration wins (codomyrmex's rule): a later tool with
  * the same name is ignored with a warning, so no module can replace a published contract.
  */
-export class ToolRegistry {
+export class ToolRegistry implements ToolLookup {
   private readonly tools = new Map<string, AnyTool>();
   /** known() and list() as of the last registration: asked on every spawn and every tools/list. */
   private knownCache: KnownTools | null = null;

@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import type { App } from '../app.js';
 import type { CommandOptions } from '../engine/handle.js';
-import type { ToolRegistry } from './registry.js';
+import type { KnownTools } from '../commands/tool-scope.js';
 import type { Reactor } from '../runtime/reactor.js';
 import type { TaskRef } from './tasks/ids.js';
 import { type Caller } from '../events/principals.js';
@@ -16,7 +16,7 @@ export type Surface = 'agent' | 'owner';
 export interface ToolContext {
   readonly app: App;
   readonly caller: Caller;
-  readonly tools: ToolRegistry;
+  readonly tools: ToolLookup;
   /** The options a command run by this call carries: the caller as actor, the call's command id. */
   readonly command: CommandOptions;
   /** The reactor, when this process runs agents (colony serve); null otherwise. */
@@ -25,6 +25,13 @@ export interface ToolContext {
   readonly cwd: string | null;
   /** Tells the client how a call that takes seconds is going (MCP progress notifications); a no-op unless it asked. */
   readonly progress: Progress;
+}
+
+/** What a handler may ask of the registry it was called through (registry.ts implements it). */
+export interface ToolLookup {
+  get(name: string): AnyTool | undefined;
+  known(): KnownTools;
+  list(): AnyTool[];
 }
 
 /** One step of a long call, as a line a person can read ("run 12 started"). */

@@ -1,23 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync,mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { failRun, finishRun } from '../actions/runs.js';
+import { failRun,finishRun } from '../actions/runs.js';
 import { buildSecretEnv } from '../actions/secrets/env.js';
-import { writeMcpConfig, type McpConfigFile } from './mcp-config.js';
+import { writeMcpConfig,type McpConfigFile } from './mcp-config.js';
 import type { App } from '../app.js';
-import { runDecider } from '../commands/runs.js';
-import { runStream } from '../events/runs.js';
 import { log } from '../log.js';
 import { unseal } from '../masterkey.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getTask } from '../projections/task-queries.js';
-import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principals.js';
-import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
+import { getAgent,sealedTokenOf,type AgentRow } from '../projections/principals.js';
+import { getRun,runtimeOf,sessionMessages,type RunRow } from '../projections/run-queries.js';
 import { getProject } from '../projections/projects.js';
-import { launch, PendingProcess } from './harness.js';
+import { launch,PendingProcess } from './harness.js';
 import type { Confiner } from './confine.js';
 import { realResolve } from '../actions/projects/paths.js';
 import { parseFinalUsage } from './usage.js';
+import { launchRun,timeOutRun } from '../actions/runs/launch.js';
 
 /**
  * Starts the process of a run that has just been recorded as started, and records how it ended. The
@@ -70,12 +69,12 @@ async function confinedRun(app: App, run: RunRow, agent: AgentRow, c: { cwd: str
     mcpConfig = writeMcpConfig(home, confined.env, c.token);
     if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running') return getRun(app.engine.db, run.runId) ?? run;
-    app.engine.handle(runDecider, runStream(run.runId), { type: 'LaunchRun', sandbox: confined.profile }, { actor: 'system' });
+    launchRun(app, run.runId, confined.profile);
     const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
     const process = launch({
       command: agent.command!, file: confined.file, args: confined.args, cwd: c.cwd, env: confined.env, stdin, timeoutSec: run.timeoutSec ?? 900,
       secrets: [...Object.values(secrets), c.token], killGraceMs: c.options.killGraceMs,
-      onTimeout: () => record(() => app.engine.handle(runDecider, runStream(run.runId), { type: 'TimeOutRun', timeoutSec: run.timeoutSec ?? 900 }, { actor: 'system' })),
+      onTimeout: () => record(() => timeOutRun(app, run.runId, run.timeoutSec ?? 900)),
     });
     c.pending.attach(process);
     const r = await process.done;

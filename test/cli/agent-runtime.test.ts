@@ -6,7 +6,7 @@ import { openApp } from '../../src/app.js';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony agents wake|stop|start|runtime` and `colony runs list|show` through the real CLI: settings and

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Spawned agents through the real CLI on a real data dir (spec 018 US3, DESIGN §3.12, issue 5 item 2):

@@ -10,7 +10,7 @@ import { recordEvidence } from '../../src/actions/reputation.js';
 import { openApp } from '../../src/app.js';
 import { getAgentByName } from '../../src/projections/principals.js';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony agents show NAME [--json]` and `colony agents unquarantine NAME` as separate processes on a

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /** `colony agents update`: a config change gives a new hash seeded at 70 %; a tier change keeps it; bad options write nothing. */
 describe('colony agents update', () => {

@@ -8,7 +8,7 @@ import { openApp } from '../../src/app.js';
 import { openDatabase } from '../../src/engine/db.js';
 import { readChainAnchor } from '../../src/engine/last-verify.js';
 import { colony, colonyLive } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony serve` and `colony stdio` check the chain on start, through the real CLI on real data dirs:

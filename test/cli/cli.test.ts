@@ -9,7 +9,8 @@ import { colony, colonyLive } from '../helpers/cli.js';
 
 // Every product projection, in registration order (each domain adds its own).
 const PRODUCT_NAMES = productProjections.map((p) => p.name).join(', ');
-import { openCard, runCard, tempDir } from '../helpers/engine.js';
+import { openCard, runCard } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /** The real CLI, as separate processes, on real data dirs. */
 const scratch = tempDir('colony-cli-');

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { openApp } from '../../src/app.js';
 import { readAll } from '../../src/engine/store.js';
 import { colony, colonyLive } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The team's agent command through the real CLI (issue 15): `colony init --agent-command`, `colony config

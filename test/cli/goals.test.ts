@@ -10,7 +10,7 @@ import { decideProposal, proposeTaskTree } from '../../src/actions/proposals.js'
 import { openApp } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony goals list|show`, `colony approve|reject` and `colony replay` as separate processes on real

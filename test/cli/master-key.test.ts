@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { tempDir } from '../helpers/engine.js';
 import { colony } from '../helpers/cli.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * DESIGN §3.11: a malformed master key stops Colony with one clear line and is never overwritten —

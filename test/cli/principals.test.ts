@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /** Owner tokens, agents and the audit trail through the real CLI — and `colony stdio` through a real SDK client. */
 const scratch = tempDir('colony-cli-principals-');

@@ -10,7 +10,7 @@ import { decideProposal, proposeTaskTree } from '../../src/actions/proposals.js'
 import { openApp } from '../../src/app.js';
 import type { TreeRequest } from '../../src/events/proposals.js';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony goals create`, `colony proposals list|show`, `colony goals show`'s pending proposal and

@@ -8,8 +8,8 @@ import { createOwner, ownerOf } from '../../src/actions/principals.js';
 import { openApp } from '../../src/app.js';
 import { escapeHtml } from '../../src/report/markup.js';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import { buildReportGoal, GOAL_TITLE, type BuiltGoal } from '../report/goal-fixture.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony report --goal ID --out FILE [--json]` as a separate process on a real data dir whose goal

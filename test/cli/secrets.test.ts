@@ -8,7 +8,7 @@ import { getResourceRequest } from '../../src/projections/resources.js';
 import { CommandVerifier } from '../../src/runtime/verifier.js';
 import { colony, COLONY_BIN, type CliResult } from '../helpers/cli.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony secrets set|list|revoke` as separate processes on the data dir of a live in-process Colony

@@ -9,7 +9,7 @@ import { openApp } from '../../src/app.js';
 import { getProposal } from '../../src/projections/proposal-queries.js';
 import { ok } from '../helpers/calls.js';
 import { colonyLive } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `colony serve --auto-approve` (FR-045) through the real CLI: it says so loudly at start, and a task-tree

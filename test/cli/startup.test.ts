@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The CLI starts fast: defining the commands (and printing any --help) loads none of the app, and each

@@ -15,7 +15,7 @@ import { goalStream } from '../../src/events/goals.js';
 import { agentStream } from '../../src/events/principals.js';
 import { getChannelByName } from '../../src/projections/channel-queries.js';
 import { createTeam, progress, seedGoal, type Team } from '../../bench/goal-data.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The rule of README's "Aggregates stay small": a command costs the same however long its stream has

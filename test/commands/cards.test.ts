@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import { spec } from '../helpers/decider-spec.js';
-import { cardDecider, type CardEvent } from '../helpers/cards.js';
+import { cardDecider, type CardEvent } from '../../testkit/cards.js';
 
 const opened: CardEvent = { type: 'CardOpened', data: { cardId: 1, title: 'Write tests', column: 'todo', priority: 'normal' } };
 const closed: CardEvent = { type: 'CardClosed', data: { cardId: 1, column: 'done', reason: 'shipped' } };

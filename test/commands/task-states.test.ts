@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { taskDecider, type Task, type TaskCommand } from '../../src/commands/tasks.js';
+import { taskDecider } from '../../src/commands/tasks.js';
 import { DomainError } from '../../src/errors.js';
 import { XYLOCOPA_STATUS, type TaskCreated } from '../../src/events/tasks.js';
+import { type Task, type TaskCommand } from '../../src/commands/task-types.js';
 
 /**
  * xylocopa's task state machine (reference §1.6) mapped onto Colony's statuses (DESIGN §2, §3.5), on the

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { taskDecider, type TaskCommand } from '../../src/commands/tasks.js';
+import { taskDecider } from '../../src/commands/tasks.js';
 import type { Notice } from '../../src/events/notices.js';
-import { memoryIds } from '../../src/ids.js';
+import { memoryIds } from '../../src/engine/ids.js';
 import type {
   ClaimExpired, TaskClaimed, TaskCompleted, TaskCreated, TaskEvent, TaskStarted, TaskStatus, TaskVerified, VerifierConfig,
 } from '../../src/events/tasks.js';
 import { spec } from '../helpers/decider-spec.js';
 import { type AgentRef } from '../../src/events/principals.js';
+import { type TaskCommand } from '../../src/commands/task-types.js';
 
 /**
  * The task decider, given/when/then (DESIGN §3.5, §3.6, §3.13; reference §4.2, §6.5, §6.9):

@@ -10,8 +10,9 @@ import { CHAIN_BREAK_ACCEPTED } from '../../src/engine/anchor.js';
 import { importRows } from '../../src/engine/command-log.js';
 import { engineMigrations } from '../../src/engine/schema.js';
 import { chainAnchorFile, readChainAnchor } from '../../src/engine/last-verify.js';
-import { dumpTables, openCard, PROJECTED_TABLES, runCard, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { chainRow, dropAppendOnlyTriggers, rawRow, rawRows, rehashFrom } from '../helpers/event-log.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The log end's anchor (`$log`: position and hash) and what hangs on it: every command and import

@@ -6,9 +6,10 @@ import { Engine } from '../../src/engine/engine.js';
 import { DomainError } from '../../src/errors.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import { readAll } from '../../src/engine/store.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
-import { openCard, runCard, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { openCard, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { countEvents, rawRows } from '../helpers/event-log.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 function record(engine: Engine): StoredEvent[] {
   const seen: StoredEvent[] = [];

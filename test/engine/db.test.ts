@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { migrate, openDatabase, userVersion, type Migration } from '../../src/engine/db.js';
 import { Engine } from '../../src/engine/engine.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 const pragma = (db: Database, name: string): unknown => db.pragma(name, { simple: true });
 

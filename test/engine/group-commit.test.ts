@@ -5,8 +5,9 @@ import { openDatabase } from '../../src/engine/db.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import { MAX_BATCH } from '../../src/engine/group-commit.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
-import { openCard, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { openCard, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Group commit (src/engine/group-commit.ts): grouped callers that arrive together share one COMMIT, each

@@ -6,8 +6,8 @@ import type { Engine } from '../../src/engine/engine.js';
 import { ConcurrencyError } from '../../src/errors.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import type { Projection } from '../../src/engine/projection.js';
-import { getCard } from '../helpers/card-projections.js';
-import { cardDecider, cardStream, type Card, type CardCommand, type CardEvent } from '../helpers/cards.js';
+import { getCard } from '../../testkit/card-projections.js';
+import { cardDecider, cardStream, type Card, type CardCommand, type CardEvent } from '../../testkit/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 
 const EMPTY = { cards: [], card_columns: [], streams: [] };

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
-import { getCard } from '../helpers/card-projections.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { getCard } from '../../testkit/card-projections.js';
 import { openCard, runCard, testEngine } from '../helpers/engine.js';
 import { countEvents, rawRows } from '../helpers/event-log.js';
 

@@ -7,9 +7,10 @@ import { prepared } from '../../src/engine/db.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { AnyProjection, Projection } from '../../src/engine/projection.js';
 import { countStreamsByKind, getStream, listStreams, streamsProjection } from '../../src/projections/streams.js';
-import { cardColumnsProjection, cardsProjection, columnCounts, listCards, type CardRow } from '../helpers/card-projections.js';
-import { cardDecider, cardStream, type CardEvent } from '../helpers/cards.js';
-import { dumpTables, openCard, PROJECTED_TABLES, runCard, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { cardColumnsProjection, cardsProjection, columnCounts, listCards, type CardRow } from '../../testkit/card-projections.js';
+import { cardDecider, cardStream, type CardEvent } from '../../testkit/cards.js';
+import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 type Status = { name: string; version: number; position: number; rebuilt_at: string };
 const status = (engine: Engine): Status[] =>

@@ -8,7 +8,8 @@ import { canonicalize } from '../../src/canonical.js';
 import type { EventRow } from '../../src/engine/event.js';
 import { GENESIS_HASH } from '../../src/engine/hash.js';
 import { builders, eventsFile, rowsFile, writeFixtures } from '../../fixtures/generate.js';
-import { dumpTables, openCard, PROJECTED_TABLES, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { dumpTables, openCard, PROJECTED_TABLES, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures');
 const names = readdirSync(FIXTURES)

@@ -4,8 +4,9 @@ import { afterEach, describe, it } from 'node:test';
 import { SNAPSHOT_EVERY } from '../../src/engine/snapshots.js';
 import { foldedEvents, loadState } from '../../src/engine/state.js';
 import { Engine } from '../../src/engine/engine.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
-import { openCard, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { openCard, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Stream snapshots (src/engine/snapshots.ts): a cold load of a long stream — a new connection has an

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { Engine } from '../../src/engine/engine.js';
 import { loadState } from '../../src/engine/state.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
-import { openCard, runCard, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { openCard, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The per-stream state cache of loadState: a command reads only the events after the state it folded

@@ -10,10 +10,11 @@ import { engineMigrations } from '../../src/engine/schema.js';
 import { eventsOfCommand, importRows } from '../../src/engine/command-log.js';
 import { iterateAll, readAll, readStream } from '../../src/engine/store.js';
 import { currentSchemaVersion, registerUpcaster, upcast } from '../../src/engine/upcasters.js';
-import { getCard } from '../helpers/card-projections.js';
-import { cardDecider, cardOpenedV1toV2, cardStream, type Card, type CardCommand, type CardEvent } from '../helpers/cards.js';
-import { runCard, tempDir, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { getCard } from '../../testkit/card-projections.js';
+import { cardDecider, cardOpenedV1toV2, cardStream, type Card, type CardCommand, type CardEvent } from '../../testkit/cards.js';
+import { runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { append, chainRow, ev, rawRow, storeDb } from '../helpers/event-log.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /** CardOpened as a release before `priority` existed wrote it: schema_version 1, no priority. */
 const LEGACY_DATA = { cardId: 1, title: 'Legacy card', column: 'todo' };

@@ -14,8 +14,8 @@ import { signCheckpoint } from '../../src/evidence/sign.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
 import { keyFromSeed, verifySignature } from '../../src/signing-key.js';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import { bundleText, colonyVerdict, GOLDEN_SEED, goldenBundleText, parseBundle, toolVerdictInProcess } from '../helpers/evidence.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Attacks found in review (issue 17), each closed: a signature made malleable (S + L), an older signed

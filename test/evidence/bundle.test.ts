@@ -23,12 +23,12 @@ import { byUtf8 } from '../../src/evidence/goal-streams.js';
 import { verifySince } from '../../src/evidence/since.js';
 import { fingerprint, keyFromSeed, publicKeyText } from '../../src/signing-key.js';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import {
   bundleText, cloneBundle, colonyVerdict, FIXTURE_DIR, GOLDEN_SEED, goldenBundleText, merkleVectors, parseBundle, rewriteLog,
   staticVerdict, toolVerdict, toolVerdictInProcess, VERIFY_TOOL, type Verdict,
 } from '../helpers/evidence.js';
 import { goalWithTree, world, type World } from '../helpers/resource-world.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Goal bundles and signed checkpoints (issue 17) on real data:

@@ -13,7 +13,7 @@ import type { EventRow } from '../../src/engine/event.js';
 import { rowHash } from '../../src/engine/hash.js';
 import { leafHash, rootOfLeaves } from '../../src/engine/merkle.js';
 import { colony, colonyLive } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Issue 17: signed checkpoints through the real CLI. Every field of `colony checkpoint --json` is

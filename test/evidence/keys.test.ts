@@ -19,7 +19,7 @@ import {
 } from '../../src/signing-key.js';
 import { colony } from '../helpers/cli.js';
 import { spec } from '../helpers/decider-spec.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Issue 17: the data dir's Ed25519 signing key. The decider without a database; then the real CLI on one

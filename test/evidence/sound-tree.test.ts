@@ -9,8 +9,8 @@ import { exportGoalBundle } from '../../src/evidence/bundle-export.js';
 import { checkBundle } from '../../src/evidence/bundle-verify.js';
 import { signCheckpoint } from '../../src/evidence/sign.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
-import { tempDir } from '../helpers/engine.js';
 import { goldenBundleText, rewriteLog } from '../helpers/evidence.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Colony never signs what it has not checked (src/evidence/sign.ts): a damaged tree cache — a node on the

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { colony, colonyLive, type CliResult, type LiveCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The README's quickstart, run exactly as written (issue 15): the lines between the quickstart markers,

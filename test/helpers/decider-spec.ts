@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { DecideContext, Decider } from '../../src/engine/decider.js';
 import { DomainError } from '../../src/errors.js';
 import type { Event } from '../../src/engine/event.js';
-import { memoryIds } from '../../src/ids.js';
+import { memoryIds } from '../../src/engine/ids.js';
 
 /**
  * Given/when/then for deciders, without a database:

@@ -5,8 +5,8 @@ import type { Database } from 'better-sqlite3';
 import { fixedClock } from '../../src/clock.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { streamsProjection } from '../../src/projections/streams.js';
-import { cardProjections } from './card-projections.js';
-import { cardDecider, cardStream, type CardCommand } from './cards.js';
+import { cardProjections } from '../../testkit/card-projections.js';
+import { cardDecider, cardStream, type CardCommand } from '../../testkit/cards.js';
 
 export const TEST_PROJECTIONS = [...cardProjections, streamsProjection];
 
@@ -18,12 +18,6 @@ export function testEngine(options: Partial<EngineOptions> = {}): Engine {
     projections: TEST_PROJECTIONS,
     ...options,
   });
-}
-
-/** A scratch directory removed by the returned cleanup. */
-export function tempDir(prefix = 'colony-test-'): { dir: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Opens a card with a freshly allocated id, the way a real creation command names its new stream. */

@@ -8,8 +8,8 @@ import { Confirmations } from '../../src/mcp/confirm.js';
 import { createMcpContext, type McpContext } from '../../src/mcp/context.js';
 import type { ToolRegistry } from '../../src/mcp/registry.js';
 import { buildToolRegistry } from '../../src/mcp/tools/index.js';
-import { tempDir } from './engine.js';
 import type { Clock } from '../../src/clock.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * A real Colony HTTP server on a loopback port (real sockets, real SDK clients): an owner, an agent

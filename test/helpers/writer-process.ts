@@ -2,8 +2,8 @@ import { createInterface } from 'node:readline';
 import { Engine } from '../../src/engine/engine.js';
 import { isDomainError } from '../../src/errors.js';
 import { streamVersion } from '../../src/engine/store.js';
-import { listCards } from './card-projections.js';
-import { cardDecider, cardStream } from './cards.js';
+import { listCards } from '../../testkit/card-projections.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { openCard, runCard, TEST_PROJECTIONS } from './engine.js';
 import { prng, type Prng } from './prng.js';
 

@@ -13,7 +13,7 @@ import { visibleData } from '../../src/http/event-scope.js';
 import { readAll, readAllRows } from '../../src/engine/store.js';
 import { getChannel } from '../../src/projections/channel-queries.js';
 import { prng, seedFrom } from '../helpers/prng.js';
-import { eventsServer, nextEvent, openSse, readSse, type EventsServer, type SseItem } from '../helpers/sse.js';
+import { eventsServer, nextEvent, openSse, readSse, type EventsServer, type SseItem } from '../../testkit/sse.js';
 import { type Speaker } from '../../src/events/principals.js';
 
 /**

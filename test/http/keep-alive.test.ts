@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { after, before, it } from 'node:test';
 import { openApp, type App } from '../../src/app.js';
 import { createHttpApp, HEADERS_TIMEOUT_MS, KEEP_ALIVE_MS, listen } from '../../src/http/server.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * An idle keep-alive connection outlives Node's 5 s default (clients and proxies idle up to 60 s and

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import express from 'express';
 import { CONSOLE_CSP, mountConsole } from '../../src/http/web.js';
 import { colonyLive } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * How the console's files are served (http/web.ts), through the real `colony serve` (what `npm start`

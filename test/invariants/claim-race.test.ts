@@ -15,10 +15,11 @@ import { readAll } from '../../src/engine/store.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { getAgent } from '../../src/projections/principals.js';
 import { colony } from '../helpers/cli.js';
-import { dumpTables, tempDir } from '../helpers/engine.js';
+import { dumpTables } from '../helpers/engine.js';
 import { httpFixture } from '../helpers/mcp-http.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { prng, seedFrom } from '../helpers/prng.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * claim_task is a lease that exactly one agent gets (DESIGN §3.6), however the claims arrive:

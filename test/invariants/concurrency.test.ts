@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Engine } from '../../src/engine/engine.js';
 import { streamVersion } from '../../src/engine/store.js';
-import { listCards } from '../helpers/card-projections.js';
-import { cardStream } from '../helpers/cards.js';
-import { dumpTables, openCard, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { listCards } from '../../testkit/card-projections.js';
+import { cardStream } from '../../testkit/cards.js';
+import { dumpTables, openCard, PROJECTED_TABLES, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { seedFrom } from '../helpers/prng.js';
 import { spawnWriter, type Child } from '../helpers/processes.js';
 import type { Summary } from '../helpers/writer-process.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Optimistic concurrency across processes: four writers (test/helpers/writer-process.ts, mode "contend")

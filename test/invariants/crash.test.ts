@@ -7,9 +7,10 @@ import type { Database } from 'better-sqlite3';
 import { openDatabase, userVersion } from '../../src/engine/db.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SHADOW_MARK } from '../../src/engine/projection.js';
-import { dumpTables, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { dumpTables, PROJECTED_TABLES, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { spawnWriter, type Child } from '../helpers/processes.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Crash safety: a writer process (test/helpers/writer-process.ts, mode "crash") is killed with SIGKILL at

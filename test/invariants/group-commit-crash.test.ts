@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Engine } from '../../src/engine/engine.js';
-import { dumpTables, PROJECTED_TABLES, tempDir, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { dumpTables, PROJECTED_TABLES, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { spawnWriter } from '../helpers/processes.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Group commit under kill -9: a writer (test/helpers/writer-process.ts, mode "grouped") runs rounds of ten

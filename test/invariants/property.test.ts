@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { Engine } from '../../src/engine/engine.js';
 import { DomainError } from '../../src/errors.js';
 import type { StoredEvent } from '../../src/engine/event.js';
-import { cardDecider, cardStream, type CardCommand, type Priority } from '../helpers/cards.js';
+import { cardDecider, cardStream, type CardCommand, type Priority } from '../../testkit/cards.js';
 import { dumpTables, PROJECTED_TABLES, testEngine } from '../helpers/engine.js';
 
 /**

@@ -4,7 +4,7 @@ import { createToken, revokeToken } from '../../src/actions/principals.js';
 import { openApp } from '../../src/app.js';
 import { Authenticator } from '../../src/mcp/auth.js';
 import { createTeam } from '../../bench/goal-data.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The authenticated-caller cache under group commit: a revocation made by a call counts for every call

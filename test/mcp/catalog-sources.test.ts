@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { agentRecord, buildColonyCatalog, moduleRecords, REPO_ROOT, toolRecord } from '../../src/mcp/catalog-sources.js';
 import { defineTool, type AnyTool, type Trust } from '../../src/mcp/tool.js';
 import { agentRow } from '../helpers/capabilities.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Colony's catalog sources without MCP: agent rows, the src/ folders of a checkout (a temp tree or this

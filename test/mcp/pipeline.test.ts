@@ -9,7 +9,7 @@ import { CONFIRMATION_TTL_MS } from '../../src/mcp/confirm.js';
 import { ToolRegistry } from '../../src/mcp/registry.js';
 import { defineTool } from '../../src/mcp/tool.js';
 import { buildToolRegistry } from '../../src/mcp/tools/index.js';
-import { cardDecider, cardStream } from '../helpers/cards.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**

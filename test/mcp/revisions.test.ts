@@ -10,8 +10,8 @@ import { readAll } from '../../src/engine/store.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { join } from 'node:path';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Both MCP revisions on one `/mcp`: a 2025-11-25 client (SDK v1, `initialize` + session) and a

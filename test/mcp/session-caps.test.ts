@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SESSIONS_MAX, SESSIONS_PER_PRINCIPAL } from '../../src/http/mcp.js';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import { sessionServer, TOOLS_LIST, type SessionServer } from './session-server.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Caps on open MCP sessions, over real sockets: a principal flooding `initialize` keeps at most its cap

@@ -9,7 +9,7 @@ import { listen } from '../../src/http/server.js';
 import { mountMcp, type McpOptions, type McpRoutes } from '../../src/http/mcp.js';
 import { createMcpContext, type McpContext } from '../../src/mcp/context.js';
 import { buildToolRegistry } from '../../src/mcp/tools/index.js';
-import { tempDir } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * `/mcp` alone (mountMcp with the caps a test chooses) on a loopback port: real sockets, real SDK

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/engine/db.js';
 import { AuditLog } from '../../src/mcp/audit.js';
 import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
 import { headers, sessionServer, TOOLS_LIST, type SessionServer } from './session-server.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * Sessions and audit rows are bound to the principal's id and tenant, not its name: two owners each

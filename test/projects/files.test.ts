@@ -6,8 +6,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createProject } from '../../src/actions/projects.js';
 import { RULES_HEADING } from '../../src/actions/projects/files.js';
 import { getProjectByName } from '../../src/projections/projects.js';
-import { tempDir } from '../helpers/engine.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * What project_create, project_scaffold and project_regenerate_claude_md do to the disk (issue 7 item 1,

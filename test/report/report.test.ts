@@ -12,8 +12,8 @@ import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { reportData, type ReportData } from '../../src/report/data.js';
 import { renderReport, REPORT_CSP } from '../../src/report/html.js';
 import { duration, escapeHtml } from '../../src/report/markup.js';
-import { tempDir } from '../helpers/engine.js';
 import { ARTIFACT_BODY, buildReportGoal, EVIL, GOAL_DESCRIPTION, GOAL_TITLE, SCANNER_PROMPT, SUMMARY, type BuiltGoal } from './goal-fixture.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The goal report (seed 001 D17, SC-003) rendered from a goal built through the real actions: every

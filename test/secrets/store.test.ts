@@ -10,7 +10,8 @@ import { openApp, type App } from '../../src/app.js';
 import { DomainError } from '../../src/errors.js';
 import { MasterKeyError } from '../../src/masterkey.js';
 import { getSecret, listSecrets } from '../../src/projections/secrets.js';
-import { dumpTables, tempDir } from '../helpers/engine.js';
+import { dumpTables } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * The upstream secret store's tests (reference §8 `internal/secrets/store_test.go`) against Colony's

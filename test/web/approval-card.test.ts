@@ -9,7 +9,7 @@ import { readStream } from '../../src/engine/store.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { HOSTILE_TITLE, proposeHostileTree, type PendingTree } from '../helpers/approval-card.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser } from '../../testkit/browser.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ok } from '../helpers/calls.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser } from '../../testkit/browser.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auth } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser } from '../../testkit/browser.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import { challengedMetadataUrl, finishAuthorization, MemoryProvider, oauthFixture, pollDecision, startAuthorization } from '../helpers/oauth.js';
 

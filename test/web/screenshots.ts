@@ -11,7 +11,7 @@ import { decideAuthorization, revokeGrant } from '../../src/actions/oauth.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { updateAgent } from '../../src/actions/agents.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser } from '../../testkit/browser.js';
 import { ok } from '../helpers/calls.js';
 import { httpFixture } from '../helpers/mcp-http.js';
 import { finishAuthorization, MemoryProvider, pollDecision, startAuthorization } from '../helpers/oauth.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DomainError } from '../../../src/errors.js';
 import { isPathField, PathPolicy, realResolve } from '../../../src/actions/projects/paths.js';
-import { tempDir } from '../../helpers/engine.js';
+import { tempDir } from '../../../testkit/temp-dir.js';
 
 /** The path policy on its own: what counts as a path, and what resolves inside the roots. */
 const scratch = tempDir('colony-paths-');

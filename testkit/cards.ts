@@ -1,7 +1,7 @@
-import type { Decider } from '../../src/engine/decider.js';
-import { DomainError, invalidInput } from '../../src/errors.js';
-import type { Event } from '../../src/engine/event.js';
-import { registerUpcaster } from '../../src/engine/upcasters.js';
+import type { Decider } from '../src/engine/decider.js';
+import { DomainError, invalidInput } from '../src/errors.js';
+import type { Event } from '../src/engine/event.js';
+import { registerUpcaster } from '../src/engine/upcasters.js';
 
 /**
  * A small test domain — cards on a board — used by the engine's tests, fixtures and benchmarks.

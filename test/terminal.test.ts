@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sendToChannel } from '../../src/actions/channels.js';
-import { createGoal } from '../../src/actions/goals.js';
-import { proposeTaskTree } from '../../src/actions/proposals.js';
-import { openApp } from '../../src/app.js';
-import { action } from '../../src/cli/shared.js';
-import { guardOutput, oneLine, terminalSafe } from '../../src/cli/terminal.js';
-import { DomainError } from '../../src/errors.js';
-import { colony } from '../helpers/cli.js';
-import { tempDir } from '../helpers/engine.js';
-import { speakerOf } from '../../src/actions/principals.js';
+import { sendToChannel } from '../src/actions/channels.js';
+import { createGoal } from '../src/actions/goals.js';
+import { proposeTaskTree } from '../src/actions/proposals.js';
+import { openApp } from '../src/app.js';
+import { action } from '../src/cli/shared.js';
+import { guardOutput, oneLine, terminalSafe } from '../src/terminal.js';
+import { DomainError } from '../src/errors.js';
+import { colony } from './helpers/cli.js';
+import { speakerOf } from '../src/actions/principals.js';
+import { tempDir } from '../testkit/temp-dir.js';
 
 /**
  * Agent-written text never reaches the owner's terminal as control sequences (ESC, BEL, C1 CSI, bidi

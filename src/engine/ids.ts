@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { prepared } from './engine/db.js';
+import { prepared } from './db.js';
 
 /**
  * New ids for a command. Ids shown to users are integers per kind (`task` 1, 2, 3…), allocated inside

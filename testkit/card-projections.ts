@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { prepared } from '../../src/engine/db.js';
-import { sqlFor, type Projection } from '../../src/engine/projection.js';
+import { prepared } from '../src/engine/db.js';
+import { sqlFor, type Projection } from '../src/engine/projection.js';
 import type { CardEvent } from './cards.js';
 
 const cardsSql = sqlFor((t: { cards: string }) => {

@@ -3,16 +3,16 @@ import express from 'express';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { createOwner } from '../../src/actions/principals.js';
-import { openApp, type App } from '../../src/app.js';
-import type { Durability } from '../../src/engine/db.js';
-import { mountEvents, type EventsOptions, type EventsRoute } from '../../src/http/events.js';
-import { listen } from '../../src/http/server.js';
-import { actorOf } from '../../src/mcp/auth.js';
-import { createMcpContext, type McpContext } from '../../src/mcp/context.js';
-import { buildToolRegistry } from '../../src/mcp/tools/index.js';
-import { tempDir } from './engine.js';
-import { type Speaker } from '../../src/events/principals.js';
+import { createOwner } from '../src/actions/principals.js';
+import { openApp, type App } from '../src/app.js';
+import type { Durability } from '../src/engine/db.js';
+import { mountEvents, type EventsOptions, type EventsRoute } from '../src/http/events.js';
+import { listen } from '../src/http/server.js';
+import { actorOf } from '../src/mcp/auth.js';
+import { createMcpContext, type McpContext } from '../src/mcp/context.js';
+import { buildToolRegistry } from '../src/mcp/tools/index.js';
+import { type Speaker } from '../src/events/principals.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * `GET /api/events` on a real loopback socket, mounted the way api.ts mounts /api (the same bearer
