@@ -14,9 +14,16 @@ export interface Child {
 }
 
 const live = new Set<ChildProcess>();
-process.once('exit', () => { for (const p of live) p.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const p of live) p.kill('SIGKILL');
+});
 
-export async function startChild(args: readonly string[], ready: RegExp, stream: 'stdout' | 'stderr', env: NodeJS.ProcessEnv = {}): Promise<Child> {
+export async function startChild(
+  args: readonly string[],
+  ready: RegExp,
+  stream: 'stdout' | 'stderr',
+  env: NodeJS.ProcessEnv = {},
+): Promise<Child> {
   // stdin stays an open pipe: the SDK baselines exit when it ends, i.e. when the bench is gone.
   const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(proc);

@@ -19,7 +19,10 @@ import { figure, median, type Figure } from './util.js';
  */
 const AGENTS = 10;
 
-export async function benchClaimComplete(dir: string, o: { tasks: number; rounds: number; warmup: number }): Promise<Figure> {
+export async function benchClaimComplete(
+  dir: string,
+  o: { tasks: number; rounds: number; warmup: number },
+): Promise<Figure> {
   const data = join(dir, 'claim');
   mkdirSync(data, { recursive: true });
   const app = openApp({ dataDir: data });
@@ -31,7 +34,11 @@ export async function benchClaimComplete(dir: string, o: { tasks: number; rounds
     // Trees of 10 × 20 leaves (211 tasks): a proposal's rendered message must stay within 16,000 characters.
     const shape = { roots: Math.ceil(needed / 200), children: 10, leaves: 20 };
     const { leaves } = seedGoal(app, team.owner, 1, shape);
-    sessions = (await Promise.all(team.agents.map((a) => openHttpSessions(`${served.base}/mcp`, { Authorization: `Bearer ${a.token}` }, 1)))).flat();
+    sessions = (
+      await Promise.all(
+        team.agents.map((a) => openHttpSessions(`${served.base}/mcp`, { Authorization: `Bearer ${a.token}` }, 1)),
+      )
+    ).flat();
     let next = 0;
     const work = async (client: Session['client']) => {
       const taskId = leaves[next++];
@@ -60,21 +67,33 @@ export async function benchClaimComplete(dir: string, o: { tasks: number; rounds
   }
 }
 
-async function call(client: Session['client'], name: string, args: Record<string, unknown>, status?: string): Promise<void> {
+async function call(
+  client: Session['client'],
+  name: string,
+  args: Record<string, unknown>,
+  status?: string,
+): Promise<void> {
   const r = await client.callTool({ name, arguments: args });
   const got = (r.structuredContent as { status?: string } | undefined)?.status;
-  if (r.isError || (status !== undefined && got !== status)) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+  if (r.isError || (status !== undefined && got !== status))
+    throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
 }
 
 /** `n` jobs shared by all sessions, each session one job at a time; jobs per second. */
-async function pool(sessions: readonly Session[], n: number, job: (client: Session['client']) => Promise<void>): Promise<number> {
+async function pool(
+  sessions: readonly Session[],
+  n: number,
+  job: (client: Session['client']) => Promise<void>,
+): Promise<number> {
   let left = n;
   const started = performance.now();
-  await Promise.all(sessions.map(async ({ client }) => {
-    while (left > 0) {
-      left--;
-      await job(client);
-    }
-  }));
+  await Promise.all(
+    sessions.map(async ({ client }) => {
+      while (left > 0) {
+        left--;
+        await job(client);
+      }
+    }),
+  );
   return n / ((performance.now() - started) / 1000);
 }

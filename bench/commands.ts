@@ -12,7 +12,12 @@ import { CardWorkload } from './workload.js';
  * which tells the engine's own overhead apart from what SQLite charges for the writes. Rounds alternate
  * so drift hits all three alike; medians count.
  */
-export function benchCommands(dir: string, durability: Durability, n: number, rounds: number): { vsRaw: Figure; vsFloor: Figure } {
+export function benchCommands(
+  dir: string,
+  durability: Durability,
+  n: number,
+  rounds: number,
+): { vsRaw: Figure; vsFloor: Figure } {
   const raw = new RawInserts(join(dir, `raw-${durability}.db`), durability);
   const engine = seededEngine(join(dir, `engine-${durability}.db`), durability, n);
   const floorEngine = seededEngine(join(dir, `floor-${durability}.db`), durability, n);
@@ -22,8 +27,18 @@ export function benchCommands(dir: string, durability: Durability, n: number, ro
   try {
     for (let r = 0; r < rounds; r++) {
       rates.raw.push(n / seconds(() => raw.insert(n)));
-      rates.engine.push(n / seconds(() => { for (let i = 0; i < n; i++) workload.step(); }));
-      rates.floor.push(n / seconds(() => { for (let i = 0; i < n; i++) floor.step(); }));
+      rates.engine.push(
+        n /
+          seconds(() => {
+            for (let i = 0; i < n; i++) workload.step();
+          }),
+      );
+      rates.floor.push(
+        n /
+          seconds(() => {
+            for (let i = 0; i < n; i++) floor.step();
+          }),
+      );
     }
   } finally {
     engine.close();
@@ -50,11 +65,14 @@ export class RawInserts {
 
   constructor(file: string, durability: Durability) {
     this.db = openDatabase(file, { durability });
-    this.db.exec(`CREATE TABLE raw_events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, version INTEGER NOT NULL,
+    this.db
+      .exec(`CREATE TABLE raw_events (position INTEGER PRIMARY KEY, stream_id TEXT NOT NULL, version INTEGER NOT NULL,
       type TEXT NOT NULL, data TEXT NOT NULL, UNIQUE (stream_id, version))`);
     const insert = this.db.prepare('INSERT INTO raw_events VALUES (?, ?, ?, ?, ?)');
     const data = JSON.stringify({ cardId: 0, text: PAYLOAD_TEXT });
-    this.tx = this.db.transaction((i: number) => insert.run(i, `card-${i % 1000}`, Math.floor(i / 1000) + 1, 'CardCommented', data));
+    this.tx = this.db.transaction((i: number) =>
+      insert.run(i, `card-${i % 1000}`, Math.floor(i / 1000) + 1, 'CardCommented', data),
+    );
   }
 
   insert(n: number): void {

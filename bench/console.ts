@@ -23,17 +23,31 @@ export async function benchConsole(app: App, team: Team, goals: number, runs: nu
   return signedIn(app, team, async (page, base) => {
     const loadList = async () => {
       await page.goto(`${base}/goals`);
-      await page.waitForFunction((n) => document.querySelectorAll('table[aria-label="Goals"] tbody tr').length >= n, Math.min(goals, 100));
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('table[aria-label="Goals"] tbody tr').length >= n,
+        Math.min(goals, 100),
+      );
     };
     await loadList();
     // The same markup without the app's script: what the browser costs to fetch and lay out that much HTML.
     const staticPage = await serveStatic((await page.content()).replace(/<script[\s\S]*?<\/script>/g, ''));
     try {
-      const list = await alternateMs(runs, 2, () => page.goto(staticPage.url).then(() => page.waitForSelector('table[aria-label="Goals"] tbody tr')), loadList);
+      const list = await alternateMs(
+        runs,
+        2,
+        () => page.goto(staticPage.url).then(() => page.waitForSelector('table[aria-label="Goals"] tbody tr')),
+        loadList,
+      );
       const live = await liveMs(app, team, page, base, runs);
       return {
-        console_goals_ms: { ...figure(median(list.subject), 'ms', median(list.baseline)), data: `${goals} goals × 1,000 tasks, rendered` },
-        console_live_ms: { ...figure(median(live.subject), 'ms', median(live.baseline)), data: 'create_goal committed → row on /goals' },
+        console_goals_ms: {
+          ...figure(median(list.subject), 'ms', median(list.baseline)),
+          data: `${goals} goals × 1,000 tasks, rendered`,
+        },
+        console_live_ms: {
+          ...figure(median(live.subject), 'ms', median(live.baseline)),
+          data: 'create_goal committed → row on /goals',
+        },
       };
     } finally {
       await staticPage.close();
@@ -44,12 +58,20 @@ export async function benchConsole(app: App, team: Team, goals: number, runs: nu
 export async function benchScrub(app: App, team: Team, goalId: number, steps: number): Promise<Record<string, Figure>> {
   return signedIn(app, team, async (page, base) => {
     const ms = await scrubMs(page, base, goalId, steps);
-    return latencyFigures('console_scrub', ms, `one slider step over a ${app.engine.head().position.toLocaleString('en-US')}-event log: input → replayed tree shown`);
+    return latencyFigures(
+      'console_scrub',
+      ms,
+      `one slider step over a ${app.engine.head().position.toLocaleString('en-US')}-event log: input → replayed tree shown`,
+    );
   });
 }
 
 /** A browser signed in as the owner on Colony's HTTP surface; nothing when chromium is missing. */
-async function signedIn(app: App, team: Team, fn: (page: Page, base: string) => Promise<Record<string, Figure>>): Promise<Record<string, Figure>> {
+async function signedIn(
+  app: App,
+  team: Team,
+  fn: (page: Page, base: string) => Promise<Record<string, Figure>>,
+): Promise<Record<string, Figure>> {
   if (!existsSync(CHROMIUM)) return {};
   const served = await serveColony(app);
   const browser = await launchBrowser();
@@ -64,38 +86,79 @@ async function signedIn(app: App, team: Team, fn: (page: Page, base: string) => 
   }
 }
 
-async function liveMs(app: App, team: Team, page: Page, base: string, runs: number): Promise<{ subject: number[]; baseline: number[] }> {
+async function liveMs(
+  app: App,
+  team: Team,
+  page: Page,
+  base: string,
+  runs: number,
+): Promise<{ subject: number[]; baseline: number[] }> {
   await page.goto(`${base}/goals`);
   await page.waitForSelector('.live-dot.on');
   let n = 0;
-  return alternateMs(runs, 1, () => page.evaluate(() => fetch('/health').then((r) => r.text())), async () => {
-    n += 1;
-    const g = createGoal(app, team.owner, { title: `Live goal ${n}`, description: 'Shows up through the event stream.', budgets: { tokens: null, cents: null },
-      maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human' }, { actor: 'user:owner' });
-    await page.waitForSelector(`tr[data-goal-id="${g.goalId}"]`, { timeout: 10_000 });
-  });
+  return alternateMs(
+    runs,
+    1,
+    () => page.evaluate(() => fetch('/health').then((r) => r.text())),
+    async () => {
+      n += 1;
+      const g = createGoal(
+        app,
+        team.owner,
+        {
+          title: `Live goal ${n}`,
+          description: 'Shows up through the event stream.',
+          budgets: { tokens: null, cents: null },
+          maxSpawnDepth: 3,
+          coordinatorConfig: 'default',
+          approvalMode: 'human',
+        },
+        { actor: 'user:owner' },
+      );
+      await page.waitForSelector(`tr[data-goal-id="${g.goalId}"]`, { timeout: 10_000 });
+    },
+  );
 }
 
-async function scrubMs(page: Page, base: string, goalId: number, steps: number): Promise<{ subject: number[]; baseline: number[] }> {
+async function scrubMs(
+  page: Page,
+  base: string,
+  goalId: number,
+  steps: number,
+): Promise<{ subject: number[]; baseline: number[] }> {
   await page.goto(`${base}/goals/${goalId}`);
   await page.getByRole('button', { name: 'Open the history' }).click();
   const slider = page.getByRole('slider');
   await slider.waitFor();
   const max = Number(await slider.getAttribute('max'));
   let i = 0;
-  return alternateMs(steps, 2, () => page.evaluate((id) => fetch(`/api/goals/${id}?view=tree`).then((r) => r.text()), goalId), async () => {
-    i += 1;
-    // A spread of stops over the whole history, forwards and backwards (a fixed sequence: runs compare).
-    await slider.fill(String(Math.floor((((i * 7919) % 997) / 997) * max)));
-    const position = /position (\d+)/.exec((await slider.getAttribute('aria-valuetext')) ?? '')?.[1];
-    await page.waitForFunction((p) => document.body.textContent?.includes(`as it was at position ${p} (`) ?? false, position);
-  });
+  return alternateMs(
+    steps,
+    2,
+    () => page.evaluate((id) => fetch(`/api/goals/${id}?view=tree`).then((r) => r.text()), goalId),
+    async () => {
+      i += 1;
+      // A spread of stops over the whole history, forwards and backwards (a fixed sequence: runs compare).
+      await slider.fill(String(Math.floor((((i * 7919) % 997) / 997) * max)));
+      const position = /position (\d+)/.exec((await slider.getAttribute('aria-valuetext')) ?? '')?.[1];
+      await page.waitForFunction(
+        (p) => document.body.textContent?.includes(`as it was at position ${p} (`) ?? false,
+        position,
+      );
+    },
+  );
 }
 
 function serveStatic(html: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html));
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () => closeServer(server),
-  })));
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html),
+  );
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+        close: () => closeServer(server),
+      }),
+    ),
+  );
 }

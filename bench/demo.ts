@@ -20,7 +20,11 @@ export async function benchDemo(dir: string): Promise<Figure> {
     starts.push((performance.now() - t0) / 1000);
   }
   const result = await runDemo({ out: join(dir, 'doc-gardener-report.html'), keep: false, timeoutSec: 300 });
-  if (!result.summary.sc003.ok) throw new Error(`the demo's report misses SC-003: ${result.summary.sc003.failed.join('; ')}`);
+  if (!result.summary.sc003.ok)
+    throw new Error(`the demo's report misses SC-003: ${result.summary.sc003.failed.join('; ')}`);
   const base = starts.sort((a, b) => a - b)[1]!;
-  return { ...figure(result.wallMs / 1000, 's', base), data: `${result.summary.runs.total} runs, goal ${result.summary.goal.status}` };
+  return {
+    ...figure(result.wallMs / 1000, 's', base),
+    data: `${result.summary.runs.total} runs, goal ${result.summary.goal.status}`,
+  };
 }

@@ -34,18 +34,34 @@ const OWNER = { actor: 'user:owner' } as const;
 /** Filler streams hold ten events each. */
 const PER_STREAM = 10;
 
-export function buildEvidenceLog(app: App, totalEvents: number, goalEvents: number, say: (s: string) => void = () => {}): EvidenceLog {
+export function buildEvidenceLog(
+  app: App,
+  totalEvents: number,
+  goalEvents: number,
+  say: (s: string) => void = () => {},
+): EvidenceLog {
   const { engine } = app;
   const team = createTeam(app, 10, ['claim_task', 'complete_task', 'report_usage']);
   const filler = new Filler(engine);
   const density = totalEvents / goalEvents; // log events per goal event
   let mine = 0; // events the goal's commands appended so far
-  const padTo = (position: number) => { if (position > engine.head().position) filler.append(position - engine.head().position); };
+  const padTo = (position: number) => {
+    if (position > engine.head().position) filler.append(position - engine.head().position);
+  };
   const goalId = engine.transact(OWNER, () => {
-    const { goalId } = createGoal(app, team.owner, {
-      title: 'Goal 1: ship the audited release', description: 'The release an auditor will ask about, from plan to verified delivery.',
-      budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'auto',
-    }, OWNER);
+    const { goalId } = createGoal(
+      app,
+      team.owner,
+      {
+        title: 'Goal 1: ship the audited release',
+        description: 'The release an auditor will ask about, from plan to verified delivery.',
+        budgets: { tokens: null, cents: null },
+        maxSpawnDepth: 3,
+        coordinatorConfig: 'default',
+        approvalMode: 'auto',
+      },
+      OWNER,
+    );
     return goalId;
   }).value!;
   const counted = (): number => countGoalEvents(engine, goalId);
@@ -83,7 +99,14 @@ export function buildEvidenceLog(app: App, totalEvents: number, goalEvents: numb
   }
   padTo(totalEvents);
   const streams = engine.db.prepare('SELECT COUNT(*) FROM streams').pluck().get() as number;
-  return { team, goalId, goalEvents: counted(), events: engine.head().position, streams, pad: (count) => filler.append(count) };
+  return {
+    team,
+    goalId,
+    goalEvents: counted(),
+    events: engine.head().position,
+    streams,
+    pad: (count) => filler.append(count),
+  };
 }
 
 function countGoalEvents(engine: Engine, goalId: number): number {
@@ -111,17 +134,28 @@ class Filler {
 
   append(count: number): void {
     const { engine } = this;
-    for (let done = 0; done < count; ) {
+    for (let done = 0; done < count;) {
       engine.transact({ actor: 'bench' }, (uow) => {
-        for (const end = Math.min(count, done + 20_000); done < end; ) {
+        for (const end = Math.min(count, done + 20_000); done < end;) {
           if (this.version === PER_STREAM) {
             this.card += 1;
             this.version = 0;
           }
           const cardId = this.card;
           const n = Math.min(PER_STREAM - this.version, end - done);
-          const events = Array.from({ length: n }, () => ({ type: 'CardCommented', data: { cardId, text: PAYLOAD_TEXT } }));
-          const stored = appendToStream(engine.db, `card-${cardId}`, this.version === 0 ? 'no_stream' : this.version, events, uow.meta, uow.now, this.version);
+          const events = Array.from({ length: n }, () => ({
+            type: 'CardCommented',
+            data: { cardId, text: PAYLOAD_TEXT },
+          }));
+          const stored = appendToStream(
+            engine.db,
+            `card-${cardId}`,
+            this.version === 0 ? 'no_stream' : this.version,
+            events,
+            uow.meta,
+            uow.now,
+            this.version,
+          );
           engine.projections.apply(engine.db, stored);
           uow.appended.push(...stored);
           this.version += n;

@@ -55,17 +55,32 @@ export interface EvidenceOptions {
   quick: boolean;
 }
 
-export async function benchEvidence(dir: string, o: EvidenceOptions, say: (s: string) => void): Promise<Record<string, Figure>> {
+export async function benchEvidence(
+  dir: string,
+  o: EvidenceOptions,
+  say: (s: string) => void,
+): Promise<Record<string, Figure>> {
   const results: Record<string, Figure> = {};
-  say('  appending with and without the Merkle tree and serve\'s checkpoints (every 1,000 events), durability NORMAL…');
+  say("  appending with and without the Merkle tree and serve's checkpoints (every 1,000 events), durability NORMAL…");
   const normal = await benchEvidenceAppend(dir, 'normal', o.quick ? 2000 : 4000, o.quick ? 3 : 4);
   results.evidence_append_commands_per_s = normal.tree;
   results.evidence_append_serve_commands_per_s = normal.serve;
   const events = o.quick ? 100_000 : 1_000_000;
   const goalEvents = o.quick ? 2_000 : 10_000;
-  Object.assign(results, await benchEvidenceExport(dir, {
-    events, goalEvents, runs: 2, checkpoints: o.quick ? 3 : 2, msPer1000: normal.msPer1000,
-  }, say));
+  Object.assign(
+    results,
+    await benchEvidenceExport(
+      dir,
+      {
+        events,
+        goalEvents,
+        runs: 2,
+        checkpoints: o.quick ? 3 : 2,
+        msPer1000: normal.msPer1000,
+      },
+      say,
+    ),
+  );
   return results;
 }
 
@@ -76,24 +91,41 @@ export async function benchEvidence(dir: string, o: EvidenceOptions, say: (s: st
  * (tree, stream heads, signature), signed on its worker thread while the loop goes on (it yields every 50
  * commands, as a server does between requests). Also how long 1,000 plain commands take (ms).
  */
-export async function benchEvidenceAppend(dir: string, durability: Durability, n: number, rounds: number): Promise<{ tree: Figure; serve: Figure; msPer1000: number }> {
+export async function benchEvidenceAppend(
+  dir: string,
+  durability: Durability,
+  n: number,
+  rounds: number,
+): Promise<{ tree: Figure; serve: Figure; msPer1000: number }> {
   const keyDir = join(dir, `evidence-append-${durability}`);
   mkdirSync(keyDir, { recursive: true });
   loadOrCreateSigningKey(keyDir);
   const plain = seeded(join(keyDir, 'plain.db'), durability, n);
   const tree = seeded(join(keyDir, 'tree.db'), durability, n);
   const served = seeded(join(keyDir, 'colony.db'), durability, n); // the worker opens <data>/colony.db
-  const auto = startAutoCheckpoints(served, keyDir, { everyEvents: 1000, everyMinutes: 0, durability, intervalMs: 2 ** 31 - 1 });
+  const auto = startAutoCheckpoints(served, keyDir, {
+    everyEvents: 1000,
+    everyMinutes: 0,
+    durability,
+    intervalMs: 2 ** 31 - 1,
+  });
   try {
     signCheckpoint(served, keyDir, 'auto', 'serve'); // the seed is covered, as serve's checkpoints would have covered it
     extendMerkle(tree.db);
-    const work = { plain: new CardWorkload(plain, prng(42)), tree: new CardWorkload(tree, prng(42)), serve: new CardWorkload(served, prng(42)) };
+    const work = {
+      plain: new CardWorkload(plain, prng(42)),
+      tree: new CardWorkload(tree, prng(42)),
+      serve: new CardWorkload(served, prng(42)),
+    };
     let folded = tree.head().position;
-    const runPlain = async (k: number) => { for (let i = 0; i < k; i++) work.plain.step(); };
+    const runPlain = async (k: number) => {
+      for (let i = 0; i < k; i++) work.plain.step();
+    };
     const runTree = async (k: number) => {
       for (let i = 0; i < k; i++) {
         work.tree.step();
-        if (i % 50 === 49 && tree.head().position - folded >= 1000) folded = (extendMerkle(tree.db), tree.head().position);
+        if (i % 50 === 49 && tree.head().position - folded >= 1000)
+          folded = (extendMerkle(tree.db), tree.head().position);
       }
     };
     const runServe = async (k: number) => {
@@ -110,7 +142,8 @@ export async function benchEvidenceAppend(dir: string, durability: Durability, n
     await runServe(Math.ceil(n / 5));
     const before = latestCheckpoint(served.db)!.n;
     const time = { plain: 0, tree: 0, serve: 0 };
-    for (let r = 0; r < rounds; r++) { // A/B/C, A/B/C…
+    for (let r = 0; r < rounds; r++) {
+      // A/B/C, A/B/C…
       time.plain += await secondsAsync(() => runPlain(n));
       time.tree += await secondsAsync(() => runTree(n));
       time.serve += await secondsAsync(() => runServe(n));
@@ -121,8 +154,14 @@ export async function benchEvidenceAppend(dir: string, durability: Durability, n
     const rate = (t: number) => (n * rounds) / t;
     const size = `${rounds} × ${n.toLocaleString('en-US')} commands per variant; ${streams.toLocaleString('en-US')} streams, ${served.head().position.toLocaleString('en-US')} events`;
     return {
-      tree: { ...figure(rate(time.tree), 'commands/s', rate(time.plain)), data: `${size}; extendMerkle every 1,000 events in the loop` },
-      serve: { ...figure(rate(time.serve), 'commands/s', rate(time.plain)), data: `${size}; ${signed} checkpoints signed on serve's worker thread` },
+      tree: {
+        ...figure(rate(time.tree), 'commands/s', rate(time.plain)),
+        data: `${size}; extendMerkle every 1,000 events in the loop`,
+      },
+      serve: {
+        ...figure(rate(time.serve), 'commands/s', rate(time.plain)),
+        data: `${size}; ${signed} checkpoints signed on serve's worker thread`,
+      },
       msPer1000: (1000 * time.plain * 1000) / (n * rounds),
     };
   } finally {
@@ -146,9 +185,19 @@ function seeded(file: string, durability: Durability, n: number): Engine {
   return engine;
 }
 
-interface ExportOptions { events: number; goalEvents: number; runs: number; checkpoints: number; msPer1000: number }
+interface ExportOptions {
+  events: number;
+  goalEvents: number;
+  runs: number;
+  checkpoints: number;
+  msPer1000: number;
+}
 
-export async function benchEvidenceExport(dir: string, o: ExportOptions, say: (s: string) => void): Promise<Record<string, Figure>> {
+export async function benchEvidenceExport(
+  dir: string,
+  o: ExportOptions,
+  say: (s: string) => void,
+): Promise<Record<string, Figure>> {
   const dataDir = join(dir, 'evidence');
   mkdirSync(dataDir, { recursive: true });
   const app = openApp({ dataDir, durability: 'normal' });
@@ -161,13 +210,18 @@ export async function benchEvidenceExport(dir: string, o: ExportOptions, say: (s
   try {
     say(`  a ${o.goalEvents.toLocaleString('en-US')}-event goal in a ${o.events.toLocaleString('en-US')}-event log…`);
     let log!: ReturnType<typeof buildEvidenceLog>;
-    const built = seconds(() => { log = buildEvidenceLog(app, o.events, o.goalEvents, say); });
+    const built = seconds(() => {
+      log = buildEvidenceLog(app, o.events, o.goalEvents, say);
+    });
     const size = `${log.goalEvents.toLocaleString('en-US')}-event goal in a ${log.events.toLocaleString('en-US')}-event log of ${log.streams.toLocaleString('en-US')} streams`;
     say(`  built in ${built.toFixed(1)} s (${size}); extendMerkle from an empty cache…`);
 
     const extendS = seconds(() => extendMerkle(db));
     const rawLeafS = seconds(() => rawLeafLoop(engine));
-    results.evidence_merkle_extend_s = { ...figure(extendS, 's', rawLeafS), data: `${log.events.toLocaleString('en-US')} events` };
+    results.evidence_merkle_extend_s = {
+      ...figure(extendS, 's', rawLeafS),
+      data: `${log.events.toLocaleString('en-US')} events`,
+    };
 
     say('  signCheckpoint at the head of that log, 1,000 events after the last…');
     signCheckpoint(engine, dataDir, 'auto', 'serve');
@@ -186,7 +240,9 @@ export async function benchEvidenceExport(dir: string, o: ExportOptions, say: (s
 
     say('  export of the goal, and its rows read raw…');
     const streams = goalStreams(db, log.goalId);
-    const select = db.prepare(`SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND position <= ? ORDER BY version`);
+    const select = db.prepare(
+      `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND position <= ? ORDER BY version`,
+    );
     let rawText = '';
     const raw = () => {
       const head = engine.head().position;
@@ -211,7 +267,8 @@ export async function benchEvidenceExport(dir: string, o: ExportOptions, say: (s
       times.raw.push(fastest(raw, 5));
       times.export.push(seconds(doExport));
     }
-    if (rows.length !== events) throw new Error(`the bundle has ${events} events but the goal's streams hold ${rows.length}`);
+    if (rows.length !== events)
+      throw new Error(`the bundle has ${events} events but the goal's streams hold ${rows.length}`);
     const data = `${events.toLocaleString('en-US')}-event goal in a ${treeSize.toLocaleString('en-US')}-event log of ${streamCount.toLocaleString('en-US')} streams`;
     results.evidence_export_s = { ...figure(Math.min(...times.export), 's', Math.min(...times.raw)), data };
     results.evidence_export_bytes = { ...figure(Buffer.byteLength(text), 'bytes', Buffer.byteLength(rawText)), data };
@@ -236,7 +293,9 @@ function fastest(fn: () => void, reps: number): number {
 
 /** Reads every row's hash in pages and computes its leaf hash: the floor under extendMerkle. */
 function rawLeafLoop(engine: Engine): void {
-  const page = engine.db.prepare('SELECT position, hash FROM es_events WHERE position > ? ORDER BY position LIMIT 10000');
+  const page = engine.db.prepare(
+    'SELECT position, hash FROM es_events WHERE position > ? ORDER BY position LIMIT 10000',
+  );
   const zero = Buffer.from([0]);
   for (let after = 0; ;) {
     const rows = page.all(after) as { position: number; hash: string }[];
@@ -248,19 +307,34 @@ function rawLeafLoop(engine: Engine): void {
 
 const TOOL = fileURLToPath(new URL('../tools/verify-bundle.mjs', import.meta.url));
 
-export function benchEvidenceVerify(file: string, rows: readonly EventRow[], publicKey: string, runs: number): Record<string, Figure> {
+export function benchEvidenceVerify(
+  file: string,
+  rows: readonly EventRow[],
+  publicKey: string,
+  runs: number,
+): Record<string, Figure> {
   const bytes = readFileSync(file);
   const texts = rows.map((r) => r.prev_hash + canonicalRow(r));
   const n = rows.length;
-  const times = { raw: [] as number[], floor: [] as number[], check: [] as number[], replay: [] as number[], tool: [] as number[] };
+  const times = {
+    raw: [] as number[],
+    floor: [] as number[],
+    check: [] as number[],
+    replay: [] as number[],
+    tool: [] as number[],
+  };
   for (let r = 0; r < runs; r++) {
-    const raw = fastest(() => { for (const t of texts) createHash('sha256').update(t).digest('hex'); }, 10);
+    const raw = fastest(() => {
+      for (const t of texts) createHash('sha256').update(t).digest('hex');
+    }, 10);
     const floor = fastest(() => {
       JSON.parse(bytes.toString('utf8'));
       for (const t of texts) createHash('sha256').update(t).digest('hex');
     }, 3);
     let checked!: ReturnType<typeof checkBundle>;
-    const check = seconds(() => { checked = checkBundle(bytes, [publicKey]); });
+    const check = seconds(() => {
+      checked = checkBundle(bytes, [publicKey]);
+    });
     if (!checked.ok) throw new Error(`the bundle does not verify: ${checked.failure.code} ${checked.failure.message}`);
     if (checked.summary.events !== n) throw new Error(`the bundle has ${checked.summary.events} events, not ${n}`);
     const bundle = checked.bundle;
@@ -269,7 +343,10 @@ export function benchEvidenceVerify(file: string, rows: readonly EventRow[], pub
       if (failure) throw new Error(`the replay fails: ${failure.code} ${failure.message}`);
     });
     const tool = seconds(() => {
-      const child = spawnSync(process.execPath, [TOOL, file, '--key', publicKey, '--json'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      const child = spawnSync(process.execPath, [TOOL, file, '--key', publicKey, '--json'], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+      });
       if (child.status !== 0) throw new Error(`tools/verify-bundle.mjs failed: ${child.stderr.trim()}`);
     });
     times.raw.push(raw);
@@ -285,6 +362,9 @@ export function benchEvidenceVerify(file: string, rows: readonly EventRow[], pub
     evidence_verify_events_per_s: { ...figure(rate(times.check), 'events/s', rate(times.raw)), data },
     evidence_verify_vs_parse_floor: { ...figure(rate(times.check), 'events/s', rate(times.floor)), data },
     evidence_replay_events_per_s: { ...figure(rate(times.replay), 'events/s', rate(times.raw)), data },
-    evidence_verify_tool_events_per_s: { ...figure(rate(times.tool), 'events/s', rate(times.raw)), data: `${data}; a child process, node's start included` },
+    evidence_verify_tool_events_per_s: {
+      ...figure(rate(times.tool), 'events/s', rate(times.raw)),
+      data: `${data}; a child process, node's start included`,
+    },
   };
 }

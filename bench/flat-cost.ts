@@ -21,10 +21,34 @@ import { type Speaker } from '../src/events/principals.js';
  *   flat_claim_complete_per_s claim_task + complete_task in one goal of `goalTasks` vs goals of 18 tasks (same app)
  *   flat_command_1m_per_s     send_message + claim/complete on a `logEvents`-event log vs a fresh data dir
  */
-export interface FlatOptions { channelMessages: number; posts: number; goalTasks: number; pairs: number; logEvents: number; mixes: number; rounds: number }
+export interface FlatOptions {
+  channelMessages: number;
+  posts: number;
+  goalTasks: number;
+  pairs: number;
+  logEvents: number;
+  mixes: number;
+  rounds: number;
+}
 
-export const FLAT_QUICK: FlatOptions = { channelMessages: 20_000, posts: 1_000, goalTasks: 2_000, pairs: 300, logEvents: 200_000, mixes: 150, rounds: 5 };
-export const FLAT_FULL: FlatOptions = { channelMessages: 100_000, posts: 3_000, goalTasks: 10_000, pairs: 1_000, logEvents: 1_000_000, mixes: 500, rounds: 7 };
+export const FLAT_QUICK: FlatOptions = {
+  channelMessages: 20_000,
+  posts: 1_000,
+  goalTasks: 2_000,
+  pairs: 300,
+  logEvents: 200_000,
+  mixes: 150,
+  rounds: 5,
+};
+export const FLAT_FULL: FlatOptions = {
+  channelMessages: 100_000,
+  posts: 3_000,
+  goalTasks: 10_000,
+  pairs: 1_000,
+  logEvents: 1_000_000,
+  mixes: 500,
+  rounds: 7,
+};
 
 /** Seed times and other diagnostics: always on stderr (never in the figures, never on --json's stdout). */
 const note = (s: string) => process.stderr.write(`  [flat] ${s}\n`);
@@ -33,7 +57,9 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 export function benchFlat(dir: string, o: FlatOptions, say: (s: string) => void): Record<string, Figure> {
   say(`flat: send_message into a ${fmt(o.channelMessages)}-message channel vs an empty one…`);
   const send = benchChannelLength(dir, o);
-  say(`flat: claim_task + complete_task in a ${fmt(o.goalTasks)}-task goal vs goals of ${SMALL_GOAL_LEAVES + 2} tasks…`);
+  say(
+    `flat: claim_task + complete_task in a ${fmt(o.goalTasks)}-task goal vs goals of ${SMALL_GOAL_LEAVES + 2} tasks…`,
+  );
   const pairs = benchGoalSize(dir, o);
   say(`flat: send_message + claim/complete on a ${fmt(o.logEvents)}-event log vs a fresh data dir…`);
   const mix = benchLogSize(dir, o);
@@ -41,7 +67,11 @@ export function benchFlat(dir: string, o: FlatOptions, say: (s: string) => void)
 }
 
 /** One side of a comparison: its store, `prepare` (untimed) before each round, `op` once per operation. */
-interface Side { app: App; prepare?(round: number): void; op(i: number): void }
+interface Side {
+  app: App;
+  prepare?(round: number): void;
+  op(i: number): void;
+}
 
 /**
  * Ops/s medians of both sides over `rounds` rounds of `n` ops each, after a warm-up round of each (round
@@ -51,12 +81,19 @@ interface Side { app: App; prepare?(round: number): void; op(i: number): void }
  * land on whichever side crossed the threshold. The figure is wall time, as in the rest of the suite; the
  * ratio of process CPU time (which a busy machine's scheduling does not inflate) is returned for stderr.
  */
-function alternate(rounds: number, n: number, baseline: Side, subject: Side): { baseline: number; subject: number; cpuRatio: number } {
+function alternate(
+  rounds: number,
+  n: number,
+  baseline: Side,
+  subject: Side,
+): { baseline: number; subject: number; cpuRatio: number } {
   const BLOCKS = 10;
   const block = (side: Side, from: number, to: number, took: { wall: number; cpu: number }) => {
     side.app.engine.db.pragma('wal_checkpoint(PASSIVE)');
     const cpu = process.cpuUsage();
-    took.wall += seconds(() => { for (let j = from; j < to; j++) side.op(j); });
+    took.wall += seconds(() => {
+      for (let j = from; j < to; j++) side.op(j);
+    });
     const used = process.cpuUsage(cpu);
     took.cpu += (used.user + used.system) / 1e6;
   };
@@ -87,12 +124,23 @@ function alternate(rounds: number, n: number, baseline: Side, subject: Side): { 
 /** What src/mcp/call.ts hands a tool: a fresh command id, not recorded (no idempotency key). */
 function command(by: Speaker): CommandOptions {
   const commandId = newCommandId();
-  return { actor: `${by.key.startsWith('user-') ? 'user' : 'agent'}:${by.name}`, commandId, record: false, correlationId: commandId };
+  return {
+    actor: `${by.key.startsWith('user-') ? 'user' : 'agent'}:${by.name}`,
+    commandId,
+    record: false,
+    correlationId: commandId,
+  };
 }
 
 /** send_message's handler with `channel_id` (src/mcp/tools/channels.ts): sendToChannel, no metadata. */
 function sendMessage(app: App, by: Speaker, channelId: number): void {
-  sendToChannel(app, by, { id: channelId }, { body: PAYLOAD_TEXT, subject: null, priority: 5, metadata: null, replyTo: null }, command(by));
+  sendToChannel(
+    app,
+    by,
+    { id: channelId },
+    { body: PAYLOAD_TEXT, subject: null, priority: 5, metadata: null, replyTo: null },
+    command(by),
+  );
 }
 
 /** claim_task then complete_task (auto verifier → done), as the two tools call them. */
@@ -110,21 +158,40 @@ function benchChannelLength(dir: string, o: FlatOptions): Figure {
     const agents = team.agents.map((a) => a.speaker);
     const full = createPublicChannel(app, tenant, 'history', 'A long-lived channel.', { actor: 'user:owner' });
     const took = seconds(() => seedMessages(app, full, [team.owner, ...agents], o.channelMessages));
-    note(`seeded ${fmt(o.channelMessages)} messages into one channel in ${took.toFixed(1)} s (log: ${fmt(app.engine.head().position)} events)`);
+    note(
+      `seeded ${fmt(o.channelMessages)} messages into one channel in ${took.toFixed(1)} s (log: ${fmt(app.engine.head().position)} events)`,
+    );
     // A restart: this process has never loaded the stream, so the first post loads it cold (from its snapshot, if any).
     app.engine.close();
     app = open(dir, 'flat-channel');
-    note(`first send_message into it after a restart (cold load): ${seconds(() => sendMessage(app, agents[0]!, full)).toFixed(3)} s`);
+    note(
+      `first send_message into it after a restart (cold load): ${seconds(() => sendMessage(app, agents[0]!, full)).toFixed(3)} s`,
+    );
     let empty = 0;
-    const rates = alternate(o.rounds, o.posts,
-      { app, prepare: (r) => { empty = createPublicChannel(app, tenant, `empty-${r + 1}`, 'A new channel.', { actor: 'user:owner' }); },
-        op: (i) => sendMessage(app, agents[i % agents.length]!, empty) },
-      { app, op: (i) => sendMessage(app, agents[i % agents.length]!, full) });
+    const rates = alternate(
+      o.rounds,
+      o.posts,
+      {
+        app,
+        prepare: (r) => {
+          empty = createPublicChannel(app, tenant, `empty-${r + 1}`, 'A new channel.', { actor: 'user:owner' });
+        },
+        op: (i) => sendMessage(app, agents[i % agents.length]!, empty),
+      },
+      { app, op: (i) => sendMessage(app, agents[i % agents.length]!, full) },
+    );
     note(`send_message: CPU-time ratio ${rates.cpuRatio.toFixed(3)}`);
-    const held = app.engine.db.prepare('SELECT count(*) FROM messages WHERE channel_id = ?').pluck().get(full) as number;
+    const held = app.engine.db
+      .prepare('SELECT count(*) FROM messages WHERE channel_id = ?')
+      .pluck()
+      .get(full) as number;
     const posted = 1 + Math.ceil(o.posts / 5) + o.rounds * o.posts;
-    if (held !== o.channelMessages + posted) throw new Error(`channel ${full} holds ${held} messages, expected ${o.channelMessages + posted}`);
-    return { ...figure(rates.subject, 'messages/s', rates.baseline), data: `${fmt(o.channelMessages)}-message channel vs empty` };
+    if (held !== o.channelMessages + posted)
+      throw new Error(`channel ${full} holds ${held} messages, expected ${o.channelMessages + posted}`);
+    return {
+      ...figure(rates.subject, 'messages/s', rates.baseline),
+      data: `${fmt(o.channelMessages)}-message channel vs empty`,
+    };
   } finally {
     app.engine.close();
   }
@@ -139,12 +206,16 @@ function benchGoalSize(dir: string, o: FlatOptions): Figure {
     let big: number[] = [];
     // Trees of 10 × 20 leaves (211 tasks), as bench/claim-complete.ts: a proposal's message stays within 16,000 characters.
     const roots = Math.ceil(o.goalTasks / 211);
-    let took = seconds(() => { big = seedGoal(app, team.owner, 1, { roots, children: 10, leaves: 20 }).leaves; });
+    let took = seconds(() => {
+      big = seedGoal(app, team.owner, 1, { roots, children: 10, leaves: 20 }).leaves;
+    });
     note(`seeded one goal of ${fmt(roots * 211)} tasks in ${took.toFixed(1)} s`);
     if (big.length < needed) throw new Error(`the big goal has ${big.length} leaves, ${needed} needed`);
     let small: number[] = [];
     const goals = Math.ceil(needed / SMALL_GOAL_LEAVES);
-    took = seconds(() => { small = smallGoals(app, team.owner, goals, 2); });
+    took = seconds(() => {
+      small = smallGoals(app, team.owner, goals, 2);
+    });
     note(`seeded ${fmt(goals)} goals of ${SMALL_GOAL_LEAVES + 2} tasks in ${took.toFixed(1)} s`);
     // Both sides take leaves in order from their own list; the small side moves on to the next goal when one is done.
     const side = (leaves: number[]): Side => {
@@ -153,7 +224,10 @@ function benchGoalSize(dir: string, o: FlatOptions): Figure {
     };
     const rates = alternate(o.rounds, o.pairs, side(small), side(big));
     note(`claim/complete: CPU-time ratio ${rates.cpuRatio.toFixed(3)}`);
-    return { ...figure(rates.subject, 'pairs/s', rates.baseline), data: `${fmt(roots * 211)}-task goal vs ${SMALL_GOAL_LEAVES + 2}-task goals` };
+    return {
+      ...figure(rates.subject, 'pairs/s', rates.baseline),
+      data: `${fmt(roots * 211)}-task goal vs ${SMALL_GOAL_LEAVES + 2}-task goals`,
+    };
   } finally {
     app.engine.close();
   }
@@ -172,11 +246,16 @@ function benchLogSize(dir: string, o: FlatOptions): Figure {
       }
       return mixSide(app, team, smallGoals(app, team.owner, Math.ceil(needed / SMALL_GOAL_LEAVES), 1));
     });
-    note(`fresh data dir: ${fmt(fresh.engine.head().position)} events before the rounds; big: ${fmt(big.engine.head().position)}`);
+    note(
+      `fresh data dir: ${fmt(fresh.engine.head().position)} events before the rounds; big: ${fmt(big.engine.head().position)}`,
+    );
     const rates = alternate(o.rounds, o.mixes, sides[0]!, sides[1]!);
     note(`mix: CPU-time ratio ${rates.cpuRatio.toFixed(3)}`);
     // Three commands per mix: send_message, claim_task, complete_task.
-    return { ...figure(3 * rates.subject, 'commands/s', 3 * rates.baseline), data: `${fmt(o.logEvents)}-event log vs fresh` };
+    return {
+      ...figure(3 * rates.subject, 'commands/s', 3 * rates.baseline),
+      data: `${fmt(o.logEvents)}-event log vs fresh`,
+    };
   } finally {
     fresh.engine.close();
     big.engine.close();
@@ -190,7 +269,11 @@ function mixSide(app: App, team: Team, leaves: readonly number[]): Side {
   let next = 0;
   return {
     app,
-    prepare: (r) => { channel = createPublicChannel(app, team.owner.tenant, `mix-${r + 1}`, 'This round\'s channel.', { actor: 'user:owner' }); },
+    prepare: (r) => {
+      channel = createPublicChannel(app, team.owner.tenant, `mix-${r + 1}`, "This round's channel.", {
+        actor: 'user:owner',
+      });
+    },
     op: () => {
       const agent = agents[next % agents.length]!;
       sendMessage(app, agent, channel);

@@ -41,10 +41,21 @@ export function seedMessages(app: App, channelId: number, authors: readonly Spea
       const version = streamVersion(engine.db, stream);
       if (version === 0) throw new Error(`channel ${channelId} does not exist`);
       const n = Math.min(BATCH, count - done);
-      const events = Array.from({ length: n }, (_, i): MessagePosted => ({ type: 'MessagePosted', data: {
-        messageId: uow.ids.next('message'), channelId, kind: 'message', from: by.key, fromName: by.name,
-        body: `${PAYLOAD_TEXT} (${done + i + 1})`, subject: null, priority: 5, metadata: null, replyTo: null,
-      } }));
+      const events = Array.from({ length: n }, (_, i): MessagePosted => ({
+        type: 'MessagePosted',
+        data: {
+          messageId: uow.ids.next('message'),
+          channelId,
+          kind: 'message',
+          from: by.key,
+          fromName: by.name,
+          body: `${PAYLOAD_TEXT} (${done + i + 1})`,
+          subject: null,
+          priority: 5,
+          metadata: null,
+          replyTo: null,
+        },
+      }));
       append(engine, uow, stream, version, events);
       done += n;
     });
@@ -56,7 +67,15 @@ export function seedMessages(app: App, channelId: number, authors: readonly Spea
 
 /** The engine's own append path, as handle() runs it after a decision. */
 function append(engine: Engine, uow: UnitOfWork, stream: string, version: number, events: Event[]): void {
-  const stored = appendToStream(engine.db, stream, version === 0 ? 'no_stream' : version, events, uow.meta, uow.now, version);
+  const stored = appendToStream(
+    engine.db,
+    stream,
+    version === 0 ? 'no_stream' : version,
+    events,
+    uow.meta,
+    uow.now,
+    version,
+  );
   engine.projections.apply(engine.db, stored);
   uow.appended.push(...stored);
 }
@@ -66,12 +85,15 @@ function append(engine: Engine, uow: UnitOfWork, stream: string, version: number
  * only the streams catalog projects — the bulk of a big log's rows without paying for product commands.
  */
 export function seedFiller(engine: Engine, count: number, firstCard: number): void {
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     engine.transact({ actor: 'bench' }, (uow) => {
-      for (const end = Math.min(count, done + 20_000); done < end; ) {
+      for (const end = Math.min(count, done + 20_000); done < end;) {
         const cardId = firstCard + Math.floor(done / 10);
         const n = Math.min(10 - (done % 10), end - done);
-        const events = Array.from({ length: n }, () => ({ type: 'CardCommented', data: { cardId, text: PAYLOAD_TEXT } }));
+        const events = Array.from({ length: n }, () => ({
+          type: 'CardCommented',
+          data: { cardId, text: PAYLOAD_TEXT },
+        }));
         append(engine, uow, `flat-card-${cardId}`, done % 10, events);
         done += n;
       }
@@ -94,7 +116,9 @@ export function seedBigLog(app: App, team: Team, total: number): void {
   const authors = [team.owner, ...team.agents.map((a) => a.speaker)];
   const perChannel = Math.floor((0.4 * total) / 100);
   for (let c = 0; c < 100; c++) {
-    const channelId = createPublicChannel(app, team.owner.tenant, `history-${c}`, 'Old conversations.', { actor: 'user:owner' });
+    const channelId = createPublicChannel(app, team.owner.tenant, `history-${c}`, 'Old conversations.', {
+      actor: 'user:owner',
+    });
     seedMessages(app, channelId, authors, perChannel);
   }
   seedFiller(app.engine, Math.max(0, total - app.engine.head().position), 1);
@@ -111,9 +135,22 @@ export function smallGoals(app: App, owner: Speaker, count: number, first: numbe
   const leaves: number[] = [];
   for (let n = first; n < first + count; n++) {
     app.engine.transact({ actor: 'user:owner' }, () => {
-      const { goalId } = createGoal(app, owner, { title: `Small goal ${n}`, description: `A small goal of ${SMALL_GOAL_LEAVES} steps.`,
-        budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'auto' }, { actor: 'user:owner' });
-      const p = proposeTaskTree(app, owner, goalId, 'A small plan.', taskTree(n % 3, 1, SMALL_GOAL_LEAVES), { actor: 'user:owner' });
+      const { goalId } = createGoal(
+        app,
+        owner,
+        {
+          title: `Small goal ${n}`,
+          description: `A small goal of ${SMALL_GOAL_LEAVES} steps.`,
+          budgets: { tokens: null, cents: null },
+          maxSpawnDepth: 3,
+          coordinatorConfig: 'default',
+          approvalMode: 'auto',
+        },
+        { actor: 'user:owner' },
+      );
+      const p = proposeTaskTree(app, owner, goalId, 'A small plan.', taskTree(n % 3, 1, SMALL_GOAL_LEAVES), {
+        actor: 'user:owner',
+      });
       if (!p.approved) throw new Error(`proposal ${p.proposalId} was not auto-approved`);
       leaves.push(...p.taskIds.slice(2, 2 + SMALL_GOAL_LEAVES)); // depth-first: root, part, then its leaves
     });

@@ -21,7 +21,10 @@ export interface Team {
 const SYSTEM: CommandOptions = { actor: 'system' };
 const OWNER: CommandOptions = { actor: 'user:owner' };
 export const TREE = { roots: 10, children: 9, leaves: 10 };
-export interface SeededGoal { goalId: number; leaves: number[] }
+export interface SeededGoal {
+  goalId: number;
+  leaves: number[];
+}
 
 export function createTeam(app: App, agents: number, tools: string[]): Team {
   const { userId, token } = createOwner(app, 'owner', SYSTEM);
@@ -29,9 +32,26 @@ export function createTeam(app: App, agents: number, tools: string[]): Team {
   const team: Team = { owner, ownerToken: token, agents: [] };
   for (let i = 1; i <= agents; i++) {
     const name = `worker-${i}`;
-    const a = registerAgent(app, { name, ownerId: userId, model: 'bench-model', systemPrompt: 'You do small, careful tasks.', toolScope: tools,
-      tier: 'autonomous', command: null, parentId: null, spawnDepth: 0 }, { actor: 'user:owner' });
-    team.agents.push({ speaker: { key: `agent-${a.agentId}`, name, tenant: userId }, agentId: a.agentId, token: a.token });
+    const a = registerAgent(
+      app,
+      {
+        name,
+        ownerId: userId,
+        model: 'bench-model',
+        systemPrompt: 'You do small, careful tasks.',
+        toolScope: tools,
+        tier: 'autonomous',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      { actor: 'user:owner' },
+    );
+    team.agents.push({
+      speaker: { key: `agent-${a.agentId}`, name, tenant: userId },
+      agentId: a.agentId,
+      token: a.token,
+    });
   }
   return team;
 }
@@ -40,13 +60,17 @@ export function createTeam(app: App, agents: number, tools: string[]): Team {
 export function taskTree(root: number, children: number, leaves: number): TreeNode {
   const codes = ['backend', 'frontend', 'docs'];
   return {
-    title: `Workstream ${root}`, description: `Everything workstream ${root} needs to ship, split into parts.`,
-    acceptance_criteria: `All parts of workstream ${root} are merged and verified.`, billing_code: codes[root % 3],
+    title: `Workstream ${root}`,
+    description: `Everything workstream ${root} needs to ship, split into parts.`,
+    acceptance_criteria: `All parts of workstream ${root} are merged and verified.`,
+    billing_code: codes[root % 3],
     children: Array.from({ length: children }, (_, c) => ({
-      title: `Part ${root}.${c}`, description: `Part ${c} of workstream ${root}: design, implement and test it.`,
+      title: `Part ${root}.${c}`,
+      description: `Part ${c} of workstream ${root}: design, implement and test it.`,
       acceptance_criteria: 'Tests pass and the reviewer is satisfied.',
       children: Array.from({ length: leaves }, (_, l) => ({
-        title: `Step ${root}.${c}.${l}`, description: `Implement step ${l} of part ${c} of workstream ${root} and add its tests.`,
+        title: `Step ${root}.${c}.${l}`,
+        description: `Implement step ${l} of part ${c} of workstream ${root} and add its tests.`,
       })),
     })),
   };
@@ -61,7 +85,14 @@ export function seedGoal(app: App, owner: Speaker, n: number, shape = TREE): See
     const { goalId } = newGoal(app, owner, n);
     const leaves: number[] = [];
     for (let r = 0; r < shape.roots; r++) {
-      const p = proposeTaskTree(app, owner, goalId, `Workstream ${r} of release ${n}.`, taskTree(r, shape.children, shape.leaves), OWNER);
+      const p = proposeTaskTree(
+        app,
+        owner,
+        goalId,
+        `Workstream ${r} of release ${n}.`,
+        taskTree(r, shape.children, shape.leaves),
+        OWNER,
+      );
       if (!p.approved) throw new Error(`proposal ${p.proposalId} was not auto-approved`);
       leaves.push(...leavesOf(p.taskIds, shape));
     }
@@ -70,14 +101,26 @@ export function seedGoal(app: App, owner: Speaker, n: number, shape = TREE): See
 }
 
 function newGoal(app: App, owner: Speaker, n: number) {
-  return createGoal(app, owner, { title: `Goal ${n}: ship release ${n}`, description: `Release ${n} of the product, from plan to verified delivery.`,
-    budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'auto' }, OWNER);
+  return createGoal(
+    app,
+    owner,
+    {
+      title: `Goal ${n}: ship release ${n}`,
+      description: `Release ${n} of the product, from plan to verified delivery.`,
+      budgets: { tokens: null, cents: null },
+      maxSpawnDepth: 3,
+      coordinatorConfig: 'default',
+      approvalMode: 'auto',
+    },
+    OWNER,
+  );
 }
 
 /** planTree numbers depth-first: the root, then each child followed by its leaves. */
 function leavesOf(taskIds: readonly number[], shape: typeof TREE): number[] {
   const out: number[] = [];
-  for (let c = 0; c < shape.children; c++) out.push(...taskIds.slice(2 + c * (shape.leaves + 1), 2 + c * (shape.leaves + 1) + shape.leaves));
+  for (let c = 0; c < shape.children; c++)
+    out.push(...taskIds.slice(2 + c * (shape.leaves + 1), 2 + c * (shape.leaves + 1) + shape.leaves));
   return out;
 }
 
@@ -86,7 +129,14 @@ export function workTask(app: App, agent: Speaker, taskId: number, i: number): v
   const actor = { actor: `agent:${agent.name}` };
   claimTask(app, agent, taskId, actor);
   reportUsage(app, agent, taskId, 1000 + (i % 7) * 250, 3 + (i % 5), null, actor);
-  completeTask(app, agent, taskId, `Step done; ${i % 3 === 0 ? 'one follow-up noted' : 'nothing left open'}.`, [], actor);
+  completeTask(
+    app,
+    agent,
+    taskId,
+    `Step done; ${i % 3 === 0 ? 'one follow-up noted' : 'nothing left open'}.`,
+    [],
+    actor,
+  );
 }
 
 /**

@@ -10,11 +10,22 @@ import { alternateMs, latencyFigures, type Figure } from './util.js';
  * same connection — the read every snapshot starts from, without the tree, rollups, agents, costs and
  * recent events built on it. Runs alternate.
  */
-export async function benchGoalSnapshot(db: Database, goalId: number, goals: number, runs: number): Promise<Record<string, Figure>> {
+export async function benchGoalSnapshot(
+  db: Database,
+  goalId: number,
+  goals: number,
+  runs: number,
+): Promise<Record<string, Figure>> {
   const raw = db.prepare('SELECT * FROM tasks WHERE goal_id = ?');
   const snap = goalSnapshot(db, goalId);
   const count = (n: { children: unknown[] }[]): number => n.reduce((k, c) => k + 1 + count(c.children as never), 0);
-  if (!snap || count(snap.tasks_tree) !== 1000 || raw.all(goalId).length !== 1000) throw new Error(`goal ${goalId} does not hold 1,000 tasks`);
-  const ms = await alternateMs(runs, Math.min(20, runs), () => raw.all(goalId), () => goalSnapshot(db, goalId));
+  if (!snap || count(snap.tasks_tree) !== 1000 || raw.all(goalId).length !== 1000)
+    throw new Error(`goal ${goalId} does not hold 1,000 tasks`);
+  const ms = await alternateMs(
+    runs,
+    Math.min(20, runs),
+    () => raw.all(goalId),
+    () => goalSnapshot(db, goalId),
+  );
   return latencyFigures('goal_snapshot', ms, `1,000-task goal; ${goals} goals in the store`);
 }

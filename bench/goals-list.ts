@@ -8,7 +8,12 @@ import { alternateMs, latencyFigures, type Figure } from './util.js';
  * on one page, each with its totals. Baseline: `GET /health` on the same server and connection pool
  * (routing, JSON and the socket with nothing behind them). Runs alternate.
  */
-export async function benchGoalsList(app: App, ownerToken: string, goals: number, runs: number): Promise<Record<string, Figure>> {
+export async function benchGoalsList(
+  app: App,
+  ownerToken: string,
+  goals: number,
+  runs: number,
+): Promise<Record<string, Figure>> {
   const served = await serveColony(app);
   try {
     const url = `${served.base}/api/goals?limit=${goals}`;
@@ -21,10 +26,21 @@ export async function benchGoalsList(app: App, ownerToken: string, goals: number
     };
     const list = JSON.parse(await get(url, headers)) as { total: number; goals: { task_count: number }[] };
     if (list.total !== goals || list.goals.length !== goals || list.goals.some((g) => g.task_count !== 1000)) {
-      throw new Error(`GET /api/goals listed ${list.goals.length} of ${list.total} goals, not ${goals} of 1,000 tasks each`);
+      throw new Error(
+        `GET /api/goals listed ${list.goals.length} of ${list.total} goals, not ${goals} of 1,000 tasks each`,
+      );
     }
-    const ms = await alternateMs(runs, Math.min(20, runs), () => get(`${served.base}/health`), () => get(url, headers));
-    return latencyFigures('goals_list', ms, `${goals} goals × 1,000 tasks (${(goals * 1000).toLocaleString('en-US')} tasks)`);
+    const ms = await alternateMs(
+      runs,
+      Math.min(20, runs),
+      () => get(`${served.base}/health`),
+      () => get(url, headers),
+    );
+    return latencyFigures(
+      'goals_list',
+      ms,
+      `${goals} goals × 1,000 tasks (${(goals * 1000).toLocaleString('en-US')} tasks)`,
+    );
   } finally {
     await served.close();
   }

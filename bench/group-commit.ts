@@ -26,20 +26,46 @@ export async function benchGroupCommit(dir: string, n: number, rounds: number): 
     for (let r = 0; r < rounds; r++) {
       rates.raw.push(n / seconds(() => raw.insert(n)));
       const before = { ...engine.group.stats };
-      rates.grouped.push(n / await timed(() => Promise.all(Array.from({ length: WRITERS }, async () => {
-        for (let i = 0; i < n / WRITERS; i++) await step();
-      }))));
-      if (r === 0) process.stderr.write(`  group commit: ${((engine.group.stats.commands - before.commands) / (engine.group.stats.batches - before.batches)).toFixed(1)} commands per COMMIT\n`);
+      rates.grouped.push(
+        n /
+          (await timed(() =>
+            Promise.all(
+              Array.from({ length: WRITERS }, async () => {
+                for (let i = 0; i < n / WRITERS; i++) await step();
+              }),
+            ),
+          )),
+      );
+      if (r === 0)
+        process.stderr.write(
+          `  group commit: ${((engine.group.stats.commands - before.commands) / (engine.group.stats.batches - before.batches)).toFixed(1)} commands per COMMIT\n`,
+        );
       const lone = Math.ceil(n / 4);
-      rates.lone.push(lone / await timed(async () => { for (let i = 0; i < lone; i++) await step(); }));
-      rates.plain.push(lone / await timed(async () => { for (let i = 0; i < lone; i++) { workload.step(); await Promise.resolve(); } }));
+      rates.lone.push(
+        lone /
+          (await timed(async () => {
+            for (let i = 0; i < lone; i++) await step();
+          })),
+      );
+      rates.plain.push(
+        lone /
+          (await timed(async () => {
+            for (let i = 0; i < lone; i++) {
+              workload.step();
+              await Promise.resolve();
+            }
+          })),
+      );
     }
   } finally {
     engine.close();
     raw.close();
   }
   return {
-    commands_per_s_full_grouped: { ...figure(median(rates.grouped), 'commands/s', median(rates.raw)), data: `${WRITERS} concurrent grouped writers × ${n / WRITERS} commands` },
+    commands_per_s_full_grouped: {
+      ...figure(median(rates.grouped), 'commands/s', median(rates.raw)),
+      data: `${WRITERS} concurrent grouped writers × ${n / WRITERS} commands`,
+    },
     commands_per_s_full_grouped_1: figure(median(rates.lone), 'commands/s', median(rates.plain)),
   };
 }

@@ -119,7 +119,7 @@ const BASELINES: Record<string, string> = {
   sse_latency_p95_ms: 'GET /health round trip, same server',
   evidence_append_commands_per_s: 'same mix, no tree or checkpoints, NORMAL',
   evidence_append_serve_commands_per_s: 'same mix, no tree or checkpoints, NORMAL',
-  evidence_export_s: 'raw SELECT of the goal\'s rows + JSON.stringify (s)',
+  evidence_export_s: "raw SELECT of the goal's rows + JSON.stringify (s)",
   evidence_export_bytes: 'bytes of those raw rows as JSON',
   evidence_proof_hashes: 'log2 of the tree size',
   evidence_merkle_extend_s: 'raw read of every hash + leaf sha256 (s)',
@@ -134,16 +134,40 @@ const BASELINES: Record<string, string> = {
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
-const GROUPS = ['commands', 'mcp', 'mcp_ext', 'claim_complete', 'sessions', 'goals', 'sse', 'replay', 'reputation', 'spawn', 'runs', 'demo', 'rebuild', 'evidence', 'flat'];
+const GROUPS = [
+  'commands',
+  'mcp',
+  'mcp_ext',
+  'claim_complete',
+  'sessions',
+  'goals',
+  'sse',
+  'replay',
+  'reputation',
+  'spawn',
+  'runs',
+  'demo',
+  'rebuild',
+  'evidence',
+  'flat',
+];
 
 export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
   // COLONY_BENCH_ONLY=evidence,rebuild (comma-separated groups) runs only those groups; unset runs all.
-  const only = new Set((process.env.COLONY_BENCH_ONLY ?? '').split(',').map((g) => g.trim()).filter(Boolean));
+  const only = new Set(
+    (process.env.COLONY_BENCH_ONLY ?? '')
+      .split(',')
+      .map((g) => g.trim())
+      .filter(Boolean),
+  );
   const unknown = [...only].filter((g) => !GROUPS.includes(g));
-  if (unknown.length) throw new Error(`COLONY_BENCH_ONLY: unknown group ${unknown.join(', ')} (groups: ${GROUPS.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`COLONY_BENCH_ONLY: unknown group ${unknown.join(', ')} (groups: ${GROUPS.join(', ')})`);
   const want = (group: string) => only.size === 0 || only.has(group);
   const { dir, cleanup } = scratchDir();
-  const say = (s: string) => { if (!options.json) process.stderr.write(`${s}\n`); };
+  const say = (s: string) => {
+    if (!options.json) process.stderr.write(`${s}\n`);
+  };
   const results: Record<string, Figure> = {};
   try {
     const rounds = options.quick ? 1 : 3;
@@ -163,35 +187,56 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.
     if (want('mcp')) {
       say('MCP tools/call over Streamable HTTP, 10 sessions…');
-      results.mcp_http_calls_per_s = await benchMcpHttp(dir, options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 });
+      results.mcp_http_calls_per_s = await benchMcpHttp(
+        dir,
+        options.quick ? { seconds: 1, rounds: 3, warmup: 2.5 } : { seconds: 3, rounds: 5, warmup: 3 },
+      );
       say('MCP tools/call over stdio, sequential…');
-      results.mcp_stdio_calls_per_s = await benchMcpStdio(dir, options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 });
+      results.mcp_stdio_calls_per_s = await benchMcpStdio(
+        dir,
+        options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 },
+      );
     }
     // Servers and load generator in child processes: this process only waits, so its heap does not matter.
     if (want('mcp_ext')) {
-      say('MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions, and send_message into one channel…');
+      say(
+        'MCP tools/call over Streamable HTTP from outside: autocannon against `colony serve` and the SDK servers, both revisions, and send_message into one channel…',
+      );
       Object.assign(results, await benchMcpHttpExt(dir, options.quick ? EXT_QUICK : EXT_FULL, say));
     }
     if (want('claim_complete')) {
       say('claim_task + complete_task over Streamable HTTP, 10 agents…');
-      results.claim_complete_per_s = await benchClaimComplete(dir, options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 });
+      results.claim_complete_per_s = await benchClaimComplete(
+        dir,
+        options.quick ? { tasks: 100, rounds: 3, warmup: 50 } : { tasks: 1000, rounds: 5, warmup: 500 },
+      );
     }
     if (want('sessions')) {
       say('initialize flood over Streamable HTTP by a whoami-only agent (server in a child process)…');
       const flood = options.quick ? 1000 : 5000;
       results.mcp_session_flood_rss_mb = await benchMcpSessionFlood(dir, flood);
     }
-    if (want('goals')) Object.assign(results, await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say, options.quick));
+    if (want('goals'))
+      Object.assign(
+        results,
+        await benchGoalReads(dir, options.quick ? 10 : 100, options.quick ? 30 : 200, say, options.quick),
+      );
     if (want('sse')) {
       say('commit → SSE client of /api/events, one commit at a time…');
-      Object.assign(results, await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }));
+      Object.assign(
+        results,
+        await benchSse(dir, options.quick ? { commits: 100, warmup: 20 } : { commits: 500, warmup: 50 }),
+      );
     }
     if (want('replay')) {
       say('replay of 10,000 events and a snapshot…');
-      Object.assign(results, await benchReplay(dir, 10_000, options.quick ? 3 : 7, (app, team, goalId) => {
-        say('  the console\'s time-travel slider on that goal, in chromium…');
-        return benchScrub(app, team, goalId, options.quick ? 20 : 60);
-      }));
+      Object.assign(
+        results,
+        await benchReplay(dir, 10_000, options.quick ? 3 : 7, (app, team, goalId) => {
+          say("  the console's time-travel slider on that goal, in chromium…");
+          return benchScrub(app, team, goalId, options.quick ? 20 : 60);
+        }),
+      );
     }
     if (want('reputation')) {
       say('reputation of an agent with 10,000 evidence rows…');
@@ -199,7 +244,10 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     }
     if (want('spawn')) {
       say('propose_agent in auto mode over Streamable HTTP…');
-      results.spawn_per_s = await benchSpawn(dir, options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 });
+      results.spawn_per_s = await benchSpawn(
+        dir,
+        options.quick ? { spawns: 30, rounds: 3 } : { spawns: 100, rounds: 5 },
+      );
     }
     if (want('runs')) {
       say('runs of `true` through the reactor…');
@@ -232,13 +280,21 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
 }
 
 /** goal_snapshot and goals_list share one store of `goals` goals × 1,000 tasks, built first (not measured). */
-async function benchGoalReads(dir: string, goals: number, runs: number, say: (s: string) => void, quick = false): Promise<Record<string, Figure>> {
+async function benchGoalReads(
+  dir: string,
+  goals: number,
+  runs: number,
+  say: (s: string) => void,
+  quick = false,
+): Promise<Record<string, Figure>> {
   say(`seeding ${goals} goals × 1,000 tasks through the goal and task commands…`);
   const app = openApp({ dataDir: join(dir, 'goals') });
   try {
     const team = createTeam(app, 10, ['claim_task', 'complete_task', 'report_usage']);
     let goalId = 0;
-    const took = seconds(() => { goalId = seedGoals(app, team, goals); });
+    const took = seconds(() => {
+      goalId = seedGoals(app, team, goals);
+    });
     say(`  seeded ${app.engine.head().position.toLocaleString('en-US')} events in ${took.toFixed(1)} s; goalSnapshot…`);
     const snapshot = await benchGoalSnapshot(app.engine.db, goalId, goals, runs);
     say('  GET /api/goals…');
@@ -252,11 +308,20 @@ async function benchGoalReads(dir: string, goals: number, runs: number, say: (s:
 
 function table(results: Record<string, Figure>): string {
   const rows = Object.entries(results).map(([name, f]) => [
-    name, `${f.value.toLocaleString('en-US')} ${f.unit}`, `${f.baseline.toLocaleString('en-US')}`, f.ratio.toFixed(3),
-    BASELINES[name] ?? '', TARGETS[name] ?? '', f.data ?? '',
+    name,
+    `${f.value.toLocaleString('en-US')} ${f.unit}`,
+    `${f.baseline.toLocaleString('en-US')}`,
+    f.ratio.toFixed(3),
+    BASELINES[name] ?? '',
+    TARGETS[name] ?? '',
+    f.data ?? '',
   ]);
   const head = ['benchmark', 'value', 'baseline', 'ratio', 'baseline is', 'target', 'data'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
+  const line = (cells: string[]) =>
+    `${cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()}\n`;
   return line(head) + line(widths.map((w) => '-'.repeat(w))) + rows.map(line).join('');
 }

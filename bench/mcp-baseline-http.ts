@@ -25,7 +25,10 @@ export async function baselineHttp(): Promise<Endpoint> {
     const sid = req.header('mcp-session-id');
     let transport = sid ? transports.get(sid) : undefined;
     if (!transport) {
-      if (sid || !isInitializeRequest(req.body)) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
+      if (sid || !isInitializeRequest(req.body))
+        return void res
+          .status(400)
+          .json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void transports.set(id, created),
@@ -38,7 +41,10 @@ export async function baselineHttp(): Promise<Endpoint> {
   });
   const onSession = async (req: Request, res: Response) => {
     const transport = transports.get(req.header('mcp-session-id') ?? '');
-    if (!transport) return void res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
+    if (!transport)
+      return void res
+        .status(400)
+        .json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
     await transport.handleRequest(req, res);
   };
   app.get('/mcp', onSession);

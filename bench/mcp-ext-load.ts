@@ -49,7 +49,14 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 if (!process.send) throw new Error('bench/mcp-ext-load.ts runs as a forked child (an IPC channel)');
 
-process.on('message', (job: Job) => void run(job).then((load) => process.send!(load), (e: Error) => process.send!({ error: e.message })));
+process.on(
+  'message',
+  (job: Job) =>
+    void run(job).then(
+      (load) => process.send!(load),
+      (e: Error) => process.send!({ error: e.message }),
+    ),
+);
 process.once('disconnect', () => process.exit(0));
 
 async function run(job: Job): Promise<Load> {
@@ -60,11 +67,24 @@ async function run(job: Job): Promise<Load> {
     return good;
   };
   const r = await autocannon({
-    url: job.url, method: 'POST', headers: job.headers, body: job.body, idReplacement: job.idReplacement,
-    connections: job.connections, duration: job.seconds, verifyBody,
+    url: job.url,
+    method: 'POST',
+    headers: job.headers,
+    body: job.body,
+    idReplacement: job.idReplacement,
+    connections: job.connections,
+    duration: job.seconds,
+    verifyBody,
   });
   return {
-    callsPerS: r['2xx'] / r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99,
-    ok: r['2xx'], non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, mismatches: r.mismatches, badBody,
+    callsPerS: r['2xx'] / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    ok: r['2xx'],
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    mismatches: r.mismatches,
+    badBody,
   };
 }

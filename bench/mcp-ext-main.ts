@@ -7,7 +7,9 @@ import { scratchDir } from './util.js';
 
 const { dir, cleanup } = scratchDir();
 try {
-  const figures = await benchMcpHttpExt(dir, process.argv.includes('--quick') ? EXT_QUICK : EXT_FULL, (s) => process.stderr.write(`${s}\n`));
+  const figures = await benchMcpHttpExt(dir, process.argv.includes('--quick') ? EXT_QUICK : EXT_FULL, (s) =>
+    process.stderr.write(`${s}\n`),
+  );
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
 } finally {
   cleanup();

@@ -17,11 +17,22 @@ const CHANNEL = 'requests';
 export const FAILED = ['"isError":true', '"error":'];
 
 /** One JSON-RPC request on `target`'s session, its answer parsed (plain JSON or the last SSE event). */
-export async function rpc(target: Target, body: string): Promise<{ status: number; text: string; json: { result?: Record<string, unknown> & { isError?: boolean; structuredContent?: Record<string, unknown> } } }> {
+export async function rpc(
+  target: Target,
+  body: string,
+): Promise<{
+  status: number;
+  text: string;
+  json: { result?: Record<string, unknown> & { isError?: boolean; structuredContent?: Record<string, unknown> } };
+}> {
   const res = await fetch(target.url, { method: 'POST', headers: target.headers, body });
   const text = await res.text();
   const data = res.headers.get('content-type')?.startsWith('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).at(-1)
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .at(-1)
     : text;
   return { status: res.status, text, json: data ? JSON.parse(data) : {} };
 }
@@ -37,7 +48,12 @@ const toolCall = (id: string, name: string, args: Record<string, unknown>): stri
 export async function sendMessageTarget(session: Target): Promise<{ target: Checked; channelId: number }> {
   const first = await rpc(session, toolCall('create', 'send_message', { channel: CHANNEL, body: PAYLOAD_TEXT }));
   const sent = first.json.result?.structuredContent as { channel_id?: number; status?: string } | undefined;
-  if (first.status !== 200 || first.json.result?.isError || sent?.status !== 'sent' || typeof sent.channel_id !== 'number') {
+  if (
+    first.status !== 200 ||
+    first.json.result?.isError ||
+    sent?.status !== 'sent' ||
+    typeof sent.channel_id !== 'number'
+  ) {
     throw new Error(`send_message to #${CHANNEL}: ${first.status} ${first.text.slice(0, 300)}`);
   }
   const channelId = sent.channel_id;
@@ -50,9 +66,12 @@ export async function sendMessageTarget(session: Target): Promise<{ target: Chec
 /** The channel's message count as list_channels reports it. */
 export async function channelSize(session: Target, channelId: number): Promise<number> {
   const answer = await rpc(session, toolCall('size', 'list_channels', {}));
-  const channels = (answer.json.result?.structuredContent as { channels?: { channel_id: number; message_count: number }[] } | undefined)?.channels;
+  const channels = (
+    answer.json.result?.structuredContent as { channels?: { channel_id: number; message_count: number }[] } | undefined
+  )?.channels;
   const channel = channels?.find((c) => c.channel_id === channelId);
-  if (answer.status !== 200 || !channel) throw new Error(`list_channels: ${answer.status} ${answer.text.slice(0, 300)}`);
+  if (answer.status !== 200 || !channel)
+    throw new Error(`list_channels: ${answer.status} ${answer.text.slice(0, 300)}`);
   return channel.message_count;
 }
 
@@ -61,7 +80,12 @@ export async function channelSize(session: Target, channelId: number): Promise<n
  * last measured round against the first: ~1 means a call cost no more once the channel had grown.
  * `sizes`: the channel's message count before each measured send_message round, then after the last.
  */
-export function sendMessageFigures(send: Load[], whoami: Load[], sizes: number[], data: string): Record<string, Figure> {
+export function sendMessageFigures(
+  send: Load[],
+  whoami: Load[],
+  sizes: number[],
+  data: string,
+): Record<string, Figure> {
   const rate = (loads: Load[]) => median(loads.map((l) => l.callsPerS));
   const p99 = (loads: Load[]) => median(loads.map((l) => l.p99Ms));
   const count = (n: number) => n.toLocaleString('en-US');
@@ -70,6 +94,9 @@ export function sendMessageFigures(send: Load[], whoami: Load[], sizes: number[]
   return {
     mcp_http_ext_send_message_per_s: { ...figure(rate(send), 'calls/s', rate(whoami)), data: grown },
     mcp_http_ext_send_message_p99_ms: { ...figure(p99(send), 'ms', p99(whoami)), data: grown },
-    mcp_http_ext_send_message_late_per_s: { ...figure(send.at(-1)!.callsPerS, 'calls/s', send[0]!.callsPerS), data: `each round's rate at the channel's size when it began: ${rounds}` },
+    mcp_http_ext_send_message_late_per_s: {
+      ...figure(send.at(-1)!.callsPerS, 'calls/s', send[0]!.callsPerS),
+      data: `each round's rate at the channel's size when it began: ${rounds}`,
+    },
   };
 }

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { startChild, type Child } from './child.js';
 import { captureModernCall, MODERN } from './mcp-envelope.js';
 import type { Job, Load } from './mcp-ext-load.js';
-import { channelSize, FAILED, rpc, sendMessageFigures, sendMessageTarget, type Checked, type Target } from './mcp-ext-write.js';
+import {
+  channelSize,
+  FAILED,
+  rpc,
+  sendMessageFigures,
+  sendMessageTarget,
+  type Checked,
+  type Target,
+} from './mcp-ext-write.js';
 import { figure, median, type Figure } from './util.js';
 
 /**
@@ -39,12 +47,20 @@ const CHECK = { mustContain: ['"structuredContent"', '"kind":"owner"'], mustNotC
 const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026', 'send2025'] as const;
 type Key = (typeof KEYS)[number];
 
-export interface ExtOptions { seconds: number; rounds: number; warmup: number }
+export interface ExtOptions {
+  seconds: number;
+  rounds: number;
+  warmup: number;
+}
 /** Runs of 5 s (2 s with --quick) per server and revision, after one warm-up run of each. */
 export const EXT_FULL: ExtOptions = { seconds: 5, rounds: 5, warmup: 3 };
 export const EXT_QUICK: ExtOptions = { seconds: 2, rounds: 3, warmup: 2 };
 
-export async function benchMcpHttpExt(dir: string, options: ExtOptions, say: (s: string) => void = () => undefined): Promise<Record<string, Figure>> {
+export async function benchMcpHttpExt(
+  dir: string,
+  options: ExtOptions,
+  say: (s: string) => void = () => undefined,
+): Promise<Record<string, Figure>> {
   const data = join(dir, 'mcp-ext');
   mkdirSync(data, { recursive: true });
   const token = initColony(data);
@@ -62,23 +78,40 @@ export async function benchMcpHttpExt(dir: string, options: ExtOptions, say: (s:
     const auth = { authorization: `Bearer ${token}` };
     const modern = await captureModernCall(v2);
     say(`  the 2026-07-28 call replayed: ${JSON.stringify(modern)}`);
-    const modernTarget = (url: string): Target => ({ url, headers: { ...modern.headers, ...auth }, body: modern.body, idReplacement: false });
+    const modernTarget = (url: string): Target => ({
+      url,
+      headers: { ...modern.headers, ...auth },
+      body: modern.body,
+      idReplacement: false,
+    });
     const whoami: Record<Exclude<Key, 'send2025'>, Target> = {
-      baseline2025: await legacyTarget(v1, auth), colony2025: await legacyTarget(colony, auth),
-      baseline2026: modernTarget(v2), colony2026: modernTarget(colony),
+      baseline2025: await legacyTarget(v1, auth),
+      colony2025: await legacyTarget(colony, auth),
+      baseline2026: modernTarget(v2),
+      colony2026: modernTarget(colony),
     };
     for (const [key, target] of Object.entries(whoami)) await sample(key, target);
     const writer = await legacyTarget(colony, auth);
     const send = await sendMessageTarget(writer);
     const targets: Record<Key, Checked> = {
-      baseline2025: { ...whoami.baseline2025, ...CHECK }, colony2025: { ...whoami.colony2025, ...CHECK },
-      baseline2026: { ...whoami.baseline2026, ...CHECK }, colony2026: { ...whoami.colony2026, ...CHECK }, send2025: send.target,
+      baseline2025: { ...whoami.baseline2025, ...CHECK },
+      colony2025: { ...whoami.colony2025, ...CHECK },
+      baseline2026: { ...whoami.baseline2026, ...CHECK },
+      colony2026: { ...whoami.colony2026, ...CHECK },
+      send2025: send.target,
     };
-    const generator = fork(LOAD_CHILD, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] /* stdout is `colony bench --json`'s */ });
+    const generator = fork(LOAD_CHILD, {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'] /* stdout is `colony bench --json`'s */,
+    });
     load = generator;
-    const drive = (key: Key, seconds: number) => runLoad(generator, key, { ...targets[key], connections: CONNECTIONS, seconds });
+    const drive = (key: Key, seconds: number) =>
+      runLoad(generator, key, { ...targets[key], connections: CONNECTIONS, seconds });
     for (const key of KEYS) await drive(key, options.warmup);
-    const loads = { baseline2025: [], colony2025: [], baseline2026: [], colony2026: [], send2025: [] } as Record<Key, Load[]>;
+    const loads = { baseline2025: [], colony2025: [], baseline2026: [], colony2026: [], send2025: [] } as Record<
+      Key,
+      Load[]
+    >;
     // The channel's size before each send_message round and after the last (read, not summed from the
     // answers: the calls still in flight when a run stops land too, uncounted).
     const sizes: number[] = [];
@@ -99,7 +132,11 @@ export async function benchMcpHttpExt(dir: string, options: ExtOptions, say: (s:
 
 /** `colony init` on a fresh data dir, as a user would; its JSON carries the owner token. */
 function initColony(data: string): string {
-  const r = spawnSync(process.execPath, [COLONY_BIN, 'init', '--data', data, '--json'], { encoding: 'utf8', env: { ...process.env, COLONY_DATA: '' }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [COLONY_BIN, 'init', '--data', data, '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, COLONY_DATA: '' },
+    timeout: 60_000,
+  });
   if (r.status !== 0) throw new Error(`colony init failed (${r.status}): ${r.stderr}`);
   return (JSON.parse(r.stdout) as { token: string }).token;
 }
@@ -107,12 +144,26 @@ function initColony(data: string): string {
 /** One 2025-11-25 session (initialize, then initialized) and the headers every call on it carries. */
 async function legacyTarget(url: string, auth: Record<string, string>): Promise<Target> {
   const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'colony-bench', version: '0' } } }) });
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'colony-bench', version: '0' } },
+    }),
+  });
   const answer = await init.text();
   const sessionId = init.headers.get('mcp-session-id');
-  if (!init.ok || !sessionId || !answer.includes(`"protocolVersion":"${LEGACY}"`)) throw new Error(`initialize on ${url}: ${init.status} ${answer.slice(0, 300)}`);
+  if (!init.ok || !sessionId || !answer.includes(`"protocolVersion":"${LEGACY}"`))
+    throw new Error(`initialize on ${url}: ${init.status} ${answer.slice(0, 300)}`);
   const session = { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY };
-  const initialized = await fetch(url, { method: 'POST', headers: session, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+  const initialized = await fetch(url, {
+    method: 'POST',
+    headers: session,
+    body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+  });
   await initialized.arrayBuffer();
   if (initialized.status !== 202) throw new Error(`notifications/initialized on ${url}: ${initialized.status}`);
   return { url, headers: session, body: LEGACY_CALL, idReplacement: true };
@@ -121,7 +172,8 @@ async function legacyTarget(url: string, auth: Record<string, string>): Promise<
 /** One call as the load generator will send it, answered with whoami's identity (plain JSON or one SSE event). */
 async function sample(key: string, target: Target): Promise<void> {
   const { status, text, json } = await rpc(target, target.body.replace('[<id>]', 'sample'));
-  if (status !== 200 || json.result?.isError || json.result?.structuredContent?.kind !== 'owner') throw new Error(`${key}: whoami answered ${status} ${text.slice(0, 300)}`);
+  if (status !== 200 || json.result?.isError || json.result?.structuredContent?.kind !== 'owner')
+    throw new Error(`${key}: whoami answered ${status} ${text.slice(0, 300)}`);
 }
 
 function runLoad(generator: ChildProcess, key: Key, job: Job): Promise<Load> {
@@ -132,7 +184,8 @@ function runLoad(generator: ChildProcess, key: Key, job: Job): Promise<Load> {
       generator.off('exit', onExit);
       if ('error' in m) return reject(new Error(`${key}: ${m.error}`));
       // A run with any failed, unchecked or lost answer measured something else than the calls it names.
-      if (m.non2xx || m.errors || m.timeouts || m.mismatches || m.ok === 0) return reject(new Error(`${key}: ${JSON.stringify(m)}`));
+      if (m.non2xx || m.errors || m.timeouts || m.mismatches || m.ok === 0)
+        return reject(new Error(`${key}: ${JSON.stringify(m)}`));
       resolve(m);
     });
     generator.send(job);
@@ -148,7 +201,10 @@ function figures(loads: Record<Key, Load[]>, data: string): Record<string, Figur
     mcp_http_ext_calls_per_s_2026: { ...figure(rate('colony2026'), 'calls/s', rate('baseline2026')), data },
     // The stateless revision against the session one on the same Colony: > 1 means a 2026 call costs less.
     // The SDK baselines' own ratio goes in `data`, to tell what the revision costs from what Colony adds.
-    mcp_http_ext_2026_vs_2025: { ...figure(rate('colony2026'), 'calls/s', rate('colony2025')), data: `SDK minimal servers alone: ${sdk.toFixed(3)} (${MODERN} v2 stateless ÷ ${LEGACY} v1 stateful)` },
+    mcp_http_ext_2026_vs_2025: {
+      ...figure(rate('colony2026'), 'calls/s', rate('colony2025')),
+      data: `SDK minimal servers alone: ${sdk.toFixed(3)} (${MODERN} v2 stateless ÷ ${LEGACY} v1 stateful)`,
+    },
     mcp_http_ext_p99_ms_2025: { ...figure(p99('colony2025'), 'ms', p99('baseline2025')), data },
     mcp_http_ext_p99_ms_2026: { ...figure(p99('colony2026'), 'ms', p99('baseline2026')), data },
   };

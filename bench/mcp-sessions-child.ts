@@ -18,19 +18,35 @@ import { closeServer } from './serve.js';
 
 const dir = process.argv[2];
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!dir || !process.send || !gc) throw new Error('usage: node --expose-gc --import tsx mcp-sessions-child.ts DIR (with an IPC channel)');
+if (!dir || !process.send || !gc)
+  throw new Error('usage: node --expose-gc --import tsx mcp-sessions-child.ts DIR (with an IPC channel)');
 
 const app = openApp({ dataDir: dir, durability: 'normal' });
 const owner = createOwner(app, 'owner', { actor: 'system' });
-const agent = registerAgent(app, {
-  name: 'flooder', ownerId: owner.userId, model: 'bench', systemPrompt: 'You only ask who you are.', toolScope: ['whoami'], tier: 'supervised',
-  command: null, parentId: null, spawnDepth: 0,
-}, { actor: 'user:owner' });
+const agent = registerAgent(
+  app,
+  {
+    name: 'flooder',
+    ownerId: owner.userId,
+    model: 'bench',
+    systemPrompt: 'You only ask who you are.',
+    toolScope: ['whoami'],
+    tier: 'supervised',
+    command: null,
+    parentId: null,
+    spawnDepth: 0,
+  },
+  { actor: 'user:owner' },
+);
 const ctx = createMcpContext(app, buildToolRegistry());
 const http = express();
 const routes = mountMcp(http, ctx);
 const server = await listen(http, '127.0.0.1', 0);
-process.send({ base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ownerToken: owner.token, agentToken: agent.token });
+process.send({
+  base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  ownerToken: owner.token,
+  agentToken: agent.token,
+});
 
 process.on('message', (m) => {
   if (m === 'rss') {
@@ -39,10 +55,13 @@ process.on('message', (m) => {
     gc();
     process.send!({ rss: process.memoryUsage().rss, sessions: routes.sessionCount() });
   } else if (m === 'stop') {
-    void routes.close().then(() => closeServer(server)).then(() => {
-      ctx.audit.close();
-      app.engine.close();
-      process.disconnect();
-    });
+    void routes
+      .close()
+      .then(() => closeServer(server))
+      .then(() => {
+        ctx.audit.close();
+        app.engine.close();
+        process.disconnect();
+      });
   }
 });

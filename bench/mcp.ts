@@ -92,7 +92,11 @@ async function drive(sessions: readonly Session[], seconds: number): Promise<num
  * One warm-up of each (`run` false), then rounds alternating baseline and Colony (`run` true) so drift
  * hits both alike; the medians count.
  */
-async function alternate(rounds: number, baseline: (run: boolean) => Promise<number>, colony: (run: boolean) => Promise<number>): Promise<Figure> {
+async function alternate(
+  rounds: number,
+  baseline: (run: boolean) => Promise<number>,
+  colony: (run: boolean) => Promise<number>,
+): Promise<Figure> {
   await baseline(false);
   await colony(false);
   const rates = { colony: [] as number[], baseline: [] as number[] };
@@ -103,15 +107,21 @@ async function alternate(rounds: number, baseline: (run: boolean) => Promise<num
   return figure(median(rates.colony), 'calls/s', median(rates.baseline));
 }
 
-export async function benchMcpHttp(dir: string, options: { seconds: number; rounds: number; warmup: number }): Promise<Figure> {
+export async function benchMcpHttp(
+  dir: string,
+  options: { seconds: number; rounds: number; warmup: number },
+): Promise<Figure> {
   const colony = await colonyHttp(mkdirp(join(dir, 'mcp-http')));
   const baseline = await baselineHttp();
   const sessions = { colony: [] as Session[], baseline: [] as Session[] };
   try {
     sessions.colony = await openHttpSessions(colony.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
     sessions.baseline = await openHttpSessions(baseline.url, { Authorization: `Bearer ${colony.token}` }, SESSIONS);
-    return await alternate(options.rounds, (run) => drive(sessions.baseline, run ? options.seconds : options.warmup),
-      (run) => drive(sessions.colony, run ? options.seconds : options.warmup));
+    return await alternate(
+      options.rounds,
+      (run) => drive(sessions.baseline, run ? options.seconds : options.warmup),
+      (run) => drive(sessions.colony, run ? options.seconds : options.warmup),
+    );
   } finally {
     await Promise.all([...sessions.colony, ...sessions.baseline].map((s) => s.close()));
     await colony.close();
@@ -121,7 +131,12 @@ export async function benchMcpHttp(dir: string, options: { seconds: number; roun
 
 /** A stdio server child and its client; the child's stderr is drained (kept for errors), never left to fill. */
 async function stdioSession(args: string[], env: Record<string, string>): Promise<Session & { stderr(): string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: { ...(process.env as Record<string, string>), ...env },
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (b: Buffer) => {
     stderr = (stderr + b.toString('utf8')).slice(-4000);
@@ -142,7 +157,10 @@ async function sequential(client: Client, calls: number): Promise<number> {
   return calls / ((performance.now() - started) / 1000);
 }
 
-export async function benchMcpStdio(dir: string, options: { calls: number; rounds: number; warmup: number }): Promise<Figure> {
+export async function benchMcpStdio(
+  dir: string,
+  options: { calls: number; rounds: number; warmup: number },
+): Promise<Figure> {
   const data = mkdirp(join(dir, 'mcp-stdio'));
   const app = openApp({ dataDir: data });
   let token: string;
@@ -156,8 +174,11 @@ export async function benchMcpStdio(dir: string, options: { calls: number; round
   try {
     baseline = await stdioSession(['--import', 'tsx', STDIO_BASELINE], {});
     const base = baseline;
-    return await alternate(options.rounds, (run) => sequential(base.client, run ? options.calls : options.warmup),
-      (run) => sequential(colony.client, run ? options.calls : options.warmup));
+    return await alternate(
+      options.rounds,
+      (run) => sequential(base.client, run ? options.calls : options.warmup),
+      (run) => sequential(colony.client, run ? options.calls : options.warmup),
+    );
   } finally {
     await baseline?.close();
     await colony.close();

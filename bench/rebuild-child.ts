@@ -23,7 +23,9 @@ const mb = () => process.memoryUsage().rss / 1024 / 1024;
 // running second on a warmer cache. Peak RSS is taken over the engine's rebuilds.
 const rssBefore = mb();
 let rssPeak = rssBefore;
-const track = () => { rssPeak = Math.max(rssPeak, mb()); };
+const track = () => {
+  rssPeak = Math.max(rssPeak, mb());
+};
 const rebuildRuns: number[] = [];
 const rawRebuildRuns: number[] = [];
 for (let round = 0; round < 2; round++) {
@@ -35,15 +37,24 @@ const verifyRuns: number[] = [];
 const rawVerifyRuns: number[] = [];
 for (let round = 0; round < 2; round++) {
   rawVerifyRuns.push(seconds(() => rawHashLoop()));
-  verifyRuns.push(seconds(() => {
-    const r = verifyChain(db);
-    if (!r.ok) throw new Error(`verify failed: ${r.message}`);
-  }));
+  verifyRuns.push(
+    seconds(() => {
+      const r = verifyChain(db);
+      if (!r.ok) throw new Error(`verify failed: ${r.message}`);
+    }),
+  );
 }
 db.close();
-const [rebuildSeconds, rawRebuildSeconds, verifySeconds, rawVerifySeconds] = [rebuildRuns, rawRebuildRuns, verifyRuns, rawVerifyRuns].map((r) => Math.min(...r));
+const [rebuildSeconds, rawRebuildSeconds, verifySeconds, rawVerifySeconds] = [
+  rebuildRuns,
+  rawRebuildRuns,
+  verifyRuns,
+  rawVerifyRuns,
+].map((r) => Math.min(...r));
 
-process.stdout.write(`${JSON.stringify({ events, rebuildSeconds, rawRebuildSeconds, verifySeconds, rawVerifySeconds, rssBefore, rssPeak })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ events, rebuildSeconds, rawRebuildSeconds, verifySeconds, rawVerifySeconds, rssBefore, rssPeak })}\n`,
+);
 
 /** The baseline: the same upserts as the two projections, hand-written, one transaction per 10k events. */
 function rawReadAndUpsert(): void {
@@ -52,21 +63,35 @@ function rawReadAndUpsert(): void {
       status TEXT NOT NULL, comments INTEGER NOT NULL, updated_at TEXT NOT NULL, last_position INTEGER NOT NULL);
     CREATE INDEX raw_cards_by_column ON raw_cards (column_name, status);
     CREATE TABLE raw_columns (column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL);`);
-  const page = db.prepare('SELECT position, type, data, recorded_at FROM es_events WHERE position > ? ORDER BY position LIMIT 10000');
+  const page = db.prepare(
+    'SELECT position, type, data, recorded_at FROM es_events WHERE position > ? ORDER BY position LIMIT 10000',
+  );
   const open = db.prepare(`INSERT OR IGNORE INTO raw_cards VALUES (?, ?, ?, ?, 'open', 0, ?, ?)`);
   const move = db.prepare('UPDATE raw_cards SET column_name = ?, updated_at = ?, last_position = ? WHERE card_id = ?');
-  const comment = db.prepare('UPDATE raw_cards SET comments = comments + 1, updated_at = ?, last_position = ? WHERE card_id = ?');
-  const close = db.prepare(`UPDATE raw_cards SET status = 'closed', column_name = ?, updated_at = ?, last_position = ? WHERE card_id = ?`);
+  const comment = db.prepare(
+    'UPDATE raw_cards SET comments = comments + 1, updated_at = ?, last_position = ? WHERE card_id = ?',
+  );
+  const close = db.prepare(
+    `UPDATE raw_cards SET status = 'closed', column_name = ?, updated_at = ?, last_position = ? WHERE card_id = ?`,
+  );
   const bump = db.prepare(`INSERT INTO raw_columns VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
     open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`);
   const step = db.transaction((after: number) => {
     const rows = page.all(after) as { position: number; type: string; data: string; recorded_at: string }[];
     for (const r of rows) {
       const d = JSON.parse(r.data);
-      if (r.type === 'CardOpened') { open.run(d.cardId, d.title, d.column, d.priority ?? 'normal', r.recorded_at, r.position); bump.run(d.column, 1, 0); }
-      else if (r.type === 'CardMoved') { move.run(d.to, r.recorded_at, r.position, d.cardId); bump.run(d.from, -1, 0); bump.run(d.to, 1, 0); }
-      else if (r.type === 'CardCommented') comment.run(r.recorded_at, r.position, d.cardId);
-      else if (r.type === 'CardClosed') { close.run(d.column, r.recorded_at, r.position, d.cardId); bump.run(d.column, -1, 1); }
+      if (r.type === 'CardOpened') {
+        open.run(d.cardId, d.title, d.column, d.priority ?? 'normal', r.recorded_at, r.position);
+        bump.run(d.column, 1, 0);
+      } else if (r.type === 'CardMoved') {
+        move.run(d.to, r.recorded_at, r.position, d.cardId);
+        bump.run(d.from, -1, 0);
+        bump.run(d.to, 1, 0);
+      } else if (r.type === 'CardCommented') comment.run(r.recorded_at, r.position, d.cardId);
+      else if (r.type === 'CardClosed') {
+        close.run(d.column, r.recorded_at, r.position, d.cardId);
+        bump.run(d.column, -1, 1);
+      }
     }
     return rows.length === 10000 ? rows[rows.length - 1]!.position : null;
   });
@@ -77,10 +102,15 @@ function rawReadAndUpsert(): void {
 function rawHashLoop(): void {
   const page = db.prepare('SELECT * FROM es_events WHERE position > ? ORDER BY position LIMIT 10000');
   let prev = '';
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = page.all(after) as Record<string, string | number>[];
     for (const r of rows) {
-      prev = createHash('sha256').update(prev).update(`${r.position}${r.stream_id}${r.version}${r.type}${r.schema_version}${r.data}${r.meta}${r.recorded_at}${r.prev_hash}`).digest('hex');
+      prev = createHash('sha256')
+        .update(prev)
+        .update(
+          `${r.position}${r.stream_id}${r.version}${r.type}${r.schema_version}${r.data}${r.meta}${r.recorded_at}${r.prev_hash}`,
+        )
+        .digest('hex');
     }
     if (rows.length < 10000) return;
     after = rows[rows.length - 1]!.position as number;

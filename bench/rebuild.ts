@@ -12,14 +12,23 @@ import { CardWorkload } from './workload.js';
 export function benchRebuild(dir: string, events: number): Record<string, Figure> {
   const file = join(dir, 'rebuild.db');
   seed(file, events);
-  const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./rebuild-child.ts', import.meta.url)), file], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+  const child = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./rebuild-child.ts', import.meta.url)), file],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
   if (child.status !== 0) throw new Error(`rebuild benchmark failed: ${child.stderr.trim().split('\n').pop()}`);
   const r = JSON.parse(child.stdout) as {
-    events: number; rebuildSeconds: number; rawRebuildSeconds: number; verifySeconds: number; rawVerifySeconds: number;
-    rssBefore: number; rssPeak: number;
+    events: number;
+    rebuildSeconds: number;
+    rawRebuildSeconds: number;
+    verifySeconds: number;
+    rawVerifySeconds: number;
+    rssBefore: number;
+    rssPeak: number;
   };
   return {
     rebuild_events_per_s: figure(r.events / r.rebuildSeconds, 'events/s', r.events / r.rawRebuildSeconds),

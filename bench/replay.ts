@@ -15,7 +15,12 @@ import { figure, median, type Figure } from './util.js';
  * alternate; medians count. `then` gets the store while it is still open (the console's scrub bench
  * reuses this goal).
  */
-export async function benchReplay(dir: string, events: number, runs: number, then?: (app: App, team: Team, goalId: number) => Promise<Record<string, Figure>>): Promise<Record<string, Figure>> {
+export async function benchReplay(
+  dir: string,
+  events: number,
+  runs: number,
+  then?: (app: App, team: Team, goalId: number) => Promise<Record<string, Figure>>,
+): Promise<Record<string, Figure>> {
   const data = join(dir, 'replay');
   mkdirSync(data, { recursive: true });
   const app = openApp({ dataDir: data, durability: 'normal' });
@@ -24,9 +29,11 @@ export async function benchReplay(dir: string, events: number, runs: number, the
     const roots = Math.ceil(events / 420); // a 100-task root and its 90 leaves' lives are about 460 events
     const { goalId, leaves } = seedGoal(app, team.owner, 1, { roots, children: 9, leaves: 10 });
     for (let i = 0; app.engine.head().position < events; i += 100) {
-      if (i >= leaves.length) throw new Error(`the replay goal has ${app.engine.head().position} events, fewer than ${events}`);
+      if (i >= leaves.length)
+        throw new Error(`the replay goal has ${app.engine.head().position} events, fewer than ${events}`);
       app.engine.transact({ actor: 'system' }, () => {
-        for (let k = i; k < Math.min(leaves.length, i + 100); k++) workTask(app, team.agents[k % team.agents.length]!.speaker, leaves[k]!, k);
+        for (let k = i; k < Math.min(leaves.length, i + 100); k++)
+          workTask(app, team.agents[k % team.agents.length]!.speaker, leaves[k]!, k);
       });
     }
     const source = app.engine.db;
@@ -49,12 +56,16 @@ export async function benchReplay(dir: string, events: number, runs: number, the
       t0 = performance.now();
       replay();
       const replayMs = performance.now() - t0;
-      if (r > 0) { // the first run of each warms up
+      if (r > 0) {
+        // the first run of each warms up
         times.raw.push(rawMs);
         times.replay.push(replayMs);
       }
     }
-    const replayMs = { ...figure(median(times.replay), 'ms', median(times.raw)), data: `${events.toLocaleString('en-US')} events` };
+    const replayMs = {
+      ...figure(median(times.replay), 'ms', median(times.raw)),
+      data: `${events.toLocaleString('en-US')} events`,
+    };
     return { replay_ms: replayMs, ...(then ? await then(app, team, goalId) : {}) };
   } finally {
     app.engine.close();

@@ -22,8 +22,21 @@ export async function benchReputation(dir: string, rows: number, runs: number): 
   const app = openApp({ dataDir: data, durability: 'normal', clock: () => new Date(now) });
   try {
     const { userId } = createOwner(app, 'owner', { actor: 'system' });
-    const { agentId } = registerAgent(app, { name: 'veteran', ownerId: userId, model: 'bench-model', systemPrompt: 'You review pull requests with care.',
-      toolScope: ['verify_task'], tier: 'assisted', command: null, parentId: null, spawnDepth: 0 }, { actor: 'user:owner' });
+    const { agentId } = registerAgent(
+      app,
+      {
+        name: 'veteran',
+        ownerId: userId,
+        model: 'bench-model',
+        systemPrompt: 'You review pull requests with care.',
+        toolScope: ['verify_task'],
+        tier: 'assisted',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      { actor: 'user:owner' },
+    );
     const agent = getAgent(app.engine.db, agentId)!;
     const domains = ['backend', 'frontend', 'docs', 'default'];
     const step = (90 * 86_400_000) / rows;
@@ -31,16 +44,35 @@ export async function benchReputation(dir: string, rows: number, runs: number): 
       app.engine.transact({ actor: 'system' }, () => {
         for (let i = from; i < Math.min(rows, from + 1000); i++) {
           now += step;
-          app.engine.handle(reputationDecider, agentStream(agentId), { type: 'RecordEvidence', evidence: {
-            agentId, ownerId: userId, configHash: agent.configHash, domain: domains[i % domains.length]!, delta: i % 7 === 0 ? -0.02 : 0.01, weight: 1, ref: `task:${i}`,
-          } }, { actor: 'system' });
+          app.engine.handle(
+            reputationDecider,
+            agentStream(agentId),
+            {
+              type: 'RecordEvidence',
+              evidence: {
+                agentId,
+                ownerId: userId,
+                configHash: agent.configHash,
+                domain: domains[i % domains.length]!,
+                delta: i % 7 === 0 ? -0.02 : 0.01,
+                weight: 1,
+                ref: `task:${i}`,
+              },
+            },
+            { actor: 'system' },
+          );
         }
       });
     }
     const raw = app.engine.db.prepare('SELECT delta, weight, at FROM evidence WHERE owner_id = ? AND config_hash = ?');
     const count = reputationOf(app, agent).evidenceCount;
     if (count !== rows + 1) throw new Error(`expected ${rows + 1} evidence rows (with the seed), found ${count}`);
-    const ms = await alternateMs(runs, Math.min(10, runs), () => raw.all(userId, agent.configHash), () => reputationOf(app, agent));
+    const ms = await alternateMs(
+      runs,
+      Math.min(10, runs),
+      () => raw.all(userId, agent.configHash),
+      () => reputationOf(app, agent),
+    );
     return latencyFigures('reputation_read', ms, `${rows.toLocaleString('en-US')} evidence rows, 4 domains`);
   } finally {
     app.engine.close();

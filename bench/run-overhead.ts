@@ -20,22 +20,51 @@ import { figure, median, type Figure } from './util.js';
  * minus the unconfined run, measured in the same rounds; baseline = the unconfined run. Target ≤ 50 ms.
  * The three kinds alternate by round.
  */
-export async function benchRunOverhead(dir: string, o: { runs: number; rounds: number }): Promise<{ plain: Figure; sandbox: Figure | null }> {
+export async function benchRunOverhead(
+  dir: string,
+  o: { runs: number; rounds: number },
+): Promise<{ plain: Figure; sandbox: Figure | null }> {
   const data = join(dir, 'run-overhead');
   mkdirSync(data, { recursive: true });
   const app = openApp({ dataDir: data });
   const owner = createOwner(app, 'bench-owner', { actor: 'system' });
-  const agent = registerAgent(app, {
-    name: 'truthful', ownerId: owner.userId, model: 'none', systemPrompt: 'You run true and exit.', toolScope: ['whoami'], tier: 'supervised',
-    command: 'true', parentId: null, spawnDepth: 0,
-  }, { actor: 'system' });
-  configureRuntime(app, owner.userId, agent.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', { actor: 'system' });
+  const agent = registerAgent(
+    app,
+    {
+      name: 'truthful',
+      ownerId: owner.userId,
+      model: 'none',
+      systemPrompt: 'You run true and exit.',
+      toolScope: ['whoami'],
+      tier: 'supervised',
+      command: 'true',
+      parentId: null,
+      spawnDepth: 0,
+    },
+    { actor: 'system' },
+  );
+  configureRuntime(app, owner.userId, agent.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', {
+    actor: 'system',
+  });
   configureSandbox(app, owner.userId, agent.agentId, { sandbox: 'off' }, 'bench', { actor: 'system' });
-  const boxed = registerAgent(app, {
-    name: 'boxed', ownerId: owner.userId, model: 'none', systemPrompt: 'You run true in your sandbox.', toolScope: ['whoami'], tier: 'supervised',
-    command: 'true', parentId: null, spawnDepth: 0,
-  }, { actor: 'system' });
-  configureRuntime(app, owner.userId, boxed.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', { actor: 'system' });
+  const boxed = registerAgent(
+    app,
+    {
+      name: 'boxed',
+      ownerId: owner.userId,
+      model: 'none',
+      systemPrompt: 'You run true in your sandbox.',
+      toolScope: ['whoami'],
+      tier: 'supervised',
+      command: 'true',
+      parentId: null,
+      spawnDepth: 0,
+    },
+    { actor: 'system' },
+  );
+  configureRuntime(app, owner.userId, boxed.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', {
+    actor: 'system',
+  });
   const canBox = hostSupport().ok;
   // No agent here calls back, so the MCP URL is never dialled (the sandbox's readiness probe reaches its socket only).
   const runtime = startRuntime(app, { mcpUrl: 'http://127.0.0.1:9/mcp', pollMs: 1000, sandbox: 'on' });
@@ -44,19 +73,37 @@ export async function benchRunOverhead(dir: string, o: { runs: number; rounds: n
     const oneRun = async (agentId = agent.agentId) => {
       const t0 = performance.now();
       const { run } = reactor.wake({ agentId, source: 'manual', by: 'bench' });
-      const end = await firstValueFrom(app.engine.bus.events$.pipe(filter((e) => (e.type === 'RunFinished' || e.type === 'RunFailed') && (e.data as { runId: number }).runId === run.runId)));
-      if (end.type === 'RunFailed') throw new Error(`run ${run.runId} failed: ${(end.data as { reason: string }).reason}`);
+      const end = await firstValueFrom(
+        app.engine.bus.events$.pipe(
+          filter(
+            (e) =>
+              (e.type === 'RunFinished' || e.type === 'RunFailed') && (e.data as { runId: number }).runId === run.runId,
+          ),
+        ),
+      );
+      if (end.type === 'RunFailed')
+        throw new Error(`run ${run.runId} failed: ${(end.data as { reason: string }).reason}`);
       return performance.now() - t0;
     };
-    const rawSpawn = () => new Promise<number>((resolve, reject) => {
-      const t0 = performance.now();
-      const child = spawn('/bin/sh', ['-c', 'true'], { cwd: data, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env.PATH } });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end('prompt');
-      child.once('error', reject);
-      child.once('close', () => resolve(performance.now() - t0));
-    });
-    for (let i = 0; i < 5; i++) { await oneRun(); await rawSpawn(); if (canBox) await oneRun(boxed.agentId); }
+    const rawSpawn = () =>
+      new Promise<number>((resolve, reject) => {
+        const t0 = performance.now();
+        const child = spawn('/bin/sh', ['-c', 'true'], {
+          cwd: data,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
+          env: { PATH: process.env.PATH },
+        });
+        child.stdin.on('error', () => undefined);
+        child.stdin.end('prompt');
+        child.once('error', reject);
+        child.once('close', () => resolve(performance.now() - t0));
+      });
+    for (let i = 0; i < 5; i++) {
+      await oneRun();
+      await rawSpawn();
+      if (canBox) await oneRun(boxed.agentId);
+    }
     const colony: number[] = [];
     const raw: number[] = [];
     const confined: number[] = [];
@@ -67,8 +114,16 @@ export async function benchRunOverhead(dir: string, o: { runs: number; rounds: n
     }
     const base = median(raw);
     const plain = median(colony);
-    const plainFigure = { ...figure(Math.max(0, plain - base), 'ms', base), data: `${o.runs * o.rounds} runs of true, FULL` };
-    const sandbox = canBox ? { ...figure(Math.max(0, median(confined) - plain), 'ms', plain), data: `${o.runs * o.rounds} confined runs (network allow)` } : null;
+    const plainFigure = {
+      ...figure(Math.max(0, plain - base), 'ms', base),
+      data: `${o.runs * o.rounds} runs of true, FULL`,
+    };
+    const sandbox = canBox
+      ? {
+          ...figure(Math.max(0, median(confined) - plain), 'ms', plain),
+          data: `${o.runs * o.rounds} confined runs (network allow)`,
+        }
+      : null;
     return { plain: plainFigure, sandbox };
   } finally {
     await reactor.idle();

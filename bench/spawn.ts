@@ -27,11 +27,21 @@ export async function benchSpawn(dir: string, o: { spawns: number; rounds: numbe
     let n = 0;
     const spawn = async () => {
       n += 1;
-      const r = await client.callTool({ name: 'propose_agent', arguments: {
-        goal_id: goalId, parent_task_id: leaves[0]!, name: `scanner-${n}`, model: 'bench-model', system_prompt: 'You scan the source for command-line flags.',
-        tool_scope: ['my_status'], autonomy_tier: 'supervised', reason: 'One scanner per source folder.',
-      } });
-      if (r.isError || (r.structuredContent as { status?: string }).status !== 'approved') throw new Error(`propose_agent failed: ${JSON.stringify(r.content)}`);
+      const r = await client.callTool({
+        name: 'propose_agent',
+        arguments: {
+          goal_id: goalId,
+          parent_task_id: leaves[0]!,
+          name: `scanner-${n}`,
+          model: 'bench-model',
+          system_prompt: 'You scan the source for command-line flags.',
+          tool_scope: ['my_status'],
+          autonomy_tier: 'supervised',
+          reason: 'One scanner per source folder.',
+        },
+      });
+      if (r.isError || (r.structuredContent as { status?: string }).status !== 'approved')
+        throw new Error(`propose_agent failed: ${JSON.stringify(r.content)}`);
     };
     const whoami = async () => {
       const r = await client.callTool({ name: 'whoami', arguments: {} });

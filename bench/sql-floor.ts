@@ -13,19 +13,33 @@ export class SqlFloor {
   private readonly tx;
   private nextCard: number;
 
-  constructor(private readonly db: Database, private readonly random: () => number) {
-    this.open = (db.prepare(`SELECT card_id FROM cards WHERE status = 'open' ORDER BY card_id`).pluck().all() as number[]);
+  constructor(
+    private readonly db: Database,
+    private readonly random: () => number,
+  ) {
+    this.open = db
+      .prepare(`SELECT card_id FROM cards WHERE status = 'open' ORDER BY card_id`)
+      .pluck()
+      .all() as number[];
     this.nextCard = (db.prepare('SELECT MAX(card_id) FROM cards').pluck().get() as number) + 1;
     const s = {
-      stream: db.prepare('SELECT version, type, schema_version, data FROM es_events WHERE stream_id = ? ORDER BY version'),
+      stream: db.prepare(
+        'SELECT version, type, schema_version, data FROM es_events WHERE stream_id = ? ORDER BY version',
+      ),
       head: db.prepare('SELECT position, hash FROM es_events ORDER BY position DESC LIMIT 1'),
       insert: db.prepare('INSERT INTO es_events VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)'),
-      comment: db.prepare('UPDATE cards SET comments = comments + 1, updated_at = ?, last_position = ? WHERE card_id = ?'),
+      comment: db.prepare(
+        'UPDATE cards SET comments = comments + 1, updated_at = ?, last_position = ? WHERE card_id = ?',
+      ),
       openCard: db.prepare(`INSERT INTO cards VALUES (?, ?, 'todo', 'normal', 'open', 0, ?, ?)`),
-      close: db.prepare(`UPDATE cards SET status = 'closed', column_name = 'done', updated_at = ?, last_position = ? WHERE card_id = ?`),
+      close: db.prepare(
+        `UPDATE cards SET status = 'closed', column_name = 'done', updated_at = ?, last_position = ? WHERE card_id = ?`,
+      ),
       bump: db.prepare(`INSERT INTO card_columns VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
         open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`),
-      positions: db.prepare(`UPDATE es_projections SET position = ? WHERE position = ? AND name IN ('$log', 'cards', 'card_columns')`),
+      positions: db.prepare(
+        `UPDATE es_projections SET position = ? WHERE position = ? AND name IN ('$log', 'cards', 'card_columns')`,
+      ),
       sequence: db.prepare(`UPDATE es_sequences SET value = ? WHERE name = 'card'`),
     };
     const meta = '{"actor":"bench","causationId":null,"commandId":"0","correlationId":null}';
@@ -40,7 +54,11 @@ export class SqlFloor {
         append(1, 'CardCommented', JSON.stringify({ cardId: card, text: PAYLOAD_TEXT }));
         s.comment.run(now, head + 1, card);
       } else if (kind === 'open') {
-        append(1, 'CardOpened', JSON.stringify({ cardId: card, title: `Card ${card}`, column: 'todo', priority: 'normal' }));
+        append(
+          1,
+          'CardOpened',
+          JSON.stringify({ cardId: card, title: `Card ${card}`, column: 'todo', priority: 'normal' }),
+        );
         s.openCard.run(card, `Card ${card}`, now, head + 1);
         s.bump.run('todo', 1, 0);
         s.sequence.run(card);

@@ -11,7 +11,10 @@ import { latencyFigures, type Figure } from './util.js';
  * before the stream's), so the commit's fsync is not counted; it stops when the client's parser yields
  * the frame. Baseline: a `GET /health` round trip on the same server (fetch, body read), alternating.
  */
-export async function benchSse(dir: string, options: { commits: number; warmup: number }): Promise<Record<string, Figure>> {
+export async function benchSse(
+  dir: string,
+  options: { commits: number; warmup: number },
+): Promise<Record<string, Figure>> {
   const dataDir = join(dir, 'sse');
   mkdirSync(dataDir, { recursive: true });
   const s = await eventsServer({ dataDir, durability: 'full' });
@@ -31,9 +34,16 @@ export async function benchSse(dir: string, options: { commits: number; warmup: 
       const health = await fetch(`${s.base}/health`);
       await health.text();
       const baseline = performance.now() - t0;
-      const arrived = new Promise<{ id: number; at: number }>((resolve) => { waiter = resolve; });
-      sendToChannel(s.app, owner.speaker, { id: channel }, { body: `commit ${i}`, subject: null, priority: 5, metadata: null, replyTo: null },
-        { actor: 'user:owner' });
+      const arrived = new Promise<{ id: number; at: number }>((resolve) => {
+        waiter = resolve;
+      });
+      sendToChannel(
+        s.app,
+        owner.speaker,
+        { id: channel },
+        { body: `commit ${i}`, subject: null, priority: 5, metadata: null, replyTo: null },
+        { actor: 'user:owner' },
+      );
       const position = s.app.engine.head().position;
       const { id, at } = await arrived;
       if (id !== position) throw new Error(`the SSE client got event ${id}, expected ${position}`);

@@ -19,7 +19,8 @@ export const figure = (value: number, unit: string, baseline: number, ratio = va
   ratio: Math.round(ratio * 1000) / 1000,
 });
 
-const round = (n: number): number => (n >= 100 ? Math.round(n) : n >= 1 ? Math.round(n * 100) / 100 : Math.round(n * 1000) / 1000);
+const round = (n: number): number =>
+  n >= 100 ? Math.round(n) : n >= 1 ? Math.round(n * 100) / 100 : Math.round(n * 1000) / 1000;
 
 /** Seeded PRNG (mulberry32): the same workload on every run. */
 export function prng(seed: number): () => number {
@@ -50,7 +51,8 @@ export function scratchDir(): { dir: string; cleanup(): void } {
 }
 
 /** ~250 bytes of comment text: the size of a typical small event payload. */
-export const PAYLOAD_TEXT = 'The agent finished the review of the pull request and left three comments about naming, one about error handling and a question about the retry policy of the webhook client; it asks the owner whether to split the change.';
+export const PAYLOAD_TEXT =
+  'The agent finished the review of the pull request and left three comments about naming, one about error handling and a question about the retry policy of the webhook client; it asks the owner whether to split the change.';
 
 /** The nearest-rank percentile (p in 0..1). */
 export const percentile = (xs: readonly number[], p: number): number => {
@@ -62,7 +64,12 @@ export const percentile = (xs: readonly number[], p: number): number => {
  * Latencies in ms of `subject` and `baseline`, run alternately `runs` times after `warmup` runs of each,
  * so drift hits both alike.
  */
-export async function alternateMs(runs: number, warmup: number, baseline: () => unknown, subject: () => unknown): Promise<{ subject: number[]; baseline: number[] }> {
+export async function alternateMs(
+  runs: number,
+  warmup: number,
+  baseline: () => unknown,
+  subject: () => unknown,
+): Promise<{ subject: number[]; baseline: number[] }> {
   const out = { subject: [] as number[], baseline: [] as number[] };
   const time = async (fn: () => unknown) => {
     const t0 = performance.now();
@@ -81,7 +88,11 @@ export async function alternateMs(runs: number, warmup: number, baseline: () => 
 }
 
 /** Median and p95 figures (`name` and `name` with `_p95`) from alternated latencies. */
-export function latencyFigures(name: string, ms: { subject: number[]; baseline: number[] }, data?: string): Record<string, Figure> {
+export function latencyFigures(
+  name: string,
+  ms: { subject: number[]; baseline: number[] },
+  data?: string,
+): Record<string, Figure> {
   const withData = (f: Figure): Figure => (data ? { ...f, data } : f);
   return {
     [`${name}_ms`]: withData(figure(median(ms.subject), 'ms', median(ms.baseline))),

@@ -9,7 +9,10 @@ import { PAYLOAD_TEXT } from './util.js';
 export class CardWorkload {
   private readonly open: number[] = [];
 
-  constructor(private readonly engine: Engine, private readonly random: () => number) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly random: () => number,
+  ) {}
 
   /** Opens `cards` cards with `comments` comments each, in batches of 500 cards per transaction. */
   seed(cards: number, comments: number): void {

@@ -28,8 +28,20 @@ import type { Clock } from './clock.js';
  * its projections here as it lands.
  */
 export const productProjections: readonly AnyProjection[] = [
-  streamsProjection, principalsProjection, channelsProjection, goalsProjection, tasksProjection, proposalsProjection, reputationProjection,
-  secretsProjection, resourcesProjection, runsProjection, probesProjection, projectsProjection, webappsProjection, verifiersProjection,
+  streamsProjection,
+  principalsProjection,
+  channelsProjection,
+  goalsProjection,
+  tasksProjection,
+  proposalsProjection,
+  reputationProjection,
+  secretsProjection,
+  resourcesProjection,
+  runsProjection,
+  probesProjection,
+  projectsProjection,
+  webappsProjection,
+  verifiersProjection,
   oauthProjection,
 ];
 

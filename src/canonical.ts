@@ -13,10 +13,14 @@ export function canonicalize(value: unknown): string {
   if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     return canonicalize((value as { toJSON(): unknown }).toJSON());
   }
-  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`Non-finite number (${value}) is not permitted in JSON (RFC 8785 §3.2.2.3)`);
+  if (typeof value === 'number' && !Number.isFinite(value))
+    throw new Error(`Non-finite number (${value}) is not permitted in JSON (RFC 8785 §3.2.2.3)`);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalize(v))).join(',')}]`;
   const record = value as Record<string, unknown>;
-  const members = Object.keys(record).filter((k) => record[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonicalize(record[k])}`);
+  const members = Object.keys(record)
+    .filter((k) => record[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalize(record[k])}`);
   return `{${members.join(',')}}`;
 }

@@ -21,7 +21,8 @@ export function parseDurability(value: string | undefined): Durability {
 export function parsePort(value: string | undefined, fallback = 7070): number {
   if (value === undefined) return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidInput(`--port must be an integer 0–65535, not "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw invalidInput(`--port must be an integer 0–65535, not "${value}"`);
   return port;
 }
 
@@ -40,7 +41,8 @@ export function envPositiveInt(name: string, fallback: number, env: NodeJS.Proce
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const n = /^[0-9]+$/.test(raw.trim()) ? Number(raw) : NaN; // no hex, exponents or fractions
-  if (!Number.isSafeInteger(n) || n < 1) throw invalidInput(`${name} must be a positive integer, not "${raw}"`, { field: name });
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw invalidInput(`${name} must be a positive integer, not "${raw}"`, { field: name });
   return n;
 }
 
@@ -51,6 +53,7 @@ export const DEFAULT_CHECKPOINT_MINUTES = 10;
 /** `--checkpoint-events` / `--checkpoint-minutes`: a non-negative integer (0 = off). */
 export function parseCheckpointSetting(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw invalidInput(`${name} must be a non-negative integer (0 turns it off), not "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw invalidInput(`${name} must be a non-negative integer (0 turns it off), not "${raw}"`);
   return Number(raw);
 }

@@ -19,11 +19,11 @@ export type ExpectedVersion = number | 'no_stream' | 'any';
 /** A stale expected version: someone else appended to the stream first. Retry after re-reading. */
 export class ConcurrencyError extends DomainError {
   constructor(streamId: string, expected: ExpectedVersion, actual: number) {
-    super(
-      'ErrConcurrency',
-      `stream ${streamId} is at version ${actual}, expected ${String(expected)}`,
-      { streamId, expected, actual },
-    );
+    super('ErrConcurrency', `stream ${streamId} is at version ${actual}, expected ${String(expected)}`, {
+      streamId,
+      expected,
+      actual,
+    });
     this.name = 'ConcurrencyError';
   }
 }

@@ -19,7 +19,9 @@ export function prettyLine(json: string): string {
   }
   const time = typeof entry.time === 'number' ? new Date(entry.time).toISOString().slice(11, 23) : '';
   const level = (LEVELS[entry.level as number] ?? String(entry.level)).padEnd(5);
-  const fields = Object.entries(entry).filter(([k]) => !OWN.has(k)).map(([k, v]) => `${k}=${value(k, v)}`);
+  const fields = Object.entries(entry)
+    .filter(([k]) => !OWN.has(k))
+    .map(([k, v]) => `${k}=${value(k, v)}`);
   return `${oneLine([time, level, String(entry.msg ?? ''), ...fields].filter(Boolean).join(' '))}\n`;
 }
 

@@ -25,7 +25,9 @@ export function loadOrCreateMasterKey(dataDir: string): Uint8Array {
   }
   const key = readFileSync(file);
   if (key.length !== nacl.secretbox.keyLength) {
-    throw new MasterKeyError(`${file} is malformed (${key.length} bytes, expected ${nacl.secretbox.keyLength}); it was left untouched — restore it from a backup`);
+    throw new MasterKeyError(
+      `${file} is malformed (${key.length} bytes, expected ${nacl.secretbox.keyLength}); it was left untouched — restore it from a backup`,
+    );
   }
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   return new Uint8Array(key);

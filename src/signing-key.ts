@@ -1,5 +1,15 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 
@@ -54,7 +64,9 @@ export function loadOrCreateSigningKey(dataDir: string): SigningKey {
 export function readKeyFile(file: string): SigningKey {
   const seed = readFileSync(file);
   if (seed.length !== SEED_BYTES) {
-    throw new SigningKeyError(`${file} is malformed (${seed.length} bytes, expected a ${SEED_BYTES}-byte Ed25519 seed); it was left untouched — restore it from a backup`);
+    throw new SigningKeyError(
+      `${file} is malformed (${seed.length} bytes, expected a ${SEED_BYTES}-byte Ed25519 seed); it was left untouched — restore it from a backup`,
+    );
   }
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   return keyFromSeed(new Uint8Array(seed));
@@ -101,7 +113,7 @@ export function resolveSigningKey(dataDir: string, currentKeyId: string | null):
   throw new SigningKeyError(
     `${file} ${key ? `holds key ${key.keyId}` : 'is missing'}, but the log's current signing key is ${currentKeyId}: restore the key ` +
       `file from a backup (checkpoints signed by any other key would not be this log's); if it is lost for good, "colony key rotate --lost" ` +
-      'moves the log to a new key, recorded without the old key\'s endorsement',
+      "moves the log to a new key, recorded without the old key's endorsement",
   );
 }
 
@@ -129,7 +141,10 @@ export function verifySignature(publicKey: Uint8Array, message: string, signatur
   const sig = Buffer.from(signature, 'base64');
   if (sig.length !== nacl.sign.signatureLength || publicKey.length !== nacl.sign.publicKeyLength) return false;
   try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' });
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') },
+      format: 'jwk',
+    });
     return verify(null, Buffer.from(message, 'utf8'), key, sig);
   } catch {
     return false; // not a point on the curve

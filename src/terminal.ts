@@ -34,9 +34,13 @@ export function guardOutput(stream: Pick<NodeJS.WritableStream, 'write'> = proce
   const write = stream.write.bind(stream) as (chunk: string, encoding: BufferEncoding, cb?: Callback) => boolean;
   stream.write = ((chunk: string | Uint8Array, encoding?: BufferEncoding | Callback, cb?: Callback): boolean => {
     if (typeof encoding === 'function') [cb, encoding] = [encoding, undefined];
-    const text = typeof chunk === 'string' && (encoding === undefined || /^utf-?8$/i.test(encoding))
-      ? chunk
-      : (typeof chunk === 'string' ? Buffer.from(chunk, encoding) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)).toString('utf8');
+    const text =
+      typeof chunk === 'string' && (encoding === undefined || /^utf-?8$/i.test(encoding))
+        ? chunk
+        : (typeof chunk === 'string'
+            ? Buffer.from(chunk, encoding)
+            : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+          ).toString('utf8');
     return write(terminalSafe(text), 'utf8', cb);
   }) as typeof stream.write;
 }

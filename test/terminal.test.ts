@@ -28,15 +28,34 @@ after(() => scratch.cleanup());
 
 function assertSafe(text: string, what: string): void {
   const bad = UNSAFE.exec(text);
-  assert.equal(bad, null, `${what} printed U+${bad?.[0].charCodeAt(0).toString(16).padStart(4, '0')}: ${JSON.stringify(text)}`);
+  assert.equal(
+    bad,
+    null,
+    `${what} printed U+${bad?.[0].charCodeAt(0).toString(16).padStart(4, '0')}: ${JSON.stringify(text)}`,
+  );
 }
 
 describe('terminalSafe and oneLine', () => {
   it('escape every control class as a visible \\uXXXX, and nothing else', () => {
     const cases: [string, string][] = [
-      ['\x00', '\\u0000'], ['\x07', '\\u0007'], ['\x1b', '\\u001b'], ['\r', '\\u000d'], ['\x0b', '\\u000b'], ['\x0c', '\\u000c'], ['\x7f', '\\u007f'],
-      ['\u0080', '\\u0080'], ['\u0085', '\\u0085'], ['\u009b', '\\u009b'], ['\u009f', '\\u009f'],
-      ['\u202a', '\\u202a'], ['\u202e', '\\u202e'], ['\u2066', '\\u2066'], ['\u2069', '\\u2069'], ['\u200e', '\\u200e'], ['\u200f', '\\u200f'], ['\u061c', '\\u061c'],
+      ['\x00', '\\u0000'],
+      ['\x07', '\\u0007'],
+      ['\x1b', '\\u001b'],
+      ['\r', '\\u000d'],
+      ['\x0b', '\\u000b'],
+      ['\x0c', '\\u000c'],
+      ['\x7f', '\\u007f'],
+      ['\u0080', '\\u0080'],
+      ['\u0085', '\\u0085'],
+      ['\u009b', '\\u009b'],
+      ['\u009f', '\\u009f'],
+      ['\u202a', '\\u202a'],
+      ['\u202e', '\\u202e'],
+      ['\u2066', '\\u2066'],
+      ['\u2069', '\\u2069'],
+      ['\u200e', '\\u200e'],
+      ['\u200f', '\\u200f'],
+      ['\u061c', '\\u061c'],
     ];
     for (const [raw, shown] of cases) {
       assert.equal(terminalSafe(`a${raw}b`), `a${shown}b`);
@@ -66,7 +85,9 @@ describe('terminalSafe and oneLine', () => {
   it('the stdout guard escapes strings and bytes, whatever the encoding, and keeps the callback', () => {
     const written: string[] = [];
     let called = 0;
-    const stream = { write: (chunk: string, _encoding?: unknown, cb?: () => void) => (written.push(chunk), cb?.(), true) };
+    const stream = {
+      write: (chunk: string, _encoding?: unknown, cb?: () => void) => (written.push(chunk), cb?.(), true),
+    };
     guardOutput(stream as never);
     guardOutput(stream as never); // a second install is a no-op, not a double wrap
     stream.write('a\x1bb\n', () => called++);
@@ -81,7 +102,9 @@ describe('terminalSafe and oneLine', () => {
     const write = process.stderr.write;
     process.stderr.write = ((s: string) => (lines.push(s), true)) as typeof write;
     try {
-      await action(() => { throw new DomainError('ErrNotFound', `goal "${TITLE}" has no task "${TASK}"`); })();
+      await action(() => {
+        throw new DomainError('ErrNotFound', `goal "${TITLE}" has no task "${TASK}"`);
+      })();
     } finally {
       process.stderr.write = write;
       process.exitCode = undefined;
@@ -112,13 +135,37 @@ describe('hostile agent text through the real CLI', () => {
     try {
       // create_goal is an agent tool; the goal's coordinator then writes the tree and a channel message.
       const owner = speakerOf(app, 'user-1');
-      const goal = createGoal(app, owner, { title: TITLE, description: 'An agent-written goal with terminal escapes.', budgets: { tokens: null, cents: null },
-        maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human' }, { actor: 'user:owner' });
+      const goal = createGoal(
+        app,
+        owner,
+        {
+          title: TITLE,
+          description: 'An agent-written goal with terminal escapes.',
+          budgets: { tokens: null, cents: null },
+          maxSpawnDepth: 3,
+          coordinatorConfig: 'default',
+          approvalMode: 'human',
+        },
+        { actor: 'user:owner' },
+      );
       goalId = goal.goalId;
       const coordinator = speakerOf(app, `agent-${goal.coordinatorAgentId}`);
       const actor = { actor: `agent:${coordinator.name}` };
-      proposalId = proposeTaskTree(app, coordinator, goalId, `Because ${BODY}`, { title: TASK, description: 'The work, escaped.' } as never, actor).proposalId;
-      sendToChannel(app, coordinator, { id: goal.channelId }, { body: BODY, subject: null, priority: 5, metadata: null, replyTo: null }, actor);
+      proposalId = proposeTaskTree(
+        app,
+        coordinator,
+        goalId,
+        `Because ${BODY}`,
+        { title: TASK, description: 'The work, escaped.' } as never,
+        actor,
+      ).proposalId;
+      sendToChannel(
+        app,
+        coordinator,
+        { id: goal.channelId },
+        { body: BODY, subject: null, priority: 5, metadata: null, replyTo: null },
+        actor,
+      );
     } finally {
       app.engine.close();
     }
@@ -144,8 +191,14 @@ describe('hostile agent text through the real CLI', () => {
     assert.ok(text.includes(oneLine(TITLE)), text);
     assert.ok(text.includes(oneLine(TASK)), text);
     assert.ok(text.includes(oneLine(BODY)), text);
-    assert.ok(!text.split('\n').some((l) => l.startsWith('forged line')), 'the task title\'s newline did not start a line');
-    const snapshot = JSON.parse(run(['goals', 'show', String(goalId), '--json'])) as { goal: { title: string }; recent_events: { body: string }[] };
+    assert.ok(
+      !text.split('\n').some((l) => l.startsWith('forged line')),
+      "the task title's newline did not start a line",
+    );
+    const snapshot = JSON.parse(run(['goals', 'show', String(goalId), '--json'])) as {
+      goal: { title: string };
+      recent_events: { body: string }[];
+    };
     assert.equal(snapshot.goal.title, TITLE);
     assert.ok(snapshot.recent_events.some((e) => e.body === BODY));
   });
@@ -153,8 +206,14 @@ describe('hostile agent text through the real CLI', () => {
   it('events tail prints safely; --json is NDJSON that parses back to the agent text', () => {
     const text = run(['events', 'tail', '-n', '100']);
     assert.ok(text.includes('\\u001b[2K'), text);
-    const events = run(['events', 'tail', '-n', '100', '--json']).trimEnd().split('\n').map((l) => JSON.parse(l) as { data: Record<string, unknown> });
-    assert.ok(events.some((e) => e.data.title === TITLE), 'GoalCreated keeps the exact title');
+    const events = run(['events', 'tail', '-n', '100', '--json'])
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { data: Record<string, unknown> });
+    assert.ok(
+      events.some((e) => e.data.title === TITLE),
+      'GoalCreated keeps the exact title',
+    );
     assert.ok(JSON.stringify(events).includes(JSON.stringify(BODY).slice(1, -1)), 'the message body round-trips');
   });
 

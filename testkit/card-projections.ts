@@ -34,7 +34,14 @@ export const cardsProjection: Projection<CardEvent, 'cards'> = {
     const sql = cardsSql(t);
     switch (e.type) {
       case 'CardOpened':
-        prepared(db, sql.open).run(e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
+        prepared(db, sql.open).run(
+          e.data.cardId,
+          e.data.title,
+          e.data.column,
+          e.data.priority,
+          e.recordedAt,
+          e.position,
+        );
         return;
       case 'CardMoved':
         prepared(db, sql.move).run(e.data.to, e.recordedAt, e.position, e.data.cardId);
@@ -63,7 +70,8 @@ export const cardColumnsProjection: Projection<CardEvent, 'card_columns'> = {
       column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL)`);
   },
   apply(db, e, t) {
-    const bump = (column: string, open: number, closed: number) => prepared(db, columnsSql(t).bump).run(column, open, closed);
+    const bump = (column: string, open: number, closed: number) =>
+      prepared(db, columnsSql(t).bump).run(column, open, closed);
     switch (e.type) {
       case 'CardOpened':
         return void bump(e.data.column, 1, 0);
@@ -98,7 +106,8 @@ export interface CardRow {
 export const getCard = (db: Database, cardId: number): CardRow | null =>
   (prepared(db, 'SELECT * FROM cards WHERE card_id = ?').get(cardId) as CardRow | undefined) ?? null;
 
-export const listCards = (db: Database): CardRow[] => prepared(db, 'SELECT * FROM cards ORDER BY card_id').all() as CardRow[];
+export const listCards = (db: Database): CardRow[] =>
+  prepared(db, 'SELECT * FROM cards ORDER BY card_id').all() as CardRow[];
 
 export const columnCounts = (db: Database): { column_name: string; open_cards: number; closed_cards: number }[] =>
   prepared(db, 'SELECT * FROM card_columns ORDER BY column_name').all() as never;

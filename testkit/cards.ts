@@ -58,7 +58,8 @@ function evolve(state: Card, event: CardEvent): Card {
 function decide(command: CardCommand, state: Card): CardEvent[] {
   if (command.type === 'OpenCard') {
     if (state.status !== 'absent') throw new DomainError('ErrCardExists', `card ${state.cardId} already exists`);
-    if (command.title.trim().length < 3) throw invalidInput('title must have at least 3 characters', { field: 'title' });
+    if (command.title.trim().length < 3)
+      throw invalidInput('title must have at least 3 characters', { field: 'title' });
     const { cardId, title, column, priority = 'normal' } = command;
     return [{ type: 'CardOpened', data: { cardId, title, column, priority } }];
   }
@@ -72,7 +73,8 @@ function decide(command: CardCommand, state: Card): CardEvent[] {
       if (!command.text) throw invalidInput('comment text must not be empty', { field: 'text' });
       return [{ type: 'CardCommented', data: { cardId, text: command.text } }];
     case 'FinishCard': {
-      const move: CardEvent[] = column === 'done' ? [] : [{ type: 'CardMoved', data: { cardId, from: column, to: 'done' } }];
+      const move: CardEvent[] =
+        column === 'done' ? [] : [{ type: 'CardMoved', data: { cardId, from: column, to: 'done' } }];
       return [...move, { type: 'CardClosed', data: { cardId, column: 'done', reason: command.reason } }];
     }
     default: {

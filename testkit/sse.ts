@@ -32,7 +32,9 @@ export interface EventsServer {
 const FAR_FUTURE = Math.floor(Date.UTC(2100, 0, 1) / 1000);
 
 /** `dataDir`: where the store lives (left in place on close); default a scratch directory removed on close. */
-export async function eventsServer(options: EventsOptions & { durability?: Durability; dataDir?: string } = {}): Promise<EventsServer> {
+export async function eventsServer(
+  options: EventsOptions & { durability?: Durability; dataDir?: string } = {},
+): Promise<EventsServer> {
   const scratch = options.dataDir ? { dir: options.dataDir, cleanup: () => undefined } : tempDir('colony-sse-');
   const app = openApp({ dataDir: scratch.dir, durability: options.durability ?? 'normal' });
   const ctx = createMcpContext(app, buildToolRegistry());
@@ -53,7 +55,10 @@ export async function eventsServer(options: EventsOptions & { durability?: Durab
   http.use('/api', router);
   const server: Server = await listen(http, '127.0.0.1', 0);
   return {
-    app, ctx, route, dataDir: scratch.dir,
+    app,
+    ctx,
+    route,
+    dataDir: scratch.dir,
     base: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     owner(name) {
       const { userId, token } = createOwner(app, name, { actor: 'system' });
@@ -133,10 +138,17 @@ export async function openSse(url: string, token: string, options: { lastEventId
 }
 
 /** The next event frame (comments skipped), or null at the end of the stream. */
-export async function nextEvent(stream: AsyncGenerator<SseItem>): Promise<{ id: number; event: string; data: Record<string, unknown> } | null> {
+export async function nextEvent(
+  stream: AsyncGenerator<SseItem>,
+): Promise<{ id: number; event: string; data: Record<string, unknown> } | null> {
   for (;;) {
     const r = await stream.next();
     if (r.done) return null;
-    if (r.value.kind === 'event') return { id: Number(r.value.id), event: r.value.event, data: JSON.parse(r.value.data) as Record<string, unknown> };
+    if (r.value.kind === 'event')
+      return {
+        id: Number(r.value.id),
+        event: r.value.event,
+        data: JSON.parse(r.value.data) as Record<string, unknown>,
+      };
   }
 }

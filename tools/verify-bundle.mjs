@@ -21,7 +21,10 @@ function canonicalize(value) {
   if (value === null || ['number', 'boolean', 'string'].includes(typeof value)) return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalize).join(',')}]`;
   if (typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalize(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalize(value[k])}`)
+      .join(',')}}`;
   }
   throw new TypeError(`${typeof value} is not a JSON value`);
 }
@@ -38,7 +41,9 @@ const fingerprint = (publicKey) => `SHA256:${sha256(publicKey).toString('base64'
 // and the proofs for one goal's events, which share their upper nodes, cost only a few hashes each.
 class InclusionVerifier {
   #known = new Map();
-  constructor(root, size) { Object.assign(this, { root, size }); }
+  constructor(root, size) {
+    Object.assign(this, { root, size });
+  }
   verify(index, leaf, path) {
     if (!(Number.isSafeInteger(index) && index >= 0 && index < this.size)) return false;
     let [fn, sn, level, r] = [index, this.size - 1, 0, leaf]; // fn: the node's index, sn: the last index, per level
@@ -46,7 +51,8 @@ class InclusionVerifier {
     for (const p of path) {
       if (sn === 0) return false; // the path is longer than the tree is deep
       // The last node of a level that has no right sibling moves up unchanged (the tree's ragged right edge).
-      while (fn === sn && fn % 2 === 0 && fn !== 0) [fn, sn, level] = [Math.floor(fn / 2), Math.floor(sn / 2), level + 1];
+      while (fn === sn && fn % 2 === 0 && fn !== 0)
+        [fn, sn, level] = [Math.floor(fn / 2), Math.floor(sn / 2), level + 1];
       const left = fn % 2 === 1; // true when p is the left sibling
       const siblingKey = `${level}:${left ? fn - 1 : fn + 1}`;
       const parentKey = `${level + 1}:${Math.floor(fn / 2)}`;
@@ -64,9 +70,14 @@ class InclusionVerifier {
 
 // A check failure. `where` is {position} for an event or {streamId} for a stream.
 class Failure extends Error {
-  constructor(code, message, where = {}) { super(message); Object.assign(this, { code, where }); }
+  constructor(code, message, where = {}) {
+    super(message);
+    Object.assign(this, { code, where });
+  }
 }
-const fail = (code, message, where) => { throw new Failure(code, message, where); };
+const fail = (code, message, where) => {
+  throw new Failure(code, message, where);
+};
 const bad = (message, where) => fail('bad_format', message, where);
 
 // Step 1's shape, written as a schema. obj() requires exactly the keys listed, and any failure is bad_format
@@ -80,27 +91,56 @@ const is = (constant) => (v, at) => need(v === constant, at, JSON.stringify(cons
 const int = (min) => (v, at) => need(Number.isSafeInteger(v) && v >= min, at, `a safe integer >= ${min}`);
 const hex = (v, at) => need(typeof v === 'string' && /^[0-9a-f]{64}$/.test(v), at, '64 lowercase hex digits');
 // Node's base64 decoder skips characters it does not know, so only an exact re-encoding proves the text canonical.
-const base64 = (bytes) => (v, at) => need(typeof v === 'string' && Buffer.from(v, 'base64').toString('base64') === v
-  && Buffer.from(v, 'base64').length === bytes, at, `canonical base64 of ${bytes} bytes`);
-const list = (item) => (v, at) => { need(Array.isArray(v), at, 'an array'); v.forEach((x, i) => item(x, `${at}[${i}]`)); };
+const base64 = (bytes) => (v, at) =>
+  need(
+    typeof v === 'string' &&
+      Buffer.from(v, 'base64').toString('base64') === v &&
+      Buffer.from(v, 'base64').length === bytes,
+    at,
+    `canonical base64 of ${bytes} bytes`,
+  );
+const list = (item) => (v, at) => {
+  need(Array.isArray(v), at, 'an array');
+  v.forEach((x, i) => item(x, `${at}[${i}]`));
+};
 const obj = (spec) => (v, at) => {
   object(v, at);
   for (const k of Object.keys(v)) need(Object.hasOwn(spec, k), `${at}.${k}`, 'a known key');
-  for (const [k, check] of Object.entries(spec)) Object.hasOwn(v, k) ? check(v[k], `${at}.${k}`) : bad(`${at}.${k} is missing`);
+  for (const [k, check] of Object.entries(spec))
+    Object.hasOwn(v, k) ? check(v[k], `${at}.${k}`) : bad(`${at}.${k} is missing`);
 };
 const checkShape = obj({
   checkpoint: obj({
     body: obj({
-      format: is('colony-checkpoint'), heads: obj({ count: int(1), root: hex }), keyId: str, logId: hex,
-      rootHash: hex, time: str, treeSize: int(1), version: is(1),
+      format: is('colony-checkpoint'),
+      heads: obj({ count: int(1), root: hex }),
+      keyId: str,
+      logId: hex,
+      rootHash: hex,
+      time: str,
+      treeSize: int(1),
+      version: is(1),
     }),
     signature: base64(64),
   }),
-  events: list(obj({
-    data: anyJson, hash: hex, meta: object, position: int(1), prevHash: hex, proof: list(hex),
-    recordedAt: str, schemaVersion: int(1), streamId: name, type: name, version: int(1),
-  })),
-  format: is('colony-goal-bundle'), goalId: int(1), publicKey: base64(32),
+  events: list(
+    obj({
+      data: anyJson,
+      hash: hex,
+      meta: object,
+      position: int(1),
+      prevHash: hex,
+      proof: list(hex),
+      recordedAt: str,
+      schemaVersion: int(1),
+      streamId: name,
+      type: name,
+      version: int(1),
+    }),
+  ),
+  format: is('colony-goal-bundle'),
+  goalId: int(1),
+  publicKey: base64(32),
   snapshot: object, // checked only by step 7
   streams: list(obj({ hash: hex, index: int(0), proof: list(hex), streamId: name, version: int(1) })),
   version: is(1),
@@ -130,9 +170,19 @@ function verifyBundle(bytes, trusted) {
   // 3. The signature covers the UTF-8 bytes of canonicalize(body).
   let signed = false;
   try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey.toString('base64url') }, format: 'jwk' });
-    signed = verifySignature(null, Buffer.from(canonicalize(body), 'utf8'), key, Buffer.from(b.checkpoint.signature, 'base64'));
-  } catch { /* a key Node cannot load verifies nothing */ }
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: publicKey.toString('base64url') },
+      format: 'jwk',
+    });
+    signed = verifySignature(
+      null,
+      Buffer.from(canonicalize(body), 'utf8'),
+      key,
+      Buffer.from(b.checkpoint.signature, 'base64'),
+    );
+  } catch {
+    /* a key Node cannot load verifies nothing */
+  }
   if (!signed) fail('bad_signature', 'the checkpoint signature does not verify with publicKey');
 
   // 4. Each stream head is a leaf of the signed heads tree. The list must be strictly sorted by UTF-8 bytes and
@@ -143,13 +193,22 @@ function verifyBundle(bytes, trusted) {
     if (i > 0 && Buffer.compare(Buffer.from(b.streams[i - 1].streamId), Buffer.from(s.streamId)) >= 0) {
       bad('streams are not strictly sorted by the UTF-8 bytes of streamId', where);
     }
-    const leaf = leafHash(Buffer.from(canonicalize({ hash: s.hash, streamId: s.streamId, version: s.version }), 'utf8'));
-    if (!heads.verify(s.index, leaf, s.proof.map((h) => Buffer.from(h, 'hex')))) {
+    const leaf = leafHash(
+      Buffer.from(canonicalize({ hash: s.hash, streamId: s.streamId, version: s.version }), 'utf8'),
+    );
+    if (
+      !heads.verify(
+        s.index,
+        leaf,
+        s.proof.map((h) => Buffer.from(h, 'hex')),
+      )
+    ) {
       fail('bad_head_proof', `the head (version ${s.version}) is not leaf ${s.index} of the signed heads tree`, where);
     }
   });
   const goalStream = `goal-${b.goalId}`;
-  if (!b.streams.some((s) => s.streamId === goalStream)) bad("the goal's own stream is not in streams", { streamId: goalStream });
+  if (!b.streams.some((s) => s.streamId === goalStream))
+    bad("the goal's own stream is not in streams", { streamId: goalStream });
 
   // 5. Each event is checked against its own hash, the signed log tree, its stream's versions, and the hash chain.
   const log = new InclusionVerifier(Buffer.from(body.rootHash, 'hex'), body.treeSize);
@@ -162,14 +221,25 @@ function verifyBundle(bytes, trusted) {
     if (e.position > body.treeSize) fail('beyond_checkpoint', `the checkpoint's treeSize is ${body.treeSize}`, where);
     if (!listed.has(e.streamId)) fail('foreign_stream', `stream ${e.streamId} is not in streams`, where);
     const { hash, proof, ...row } = e; // the hashed row is the event without `hash` and `proof`
-    if (createHash('sha256').update(e.prevHash + canonicalize(row), 'utf8').digest('hex') !== hash) {
+    if (
+      createHash('sha256')
+        .update(e.prevHash + canonicalize(row), 'utf8')
+        .digest('hex') !== hash
+    ) {
       fail('event_hash_mismatch', 'the recomputed event hash differs from hash', where);
     }
-    if (!log.verify(e.position - 1, leafHash(Buffer.from(hash, 'hex')), proof.map((h) => Buffer.from(h, 'hex')))) {
+    if (
+      !log.verify(
+        e.position - 1,
+        leafHash(Buffer.from(hash, 'hex')),
+        proof.map((h) => Buffer.from(h, 'hex')),
+      )
+    ) {
       fail('bad_inclusion_proof', `the proof does not lead from leaf ${e.position - 1} to rootHash`, where);
     }
     const before = lastOf.get(e.streamId)?.version ?? 0;
-    if (e.version !== before + 1) fail('missing_event', `stream ${e.streamId} goes from version ${before} to ${e.version}`, where);
+    if (e.version !== before + 1)
+      fail('missing_event', `stream ${e.streamId} goes from version ${before} to ${e.version}`, where);
     if (prev && prev.position === e.position - 1 && prev.hash !== e.prevHash) {
       fail('broken_link', 'prevHash is not the hash of the event at the previous position', where);
     }
@@ -186,7 +256,8 @@ function verifyBundle(bytes, trusted) {
     const than = `the bundle ends the stream at version ${last.version}, its signed head is version ${s.version}`;
     if (last.version < s.version) fail('missing_event', than, where);
     if (last.version > s.version) fail('head_mismatch', than, where);
-    if (last.hash !== s.hash) fail('head_mismatch', `the event at version ${s.version} does not have the head's hash`, where);
+    if (last.hash !== s.hash)
+      fail('head_mismatch', `the event at version ${s.version} does not have the head's hash`, where);
   }
   return { goalId: b.goalId, events: b.events.length, streams: b.streams.length, body, keyId };
 }
@@ -195,9 +266,12 @@ function verifyBundle(bytes, trusted) {
 // drop them, and the bidi controls that could reorder a line. JSON output escapes them, which keeps values exact: JSON.stringify already escapes C0, and DEL and C1
 // can only occur inside strings, so writing them as \u escapes loses nothing.
 const clean = (s) => String(s).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
-const jsonLine = (o) => `${JSON.stringify(o).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)}\n`;
+const jsonLine = (o) =>
+  `${JSON.stringify(o).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`)}\n`;
 class UsageError extends Error {}
-const usage = (message) => { throw new UsageError(message); };
+const usage = (message) => {
+  throw new UsageError(message);
+};
 
 // A trusted KEY (a base64 public key or a SHA256: fingerprint), returned as a fingerprint.
 function parseKey(text, from) {
@@ -210,12 +284,25 @@ function parseKey(text, from) {
 
 function readKeyFile(file) {
   let text = '';
-  try { text = readFileSync(file, 'utf8'); } catch (e) { usage(`cannot read key file ${file}: ${e.code ?? e.message}`); }
-  let keys = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    usage(`cannot read key file ${file}: ${e.code ?? e.message}`);
+  }
+  let keys = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   if (text.trimStart().startsWith('{')) {
     let json = null;
-    try { json = JSON.parse(text); } catch { usage(`key file ${file} is not valid JSON`); }
-    keys = [json?.publicKey, ...(Array.isArray(json?.keys) ? json.keys.map((k) => k?.publicKey) : [])].filter((k) => k !== undefined);
+    try {
+      json = JSON.parse(text);
+    } catch {
+      usage(`key file ${file} is not valid JSON`);
+    }
+    keys = [json?.publicKey, ...(Array.isArray(json?.keys) ? json.keys.map((k) => k?.publicKey) : [])].filter(
+      (k) => k !== undefined,
+    );
     if (keys.some((k) => typeof k !== 'string')) usage(`key file ${file}: a "publicKey" is not a string`);
   }
   if (keys.length === 0) usage(`key file ${file} holds no key (JSON needs "publicKey" or "keys": [{"publicKey"}])`);
@@ -224,7 +311,9 @@ function readKeyFile(file) {
 
 function parseArgs(argv) {
   const opts = { file: null, trusted: null, json: false };
-  const trust = (fps) => { opts.trusted = new Set([...(opts.trusted ?? []), ...fps]); };
+  const trust = (fps) => {
+    opts.trusted = new Set([...(opts.trusted ?? []), ...fps]);
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => (i + 1 < argv.length ? argv[++i] : usage(`${arg} needs a value`));
@@ -235,33 +324,61 @@ function parseArgs(argv) {
     else opts.file = arg;
   }
   if (opts.file === null) usage('usage: node tools/verify-bundle.mjs FILE [--key KEY]... [--key-file F] [--json]');
-  try { opts.bytes = readFileSync(opts.file); } catch (e) { usage(`cannot read ${opts.file}: ${e.code ?? e.message}`); }
+  try {
+    opts.bytes = readFileSync(opts.file);
+  } catch (e) {
+    usage(`cannot read ${opts.file}: ${e.code ?? e.message}`);
+  }
   return opts;
 }
 
 function main(argv) {
   let opts;
-  try { opts = parseArgs(argv); } catch (e) {
+  try {
+    opts = parseArgs(argv);
+  } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`verify-bundle: ${clean(e.message)}\n`);
     return 2;
   }
   try {
-    const { goalId, events, streams, body: { treeSize, rootHash, time }, keyId } = verifyBundle(opts.bytes, opts.trusted);
+    const {
+      goalId,
+      events,
+      streams,
+      body: { treeSize, rootHash, time },
+      keyId,
+    } = verifyBundle(opts.bytes, opts.trusted);
     if (!opts.trusted) {
-      process.stderr.write(`verify-bundle: warning: the bundle's key ${keyId} was not checked against a trusted key (see --key)\n`);
+      process.stderr.write(
+        `verify-bundle: warning: the bundle's key ${keyId} was not checked against a trusted key (see --key)\n`,
+      );
     }
-    process.stdout.write(opts.json
-      ? jsonLine({ ok: true, goalId, events, streams, checkpoint: { treeSize, rootHash, time }, keyId, trusted: !!opts.trusted })
-      : `ok: goal ${goalId}, ${events} events in ${streams} streams, checkpoint of ${treeSize} events (root ${rootHash}) `
-        + `signed at ${clean(time)} by ${keyId}\n`);
+    process.stdout.write(
+      opts.json
+        ? jsonLine({
+            ok: true,
+            goalId,
+            events,
+            streams,
+            checkpoint: { treeSize, rootHash, time },
+            keyId,
+            trusted: !!opts.trusted,
+          })
+        : `ok: goal ${goalId}, ${events} events in ${streams} streams, checkpoint of ${treeSize} events (root ${rootHash}) ` +
+            `signed at ${clean(time)} by ${keyId}\n`,
+    );
     return 0;
   } catch (e) {
     if (!(e instanceof Failure)) throw e;
     const { position, streamId } = e.where;
-    const about = position !== undefined ? ` at event ${position}` : streamId !== undefined ? ` for stream ${streamId}` : '';
+    const about =
+      position !== undefined ? ` at event ${position}` : streamId !== undefined ? ` for stream ${streamId}` : '';
     process.stderr.write(`verify-bundle: ${clean(`${e.code}${about}: ${e.message}`)}\n`);
-    if (opts.json) process.stdout.write(jsonLine({ ok: false, failure: { code: e.code, position, streamId, message: clean(e.message) } }));
+    if (opts.json)
+      process.stdout.write(
+        jsonLine({ ok: false, failure: { code: e.code, position, streamId, message: clean(e.message) } }),
+      );
     return 1;
   }
 }

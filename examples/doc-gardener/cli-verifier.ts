@@ -31,11 +31,16 @@ export async function verifyCli(ctx: RunContext): Promise<string> {
 }
 
 const claimed = (names: string[]): string => (names.length > 0 ? `claimed ${names.join(', ')}` : 'nothing to claim');
-const cliOf = (ctx: RunContext) => ({ node: process.execPath, bin: ctx.env.DG_COLONY_BIN ?? join(ctx.repo, 'bin', 'colony.js') });
+const cliOf = (ctx: RunContext) => ({
+  node: process.execPath,
+  bin: ctx.env.DG_COLONY_BIN ?? join(ctx.repo, 'bin', 'colony.js'),
+});
 
 /** Leaf commands only: a group (`colony agents`) has no options of its own to document. */
 const realCommands = (pages: readonly HelpPage[]): RealCommand[] =>
-  pages.filter((p) => p.exists && p.command && p.subcommands.length === 0).map((p) => ({ command: p.command, options: p.options.map((o) => o.names) }));
+  pages
+    .filter((p) => p.exists && p.command && p.subcommands.length === 0)
+    .map((p) => ({ command: p.command, options: p.options.map((o) => o.names) }));
 
 async function extract(ctx: RunContext, goalId: number, taskId: number): Promise<string> {
   const { colony } = ctx;
@@ -47,9 +52,20 @@ async function extract(ctx: RunContext, goalId: number, taskId: number): Promise
   const summary = `Real CLI: ${commands.length} commands with ${options} options, from ${pages.length} \`colony … --help\` pages.`;
   const body = withJson(summary, { artifact: ARTIFACT.real, commands });
   const snapshot = await goalSnapshot(colony, goalId);
-  const messageId = await postArtifact(colony, snapshot.goal.channel, `${TASK.extract}: the CLI's own commands and options`, body,
-    { artifact: ARTIFACT.real, task_id: taskId, commands: commands.length, options });
-  const status = await handIn(colony, taskId, { tokens: Math.ceil(body.length / 4), note: `${pages.length} help pages` }, summary, [messageId]);
+  const messageId = await postArtifact(
+    colony,
+    snapshot.goal.channel,
+    `${TASK.extract}: the CLI's own commands and options`,
+    body,
+    { artifact: ARTIFACT.real, task_id: taskId, commands: commands.length, options },
+  );
+  const status = await handIn(
+    colony,
+    taskId,
+    { tokens: Math.ceil(body.length / 4), note: `${pages.length} help pages` },
+    summary,
+    [messageId],
+  );
   return `${TASK.extract} ${status}: ${summary}`;
 }
 
@@ -67,12 +83,19 @@ async function waitForScan(colony: Colony, goalId: number): Promise<GoalSnapshot
   }
 }
 
-interface Message { message_id: number; body: string; metadata: Record<string, unknown> | null }
+interface Message {
+  message_id: number;
+  body: string;
+  metadata: Record<string, unknown> | null;
+}
 
 /** The artifact a task handed in, read back from the goal channel. */
 async function artifactOf<T>(colony: Colony, snapshot: GoalSnapshot, title: string, kind: string): Promise<T> {
   const task = allTasks(snapshot).find((t) => t.title === title);
-  const { messages } = await colony.call<{ messages: Message[] }>('get_channel_messages', { channel_name: snapshot.goal.channel, limit: 200 });
+  const { messages } = await colony.call<{ messages: Message[] }>('get_channel_messages', {
+    channel_name: snapshot.goal.channel,
+    limit: 200,
+  });
   const m = messages.find((x) => task?.artifact_message_ids.includes(x.message_id) && x.metadata?.artifact === kind);
   if (!m) throw new Error(`no ${kind} artifact of ${title} in #${snapshot.goal.channel}`);
   colony.read(m.body);
@@ -82,29 +105,64 @@ async function artifactOf<T>(colony: Colony, snapshot: GoalSnapshot, title: stri
 async function diff(ctx: RunContext, goalId: number, taskId: number): Promise<string> {
   const { colony } = ctx;
   const snapshot = await waitForScan(colony, goalId);
-  const documented = (await artifactOf<{ commands: DocumentedCommand[] }>(colony, snapshot, TASK.scan, ARTIFACT.documented)).commands;
+  const documented = (
+    await artifactOf<{ commands: DocumentedCommand[] }>(colony, snapshot, TASK.scan, ARTIFACT.documented)
+  ).commands;
   const real = (await artifactOf<{ commands: RealCommand[] }>(colony, snapshot, TASK.extract, ARTIFACT.real)).commands;
   const hidden = await hiddenCommands(ctx, documented, real);
-  const result = diffCommands(documented.map((d) => ({ ...d, usage: [] })), [...real, ...hidden]);
-  const markdown = renderDiff(result, { readme: 'README.md', cli: 'colony', at: new Date().toISOString().slice(0, 10) });
+  const result = diffCommands(
+    documented.map((d) => ({ ...d, usage: [] })),
+    [...real, ...hidden],
+  );
+  const markdown = renderDiff(result, {
+    readme: 'README.md',
+    cli: 'colony',
+    at: new Date().toISOString().slice(0, 10),
+  });
   writeFileSync(REPORT_FILE, markdown);
   colony.wrote(markdown);
   const summary = `${result.findings} findings: ${result.commands.filter((c) => c.status !== 'ok').length} of ${result.commands.length} commands differ between README.md and --help. Report: ${REPORT_FILE}.`;
-  const messageId = await postArtifact(colony, snapshot.goal.channel, `${TASK.diff}: README.md vs colony --help`, markdown.slice(0, 15_000),
-    { artifact: ARTIFACT.diff, task_id: taskId, findings: result.findings, file: REPORT_FILE });
-  const status = await handIn(colony, taskId, { tokens: Math.ceil(markdown.length / 4), note: 'compared documented and real flags' }, summary, [messageId]);
+  const messageId = await postArtifact(
+    colony,
+    snapshot.goal.channel,
+    `${TASK.diff}: README.md vs colony --help`,
+    markdown.slice(0, 15_000),
+    { artifact: ARTIFACT.diff, task_id: taskId, findings: result.findings, file: REPORT_FILE },
+  );
+  const status = await handIn(
+    colony,
+    taskId,
+    { tokens: Math.ceil(markdown.length / 4), note: 'compared documented and real flags' },
+    summary,
+    [messageId],
+  );
   await colony.call('send_message', {
-    to: COORDINATOR, body: `${TASK.diff} (#${taskId}) is ${status}: ${summary} Findings: message #${messageId}.`,
-    metadata: JSON.stringify({ kind: 'task_report', goal_id: goalId, task_id: taskId, status, findings: result.findings }),
+    to: COORDINATOR,
+    body: `${TASK.diff} (#${taskId}) is ${status}: ${summary} Findings: message #${messageId}.`,
+    metadata: JSON.stringify({
+      kind: 'task_report',
+      goal_id: goalId,
+      task_id: taskId,
+      status,
+      findings: result.findings,
+    }),
   });
   return `${TASK.diff} ${status}: ${summary}`;
 }
 
 /** Documented commands the help pages did not list may still exist (hidden): ask each directly. */
-async function hiddenCommands(ctx: RunContext, documented: readonly DocumentedCommand[], real: readonly RealCommand[]): Promise<RealCommand[]> {
+async function hiddenCommands(
+  ctx: RunContext,
+  documented: readonly DocumentedCommand[],
+  real: readonly RealCommand[],
+): Promise<RealCommand[]> {
   const known = new Set(real.map((r) => r.command));
   const cli = cliOf(ctx);
   const run = helpRunner(cli.node, cli.bin);
-  const pages = await pool(documented.filter((d) => !known.has(d.command)), 2, async (d) => parseHelp(d.command, await run(d.command)));
+  const pages = await pool(
+    documented.filter((d) => !known.has(d.command)),
+    2,
+    async (d) => parseHelp(d.command, await run(d.command)),
+  );
   return realCommands(pages);
 }

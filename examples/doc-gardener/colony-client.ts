@@ -10,7 +10,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 export type Json = Record<string, unknown>;
 
 export class ToolError extends Error {
-  constructor(readonly tool: string, readonly text: string) {
+  constructor(
+    readonly tool: string,
+    readonly text: string,
+  ) {
     super(`${tool} failed: ${text}`);
   }
   /** The error code Colony puts first in an error's text, e.g. ErrAlreadyClaimed. */
@@ -23,14 +26,22 @@ export class Colony {
   charsIn = 0;
   charsOut = 0;
 
-  private constructor(private readonly client: Client, readonly agent: string) {}
+  private constructor(
+    private readonly client: Client,
+    readonly agent: string,
+  ) {}
 
   static async connect(env: NodeJS.ProcessEnv = process.env): Promise<Colony> {
     const url = env.COLONY_URL;
     const token = env.COLONY_TOKEN;
-    if (!url || !token) throw new Error('COLONY_URL and COLONY_TOKEN must be set (Colony sets them for every run it starts)');
+    if (!url || !token)
+      throw new Error('COLONY_URL and COLONY_TOKEN must be set (Colony sets them for every run it starts)');
     const client = new Client({ name: `doc-gardener-${env.COLONY_AGENT ?? 'agent'}`, version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
     return new Colony(client, env.COLONY_AGENT ?? '');
   }
 
@@ -64,8 +75,15 @@ export function usageLine(colony: Colony | null, prompt: string, result: string)
   const tokensIn = Math.max(1, Math.ceil((prompt.length + (colony?.charsIn ?? 0)) / 4));
   const tokensOut = Math.max(1, Math.ceil((result.length + (colony?.charsOut ?? 0)) / 4));
   // Priced like a mid-size model: $3 per million tokens in, $15 per million out.
-  const usd = Math.round((tokensIn * 3 + tokensOut * 15)) / 1e6;
-  return JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result, total_cost_usd: usd, usage: { input_tokens: tokensIn, output_tokens: tokensOut } });
+  const usd = Math.round(tokensIn * 3 + tokensOut * 15) / 1e6;
+  return JSON.stringify({
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result,
+    total_cost_usd: usd,
+    usage: { input_tokens: tokensIn, output_tokens: tokensOut },
+  });
 }
 
 /** Waits `ms`; agents poll with bounded waits, never forever. */

@@ -17,7 +17,8 @@ export async function scanDocs(ctx: RunContext): Promise<string> {
     const claimed = await claimReady(colony, COORDINATOR);
     return claimed.length > 0 ? `claimed ${claimed.join(', ')}` : 'nothing to claim';
   }
-  if (env.COLONY_TASK_TITLE !== TASK.scan) return `task #${taskId} "${env.COLONY_TASK_TITLE}" is not one docs-scanner knows`;
+  if (env.COLONY_TASK_TITLE !== TASK.scan)
+    return `task #${taskId} "${env.COLONY_TASK_TITLE}" is not one docs-scanner knows`;
   const goalId = Number(env.COLONY_GOAL_ID);
   const snapshot = await goalSnapshot(colony, goalId);
   const path = join(ctx.repo, 'README.md');
@@ -27,13 +28,29 @@ export async function scanDocs(ctx: RunContext): Promise<string> {
   if (commands.length === 0) throw new Error(`${path} has no commands in a "## CLI" table`);
   const flags = commands.reduce((n, c) => n + c.flags.length, 0);
   const summary = `Documented CLI: ${commands.length} commands and ${flags} flags in README.md, section "## CLI".`;
-  const body = withJson(summary, { artifact: ARTIFACT.documented, source: 'README.md', commands: commands.map(({ command, flags: f }) => ({ command, flags: f })) });
+  const body = withJson(summary, {
+    artifact: ARTIFACT.documented,
+    source: 'README.md',
+    commands: commands.map(({ command, flags: f }) => ({ command, flags: f })),
+  });
   colony.wrote(body);
-  const messageId = await postArtifact(colony, snapshot.goal.channel, `${TASK.scan}: documented commands and flags`, body,
-    { artifact: ARTIFACT.documented, task_id: taskId, commands: commands.length, flags });
-  const status = await handIn(colony, taskId, { tokens: Math.ceil(readme.length / 4), note: 'read README.md' }, summary, [messageId]);
+  const messageId = await postArtifact(
+    colony,
+    snapshot.goal.channel,
+    `${TASK.scan}: documented commands and flags`,
+    body,
+    { artifact: ARTIFACT.documented, task_id: taskId, commands: commands.length, flags },
+  );
+  const status = await handIn(
+    colony,
+    taskId,
+    { tokens: Math.ceil(readme.length / 4), note: 'read README.md' },
+    summary,
+    [messageId],
+  );
   await colony.call('send_message', {
-    to: COORDINATOR, body: `${TASK.scan} (#${taskId}) is ${status}: ${summary} Artifact: message #${messageId}.`,
+    to: COORDINATOR,
+    body: `${TASK.scan} (#${taskId}) is ${status}: ${summary} Artifact: message #${messageId}.`,
     metadata: JSON.stringify({ kind: 'task_report', goal_id: goalId, task_id: taskId, status }),
   });
   return `${TASK.scan}: ${summary}`;

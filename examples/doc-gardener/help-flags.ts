@@ -5,8 +5,17 @@ import { execFile } from 'node:child_process';
  * for the root, each command and each subcommand (found in the "Commands:" sections), a few at a time,
  * and each help page is parsed into its usage line, its options and its subcommands.
  */
-export interface HelpOption { names: string[]; spec: string }
-export interface HelpPage { command: string; exists: boolean; usage: string; options: HelpOption[]; subcommands: string[] }
+export interface HelpOption {
+  names: string[];
+  spec: string;
+}
+export interface HelpPage {
+  command: string;
+  exists: boolean;
+  usage: string;
+  options: HelpOption[];
+  subcommands: string[];
+}
 
 function sectionOf(text: string, title: string): string[] {
   const lines = text.split(/\r?\n/);
@@ -40,13 +49,20 @@ export type HelpRunner = (command: string) => Promise<string>;
 
 /** `node <colony.js> <cmd…> --help` (the CLI needs no data dir for help). */
 export function helpRunner(node: string, colonyBin: string, timeoutMs = 30_000): HelpRunner {
-  return (command) => new Promise((resolve, reject) => {
-    const args = [colonyBin, ...(command ? command.split(' ') : []), '--help'];
-    execFile(node, args, { timeout: timeoutMs, env: { PATH: process.env.PATH, HOME: process.env.HOME, COLONY_DATA: '' } }, (err, stdout, stderr) => {
-      if (err && !stdout) reject(new Error(`colony ${command} --help failed: ${stderr.trim().split('\n')[0] ?? err.message}`));
-      else resolve(stdout);
+  return (command) =>
+    new Promise((resolve, reject) => {
+      const args = [colonyBin, ...(command ? command.split(' ') : []), '--help'];
+      execFile(
+        node,
+        args,
+        { timeout: timeoutMs, env: { PATH: process.env.PATH, HOME: process.env.HOME, COLONY_DATA: '' } },
+        (err, stdout, stderr) => {
+          if (err && !stdout)
+            reject(new Error(`colony ${command} --help failed: ${stderr.trim().split('\n')[0] ?? err.message}`));
+          else resolve(stdout);
+        },
+      );
     });
-  });
 }
 
 /** Maps over items with at most `limit` in flight, results in input order. */
@@ -70,7 +86,9 @@ export async function discover(run: HelpRunner, concurrency = 2, depth = 3): Pro
   for (let d = 0; d <= depth && level.length > 0; d += 1) {
     const found = await pool(level, concurrency, async (c) => parseHelp(c, await run(c)));
     pages.push(...found);
-    level = found.filter((p) => p.exists).flatMap((p) => p.subcommands.map((s) => (p.command ? `${p.command} ${s}` : s)));
+    level = found
+      .filter((p) => p.exists)
+      .flatMap((p) => p.subcommands.map((s) => (p.command ? `${p.command} ${s}` : s)));
   }
   return pages;
 }

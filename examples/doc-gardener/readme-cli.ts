@@ -4,7 +4,11 @@
  * | `colony secrets list [--scope S] [--all] [--json]` / `colony secrets revoke NAME --scope S \| --id ID` | … |
  * The command is the lowercase words after `colony`; its flags are every `-x` / `--name` in the usage.
  */
-export interface DocumentedCommand { command: string; flags: string[]; usage: string[] }
+export interface DocumentedCommand {
+  command: string;
+  flags: string[];
+  usage: string[];
+}
 
 const PIPE = '\u0000';
 const FLAG = /(?:^|[\s[(|])(--?[a-zA-Z][\w-]*)/g;
@@ -23,7 +27,9 @@ export function section(markdown: string, heading: string): string[] {
 export function usagesOfRow(row: string): string[] {
   const cells = row.replaceAll('\\|', PIPE).split('|');
   const first = cells[1] ?? '';
-  return [...first.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replaceAll(PIPE, '|').trim()).filter((u) => /^colony\s/.test(u));
+  return [...first.matchAll(/`([^`]+)`/g)]
+    .map((m) => m[1]!.replaceAll(PIPE, '|').trim())
+    .filter((u) => /^colony\s/.test(u));
 }
 
 /** `colony agents create NAME --model M` → { command: "agents create", flags: ["--model"] }. */

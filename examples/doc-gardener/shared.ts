@@ -31,8 +31,16 @@ export const REPORT_CHECK = `f=agents/${VERIFIER}/${REPORT_FILE}; test -s "$f" &
 export const IGNORED_FLAGS = new Set(['-h', '--help', '-V', '--version', '--data', '--durability']);
 
 /** A task assignment as the coordinator sends it in a DM's metadata. `after`: claim only once that task is done. */
-export interface Assignment { task_id: number; name: TaskName; after?: number }
-export interface AssignmentMetadata { kind: 'assignment'; goal_id: number; tasks: Assignment[] }
+export interface Assignment {
+  task_id: number;
+  name: TaskName;
+  after?: number;
+}
+export interface AssignmentMetadata {
+  kind: 'assignment';
+  goal_id: number;
+  tasks: Assignment[];
+}
 
 /** The JSON block an artifact message carries after its human-readable summary. */
 export function withJson(summary: string, data: unknown): string {
@@ -46,4 +54,9 @@ export function jsonOf<T>(body: string): T {
 }
 
 /** What each role of the agent runs with: its Colony client, its environment, its prompt and the repository it reads. */
-export interface RunContext { colony: Colony; env: NodeJS.ProcessEnv; prompt: string; repo: string }
+export interface RunContext {
+  colony: Colony;
+  env: NodeJS.ProcessEnv;
+  prompt: string;
+  repo: string;
+}

@@ -7,15 +7,27 @@ import type { Assignment, AssignmentMetadata } from './shared.js';
  * session would.
  */
 export interface TaskNode {
-  id: number; title: string; status: string; billing_code: string; summary: string | null; artifact_message_ids: number[];
-  failure_reason: string | null; verdict: string | null; assignee: { id: number; name: string } | null; children: TaskNode[];
+  id: number;
+  title: string;
+  status: string;
+  billing_code: string;
+  summary: string | null;
+  artifact_message_ids: number[];
+  failure_reason: string | null;
+  verdict: string | null;
+  assignee: { id: number; name: string } | null;
+  children: TaskNode[];
 }
-export interface GoalSnapshot { goal: { id: number; slug: string; status: string; title: string; channel: string }; tasks_tree: TaskNode[] }
+export interface GoalSnapshot {
+  goal: { id: number; slug: string; status: string; title: string; channel: string };
+  tasks_tree: TaskNode[];
+}
 
 export const CLOSED_GOAL = new Set(['completed', 'stuck', 'cancelled']);
 export const FINISHED_TASK = new Set(['done', 'failed', 'timeout', 'cancelled']);
 
-export const goalSnapshot = (colony: Colony, goalId: number): Promise<GoalSnapshot> => colony.call<GoalSnapshot>('get_goal', { goal_id: goalId });
+export const goalSnapshot = (colony: Colony, goalId: number): Promise<GoalSnapshot> =>
+  colony.call<GoalSnapshot>('get_goal', { goal_id: goalId });
 
 export function allTasks(snapshot: GoalSnapshot): TaskNode[] {
   const out: TaskNode[] = [];
@@ -27,16 +39,28 @@ export function allTasks(snapshot: GoalSnapshot): TaskNode[] {
   return out;
 }
 
-export const leavesOf = (snapshot: GoalSnapshot): TaskNode[] => allTasks(snapshot).filter((t) => t.children.length === 0);
+export const leavesOf = (snapshot: GoalSnapshot): TaskNode[] =>
+  allTasks(snapshot).filter((t) => t.children.length === 0);
 
-interface InboxMessage { message_id: number; from: string; body: string; metadata: Record<string, unknown> | null }
+interface InboxMessage {
+  message_id: number;
+  from: string;
+  body: string;
+  metadata: Record<string, unknown> | null;
+}
 
 /** Every assignment the coordinator has sent this agent (read or not), grouped by goal. */
 export async function assignments(colony: Colony, coordinator: string): Promise<AssignmentMetadata[]> {
   // Peek at everything, then mark the unread ones read, so a later run does not see them as news.
-  const { messages } = await colony.call<{ messages: InboxMessage[] }>('read_inbox', { include_read: true, from_agent: coordinator, limit: 200 });
+  const { messages } = await colony.call<{ messages: InboxMessage[] }>('read_inbox', {
+    include_read: true,
+    from_agent: coordinator,
+    limit: 200,
+  });
   await colony.call('read_inbox', { mark_read: true, from_agent: coordinator, limit: 200 });
-  return messages.map((m) => m.metadata).filter((m): m is Record<string, unknown> => m?.kind === 'assignment') as unknown as AssignmentMetadata[];
+  return messages
+    .map((m) => m.metadata)
+    .filter((m): m is Record<string, unknown> => m?.kind === 'assignment') as unknown as AssignmentMetadata[];
 }
 
 /**
@@ -67,16 +91,40 @@ async function claim(colony: Colony, t: Assignment): Promise<boolean> {
 }
 
 /** Posts an artifact to the goal channel; its message id (complete_task names it). */
-export async function postArtifact(colony: Colony, channel: string, subject: string, body: string, metadata: Record<string, unknown>): Promise<number> {
+export async function postArtifact(
+  colony: Colony,
+  channel: string,
+  subject: string,
+  body: string,
+  metadata: Record<string, unknown>,
+): Promise<number> {
   const sent = await colony.call<{ message_id: number }>('send_message', {
-    channel, subject, body, metadata: JSON.stringify({ kind: 'artifact', ...metadata }),
+    channel,
+    subject,
+    body,
+    metadata: JSON.stringify({ kind: 'artifact', ...metadata }),
   });
   return sent.message_id;
 }
 
 /** Hands in a task: usage of the work itself (report_usage), then complete_task with the artifacts. */
-export async function handIn(colony: Colony, taskId: number, work: { tokens: number; note: string }, summary: string, artifacts: number[]): Promise<string> {
-  await colony.call('report_usage', { task_id: taskId, tokens: work.tokens, cost_cents: Math.max(1, Math.ceil(work.tokens / 10_000)), note: work.note });
-  const done = await colony.call<{ status: string }>('complete_task', { task_id: taskId, summary, artifact_message_ids: artifacts });
+export async function handIn(
+  colony: Colony,
+  taskId: number,
+  work: { tokens: number; note: string },
+  summary: string,
+  artifacts: number[],
+): Promise<string> {
+  await colony.call('report_usage', {
+    task_id: taskId,
+    tokens: work.tokens,
+    cost_cents: Math.max(1, Math.ceil(work.tokens / 10_000)),
+    note: work.note,
+  });
+  const done = await colony.call<{ status: string }>('complete_task', {
+    task_id: taskId,
+    summary,
+    artifact_message_ids: artifacts,
+  });
   return done.status;
 }

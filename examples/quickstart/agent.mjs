@@ -56,11 +56,24 @@ async function coordinate(call) {
   if (tree.length === 0) {
     if (goal.pending_proposal_id) return `goal #${goalId}: the plan waits for the owner`;
     const p = await call('propose_task_tree', {
-      goal_id: goalId, reasoning: 'Gather what changed, then write it up; the writer does both, I close the goal.',
-      tree: { title: goal.title.slice(0, 200), description: goal.description, children: [
-        { title: 'Collect the changes', description: 'List every change that goes into this goal, one line each.', billing_code: 'research' },
-        { title: 'Write it up', description: 'Turn the collected changes into the finished text.', billing_code: 'writing' },
-      ] },
+      goal_id: goalId,
+      reasoning: 'Gather what changed, then write it up; the writer does both, I close the goal.',
+      tree: {
+        title: goal.title.slice(0, 200),
+        description: goal.description,
+        children: [
+          {
+            title: 'Collect the changes',
+            description: 'List every change that goes into this goal, one line each.',
+            billing_code: 'research',
+          },
+          {
+            title: 'Write it up',
+            description: 'Turn the collected changes into the finished text.',
+            billing_code: 'writing',
+          },
+        ],
+      },
     });
     return `proposed a plan for goal #${goalId} (proposal #${p.proposal_id}, ${p.status})`;
   }
@@ -68,7 +81,10 @@ async function coordinate(call) {
   const leaves = flatten(tree).filter((t) => t.children.length === 0);
   const waiting = leaves.filter((t) => t.status === 'approved' && !t.assignee);
   if (waiting.length > 0) {
-    await call('send_message', { to: WORKER, body: `Please claim and do ${waiting.map((t) => `#${t.id}`).join(' ')} (goal ${goalId}; only the task ids have a #).` });
+    await call('send_message', {
+      to: WORKER,
+      body: `Please claim and do ${waiting.map((t) => `#${t.id}`).join(' ')} (goal ${goalId}; only the task ids have a #).`,
+    });
     return `handed ${waiting.map((t) => `#${t.id}`).join(' ')} to ${WORKER}`;
   }
   if (leaves.every((t) => t.status === 'done') && root.status !== 'done') {
@@ -77,7 +93,11 @@ async function coordinate(call) {
   }
   const now = (await call('get_goal', { goal_id: goalId })).tasks_tree[0];
   if (now.status !== 'done') return `goal #${goalId}: work in progress`;
-  await call('complete_goal', { goal_id: goalId, status: 'completed', summary: `Every task of "${goal.title}" is done and verified.` });
+  await call('complete_goal', {
+    goal_id: goalId,
+    status: 'completed',
+    summary: `Every task of "${goal.title}" is done and verified.`,
+  });
   return `completed goal #${goalId}`;
 }
 
@@ -114,5 +134,7 @@ try {
 } finally {
   await colony?.close();
 }
-process.stdout.write(`${result}\n${JSON.stringify({ type: 'result', result, total_cost_usd: 0, usage: { input_tokens: Math.ceil(prompt.length / 4), output_tokens: Math.ceil(result.length / 4) } })}\n`);
+process.stdout.write(
+  `${result}\n${JSON.stringify({ type: 'result', result, total_cost_usd: 0, usage: { input_tokens: Math.ceil(prompt.length / 4), output_tokens: Math.ceil(result.length / 4) } })}\n`,
+);
 process.exitCode = code;

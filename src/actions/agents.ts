@@ -15,26 +15,65 @@ import { type CommandOptions } from '../engine/handle.js';
  * command change alone keeps the hash.
  */
 export interface AgentChanges {
-  model?: string; systemPrompt?: string; toolScope?: string[]; skills?: string[]; mcpServers?: AgentMcpServer[]; subagents?: string[];
-  tier?: Tier; command?: string | null;
+  model?: string;
+  systemPrompt?: string;
+  toolScope?: string[];
+  skills?: string[];
+  mcpServers?: AgentMcpServer[];
+  subagents?: string[];
+  tier?: Tier;
+  command?: string | null;
 }
 
 /** `knownTools` (the tool registry's names): given, a new tool scope may name only agent-surface tools (commands/tool-scope.ts). */
-export function updateAgent(app: App, ownerId: number, agentId: number, changes: AgentChanges, actor: CommandOptions, knownTools?: KnownTools): { agent: AgentRow; hashChanged: boolean } {
+export function updateAgent(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  changes: AgentChanges,
+  actor: CommandOptions,
+  knownTools?: KnownTools,
+): { agent: AgentRow; hashChanged: boolean } {
   let hashChanged = false;
   app.engine.transact(actor, () => {
     const before = getAgent(app.engine.db, agentId);
-    if (!before || before.ownerId !== ownerId) throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
+    if (!before || before.ownerId !== ownerId)
+      throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
     const next = {
-      model: changes.model ?? before.model, systemPrompt: changes.systemPrompt ?? before.systemPrompt, toolScope: changes.toolScope ?? before.toolScope,
-      skills: changes.skills ?? before.skills, mcpServers: changes.mcpServers ?? before.mcpServers, subagents: changes.subagents ?? before.subagents,
-      tier: changes.tier ?? before.tier, command: changes.command === undefined ? before.ownCommand : changes.command,
+      model: changes.model ?? before.model,
+      systemPrompt: changes.systemPrompt ?? before.systemPrompt,
+      toolScope: changes.toolScope ?? before.toolScope,
+      skills: changes.skills ?? before.skills,
+      mcpServers: changes.mcpServers ?? before.mcpServers,
+      subagents: changes.subagents ?? before.subagents,
+      tier: changes.tier ?? before.tier,
+      command: changes.command === undefined ? before.ownCommand : changes.command,
     };
-    const hash = configHash({ model: next.model, system_prompt: next.systemPrompt, tool_scope: next.toolScope, skills: next.skills, mcp_servers: next.mcpServers, subagents: next.subagents });
+    const hash = configHash({
+      model: next.model,
+      system_prompt: next.systemPrompt,
+      tool_scope: next.toolScope,
+      skills: next.skills,
+      mcp_servers: next.mcpServers,
+      subagents: next.subagents,
+    });
     if (hash === before.configHash && next.tier === before.tier && next.command === before.ownCommand) return;
-    app.engine.handle(principalDecider, agentStream(agentId), { type: 'UpdateAgentConfig', config: {
-      agentId, ...next, toolScope: [...new Set(next.toolScope)].sort(), configHash: hash, previousHash: before.configHash,
-    }, knownTools: changes.toolScope === undefined ? undefined : knownTools }, actor);
+    app.engine.handle(
+      principalDecider,
+      agentStream(agentId),
+      {
+        type: 'UpdateAgentConfig',
+        config: {
+          agentId,
+          ...next,
+          toolScope: [...new Set(next.toolScope)].sort(),
+          configHash: hash,
+          previousHash: before.configHash,
+        },
+        knownTools: changes.toolScope === undefined ? undefined : knownTools,
+      },
+      actor,
+    );
     hashChanged = hash !== before.configHash;
     if (hashChanged) seedFromParent(app, getAgent(app.engine.db, agentId)!, before, actor, before.configHash);
   });

@@ -1,7 +1,14 @@
 import type { App } from '../app.js';
 import { channelDecider, type PostMessage } from '../commands/channels.js';
 import { DomainError, notFound } from '../errors.js';
-import { channelStream, dmName, FIXED_CHANNELS, type MessagePosted, type Reaction, type ReactionAdded } from '../events/channels.js';
+import {
+  channelStream,
+  dmName,
+  FIXED_CHANNELS,
+  type MessagePosted,
+  type Reaction,
+  type ReactionAdded,
+} from '../events/channels.js';
 import type { StoredEvent } from '../engine/event.js';
 import { getChannel, getChannelByName, messageFacts, type ChannelRow } from '../projections/channel-queries.js';
 import { getAgentByName, getUser } from '../projections/principals.js';
@@ -14,7 +21,10 @@ import { type CommandOptions } from '../engine/handle.js';
  * channel on first use (the fixed ones, a dm channel per pair), then post / react / mark read.
  */
 export type Message = Pick<PostMessage, 'body' | 'subject' | 'priority' | 'metadata' | 'replyTo'>;
-export interface Sent { messageId: number; channelId: number }
+export interface Sent {
+  messageId: number;
+  channelId: number;
+}
 
 /** A public channel by id, by `name` or `#name`, refusing what the speaker may not see. */
 export function resolveChannel(app: App, by: Speaker, ref: { id?: number; name?: string }): ChannelRow {
@@ -22,41 +32,86 @@ export function resolveChannel(app: App, by: Speaker, ref: { id?: number; name?:
   const name = ref.name?.replace(/^#/, '').toLowerCase();
   const channel = ref.id !== undefined ? getChannel(db, ref.id) : getChannelByName(db, by.tenant, name ?? '');
   const label = ref.id !== undefined ? `channel ${ref.id}` : `channel #${name}`;
-  if (!channel || (channel.ownerId !== by.tenant && by.key !== 'system')) throw notFound(label, { channel: ref.id ?? ref.name });
-  if (channel.kind === 'dm' && !channel.members.includes(by.key)) throw new DomainError('ErrNotMember', `${label} is a direct conversation you are not part of`);
+  if (!channel || (channel.ownerId !== by.tenant && by.key !== 'system'))
+    throw notFound(label, { channel: ref.id ?? ref.name });
+  if (channel.kind === 'dm' && !channel.members.includes(by.key))
+    throw new DomainError('ErrNotMember', `${label} is a direct conversation you are not part of`);
   return channel;
 }
 
 /** Whether `name` is a fixed channel that simply has not been needed yet (reads show it empty). */
-export const isFixedChannel = (name: string): boolean => Object.hasOwn(FIXED_CHANNELS, name.replace(/^#/, '').toLowerCase());
+export const isFixedChannel = (name: string): boolean =>
+  Object.hasOwn(FIXED_CHANNELS, name.replace(/^#/, '').toLowerCase());
 
-export function sendToChannel(app: App, by: Speaker, ref: { id?: number; name?: string }, message: Message, actor: CommandOptions): Sent {
-  return post(app, actor, () => {
-    const fixed = ref.id === undefined && ref.name !== undefined && isFixedChannel(ref.name);
-    return fixed ? ensureFixedChannel(app, by.tenant, ref.name!.replace(/^#/, '').toLowerCase(), actor) : resolveChannel(app, by, ref).channelId;
-  }, by, 'message', message);
+export function sendToChannel(
+  app: App,
+  by: Speaker,
+  ref: { id?: number; name?: string },
+  message: Message,
+  actor: CommandOptions,
+): Sent {
+  return post(
+    app,
+    actor,
+    () => {
+      const fixed = ref.id === undefined && ref.name !== undefined && isFixedChannel(ref.name);
+      return fixed
+        ? ensureFixedChannel(app, by.tenant, ref.name!.replace(/^#/, '').toLowerCase(), actor)
+        : resolveChannel(app, by, ref).channelId;
+    },
+    by,
+    'message',
+    message,
+  );
 }
 
 /** A DM to an agent of the speaker's tenant or to its owner, by name. */
 export function sendDirect(app: App, by: Speaker, to: string, message: Message, actor: CommandOptions): Sent {
-  return post(app, actor, () => {
-    const recipient = recipientKey(app, by.tenant, to);
-    if (recipient === by.key) throw new DomainError('ErrInvalidInput', 'you cannot send a direct message to yourself', { to });
-    return ensureDm(app, by.tenant, by.key, recipient, actor);
-  }, by, 'message', message);
+  return post(
+    app,
+    actor,
+    () => {
+      const recipient = recipientKey(app, by.tenant, to);
+      if (recipient === by.key)
+        throw new DomainError('ErrInvalidInput', 'you cannot send a direct message to yourself', { to });
+      return ensureDm(app, by.tenant, by.key, recipient, actor);
+    },
+    by,
+    'message',
+    message,
+  );
 }
 
 /** Creates a public channel of the tenant (e.g. a goal channel) inside the caller's command; its id. */
-export function createPublicChannel(app: App, tenant: number, name: string, description: string, actor: CommandOptions): number {
-  if (getChannelByName(app.engine.db, tenant, name)) throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
+export function createPublicChannel(
+  app: App,
+  tenant: number,
+  name: string,
+  description: string,
+  actor: CommandOptions,
+): number {
+  if (getChannelByName(app.engine.db, tenant, name))
+    throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
   return ensureChannel(app, tenant, name, 'public', [], description, actor);
 }
 
-export function post(app: App, actor: CommandOptions, channelOf: () => number, by: Speaker, kind: PostMessage['kind'], m: Message): Sent {
+export function post(
+  app: App,
+  actor: CommandOptions,
+  channelOf: () => number,
+  by: Speaker,
+  kind: PostMessage['kind'],
+  m: Message,
+): Sent {
   const result = app.engine.transact(actor, () => {
     const channelId = channelOf();
     const replyToChannel = m.replyTo === null ? null : (messageFacts(app.engine.db, m.replyTo)?.channelId ?? null);
-    app.engine.handle(channelDecider, channelStream(channelId), { type: 'PostMessage', by, kind, ...m, replyToChannel }, actor);
+    app.engine.handle(
+      channelDecider,
+      channelStream(channelId),
+      { type: 'PostMessage', by, kind, ...m, replyToChannel },
+      actor,
+    );
   });
   const posted = result.events.find((e): e is StoredEvent<MessagePosted> => e.type === 'MessagePosted')!;
   return { messageId: posted.data.messageId, channelId: posted.data.channelId };
@@ -72,12 +127,25 @@ export function ensureDm(app: App, tenant: number, a: string, b: string, actor: 
 }
 
 /** Idempotent by name lookup, inside the caller's transaction (so two writers cannot both create it). */
-function ensureChannel(app: App, tenant: number, name: string, kind: 'public' | 'dm', members: string[], description: string, actor: CommandOptions): number {
+function ensureChannel(
+  app: App,
+  tenant: number,
+  name: string,
+  kind: 'public' | 'dm',
+  members: string[],
+  description: string,
+  actor: CommandOptions,
+): number {
   const existing = getChannelByName(app.engine.db, tenant, name);
   if (existing) return existing.channelId;
   return app.engine.transact(actor, (uow) => {
     const channelId = uow.ids.next('channel');
-    app.engine.handle(channelDecider, channelStream(channelId), { type: 'CreateChannel', channel: { channelId, ownerId: tenant, name, kind, members, description } }, actor);
+    app.engine.handle(
+      channelDecider,
+      channelStream(channelId),
+      { type: 'CreateChannel', channel: { channelId, ownerId: tenant, name, kind, members, description } },
+      actor,
+    );
     return channelId;
   }).value!;
 }
@@ -94,12 +162,24 @@ function recipientKey(app: App, tenant: number, name: string): string {
 }
 
 /** Toggles the speaker's reaction on a message it can see; returns whether it is now set. */
-export function toggleReaction(app: App, by: Speaker, messageId: number, reaction: Reaction, metadata: Record<string, unknown> | null, actor: CommandOptions): { added: boolean } {
+export function toggleReaction(
+  app: App,
+  by: Speaker,
+  messageId: number,
+  reaction: Reaction,
+  metadata: Record<string, unknown> | null,
+  actor: CommandOptions,
+): { added: boolean } {
   const result = app.engine.transact(actor, () => {
     const target = messageFacts(app.engine.db, messageId);
     if (!target) throw notFound(`message ${messageId}`, { message_id: messageId });
     resolveChannel(app, by, { id: target.channelId });
-    app.engine.handle(channelDecider, channelStream(target.channelId), { type: 'ToggleReaction', by, messageId, reaction, metadata, target }, actor);
+    app.engine.handle(
+      channelDecider,
+      channelStream(target.channelId),
+      { type: 'ToggleReaction', by, messageId, reaction, metadata, target },
+      actor,
+    );
   });
   return { added: result.events.some((e): e is StoredEvent<ReactionAdded> => e.type === 'ReactionAdded') };
 }

@@ -15,8 +15,23 @@ export const COORDINATOR_MODEL = 'gemini-2.5-flash';
 // the agents it spawns can only get tools it has itself (the delegation cap) — workers need these three; verify_task
 // likewise for the peer verifiers it spawns.
 export const COORDINATOR_TOOLS = [
-  'create_goal', 'propose_task_tree', 'propose_agent', 'request_resource', 'list_resources', 'my_status', 'send_message', 'search_messages',
-  'get_goal', 'list_goals', 'complete_goal', 'get_channel_messages', 'read_inbox', 'list_verifiers', 'claim_task', 'complete_task', 'report_usage',
+  'create_goal',
+  'propose_task_tree',
+  'propose_agent',
+  'request_resource',
+  'list_resources',
+  'my_status',
+  'send_message',
+  'search_messages',
+  'get_goal',
+  'list_goals',
+  'complete_goal',
+  'get_channel_messages',
+  'read_inbox',
+  'list_verifiers',
+  'claim_task',
+  'complete_task',
+  'report_usage',
   'verify_task',
 ];
 
@@ -52,19 +67,39 @@ How to work:
    Give the agents you spawn claim_task, complete_task and report_usage so they can work on leaves.`;
 
 /** The coordinator a goal's `coordinator_config` names: `default` (created on first use) or an agent of the owner. */
-export function resolveCoordinator(app: App, ownerId: number, template: string, by: CommandOptions): AgentRow | { agentId: number; name: string } {
+export function resolveCoordinator(
+  app: App,
+  ownerId: number,
+  template: string,
+  by: CommandOptions,
+): AgentRow | { agentId: number; name: string } {
   if (template === 'default') {
     const existing = getAgentByName(app.engine.db, ownerId, COORDINATOR_NAME);
     if (existing) return existing;
-    const made = registerAgent(app, {
-      name: COORDINATOR_NAME, ownerId, model: COORDINATOR_MODEL, systemPrompt: COORDINATOR_PROMPT, toolScope: [...COORDINATOR_TOOLS].sort(),
-      tier: 'assisted', command: null, parentId: null, spawnDepth: 0,
-    }, by);
+    const made = registerAgent(
+      app,
+      {
+        name: COORDINATOR_NAME,
+        ownerId,
+        model: COORDINATOR_MODEL,
+        systemPrompt: COORDINATOR_PROMPT,
+        toolScope: [...COORDINATOR_TOOLS].sort(),
+        tier: 'assisted',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      by,
+    );
     return { agentId: made.agentId, name: made.name };
   }
   const agent = getAgentByName(app.engine.db, ownerId, template);
   if (!agent) {
-    throw new DomainError('ErrNotFound', `coordinator_config "${template}" names no coordinator template or agent of yours (use "default")`, { coordinator_config: template });
+    throw new DomainError(
+      'ErrNotFound',
+      `coordinator_config "${template}" names no coordinator template or agent of yours (use "default")`,
+      { coordinator_config: template },
+    );
   }
   return agent;
 }

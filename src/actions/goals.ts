@@ -14,19 +14,32 @@ import { type CommandOptions } from '../engine/handle.js';
  * visible only inside its owner's tenant; any other caller gets ErrGoalNotFound, never a hint.
  */
 export const isOwner = (by: Speaker): boolean => by.key === `user-${by.tenant}`;
-export const agentIdOf = (by: Speaker): number | null => (by.key.startsWith('agent-') ? Number(by.key.slice('agent-'.length)) : null);
+export const agentIdOf = (by: Speaker): number | null =>
+  by.key.startsWith('agent-') ? Number(by.key.slice('agent-'.length)) : null;
 export const who = (by: Speaker) => ({ key: by.key, name: by.name });
 
 export function goalFor(app: App, by: Speaker, goalId: number): GoalRow {
   const goal = getGoal(app.engine.db, goalId);
-  if (!goal || (goal.ownerId !== by.tenant && by.key !== 'system')) throw new DomainError('ErrGoalNotFound', `goal ${goalId} not found`, { goal_id: goalId });
+  if (!goal || (goal.ownerId !== by.tenant && by.key !== 'system'))
+    throw new DomainError('ErrGoalNotFound', `goal ${goalId} not found`, { goal_id: goalId });
   return goal;
 }
 
 export interface NewGoal {
-  title: string; description: string; budgets: Budgets; maxSpawnDepth: number; coordinatorConfig: string; approvalMode: ApprovalMode;
+  title: string;
+  description: string;
+  budgets: Budgets;
+  maxSpawnDepth: number;
+  coordinatorConfig: string;
+  approvalMode: ApprovalMode;
 }
-export interface CreatedGoal { goalId: number; slug: string; channelId: number; coordinatorAgentId: number; status: 'draft' }
+export interface CreatedGoal {
+  goalId: number;
+  slug: string;
+  channelId: number;
+  coordinatorAgentId: number;
+  status: 'draft';
+}
 
 export function createGoal(app: App, by: Speaker, input: NewGoal, actor: CommandOptions): CreatedGoal {
   checkApprovalMode(by, input.approvalMode);
@@ -36,10 +49,28 @@ export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Command
     const slug = freeSlug(db, by.tenant, slugify(input.title));
     const channelId = createPublicChannel(app, by.tenant, goalChannelName(slug), `Goal: ${input.title}`, actor);
     const goalId = uow.ids.next('goal');
-    app.engine.handle(goalDecider, goalStream(goalId), { type: 'CreateGoal', goal: {
-      goalId, ownerId: by.tenant, slug, title: input.title, description: input.description, channelId, coordinatorAgentId: coordinator.agentId,
-      coordinatorTemplate: input.coordinatorConfig, budgets: input.budgets, maxSpawnDepth: input.maxSpawnDepth, approvalMode: input.approvalMode, by: by.name,
-    } }, actor);
+    app.engine.handle(
+      goalDecider,
+      goalStream(goalId),
+      {
+        type: 'CreateGoal',
+        goal: {
+          goalId,
+          ownerId: by.tenant,
+          slug,
+          title: input.title,
+          description: input.description,
+          channelId,
+          coordinatorAgentId: coordinator.agentId,
+          coordinatorTemplate: input.coordinatorConfig,
+          budgets: input.budgets,
+          maxSpawnDepth: input.maxSpawnDepth,
+          approvalMode: input.approvalMode,
+          by: by.name,
+        },
+      },
+      actor,
+    );
     return { goalId, slug, channelId, coordinatorAgentId: coordinator.agentId, status: 'draft' as const };
   });
   return result.value ?? replayed(app, result.events);
@@ -47,22 +78,44 @@ export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Command
 
 /** A retried create_goal (same idempotency key) answers with the goal the first call made. */
 function replayed(app: App, events: readonly { type: string; data: unknown }[]): CreatedGoal {
-  const created = events.find((e) => e.type === 'GoalCreated')!.data as { goalId: number; slug: string; channelId: number; coordinatorAgentId: number };
-  return { goalId: created.goalId, slug: created.slug, channelId: created.channelId, coordinatorAgentId: created.coordinatorAgentId, status: 'draft' };
+  const created = events.find((e) => e.type === 'GoalCreated')!.data as {
+    goalId: number;
+    slug: string;
+    channelId: number;
+    coordinatorAgentId: number;
+  };
+  return {
+    goalId: created.goalId,
+    slug: created.slug,
+    channelId: created.channelId,
+    coordinatorAgentId: created.coordinatorAgentId,
+    status: 'draft',
+  };
 }
 
 function freeSlug(db: App['engine']['db'], ownerId: number, base: string): string {
   if (!slugTaken(db, ownerId, base)) return base;
   for (let n = 2; n <= 99; n += 1) if (!slugTaken(db, ownerId, `${base}-${n}`)) return `${base}-${n}`;
-  throw new DomainError('ErrSlugTaken', `goal slugs ${base} … ${base}-99 are all taken: choose another title`, { slug: base });
+  throw new DomainError('ErrSlugTaken', `goal slugs ${base} … ${base}-99 are all taken: choose another title`, {
+    slug: base,
+  });
 }
 
 /** complete_goal: the owner or the goal's coordinator closes it as completed, stuck or cancelled. */
-export function closeGoal(app: App, by: Speaker, goalId: number, to: ClosingStatus, summary: string, actor: CommandOptions): GoalRow {
+export function closeGoal(
+  app: App,
+  by: Speaker,
+  goalId: number,
+  to: ClosingStatus,
+  summary: string,
+  actor: CommandOptions,
+): GoalRow {
   app.engine.transact(actor, () => {
     const goal = goalFor(app, by, goalId);
     if (!isOwner(by) && agentIdOf(by) !== goal.coordinatorAgentId) {
-      throw new DomainError('ErrForbidden', `only the goal's owner or its coordinator may complete goal ${goalId}`, { goal_id: goalId });
+      throw new DomainError('ErrForbidden', `only the goal's owner or its coordinator may complete goal ${goalId}`, {
+        goal_id: goalId,
+      });
     }
     app.engine.handle(goalDecider, goalStream(goalId), { type: 'CloseGoal', to, summary, by: who(by) }, actor);
   });
@@ -75,13 +128,23 @@ export function closeGoal(app: App, by: Speaker, goalId: number, to: ClosingStat
  */
 function checkApprovalMode(by: Speaker, mode: ApprovalMode): void {
   if (mode === 'auto' && !isOwner(by)) {
-    throw new DomainError('ErrApprovalModeForbidden', 'approval_mode "auto" is the owner\'s choice: create the goal in "human" mode; the owner may switch it (set_goal_approval_mode, `colony goals mode ID auto`)', { approval_mode: mode });
+    throw new DomainError(
+      'ErrApprovalModeForbidden',
+      'approval_mode "auto" is the owner\'s choice: create the goal in "human" mode; the owner may switch it (set_goal_approval_mode, `colony goals mode ID auto`)',
+      { approval_mode: mode },
+    );
   }
 }
 
 /** The owner switches a goal between human and automatic approval of its proposals. */
-export function setApprovalMode(app: App, by: Speaker, goalId: number, to: ApprovalMode, actor: CommandOptions): GoalRow {
-  if (!isOwner(by)) throw new DomainError('ErrApprovalModeForbidden', 'only the goal\'s owner sets its approval mode');
+export function setApprovalMode(
+  app: App,
+  by: Speaker,
+  goalId: number,
+  to: ApprovalMode,
+  actor: CommandOptions,
+): GoalRow {
+  if (!isOwner(by)) throw new DomainError('ErrApprovalModeForbidden', "only the goal's owner sets its approval mode");
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);
     app.engine.handle(goalDecider, goalStream(goalId), { type: 'SetApprovalMode', to, by: who(by) }, actor);
@@ -90,12 +153,23 @@ export function setApprovalMode(app: App, by: Speaker, goalId: number, to: Appro
 }
 
 /** resume_goal: the owner sets a paused (or stuck) goal active again, optionally with new budgets. */
-export function resumeGoal(app: App, by: Speaker, goalId: number, budgets: Partial<Budgets>, actor: CommandOptions): GoalRow {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the goal\'s owner may resume it');
+export function resumeGoal(
+  app: App,
+  by: Speaker,
+  goalId: number,
+  budgets: Partial<Budgets>,
+  actor: CommandOptions,
+): GoalRow {
+  if (!isOwner(by)) throw new DomainError('ErrForbidden', "only the goal's owner may resume it");
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);
     const t = goalTotals(app.engine.db, goalId);
-    app.engine.handle(goalDecider, goalStream(goalId), { type: 'ResumeGoal', budgets, spent: { tokens: t.spentTokens, cents: t.spentCents }, by: who(by) }, actor);
+    app.engine.handle(
+      goalDecider,
+      goalStream(goalId),
+      { type: 'ResumeGoal', budgets, spent: { tokens: t.spentTokens, cents: t.spentCents }, by: who(by) },
+      actor,
+    );
   });
   return getGoal(app.engine.db, goalId)!;
 }

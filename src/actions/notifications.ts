@@ -14,19 +14,45 @@ import { ensureDm, ensureFixedChannel, isFixedChannel, post, type Sent } from '.
 const systemOf = (tenant: number): Speaker => ({ key: 'system', name: 'system', tenant });
 
 /** A system message (task transitions, alerts) to a tenant's channel, creating a fixed one if needed. */
-export function postSystemMessage(app: App, tenant: number, channelName: string, body: string, metadata: Record<string, unknown> | null, actor: CommandOptions): Sent {
+export function postSystemMessage(
+  app: App,
+  tenant: number,
+  channelName: string,
+  body: string,
+  metadata: Record<string, unknown> | null,
+  actor: CommandOptions,
+): Sent {
   const system = systemOf(tenant);
-  return post(app, actor, () => {
-    const existing = getChannelByName(app.engine.db, tenant, channelName);
-    if (existing) return existing.channelId;
-    if (!isFixedChannel(channelName)) throw notFound(`channel #${channelName}`);
-    return ensureFixedChannel(app, tenant, channelName, actor);
-  }, system, 'system', { body, subject: null, priority: 5, metadata: { kind: 'system', ...metadata }, replyTo: null });
+  return post(
+    app,
+    actor,
+    () => {
+      const existing = getChannelByName(app.engine.db, tenant, channelName);
+      if (existing) return existing.channelId;
+      if (!isFixedChannel(channelName)) throw notFound(`channel #${channelName}`);
+      return ensureFixedChannel(app, tenant, channelName, actor);
+    },
+    system,
+    'system',
+    { body, subject: null, priority: 5, metadata: { kind: 'system', ...metadata }, replyTo: null },
+  );
 }
 
 /** A system message straight to one principal's inbox (alerts, verdicts, decisions), in a dm channel with `system`. */
-export function sendSystemDirect(app: App, tenant: number, to: string, body: string, metadata: Record<string, unknown> | null, actor: CommandOptions): Sent {
+export function sendSystemDirect(
+  app: App,
+  tenant: number,
+  to: string,
+  body: string,
+  metadata: Record<string, unknown> | null,
+  actor: CommandOptions,
+): Sent {
   const system = systemOf(tenant);
-  return post(app, actor, () => ensureDm(app, tenant, 'system', to, actor), system, 'system',
-    { body, subject: null, priority: 7, metadata: { kind: 'system', ...metadata }, replyTo: null });
+  return post(app, actor, () => ensureDm(app, tenant, 'system', to, actor), system, 'system', {
+    body,
+    subject: null,
+    priority: 7,
+    metadata: { kind: 'system', ...metadata },
+    replyTo: null,
+  });
 }

@@ -3,7 +3,12 @@ import type { App } from '../app.js';
 import { oauthDecider, type CodeFacts, type DecideAuthorization } from '../commands/oauth.js';
 import { DomainError } from '../errors.js';
 import {
-  oauthApprovalStream, oauthClientStream, oauthGrantStream, type OAuthClientKind, type OAuthRevokeReason, type OAuthTokenPair,
+  oauthApprovalStream,
+  oauthClientStream,
+  oauthGrantStream,
+  type OAuthClientKind,
+  type OAuthRevokeReason,
+  type OAuthTokenPair,
 } from '../events/oauth.js';
 import { getOAuthGrant, oauthClientById, oauthGrantsOf, oauthTokenByHash } from '../projections/oauth-queries.js';
 import { tokenHash } from '../tokens.js';
@@ -19,15 +24,27 @@ export const REFRESH_TOKEN_TTL_SEC = 30 * 24 * 3600;
 /** Opaque, 256 random bits; the prefixes tell people and secret scanners what they hold. */
 const mint = (prefix: string): string => `${prefix}${randomBytes(32).toString('base64url')}`;
 
-export interface IssuedTokens { grantN: number; accessToken: string; refreshToken: string; expiresIn: number; scope: string }
+export interface IssuedTokens {
+  grantN: number;
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  scope: string;
+}
 
 function newPair(now: Date): { accessToken: string; refreshToken: string; pair: OAuthTokenPair } {
   const accessToken = mint('colony_oat_');
   const refreshToken = mint('colony_ort_');
   const at = (sec: number) => new Date(now.getTime() + sec * 1000).toISOString();
   return {
-    accessToken, refreshToken,
-    pair: { accessTokenHash: tokenHash(accessToken), accessExpiresAt: at(ACCESS_TOKEN_TTL_SEC), refreshTokenHash: tokenHash(refreshToken), refreshExpiresAt: at(REFRESH_TOKEN_TTL_SEC) },
+    accessToken,
+    refreshToken,
+    pair: {
+      accessTokenHash: tokenHash(accessToken),
+      accessExpiresAt: at(ACCESS_TOKEN_TTL_SEC),
+      refreshTokenHash: tokenHash(refreshToken),
+      refreshExpiresAt: at(REFRESH_TOKEN_TTL_SEC),
+    },
   };
 }
 
@@ -38,29 +55,60 @@ export function decideAuthorization(app: App, decision: Decision, by: CommandOpt
   const { engine } = app;
   const r = engine.transact(by, (uow) => {
     const approvalN = uow.ids.next('oauth-approval');
-    engine.handle(oauthDecider, oauthApprovalStream(approvalN), { type: 'DecideAuthorization', approvalN, ...decision }, by);
+    engine.handle(
+      oauthDecider,
+      oauthApprovalStream(approvalN),
+      { type: 'DecideAuthorization', approvalN, ...decision },
+      by,
+    );
     return { approvalN };
   });
   return r.value!;
 }
 
-export interface ClientInfo { clientId: string; kind: OAuthClientKind; clientName: string; redirectUris: string[] }
+export interface ClientInfo {
+  clientId: string;
+  kind: OAuthClientKind;
+  clientName: string;
+  redirectUris: string[];
+}
 
 /** Redeems a code: logs its client on first use, then the grant with a fresh token pair. */
-export function issueGrant(app: App, client: ClientInfo, code: CodeFacts, request: { clientId: string; redirectUri: string; codeVerifier: string; resource: string | null }): IssuedTokens {
+export function issueGrant(
+  app: App,
+  client: ClientInfo,
+  code: CodeFacts,
+  request: { clientId: string; redirectUri: string; codeVerifier: string; resource: string | null },
+): IssuedTokens {
   const { engine } = app;
   const by = { actor: clientActor(client.clientId) };
   const tokens = newPair(engine.clock());
   const r = engine.transact(by, (uow) => {
     if (!oauthClientById(engine.db, client.clientId)) {
       const clientN = uow.ids.next('oauth-client');
-      engine.handle(oauthDecider, oauthClientStream(clientN), { type: 'RegisterOAuthClient', client: { clientN, ...client } }, by);
+      engine.handle(
+        oauthDecider,
+        oauthClientStream(clientN),
+        { type: 'RegisterOAuthClient', client: { clientN, ...client } },
+        by,
+      );
     }
     const grantN = uow.ids.next('oauth-grant');
-    engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'IssueGrant', grantN, code, request, tokens: tokens.pair }, by);
+    engine.handle(
+      oauthDecider,
+      oauthGrantStream(grantN),
+      { type: 'IssueGrant', grantN, code, request, tokens: tokens.pair },
+      by,
+    );
     return grantN;
   });
-  return { grantN: r.value!, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresIn: ACCESS_TOKEN_TTL_SEC, scope: code.scopes.join(' ') };
+  return {
+    grantN: r.value!,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresIn: ACCESS_TOKEN_TTL_SEC,
+    scope: code.scopes.join(' '),
+  };
 }
 
 /** Rotates a grant's tokens. A rotated-out refresh token ends the grant (committed) and is then refused. */
@@ -69,18 +117,33 @@ export function refreshGrant(app: App, refreshToken: string, clientId: string, r
   const found = oauthTokenByHash(engine.db, tokenHash(refreshToken));
   if (!found || found.kind !== 'refresh') throw new DomainError('ErrOAuthInvalidGrant', 'unknown refresh token');
   const tokens = newPair(engine.clock());
-  const r = engine.handle(oauthDecider, oauthGrantStream(found.grantN), { type: 'RefreshGrant', clientId, presentedRefreshHash: tokenHash(refreshToken), resource, tokens: tokens.pair },
-    { actor: clientActor(clientId) });
+  const r = engine.handle(
+    oauthDecider,
+    oauthGrantStream(found.grantN),
+    { type: 'RefreshGrant', clientId, presentedRefreshHash: tokenHash(refreshToken), resource, tokens: tokens.pair },
+    { actor: clientActor(clientId) },
+  );
   if (r.events.some((e) => e.type === 'OAuthGrantRevoked')) {
-    throw new DomainError('ErrOAuthInvalidGrant', 'this refresh token was already used: the grant is revoked (a copy of it is in other hands)');
+    throw new DomainError(
+      'ErrOAuthInvalidGrant',
+      'this refresh token was already used: the grant is revoked (a copy of it is in other hands)',
+    );
   }
   const grant = getOAuthGrant(engine.db, found.grantN)!;
-  return { grantN: found.grantN, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresIn: ACCESS_TOKEN_TTL_SEC, scope: grant.scopes.join(' ') };
+  return {
+    grantN: found.grantN,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresIn: ACCESS_TOKEN_TTL_SEC,
+    scope: grant.scopes.join(' '),
+  };
 }
 
 /** Ends a grant; false when it was already ended. */
 export function revokeGrant(app: App, grantN: number, reason: OAuthRevokeReason, by: CommandOptions): boolean {
-  return app.engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'RevokeGrant', reason }, by).events.length > 0;
+  return (
+    app.engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'RevokeGrant', reason }, by).events.length > 0
+  );
 }
 
 /** Ends every live grant the tenant gave this client, in one command; returns their numbers. */
@@ -88,7 +151,8 @@ export function revokeClientGrants(app: App, ownerId: number, clientId: string, 
   const { engine } = app;
   const live = oauthGrantsOf(engine.db, ownerId, clientId).filter((g) => g.revokedAt === null);
   engine.transact(by, () => {
-    for (const g of live) engine.handle(oauthDecider, oauthGrantStream(g.grantN), { type: 'RevokeGrant', reason: 'client_revoked' }, by);
+    for (const g of live)
+      engine.handle(oauthDecider, oauthGrantStream(g.grantN), { type: 'RevokeGrant', reason: 'client_revoked' }, by);
   });
   return live.map((g) => g.grantN).sort((a, b) => a - b);
 }
@@ -101,7 +165,8 @@ export function revokeByToken(app: App, token: string, clientId: string): 'revok
   const found = oauthTokenByHash(app.engine.db, tokenHash(token));
   const grant = found && getOAuthGrant(app.engine.db, found.grantN);
   if (!grant) return 'unknown';
-  if (grant.clientId !== clientId) throw new DomainError('ErrOAuthUnauthorizedClient', 'this token was issued to another client');
+  if (grant.clientId !== clientId)
+    throw new DomainError('ErrOAuthUnauthorizedClient', 'this token was issued to another client');
   revokeGrant(app, grant.grantN, 'client', { actor: clientActor(clientId) });
   return 'revoked';
 }

@@ -5,7 +5,16 @@ import { DomainError, notFound } from '../errors.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import { agentStream, userStream, type AgentRegistered, type Speaker, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
-import { getAgent, getAgentByName, getUser, getToken, getUserByName, listUsers, tokensOf, type UserRow } from '../projections/principals.js';
+import {
+  getAgent,
+  getAgentByName,
+  getUser,
+  getToken,
+  getUserByName,
+  listUsers,
+  tokensOf,
+  type UserRow,
+} from '../projections/principals.js';
 import { seedRootReputation } from './reputation.js';
 import { newToken, tokenHash } from '../tokens.js';
 
@@ -20,7 +29,8 @@ export function ownerOf(app: App): UserRow | null {
 export function createOwner(app: App, name: string, by: CommandOptions): { userId: number; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
-    if (getUserByName(engine.db, name)) throw new DomainError('ErrPrincipalExists', `a user named ${name} already exists`);
+    if (getUserByName(engine.db, name))
+      throw new DomainError('ErrPrincipalExists', `a user named ${name} already exists`);
     const userId = uow.ids.next('user');
     engine.handle(principalDecider, userStream(userId), { type: 'CreateUser', userId, name }, by);
     const token = issue(app, 'user', userId, 'owner token', ['mcp', 'api'], false, uow.ids.next('token'), by);
@@ -37,25 +47,60 @@ export type AgentSpec = Omit<AgentRegistered['data'], 'agentId'>;
  * for a person or for Colony. An agent never takes one (DESIGN §8: an agent acts only as itself).
  */
 export const RESERVED_AGENT_NAMES: ReadonlySet<string> = new Set([
-  'owner', 'system', 'colony', 'admin', 'administrator', 'root', 'user', 'users', 'agent', 'agents', 'all', 'everyone', 'here', 'channel',
-  'anonymous', 'approvals', 'requests', 'human', 'operator', 'moderator', 'support', 'security',
+  'owner',
+  'system',
+  'colony',
+  'admin',
+  'administrator',
+  'root',
+  'user',
+  'users',
+  'agent',
+  'agents',
+  'all',
+  'everyone',
+  'here',
+  'channel',
+  'anonymous',
+  'approvals',
+  'requests',
+  'human',
+  'operator',
+  'moderator',
+  'support',
+  'security',
 ]);
 
 /** Refuses a name an agent of this owner may not take: reserved, the owner's own, or another active agent's. */
 export function checkAgentName(app: App, ownerId: number, name: string): void {
   if (RESERVED_AGENT_NAMES.has(name) || getUser(app.engine.db, ownerId)?.name === name) {
-    throw new DomainError('ErrAgentNameReserved', `"${name}" cannot name an agent: it is reserved or it is a person's name in this team, and messages to it must reach that person`, { name });
+    throw new DomainError(
+      'ErrAgentNameReserved',
+      `"${name}" cannot name an agent: it is reserved or it is a person's name in this team, and messages to it must reach that person`,
+      { name },
+    );
   }
-  if (getAgentByName(app.engine.db, ownerId, name)) throw new DomainError('ErrAgentNameTaken', `an agent named ${name} already exists`, { name });
+  if (getAgentByName(app.engine.db, ownerId, name))
+    throw new DomainError('ErrAgentNameTaken', `an agent named ${name} already exists`, { name });
 }
 
 /** `knownTools` (the tool registry's names): given, the scope may name only agent-surface tools (commands/tool-scope.ts). */
-export function registerAgent(app: App, spec: AgentSpec, by: CommandOptions, knownTools?: KnownTools): { agentId: number; name: string; token: string } {
+export function registerAgent(
+  app: App,
+  spec: AgentSpec,
+  by: CommandOptions,
+  knownTools?: KnownTools,
+): { agentId: number; name: string; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
     checkAgentName(app, spec.ownerId, spec.name);
     const agentId = uow.ids.next('agent');
-    engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: { agentId, ...spec }, knownTools }, by);
+    engine.handle(
+      principalDecider,
+      agentStream(agentId),
+      { type: 'RegisterAgent', agent: { agentId, ...spec }, knownTools },
+      by,
+    );
     if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, agentId)!, by);
     const token = issue(app, 'agent', agentId, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
     return { agentId, name: spec.name, token };
@@ -68,22 +113,48 @@ export function registerAgent(app: App, spec: AgentSpec, by: CommandOptions, kno
 export function rotateToken(app: App, kind: 'user' | 'agent', id: number, by: CommandOptions): string {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
-    for (const t of tokensOf(engine.db, kind, id).filter((x) => !x.revokedAt)) revoke(app, kind, id, t.tokenId, 'rotated', by);
+    for (const t of tokensOf(engine.db, kind, id).filter((x) => !x.revokedAt))
+      revoke(app, kind, id, t.tokenId, 'rotated', by);
     const scopes: TokenScope[] = kind === 'user' ? ['mcp', 'api'] : ['mcp'];
-    return issue(app, kind, id, `${kind === 'user' ? 'owner' : 'agent'} token`, scopes, kind === 'agent', uow.ids.next('token'), by);
+    return issue(
+      app,
+      kind,
+      id,
+      `${kind === 'user' ? 'owner' : 'agent'} token`,
+      scopes,
+      kind === 'agent',
+      uow.ids.next('token'),
+      by,
+    );
   });
   if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
   return result.value;
 }
 
 /** Issues an additional token for the principal (returned once). */
-export function createToken(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], by: CommandOptions): string {
-  const result = app.engine.transact(by, (uow) => issue(app, kind, id, label, scopes, kind === 'agent', uow.ids.next('token'), by));
+export function createToken(
+  app: App,
+  kind: 'user' | 'agent',
+  id: number,
+  label: string,
+  scopes: TokenScope[],
+  by: CommandOptions,
+): string {
+  const result = app.engine.transact(by, (uow) =>
+    issue(app, kind, id, label, scopes, kind === 'agent', uow.ids.next('token'), by),
+  );
   if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
   return result.value;
 }
 
-export function revokeToken(app: App, kind: 'user' | 'agent', id: number, tokenId: number, reason: string, by: CommandOptions): boolean {
+export function revokeToken(
+  app: App,
+  kind: 'user' | 'agent',
+  id: number,
+  tokenId: number,
+  reason: string,
+  by: CommandOptions,
+): boolean {
   return revoke(app, kind, id, tokenId, reason, by).events.length > 0;
 }
 
@@ -96,7 +167,16 @@ function revoke(app: App, kind: 'user' | 'agent', id: number, tokenId: number, r
   });
 }
 
-function issue(app: App, kind: 'user' | 'agent', id: number, label: string, scopes: TokenScope[], sealIt: boolean, tokenId: number, by: CommandOptions): string {
+function issue(
+  app: App,
+  kind: 'user' | 'agent',
+  id: number,
+  label: string,
+  scopes: TokenScope[],
+  sealIt: boolean,
+  tokenId: number,
+  by: CommandOptions,
+): string {
   const token = newToken();
   const stream = kind === 'user' ? userStream(id) : agentStream(id);
   const data = { tokenId, tokenHash: tokenHash(token), label, scopes, sealed: sealIt ? seal(app.key, token) : null };

@@ -18,8 +18,17 @@ import { type CommandOptions } from '../engine/handle.js';
  * default, `<data>/workspace/projects/<name>`, which lies inside the workspace root by construction.
  */
 export type CreateOutcome = 'created' | 'exists' | 'reactivated';
-export interface CreatedProject { outcome: CreateOutcome; project: ProjectRow; scaffold: ScaffoldResult | null }
-export interface NewProject { name: string; path: string; gitUrl: string; description: string }
+export interface CreatedProject {
+  outcome: CreateOutcome;
+  project: ProjectRow;
+  scaffold: ScaffoldResult | null;
+}
+export interface NewProject {
+  name: string;
+  path: string;
+  gitUrl: string;
+  description: string;
+}
 
 /**
  * Every project lookup that misses says the same (reference §1.9 item 2 made consistent): xylocopa's
@@ -28,7 +37,11 @@ export interface NewProject { name: string; path: string; gitUrl: string; descri
  */
 export function projectNotFound(app: App, tenant: number, name: string): DomainError {
   const names = listProjects(app.engine.db, tenant, false).map((p) => p.name);
-  return new DomainError('ErrProjectNotFound', `Project \`${name}\` not found.\nAvailable: ${names.length ? names.join(', ') : '(none)'}`, { project: name });
+  return new DomainError(
+    'ErrProjectNotFound',
+    `Project \`${name}\` not found.\nAvailable: ${names.length ? names.join(', ') : '(none)'}`,
+    { project: name },
+  );
 }
 
 /** A project of the tenant by name (archived ones included), or the not-found refusal. */
@@ -46,14 +59,33 @@ export function createProject(app: App, by: Speaker, input: NewProject, actor: C
     const result = app.engine.transact(actor, (uow) => {
       const existing = getProjectByName(app.engine.db, by.tenant, input.name);
       if (existing?.archived) {
-        app.engine.handle(projectDecider, projectStream(existing.projectId),
-          { type: 'ReactivateProject', gitRemote: orNull(input.gitUrl), description: orNull(input.description), by: who(by) }, actor);
+        app.engine.handle(
+          projectDecider,
+          projectStream(existing.projectId),
+          {
+            type: 'ReactivateProject',
+            gitRemote: orNull(input.gitUrl),
+            description: orNull(input.description),
+            by: who(by),
+          },
+          actor,
+        );
         return { outcome: 'reactivated' as const, projectId: existing.projectId, scaffold: null };
       }
       if (existing) return { outcome: 'exists' as const, projectId: existing.projectId, scaffold: null };
       const n = uow.ids.next('project');
-      const record: ProjectRecord = { name: input.name, path: input.path || defaultPath(app, input.name), gitRemote: orNull(input.gitUrl), description: orNull(input.description) };
-      app.engine.handle(projectDecider, projectStream(n), { type: 'CreateProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } }, actor);
+      const record: ProjectRecord = {
+        name: input.name,
+        path: input.path || defaultPath(app, input.name),
+        gitRemote: orNull(input.gitUrl),
+        description: orNull(input.description),
+      };
+      app.engine.handle(
+        projectDecider,
+        projectStream(n),
+        { type: 'CreateProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } },
+        actor,
+      );
       return { outcome: 'created' as const, projectId: n, scaffold: writeFiles(journal, record) };
     });
     const value = result.value ?? replayed(result.events, by.tenant, input.name, app);
@@ -69,12 +101,18 @@ function writeFiles(journal: FileJournal, p: ProjectRecord): ScaffoldResult {
   try {
     journal.mkdirp(p.path);
   } catch (e) {
-    throw new DomainError('ErrProjectFiles', `Could not create directory ${p.path}: ${(e as Error).message}`, { path: p.path });
+    throw new DomainError('ErrProjectFiles', `Could not create directory ${p.path}: ${(e as Error).message}`, {
+      path: p.path,
+    });
   }
   try {
     return scaffoldFiles(journal, p);
   } catch (e) {
-    throw new DomainError('ErrProjectFiles', `Scaffold failed for \`${p.name}\`: ${(e as Error).message}\nNothing was created: the project was rolled back.`, { path: p.path });
+    throw new DomainError(
+      'ErrProjectFiles',
+      `Scaffold failed for \`${p.name}\`: ${(e as Error).message}\nNothing was created: the project was rolled back.`,
+      { path: p.path },
+    );
   }
 }
 
@@ -99,17 +137,27 @@ function checkedDir(p: ProjectRow, verb: 'Scaffold' | 'Regenerate'): void {
   } catch {
     // missing: reported below
   }
-  if (!isDir) throw new DomainError('ErrProjectPathMissing', `Project \`${p.name}\` path does not exist on disk: ${p.path}`, { path: p.path });
+  if (!isDir)
+    throw new DomainError('ErrProjectPathMissing', `Project \`${p.name}\` path does not exist on disk: ${p.path}`, {
+      path: p.path,
+    });
   const real = realpathSync(p.path);
   if (real !== p.path) {
-    throw new DomainError('ErrProjectFiles', `${verb} failed for \`${p.name}\`: ${p.path} now resolves to ${real}; nothing was written.`, { path: p.path });
+    throw new DomainError(
+      'ErrProjectFiles',
+      `${verb} failed for \`${p.name}\`: ${p.path} now resolves to ${real}; nothing was written.`,
+      { path: p.path },
+    );
   }
 }
 
 /** An active project of the tenant whose files may be written; archived ones are outside the allowed roots now. */
 function writable(app: App, by: Speaker, name: string, verb: 'Scaffold' | 'Regenerate'): ProjectRow {
   const p = projectOf(app, by.tenant, name);
-  if (p.archived) throw new DomainError('ErrProjectArchived', `Project \`${name}\` is archived: project_create re-activates it.`, { project: name });
+  if (p.archived)
+    throw new DomainError('ErrProjectArchived', `Project \`${name}\` is archived: project_create re-activates it.`, {
+      project: name,
+    });
   checkedDir(p, verb);
   return p;
 }
@@ -121,7 +169,9 @@ function filesStep<T>(p: ProjectRow, verb: 'Scaffold' | 'Regenerate', fn: (journ
     return fn(journal);
   } catch (e) {
     journal.rollback();
-    throw new DomainError('ErrProjectFiles', `${verb} failed for \`${p.name}\`: ${(e as Error).message}`, { path: p.path });
+    throw new DomainError('ErrProjectFiles', `${verb} failed for \`${p.name}\`: ${(e as Error).message}`, {
+      path: p.path,
+    });
   }
 }
 
@@ -138,11 +188,19 @@ export function regenerateClaudeMd(app: App, by: Speaker, name: string): { proje
 }
 
 /** archive_project (owner only): a soft delete; the files stay and the name stays taken. */
-export function archiveProject(app: App, by: Speaker, name: string, actor: CommandOptions): { project: ProjectRow; archived: boolean } {
+export function archiveProject(
+  app: App,
+  by: Speaker,
+  name: string,
+  actor: CommandOptions,
+): { project: ProjectRow; archived: boolean } {
   if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner may archive a project');
   const result = app.engine.transact(actor, () => {
     const p = projectOf(app, by.tenant, name);
-    return app.engine.handle(projectDecider, projectStream(p.projectId), { type: 'ArchiveProject', by: who(by) }, actor).events.length > 0;
+    return (
+      app.engine.handle(projectDecider, projectStream(p.projectId), { type: 'ArchiveProject', by: who(by) }, actor)
+        .events.length > 0
+    );
   });
   return { project: projectOf(app, by.tenant, name), archived: result.value ?? result.events.length > 0 };
 }

@@ -14,21 +14,29 @@ import { sendSystemDirect } from './notifications.js';
  * COLONY_REPUTATION_HALF_LIFE_DAYS (30), COLONY_QUARANTINE_THRESHOLD (0.3) and
  * COLONY_REPUTATION_DELTAS ("peer=0.1,command=0.1,auto=0.05,reject=-0.2").
  */
-export interface ReputationSettings { halfLifeDays: number; threshold: number; deltas: Record<'peer' | 'command' | 'auto' | 'reject', number> }
+export interface ReputationSettings {
+  halfLifeDays: number;
+  threshold: number;
+  deltas: Record<'peer' | 'command' | 'auto' | 'reject', number>;
+}
 
 export function reputationSettings(env: NodeJS.ProcessEnv = process.env): ReputationSettings {
   const num = (name: string, fallback: number, ok: (n: number) => boolean): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || !ok(n)) throw new DomainError('ErrInvalidConfig', `${name}="${raw}" is not a valid value`);
+    if (!Number.isFinite(n) || !ok(n))
+      throw new DomainError('ErrInvalidConfig', `${name}="${raw}" is not a valid value`);
     return n;
   };
   const deltas = { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 };
   for (const pair of (env.COLONY_REPUTATION_DELTAS ?? '').split(',').filter(Boolean)) {
     const [key, value] = pair.split('=');
     if (!key || !(key in deltas) || value === undefined || !Number.isFinite(Number(value))) {
-      throw new DomainError('ErrInvalidConfig', `COLONY_REPUTATION_DELTAS: "${pair}" is not kind=number (kinds: peer, command, auto, reject)`);
+      throw new DomainError(
+        'ErrInvalidConfig',
+        `COLONY_REPUTATION_DELTAS: "${pair}" is not kind=number (kinds: peer, command, auto, reject)`,
+      );
     }
     deltas[key as keyof typeof deltas] = Number(value);
   }
@@ -46,7 +54,15 @@ export const BOOTSTRAP_SCORE = 0.5;
  * evidence in a domain is preceded by that domain's seed row (see seedScore), so a first small delta
  * never takes a fresh config from neutral to near zero.
  */
-export function recordEvidence(app: App, agent: AgentRow, domain: string, delta: number, ref: string, actor: CommandOptions, configHash = agent.configHash): void {
+export function recordEvidence(
+  app: App,
+  agent: AgentRow,
+  domain: string,
+  delta: number,
+  ref: string,
+  actor: CommandOptions,
+  configHash = agent.configHash,
+): void {
   app.engine.transact(actor, () => {
     const stream = agentStream(agent.agentId);
     const settings = reputationSettings();
@@ -54,30 +70,74 @@ export function recordEvidence(app: App, agent: AgentRow, domain: string, delta:
     // An index probe, not the domain's score: every verdict asks this, and an agent's evidence only grows.
     if (!ref.startsWith('seed') && !hasEvidence(app.engine.db, agent.ownerId, configHash, domain)) {
       const seed = seedScore(app, agent, domain, now, settings.halfLifeDays);
-      app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence: {
-        agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta: seed.delta, weight: 1, ref: seed.ref,
-      } }, actor);
+      app.engine.handle(
+        reputationDecider,
+        stream,
+        {
+          type: 'RecordEvidence',
+          evidence: {
+            agentId: agent.agentId,
+            ownerId: agent.ownerId,
+            configHash,
+            domain,
+            delta: seed.delta,
+            weight: 1,
+            ref: seed.ref,
+          },
+        },
+        actor,
+      );
     }
-    app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence: {
-      agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta, weight: 1, ref,
-    } }, actor);
+    app.engine.handle(
+      reputationDecider,
+      stream,
+      {
+        type: 'RecordEvidence',
+        evidence: {
+          agentId: agent.agentId,
+          ownerId: agent.ownerId,
+          configHash,
+          domain,
+          delta,
+          weight: 1,
+          ref,
+        },
+      },
+      actor,
+    );
     // Only bad evidence can quarantine: a good verdict on a score that decay (or an earlier quarantine the
     // owner lifted) left below the threshold is not a reason to — time decay alone never quarantines.
     if (!(delta < 0)) return;
     // Quarantine is about the agent as it is now: its current config's scores, wherever this evidence went.
     const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, agent.configHash, now, settings.halfLifeDays));
-    const { events } = app.engine.handle(reputationDecider, stream, { type: 'CheckQuarantine', agentId: agent.agentId, meanScore: mean, threshold: settings.threshold }, actor);
+    const { events } = app.engine.handle(
+      reputationDecider,
+      stream,
+      { type: 'CheckQuarantine', agentId: agent.agentId, meanScore: mean, threshold: settings.threshold },
+      actor,
+    );
     const quarantined = events.find((e) => e.type === 'AgentQuarantined');
     if (quarantined) {
-      sendSystemDirect(app, agent.ownerId, `user-${agent.ownerId}`,
+      sendSystemDirect(
+        app,
+        agent.ownerId,
+        `user-${agent.ownerId}`,
         `Agent ${agent.name} was quarantined: ${quarantined.data.reason}. It may call only read tools and claim nothing until you lift it (unquarantine_agent).`,
-        { event: 'AgentQuarantined', agent_id: agent.agentId }, actor);
+        { event: 'AgentQuarantined', agent_id: agent.agentId },
+        actor,
+      );
     }
   });
 }
 
 /** A domain's seed: 0.5 for a root agent, 0.7 × its parent's current score in that domain for a spawned one. */
-function seedScore(app: App, agent: AgentRow, domain: string, now: string, halfLifeDays: number): { delta: number; ref: string } {
+function seedScore(
+  app: App,
+  agent: AgentRow,
+  domain: string,
+  now: string,
+  halfLifeDays: number,
+): { delta: number; ref: string } {
   const parent = agent.parentId === null ? null : getAgent(app.engine.db, agent.parentId);
   if (!parent) return { delta: BOOTSTRAP_SCORE, ref: 'seed:bootstrap' };
   const score = scoreOf(app.engine.db, parent.ownerId, parent.configHash, domain, now, halfLifeDays).score;
@@ -94,7 +154,11 @@ export function seedRootReputation(app: App, agent: AgentRow, actor: CommandOpti
 }
 
 /** Evidence from each verdict among `events` for the task's assignee (domain = billing code, else default). */
-export function recordVerdicts(app: App, events: readonly { type: string; data: unknown }[], actor: CommandOptions): void {
+export function recordVerdicts(
+  app: App,
+  events: readonly { type: string; data: unknown }[],
+  actor: CommandOptions,
+): void {
   const { deltas } = reputationSettings();
   for (const e of events) {
     if (e.type !== 'TaskVerified') continue;
@@ -103,26 +167,63 @@ export function recordVerdicts(app: App, events: readonly { type: string; data: 
     if (!agent) continue;
     const delta = v.verdict === 'reject' ? deltas.reject : deltas[v.verifierKind];
     // Evidence belongs to the config the work was done under: a config changed since the claim keeps its own record.
-    recordEvidence(app, agent, v.domain, delta, `task:${v.taskId} verified=${v.verifierKind}:${v.verifier.name} verdict=${v.verdict}`, actor, v.assigneeConfigHash ?? agent.configHash);
+    recordEvidence(
+      app,
+      agent,
+      v.domain,
+      delta,
+      `task:${v.taskId} verified=${v.verifierKind}:${v.verifier.name} verdict=${v.verdict}`,
+      actor,
+      v.assigneeConfigHash ?? agent.configHash,
+    );
   }
 }
 
-export interface Reputation { configHash: string; rollingScore: number; evidenceCount: number; lastEvidenceAt: string | null; domains: Score[]; quarantined: boolean }
+export interface Reputation {
+  configHash: string;
+  rollingScore: number;
+  evidenceCount: number;
+  lastEvidenceAt: string | null;
+  domains: Score[];
+  quarantined: boolean;
+}
 
 /** GET /api/agents/:id/reputation and `colony agents show`: the agent's current config hash and its scores now. */
 export function reputationOf(app: App, agent: AgentRow): Reputation {
   const { halfLifeDays } = reputationSettings();
-  const domains = scoresOf(app.engine.db, agent.ownerId, agent.configHash, app.engine.clock().toISOString(), halfLifeDays);
+  const domains = scoresOf(
+    app.engine.db,
+    agent.ownerId,
+    agent.configHash,
+    app.engine.clock().toISOString(),
+    halfLifeDays,
+  );
   return {
-    configHash: agent.configHash, rollingScore: meanScore(domains), evidenceCount: domains.reduce((n, d) => n + d.evidenceCount, 0),
-    lastEvidenceAt: domains.map((d) => d.lastEvidenceAt).filter((x): x is string => x !== null).sort().pop() ?? null, domains, quarantined: agent.quarantined,
+    configHash: agent.configHash,
+    rollingScore: meanScore(domains),
+    evidenceCount: domains.reduce((n, d) => n + d.evidenceCount, 0),
+    lastEvidenceAt:
+      domains
+        .map((d) => d.lastEvidenceAt)
+        .filter((x): x is string => x !== null)
+        .sort()
+        .pop() ?? null,
+    domains,
+    quarantined: agent.quarantined,
   };
 }
 
 /** The owner lifts a quarantine; reputation is unchanged. */
-export function unquarantineAgent(app: App, ownerId: number, agentId: number, by: string, actor: CommandOptions): AgentRow {
+export function unquarantineAgent(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  by: string,
+  actor: CommandOptions,
+): AgentRow {
   const agent = getAgent(app.engine.db, agentId);
-  if (!agent || agent.ownerId !== ownerId) throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
+  if (!agent || agent.ownerId !== ownerId)
+    throw new DomainError('ErrNotFound', `agent ${agentId} not found`, { agent_id: agentId });
   app.engine.handle(reputationDecider, agentStream(agentId), { type: 'Unquarantine', agentId, by }, actor);
   return getAgent(app.engine.db, agentId)!;
 }

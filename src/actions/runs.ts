@@ -47,7 +47,8 @@ export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = S
     if (!agent) throw notFound(`agent ${req.agentId}`, { agent_id: req.agentId });
     if (!agent.command) throw noBackend(agent);
     const task = req.taskId ? getTask(db, req.taskId) : null;
-    if (req.taskId && !task) throw new DomainError('ErrTaskNotFound', `task ${req.taskId} not found`, { task_id: req.taskId });
+    if (req.taskId && !task)
+      throw new DomainError('ErrTaskNotFound', `task ${req.taskId} not found`, { task_id: req.taskId });
     const goalId = task?.goalId ?? req.goalId ?? null;
     const wake: Wake = { source: req.source, messageIds: req.messageIds ?? [], prompt: req.prompt ?? null, by: req.by };
     const waiting = req.source === 'execute_agent' ? null : queuedRunFor(db, agent.agentId, task?.taskId ?? null);
@@ -59,16 +60,48 @@ export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = S
     const depth = req.depth ?? 0;
     const refusal = gateRefusal(app, agent, goalId, task, depth, actor);
     if (refusal) {
-      app.engine.handle(runDecider, runStream(runId), { type: 'RefuseRun', refusal: {
-        runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: task?.taskId ?? null, goalId, wake, depth, gate: refusal.gate, reason: refusal.reason,
-      } }, actor);
+      app.engine.handle(
+        runDecider,
+        runStream(runId),
+        {
+          type: 'RefuseRun',
+          refusal: {
+            runId,
+            agentId: agent.agentId,
+            ownerId: agent.ownerId,
+            taskId: task?.taskId ?? null,
+            goalId,
+            wake,
+            depth,
+            gate: refusal.gate,
+            reason: refusal.reason,
+          },
+        },
+        actor,
+      );
       return { kind: 'refused' as const, runId };
     }
     const wait = queueReason(app, agent.agentId, uow.now, req.source === 'execute_agent');
-    app.engine.handle(runDecider, runStream(runId), { type: 'QueueRun', run: {
-      runId, agentId: agent.agentId, ownerId: agent.ownerId, sessionId: randomBytes(6).toString('hex'), taskId: task?.taskId ?? null, goalId, depth, wake,
-      reason: wait?.reason ?? null, notBefore: wait?.notBefore ?? null,
-    } }, actor);
+    app.engine.handle(
+      runDecider,
+      runStream(runId),
+      {
+        type: 'QueueRun',
+        run: {
+          runId,
+          agentId: agent.agentId,
+          ownerId: agent.ownerId,
+          sessionId: randomBytes(6).toString('hex'),
+          taskId: task?.taskId ?? null,
+          goalId,
+          depth,
+          wake,
+          reason: wait?.reason ?? null,
+          notBefore: wait?.notBefore ?? null,
+        },
+      },
+      actor,
+    );
     return { kind: 'queued' as const, runId };
   });
   const runId = r.value?.runId ?? (r.events[0]?.data as { runId: number }).runId;
@@ -86,7 +119,12 @@ export function startQueuedRun(app: App, runId: number, actor: CommandOptions = 
     if (queueReason(app, run.agentId, uow.now, run.source === 'execute_agent', run.notBefore)) return false;
     const agent = getAgent(app.engine.db, run.agentId);
     if (!agent) {
-      app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason: `agent ${run.agentId} no longer exists` }, actor);
+      app.engine.handle(
+        runDecider,
+        runStream(runId),
+        { type: 'FailRun', reason: `agent ${run.agentId} no longer exists` },
+        actor,
+      );
       return false;
     }
     return start(app, run, actor);
@@ -101,21 +139,59 @@ function start(app: App, run: RunRow, actor: CommandOptions): boolean {
   const task = run.taskId ? getTask(db, run.taskId) : null;
   const refusal = gateRefusal(app, agent, run.goalId, task, run.depth, actor, true);
   if (refusal) {
-    app.engine.handle(runDecider, runStream(run.runId), { type: 'RefuseRun', refusal: {
-      runId: run.runId, agentId: agent.agentId, ownerId: agent.ownerId, taskId: run.taskId, goalId: run.goalId, wake: run.wakes[0]!, depth: run.depth,
-      gate: refusal.gate, reason: refusal.reason,
-    } }, actor);
+    app.engine.handle(
+      runDecider,
+      runStream(run.runId),
+      {
+        type: 'RefuseRun',
+        refusal: {
+          runId: run.runId,
+          agentId: agent.agentId,
+          ownerId: agent.ownerId,
+          taskId: run.taskId,
+          goalId: run.goalId,
+          wake: run.wakes[0]!,
+          depth: run.depth,
+          gate: refusal.gate,
+          reason: refusal.reason,
+        },
+      },
+      actor,
+    );
     return false;
   }
   const settings = runtimeSettings(db, agent.agentId);
   const reservation = task ? { tokens: task.reservedTokens, cents: task.reservedCents } : { tokens: 0, cents: 0 };
-  app.engine.handle(runDecider, runStream(run.runId), { type: 'StartRun', start: {
-    runId: run.runId, agentId: agent.agentId, configHash: agent.configHash, reservation, traceId: randomBytes(16).toString('hex'), timeoutSec: settings.timeoutSec,
-  } }, actor);
+  app.engine.handle(
+    runDecider,
+    runStream(run.runId),
+    {
+      type: 'StartRun',
+      start: {
+        runId: run.runId,
+        agentId: agent.agentId,
+        configHash: agent.configHash,
+        reservation,
+        traceId: randomBytes(16).toString('hex'),
+        timeoutSec: settings.timeoutSec,
+      },
+    },
+    actor,
+  );
   if (task && task.status === 'claimed' && task.assigneeAgentId === agent.agentId) {
-    app.engine.handle(taskDecider, taskStream(task.taskId), { type: 'StartTask', agent: { agentId: agent.agentId, name: agent.name } }, actor);
+    app.engine.handle(
+      taskDecider,
+      taskStream(task.taskId),
+      { type: 'StartTask', agent: { agentId: agent.agentId, name: agent.name } },
+      actor,
+    );
   }
-  app.engine.handle(runDecider, runStream(run.runId), { type: 'RecordSessionMessage', role: 'user', content: wakePrompt(db, agent, getRun(db, run.runId)!) }, actor);
+  app.engine.handle(
+    runDecider,
+    runStream(run.runId),
+    { type: 'RecordSessionMessage', role: 'user', content: wakePrompt(db, agent, getRun(db, run.runId)!) },
+    actor,
+  );
   return true;
 }
 
@@ -133,21 +209,44 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
     if (!run) throw notFound(`run ${runId}`, { run_id: runId });
     const { agentText, ...finish } = outcome;
     if (agentText) recordSessionMessage(app, runId, 'agent', agentText, actor);
-    app.engine.handle(runDecider, runStream(runId), { type: 'FinishRun', finish: { runId, agentId: run.agentId, ...finish } }, actor);
+    app.engine.handle(
+      runDecider,
+      runStream(runId),
+      { type: 'FinishRun', finish: { runId, agentId: run.agentId, ...finish } },
+      actor,
+    );
     const spendOn = run.taskId ?? (run.goalId !== null ? rootTaskOf(app, run.goalId) : null);
     if (spendOn !== null && (finish.tokensIn + finish.tokensOut > 0 || finish.costCents > 0)) {
-      app.engine.handle(taskDecider, taskStream(spendOn), { type: 'RecordCost', by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
-        tokens: finish.tokensIn + finish.tokensOut, cents: finish.costCents, note: `run ${runId}`, source: 'run', runId }, actor);
+      app.engine.handle(
+        taskDecider,
+        taskStream(spendOn),
+        {
+          type: 'RecordCost',
+          by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
+          tokens: finish.tokensIn + finish.tokensOut,
+          cents: finish.costCents,
+          note: `run ${runId}`,
+          source: 'run',
+          runId,
+        },
+        actor,
+      );
       applyTaskSpend(app, spendOn, actor);
       const goalId = getTask(db, spendOn)!.goalId;
       if (goalId !== null) applySpend(app, getGoal(db, goalId)!, actor);
     }
     if (finish.status === 'timed_out' && run.taskId !== null) {
       // xylocopa's TIMEOUT: the task the run held is timed out (task_dispatch retries it).
-      app.engine.handle(taskDecider, taskStream(run.taskId), { type: 'TimeOutTask', agentId: run.agentId, runId, reason: `run ${runId} timed out after ${run.timeoutSec}s` }, actor);
+      app.engine.handle(
+        taskDecider,
+        taskStream(run.taskId),
+        { type: 'TimeOutTask', agentId: run.agentId, runId, reason: `run ${runId} timed out after ${run.timeoutSec}s` },
+        actor,
+      );
     }
     if (finish.status !== 'succeeded') {
-      const what = finish.status === 'timed_out' ? `timed out` : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'})`;
+      const what =
+        finish.status === 'timed_out' ? `timed out` : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'})`;
       tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}.${tailOf(finish.outputTail)}`, actor);
       expireAgentProbes(app, run.agentId, 'agent_error', actor);
     }
@@ -177,11 +276,24 @@ export function failRun(app: App, runId: number, reason: string, actor: CommandO
  * Returns false when the run had already ended (nothing to cancel).
  */
 export function cancelRun(app: App, runId: number, by: string, actor: CommandOptions): boolean {
-  const r = app.engine.transact(actor, () => app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason: `cancelled by ${by}`, cancelledBy: by }, actor));
+  const r = app.engine.transact(actor, () =>
+    app.engine.handle(
+      runDecider,
+      runStream(runId),
+      { type: 'FailRun', reason: `cancelled by ${by}`, cancelledBy: by },
+      actor,
+    ),
+  );
   return r.events.length > 0;
 }
 
-export function recordSessionMessage(app: App, runId: number, role: SessionRole, content: string, actor: CommandOptions = SYSTEM): void {
+export function recordSessionMessage(
+  app: App,
+  runId: number,
+  role: SessionRole,
+  content: string,
+  actor: CommandOptions = SYSTEM,
+): void {
   app.engine.handle(runDecider, runStream(runId), { type: 'RecordSessionMessage', role, content }, actor);
 }
 
@@ -193,5 +305,12 @@ const agentName = (app: App, run: RunRow): string => getAgent(app.engine.db, run
 const tailOf = (output: string): string => (output.trim() ? `\nOutput (end):\n${output.trim().slice(-500)}` : '');
 
 function tellOwner(app: App, run: RunRow, body: string, actor: CommandOptions): void {
-  sendSystemDirect(app, run.ownerId, `user-${run.ownerId}`, body, { event: 'RunFailed', run_id: run.runId, agent_id: run.agentId }, actor);
+  sendSystemDirect(
+    app,
+    run.ownerId,
+    `user-${run.ownerId}`,
+    body,
+    { event: 'RunFailed', run_id: run.runId, agent_id: run.agentId },
+    actor,
+  );
 }

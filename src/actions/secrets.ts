@@ -3,7 +3,6 @@ import { secretDecider, secretName } from '../commands/secrets.js';
 import { DomainError, invalidInput, notFound } from '../errors.js';
 import { MAX_SECRET_BYTES, SCOPE_TYPES, secretStream, type ScopeType, type SecretScope } from '../events/secrets.js';
 import { seal } from '../masterkey.js';
-import { getGoal } from '../projections/goal-queries.js';
 import { getTask, ownerOfTask } from '../projections/task-queries.js';
 import { getAgent, getAgentByName, getUser, getUserByName } from '../projections/principals.js';
 import { activeSecret, getSecret, type SecretInfo } from '../projections/secrets.js';
@@ -18,7 +17,13 @@ import { type CommandOptions } from '../engine/handle.js';
  * transaction. Only the owner sets and revokes; the value is sealed before it reaches the decider and
  * never leaves this module in plaintext (the env-map builder, in actions/secrets/env.ts, is the only opener).
  */
-export interface SetResult { secretId: number; name: string; scope: SecretScope; replaced: number | null; fulfilled: number[] }
+export interface SetResult {
+  secretId: number;
+  name: string;
+  scope: SecretScope;
+  replaced: number | null;
+  fulfilled: number[];
+}
 
 /** `user:NAME`, `agent:NAME` or `task:ID` (a user or agent may also be named by its integer id). */
 export function parseScope(text: string): { type: ScopeType; ref: string } {
@@ -26,7 +31,11 @@ export function parseScope(text: string): { type: ScopeType; ref: string } {
   const type = text.slice(0, colon) as ScopeType;
   const ref = text.slice(colon + 1).trim();
   if (colon < 0 || !SCOPE_TYPES.includes(type) || ref === '' || (type === 'task' && !/^\d+$/.test(ref))) {
-    throw new DomainError('ErrInvalidScope', `invalid scope ${JSON.stringify(text.slice(0, 80))}: use user:NAME, agent:NAME or task:ID`, { scope: text.slice(0, 80) });
+    throw new DomainError(
+      'ErrInvalidScope',
+      `invalid scope ${JSON.stringify(text.slice(0, 80))}: use user:NAME, agent:NAME or task:ID`,
+      { scope: text.slice(0, 80) },
+    );
   }
   return { type, ref };
 }
@@ -49,7 +58,8 @@ export function resolveScope(app: App, ownerId: number, scope: string | { type: 
     }
     case 'task': {
       const task = byId !== null ? getTask(db, byId) : null;
-      if (!task || ownerOfTask(db, task) !== ownerId) throw new DomainError('ErrTaskNotFound', `task ${ref} not found`, { task_id: byId });
+      if (!task || ownerOfTask(db, task) !== ownerId)
+        throw new DomainError('ErrTaskNotFound', `task ${ref} not found`, { task_id: byId });
       return { type, id: task.taskId, label: `task:${task.taskId}` };
     }
     default: {
@@ -67,20 +77,45 @@ function mustBeOwner(by: Speaker, what: string): void {
  * `secrets set`: seals the value, replaces the active secret of that (scope, name) — history is kept —
  * and fulfils the pending requests it answers (each requester gets a DM), all in one command.
  */
-export function setSecret(app: App, by: Speaker, input: { name: string; value: string; scope: string }, actor: CommandOptions): SetResult {
+export function setSecret(
+  app: App,
+  by: Speaker,
+  input: { name: string; value: string; scope: string },
+  actor: CommandOptions,
+): SetResult {
   mustBeOwner(by, 'sets');
   const name = secretName(input.name);
-  if (Buffer.byteLength(input.value, 'utf8') > MAX_SECRET_BYTES) throw invalidInput(`a secret value may hold at most ${MAX_SECRET_BYTES} bytes`, { field: 'value' });
+  if (Buffer.byteLength(input.value, 'utf8') > MAX_SECRET_BYTES)
+    throw invalidInput(`a secret value may hold at most ${MAX_SECRET_BYTES} bytes`, { field: 'value' });
   const result = app.engine.transact(actor, (uow) => {
     const scope = resolveScope(app, by.tenant, input.scope);
     const previous = activeSecret(app.engine.db, by.tenant, scope, name);
     const secretId = uow.ids.next('secret');
     if (previous) {
-      app.engine.handle(secretDecider, secretStream(previous.secretId), { type: 'RevokeSecret', reason: 'replaced', replacedBy: secretId, by: who(by) }, actor);
+      app.engine.handle(
+        secretDecider,
+        secretStream(previous.secretId),
+        { type: 'RevokeSecret', reason: 'replaced', replacedBy: secretId, by: who(by) },
+        actor,
+      );
     }
-    app.engine.handle(secretDecider, secretStream(secretId), { type: 'SetSecret', secret: {
-      secretId, ownerId: by.tenant, name, scope, sealed: seal(app.key, input.value), replaces: previous?.secretId ?? null, by: who(by),
-    } }, actor);
+    app.engine.handle(
+      secretDecider,
+      secretStream(secretId),
+      {
+        type: 'SetSecret',
+        secret: {
+          secretId,
+          ownerId: by.tenant,
+          name,
+          scope,
+          sealed: seal(app.key, input.value),
+          replaces: previous?.secretId ?? null,
+          by: who(by),
+        },
+      },
+      actor,
+    );
     const fulfilled = fulfilRequests(app, by, { secretId, name, scope }, actor);
     return { secretId, name, scope, replaced: previous?.secretId ?? null, fulfilled };
   });
@@ -101,14 +136,24 @@ export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor:
     let secret: SecretInfo | null;
     if ('secretId' in target) {
       secret = getSecret(db, target.secretId);
-      if (!secret || secret.ownerId !== by.tenant) throw new DomainError('ErrNotFound', `secret ${target.secretId} not found`, { secret_id: target.secretId });
+      if (!secret || secret.ownerId !== by.tenant)
+        throw new DomainError('ErrNotFound', `secret ${target.secretId} not found`, { secret_id: target.secretId });
     } else {
       const name = secretName(target.name);
       const scope = resolveScope(app, by.tenant, target.scope);
       secret = activeSecret(db, by.tenant, scope, name);
-      if (!secret) throw new DomainError('ErrNotFound', `no active secret ${name} in ${scope.label}`, { name, scope: scope.label });
+      if (!secret)
+        throw new DomainError('ErrNotFound', `no active secret ${name} in ${scope.label}`, {
+          name,
+          scope: scope.label,
+        });
     }
-    app.engine.handle(secretDecider, secretStream(secret.secretId), { type: 'RevokeSecret', reason: 'revoked', replacedBy: null, by: who(by) }, actor);
+    app.engine.handle(
+      secretDecider,
+      secretStream(secret.secretId),
+      { type: 'RevokeSecret', reason: 'revoked', replacedBy: null, by: who(by) },
+      actor,
+    );
     warnTasksOfRevokedSecret(app, by, secret, actor);
     return secret.secretId;
   });

@@ -28,7 +28,8 @@ export function taskFor(app: App, by: Speaker, taskId: number): { task: TaskRow;
   const task = getTask(app.engine.db, taskId);
   const goal = task?.goalId != null ? getGoal(app.engine.db, task.goalId) : null;
   const owner = task ? ownerOfTask(app.engine.db, task) : null;
-  if (!task || owner === null || (owner !== by.tenant && by.key !== 'system')) throw new DomainError('ErrTaskNotFound', `task ${taskId} not found`, { task_id: taskId });
+  if (!task || owner === null || (owner !== by.tenant && by.key !== 'system'))
+    throw new DomainError('ErrTaskNotFound', `task ${taskId} not found`, { task_id: taskId });
   return { task, goal };
 }
 
@@ -39,40 +40,86 @@ function agentOf(app: App, by: Speaker, what: string) {
   return agent;
 }
 
-export interface Claimed { taskId: number; status: string; claimedAt: string; leaseExpiresAt: string; renewed: boolean }
+export interface Claimed {
+  taskId: number;
+  status: string;
+  claimedAt: string;
+  leaseExpiresAt: string;
+  renewed: boolean;
+}
 
 /**
  * claim_task: a lease on an approved task (or a renewal by its assignee). Work is gated on budget
  * before it starts: a claim whose reservation would take the goal past its budget is refused with
  * ErrGoalBudgetExceeded, and that refusal pauses the goal — committed, although the claim is not.
  */
-export function claimTask(app: App, by: Speaker, taskId: number, actor: CommandOptions, leaseMs = DEFAULT_LEASE_MS): Claimed {
+export function claimTask(
+  app: App,
+  by: Speaker,
+  taskId: number,
+  actor: CommandOptions,
+  leaseMs = DEFAULT_LEASE_MS,
+): Claimed {
   const agent = agentOf(app, by, 'claim tasks');
   const result = app.engine.transact(actor, (uow) => {
     const { task, goal } = taskFor(app, by, taskId);
     checkIndependent(app, task, agent.agentId, 'claim');
     const reservation: Amount = { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 };
     // A project task has no goal, so no goal budget: only the decider's checks apply.
-    const refusal = !goal || agent.quarantined || !freshClaim(task, goal, uow.now) ? null : budgetRefusal(app, goal, task, reservation);
+    const refusal =
+      !goal || agent.quarantined || !freshClaim(task, goal, uow.now)
+        ? null
+        : budgetRefusal(app, goal, task, reservation);
     if (refusal) {
       if (refusal.scope === 'goal') pauseForBudget(app, goal!, refusal, who(by), actor);
       return { refused: refusal };
     }
-    const handled = app.engine.handle(taskDecider, taskStream(taskId), {
-      type: 'ClaimTask', agent: { agentId: agent.agentId, name: agent.name, quarantined: agent.quarantined, configHash: agent.configHash }, leaseMs, reservation, goalStatus: goal?.status ?? null,
-    }, actor);
+    const handled = app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      {
+        type: 'ClaimTask',
+        agent: {
+          agentId: agent.agentId,
+          name: agent.name,
+          quarantined: agent.quarantined,
+          configHash: agent.configHash,
+        },
+        leaseMs,
+        reservation,
+        goalStatus: goal?.status ?? null,
+      },
+      actor,
+    );
     const claimed = handled.events.find((e) => e.type === 'TaskClaimed')!;
-    return { refused: null, claimed: claimed.data as { leaseExpiresAt: string; renewed: boolean }, at: claimed.recordedAt };
+    return {
+      refused: null,
+      claimed: claimed.data as { leaseExpiresAt: string; renewed: boolean },
+      at: claimed.recordedAt,
+    };
   });
   const v = result.value;
   if (!v) return replayedClaim(app, taskId, result.events);
   if (v.refused) throw budgetError(v.refused);
-  return { taskId, status: 'claimed', claimedAt: getTask(app.engine.db, taskId)!.claimedAt ?? v.at!, leaseExpiresAt: v.claimed!.leaseExpiresAt, renewed: v.claimed!.renewed };
+  return {
+    taskId,
+    status: 'claimed',
+    claimedAt: getTask(app.engine.db, taskId)!.claimedAt ?? v.at!,
+    leaseExpiresAt: v.claimed!.leaseExpiresAt,
+    renewed: v.claimed!.renewed,
+  };
 }
 
-function replayedClaim(app: App, taskId: number, events: readonly { type: string; data: unknown; recordedAt: string }[]): Claimed {
+function replayedClaim(
+  app: App,
+  taskId: number,
+  events: readonly { type: string; data: unknown; recordedAt: string }[],
+): Claimed {
   const e = events.find((x) => x.type === 'TaskClaimed');
-  if (!e) throw new DomainError('ErrGoalBudgetExceeded', 'this claim was refused for budget when it first ran', { task_id: taskId });
+  if (!e)
+    throw new DomainError('ErrGoalBudgetExceeded', 'this claim was refused for budget when it first ran', {
+      task_id: taskId,
+    });
   const d = e.data as { leaseExpiresAt: string; renewed: boolean };
   return { taskId, status: 'claimed', claimedAt: e.recordedAt, leaseExpiresAt: d.leaseExpiresAt, renewed: d.renewed };
 }
@@ -81,13 +128,25 @@ export function startTask(app: App, by: Speaker, taskId: number, actor: CommandO
   const agent = agentOf(app, by, 'start tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'StartTask', agent: { agentId: agent.agentId, name: agent.name } }, actor);
+    app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      { type: 'StartTask', agent: { agentId: agent.agentId, name: agent.name } },
+      actor,
+    );
   });
   return getTask(app.engine.db, taskId)!;
 }
 
 /** complete_task: the assignee hands in its work; an auto verifier decides in the same command. */
-export function completeTask(app: App, by: Speaker, taskId: number, summary: string, artifactMessageIds: number[], actor: CommandOptions): TaskRow {
+export function completeTask(
+  app: App,
+  by: Speaker,
+  taskId: number,
+  summary: string,
+  artifactMessageIds: number[],
+  actor: CommandOptions,
+): TaskRow {
   const agent = agentOf(app, by, 'complete tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
@@ -96,7 +155,12 @@ export function completeTask(app: App, by: Speaker, taskId: number, summary: str
       if (!m) throw notFound(`artifact message ${id}`, { message_id: id });
       resolveChannel(app, by, { id: m.channelId });
     }
-    const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'CompleteTask', agent: { agentId: agent.agentId, name: agent.name }, summary, artifactMessageIds }, actor);
+    const { events } = app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      { type: 'CompleteTask', agent: { agentId: agent.agentId, name: agent.name }, summary, artifactMessageIds },
+      actor,
+    );
     recordVerdicts(app, events, actor);
   });
   return getTask(app.engine.db, taskId)!;
@@ -106,7 +170,12 @@ export function releaseTask(app: App, by: Speaker, taskId: number, reason: strin
   const agent = agentOf(app, by, 'release tasks');
   app.engine.transact(actor, () => {
     taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'ReleaseTask', agent: { agentId: agent.agentId, name: agent.name }, reason }, actor);
+    app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      { type: 'ReleaseTask', agent: { agentId: agent.agentId, name: agent.name }, reason },
+      actor,
+    );
   });
   return getTask(app.engine.db, taskId)!;
 }
@@ -124,21 +193,45 @@ export function cancelTask(app: App, by: Speaker, taskId: number, reason: string
  * A verdict — from the configured peer (verify_task), the command runner or the auto verifier. A
  * rejection DMs the goal's coordinator (a project task's owner) the task, the verdict and the reason (FR-036), in the same command.
  */
-export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'approve' | 'reject', reason: string, as: VerifyTask['as'], actor: CommandOptions): TaskRow {
+export function verifyTask(
+  app: App,
+  by: Speaker,
+  taskId: number,
+  verdict: 'approve' | 'reject',
+  reason: string,
+  as: VerifyTask['as'],
+  actor: CommandOptions,
+): TaskRow {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
-    if (as.kind === 'peer' && task.assigneeAgentId !== null) checkIndependent(app, task, task.assigneeAgentId, 'verify');
-    const { events } = app.engine.handle(taskDecider, taskStream(taskId), { type: 'VerifyTask', verdict, reason, verifier: who(by), as }, actor);
+    if (as.kind === 'peer' && task.assigneeAgentId !== null)
+      checkIndependent(app, task, task.assigneeAgentId, 'verify');
+    const { events } = app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      { type: 'VerifyTask', verdict, reason, verifier: who(by), as },
+      actor,
+    );
     recordVerdicts(app, events, actor);
     if (verdict === 'reject' && goal) {
-      sendSystemDirect(app, goal.ownerId, `agent-${goal.coordinatorAgentId}`,
+      sendSystemDirect(
+        app,
+        goal.ownerId,
+        `agent-${goal.coordinatorAgentId}`,
         `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Re-plan it, or complete_goal with status "stuck".`,
-        { event: 'TaskVerified', task_id: taskId, goal_id: goal.goalId, verdict, reason }, actor);
+        { event: 'TaskVerified', task_id: taskId, goal_id: goal.goalId, verdict, reason },
+        actor,
+      );
     } else if (verdict === 'reject') {
       const owner = ownerOfTask(app.engine.db, task)!;
-      sendSystemDirect(app, owner, `user-${owner}`,
+      sendSystemDirect(
+        app,
+        owner,
+        `user-${owner}`,
         `Task #${taskId} "${task.title}" failed verification (${as.kind}, verdict reject): ${reason}.${outputTail(as)} Retry it with task_dispatch, or cancel it.`,
-        { event: 'TaskVerified', task_id: taskId, verdict, reason }, actor);
+        { event: 'TaskVerified', task_id: taskId, verdict, reason },
+        actor,
+      );
     }
   });
   return getTask(app.engine.db, taskId)!;
@@ -149,14 +242,28 @@ export function verifyTask(app: App, by: Speaker, taskId: number, verdict: 'appr
  * budgeted task's one 80 % alert, the goal's too and its pause at 100 % with a DM to the owner — so no reader ever sees spend at or
  * over the budget while the goal still runs.
  */
-export function reportUsage(app: App, by: Speaker, taskId: number, tokens: number, cents: number, note: string | null, actor: CommandOptions, source: 'report_usage' | 'run' = 'report_usage'): { goal: GoalRow | null; task: TaskRow } {
+export function reportUsage(
+  app: App,
+  by: Speaker,
+  taskId: number,
+  tokens: number,
+  cents: number,
+  note: string | null,
+  actor: CommandOptions,
+  source: 'report_usage' | 'run' = 'report_usage',
+): { goal: GoalRow | null; task: TaskRow } {
   app.engine.transact(actor, () => {
     const { task, goal } = taskFor(app, by, taskId);
     checkReporter(by, task, goal);
     // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
     const reporter = agentIdOf(by);
     const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'RecordCost', by: who(by), tokens, cents, note, source, runId }, actor);
+    app.engine.handle(
+      taskDecider,
+      taskStream(taskId),
+      { type: 'RecordCost', by: who(by), tokens, cents, note, source, runId },
+      actor,
+    );
     applyTaskSpend(app, taskId, actor);
     if (goal) applySpend(app, goal, actor);
   });
@@ -172,9 +279,10 @@ export function reportUsage(app: App, by: Speaker, taskId: number, tokens: numbe
 function checkIndependent(app: App, task: TaskRow, workerId: number, when: 'claim' | 'verify'): void {
   const v = task.verifier;
   if (v.kind !== 'peer' || !sameLineage(app.engine.db, workerId, v.agent_id)) return;
-  const message = when === 'claim'
-    ? `task ${task.taskId} is verified by agent ${v.agent_id}, which is you or in your spawn lineage: a verdict must come from an agent independent of the work, so you may not claim it`
-    : `task ${task.taskId}'s assignee is you or in your spawn lineage: a verdict must come from an agent independent of the work`;
+  const message =
+    when === 'claim'
+      ? `task ${task.taskId} is verified by agent ${v.agent_id}, which is you or in your spawn lineage: a verdict must come from an agent independent of the work, so you may not claim it`
+      : `task ${task.taskId}'s assignee is you or in your spawn lineage: a verdict must come from an agent independent of the work`;
   throw new DomainError('ErrSelfVerification', message, { task_id: task.taskId, verifier_agent_id: v.agent_id });
 }
 
@@ -184,8 +292,13 @@ function checkIndependent(app: App, task: TaskRow, workerId: number, when: 'clai
  */
 function checkReporter(by: Speaker, task: TaskRow, goal: GoalRow | null): void {
   const agentId = agentIdOf(by);
-  if (agentId === null || agentId === task.assigneeAgentId || (goal !== null && agentId === goal.coordinatorAgentId)) return;
-  throw new DomainError('ErrForbidden', `only task ${task.taskId}'s assignee, its goal's coordinator or the owner may report usage on it`, { task_id: task.taskId });
+  if (agentId === null || agentId === task.assigneeAgentId || (goal !== null && agentId === goal.coordinatorAgentId))
+    return;
+  throw new DomainError(
+    'ErrForbidden',
+    `only task ${task.taskId}'s assignee, its goal's coordinator or the owner may report usage on it`,
+    { task_id: task.taskId },
+  );
 }
 
 /** The end of a command verifier's output, for the coordinator's DM (the whole 4 KiB tail is on the task). */

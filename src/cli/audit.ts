@@ -9,7 +9,13 @@ import { oneLine } from '../terminal.js';
 const OUTCOMES: readonly Outcome[] = ['success', 'error', 'blocked', 'pending_confirmation'];
 
 interface TailOptions {
-  tool?: string; principal?: string; principalId?: string; tenant?: string; status?: string; limit: string; json?: boolean;
+  tool?: string;
+  principal?: string;
+  principalId?: string;
+  tenant?: string;
+  status?: string;
+  limit: string;
+  json?: boolean;
 }
 
 export function registerAudit(program: Command): void {
@@ -18,46 +24,65 @@ export function registerAudit(program: Command): void {
     .command('tail')
     .description('print the last audit rows')
     .option('--tool <name>', 'only this tool')
-    .option('--principal <p>', 'only this principal name, e.g. agent:reviewer or user:owner (names repeat across tenants)')
+    .option(
+      '--principal <p>',
+      'only this principal name, e.g. agent:reviewer or user:owner (names repeat across tenants)',
+    )
     .option('--principal-id <id>', 'only this principal, by id: agent:<id> or user:<id>')
     .option('--tenant <userId>', 'only principals of this tenant (the owning user id)')
     .option('--status <outcome>', `only this outcome: ${OUTCOMES.join(' | ')}`)
     .option('-n, --limit <n>', 'how many', '20')
     .option('--json', 'one JSON object per row (NDJSON)')
-    .action(action((opts: TailOptions, cmd: Command) => {
-      if (opts.status && !OUTCOMES.includes(opts.status as Outcome)) throw new CliError(`--status must be one of ${OUTCOMES.join(', ')}, not "${opts.status}"`);
-      if (opts.principalId && !/^(agent|user):[1-9][0-9]*$/.test(opts.principalId)) {
-        throw new CliError(`--principal-id must be agent:<id> or user:<id>, not "${opts.principalId}"`);
-      }
-      const tenantId = opts.tenant === undefined ? undefined : parsePositiveInt('--tenant', opts.tenant, 0);
-      const limit = parsePositiveInt('--limit', opts.limit, 20);
-      return withAudit(cmd, (log) => {
-        const filter = { tool: opts.tool, principal: opts.principal, principalId: opts.principalId, tenantId, outcome: opts.status as Outcome | undefined, limit };
-        const rows = log.query(filter);
-        for (const r of rows) process.stdout.write(`${opts.json ? JSON.stringify(r) : line(r)}\n`);
-      });
-    }));
+    .action(
+      action((opts: TailOptions, cmd: Command) => {
+        if (opts.status && !OUTCOMES.includes(opts.status as Outcome))
+          throw new CliError(`--status must be one of ${OUTCOMES.join(', ')}, not "${opts.status}"`);
+        if (opts.principalId && !/^(agent|user):[1-9][0-9]*$/.test(opts.principalId)) {
+          throw new CliError(`--principal-id must be agent:<id> or user:<id>, not "${opts.principalId}"`);
+        }
+        const tenantId = opts.tenant === undefined ? undefined : parsePositiveInt('--tenant', opts.tenant, 0);
+        const limit = parsePositiveInt('--limit', opts.limit, 20);
+        return withAudit(cmd, (log) => {
+          const filter = {
+            tool: opts.tool,
+            principal: opts.principal,
+            principalId: opts.principalId,
+            tenantId,
+            outcome: opts.status as Outcome | undefined,
+            limit,
+          };
+          const rows = log.query(filter);
+          for (const r of rows) process.stdout.write(`${opts.json ? JSON.stringify(r) : line(r)}\n`);
+        });
+      }),
+    );
   audit
     .command('export')
     .description('write the whole audit trail as JSON lines')
     .requiredOption('--out <file>', 'the file to write')
-    .action(action(async (opts: { out: string }, cmd: Command) => {
-      const written = await withAudit(cmd, (log) => {
-        const fd = openExclusive(opts.out);
-        let count = 0;
-        try {
-          for (let after = 0, page = log.query({ after, limit: 1000 }); page.length > 0; page = log.query({ after, limit: 1000 })) {
-            writeSync(fd, page.map((r) => `${JSON.stringify(r)}\n`).join(''));
-            count += page.length;
-            after = page[page.length - 1]!.id;
+    .action(
+      action(async (opts: { out: string }, cmd: Command) => {
+        const written = await withAudit(cmd, (log) => {
+          const fd = openExclusive(opts.out);
+          let count = 0;
+          try {
+            for (
+              let after = 0, page = log.query({ after, limit: 1000 });
+              page.length > 0;
+              page = log.query({ after, limit: 1000 })
+            ) {
+              writeSync(fd, page.map((r) => `${JSON.stringify(r)}\n`).join(''));
+              count += page.length;
+              after = page[page.length - 1]!.id;
+            }
+          } finally {
+            closeSync(fd);
           }
-        } finally {
-          closeSync(fd);
-        }
-        return count;
-      });
-      process.stdout.write(`exported ${written} audit rows to ${opts.out}\n`);
-    }));
+          return count;
+        });
+        process.stdout.write(`exported ${written} audit rows to ${opts.out}\n`);
+      }),
+    );
 }
 
 async function withAudit<T>(cmd: Command, fn: (log: AuditLog) => T | Promise<T>): Promise<T> {

@@ -17,37 +17,51 @@ function key(raw: string): Key {
 }
 
 export function registerConfig(program: Command): void {
-  const config = program.command('config').description('the team\'s settings (agent-command: what Colony runs for agents without their own command)');
+  const config = program
+    .command('config')
+    .description("the team's settings (agent-command: what Colony runs for agents without their own command)");
   config
     .command('get')
     .description('show the settings')
     .option('--json', 'print {"agent_command"} as JSON')
-    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, (_app, owner) => show(owner.agentCommand, opts.json))));
+    .action(
+      action((opts: { json?: boolean }, cmd: Command) =>
+        withOwner(cmd, (_app, owner) => show(owner.agentCommand, opts.json)),
+      ),
+    );
   config
     .command('set <key> <value>')
-    .description('change a setting: agent-command CMD (one line; run by /bin/sh -c in the agent\'s sandbox)')
+    .description("change a setting: agent-command CMD (one line; run by /bin/sh -c in the agent's sandbox)")
     .option('--json', 'print {"agent_command"} as JSON')
-    .action(action((raw: string, value: string, opts: { json?: boolean }, cmd: Command) => {
-      key(raw);
-      return withOwner(cmd, async (app, owner) => {
-        const { setAgentCommand } = await import('../actions/principals.js');
-        show(setAgentCommand(app, owner.userId, value, { actor: `user:${owner.name}` }), opts.json);
-      });
-    }));
+    .action(
+      action((raw: string, value: string, opts: { json?: boolean }, cmd: Command) => {
+        key(raw);
+        return withOwner(cmd, async (app, owner) => {
+          const { setAgentCommand } = await import('../actions/principals.js');
+          show(setAgentCommand(app, owner.userId, value, { actor: `user:${owner.name}` }), opts.json);
+        });
+      }),
+    );
   config
     .command('unset <key>')
-    .description('clear a setting (agent-command: agents without their own command are not run; goals wait for an outside coordinator)')
+    .description(
+      'clear a setting (agent-command: agents without their own command are not run; goals wait for an outside coordinator)',
+    )
     .option('--json', 'print {"agent_command"} as JSON')
-    .action(action((raw: string, opts: { json?: boolean }, cmd: Command) => {
-      key(raw);
-      return withOwner(cmd, async (app, owner) => {
-        const { setAgentCommand } = await import('../actions/principals.js');
-        show(setAgentCommand(app, owner.userId, null, { actor: `user:${owner.name}` }), opts.json);
-      });
-    }));
+    .action(
+      action((raw: string, opts: { json?: boolean }, cmd: Command) => {
+        key(raw);
+        return withOwner(cmd, async (app, owner) => {
+          const { setAgentCommand } = await import('../actions/principals.js');
+          show(setAgentCommand(app, owner.userId, null, { actor: `user:${owner.name}` }), opts.json);
+        });
+      }),
+    );
 }
 
 function show(agentCommand: string | null, json?: boolean): void {
   if (json) return printJson({ agent_command: agentCommand });
-  process.stdout.write(`agent-command: ${agentCommand === null ? '(not set: goals wait for an outside coordinator)' : oneLine(agentCommand)}\n`);
+  process.stdout.write(
+    `agent-command: ${agentCommand === null ? '(not set: goals wait for an outside coordinator)' : oneLine(agentCommand)}\n`,
+  );
 }

@@ -20,38 +20,50 @@ export function registerEvents(program: Command): void {
     .option('--json', 'one JSON object per event and line (NDJSON)')
     .option('--interval <ms>', 'poll interval for --follow', '250')
     .action(
-      action(async (opts: { limit: string; after?: string; follow?: boolean; json?: boolean; interval: string }, cmd: Command) => {
-        const { readAll, readHead } = await import('../engine/store.js');
-        const db = await openExistingStore(globals(cmd).dataDir);
-        const limit = parsePositiveInt('--limit', opts.limit, 20);
-        const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
-        const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
-        let after = opts.after !== undefined ? parsePositiveInt('--after', opts.after, 0) : Math.max(0, readHead(db).position - limit);
-        after = drain(db, readAll, after, print);
-        if (!opts.follow) {
-          db.close();
-          return;
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setInterval(() => {
-            after = drain(db, readAll, after, print);
-          }, interval);
-          const stop = () => {
-            clearInterval(timer);
+      action(
+        async (
+          opts: { limit: string; after?: string; follow?: boolean; json?: boolean; interval: string },
+          cmd: Command,
+        ) => {
+          const { readAll, readHead } = await import('../engine/store.js');
+          const db = await openExistingStore(globals(cmd).dataDir);
+          const limit = parsePositiveInt('--limit', opts.limit, 20);
+          const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
+          const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
+          let after =
+            opts.after !== undefined
+              ? parsePositiveInt('--after', opts.after, 0)
+              : Math.max(0, readHead(db).position - limit);
+          after = drain(db, readAll, after, print);
+          if (!opts.follow) {
             db.close();
-            resolve();
-          };
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-          process.stdout.once('error', stop); // a closed pipe (`| head`) ends the tail quietly
-        });
-      }),
+            return;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setInterval(() => {
+              after = drain(db, readAll, after, print);
+            }, interval);
+            const stop = () => {
+              clearInterval(timer);
+              db.close();
+              resolve();
+            };
+            process.once('SIGINT', stop);
+            process.once('SIGTERM', stop);
+            process.stdout.once('error', stop); // a closed pipe (`| head`) ends the tail quietly
+          });
+        },
+      ),
     );
 }
 
 function drain(db: Database, read: typeof readAll, after: number, print: (e: StoredEvent) => void): number {
   let position = after;
-  for (let page = read(db, { after: position, limit: 1000 }); page.length > 0; page = read(db, { after: position, limit: 1000 })) {
+  for (
+    let page = read(db, { after: position, limit: 1000 });
+    page.length > 0;
+    page = read(db, { after: position, limit: 1000 })
+  ) {
     for (const e of page) print(e);
     position = page[page.length - 1]!.position;
   }

@@ -6,7 +6,12 @@ export function mcpJsonSnippet(url: string, dataDir: string): string {
   const config = {
     mcpServers: {
       colony: { type: 'http', url, headers: { Authorization: 'Bearer ${COLONY_TOKEN}' } },
-      'colony-stdio': { type: 'stdio', command: 'npx', args: ['colony', 'stdio', '--data', dataDir], env: { COLONY_TOKEN: '${COLONY_TOKEN}' } },
+      'colony-stdio': {
+        type: 'stdio',
+        command: 'npx',
+        args: ['colony', 'stdio', '--data', dataDir],
+        env: { COLONY_TOKEN: '${COLONY_TOKEN}' },
+      },
     },
   };
   return JSON.stringify(config, null, 2);

@@ -24,8 +24,13 @@ async function userCode(raw: string): Promise<string> {
   return code;
 }
 
-async function principalOf(app: App, owner: UserRow, as: string): Promise<{ principal: OAuthPrincipal; label: string }> {
-  if (as === 'owner' || as === `user:${owner.name}`) return { principal: { kind: 'user', id: owner.userId, ownerId: owner.userId }, label: `you (${owner.name})` };
+async function principalOf(
+  app: App,
+  owner: UserRow,
+  as: string,
+): Promise<{ principal: OAuthPrincipal; label: string }> {
+  if (as === 'owner' || as === `user:${owner.name}`)
+    return { principal: { kind: 'user', id: owner.userId, ownerId: owner.userId }, label: `you (${owner.name})` };
   const m = /^agent:(.+)$/.exec(as);
   if (!m) throw new CliError(`--as is owner or agent:NAME, not "${oneLine(as)}"`);
   const { getAgentByName } = await import('../projections/principals.js');
@@ -35,49 +40,86 @@ async function principalOf(app: App, owner: UserRow, as: string): Promise<{ prin
 }
 
 export function registerOAuth(program: Command): void {
-  const oauth = program.command('oauth').description('OAuth access of remote MCP clients: approve them, list and revoke their grants');
+  const oauth = program
+    .command('oauth')
+    .description('OAuth access of remote MCP clients: approve them, list and revoke their grants');
   oauth
     .command('approve <code>')
-    .description('approve the authorization request showing CODE: the application gets MCP access as you, or as one agent with --as')
-    .option('--as <who>', 'owner (default) or agent:NAME (that agent\'s tools only)', 'owner')
+    .description(
+      'approve the authorization request showing CODE: the application gets MCP access as you, or as one agent with --as',
+    )
+    .option('--as <who>', "owner (default) or agent:NAME (that agent's tools only)", 'owner')
     .option('--json', 'print {"approval_id","code","decision","as"}')
-    .action(action(async (raw: string, opts: { as: string; json?: boolean }, cmd: Command) => {
-      const code = await userCode(raw);
-      return withOwner(cmd, async (app, owner) => {
-        const { principal, label } = await principalOf(app, owner, opts.as);
-        const { decideAuthorization } = await actions();
-        const { approvalN } = decideAuthorization(app, { decision: 'approve', userCode: code, via: 'cli', decidedBy: { kind: 'user', id: owner.userId }, principal }, by(owner));
-        if (opts.json) return printJson({ approval_id: approvalN, code, decision: 'approved', as: opts.as });
-        process.stdout.write(`Approved ${code} as ${label}: the waiting authorization page sends the application on within seconds (no page showing ${code}, no access).\n`);
-      });
-    }));
+    .action(
+      action(async (raw: string, opts: { as: string; json?: boolean }, cmd: Command) => {
+        const code = await userCode(raw);
+        return withOwner(cmd, async (app, owner) => {
+          const { principal, label } = await principalOf(app, owner, opts.as);
+          const { decideAuthorization } = await actions();
+          const { approvalN } = decideAuthorization(
+            app,
+            {
+              decision: 'approve',
+              userCode: code,
+              via: 'cli',
+              decidedBy: { kind: 'user', id: owner.userId },
+              principal,
+            },
+            by(owner),
+          );
+          if (opts.json) return printJson({ approval_id: approvalN, code, decision: 'approved', as: opts.as });
+          process.stdout.write(
+            `Approved ${code} as ${label}: the waiting authorization page sends the application on within seconds (no page showing ${code}, no access).\n`,
+          );
+        });
+      }),
+    );
   oauth
     .command('deny <code>')
     .description('deny the authorization request showing CODE')
     .option('--json', 'print {"approval_id","code","decision"}')
-    .action(action(async (raw: string, opts: { json?: boolean }, cmd: Command) => {
-      const code = await userCode(raw);
-      return withOwner(cmd, async (app, owner) => {
-        const { decideAuthorization } = await actions();
-        const { approvalN } = decideAuthorization(app, { decision: 'deny', userCode: code, via: 'cli', decidedBy: { kind: 'user', id: owner.userId }, principal: null }, by(owner));
-        if (opts.json) return printJson({ approval_id: approvalN, code, decision: 'denied' });
-        process.stdout.write(`Denied ${code}.\n`);
-      });
-    }));
+    .action(
+      action(async (raw: string, opts: { json?: boolean }, cmd: Command) => {
+        const code = await userCode(raw);
+        return withOwner(cmd, async (app, owner) => {
+          const { decideAuthorization } = await actions();
+          const { approvalN } = decideAuthorization(
+            app,
+            {
+              decision: 'deny',
+              userCode: code,
+              via: 'cli',
+              decidedBy: { kind: 'user', id: owner.userId },
+              principal: null,
+            },
+            by(owner),
+          );
+          if (opts.json) return printJson({ approval_id: approvalN, code, decision: 'denied' });
+          process.stdout.write(`Denied ${code}.\n`);
+        });
+      }),
+    );
   oauth
     .command('revoke <grant>')
     .description('revoke one grant (colony oauth clients lists them): its tokens stop working on the next request')
     .option('--json', 'print {"grant_id","revoked"}')
-    .action(action(async (raw: string, opts: { json?: boolean }, cmd: Command) => {
-      if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new CliError(`GRANT_ID is a positive integer, not "${oneLine(raw)}"`);
-      return withOwner(cmd, async (app, owner) => {
-        const grant = (await queries()).getOAuthGrant(app.engine.db, Number(raw));
-        if (!grant || grant.ownerId !== owner.userId) throw new CliError(`no grant ${raw} (colony oauth clients)`);
-        const revoked = (await actions()).revokeGrant(app, grant.grantN, 'owner', by(owner));
-        if (opts.json) return printJson({ grant_id: grant.grantN, revoked });
-        process.stdout.write(revoked ? `Revoked grant ${grant.grantN} (${oneLine(grant.clientName || grant.clientId)})\n` : `Grant ${grant.grantN} was already revoked\n`);
-      });
-    }));
+    .action(
+      action(async (raw: string, opts: { json?: boolean }, cmd: Command) => {
+        if (!/^\d+$/.test(raw) || Number(raw) < 1)
+          throw new CliError(`GRANT_ID is a positive integer, not "${oneLine(raw)}"`);
+        return withOwner(cmd, async (app, owner) => {
+          const grant = (await queries()).getOAuthGrant(app.engine.db, Number(raw));
+          if (!grant || grant.ownerId !== owner.userId) throw new CliError(`no grant ${raw} (colony oauth clients)`);
+          const revoked = (await actions()).revokeGrant(app, grant.grantN, 'owner', by(owner));
+          if (opts.json) return printJson({ grant_id: grant.grantN, revoked });
+          process.stdout.write(
+            revoked
+              ? `Revoked grant ${grant.grantN} (${oneLine(grant.clientName || grant.clientId)})\n`
+              : `Grant ${grant.grantN} was already revoked\n`,
+          );
+        });
+      }),
+    );
   registerClients(oauth);
 }
 
@@ -86,30 +128,51 @@ function registerClients(oauth: Command): void {
     .command('clients')
     .description('list the applications you granted access to, with their grants and whether they still work')
     .option('--json', 'print a JSON array')
-    .action(action((opts: { json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
-      const view = await clientViews(app, owner);
-      if (opts.json) return printJson(view);
-      if (view.length === 0) return void process.stdout.write('No OAuth clients\n');
-      for (const c of view) {
-        process.stdout.write(`${oneLine(c.client_id)}  "${oneLine(c.client_name)}"  ${c.kind === 'dcr' ? 'registered dynamically' : 'metadata document'}  ${c.status}\n`);
-        for (const g of c.grants) {
-          const state = g.status === 'revoked' ? `revoked ${g.revoked_at} (${g.revoke_reason})` : g.status === 'expired' ? `expired ${g.refresh_expires_at}` : `active, renewable until ${g.refresh_expires_at}`;
-          process.stdout.write(`  grant ${g.grant_id}  as ${g.as}  scope ${g.scopes.join(' ')}  issued ${g.issued_at}  refreshed ${g.refresh_count}x  ${state}\n`);
-        }
-      }
-    })));
+    .action(
+      action((opts: { json?: boolean }, cmd: Command) =>
+        withOwner(cmd, async (app, owner) => {
+          const view = await clientViews(app, owner);
+          if (opts.json) return printJson(view);
+          if (view.length === 0) return void process.stdout.write('No OAuth clients\n');
+          for (const c of view) {
+            process.stdout.write(
+              `${oneLine(c.client_id)}  "${oneLine(c.client_name)}"  ${c.kind === 'dcr' ? 'registered dynamically' : 'metadata document'}  ${c.status}\n`,
+            );
+            for (const g of c.grants) {
+              const state =
+                g.status === 'revoked'
+                  ? `revoked ${g.revoked_at} (${g.revoke_reason})`
+                  : g.status === 'expired'
+                    ? `expired ${g.refresh_expires_at}`
+                    : `active, renewable until ${g.refresh_expires_at}`;
+              process.stdout.write(
+                `  grant ${g.grant_id}  as ${g.as}  scope ${g.scopes.join(' ')}  issued ${g.issued_at}  refreshed ${g.refresh_count}x  ${state}\n`,
+              );
+            }
+          }
+        }),
+      ),
+    );
   clients
     .command('revoke <client>')
     .description('revoke every grant of this client (its id as colony oauth clients shows it)')
     .option('--json', 'print {"client_id","revoked_grants"}')
-    .action(action((clientId: string, opts: { json?: boolean }, cmd: Command) => withOwner(cmd, async (app, owner) => {
-      const known = (await queries()).oauthGrantsOf(app.engine.db, owner.userId, clientId);
-      if (known.length === 0) throw new CliError(`no client "${oneLine(clientId)}" among your grants (colony oauth clients)`);
-      const revoked = (await actions()).revokeClientGrants(app, owner.userId, clientId, by(owner));
-      if (opts.json) return printJson({ client_id: clientId, revoked_grants: revoked });
-      process.stdout.write(revoked.length === 0 ? `Client ${oneLine(clientId)} had no live grant\n`
-        : `Revoked client ${oneLine(clientId)}: grant${revoked.length > 1 ? 's' : ''} ${revoked.join(', ')} (their tokens stop working on the next request)\n`);
-    })));
+    .action(
+      action((clientId: string, opts: { json?: boolean }, cmd: Command) =>
+        withOwner(cmd, async (app, owner) => {
+          const known = (await queries()).oauthGrantsOf(app.engine.db, owner.userId, clientId);
+          if (known.length === 0)
+            throw new CliError(`no client "${oneLine(clientId)}" among your grants (colony oauth clients)`);
+          const revoked = (await actions()).revokeClientGrants(app, owner.userId, clientId, by(owner));
+          if (opts.json) return printJson({ client_id: clientId, revoked_grants: revoked });
+          process.stdout.write(
+            revoked.length === 0
+              ? `Client ${oneLine(clientId)} had no live grant\n`
+              : `Revoked client ${oneLine(clientId)}: grant${revoked.length > 1 ? 's' : ''} ${revoked.join(', ')} (their tokens stop working on the next request)\n`,
+          );
+        }),
+      ),
+    );
 }
 
 async function clientViews(app: App, owner: UserRow) {

@@ -18,12 +18,16 @@ export interface GlobalOptions {
 
 export function globals(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals<{ data?: string; durability?: string }>();
-  return { dataDir: resolveDataDir(o.data), durability: parseDurability(o.durability ?? process.env.COLONY_DURABILITY) };
+  return {
+    dataDir: resolveDataDir(o.data),
+    durability: parseDurability(o.durability ?? process.env.COLONY_DURABILITY),
+  };
 }
 
 /** Commands that read an existing store refuse a data dir that was never initialized. */
 export function requireInitialized(dataDir: string): void {
-  if (!isInitialized(dataDir)) throw new CliError(`no Colony data in ${dataDir} (run "colony init" first, or pass --data)`);
+  if (!isInitialized(dataDir))
+    throw new CliError(`no Colony data in ${dataDir} (run "colony init" first, or pass --data)`);
 }
 
 export class CliError extends Error {}
@@ -38,7 +42,7 @@ export function action<A extends unknown[]>(fn: (...args: A) => unknown | Promis
       await fn(...args);
     } catch (e) {
       const known = e instanceof CliError || e instanceof DomainError;
-      const message = e instanceof DomainError ? `${e.code}: ${e.message}` : (e as Error).message ?? String(e);
+      const message = e instanceof DomainError ? `${e.code}: ${e.message}` : ((e as Error).message ?? String(e));
       // Messages quote agent text (a DomainError naming a title): escaped, it cannot break the one line or
       // reach the terminal as control sequences. A known error's lines are joined (some domain messages have
       // two, and cutting would hide what follows a quoted newline); an unexpected one keeps its first.
@@ -58,7 +62,11 @@ export function progressBar(label: string): { update(done: number, total: number
   if (!process.stderr.isTTY) return { update() {}, stop() {} };
   const cliProgress = require('cli-progress') as typeof import('cli-progress');
   const bar = new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left`, stream: process.stderr, hideCursor: true },
+    {
+      format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left`,
+      stream: process.stderr,
+      hideCursor: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   let started = false;
@@ -96,5 +104,8 @@ export async function openExistingStore(dataDir: string): Promise<Database> {
 
 /** Checked before anything is created, so a bad name writes nothing. */
 export function checkOwnerName(name: string): void {
-  if (!NAME_PATTERN.test(name)) throw new CliError(`--owner "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`);
+  if (!NAME_PATTERN.test(name))
+    throw new CliError(
+      `--owner "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`,
+    );
 }

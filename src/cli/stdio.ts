@@ -6,7 +6,9 @@ import { action, globals, requireInitialized } from './shared.js';
 export function registerStdio(program: Command): void {
   program
     .command('stdio')
-    .description('serve MCP over stdio for the principal whose token is in $COLONY_TOKEN (stdout carries only the protocol)')
+    .description(
+      'serve MCP over stdio for the principal whose token is in $COLONY_TOKEN (stdout carries only the protocol)',
+    )
     .option('--accept-broken-chain', ACCEPT_HELP)
     .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
     .action(
@@ -14,18 +16,28 @@ export function registerStdio(program: Command): void {
         const { dataDir, durability } = globals(cmd);
         const sandbox = sandboxSwitch(opts.sandbox);
         requireInitialized(dataDir);
-        const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] = await Promise.all([
-          import('../evidence/chain-check.js'), import('../mcp/context.js'), import('../mcp/stdio.js'), import('../mcp/tools/index.js'), import('../runtime/index.js'),
-        ]);
+        const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] =
+          await Promise.all([
+            import('../evidence/chain-check.js'),
+            import('../mcp/context.js'),
+            import('../mcp/stdio.js'),
+            import('../mcp/tools/index.js'),
+            import('../runtime/index.js'),
+          ]);
         // The same start-up chain check as serve's; its lines go to stderr (stdout carries only the protocol).
         const { app } = openCheckedApp({
-          dataDir, durability, command: 'stdio', acceptBroken: opts.acceptBrokenChain === true, say: (line) => process.stderr.write(`${line}\n`),
+          dataDir,
+          durability,
+          command: 'stdio',
+          acceptBroken: opts.acceptBrokenChain === true,
+          say: (line) => process.stderr.write(`${line}\n`),
         });
         // Over stdio the client started this process in its own working directory: task_create infers the project from it.
         const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
         // stdio runs no agents, but command verifiers: confined the same way (refusals and opt-outs said on stderr).
         const runtime = startRuntime(app, { sandbox });
-        if (sandbox === 'off') process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
+        if (sandbox === 'off')
+          process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {
           await serveStdio(mcp, process.env.COLONY_TOKEN);
         } finally {

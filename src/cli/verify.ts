@@ -13,14 +13,23 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('verify the hash chain of the whole event log')
     .option('--json', 'print the result as JSON')
-    .option('--since <file>', 'also prove that the log extends this signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle) — catches a fully re-hashed chain')
-    .option('--expect-head <position:hash>', 'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain); default: the head the last start-up check verified')
+    .option(
+      '--since <file>',
+      'also prove that the log extends this signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle) — catches a fully re-hashed chain',
+    )
+    .option(
+      '--expect-head <position:hash>',
+      'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain); default: the head the last start-up check verified',
+    )
     .action(
       action(async (opts: { json?: boolean; expectHead?: string; since?: string }, cmd: Command) => {
         const { dataDir } = globals(cmd);
         const expectHead = opts.expectHead === undefined ? startAnchor(dataDir) : parseHead(opts.expectHead);
         if (opts.since !== undefined) return verifySinceCommand(dataDir, opts.since, expectHead, opts.json === true);
-        const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([import('../engine/verify.js'), import('../engine/anchor.js')]);
+        const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([
+          import('../engine/verify.js'),
+          import('../engine/anchor.js'),
+        ]);
         const db = await openExistingStore(dataDir);
         const bar = opts.json ? progressBar('') : progressBar('verifying');
         try {
@@ -31,10 +40,16 @@ export function registerVerify(program: Command): void {
           const accepted = result.ok ? [] : acceptedBreaks(db);
           if (opts.json) printJson(accepted.length > 0 ? { ...result, accepted } : result);
           if (result.ok) {
-            if (!opts.json) process.stdout.write(`ok: ${result.events} events, chain head ${result.head.hash} at position ${result.head.position}\n`);
+            if (!opts.json)
+              process.stdout.write(
+                `ok: ${result.events} events, chain head ${result.head.hash} at position ${result.head.position}\n`,
+              );
           } else {
-            process.stderr.write(`colony: verify failed at position ${result.position}: ${result.reason} (${result.message})\n`);
-            if (result.reason !== 'accepted_break') for (const b of accepted) process.stderr.write(`colony: note: ${describeAcceptance(b)}\n`);
+            process.stderr.write(
+              `colony: verify failed at position ${result.position}: ${result.reason} (${result.message})\n`,
+            );
+            if (result.reason !== 'accepted_break')
+              for (const b of accepted) process.stderr.write(`colony: note: ${describeAcceptance(b)}\n`);
             process.exitCode = 1;
           }
         } finally {
@@ -44,7 +59,12 @@ export function registerVerify(program: Command): void {
     );
 }
 
-async function verifySinceCommand(dataDir: string, file: string, expectHead: ChainHead | undefined, json: boolean): Promise<void> {
+async function verifySinceCommand(
+  dataDir: string,
+  file: string,
+  expectHead: ChainHead | undefined,
+  json: boolean,
+): Promise<void> {
   const signed = await readCheckpointFile(file);
   const { verifySince } = await import('../evidence/since.js');
   const db = await openExistingStore(dataDir);
@@ -56,9 +76,11 @@ async function verifySinceCommand(dataDir: string, file: string, expectHead: Cha
     if (json) printJson(result);
     if (result.ok) {
       if (!json) {
-        process.stdout.write(`ok: ${result.chain.events} events, chain head ${result.chain.head.hash} at position ${result.chain.head.position}; ` +
-          `the log extends the checkpoint of ${result.from} events signed by ${signed.checkpoint.body.keyId} ` +
-          `(consistency proof of ${result.consistency.length} hashes to root ${result.root})\n`);
+        process.stdout.write(
+          `ok: ${result.chain.events} events, chain head ${result.chain.head.hash} at position ${result.chain.head.position}; ` +
+            `the log extends the checkpoint of ${result.from} events signed by ${signed.checkpoint.body.keyId} ` +
+            `(consistency proof of ${result.consistency.length} hashes to root ${result.root})\n`,
+        );
       }
       return;
     }
@@ -75,11 +97,16 @@ async function readCheckpointFile(file: string): Promise<SignedCheckpoint> {
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new CliError(`cannot read the checkpoint ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new CliError(
+      `cannot read the checkpoint ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const { shapeProblem, signedCheckpointShape } = await import('../evidence/bundle-shape.js');
   const problem = shapeProblem(value, signedCheckpointShape);
-  if (problem) throw new CliError(`${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle): ${problem}`);
+  if (problem)
+    throw new CliError(
+      `${file} is not a signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle): ${problem}`,
+    );
   return value as SignedCheckpoint;
 }
 
@@ -88,7 +115,9 @@ function record(dataDir: string, result: VerifyResult): void {
   try {
     recordVerification(dataDir, result, new Date().toISOString());
   } catch (e) {
-    process.stderr.write(`colony: warning: could not record the outcome in ${lastVerifyFile(dataDir)}: ${(e as Error).message}\n`);
+    process.stderr.write(
+      `colony: warning: could not record the outcome in ${lastVerifyFile(dataDir)}: ${(e as Error).message}\n`,
+    );
   }
 }
 

@@ -1,6 +1,12 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  CHANNEL_NAME, REACTIONS, type ChannelCreated, type ChannelEvent, type HeldReaction, type MessageKind, type Reaction,
+  CHANNEL_NAME,
+  REACTIONS,
+  type ChannelCreated,
+  type ChannelEvent,
+  type HeldReaction,
+  type MessageKind,
+  type Reaction,
 } from '../events/channels.js';
 import type { Decider } from '../engine/decider.js';
 import { type Speaker } from '../events/principals.js';
@@ -18,14 +24,24 @@ import { type Speaker } from '../events/principals.js';
 
 export type CreateChannel = { type: 'CreateChannel'; channel: ChannelCreated['data'] };
 export type PostMessage = {
-  type: 'PostMessage'; by: Speaker; kind: MessageKind; body: string; subject: string | null; priority: number;
-  metadata: Record<string, unknown> | null; replyTo: number | null;
+  type: 'PostMessage';
+  by: Speaker;
+  kind: MessageKind;
+  body: string;
+  subject: string | null;
+  priority: number;
+  metadata: Record<string, unknown> | null;
+  replyTo: number | null;
   /** Fact: the channel the `replyTo` message is in (null: no such message). */
   replyToChannel: number | null;
 };
 type Held = HeldReaction;
 export type ToggleReaction = {
-  type: 'ToggleReaction'; by: Speaker; messageId: number; reaction: Reaction; metadata: Record<string, unknown> | null;
+  type: 'ToggleReaction';
+  by: Speaker;
+  messageId: number;
+  reaction: Reaction;
+  metadata: Record<string, unknown> | null;
   /** Fact: the message as the projection holds it — its channel and its reactions (null: no such message). */
   target: { channelId: number; held: readonly Held[] } | null;
 };
@@ -35,7 +51,11 @@ export type ChannelCommand = CreateChannel | PostMessage | ToggleReaction | Mark
 export type Channel =
   | { status: 'absent' }
   | {
-      status: 'open'; channelId: number; ownerId: number; kind: ChannelCreated['data']['kind']; members: readonly string[];
+      status: 'open';
+      channelId: number;
+      ownerId: number;
+      kind: ChannelCreated['data']['kind'];
+      members: readonly string[];
       /** Each principal's read marker: one entry per reader, so bounded by the tenant's size, not by the history. */
       reads: ReadonlyMap<string, number>;
     };
@@ -46,7 +66,14 @@ export const MAX_BODY = 16_000;
 function evolve(state: Channel, event: ChannelEvent): Channel {
   if (event.type === 'ChannelCreated') {
     const c = event.data;
-    return { status: 'open', channelId: c.channelId, ownerId: c.ownerId, kind: c.kind, members: c.members, reads: new Map() };
+    return {
+      status: 'open',
+      channelId: c.channelId,
+      ownerId: c.ownerId,
+      kind: c.kind,
+      members: c.members,
+      reads: new Map(),
+    };
   }
   if (state.status !== 'open') return state;
   switch (event.type) {
@@ -66,7 +93,8 @@ function evolve(state: Channel, event: ChannelEvent): Channel {
 
 function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind: string): number } }): ChannelEvent[] {
   if (command.type === 'CreateChannel') {
-    if (state.status !== 'absent') throw new DomainError('ErrChannelExists', `channel ${command.channel.channelId} already exists`);
+    if (state.status !== 'absent')
+      throw new DomainError('ErrChannelExists', `channel ${command.channel.channelId} already exists`);
     checkChannel(command.channel);
     return [{ type: 'ChannelCreated', data: command.channel }];
   }
@@ -75,22 +103,39 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
   switch (command.type) {
     case 'PostMessage': {
       const body = command.body.trim();
-      if (body.length === 0 || body.length > MAX_BODY) throw invalidInput(`body must be 1–${MAX_BODY} characters`, { field: 'body' });
+      if (body.length === 0 || body.length > MAX_BODY)
+        throw invalidInput(`body must be 1–${MAX_BODY} characters`, { field: 'body' });
       if (command.replyTo !== null && command.replyToChannel !== state.channelId) {
-        throw new DomainError('ErrNotFound', `message ${command.replyTo} is not in this channel`, { reply_to: command.replyTo });
+        throw new DomainError('ErrNotFound', `message ${command.replyTo} is not in this channel`, {
+          reply_to: command.replyTo,
+        });
       }
       const { by } = command;
-      return [{ type: 'MessagePosted', data: {
-        messageId: ctx.ids.next('message'), channelId: state.channelId, kind: command.kind, from: by.key, fromName: by.name, body,
-        subject: command.subject, priority: command.priority, metadata: command.metadata, replyTo: command.replyTo,
-      } }];
+      return [
+        {
+          type: 'MessagePosted',
+          data: {
+            messageId: ctx.ids.next('message'),
+            channelId: state.channelId,
+            kind: command.kind,
+            from: by.key,
+            fromName: by.name,
+            body,
+            subject: command.subject,
+            priority: command.priority,
+            metadata: command.metadata,
+            replyTo: command.replyTo,
+          },
+        },
+      ];
     }
     case 'ToggleReaction':
       return toggle(state, command);
     case 'MarkRead': {
       // Markers name message ids the caller read from the projection, which also holds the goal-channel
       // notices projected from task events (they are not on this stream), so only the range is checked here.
-      if (!Number.isSafeInteger(command.upTo) || command.upTo < 1) throw invalidInput('upTo must be a message id', { field: 'upTo' });
+      if (!Number.isSafeInteger(command.upTo) || command.upTo < 1)
+        throw invalidInput('upTo must be a message id', { field: 'upTo' });
       return command.upTo > (state.reads.get(command.by.key) ?? 0)
         ? [{ type: 'MessagesRead', data: { principal: command.by.key, upTo: command.upTo } }]
         : [];
@@ -104,29 +149,41 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
 
 /** React is a toggle (SynapBus): a second call removes the caller's reaction. */
 function toggle(state: Extract<Channel, { status: 'open' }>, c: ToggleReaction): ChannelEvent[] {
-  if (!REACTIONS.includes(c.reaction)) throw new DomainError('ErrInvalidReaction', `reaction must be one of ${REACTIONS.join(', ')}`);
+  if (!REACTIONS.includes(c.reaction))
+    throw new DomainError('ErrInvalidReaction', `reaction must be one of ${REACTIONS.join(', ')}`);
   const held = c.target?.channelId === state.channelId ? c.target.held : undefined;
   if (!held) throw new DomainError('ErrNotFound', `message ${c.messageId} not found`, { message_id: c.messageId });
   if (held.some((h) => h.reaction === c.reaction && h.by === c.by.key)) {
     return [{ type: 'ReactionRemoved', data: { messageId: c.messageId, reaction: c.reaction, by: c.by.key } }];
   }
-  if (held.length >= MAX_REACTIONS) throw new DomainError('ErrReactionLimit', `a message carries at most ${MAX_REACTIONS} reactions`);
+  if (held.length >= MAX_REACTIONS)
+    throw new DomainError('ErrReactionLimit', `a message carries at most ${MAX_REACTIONS} reactions`);
   const claimer = c.reaction === 'in_progress' ? held.find((h) => h.reaction === 'in_progress') : undefined;
-  if (claimer) throw new DomainError('ErrAlreadyClaimed', `already claimed by ${claimer.byName}`, { claimed_by: claimer.byName });
-  return [{ type: 'ReactionAdded', data: { messageId: c.messageId, reaction: c.reaction, by: c.by.key, byName: c.by.name, metadata: c.metadata } }];
+  if (claimer)
+    throw new DomainError('ErrAlreadyClaimed', `already claimed by ${claimer.byName}`, { claimed_by: claimer.byName });
+  return [
+    {
+      type: 'ReactionAdded',
+      data: { messageId: c.messageId, reaction: c.reaction, by: c.by.key, byName: c.by.name, metadata: c.metadata },
+    },
+  ];
 }
 
 function checkMember(state: Extract<Channel, { status: 'open' }>, by: Speaker): void {
   if (by.key === 'system') return;
   const member = state.kind === 'dm' ? state.members.includes(by.key) : by.tenant === state.ownerId;
-  if (!member) throw new DomainError('ErrNotMember', 'only channel members can read, post or react here', { channel_id: state.channelId });
+  if (!member)
+    throw new DomainError('ErrNotMember', 'only channel members can read, post or react here', {
+      channel_id: state.channelId,
+    });
 }
 
 function checkChannel(c: ChannelCreated['data']): void {
   if (c.kind === 'public' && !CHANNEL_NAME.test(c.name)) {
     throw invalidInput(`channel name "${c.name}" must match ${CHANNEL_NAME.source}`, { field: 'name' });
   }
-  if (c.kind === 'dm' && (c.members.length !== 2 || c.members[0] === c.members[1])) throw invalidInput('a dm channel has two distinct members');
+  if (c.kind === 'dm' && (c.members.length !== 2 || c.members[0] === c.members[1]))
+    throw invalidInput('a dm channel has two distinct members');
 }
 
 export const channelDecider: Decider<Channel, ChannelCommand, ChannelEvent> = {

@@ -1,7 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  OAUTH_SCOPES, USER_CODE, type OAuthClientRegistered, type OAuthEvent, type OAuthPrincipal, type OAuthRevokeReason, type OAuthScope, type OAuthTokenPair,
+  OAUTH_SCOPES,
+  USER_CODE,
+  type OAuthClientRegistered,
+  type OAuthEvent,
+  type OAuthPrincipal,
+  type OAuthRevokeReason,
+  type OAuthScope,
+  type OAuthTokenPair,
 } from '../events/oauth.js';
 import type { DecideContext, Decider } from '../engine/decider.js';
 
@@ -28,20 +35,39 @@ export interface CodeFacts {
 
 export type RegisterOAuthClient = { type: 'RegisterOAuthClient'; client: OAuthClientRegistered['data'] };
 export type DecideAuthorization = {
-  type: 'DecideAuthorization'; decision: 'approve' | 'deny'; approvalN: number; userCode: string; via: 'console' | 'cli';
+  type: 'DecideAuthorization';
+  decision: 'approve' | 'deny';
+  approvalN: number;
+  userCode: string;
+  via: 'console' | 'cli';
   /** Who decides: only an owner may; their id is the tenant. */
   decidedBy: { kind: 'user' | 'agent'; id: number };
   principal: OAuthPrincipal | null;
 };
 export type IssueGrant = {
-  type: 'IssueGrant'; grantN: number; code: CodeFacts; tokens: OAuthTokenPair;
+  type: 'IssueGrant';
+  grantN: number;
+  code: CodeFacts;
+  tokens: OAuthTokenPair;
   request: { clientId: string; redirectUri: string; codeVerifier: string; resource: string | null };
 };
-export type RefreshGrant = { type: 'RefreshGrant'; clientId: string; presentedRefreshHash: string; resource: string | null; tokens: OAuthTokenPair };
+export type RefreshGrant = {
+  type: 'RefreshGrant';
+  clientId: string;
+  presentedRefreshHash: string;
+  resource: string | null;
+  tokens: OAuthTokenPair;
+};
 export type RevokeGrant = { type: 'RevokeGrant'; reason: OAuthRevokeReason };
 export type OAuthCommand = RegisterOAuthClient | DecideAuthorization | IssueGrant | RefreshGrant | RevokeGrant;
 
-interface GrantState { grantN: number; clientId: string; resource: string; refreshHash: string; refreshExpiresAt: string }
+interface GrantState {
+  grantN: number;
+  clientId: string;
+  resource: string;
+  refreshHash: string;
+  refreshExpiresAt: string;
+}
 export type OAuthState =
   | { status: 'absent' }
   | { status: 'client'; clientId: string }
@@ -58,10 +84,19 @@ function evolve(state: OAuthState, event: OAuthEvent): OAuthState {
       return { status: 'decided', approvalN: event.data.approvalN };
     case 'OAuthGrantIssued': {
       const d = event.data;
-      return { status: 'granted', grantN: d.grantN, clientId: d.clientId, resource: d.resource, refreshHash: d.refreshTokenHash, refreshExpiresAt: d.refreshExpiresAt };
+      return {
+        status: 'granted',
+        grantN: d.grantN,
+        clientId: d.clientId,
+        resource: d.resource,
+        refreshHash: d.refreshTokenHash,
+        refreshExpiresAt: d.refreshExpiresAt,
+      };
     }
     case 'OAuthGrantRefreshed':
-      return state.status === 'granted' ? { ...state, refreshHash: event.data.refreshTokenHash, refreshExpiresAt: event.data.refreshExpiresAt } : state;
+      return state.status === 'granted'
+        ? { ...state, refreshHash: event.data.refreshTokenHash, refreshExpiresAt: event.data.refreshExpiresAt }
+        : state;
     case 'OAuthGrantRevoked':
       return state.status === 'granted' ? { ...state, status: 'revoked' } : state;
     default: {
@@ -76,7 +111,8 @@ const invalidGrant = (message: string) => new DomainError('ErrOAuthInvalidGrant'
 function decide(command: OAuthCommand, state: OAuthState, ctx: DecideContext): OAuthEvent[] {
   switch (command.type) {
     case 'RegisterOAuthClient':
-      if (state.status !== 'absent') throw new DomainError('ErrOAuthClientExists', `client ${command.client.clientId} is already registered`);
+      if (state.status !== 'absent')
+        throw new DomainError('ErrOAuthClientExists', `client ${command.client.clientId} is already registered`);
       return [{ type: 'OAuthClientRegistered', data: checkClient(command.client) }];
     case 'DecideAuthorization':
       return decideAuthorization(command, state);
@@ -106,42 +142,72 @@ function decideAuthorization(c: DecideAuthorization, state: OAuthState): OAuthEv
   if (state.status !== 'absent') throw new DomainError('ErrOAuthDecided', `approval ${c.approvalN} is already decided`);
   if (!USER_CODE.test(c.userCode)) throw invalidInput(`"${c.userCode}" is not a user code (like WXYZ-2345)`);
   // A session or token of an agent may read; deciding who gets access to the team is the owner's alone.
-  if (c.decidedBy.kind !== 'user') throw new DomainError('ErrForbidden', 'only the owner approves or denies an OAuth client; an agent never does');
+  if (c.decidedBy.kind !== 'user')
+    throw new DomainError('ErrForbidden', 'only the owner approves or denies an OAuth client; an agent never does');
   const ownerId = c.decidedBy.id;
-  if (c.decision === 'deny') return [{ type: 'OAuthAuthorizationDenied', data: { approvalN: c.approvalN, userCode: c.userCode, ownerId, via: c.via } }];
+  if (c.decision === 'deny')
+    return [
+      { type: 'OAuthAuthorizationDenied', data: { approvalN: c.approvalN, userCode: c.userCode, ownerId, via: c.via } },
+    ];
   const p = c.principal;
   if (!p) throw invalidInput('an approval names who the client acts as');
-  if (p.ownerId !== ownerId || (p.kind === 'user' && p.id !== ownerId)) throw new DomainError('ErrForbidden', 'an owner grants access only as themself or as one of their own agents');
-  return [{ type: 'OAuthAuthorizationApproved', data: { approvalN: c.approvalN, userCode: c.userCode, principal: p, ownerId, via: c.via } }];
+  if (p.ownerId !== ownerId || (p.kind === 'user' && p.id !== ownerId))
+    throw new DomainError('ErrForbidden', 'an owner grants access only as themself or as one of their own agents');
+  return [
+    {
+      type: 'OAuthAuthorizationApproved',
+      data: { approvalN: c.approvalN, userCode: c.userCode, principal: p, ownerId, via: c.via },
+    },
+  ];
 }
 
 function issue(c: IssueGrant, state: OAuthState, now: string): OAuthEvent[] {
   if (state.status !== 'absent') throw new DomainError('ErrOAuthGrantExists', `grant ${c.grantN} already exists`);
   const { code, request } = c;
   if (request.clientId !== code.clientId) throw invalidGrant('the code was issued to another client');
-  if (request.redirectUri !== code.redirectUri) throw invalidGrant('redirect_uri differs from the one the code was issued for');
+  if (request.redirectUri !== code.redirectUri)
+    throw invalidGrant('redirect_uri differs from the one the code was issued for');
   if (Date.parse(now) >= Date.parse(code.expiresAt)) throw invalidGrant('the code has expired');
-  if (!pkceMatches(request.codeVerifier, code.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge (PKCE S256)');
-  if (request.resource !== null && request.resource !== code.resource) throw new DomainError('ErrOAuthInvalidTarget', `resource must be ${code.resource}`);
-  if (code.scopes.length === 0 || code.scopes.some((s) => !OAUTH_SCOPES.includes(s))) throw new DomainError('ErrOAuthInvalidScope', `scopes are a non-empty subset of ${OAUTH_SCOPES.join(' ')}`);
-  return [{
-    type: 'OAuthGrantIssued',
-    data: {
-      grantN: c.grantN, clientId: code.clientId, clientName: code.clientName, principal: code.principal, ownerId: code.principal.ownerId, scopes: code.scopes,
-      resource: code.resource, approvalN: code.approvalN, ...c.tokens,
+  if (!pkceMatches(request.codeVerifier, code.codeChallenge))
+    throw invalidGrant('code_verifier does not match the code_challenge (PKCE S256)');
+  if (request.resource !== null && request.resource !== code.resource)
+    throw new DomainError('ErrOAuthInvalidTarget', `resource must be ${code.resource}`);
+  if (code.scopes.length === 0 || code.scopes.some((s) => !OAUTH_SCOPES.includes(s)))
+    throw new DomainError('ErrOAuthInvalidScope', `scopes are a non-empty subset of ${OAUTH_SCOPES.join(' ')}`);
+  return [
+    {
+      type: 'OAuthGrantIssued',
+      data: {
+        grantN: c.grantN,
+        clientId: code.clientId,
+        clientName: code.clientName,
+        principal: code.principal,
+        ownerId: code.principal.ownerId,
+        scopes: code.scopes,
+        resource: code.resource,
+        approvalN: code.approvalN,
+        ...c.tokens,
+      },
     },
-  }];
+  ];
 }
 
 function refresh(c: RefreshGrant, state: OAuthState, now: string): OAuthEvent[] {
   if (state.status === 'revoked') throw invalidGrant('the grant was revoked');
   if (state.status !== 'granted') throw invalidGrant('unknown refresh token');
   // A rotated token shows up again: it was copied. Which copy is the thief's cannot be told, so both end.
-  if (c.presentedRefreshHash !== state.refreshHash) return [{ type: 'OAuthGrantRevoked', data: { grantN: state.grantN, reason: 'refresh_token_reuse' } }];
+  if (c.presentedRefreshHash !== state.refreshHash)
+    return [{ type: 'OAuthGrantRevoked', data: { grantN: state.grantN, reason: 'refresh_token_reuse' } }];
   if (c.clientId !== state.clientId) throw invalidGrant('the refresh token was issued to another client');
   if (Date.parse(now) >= Date.parse(state.refreshExpiresAt)) throw invalidGrant('the refresh token has expired');
-  if (c.resource !== null && c.resource !== state.resource) throw new DomainError('ErrOAuthInvalidTarget', `resource must be ${state.resource}`);
-  return [{ type: 'OAuthGrantRefreshed', data: { grantN: state.grantN, previousRefreshHash: state.refreshHash, ...c.tokens } }];
+  if (c.resource !== null && c.resource !== state.resource)
+    throw new DomainError('ErrOAuthInvalidTarget', `resource must be ${state.resource}`);
+  return [
+    {
+      type: 'OAuthGrantRefreshed',
+      data: { grantN: state.grantN, previousRefreshHash: state.refreshHash, ...c.tokens },
+    },
+  ];
 }
 
 /** RFC 7636 S256: BASE64URL(SHA256(verifier)) equals the challenge; the verifier is 43-128 unreserved characters. */
@@ -152,4 +218,8 @@ export function pkceMatches(verifier: string, challenge: string): boolean {
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
-export const oauthDecider: Decider<OAuthState, OAuthCommand, OAuthEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const oauthDecider: Decider<OAuthState, OAuthCommand, OAuthEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

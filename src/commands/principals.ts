@@ -15,21 +15,26 @@ export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
 export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data']; knownTools?: KnownTools };
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
 export type RevokeToken = {
-  type: 'RevokeToken'; tokenId: number; reason: string;
+  type: 'RevokeToken';
+  tokenId: number;
+  reason: string;
   /** Fact from the tokens projection: whose token this id is and whether it is revoked (null: no such token). */
   token: { kind: 'user' | 'agent'; principalId: number; revoked: boolean } | null;
 };
-export type UpdateAgentConfig = { type: 'UpdateAgentConfig'; config: AgentConfigUpdated['data']; knownTools?: KnownTools };
+export type UpdateAgentConfig = {
+  type: 'UpdateAgentConfig';
+  config: AgentConfigUpdated['data'];
+  knownTools?: KnownTools;
+};
 export type SetAgentCommand = { type: 'SetAgentCommand'; command: string | null };
-export type PrincipalCommand = CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig | SetAgentCommand;
+export type PrincipalCommand =
+  CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig | SetAgentCommand;
 
 /** A backend command line: one line of at most this many characters (it is shown in full wherever it is approved or listed). */
 export const MAX_AGENT_COMMAND = 4096;
 
 /** Bounded (README, "Aggregates stay small"): a principal's tokens are not kept here, the revoke command brings its token's facts. */
-export type Principal =
-  | { status: 'absent' }
-  | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string };
+export type Principal = { status: 'absent' } | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string };
 
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{2,63}$/;
 
@@ -58,13 +63,16 @@ function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Prin
 function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | ReputationEvent)[] {
   switch (command.type) {
     case 'CreateUser':
-      if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `user ${command.userId} already exists`);
+      if (state.status !== 'absent')
+        throw new DomainError('ErrPrincipalExists', `user ${command.userId} already exists`);
       checkName(command.name);
       return [{ type: 'UserCreated', data: { userId: command.userId, name: command.name, role: 'owner' } }];
     case 'RegisterAgent':
-      if (state.status !== 'absent') throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
+      if (state.status !== 'absent')
+        throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
       checkName(command.agent.name);
-      if (command.agent.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      if (command.agent.toolScope.length === 0)
+        throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
       if (command.knownTools) checkToolScope(command.agent.toolScope, command.knownTools);
       return [{ type: 'AgentRegistered', data: command.agent }];
     case 'IssueToken':
@@ -72,7 +80,8 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       return [{ type: 'TokenIssued', data: command.token }];
     case 'UpdateAgentConfig':
       if (state.status !== 'active' || state.kind !== 'agent') throw new DomainError('ErrNotFound', 'agent not found');
-      if (command.config.toolScope.length === 0) throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
+      if (command.config.toolScope.length === 0)
+        throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
       if (command.knownTools) checkToolScope(command.config.toolScope, command.knownTools);
       return [{ type: 'AgentConfigUpdated', data: command.config }];
     case 'SetAgentCommand': {
@@ -83,7 +92,8 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
     case 'RevokeToken': {
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
       const { token } = command;
-      if (!token || token.kind !== state.kind || token.principalId !== state.id) throw new DomainError('ErrNotFound', `token ${command.tokenId} not found`, { tokenId: command.tokenId });
+      if (!token || token.kind !== state.kind || token.principalId !== state.id)
+        throw new DomainError('ErrNotFound', `token ${command.tokenId} not found`, { tokenId: command.tokenId });
       if (token.revoked) return [];
       return [{ type: 'TokenRevoked', data: { tokenId: command.tokenId, reason: command.reason } }];
     }
@@ -97,14 +107,21 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
 export function checkAgentCommand(raw: string): string {
   const command = raw.trim();
   if (command === '') throw invalidInput('the agent command is empty', { field: 'command' });
-  if (command.length > MAX_AGENT_COMMAND) throw invalidInput(`the agent command is ${command.length} characters; at most ${MAX_AGENT_COMMAND}`, { field: 'command' });
-  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(command)) throw invalidInput('the agent command must be one line without control characters', { field: 'command' });
+  if (command.length > MAX_AGENT_COMMAND)
+    throw invalidInput(`the agent command is ${command.length} characters; at most ${MAX_AGENT_COMMAND}`, {
+      field: 'command',
+    });
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(command))
+    throw invalidInput('the agent command must be one line without control characters', { field: 'command' });
   return command;
 }
 
 function checkName(name: string): void {
   if (!NAME_PATTERN.test(name)) {
-    throw invalidInput(`name "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`, { field: 'name' });
+    throw invalidInput(
+      `name "${name}" must match ${NAME_PATTERN.source} (lowercase letter first, 3–64 of a-z, 0-9, -)`,
+      { field: 'name' },
+    );
   }
 }
 

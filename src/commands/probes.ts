@@ -1,6 +1,13 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  ENVELOPE_FOOTER, ENVELOPE_PREFIX, MAX_PROBE_MESSAGE, PROBE_ID, type ProbeBurnReason, type ProbeCreated, type ProbeEvent, type ProbeExpiryReason,
+  ENVELOPE_FOOTER,
+  ENVELOPE_PREFIX,
+  MAX_PROBE_MESSAGE,
+  PROBE_ID,
+  type ProbeBurnReason,
+  type ProbeCreated,
+  type ProbeEvent,
+  type ProbeExpiryReason,
 } from '../events/probes.js';
 import type { Decider } from '../engine/decider.js';
 import { type By } from '../events/principals.js';
@@ -18,7 +25,12 @@ export type BurnProbe = { type: 'BurnProbe'; reason: ProbeBurnReason; detail: st
 export type ExpireProbe = { type: 'ExpireProbe'; reason: ProbeExpiryReason };
 export type ProbeCommand = CreateProbe | UpdateProbe | FireProbe | BurnProbe | ExpireProbe;
 
-interface Known { probeId: string; agentId: number; ownerId: number; expiresAt: string }
+interface Known {
+  probeId: string;
+  agentId: number;
+  ownerId: number;
+  expiresAt: string;
+}
 export type Probe =
   | { status: 'absent' }
   | (Known & { status: 'active' })
@@ -33,11 +45,14 @@ export function validateMessage(message: string | null | undefined): string | nu
   if (message === null || message === undefined || message.trim() === '') return 'message is empty';
   const chars = [...message];
   if (chars.length > MAX_PROBE_MESSAGE) return `message exceeds ${MAX_PROBE_MESSAGE} chars (got ${chars.length})`;
-  if (message.includes(ENVELOPE_PREFIX)) return `message must not contain the envelope prefix '${ENVELOPE_PREFIX}' (would synthesize a nested envelope)`;
-  if (message.includes(ENVELOPE_FOOTER)) return `message must not contain the envelope footer '${ENVELOPE_FOOTER}' (would forge envelope termination)`;
+  if (message.includes(ENVELOPE_PREFIX))
+    return `message must not contain the envelope prefix '${ENVELOPE_PREFIX}' (would synthesize a nested envelope)`;
+  if (message.includes(ENVELOPE_FOOTER))
+    return `message must not contain the envelope footer '${ENVELOPE_FOOTER}' (would forge envelope termination)`;
   for (const [i, ch] of chars.entries()) {
     const code = ch.codePointAt(0)!;
-    if (code < 0x20 && ch !== '\n' && ch !== '\t') return `message contains control char U+${code.toString(16).toUpperCase().padStart(4, '0')} at offset ${i}`;
+    if (code < 0x20 && ch !== '\n' && ch !== '\t')
+      return `message contains control char U+${code.toString(16).toUpperCase().padStart(4, '0')} at offset ${i}`;
     if (code === 0x7f) return `message contains DEL char at offset ${i}`;
   }
   return null;
@@ -87,21 +102,32 @@ function decide(command: ProbeCommand, state: Probe, ctx: { now: string }): Prob
   const id = state.probeId;
   switch (command.type) {
     case 'UpdateProbe':
-      if (state.status === 'fired') throw new DomainError('ErrProbeFired', `Probe ${id} already fired — cannot update.`, { probe_id: id });
-      if (!isLive(state, ctx.now)) throw new DomainError('ErrProbeExpired', `Probe ${id} already expired — cannot update.`, { probe_id: id });
+      if (state.status === 'fired')
+        throw new DomainError('ErrProbeFired', `Probe ${id} already fired — cannot update.`, { probe_id: id });
+      if (!isLive(state, ctx.now))
+        throw new DomainError('ErrProbeExpired', `Probe ${id} already expired — cannot update.`, { probe_id: id });
       if (Number.isNaN(Date.parse(command.expiresAt))) throw invalidInput('expires_at must be an ISO timestamp');
       return [
         { type: 'ProbeUpdated', data: { probeId: id, expiresAt: command.expiresAt, by: command.by } },
         // A time that is not in the future is how a probe is cancelled (no tool may be named for it).
-        ...(Date.parse(command.expiresAt) <= Date.parse(ctx.now) ? [{ type: 'ProbeExpired' as const, data: { probeId: id, reason: 'manual' as const } }] : []),
+        ...(Date.parse(command.expiresAt) <= Date.parse(ctx.now)
+          ? [{ type: 'ProbeExpired' as const, data: { probeId: id, reason: 'manual' as const } }]
+          : []),
       ];
     case 'FireProbe':
     case 'BurnProbe':
-      if (state.status === 'fired') throw new DomainError('ErrProbeFired', `Probe already fired at ${state.firedAt}`, { probe_id: id });
-      if (!isLive(state, ctx.now)) throw new DomainError('ErrProbeExpired', `Probe expired at ${state.expiresAt}`, { probe_id: id });
+      if (state.status === 'fired')
+        throw new DomainError('ErrProbeFired', `Probe already fired at ${state.firedAt}`, { probe_id: id });
+      if (!isLive(state, ctx.now))
+        throw new DomainError('ErrProbeExpired', `Probe expired at ${state.expiresAt}`, { probe_id: id });
       return command.type === 'FireProbe'
         ? [{ type: 'ProbeFired', data: { probeId: id, firedAt: ctx.now, messageId: command.messageId } }]
-        : [{ type: 'ProbeBurned', data: { probeId: id, firedAt: ctx.now, reason: command.reason, detail: command.detail } }];
+        : [
+            {
+              type: 'ProbeBurned',
+              data: { probeId: id, firedAt: ctx.now, reason: command.reason, detail: command.detail },
+            },
+          ];
     case 'ExpireProbe':
       return isLive(state, ctx.now) ? [{ type: 'ProbeExpired', data: { probeId: id, reason: command.reason } }] : [];
     default: {
@@ -116,9 +142,15 @@ function create(command: CreateProbe, state: Probe): ProbeEvent[] {
   if (state.status !== 'absent') throw new DomainError('ErrProbeExists', `probe ${p.probeId} already exists`);
   if (!PROBE_ID.test(p.probeId)) throw invalidInput('a probe id is 12 lowercase hex characters');
   const reason = validateMessage(p.message);
-  if (reason !== null || p.message !== p.message.trim()) throw invalidInput(reason ?? 'a probe message is stored stripped');
-  if (Number.isNaN(Date.parse(p.expiresAt)) || p.tokenHash.length !== 64 || p.sealedToken === '') throw invalidInput('a probe needs an expiry, a token hash and a sealed token');
+  if (reason !== null || p.message !== p.message.trim())
+    throw invalidInput(reason ?? 'a probe message is stored stripped');
+  if (Number.isNaN(Date.parse(p.expiresAt)) || p.tokenHash.length !== 64 || p.sealedToken === '')
+    throw invalidInput('a probe needs an expiry, a token hash and a sealed token');
   return [{ type: 'ProbeCreated', data: p }];
 }
 
-export const probeDecider: Decider<Probe, ProbeCommand, ProbeEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const probeDecider: Decider<Probe, ProbeCommand, ProbeEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

@@ -11,31 +11,53 @@ import { type By } from '../events/principals.js';
  */
 export type CreateProject = { type: 'CreateProject'; project: ProjectCreated['data'] };
 /** Fills git remote and description only where the project has none (xylocopa's re-activation). */
-export type ReactivateProject = { type: 'ReactivateProject'; gitRemote: string | null; description: string | null; by: By };
+export type ReactivateProject = {
+  type: 'ReactivateProject';
+  gitRemote: string | null;
+  description: string | null;
+  by: By;
+};
 export type ArchiveProject = { type: 'ArchiveProject'; by: By };
 export type ProjectCommand = CreateProject | ReactivateProject | ArchiveProject;
 
-interface Known { projectId: number; ownerId: number; name: string; gitRemote: string | null; description: string | null }
+interface Known {
+  projectId: number;
+  ownerId: number;
+  name: string;
+  gitRemote: string | null;
+  description: string | null;
+}
 export type Project = { status: 'absent' } | (Known & { status: 'active' | 'archived' });
 
 /** xylocopa's name checks in its order, with its texts: the refusal, or null for a good name. */
 export function projectNameError(name: string): string | null {
-  if (!PROJECT_NAME.test(name)) return `Invalid project name \`${name}\`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].`;
+  if (!PROJECT_NAME.test(name))
+    return `Invalid project name \`${name}\`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].`;
   if (name.length > MAX_PROJECT_NAME) return `Project name too long: ${name.length} chars (max ${MAX_PROJECT_NAME}).`;
   return null;
 }
 
 /** "" and whitespace mean "none", as in xylocopa's `git_url or '(local)'`. */
-export const orNull = (value: string | null | undefined): string | null => (value && value.trim() !== '' ? value : null);
+export const orNull = (value: string | null | undefined): string | null =>
+  value && value.trim() !== '' ? value : null;
 
 function evolve(state: Project, event: ProjectEvent): Project {
   switch (event.type) {
     case 'ProjectCreated': {
       const d = event.data;
-      return { status: 'active', projectId: d.projectId, ownerId: d.ownerId, name: d.name, gitRemote: d.gitRemote, description: d.description };
+      return {
+        status: 'active',
+        projectId: d.projectId,
+        ownerId: d.ownerId,
+        name: d.name,
+        gitRemote: d.gitRemote,
+        description: d.description,
+      };
     }
     case 'ProjectReactivated':
-      return state.status === 'absent' ? state : { ...state, status: 'active', gitRemote: event.data.gitRemote, description: event.data.description };
+      return state.status === 'absent'
+        ? state
+        : { ...state, status: 'active', gitRemote: event.data.gitRemote, description: event.data.description };
     case 'ProjectArchived':
       return state.status === 'absent' ? state : { ...state, status: 'archived' };
     default: {
@@ -52,9 +74,17 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
   switch (command.type) {
     case 'ReactivateProject':
       if (state.status === 'active') return [];
-      return [{ type: 'ProjectReactivated', data: {
-        projectId, gitRemote: state.gitRemote ?? orNull(command.gitRemote), description: state.description ?? orNull(command.description), by: command.by,
-      } }];
+      return [
+        {
+          type: 'ProjectReactivated',
+          data: {
+            projectId,
+            gitRemote: state.gitRemote ?? orNull(command.gitRemote),
+            description: state.description ?? orNull(command.description),
+            by: command.by,
+          },
+        },
+      ];
     case 'ArchiveProject':
       return state.status === 'archived' ? [] : [{ type: 'ProjectArchived', data: { projectId, by: command.by } }];
     default: {
@@ -66,11 +96,19 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
 
 function create(command: CreateProject, state: Project): ProjectEvent[] {
   const p = command.project;
-  if (state.status !== 'absent') throw new DomainError('ErrProjectExists', `project ${state.name} already exists`, { project_id: state.projectId });
+  if (state.status !== 'absent')
+    throw new DomainError('ErrProjectExists', `project ${state.name} already exists`, { project_id: state.projectId });
   const bad = projectNameError(p.name);
   if (bad !== null) throw invalidInput(bad, { field: 'name' });
   if (!isAbsolute(p.path)) throw invalidInput('a project path is absolute', { field: 'path' });
-  return [{ type: 'ProjectCreated', data: { ...p, gitRemote: orNull(p.gitRemote), description: orNull(p.description) } }];
+  return [
+    { type: 'ProjectCreated', data: { ...p, gitRemote: orNull(p.gitRemote), description: orNull(p.description) } },
+  ];
 }
 
-export const projectDecider: Decider<Project, ProjectCommand, ProjectEvent> = { snapshot: { name: 'project', version: 1 }, initialState: () => ({ status: 'absent' }), evolve, decide };
+export const projectDecider: Decider<Project, ProjectCommand, ProjectEvent> = {
+  snapshot: { name: 'project', version: 1 },
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

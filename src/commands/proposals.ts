@@ -24,7 +24,12 @@ function evolve(state: Proposal, event: ProposalEvent): Proposal {
   switch (event.type) {
     case 'TaskTreeProposed':
     case 'AgentProposed':
-      return { status: 'pending', proposalId: event.data.proposalId, goalId: event.data.goalId, proposer: event.data.proposer };
+      return {
+        status: 'pending',
+        proposalId: event.data.proposalId,
+        goalId: event.data.goalId,
+        proposer: event.data.proposer,
+      };
     case 'ProposalApproved':
       return state.status === 'absent' ? state : { ...state, status: 'approved' };
     case 'ProposalRejected':
@@ -38,17 +43,33 @@ function evolve(state: Proposal, event: ProposalEvent): Proposal {
 
 function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
   if (command.type === 'ProposeTree' || command.type === 'ProposeAgent') {
-    if (state.status !== 'absent') throw new DomainError('ErrProposalExists', `proposal ${command.proposal.proposalId} already exists`);
+    if (state.status !== 'absent')
+      throw new DomainError('ErrProposalExists', `proposal ${command.proposal.proposalId} already exists`);
     if (command.type === 'ProposeAgent') mayStartWork(command);
-    return command.type === 'ProposeTree' ? [{ type: 'TaskTreeProposed', data: command.proposal }] : [{ type: 'AgentProposed', data: command.proposal }];
+    return command.type === 'ProposeTree'
+      ? [{ type: 'TaskTreeProposed', data: command.proposal }]
+      : [{ type: 'AgentProposed', data: command.proposal }];
   }
   if (state.status === 'absent') throw new DomainError('ErrProposalNotFound', 'proposal not found');
   if (state.status !== 'pending') {
-    throw new DomainError('ErrProposalDecided', `proposal ${state.proposalId} was already ${state.status}`, { proposal_id: state.proposalId, status: state.status });
+    throw new DomainError('ErrProposalDecided', `proposal ${state.proposalId} was already ${state.status}`, {
+      proposal_id: state.proposalId,
+      status: state.status,
+    });
   }
   return command.type === 'ApproveProposal'
-    ? [{ type: 'ProposalApproved', data: { proposalId: state.proposalId, by: command.by, auto: command.auto, taskIds: command.taskIds,
-      ...(command.agentId !== undefined ? { agentId: command.agentId } : {}) } }]
+    ? [
+        {
+          type: 'ProposalApproved',
+          data: {
+            proposalId: state.proposalId,
+            by: command.by,
+            auto: command.auto,
+            taskIds: command.taskIds,
+            ...(command.agentId !== undefined ? { agentId: command.agentId } : {}),
+          },
+        },
+      ]
     : [{ type: 'ProposalRejected', data: { proposalId: state.proposalId, by: command.by, reason: command.reason } }];
 }
 
@@ -56,11 +77,21 @@ function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
 function mayStartWork(c: ProposeAgent): void {
   const goalId = c.proposal.goalId;
   if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
-    throw new DomainError('ErrGoalClosed', `goal ${goalId} is ${c.goalStatus}: it takes no new agents`, { goal_id: goalId });
+    throw new DomainError('ErrGoalClosed', `goal ${goalId} is ${c.goalStatus}: it takes no new agents`, {
+      goal_id: goalId,
+    });
   }
   if (c.goalStatus === 'paused') {
-    throw new DomainError('ErrGoalBudgetExceeded', `goal ${goalId} is paused: no new agents are spawned until the owner resumes it`, { goal_id: goalId, goal_status: 'paused' });
+    throw new DomainError(
+      'ErrGoalBudgetExceeded',
+      `goal ${goalId} is paused: no new agents are spawned until the owner resumes it`,
+      { goal_id: goalId, goal_status: 'paused' },
+    );
   }
 }
 
-export const proposalDecider: Decider<Proposal, ProposalCommand, ProposalEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const proposalDecider: Decider<Proposal, ProposalCommand, ProposalEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

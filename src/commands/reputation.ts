@@ -37,7 +37,17 @@ function decide(command: ReputationCommand, state: AgentTrust): ReputationEvent[
     case 'CheckQuarantine': {
       if (state.quarantined || !(command.meanScore < command.threshold)) return [];
       const score = Math.round(command.meanScore * 1000) / 1000;
-      return [{ type: 'AgentQuarantined', data: { agentId: command.agentId, reason: `reputation=${score.toFixed(2)} below ${command.threshold}`, score, threshold: command.threshold } }];
+      return [
+        {
+          type: 'AgentQuarantined',
+          data: {
+            agentId: command.agentId,
+            reason: `reputation=${score.toFixed(2)} below ${command.threshold}`,
+            score,
+            threshold: command.threshold,
+          },
+        },
+      ];
     }
     case 'Unquarantine':
       if (!state.quarantined) return [];

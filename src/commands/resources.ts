@@ -25,7 +25,13 @@ function evolve(state: ResourceRequest, event: ResourceEvent): ResourceRequest {
   switch (event.type) {
     case 'ResourceRequested': {
       const d = event.data;
-      return { status: 'pending', requestId: d.requestId, name: d.name, requesterAgentId: d.requesterAgentId, taskId: d.taskId };
+      return {
+        status: 'pending',
+        requestId: d.requestId,
+        name: d.name,
+        requesterAgentId: d.requesterAgentId,
+        taskId: d.taskId,
+      };
     }
     case 'ResourceRequestFulfilled':
       return state.status === 'absent' ? state : { ...state, status: 'fulfilled' };
@@ -42,26 +48,44 @@ function decide(command: ResourceCommand, state: ResourceRequest): ResourceEvent
   switch (command.type) {
     case 'RequestResource': {
       const r = command.request;
-      if (state.status !== 'absent') throw new DomainError('ErrRequestExists', `resource request ${r.requestId} already exists`);
-      if (secretName(r.name) !== r.name) throw new DomainError('ErrInvalidName', `resource name ${r.name} is not normalized`, { name: r.name });
-      if (!RESOURCE_TYPES.includes(r.resourceType)) throw invalidInput(`resource_type must be one of ${RESOURCE_TYPES.join(', ')}`, { field: 'resource_type' });
+      if (state.status !== 'absent')
+        throw new DomainError('ErrRequestExists', `resource request ${r.requestId} already exists`);
+      if (secretName(r.name) !== r.name)
+        throw new DomainError('ErrInvalidName', `resource name ${r.name} is not normalized`, { name: r.name });
+      if (!RESOURCE_TYPES.includes(r.resourceType))
+        throw invalidInput(`resource_type must be one of ${RESOURCE_TYPES.join(', ')}`, { field: 'resource_type' });
       const reason = r.reason.trim();
-      if (reason.length < MIN_REASON || reason.length > MAX_REASON) throw invalidInput(`reason must be ${MIN_REASON}–${MAX_REASON} characters`, { field: 'reason' });
+      if (reason.length < MIN_REASON || reason.length > MAX_REASON)
+        throw invalidInput(`reason must be ${MIN_REASON}–${MAX_REASON} characters`, { field: 'reason' });
       return [{ type: 'ResourceRequested', data: { ...r, reason } }];
     }
     case 'FulfilRequest':
       if (state.status === 'absent') throw new DomainError('ErrNotFound', 'resource request not found');
       if (state.status !== 'pending') {
-        throw new DomainError('ErrRequestNotPending', `resource request ${state.requestId} is ${state.status}, not pending`, { request_id: state.requestId, status: state.status });
+        throw new DomainError(
+          'ErrRequestNotPending',
+          `resource request ${state.requestId} is ${state.status}, not pending`,
+          { request_id: state.requestId, status: state.status },
+        );
       }
-      return [{ type: 'ResourceRequestFulfilled', data: { requestId: state.requestId, secretId: command.secretId, scope: command.scope, by: command.by } }];
+      return [
+        {
+          type: 'ResourceRequestFulfilled',
+          data: { requestId: state.requestId, secretId: command.secretId, scope: command.scope, by: command.by },
+        },
+      ];
     case 'RejectRequest': {
       if (state.status === 'absent') throw new DomainError('ErrNotFound', 'resource request not found');
       if (state.status !== 'pending') {
-        throw new DomainError('ErrRequestNotPending', `resource request ${state.requestId} is ${state.status}, not pending`, { request_id: state.requestId, status: state.status });
+        throw new DomainError(
+          'ErrRequestNotPending',
+          `resource request ${state.requestId} is ${state.status}, not pending`,
+          { request_id: state.requestId, status: state.status },
+        );
       }
       const reason = command.reason.trim();
-      if (reason.length === 0 || reason.length > MAX_REASON) throw invalidInput(`reason must be 1–${MAX_REASON} characters`, { field: 'reason' });
+      if (reason.length === 0 || reason.length > MAX_REASON)
+        throw invalidInput(`reason must be 1–${MAX_REASON} characters`, { field: 'reason' });
       return [{ type: 'ResourceRequestRejected', data: { requestId: state.requestId, reason, by: command.by } }];
     }
     default: {
@@ -71,4 +95,8 @@ function decide(command: ResourceCommand, state: ResourceRequest): ResourceEvent
   }
 }
 
-export const resourceDecider: Decider<ResourceRequest, ResourceCommand, ResourceEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const resourceDecider: Decider<ResourceRequest, ResourceCommand, ResourceEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

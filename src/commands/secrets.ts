@@ -1,5 +1,12 @@
 import { DomainError, invalidInput } from '../errors.js';
-import { MAX_SECRET_NAME, SECRET_NAME, type SecretEvent, type SecretScope, type SecretSet, type SecretUsed } from '../events/secrets.js';
+import {
+  MAX_SECRET_NAME,
+  SECRET_NAME,
+  type SecretEvent,
+  type SecretScope,
+  type SecretSet,
+  type SecretUsed,
+} from '../events/secrets.js';
 import type { Decider } from '../engine/decider.js';
 import { type By } from '../events/principals.js';
 
@@ -28,8 +35,10 @@ export function secretName(raw: string): string {
   const name = raw.replace(/[a-z]/g, (c) => c.toUpperCase());
   if (name.length === 0 || name.length > MAX_SECRET_NAME || !SECRET_NAME.test(name)) {
     // The message does not repeat the name: a value typed where the name goes must not be echoed back.
-    throw new DomainError('ErrInvalidName',
-      `invalid secret name: upper-cased it must match ${SECRET_NAME.source} (1–${MAX_SECRET_NAME} characters; A-Z first, then A-Z, 0-9, _)`);
+    throw new DomainError(
+      'ErrInvalidName',
+      `invalid secret name: upper-cased it must match ${SECRET_NAME.source} (1–${MAX_SECRET_NAME} characters; A-Z first, then A-Z, 0-9, _)`,
+    );
   }
   return name;
 }
@@ -55,18 +64,39 @@ function decide(command: SecretCommand, state: Secret): SecretEvent[] {
   if (command.type === 'SetSecret') {
     const s = command.secret;
     if (state.status !== 'absent') throw new DomainError('ErrSecretExists', `secret ${s.secretId} already exists`);
-    if (secretName(s.name) !== s.name) throw new DomainError('ErrInvalidName', `secret name ${s.name} is not normalized`, { name: s.name });
+    if (secretName(s.name) !== s.name)
+      throw new DomainError('ErrInvalidName', `secret name ${s.name} is not normalized`, { name: s.name });
     if (s.sealed.length === 0) throw invalidInput('a secret is stored sealed, never empty');
     return [{ type: 'SecretSet', data: s }];
   }
   if (state.status === 'absent') throw new DomainError('ErrNotFound', 'secret not found');
   switch (command.type) {
     case 'RevokeSecret':
-      if (state.status === 'revoked') throw new DomainError('ErrAlreadyRevoked', `secret ${state.secretId} (${state.name}, ${state.scope.label}) is already revoked`, { secret_id: state.secretId });
-      return [{ type: 'SecretRevoked', data: { secretId: state.secretId, reason: command.reason, replacedBy: command.replacedBy, by: command.by } }];
+      if (state.status === 'revoked')
+        throw new DomainError(
+          'ErrAlreadyRevoked',
+          `secret ${state.secretId} (${state.name}, ${state.scope.label}) is already revoked`,
+          { secret_id: state.secretId },
+        );
+      return [
+        {
+          type: 'SecretRevoked',
+          data: { secretId: state.secretId, reason: command.reason, replacedBy: command.replacedBy, by: command.by },
+        },
+      ];
     case 'RecordSecretUse':
       if (state.status !== 'active') return [];
-      return [{ type: 'SecretUsed', data: { secretId: state.secretId, purpose: command.purpose, taskId: command.taskId, agentId: command.agentId } }];
+      return [
+        {
+          type: 'SecretUsed',
+          data: {
+            secretId: state.secretId,
+            purpose: command.purpose,
+            taskId: command.taskId,
+            agentId: command.agentId,
+          },
+        },
+      ];
     default: {
       const never: never = command;
       return never;
@@ -74,4 +104,8 @@ function decide(command: SecretCommand, state: Secret): SecretEvent[] {
   }
 }
 
-export const secretDecider: Decider<Secret, SecretCommand, SecretEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const secretDecider: Decider<Secret, SecretCommand, SecretEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

@@ -15,13 +15,18 @@ export const MAX_TREE_TASKS = 2_000;
 
 type Plan = Omit<TaskCreated['data'], 'notice' | 'goalId' | 'channelId' | 'by' | 'proposalId'>;
 type Dim = 'tokens' | 'cents';
-const FIELD: Record<Dim, 'budget_tokens' | 'budget_dollars_cents'> = { tokens: 'budget_tokens', cents: 'budget_dollars_cents' };
+const FIELD: Record<Dim, 'budget_tokens' | 'budget_dollars_cents'> = {
+  tokens: 'budget_tokens',
+  cents: 'budget_dollars_cents',
+};
 
 /** Counts nodes and checks the cascade; throws the first problem with the node's path (e.g. `tree.children[1]`). */
 export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
   let count = 0;
   // One counter per budgeted node and dimension; a node without a budget draws on its nearest budgeted ancestor's.
-  interface Left { value: number | null }
+  interface Left {
+    value: number | null;
+  }
   const walk = (node: TreeNode, path: string, left: Record<Dim, Left>): void => {
     count += 1;
     const mine: Record<Dim, Left> = { ...left };
@@ -30,8 +35,11 @@ export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
       if (asked === undefined) continue;
       const available = left[dim].value;
       if (available !== null && asked > available) {
-        throw new DomainError('ErrBudgetInsufficient', `${path}.${FIELD[dim]} is ${asked} but only ${available} is left in the budget above it`,
-          { path, field: FIELD[dim], requested: asked, remaining: available });
+        throw new DomainError(
+          'ErrBudgetInsufficient',
+          `${path}.${FIELD[dim]} is ${asked} but only ${available} is left in the budget above it`,
+          { path, field: FIELD[dim], requested: asked, remaining: available },
+        );
       }
       if (available !== null) left[dim].value = available - asked;
       mine[dim] = { value: asked };
@@ -39,7 +47,11 @@ export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
     (node.children ?? []).forEach((child, i) => walk(child, `${path}.children[${i}]`, mine));
   };
   walk(tree, 'tree', { tokens: { value: goalLeft.tokens }, cents: { value: goalLeft.cents } });
-  if (count > MAX_TREE_TASKS) throw invalidInput(`a task tree holds at most ${MAX_TREE_TASKS} tasks; this one has ${count}: propose it in parts`, { field: 'tree', count });
+  if (count > MAX_TREE_TASKS)
+    throw invalidInput(
+      `a task tree holds at most ${MAX_TREE_TASKS} tasks; this one has ${count}: propose it in parts`,
+      { field: 'tree', count },
+    );
   // A placeholder id as long as any id this tree could get keeps the ancestry check honest before approval.
   planTree(tree, () => 999_999_999_999);
   return count;
@@ -48,28 +60,48 @@ export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
 /** The tasks an approval creates, parents before children; `nextId` hands out task ids. */
 export function planTree(tree: TreeNode, nextId: () => number): Plan[] {
   const plans: Plan[] = [];
-  const walk = (node: TreeNode, parent: { id: number; ancestry: AncestryNode[]; billing: string; node: TreeNode } | null, path: string): void => {
+  const walk = (
+    node: TreeNode,
+    parent: { id: number; ancestry: AncestryNode[]; billing: string; node: TreeNode } | null,
+    path: string,
+  ): void => {
     const taskId = nextId();
     const ancestry: AncestryNode[] = parent ? [...parent.ancestry, ancestryNode(parent.id, parent.node)] : [];
     const bytes = Buffer.byteLength(JSON.stringify(ancestry));
     if (bytes > ANCESTRY_CAP_BYTES) {
-      throw new DomainError('ErrAncestryOverflow', `task ancestry exceeds 16 KB cap at ${path} (${bytes} bytes)`, { path, bytes, cap: ANCESTRY_CAP_BYTES });
+      throw new DomainError('ErrAncestryOverflow', `task ancestry exceeds 16 KB cap at ${path} (${bytes} bytes)`, {
+        path,
+        bytes,
+        cap: ANCESTRY_CAP_BYTES,
+      });
     }
     const billingCode = node.billing_code ?? parent?.billing ?? DEFAULT_BILLING_CODE;
     plans.push({
-      taskId, parentId: parent?.id ?? null, depth: ancestry.length, ancestry, title: node.title, description: node.description,
-      acceptanceCriteria: node.acceptance_criteria ?? '', billingCode,
+      taskId,
+      parentId: parent?.id ?? null,
+      depth: ancestry.length,
+      ancestry,
+      title: node.title,
+      description: node.description,
+      acceptanceCriteria: node.acceptance_criteria ?? '',
+      billingCode,
       budgets: { tokens: node.budget_tokens ?? null, cents: node.budget_dollars_cents ?? null },
-      verifier: node.verifier_config ?? { kind: 'auto' }, heartbeat: node.heartbeat_config ?? null, status: 'approved',
+      verifier: node.verifier_config ?? { kind: 'auto' },
+      heartbeat: node.heartbeat_config ?? null,
+      status: 'approved',
     });
-    (node.children ?? []).forEach((child, i) => walk(child, { id: taskId, ancestry, billing: billingCode, node }, `${path}.children[${i}]`));
+    (node.children ?? []).forEach((child, i) =>
+      walk(child, { id: taskId, ancestry, billing: billingCode, node }, `${path}.children[${i}]`),
+    );
   };
   walk(tree, null, 'tree');
   return plans;
 }
 
 function ancestryNode(id: number, node: TreeNode): AncestryNode {
-  return node.acceptance_criteria ? { id, title: node.title, acceptance_criteria: node.acceptance_criteria } : { id, title: node.title };
+  return node.acceptance_criteria
+    ? { id, title: node.title, acceptance_criteria: node.acceptance_criteria }
+    : { id, title: node.title };
 }
 
 /**

@@ -11,7 +11,11 @@ import type { Tier } from '../events/principals.js';
  * The owner's own proposals follow the mode (`proposerTier` null). In `human` mode everything waits.
  * `serve --auto-approve` is the owner approving everything, so it approves these too.
  */
-export function autoApprovable(mode: 'human' | 'auto', kind: 'task_tree' | 'agent', proposerTier: Tier | null): boolean {
+export function autoApprovable(
+  mode: 'human' | 'auto',
+  kind: 'task_tree' | 'agent',
+  proposerTier: Tier | null,
+): boolean {
   if (mode !== 'auto') return false;
   if (proposerTier === null || proposerTier === 'autonomous') return true;
   return proposerTier === 'assisted' && kind === 'task_tree';

@@ -20,11 +20,17 @@ export function checkToolScope(scope: readonly string[], known: KnownTools, fiel
   }
   if (unknown.length === 0 && ownerOnly.length === 0) return;
   const problems = [
-    ...unknown.map(({ tool, suggestion }) => `unknown tool ${tool}${suggestion ? `: did you mean ${suggestion}?` : ''}`),
+    ...unknown.map(
+      ({ tool, suggestion }) => `unknown tool ${tool}${suggestion ? `: did you mean ${suggestion}?` : ''}`,
+    ),
     ...ownerOnly.map((tool) => `${tool} is an owner tool: agents cannot call it`),
   ];
-  throw invalidInput(problems.join('; '), { field, unknown_tools: unknown.map((u) => u.tool), owner_tools: ownerOnly,
-    suggestions: Object.fromEntries(unknown.filter((u) => u.suggestion).map((u) => [u.tool, u.suggestion])) });
+  throw invalidInput(problems.join('; '), {
+    field,
+    unknown_tools: unknown.map((u) => u.tool),
+    owner_tools: ownerOnly,
+    suggestions: Object.fromEntries(unknown.filter((u) => u.suggestion).map((u) => [u.tool, u.suggestion])),
+  });
 }
 
 /**

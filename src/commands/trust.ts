@@ -5,8 +5,18 @@ import { TIERS, type Tier } from '../events/principals.js';
  * Trust, pure: the delegation cap (a child agent never gets more than its parent: SynapBus's
  * DelegationCap) and the rolling reputation score (evidence decays with a half-life).
  */
-export interface Grant { tier: string; toolScope: readonly string[]; budgetTokens: number; budgetCents: number; spawnDepth: number }
-export interface Capped { effective: Grant; violations: string[]; depthExceeded: boolean }
+export interface Grant {
+  tier: string;
+  toolScope: readonly string[];
+  budgetTokens: number;
+  budgetCents: number;
+  spawnDepth: number;
+}
+export interface Capped {
+  effective: Grant;
+  violations: string[];
+  depthExceeded: boolean;
+}
 
 const rank = (tier: string): number => TIERS.indexOf(tier as Tier) + 1;
 
@@ -49,16 +59,28 @@ export function delegationCap(parent: Grant, proposed: Grant, maxDepth: number):
   const spawnDepth = parent.spawnDepth + 1;
   const depthExceeded = spawnDepth > maxDepth;
   if (depthExceeded) violations.push(`spawn depth ${spawnDepth} exceeds max ${maxDepth}`);
-  return { effective: { tier, toolScope: tools.filter((t) => allowed.has(t)), budgetTokens, budgetCents, spawnDepth }, violations, depthExceeded };
+  return {
+    effective: { tier, toolScope: tools.filter((t) => allowed.has(t)), budgetTokens, budgetCents, spawnDepth },
+    violations,
+    depthExceeded,
+  };
 }
 
-export interface Evidence { delta: number; weight: number; at: string }
+export interface Evidence {
+  delta: number;
+  weight: number;
+  at: string;
+}
 export const DEFAULT_HALF_LIFE_DAYS = 30;
 const LN2 = 0.6931471805599453;
 const DAY_MS = 86_400_000;
 
 /** Σ delta·weight·exp(−ln2·age/half-life), clamped to [0, 1]; 0.5 without evidence. */
-export function rollingScore(evidence: readonly Evidence[], now: string, halfLifeDays = DEFAULT_HALF_LIFE_DAYS): number {
+export function rollingScore(
+  evidence: readonly Evidence[],
+  now: string,
+  halfLifeDays = DEFAULT_HALF_LIFE_DAYS,
+): number {
   if (evidence.length === 0) return 0.5;
   const h = halfLifeDays > 0 ? halfLifeDays : DEFAULT_HALF_LIFE_DAYS;
   const t = Date.parse(now);

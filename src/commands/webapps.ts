@@ -1,6 +1,13 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  MAX_APP_PORT, MIN_APP_PORT, WEBAPP_ID, WEBAPP_KINDS, type WebappEvent, type WebappKind, type WebappPresented, type WebappRetireReason,
+  MAX_APP_PORT,
+  MIN_APP_PORT,
+  WEBAPP_ID,
+  WEBAPP_KINDS,
+  type WebappEvent,
+  type WebappKind,
+  type WebappPresented,
+  type WebappRetireReason,
 } from '../events/webapps.js';
 import type { Decider } from '../engine/decider.js';
 
@@ -11,11 +18,21 @@ import type { Decider } from '../engine/decider.js';
  * are made by the action before the command; here only what the event itself must satisfy.
  */
 export type PresentWebapp = { type: 'PresentWebapp'; app: WebappPresented['data'] };
-export type RepresentWebapp = { type: 'RepresentWebapp'; title: string; description: string; agentId: number; messageId: number };
+export type RepresentWebapp = {
+  type: 'RepresentWebapp';
+  title: string;
+  description: string;
+  agentId: number;
+  messageId: number;
+};
 export type RetireWebapp = { type: 'RetireWebapp'; reason: WebappRetireReason };
 export type WebappCommand = PresentWebapp | RepresentWebapp | RetireWebapp;
 
-interface Known { appId: string; kind: WebappKind; agentId: number }
+interface Known {
+  appId: string;
+  kind: WebappKind;
+  agentId: number;
+}
 export type Webapp = { status: 'absent' } | (Known & { status: 'live' }) | (Known & { status: 'retired' });
 
 function evolve(state: Webapp, event: WebappEvent): Webapp {
@@ -46,7 +63,9 @@ function decide(command: WebappCommand, state: Webapp): WebappEvent[] {
     }
     case 'RetireWebapp':
       // Only a port ties up a process of its presenter; a static file or a link outlives the agent.
-      return state.kind === 'port' && state.status === 'live' ? [{ type: 'WebappRetired', data: { appId: state.appId, reason: command.reason } }] : [];
+      return state.kind === 'port' && state.status === 'live'
+        ? [{ type: 'WebappRetired', data: { appId: state.appId, reason: command.reason } }]
+        : [];
     default: {
       const never: never = command;
       return never;
@@ -59,7 +78,8 @@ function present(app: WebappPresented['data'], state: Webapp): WebappEvent[] {
   if (!WEBAPP_ID.test(app.appId)) throw invalidInput('a web app id is 32 lowercase hex characters');
   if (!WEBAPP_KINDS.includes(app.kind)) throw invalidInput(`kind must be one of ${WEBAPP_KINDS.join(', ')}`);
   if (app.target.trim() === '') throw invalidInput('a web app needs a target');
-  if (app.kind === 'port' && !validPort(app.target)) throw invalidInput(`a port target is a number in ${MIN_APP_PORT}-${MAX_APP_PORT}`);
+  if (app.kind === 'port' && !validPort(app.target))
+    throw invalidInput(`a port target is a number in ${MIN_APP_PORT}-${MAX_APP_PORT}`);
   return [{ type: 'WebappPresented', data: app }];
 }
 
@@ -67,4 +87,8 @@ function present(app: WebappPresented['data'], state: Webapp): WebappEvent[] {
 export const validPort = (target: string): boolean =>
   /^[1-9][0-9]{0,4}$/.test(target) && Number(target) >= MIN_APP_PORT && Number(target) <= MAX_APP_PORT;
 
-export const webappDecider: Decider<Webapp, WebappCommand, WebappEvent> = { initialState: () => ({ status: 'absent' }), evolve, decide };
+export const webappDecider: Decider<Webapp, WebappCommand, WebappEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve,
+  decide,
+};

@@ -20,31 +20,73 @@ import { type CommandOptions } from '../engine/handle.js';
  */
 export const DEMO_OWNER = 'demo-owner';
 export const COORDINATOR_TOOLS = [
-  'whoami', 'get_goal', 'list_goals', 'propose_task_tree', 'propose_agent', 'send_message', 'read_inbox', 'get_channel_messages', 'search_messages',
-  'complete_goal', 'claim_task', 'complete_task', 'report_usage',
+  'whoami',
+  'get_goal',
+  'list_goals',
+  'propose_task_tree',
+  'propose_agent',
+  'send_message',
+  'read_inbox',
+  'get_channel_messages',
+  'search_messages',
+  'complete_goal',
+  'claim_task',
+  'complete_task',
+  'report_usage',
 ];
 /** No cooldown between an agent's runs (the demo's wake-ups come in quick chains); a hung run ends after 4 minutes. */
 const DEMO_RUNTIME: Partial<RuntimeOverrides> = { cooldownSec: 0, timeoutSec: 240 };
 
 export interface DemoHost {
-  app: App; ownerId: number; ownerToken: string; coordinatorId: number; mcpUrl: string; runtime: Runtime; reactor: Reactor;
+  app: App;
+  ownerId: number;
+  ownerToken: string;
+  coordinatorId: number;
+  mcpUrl: string;
+  runtime: Runtime;
+  reactor: Reactor;
   stop(): Promise<void>;
 }
 
-export interface DemoRecipe { name: string; command: string; timeoutSec: number }
+export interface DemoRecipe {
+  name: string;
+  command: string;
+  timeoutSec: number;
+}
 
-export async function startHost(dataDir: string, coordinator: { name: string; prompt: string; command: string }, recipes: readonly DemoRecipe[] = []): Promise<DemoHost> {
+export async function startHost(
+  dataDir: string,
+  coordinator: { name: string; prompt: string; command: string },
+  recipes: readonly DemoRecipe[] = [],
+): Promise<DemoHost> {
   const app = openApp({ dataDir, durability: 'normal' });
   const actor: CommandOptions = { actor: `user:${DEMO_OWNER}` };
   const owner = createOwner(app, DEMO_OWNER, { actor: 'system' });
-  const agent = registerAgent(app, {
-    name: coordinator.name, ownerId: owner.userId, model: 'scripted (doc-gardener, no LLM)', systemPrompt: coordinator.prompt, toolScope: COORDINATOR_TOOLS,
-    tier: 'autonomous', command: coordinator.command, parentId: null, spawnDepth: 0,
-  }, actor);
+  const agent = registerAgent(
+    app,
+    {
+      name: coordinator.name,
+      ownerId: owner.userId,
+      model: 'scripted (doc-gardener, no LLM)',
+      systemPrompt: coordinator.prompt,
+      toolScope: COORDINATOR_TOOLS,
+      tier: 'autonomous',
+      command: coordinator.command,
+      parentId: null,
+      spawnDepth: 0,
+    },
+    actor,
+  );
   configureRuntime(app, owner.userId, agent.agentId, DEMO_RUNTIME, DEMO_OWNER, actor);
   // The owner's verifier recipes: the only commands the goal's verifiers may run (what `colony verifiers add` records).
   const ownerSpeaker = { key: `user-${owner.userId}`, name: DEMO_OWNER, tenant: owner.userId };
-  for (const r of recipes) addRecipe(app, ownerSpeaker, { name: r.name, command: r.command, cwd: null, timeoutSec: r.timeoutSec, secrets: [] }, actor);
+  for (const r of recipes)
+    addRecipe(
+      app,
+      ownerSpeaker,
+      { name: r.name, command: r.command, cwd: null, timeoutSec: r.timeoutSec, secrets: [] },
+      actor,
+    );
   const spawned = configureSpawned(app, owner.userId, actor);
   const mcp = createMcpContext(app, buildToolRegistry());
   const http = createHttpApp(app.engine, mcp, '127.0.0.1');
@@ -55,7 +97,13 @@ export async function startHost(dataDir: string, coordinator: { name: string; pr
     const runtime = startRuntime(app, { mcpUrl, pollMs: 100, killGraceMs: 2_000 });
     mcp.runtime.reactor = runtime.reactor;
     return {
-      app, ownerId: owner.userId, ownerToken: owner.token, coordinatorId: agent.agentId, mcpUrl, runtime, reactor: runtime.reactor!,
+      app,
+      ownerId: owner.userId,
+      ownerToken: owner.token,
+      coordinatorId: agent.agentId,
+      mcpUrl,
+      runtime,
+      reactor: runtime.reactor!,
       stop: () => shutdown({ app, mcp, http, server, runtime, spawned }),
     };
   } catch (e) {
@@ -80,7 +128,14 @@ function configureSpawned(app: App, ownerId: number, actor: CommandOptions): Sub
   });
 }
 
-async function shutdown(h: { app: App; mcp: McpContext; http: HttpApp; server: Server | null; runtime: Runtime | null; spawned: Subscription }): Promise<void> {
+async function shutdown(h: {
+  app: App;
+  mcp: McpContext;
+  http: HttpApp;
+  server: Server | null;
+  runtime: Runtime | null;
+  spawned: Subscription;
+}): Promise<void> {
   h.spawned.unsubscribe();
   h.runtime?.stop();
   await h.http.close();

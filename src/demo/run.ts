@@ -22,8 +22,19 @@ import { summarize, type DemoSummary } from './summary.js';
  * spawns are real processes of the one scripted runner, talking to Colony only over MCP; when the goal
  * has closed and every run has ended, the HTML report is written and the data dir removed (unless kept).
  */
-export interface DemoOptions { out: string; keep: boolean; timeoutSec: number; progress?: (line: string) => void }
-export interface DemoResult { reportPath: string; dataDir: string; kept: boolean; wallMs: number; summary: DemoSummary }
+export interface DemoOptions {
+  out: string;
+  keep: boolean;
+  timeoutSec: number;
+  progress?: (line: string) => void;
+}
+export interface DemoResult {
+  reportPath: string;
+  dataDir: string;
+  kept: boolean;
+  wallMs: number;
+  summary: DemoSummary;
+}
 
 export class DemoError extends Error {}
 
@@ -48,10 +59,14 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   let watch: Subscription | null = null;
   // Ctrl-C ends the wait like a timeout does: the agents' processes are stopped and the data dir removed.
   const interrupt = { signal: null as string | null };
-  const onSignal = (signal: string) => { interrupt.signal = signal; };
+  const onSignal = (signal: string) => {
+    interrupt.signal = signal;
+  };
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
-    host = await startHost(dataDir, { name: COORDINATOR, prompt: COORDINATOR_PROMPT, command: agentCommand() }, [{ name: REPORT_RECIPE, command: REPORT_CHECK, timeoutSec: 30 }]);
+    host = await startHost(dataDir, { name: COORDINATOR, prompt: COORDINATOR_PROMPT, command: agentCommand() }, [
+      { name: REPORT_RECIPE, command: REPORT_CHECK, timeoutSec: 30 },
+    ]);
     if (o.progress) watch = watchProgress(host.app, o.progress);
     const goalId = await createGoal(host);
     o.progress?.(`goal #${goalId} created in ${dataDir}; waiting for the agents (at most ${o.timeoutSec} s)`);
@@ -59,7 +74,13 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     await settle(host, started + (o.timeoutSec + 20) * 1000);
     const data = reportData(host.app, goalId)!;
     writeReport(o.out, renderReport(data));
-    return { reportPath: o.out, dataDir, kept: o.keep, wallMs: Math.round(performance.now() - started), summary: summarize(host.app, data) };
+    return {
+      reportPath: o.out,
+      dataDir,
+      kept: o.keep,
+      wallMs: Math.round(performance.now() - started),
+      summary: summarize(host.app, data),
+    };
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     watch?.unsubscribe();
@@ -71,12 +92,24 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
 /** The owner sets the goal over MCP, like any client would. */
 async function createGoal(host: DemoHost): Promise<number> {
   const client = new Client({ name: 'colony-demo', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(host.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${host.ownerToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(host.mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${host.ownerToken}` } },
+    }),
+  );
   try {
-    const r = await client.callTool({ name: 'create_goal', arguments: {
-      title: GOAL_TITLE, description: 'Compare the CLI that README.md documents with the CLI the code really has (colony <command> --help) and report every difference.',
-      coordinator_config: COORDINATOR, approval_mode: 'auto', budget_dollars_cents: 500, budget_tokens: 200_000,
-    } });
+    const r = await client.callTool({
+      name: 'create_goal',
+      arguments: {
+        title: GOAL_TITLE,
+        description:
+          'Compare the CLI that README.md documents with the CLI the code really has (colony <command> --help) and report every difference.',
+        coordinator_config: COORDINATOR,
+        approval_mode: 'auto',
+        budget_dollars_cents: 500,
+        budget_tokens: 200_000,
+      },
+    });
     if (r.isError) throw new DemoError(`create_goal failed: ${JSON.stringify(r.content)}`);
     return (r.structuredContent as { goal_id: number }).goal_id;
   } finally {
@@ -84,7 +117,12 @@ async function createGoal(host: DemoHost): Promise<number> {
   }
 }
 
-async function untilClosed(host: DemoHost, goalId: number, deadline: number, interrupt: { signal: string | null }): Promise<GoalRow> {
+async function untilClosed(
+  host: DemoHost,
+  goalId: number,
+  deadline: number,
+  interrupt: { signal: string | null },
+): Promise<GoalRow> {
   for (;;) {
     const goal = getGoal(host.app.engine.db, goalId)!;
     if (CLOSED.has(goal.status)) return goal;
@@ -104,9 +142,15 @@ async function settle(host: DemoHost, deadline: number): Promise<void> {
 /** Where things stood, for the error that says the demo ran out of time. */
 function stateOf(app: App, goal: GoalRow): string {
   const db = app.engine.db;
-  const tasks = tasksOfGoal(db, goal.goalId).map((t) => `${t.title}=${t.status}`).join(', ');
-  const bad = listRuns(db, { ownerId: goal.ownerId, limit: 1000 }).find((r) => r.status === 'failed' || r.status === 'timed_out');
-  const why = bad ? `; run #${bad.runId} of ${getAgent(db, bad.agentId)?.name} ${bad.status}: ${(bad.reason ?? bad.outputTail ?? '').trim().split('\n').slice(-3).join(' | ')}` : '';
+  const tasks = tasksOfGoal(db, goal.goalId)
+    .map((t) => `${t.title}=${t.status}`)
+    .join(', ');
+  const bad = listRuns(db, { ownerId: goal.ownerId, limit: 1000 }).find(
+    (r) => r.status === 'failed' || r.status === 'timed_out',
+  );
+  const why = bad
+    ? `; run #${bad.runId} of ${getAgent(db, bad.agentId)?.name} ${bad.status}: ${(bad.reason ?? bad.outputTail ?? '').trim().split('\n').slice(-3).join(' | ')}`
+    : '';
   return `goal ${goal.status}; tasks: ${tasks || 'none'}${why}`;
 }
 
@@ -125,8 +169,14 @@ function watchProgress(app: App, print: (line: string) => void): Subscription {
     const d = e.data as Record<string, unknown>;
     if (e.type === 'RunStarted') print(`run #${d.runId} of ${name(d.agentId as number)} started`);
     else if (e.type === 'RunFinished') {
-      print(`run #${d.runId} of ${name(d.agentId as number)} ${d.status} in ${((d.durationMs as number) / 1000).toFixed(1)} s (${d.tokensIn} + ${d.tokensOut} tokens, ${d.costCents}¢)`);
-    } else if (e.type === 'RunRefused' || e.type === 'RunFailed') print(`run #${d.runId} of ${name(d.agentId as number)}: ${e.type === 'RunRefused' ? 'refused' : 'failed'}: ${d.reason}`);
-    else if (/^(Task|Goal)/.test(e.type) && typeof (d.notice as { body?: unknown } | null)?.body === 'string') print((d.notice as { body: string }).body);
+      print(
+        `run #${d.runId} of ${name(d.agentId as number)} ${d.status} in ${((d.durationMs as number) / 1000).toFixed(1)} s (${d.tokensIn} + ${d.tokensOut} tokens, ${d.costCents}¢)`,
+      );
+    } else if (e.type === 'RunRefused' || e.type === 'RunFailed')
+      print(
+        `run #${d.runId} of ${name(d.agentId as number)}: ${e.type === 'RunRefused' ? 'refused' : 'failed'}: ${d.reason}`,
+      );
+    else if (/^(Task|Goal)/.test(e.type) && typeof (d.notice as { body?: unknown } | null)?.body === 'string')
+      print((d.notice as { body: string }).body);
   });
 }

@@ -23,7 +23,8 @@ export interface DemoSummary {
   sc003: { ok: boolean; failed: string[] };
 }
 
-const tally = (keys: readonly string[]): Record<string, number> => keys.reduce<Record<string, number>>((t, k) => ({ ...t, [k]: (t[k] ?? 0) + 1 }), {});
+const tally = (keys: readonly string[]): Record<string, number> =>
+  keys.reduce<Record<string, number>>((t, k) => ({ ...t, [k]: (t[k] ?? 0) + 1 }), {});
 
 function flatten(tasks: readonly ReportTask[]): ReportTask[] {
   return tasks.flatMap((t) => [t, ...flatten(t.children)]);
@@ -39,10 +40,19 @@ export function summarize(app: App, data: ReportData): DemoSummary {
     goal: { id: data.goal.id, title: data.goal.title, status: data.goal.status, summary: data.goal.completionSummary },
     tasks: { total: tasks.length, by_status: tally(tasks.map((t) => t.status)) },
     agents: { coordinator: data.goal.coordinator, spawned },
-    runs: { total: runs.length, by_agent: tally(runs.map((r) => name(r.agentId))), by_status: tally(runs.map((r) => r.status)) },
+    runs: {
+      total: runs.length,
+      by_agent: tally(runs.map((r) => name(r.agentId))),
+      by_status: tally(runs.map((r) => r.status)),
+    },
     cost: {
-      tokens: data.goal.spentTokens, cents: data.goal.spentCents,
-      by_billing_code: data.costs.byBillingCode.map((c) => ({ billing_code: c.label, tokens: c.tokens, cents: c.cents })),
+      tokens: data.goal.spentTokens,
+      cents: data.goal.spentCents,
+      by_billing_code: data.costs.byBillingCode.map((c) => ({
+        billing_code: c.label,
+        tokens: c.tokens,
+        cents: c.cents,
+      })),
     },
     findings: findingsOf(app, data),
     events: data.timeline.length,
@@ -54,12 +64,15 @@ export function summarize(app: App, data: ReportData): DemoSummary {
 /** The count the cli-verifier put on its diff artifact (null when it never posted one). */
 function findingsOf(app: App, data: ReportData): number | null {
   const goal = getGoal(app.engine.db, data.goal.id)!;
-  const diff = channelMessages(app.engine.db, goal.channelId, 1_000_000, null).filter((m) => m.metadata?.artifact === ARTIFACT.diff).at(-1);
+  const diff = channelMessages(app.engine.db, goal.channelId, 1_000_000, null)
+    .filter((m) => m.metadata?.artifact === ARTIFACT.diff)
+    .at(-1);
   return typeof diff?.metadata?.findings === 'number' ? diff.metadata.findings : null;
 }
 
 function sc003(data: ReportData, tasks: readonly ReportTask[], spawned: readonly string[]): DemoSummary['sc003'] {
-  const ranWell = (agent: string) => data.runs.some((r) => r.agent === agent && (r.durationMs ?? 0) > 0 && r.tokensOut > 0);
+  const ranWell = (agent: string) =>
+    data.runs.some((r) => r.agent === agent && (r.durationMs ?? 0) > 0 && r.tokensOut > 0);
   const checks: [boolean, string][] = [
     [tasks.length >= 3, `a tree of ≥ 3 nodes (${tasks.length})`],
     [spawned.length >= 1, '≥ 1 spawned specialist'],

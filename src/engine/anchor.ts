@@ -27,7 +27,10 @@ export interface LogAnchor {
 }
 
 export function readLogAnchor(db: Database): LogAnchor | null {
-  return (prepared(db, `SELECT position, hash FROM es_projections WHERE name = '${LOG_ROW}'`).get() as LogAnchor | undefined) ?? null;
+  return (
+    (prepared(db, `SELECT position, hash FROM es_projections WHERE name = '${LOG_ROW}'`).get() as
+      LogAnchor | undefined) ?? null
+  );
 }
 
 // One statement on the hot path: MAX(position) of an INTEGER PRIMARY KEY is one B-tree descent.
@@ -57,8 +60,11 @@ export function assertAnchored(db: Database): void {
 
 /** Moves the anchor to `head` (or recreates the row an attacker deleted). */
 export function setLogAnchor(db: Database, head: ChainHead): void {
-  prepared(db, `INSERT INTO es_projections (name, version, position, hash) VALUES ('${LOG_ROW}', 1, ?, ?)
-    ON CONFLICT(name) DO UPDATE SET position = excluded.position, hash = excluded.hash`).run(head.position, head.hash);
+  prepared(
+    db,
+    `INSERT INTO es_projections (name, version, position, hash) VALUES ('${LOG_ROW}', 1, ?, ?)
+    ON CONFLICT(name) DO UPDATE SET position = excluded.position, hash = excluded.hash`,
+  ).run(head.position, head.hash);
 }
 
 export interface ChainBreak {
@@ -85,19 +91,26 @@ export interface ChainBreakAcceptedData extends ChainBreak {
  * ChainBreakAccepted after it and anchors there, and marks every projection stale, so the read tables
  * (and the Merkle tree cache) are rebuilt from the log as it now is — on this start, or on the next one if this process dies first.
  */
-export function acceptChainBreak(db: Database, accepted: ChainBreak, meta: EventMeta, at: string): { event: StoredEvent; head: ChainHead } {
-  return db.transaction(() => {
-    const tail = readHead(db);
-    const data: ChainBreakAcceptedData = { ...accepted, logEnd: readLogAnchor(db), tail };
-    const [event] = appendToStream(db, CHAIN_STREAM, 'any', [{ type: CHAIN_BREAK_ACCEPTED, data }], meta, at);
-    const head = readHead(db);
-    setLogAnchor(db, head);
-    prepared(db, `UPDATE es_projections SET stale = 1 WHERE name <> '${LOG_ROW}'`).run();
-    clearMerkle(db); // the tree cache was built from the leaves the break changed
-    // Decider snapshots too: an event changed below a snapshot's version leaves its (version, hash) intact.
-    prepared(db, 'DELETE FROM es_snapshots').run();
-    return { event: event!, head };
-  }).immediate();
+export function acceptChainBreak(
+  db: Database,
+  accepted: ChainBreak,
+  meta: EventMeta,
+  at: string,
+): { event: StoredEvent; head: ChainHead } {
+  return db
+    .transaction(() => {
+      const tail = readHead(db);
+      const data: ChainBreakAcceptedData = { ...accepted, logEnd: readLogAnchor(db), tail };
+      const [event] = appendToStream(db, CHAIN_STREAM, 'any', [{ type: CHAIN_BREAK_ACCEPTED, data }], meta, at);
+      const head = readHead(db);
+      setLogAnchor(db, head);
+      prepared(db, `UPDATE es_projections SET stale = 1 WHERE name <> '${LOG_ROW}'`).run();
+      clearMerkle(db); // the tree cache was built from the leaves the break changed
+      // Decider snapshots too: an event changed below a snapshot's version leaves its (version, hash) intact.
+      prepared(db, 'DELETE FROM es_snapshots').run();
+      return { event: event!, head };
+    })
+    .immediate();
 }
 
 export interface AcceptedBreak extends ChainBreakAcceptedData {
@@ -115,8 +128,12 @@ export function acceptedBreaks(db: Database): AcceptedBreak[] {
 
 /** The last acceptance's own row: a verified anchor recorded in the log. */
 export function latestAcceptance(db: Database): ChainHead | null {
-  return (prepared(db, `SELECT position, hash FROM es_events WHERE stream_id = ? AND type = ? ORDER BY version DESC LIMIT 1`)
-    .get(CHAIN_STREAM, CHAIN_BREAK_ACCEPTED) as ChainHead | undefined) ?? null;
+  return (
+    (prepared(
+      db,
+      `SELECT position, hash FROM es_events WHERE stream_id = ? AND type = ? ORDER BY version DESC LIMIT 1`,
+    ).get(CHAIN_STREAM, CHAIN_BREAK_ACCEPTED) as ChainHead | undefined) ?? null
+  );
 }
 
 /** One line for an accepted break, for `verify` and the start-up check. */

@@ -16,21 +16,28 @@ export interface CommittedCommand {
 }
 
 export function findCommand(db: Database, commandId: string): CommittedCommand | null {
-  const row = prepared(db, 'SELECT first_position AS firstPosition, last_position AS lastPosition FROM es_commands WHERE command_id = ?')
-    .get(commandId) as CommittedCommand | undefined;
+  const row = prepared(
+    db,
+    'SELECT first_position AS firstPosition, last_position AS lastPosition FROM es_commands WHERE command_id = ?',
+  ).get(commandId) as CommittedCommand | undefined;
   return row ?? null;
 }
 
 /** A recorded command id that starts with `prefix` (an idempotency key's scope), if any. */
 export function commandUnder(db: Database, prefix: string): string | null {
   // Scopes end in ':' and ids continue in hex: '~' sorts after every character that can follow.
-  const row = prepared(db, 'SELECT command_id AS id FROM es_commands WHERE command_id > ? AND command_id < ? LIMIT 1').get(prefix, `${prefix}~`) as { id: string } | undefined;
+  const row = prepared(
+    db,
+    'SELECT command_id AS id FROM es_commands WHERE command_id > ? AND command_id < ? LIMIT 1',
+  ).get(prefix, `${prefix}~`) as { id: string } | undefined;
   return row?.id ?? null;
 }
 
 export function recordCommand(db: Database, commandId: string, events: readonly StoredEvent[], at: string): void {
-  prepared(db, 'INSERT INTO es_commands (command_id, first_position, last_position, committed_at) VALUES (?, ?, ?, ?)').run(
-    commandId, events[0]?.position ?? null, events[events.length - 1]?.position ?? null, at);
+  prepared(
+    db,
+    'INSERT INTO es_commands (command_id, first_position, last_position, committed_at) VALUES (?, ?, ?, ?)',
+  ).run(commandId, events[0]?.position ?? null, events[events.length - 1]?.position ?? null, at);
 }
 
 /** The events a committed command appended, in order; empty when it appended none or never committed. */
@@ -56,8 +63,18 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
   const stored = rows.map((row) => {
     const problem = rowProblem(db, row, head);
     if (problem) throw new DomainError('ErrChainMismatch', problem, { position: row.position });
-    insert.run(row.position, row.stream_id, row.version, row.type, row.schema_version, row.data, row.meta,
-      row.recorded_at, row.prev_hash, row.hash);
+    insert.run(
+      row.position,
+      row.stream_id,
+      row.version,
+      row.type,
+      row.schema_version,
+      row.data,
+      row.meta,
+      row.recorded_at,
+      row.prev_hash,
+      row.hash,
+    );
     head = { position: row.position, hash: row.hash };
     const event = toStoredEvent(row);
     const group = commands.get(event.meta.commandId);
@@ -67,7 +84,8 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
     return event;
   });
   for (const [commandId, events] of commands) {
-    if (findCommand(db, commandId)) throw new DomainError('ErrChainMismatch', `command ${commandId} is already in the log`, { commandId });
+    if (findCommand(db, commandId))
+      throw new DomainError('ErrChainMismatch', `command ${commandId} is already in the log`, { commandId });
     recordCommand(db, commandId, events, at);
   }
   return stored;
@@ -76,10 +94,12 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
 function rowProblem(db: Database, row: EventRow, head: { position: number; hash: string }): string | null {
   if (row.position !== head.position + 1) return `position ${row.position} does not follow the head ${head.position}`;
   if (row.prev_hash !== head.hash) return `prev_hash of position ${row.position} does not match the head's hash`;
-  if (!isCanonical(row.data) || !isCanonical(row.meta)) return `data or meta of position ${row.position} is not canonical JSON`;
+  if (!isCanonical(row.data) || !isCanonical(row.meta))
+    return `data or meta of position ${row.position} is not canonical JSON`;
   if (!hasCommandMeta(row.meta)) return `meta of position ${row.position} has no commandId and actor`;
   if (rowHash(row) !== row.hash) return `hash of position ${row.position} does not match its content`;
-  if (row.version !== streamVersion(db, row.stream_id) + 1) return `version ${row.version} of ${row.stream_id} is out of sequence`;
+  if (row.version !== streamVersion(db, row.stream_id) + 1)
+    return `version ${row.version} of ${row.stream_id} is out of sequence`;
   return null;
 }
 
@@ -99,6 +119,8 @@ function isCanonical(json: string): boolean {
 function raiseSequence(db: Database, streamId: string): void {
   const id = Number(streamId.slice(streamId.lastIndexOf('-') + 1));
   if (!Number.isSafeInteger(id) || id <= 0 || streamKind(streamId) === streamId) return;
-  prepared(db, `INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)`)
-    .run(streamKind(streamId), id);
+  prepared(
+    db,
+    `INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)`,
+  ).run(streamKind(streamId), id);
 }

@@ -8,7 +8,15 @@ import { assertAnchored } from './anchor.js';
 import { importRows } from './command-log.js';
 import { readHead, type ChainHead } from './store.js';
 import { verifyChain, type VerifyOptions, type VerifyResult } from './verify.js';
-import { handle, transact, type CommandOptions, type HandleOptions, type HandleResult, type TransactResult, type UnitOfWork } from './handle.js';
+import {
+  handle,
+  transact,
+  type CommandOptions,
+  type HandleOptions,
+  type HandleResult,
+  type TransactResult,
+  type UnitOfWork,
+} from './handle.js';
 import type { Decider } from './decider.js';
 import { GroupCommit } from './group-commit.js';
 import type { AnyProjection } from './projection.js';
@@ -55,14 +63,24 @@ export class Engine {
     try {
       migrate(db, [...engineMigrations, ...(options.migrations ?? [])]);
       const registry = new ProjectionRegistry(options.projections ?? []);
-      return new Engine(db, options.clock ?? systemClock, registry, options.skipStartupRebuild ? null : (options.rebuild ?? {}));
+      return new Engine(
+        db,
+        options.clock ?? systemClock,
+        registry,
+        options.skipStartupRebuild ? null : (options.rebuild ?? {}),
+      );
     } catch (e) {
       db.close();
       throw e;
     }
   }
 
-  handle<S, C, E extends Event>(decider: Decider<S, C, E>, streamId: string, command: C, options: HandleOptions): HandleResult<S, E> {
+  handle<S, C, E extends Event>(
+    decider: Decider<S, C, E>,
+    streamId: string,
+    command: C,
+    options: HandleOptions,
+  ): HandleResult<S, E> {
     return handle(this, decider, streamId, command, options);
   }
 
@@ -73,14 +91,16 @@ export class Engine {
   /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
   importRows(rows: readonly EventRow[]): StoredEvent[] {
     this.group.flush();
-    const stored = this.db.transaction(() => {
-      assertAnchored(this.db);
-      const events = importRows(this.db, rows, this.clock().toISOString());
-      this.projections.apply(this.db, events);
-      const first = events[0];
-      if (first) this.projections.markApplied(this.db, first.position - 1, events[events.length - 1]!.position);
-      return events;
-    }).immediate();
+    const stored = this.db
+      .transaction(() => {
+        assertAnchored(this.db);
+        const events = importRows(this.db, rows, this.clock().toISOString());
+        this.projections.apply(this.db, events);
+        const first = events[0];
+        if (first) this.projections.markApplied(this.db, first.position - 1, events[events.length - 1]!.position);
+        return events;
+      })
+      .immediate();
     this.bus.publish(stored);
     return stored;
   }

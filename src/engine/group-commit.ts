@@ -45,7 +45,10 @@ class Batch {
   resolve!: () => void;
   reject!: (e: unknown) => void;
   constructor() {
-    this.committed = new Promise<void>((resolve, reject) => { this.resolve = resolve; this.reject = reject; });
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
     // A batch nobody awaits (every caller failed first) must not become an unhandled rejection.
     this.committed.catch(() => undefined);
   }
@@ -67,7 +70,10 @@ export class GroupCommit {
   private readonly begin;
   private readonly commit;
 
-  constructor(private readonly db: Database, private readonly bus: EventBus) {
+  constructor(
+    private readonly db: Database,
+    private readonly bus: EventBus,
+  ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
   }
@@ -109,7 +115,10 @@ export class GroupCommit {
     const batch = this.current!;
     if (!ticket.batches.has(batch)) {
       ticket.batches.add(batch);
-      void batch.committed.then(() => ticket.batches.delete(batch), () => undefined);
+      void batch.committed.then(
+        () => ticket.batches.delete(batch),
+        () => undefined,
+      );
     }
     batch.commands++;
     this.stats.commands++;

@@ -77,7 +77,11 @@ function runner(db: Database): <T>(fn: () => T) => T {
   return run;
 }
 
-export function transact<T>(engine: EngineContext, options: CommandOptions, fn: (uow: UnitOfWork) => T): TransactResult<T> {
+export function transact<T>(
+  engine: EngineContext,
+  options: CommandOptions,
+  fn: (uow: UnitOfWork) => T,
+): TransactResult<T> {
   const { db } = engine;
   const outer = open.get(db);
   if (outer) return nested(db, outer, fn);
@@ -93,8 +97,10 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
   const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);
-    if (keyed && findCommand(db, meta.commandId)) return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
-    if (keyed && options.idempotencyScope !== undefined) checkIdempotencyScope(db, options.idempotencyScope, meta.commandId);
+    if (keyed && findCommand(db, meta.commandId))
+      return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
+    if (keyed && options.idempotencyScope !== undefined)
+      checkIdempotencyScope(db, options.idempotencyScope, meta.commandId);
     const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
     open.set(db, uow);
     try {
@@ -102,7 +108,8 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
       uow.ids.flush();
       if (keyed) recordCommand(db, meta.commandId, uow.appended, uow.now);
       const first = uow.appended[0];
-      if (first) engine.projections.markApplied(db, first.position - 1, uow.appended[uow.appended.length - 1]!.position);
+      if (first)
+        engine.projections.markApplied(db, first.position - 1, uow.appended[uow.appended.length - 1]!.position);
       return { events: uow.appended, value, duplicate: false };
     } finally {
       open.delete(db);
@@ -122,7 +129,11 @@ export function transact<T>(engine: EngineContext, options: CommandOptions, fn: 
 function checkIdempotencyScope(db: Database, scope: string, commandId: string): void {
   const other = commandUnder(db, scope);
   if (other !== null && other !== commandId) {
-    throw new DomainError('ErrIdempotencyConflict', 'this idempotency key was already used with different arguments: use a new key for a different request', { scope });
+    throw new DomainError(
+      'ErrIdempotencyConflict',
+      'this idempotency key was already used with different arguments: use a new key for a different request',
+      { scope },
+    );
   }
 }
 
@@ -170,10 +181,21 @@ export function handle<S, C, E extends Event>(
     const decided = decider.decide(command, state, { now: uow.now, actor: uow.meta.actor, ids: uow.ids });
     if (decided.length === 0) return { state, version };
     uow.ids.flush();
-    const stored = appendToStream(engine.db, streamId, version === 0 ? 'no_stream' : version, decided, uow.meta, uow.now, version);
+    const stored = appendToStream(
+      engine.db,
+      streamId,
+      version === 0 ? 'no_stream' : version,
+      decided,
+      uow.meta,
+      uow.now,
+      version,
+    );
     engine.projections.apply(engine.db, stored);
     uow.appended.push(...stored);
-    return { state: stored.reduce((s, e) => decider.evolve(s, e as unknown as E), state), version: version + stored.length };
+    return {
+      state: stored.reduce((s, e) => decider.evolve(s, e as unknown as E), state),
+      version: version + stored.length,
+    };
   });
   const events = result.events as StoredEvent<E>[];
   if (result.value) return { events, ...result.value, duplicate: false };

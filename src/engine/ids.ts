@@ -30,8 +30,7 @@ export function sequenceIds(db: Database): TrackedIds {
       let value = high.get(kind);
       if (value === undefined) {
         const row = prepared(db, 'SELECT value FROM es_sequences WHERE name = ?').get(kind) as
-          | { value: number }
-          | undefined;
+          { value: number } | undefined;
         value = row?.value ?? 0;
       }
       value += 1;

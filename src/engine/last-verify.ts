@@ -25,7 +25,15 @@ export const lastVerifyFile = (dataDir: string): string => join(dataDir, 'last-v
 export function recordVerification(dataDir: string, result: VerifyResult, at: string): void {
   const record: VerificationRecord = result.ok
     ? { at, ok: true, position: result.head.position, hash: result.head.hash, events: result.events }
-    : { at, ok: false, position: result.position, hash: null, events: result.events, reason: result.reason, message: result.message };
+    : {
+        at,
+        ok: false,
+        position: result.position,
+        hash: null,
+        events: result.events,
+        reason: result.reason,
+        message: result.message,
+      };
   const file = lastVerifyFile(dataDir);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
@@ -78,6 +86,8 @@ export function readChainAnchor(dataDir: string): ChainAnchor | null | 'unreadab
 export function writeChainAnchor(dataDir: string, head: ChainHead, at: string): void {
   const file = chainAnchorFile(dataDir);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify({ position: head.position, hash: head.hash, at } satisfies ChainAnchor)}\n`, { mode: 0o600 });
+  writeFileSync(tmp, `${JSON.stringify({ position: head.position, hash: head.hash, at } satisfies ChainAnchor)}\n`, {
+    mode: 0o600,
+  });
   renameSync(tmp, file); // readers never see half a file
 }

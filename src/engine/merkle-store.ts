@@ -22,8 +22,11 @@ export function cachedLeaves(db: Database): number {
 
 /** Leaf hashes of positions [start + 1, start + count]; throws if the log has a hole there. */
 export function readLeaves(db: Database, start: number, count: number): Buffer[] {
-  const hashes = prepared(db, 'SELECT hash FROM es_events WHERE position > ? AND position <= ? ORDER BY position').pluck().all(start, start + count) as string[];
-  if (hashes.length !== count) throw new Error(`the log has no event at some position in ${start + 1}–${start + count}: run "colony verify"`);
+  const hashes = prepared(db, 'SELECT hash FROM es_events WHERE position > ? AND position <= ? ORDER BY position')
+    .pluck()
+    .all(start, start + count) as string[];
+  if (hashes.length !== count)
+    throw new Error(`the log has no event at some position in ${start + 1}–${start + count}: run "colony verify"`);
   return hashes.map((h) => leafHash(Buffer.from(h, 'hex')));
 }
 
@@ -33,13 +36,15 @@ export function readLeaves(db: Database, start: number, count: number): Buffer[]
  */
 export function extendMerkle(db: Database, onProgress?: (done: number, total: number) => void): number {
   for (;;) {
-    const step = db.transaction(() => {
-      const from = cachedLeaves(db);
-      const end = Math.floor(readHead(db).position / TILE_LEAVES) * TILE_LEAVES;
-      const to = Math.min(end, from + CHUNK_TILES * TILE_LEAVES);
-      if (to > from) foldTiles(db, from, to);
-      return { to, end };
-    }).immediate();
+    const step = db
+      .transaction(() => {
+        const from = cachedLeaves(db);
+        const end = Math.floor(readHead(db).position / TILE_LEAVES) * TILE_LEAVES;
+        const to = Math.min(end, from + CHUNK_TILES * TILE_LEAVES);
+        if (to > from) foldTiles(db, from, to);
+        return { to, end };
+      })
+      .immediate();
     onProgress?.(step.to, step.end);
     if (step.to >= step.end) return step.to;
   }
@@ -80,7 +85,11 @@ export class LogTree implements SubtreeHashes {
   private readonly nodes: TileNodes;
 
   /** `nodes`: where complete subtrees come from — the es_merkle cache unless given (a verifier's own). */
-  constructor(private readonly db: Database, readonly size: number, nodes?: TileNodes) {
+  constructor(
+    private readonly db: Database,
+    readonly size: number,
+    nodes?: TileNodes,
+  ) {
     this.nodes = nodes ?? cacheNodes(db);
   }
 

@@ -14,7 +14,10 @@ import { nodeHash } from './merkle.js';
 export class InclusionVerifier {
   private readonly known = new Map<string, Buffer>();
 
-  constructor(readonly root: Buffer, readonly size: number) {}
+  constructor(
+    readonly root: Buffer,
+    readonly size: number,
+  ) {}
 
   /** True when `leaf` (a leaf hash) is the leaf at `index` of the tree this verifier holds. */
   verify(index: number, leaf: Buffer, path: readonly Buffer[]): boolean {
@@ -52,13 +55,26 @@ export class InclusionVerifier {
 }
 
 /** One inclusion proof on its own (no memory between calls). */
-export function verifyInclusion(index: number, size: number, leaf: Buffer, path: readonly Buffer[], root: Buffer): boolean {
+export function verifyInclusion(
+  index: number,
+  size: number,
+  leaf: Buffer,
+  path: readonly Buffer[],
+  root: Buffer,
+): boolean {
   return new InclusionVerifier(root, size).verify(index, leaf, path);
 }
 
 /** RFC 9162 §2.1.4.2: true when the tree (`fromSize`, `fromRoot`) is a prefix of the tree (`toSize`, `toRoot`). */
-export function verifyConsistency(fromSize: number, toSize: number, fromRoot: Buffer, toRoot: Buffer, proof: readonly Buffer[]): boolean {
-  if (!(Number.isSafeInteger(fromSize) && Number.isSafeInteger(toSize) && fromSize >= 0 && fromSize <= toSize)) return false;
+export function verifyConsistency(
+  fromSize: number,
+  toSize: number,
+  fromRoot: Buffer,
+  toRoot: Buffer,
+  proof: readonly Buffer[],
+): boolean {
+  if (!(Number.isSafeInteger(fromSize) && Number.isSafeInteger(toSize) && fromSize >= 0 && fromSize <= toSize))
+    return false;
   if (fromSize === toSize) return proof.length === 0 && fromRoot.equals(toRoot);
   if (fromSize === 0) return proof.length === 0; // the empty tree is a prefix of every tree
   if (proof.length === 0) return false;

@@ -7,7 +7,6 @@ import { readHead } from './store.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
 import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
 
-
 export interface ProjectionStatus {
   name: string;
   codeVersion: number;
@@ -87,7 +86,10 @@ export class ProjectionRegistry {
   }
 
   status(db: Database): ProjectionStatus[] {
-    const stored = prepared(db, `SELECT name, version, position, stale FROM es_projections WHERE name <> '${LOG_ROW}'`).all() as {
+    const stored = prepared(
+      db,
+      `SELECT name, version, position, stale FROM es_projections WHERE name <> '${LOG_ROW}'`,
+    ).all() as {
       name: string;
       version: number;
       position: number;
@@ -95,7 +97,13 @@ export class ProjectionRegistry {
     }[];
     return this.projections.map((p) => {
       const row = stored.find((s) => s.name === p.name);
-      return { name: p.name, codeVersion: p.version, storedVersion: row?.version ?? null, position: row?.position ?? 0, stale: row?.stale === 1 };
+      return {
+        name: p.name,
+        codeVersion: p.version,
+        storedVersion: row?.version ?? null,
+        position: row?.position ?? 0,
+        stale: row?.stale === 1,
+      };
     });
   }
 

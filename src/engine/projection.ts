@@ -63,7 +63,9 @@ export const handlesType = (p: AnyProjection, type: string): boolean =>
  * per event: `const sql = sqlFor((t) => ({ insert: \`INSERT INTO "\${t.cards}" …\` }))`, then
  * `prepared(db, sql(t).insert)` in apply. The same string object each time keeps the statement cache hot.
  */
-export function sqlFor<T extends string, Q extends Record<string, string>>(build: (t: TableNames<T>) => Q): (t: TableNames<T>) => Q {
+export function sqlFor<T extends string, Q extends Record<string, string>>(
+  build: (t: TableNames<T>) => Q,
+): (t: TableNames<T>) => Q {
   const cache = new WeakMap<TableNames<T>, Q>();
   return (t) => {
     let q = cache.get(t);

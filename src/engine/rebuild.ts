@@ -3,7 +3,14 @@ import type { Database } from 'better-sqlite3';
 import { clearPrepared, prepared } from './db.js';
 import { STORED_EVENT_COLUMNS, STORED_EVENT_COLUMNS_NO_META, type StoredEventRow } from './event.js';
 import { readHead, readPage, toStoredEvent } from './store.js';
-import { handlesType, resetTables, shadowNames, SHADOW_MARK, type AnyProjection, type TableNames } from './projection.js';
+import {
+  handlesType,
+  resetTables,
+  shadowNames,
+  SHADOW_MARK,
+  type AnyProjection,
+  type TableNames,
+} from './projection.js';
 
 /**
  * Rebuild (blue-green): the projections are rebuilt from the log into shadow tables, one write
@@ -31,7 +38,11 @@ interface Target {
   t: TableNames<string>;
 }
 
-export function rebuildProjections(db: Database, projections: readonly AnyProjection[], options: RebuildOptions = {}): RebuildReport {
+export function rebuildProjections(
+  db: Database,
+  projections: readonly AnyProjection[],
+  options: RebuildOptions = {},
+): RebuildReport {
   const started = process.hrtime.bigint();
   const pageSize = options.pageSize ?? 10_000;
   dropShadowTables(db);
@@ -48,14 +59,16 @@ export function rebuildProjections(db: Database, projections: readonly AnyProjec
     options.onProgress?.(position, total());
     if (page.count < pageSize) break;
   }
-  const events = db.transaction(() => {
-    for (let page = applyRows(db, targets, readRows(db, targets, position, pageSize)); page.last; ) {
-      position = page.last;
-      page = applyRows(db, targets, readRows(db, targets, position, pageSize));
-    }
-    swapIn(db, targets, position, (options.now ?? (() => new Date()))().toISOString());
-    return position;
-  }).immediate();
+  const events = db
+    .transaction(() => {
+      for (let page = applyRows(db, targets, readRows(db, targets, position, pageSize)); page.last;) {
+        position = page.last;
+        page = applyRows(db, targets, readRows(db, targets, position, pageSize));
+      }
+      swapIn(db, targets, position, (options.now ?? (() => new Date()))().toISOString());
+      return position;
+    })
+    .immediate();
   clearPrepared(db);
   options.onProgress?.(events, events);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -75,7 +88,11 @@ function readRows(db: Database, targets: readonly Target[], after: number, limit
 // Which targets want an event type, computed once per type for the whole rebuild.
 const wantedBy = new WeakMap<readonly Target[], Map<string, readonly Target[]>>();
 
-function applyRows(db: Database, targets: readonly Target[], rows: readonly StoredEventRow[]): { count: number; last: number | null } {
+function applyRows(
+  db: Database,
+  targets: readonly Target[],
+  rows: readonly StoredEventRow[],
+): { count: number; last: number | null } {
   let byType = wantedBy.get(targets);
   if (!byType) wantedBy.set(targets, (byType = new Map()));
   for (const row of rows) {
@@ -102,7 +119,13 @@ function swapIn(db: Database, targets: readonly Target[], position: number, at: 
 }
 
 /** Applies the events a lagging projection missed, page by page, to its live tables. */
-export function catchUpProjection(db: Database, p: AnyProjection, t: TableNames<string>, from: number, pageSize = 10_000): void {
+export function catchUpProjection(
+  db: Database,
+  p: AnyProjection,
+  t: TableNames<string>,
+  from: number,
+  pageSize = 10_000,
+): void {
   const target = [{ p, t }];
   const step = db.transaction((after: number) => {
     const page = applyRows(db, target, readRows(db, target, after, pageSize));
@@ -115,7 +138,9 @@ export function catchUpProjection(db: Database, p: AnyProjection, t: TableNames<
 /** Drops shadow tables a crashed rebuild left behind (virtual tables first: they own their internals). */
 export function dropShadowTables(db: Database): void {
   const rows = db
-    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0 ORDER BY (sql LIKE 'CREATE VIRTUAL%') DESC`)
+    .prepare(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0 ORDER BY (sql LIKE 'CREATE VIRTUAL%') DESC`,
+    )
     .all(SHADOW_MARK) as { name: string; sql: string | null }[];
   if (rows.length === 0) return;
   db.transaction(() => rows.forEach((r) => db.exec(`DROP TABLE IF EXISTS "${r.name}"`))).immediate();

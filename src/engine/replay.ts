@@ -33,6 +33,8 @@ export function replayTo(source: Database, position: number, projections: readon
 
 /** The last position recorded at or before `iso` (0 when the log starts later). */
 export function positionAt(db: Database, iso: string): number {
-  const row = prepared(db, 'SELECT max(position) AS p FROM es_events WHERE recorded_at <= ?').get(iso) as { p: number | null };
+  const row = prepared(db, 'SELECT max(position) AS p FROM es_events WHERE recorded_at <= ?').get(iso) as {
+    p: number | null;
+  };
   return row.p ?? 0;
 }

@@ -19,17 +19,29 @@ import { upcasterCount } from './upcasters.js';
  */
 export const SNAPSHOT_EVERY = 1_000;
 
-export interface Snapshot<S> { version: number; hash: string; state: S }
+export interface Snapshot<S> {
+  version: number;
+  hash: string;
+  state: S;
+}
 
 // The upcasters shape what evolve sees: a snapshot folded before a new one was registered is another state.
 const keyOf = (s: { name: string; version: number }): string => `${s.name}@${s.version}+u${upcasterCount()}`;
 
-export function readSnapshot<S>(db: Database, streamId: string, decider: { name: string; version: number }): Snapshot<S> | null {
-  const row = prepared(db, 'SELECT version, hash, state FROM es_snapshots WHERE stream_id = ? AND decider = ?').get(streamId, keyOf(decider)) as
-    | { version: number; hash: string; state: Buffer }
-    | undefined;
+export function readSnapshot<S>(
+  db: Database,
+  streamId: string,
+  decider: { name: string; version: number },
+): Snapshot<S> | null {
+  const row = prepared(db, 'SELECT version, hash, state FROM es_snapshots WHERE stream_id = ? AND decider = ?').get(
+    streamId,
+    keyOf(decider),
+  ) as { version: number; hash: string; state: Buffer } | undefined;
   if (!row) return null;
-  const held = prepared(db, 'SELECT hash FROM es_events WHERE stream_id = ? AND version = ?').get(streamId, row.version) as { hash: string } | undefined;
+  const held = prepared(db, 'SELECT hash FROM es_events WHERE stream_id = ? AND version = ?').get(
+    streamId,
+    row.version,
+  ) as { hash: string } | undefined;
   if (held?.hash !== row.hash) return null;
   try {
     return { version: row.version, hash: row.hash, state: deserialize(row.state) as S };
@@ -39,9 +51,16 @@ export function readSnapshot<S>(db: Database, streamId: string, decider: { name:
 }
 
 /** Only inside a write transaction: a snapshot must never outlive the events it was folded from. */
-export function writeSnapshot(db: Database, streamId: string, decider: { name: string; version: number }, snapshot: Snapshot<unknown>): void {
+export function writeSnapshot(
+  db: Database,
+  streamId: string,
+  decider: { name: string; version: number },
+  snapshot: Snapshot<unknown>,
+): void {
   if (!db.inTransaction) return;
-  prepared(db, `INSERT INTO es_snapshots (stream_id, decider, version, hash, state) VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (stream_id, decider) DO UPDATE SET version = excluded.version, hash = excluded.hash, state = excluded.state`)
-    .run(streamId, keyOf(decider), snapshot.version, snapshot.hash, serialize(snapshot.state));
+  prepared(
+    db,
+    `INSERT INTO es_snapshots (stream_id, decider, version, hash, state) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (stream_id, decider) DO UPDATE SET version = excluded.version, hash = excluded.hash, state = excluded.state`,
+  ).run(streamId, keyOf(decider), snapshot.version, snapshot.hash, serialize(snapshot.state));
 }

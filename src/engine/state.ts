@@ -20,7 +20,12 @@ import { readSnapshot, SNAPSHOT_EVERY, writeSnapshot } from './snapshots.js';
  * (snapshots.ts), and a new one is written once SNAPSHOT_EVERY events were folded past the last: a long
  * stream's cold load folds at most about that many events, however long the stream is.
  */
-interface Cached { version: number; hash: string; state: unknown; snapshotAt: number }
+interface Cached {
+  version: number;
+  hash: string;
+  state: unknown;
+  snapshotAt: number;
+}
 const MAX_STREAMS = 2_000;
 const caches = new WeakMap<Database, WeakMap<object, Map<string, Cached>>>();
 
@@ -49,8 +54,12 @@ export function loadState<S, E extends Event>(
 ): { state: S; version: number } {
   const cache = to === Number.MAX_SAFE_INTEGER ? cacheOf(db, decider) : null;
   const hit = cache?.get(streamId);
-  const valid = hit !== undefined
-    && (prepared(db, 'SELECT hash FROM es_events WHERE stream_id = ? AND version = ?').get(streamId, hit.version) as { hash: string } | undefined)?.hash === hit.hash;
+  const valid =
+    hit !== undefined &&
+    (
+      prepared(db, 'SELECT hash FROM es_events WHERE stream_id = ? AND version = ?').get(streamId, hit.version) as
+        { hash: string } | undefined
+    )?.hash === hit.hash;
   const snapshot = !valid && cache && decider.snapshot ? readSnapshot<S>(db, streamId, decider.snapshot) : null;
   const start = valid ? (hit as Cached) : snapshot ? { ...snapshot, snapshotAt: snapshot.version } : null;
   let state = start ? (start.state as S) : decider.initialState();

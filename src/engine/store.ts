@@ -3,7 +3,13 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
 import { ConcurrencyError, invalidInput, type ExpectedVersion } from '../errors.js';
 import {
-  EVENT_COLUMNS, STORED_EVENT_COLUMNS, type Event, type EventMeta, type EventRow, type StoredEvent, type StoredEventRow,
+  EVENT_COLUMNS,
+  STORED_EVENT_COLUMNS,
+  type Event,
+  type EventMeta,
+  type EventRow,
+  type StoredEvent,
+  type StoredEventRow,
 } from './event.js';
 import { GENESIS_HASH, rowHash } from './hash.js';
 import { currentSchemaVersion, hasUpcasters, upcast } from './upcasters.js';
@@ -21,13 +27,16 @@ export interface ChainHead {
 
 /** The last event's position and hash (0 and the genesis hash for an empty log). */
 export function readHead(db: Database): ChainHead {
-  const row = prepared(db, 'SELECT position, hash FROM es_events ORDER BY position DESC LIMIT 1').get() as ChainHead | undefined;
+  const row = prepared(db, 'SELECT position, hash FROM es_events ORDER BY position DESC LIMIT 1').get() as
+    ChainHead | undefined;
   return row ?? { position: 0, hash: GENESIS_HASH };
 }
 
 /** The stream's current version, 0 when it has no events. */
 export function streamVersion(db: Database, streamId: string): number {
-  const row = prepared(db, 'SELECT MAX(version) AS v FROM es_events WHERE stream_id = ?').get(streamId) as { v: number | null };
+  const row = prepared(db, 'SELECT MAX(version) AS v FROM es_events WHERE stream_id = ?').get(streamId) as {
+    v: number | null;
+  };
   return row.v ?? 0;
 }
 
@@ -57,13 +66,30 @@ export function appendToStream(
   let head = readHead(db);
   return events.map((event, i) => {
     const row: EventRow = {
-      position: head.position + 1, stream_id: streamId, version: current + i + 1, type: event.type,
-      schema_version: currentSchemaVersion(event.type), data: data[i]!, meta: metaJson, recorded_at: recordedAt,
-      prev_hash: head.hash, hash: '',
+      position: head.position + 1,
+      stream_id: streamId,
+      version: current + i + 1,
+      type: event.type,
+      schema_version: currentSchemaVersion(event.type),
+      data: data[i]!,
+      meta: metaJson,
+      recorded_at: recordedAt,
+      prev_hash: head.hash,
+      hash: '',
     };
     row.hash = rowHash(row);
-    insert.run(row.position, row.stream_id, row.version, row.type, row.schema_version, row.data, row.meta,
-      row.recorded_at, row.prev_hash, row.hash);
+    insert.run(
+      row.position,
+      row.stream_id,
+      row.version,
+      row.type,
+      row.schema_version,
+      row.data,
+      row.meta,
+      row.recorded_at,
+      row.prev_hash,
+      row.hash,
+    );
     head = { position: row.position, hash: row.hash };
     return toStoredEvent(row, meta);
   });
@@ -147,8 +173,10 @@ export function readAllRows(db: Database, options: ReadAllOptions = {}): EventRo
 }
 
 export function readPage<R>(db: Database, columns: string, options: ReadAllOptions): R[] {
-  return prepared(db, `SELECT ${columns} FROM es_events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`).all(
-    options.after ?? 0, options.to ?? Number.MAX_SAFE_INTEGER, options.limit ?? 1000) as R[];
+  return prepared(
+    db,
+    `SELECT ${columns} FROM es_events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?`,
+  ).all(options.after ?? 0, options.to ?? Number.MAX_SAFE_INTEGER, options.limit ?? 1000) as R[];
 }
 
 /** Walks the log after `after` in pages, so memory stays flat however long the log is. */

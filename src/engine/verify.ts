@@ -21,7 +21,8 @@ import { readAllRows, readHead, type ChainHead } from './store.js';
  * It reads inside one read transaction, so appends by other connections during a long walk are not seen
  * half-way; memory stays flat except for one integer per stream.
  */
-export type VerifyFailure = 'hash_mismatch' | 'broken_link' | 'position_gap' | 'bad_version_sequence' | 'head_mismatch' | 'accepted_break';
+export type VerifyFailure =
+  'hash_mismatch' | 'broken_link' | 'position_gap' | 'bad_version_sequence' | 'head_mismatch' | 'accepted_break';
 
 export type VerifyResult =
   | { ok: true; events: number; head: ChainHead }
@@ -64,7 +65,12 @@ function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, 
       const failure = checkRow(row, expected, prev, versions, before);
       if (failure) return { ok: false, events: expected - 1 - start.position, ...failure };
       if (expectHead && row.position === expectHead.position && row.hash !== expectHead.hash) {
-        return fail(expected - 1 - start.position, row.position, 'head_mismatch', `position ${row.position} no longer has the recorded head hash: the chain was rewritten`);
+        return fail(
+          expected - 1 - start.position,
+          row.position,
+          'head_mismatch',
+          `position ${row.position} no longer has the recorded head hash: the chain was rewritten`,
+        );
       }
       if (!accepted && row.type === CHAIN_BREAK_ACCEPTED && row.stream_id === CHAIN_STREAM) accepted = row;
       onRow?.(row);
@@ -77,16 +83,31 @@ function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, 
   const last = expected - 1;
   const events = last - start.position;
   if (total > last) {
-    return fail(events, last + 1, 'head_mismatch', `the log ends at position ${last} but commands recorded it up to ${total}: events were removed`);
+    return fail(
+      events,
+      last + 1,
+      'head_mismatch',
+      `the log ends at position ${last} but commands recorded it up to ${total}: events were removed`,
+    );
   }
   if (expectHead && expectHead.position > last) {
-    return fail(events, last + 1, 'head_mismatch', `the recorded head is at position ${expectHead.position} but the log ends at ${last}`);
+    return fail(
+      events,
+      last + 1,
+      'head_mismatch',
+      `the recorded head is at position ${expectHead.position} but the log ends at ${last}`,
+    );
   }
   if (total < last) {
     return fail(events, total + 1, 'head_mismatch', `positions ${total + 1}–${last} were not appended by a command`);
   }
   if (from && logEnd?.hash !== prev) {
-    return fail(events, last, 'head_mismatch', `the last row (position ${last}) is not the one the last command wrote: its hash changed`);
+    return fail(
+      events,
+      last,
+      'head_mismatch',
+      `the last row (position ${last}) is not the one the last command wrote: its hash changed`,
+    );
   }
   if (!from && accepted) return acceptedFailure(events, accepted);
   return { ok: true, events, head: { position: last, hash: prev } };
@@ -97,26 +118,50 @@ function anchorProblem(db: Database, anchor: ChainHead): Failure | null {
   const row = readAllRows(db, { after: anchor.position - 1, limit: 1 })[0];
   if (!row) {
     const end = readHead(db).position;
-    return { position: end + 1, reason: 'head_mismatch', message: `the log ends at position ${end}, before the verified anchor at ${anchor.position}: events were removed` };
+    return {
+      position: end + 1,
+      reason: 'head_mismatch',
+      message: `the log ends at position ${end}, before the verified anchor at ${anchor.position}: events were removed`,
+    };
   }
   if (row.position !== anchor.position) {
-    return { position: anchor.position, reason: 'position_gap', message: `position ${anchor.position} (the verified anchor) is missing (next is ${row.position})` };
+    return {
+      position: anchor.position,
+      reason: 'position_gap',
+      message: `position ${anchor.position} (the verified anchor) is missing (next is ${row.position})`,
+    };
   }
-  if (rowHash(row) !== row.hash) return { position: row.position, reason: 'hash_mismatch', message: `the stored hash does not match the row's content` };
+  if (rowHash(row) !== row.hash)
+    return {
+      position: row.position,
+      reason: 'hash_mismatch',
+      message: `the stored hash does not match the row's content`,
+    };
   if (row.hash !== anchor.hash) {
-    return { position: row.position, reason: 'head_mismatch', message: `position ${row.position} no longer has the verified anchor's hash: the chain was rewritten` };
+    return {
+      position: row.position,
+      reason: 'head_mismatch',
+      message: `position ${row.position} no longer has the verified anchor's hash: the chain was rewritten`,
+    };
   }
   return null;
 }
 
 /** A stream's version at `position`: where a walk from an anchor continues its sequence. */
 const versionAt = (db: Database, stream: string, position: number): number =>
-  prepared(db, 'SELECT COALESCE(MAX(version), 0) FROM es_events WHERE stream_id = ? AND position <= ?').pluck().get(stream, position) as number;
+  prepared(db, 'SELECT COALESCE(MAX(version), 0) FROM es_events WHERE stream_id = ? AND position <= ?')
+    .pluck()
+    .get(stream, position) as number;
 
 function acceptedFailure(events: number, row: EventRow): VerifyResult {
   const b = JSON.parse(row.data) as ChainBreakAcceptedData;
-  return fail(events, b.position, 'accepted_break', `the break here (${b.reason}: ${b.message}) was accepted by ${b.operator} at ` +
-    `${row.recorded_at}, recorded as ChainBreakAccepted at position ${row.position}; the chain holds after it, but the log is not what was written`);
+  return fail(
+    events,
+    b.position,
+    'accepted_break',
+    `the break here (${b.reason}: ${b.message}) was accepted by ${b.operator} at ` +
+      `${row.recorded_at}, recorded as ChainBreakAccepted at position ${row.position}; the chain holds after it, but the log is not what was written`,
+  );
 }
 
 function checkRow(
@@ -127,13 +172,25 @@ function checkRow(
   before: (stream: string) => number,
 ): Failure | null {
   if (row.position !== expected) {
-    return { position: expected, reason: 'position_gap', message: `position ${expected} is missing (next is ${row.position})` };
+    return {
+      position: expected,
+      reason: 'position_gap',
+      message: `position ${expected} is missing (next is ${row.position})`,
+    };
   }
   if (row.prev_hash !== prev) {
-    return { position: row.position, reason: 'broken_link', message: `prev_hash does not match the hash of position ${row.position - 1}` };
+    return {
+      position: row.position,
+      reason: 'broken_link',
+      message: `prev_hash does not match the hash of position ${row.position - 1}`,
+    };
   }
   if (rowHash(row) !== row.hash) {
-    return { position: row.position, reason: 'hash_mismatch', message: `the stored hash does not match the row's content` };
+    return {
+      position: row.position,
+      reason: 'hash_mismatch',
+      message: `the stored hash does not match the row's content`,
+    };
   }
   const last = versions.get(row.stream_id) ?? before(row.stream_id);
   if (row.version !== last + 1) {

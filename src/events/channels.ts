@@ -14,41 +14,54 @@ export type MessageKind = 'message' | 'system';
 export type Reaction = 'approve' | 'reject' | 'in_progress' | 'done' | 'published';
 export const REACTIONS: readonly Reaction[] = ['approve', 'reject', 'in_progress', 'done', 'published'];
 
-export type ChannelCreated = Event<'ChannelCreated', {
-  channelId: number;
-  ownerId: number;
-  name: string;
-  kind: ChannelKind;
-  /** The two principal keys of a dm channel (sorted); empty for public channels. */
-  members: string[];
-  description: string;
-}>;
+export type ChannelCreated = Event<
+  'ChannelCreated',
+  {
+    channelId: number;
+    ownerId: number;
+    name: string;
+    kind: ChannelKind;
+    /** The two principal keys of a dm channel (sorted); empty for public channels. */
+    members: string[];
+    description: string;
+  }
+>;
 
-export type MessagePosted = Event<'MessagePosted', {
-  messageId: number;
-  channelId: number;
-  kind: MessageKind;
-  /** Principal key of the author, or `system`. */
-  from: string;
-  fromName: string;
-  body: string;
-  subject: string | null;
-  priority: number;
-  /** Caller-supplied JSON (parsed), e.g. `{kind: 'artifact'}`; null when absent. */
-  metadata: Record<string, unknown> | null;
-  replyTo: number | null;
-}>;
+export type MessagePosted = Event<
+  'MessagePosted',
+  {
+    messageId: number;
+    channelId: number;
+    kind: MessageKind;
+    /** Principal key of the author, or `system`. */
+    from: string;
+    fromName: string;
+    body: string;
+    subject: string | null;
+    priority: number;
+    /** Caller-supplied JSON (parsed), e.g. `{kind: 'artifact'}`; null when absent. */
+    metadata: Record<string, unknown> | null;
+    replyTo: number | null;
+  }
+>;
 
-export type ReactionAdded = Event<'ReactionAdded', {
-  messageId: number;
+export type ReactionAdded = Event<
+  'ReactionAdded',
+  {
+    messageId: number;
+    reaction: Reaction;
+    by: string;
+    byName: string;
+    metadata: Record<string, unknown> | null;
+  }
+>;
+
+/** A reaction a message carries: its kind, the principal key that set it and that principal's name. */
+export interface HeldReaction {
   reaction: Reaction;
   by: string;
   byName: string;
-  metadata: Record<string, unknown> | null;
-}>;
-
-/** A reaction a message carries: its kind, the principal key that set it and that principal's name. */
-export interface HeldReaction { reaction: Reaction; by: string; byName: string }
+}
 
 export type ReactionRemoved = Event<'ReactionRemoved', { messageId: number; reaction: Reaction; by: string }>;
 
@@ -74,4 +87,5 @@ export const dmName = (a: string, b: string): string => `dm:${[a, b].sort().join
 
 /** Who wrote a message, from its sender key: a person, an agent, or Colony itself. A name can be imitated; the kind cannot (DESIGN §8). */
 export type SenderKind = 'user' | 'agent' | 'system';
-export const senderKind = (fromKey: string): SenderKind => (fromKey.startsWith('user-') ? 'user' : fromKey.startsWith('agent-') ? 'agent' : 'system');
+export const senderKind = (fromKey: string): SenderKind =>
+  fromKey.startsWith('user-') ? 'user' : fromKey.startsWith('agent-') ? 'agent' : 'system';

@@ -13,47 +13,65 @@ export type ApprovalMode = 'human' | 'auto';
 export type BudgetDimension = 'tokens' | 'cents';
 export type ClosingStatus = 'completed' | 'stuck' | 'cancelled';
 
-export interface Budgets { tokens: number | null; cents: number | null }
+export interface Budgets {
+  tokens: number | null;
+  cents: number | null;
+}
 
-export type GoalCreated = Event<'GoalCreated', {
-  goalId: number;
-  ownerId: number;
-  slug: string;
-  title: string;
-  description: string;
-  channelId: number;
-  coordinatorAgentId: number;
-  coordinatorTemplate: string;
-  budgets: Budgets;
-  maxSpawnDepth: number;
-  approvalMode: ApprovalMode;
-  by: string;
-}>;
+export type GoalCreated = Event<
+  'GoalCreated',
+  {
+    goalId: number;
+    ownerId: number;
+    slug: string;
+    title: string;
+    description: string;
+    channelId: number;
+    coordinatorAgentId: number;
+    coordinatorTemplate: string;
+    budgets: Budgets;
+    maxSpawnDepth: number;
+    approvalMode: ApprovalMode;
+    by: string;
+  }
+>;
 
-export type GoalActivated = Event<'GoalActivated', { goalId: number; from: 'draft'; proposalId: number | null; notice: Notice }>;
+export type GoalActivated = Event<
+  'GoalActivated',
+  { goalId: number; from: 'draft'; proposalId: number | null; notice: Notice }
+>;
 
-export type GoalPaused = Event<'GoalPaused', {
-  goalId: number;
-  from: GoalStatus;
-  reason: 'budget';
-  dimension: BudgetDimension;
-  spent: number;
-  /** What the refused work would have added on top of the spend (0 when the spend itself crossed). */
-  requested: number;
-  budget: number;
-  notice: Notice;
-}>;
+export type GoalPaused = Event<
+  'GoalPaused',
+  {
+    goalId: number;
+    from: GoalStatus;
+    reason: 'budget';
+    dimension: BudgetDimension;
+    spent: number;
+    /** What the refused work would have added on top of the spend (0 when the spend itself crossed). */
+    requested: number;
+    budget: number;
+    notice: Notice;
+  }
+>;
 
-export type GoalResumed = Event<'GoalResumed', {
-  goalId: number;
-  from: GoalStatus;
-  budgets: Budgets;
-  /** Per dimension: the 80 % alert may fire again (spend is below 80 % of the new budget). */
-  rearm: Record<BudgetDimension, boolean>;
-  notice: Notice;
-}>;
+export type GoalResumed = Event<
+  'GoalResumed',
+  {
+    goalId: number;
+    from: GoalStatus;
+    budgets: Budgets;
+    /** Per dimension: the 80 % alert may fire again (spend is below 80 % of the new budget). */
+    rearm: Record<BudgetDimension, boolean>;
+    notice: Notice;
+  }
+>;
 
-export type GoalClosed = Event<'GoalClosed', { goalId: number; from: GoalStatus; to: ClosingStatus; summary: string; by: string; notice: Notice }>;
+export type GoalClosed = Event<
+  'GoalClosed',
+  { goalId: number; from: GoalStatus; to: ClosingStatus; summary: string; by: string; notice: Notice }
+>;
 
 /** A one-time soft alert at 80 % of a budget in one dimension, with its goal-channel notice (goals and tasks alike). */
 export interface BudgetAlert {
@@ -67,9 +85,13 @@ export interface BudgetAlert {
 export type BudgetAlertRaised = Event<'BudgetAlertRaised', { goalId: number } & BudgetAlert>;
 
 /** The owner switched how the goal's proposals are approved (auto is the owner's choice only, DESIGN §8). */
-export type GoalApprovalModeSet = Event<'GoalApprovalModeSet', { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }>;
+export type GoalApprovalModeSet = Event<
+  'GoalApprovalModeSet',
+  { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }
+>;
 
-export type GoalEvent = GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised | GoalApprovalModeSet;
+export type GoalEvent =
+  GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised | GoalApprovalModeSet;
 
 export const goalStream = (goalId: number): string => `goal-${goalId}`;
 export const goalChannelName = (slug: string): string => `goal-${slug}`;

@@ -14,7 +14,21 @@ export interface Notice {
 
 /** Event types whose data may carry a `notice` (the channels projection handles exactly these). */
 export const NOTICE_EVENT_TYPES = [
-  'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised', 'GoalApprovalModeSet',
-  'TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled',
-  'TaskDispatched', 'TaskTimedOut', 'TaskBudgetAlertRaised',
+  'GoalActivated',
+  'GoalPaused',
+  'GoalResumed',
+  'GoalClosed',
+  'BudgetAlertRaised',
+  'GoalApprovalModeSet',
+  'TaskCreated',
+  'TaskClaimed',
+  'TaskStarted',
+  'TaskCompleted',
+  'TaskVerified',
+  'TaskReleased',
+  'ClaimExpired',
+  'TaskCancelled',
+  'TaskDispatched',
+  'TaskTimedOut',
+  'TaskBudgetAlertRaised',
 ] as const;

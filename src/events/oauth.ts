@@ -18,25 +18,38 @@ export const OAUTH_SCOPES = ['mcp'] as const;
 export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 
 /** Who a grant acts as: the owner (`user`) or exactly one of the owner's agents; `ownerId` is the tenant. */
-export interface OAuthPrincipal { kind: 'user' | 'agent'; id: number; ownerId: number }
+export interface OAuthPrincipal {
+  kind: 'user' | 'agent';
+  id: number;
+  ownerId: number;
+}
 
-export type OAuthClientRegistered = Event<'OAuthClientRegistered', {
-  clientN: number;
-  clientId: string;
-  kind: OAuthClientKind;
-  clientName: string;
-  redirectUris: string[];
-}>;
+export type OAuthClientRegistered = Event<
+  'OAuthClientRegistered',
+  {
+    clientN: number;
+    clientId: string;
+    kind: OAuthClientKind;
+    clientName: string;
+    redirectUris: string[];
+  }
+>;
 
 /** The owner's decision on the pending request that showed `userCode`; `via` says where it was made. */
-export type OAuthAuthorizationApproved = Event<'OAuthAuthorizationApproved', {
-  approvalN: number;
-  userCode: string;
-  principal: OAuthPrincipal;
-  ownerId: number;
-  via: 'console' | 'cli';
-}>;
-export type OAuthAuthorizationDenied = Event<'OAuthAuthorizationDenied', { approvalN: number; userCode: string; ownerId: number; via: 'console' | 'cli' }>;
+export type OAuthAuthorizationApproved = Event<
+  'OAuthAuthorizationApproved',
+  {
+    approvalN: number;
+    userCode: string;
+    principal: OAuthPrincipal;
+    ownerId: number;
+    via: 'console' | 'cli';
+  }
+>;
+export type OAuthAuthorizationDenied = Event<
+  'OAuthAuthorizationDenied',
+  { approvalN: number; userCode: string; ownerId: number; via: 'console' | 'cli' }
+>;
 
 export interface OAuthTokenPair {
   accessTokenHash: string;
@@ -45,25 +58,36 @@ export interface OAuthTokenPair {
   refreshExpiresAt: string;
 }
 
-export type OAuthGrantIssued = Event<'OAuthGrantIssued', OAuthTokenPair & {
-  grantN: number;
-  clientId: string;
-  clientName: string;
-  principal: OAuthPrincipal;
-  ownerId: number;
-  scopes: OAuthScope[];
-  resource: string;
-  approvalN: number;
-}>;
+export type OAuthGrantIssued = Event<
+  'OAuthGrantIssued',
+  OAuthTokenPair & {
+    grantN: number;
+    clientId: string;
+    clientName: string;
+    principal: OAuthPrincipal;
+    ownerId: number;
+    scopes: OAuthScope[];
+    resource: string;
+    approvalN: number;
+  }
+>;
 
 /** Rotation (RFC 9700 §4.14): the new pair replaces the old one, which stops working at once. */
-export type OAuthGrantRefreshed = Event<'OAuthGrantRefreshed', OAuthTokenPair & { grantN: number; previousRefreshHash: string }>;
+export type OAuthGrantRefreshed = Event<
+  'OAuthGrantRefreshed',
+  OAuthTokenPair & { grantN: number; previousRefreshHash: string }
+>;
 
 export type OAuthRevokeReason = 'owner' | 'client' | 'client_revoked' | 'code_reuse' | 'refresh_token_reuse';
 export type OAuthGrantRevoked = Event<'OAuthGrantRevoked', { grantN: number; reason: OAuthRevokeReason }>;
 
 export type OAuthEvent =
-  | OAuthClientRegistered | OAuthAuthorizationApproved | OAuthAuthorizationDenied | OAuthGrantIssued | OAuthGrantRefreshed | OAuthGrantRevoked;
+  | OAuthClientRegistered
+  | OAuthAuthorizationApproved
+  | OAuthAuthorizationDenied
+  | OAuthGrantIssued
+  | OAuthGrantRefreshed
+  | OAuthGrantRevoked;
 
 export const oauthClientStream = (n: number): string => `oauth-client-${n}`;
 export const oauthApprovalStream = (n: number): string => `oauth-approval-${n}`;

@@ -30,63 +30,88 @@ export interface Speaker extends By {
   /** The owner id of the speaker's tenant. */
   tenant: number;
 }
-export interface AgentRef { agentId: number; name: string }
-export interface OAuthVia { grantId: number; clientId: string; expiresAt: string }
+export interface AgentRef {
+  agentId: number;
+  name: string;
+}
+export interface OAuthVia {
+  grantId: number;
+  clientId: string;
+  expiresAt: string;
+}
 export type Caller =
   | { kind: 'owner'; tokenId: number; userId: number; name: string; scopes: TokenScope[]; oauth?: OAuthVia }
   | {
-      kind: 'agent'; tokenId: number; agentId: number; ownerId: number; name: string; scopes: TokenScope[];
-      toolScope: string[]; quarantined: boolean; oauth?: OAuthVia;
+      kind: 'agent';
+      tokenId: number;
+      agentId: number;
+      ownerId: number;
+      name: string;
+      scopes: TokenScope[];
+      toolScope: string[];
+      quarantined: boolean;
+      oauth?: OAuthVia;
     };
 
 export const speaker = (c: Caller): Speaker =>
-  c.kind === 'owner' ? { key: `user-${c.userId}`, name: c.name, tenant: c.userId } : { key: `agent-${c.agentId}`, name: c.name, tenant: c.ownerId };
+  c.kind === 'owner'
+    ? { key: `user-${c.userId}`, name: c.name, tenant: c.userId }
+    : { key: `agent-${c.agentId}`, name: c.name, tenant: c.ownerId };
 
 export type UserCreated = Event<'UserCreated', { userId: number; name: string; role: 'owner' }>;
 
-export type AgentRegistered = Event<'AgentRegistered', {
-  agentId: number;
-  name: string;
-  ownerId: number;
-  model: string;
-  systemPrompt: string;
-  toolScope: string[];
-  tier: Tier;
-  command: string | null;
-  parentId: number | null;
-  spawnDepth: number;
-  /** Added with spawning; absent in agents registered before (they read as [] and their hash is computed). */
-  skills?: string[];
-  mcpServers?: AgentMcpServer[];
-  subagents?: string[];
-  configHash?: string;
-}>;
+export type AgentRegistered = Event<
+  'AgentRegistered',
+  {
+    agentId: number;
+    name: string;
+    ownerId: number;
+    model: string;
+    systemPrompt: string;
+    toolScope: string[];
+    tier: Tier;
+    command: string | null;
+    parentId: number | null;
+    spawnDepth: number;
+    /** Added with spawning; absent in agents registered before (they read as [] and their hash is computed). */
+    skills?: string[];
+    mcpServers?: AgentMcpServer[];
+    subagents?: string[];
+    configHash?: string;
+  }
+>;
 
-export type TokenIssued = Event<'TokenIssued', {
-  tokenId: number;
-  tokenHash: string;
-  label: string;
-  scopes: TokenScope[];
-  /** base64(nonce ‖ secretbox) of the token for agents Colony starts; null for owners (shown once). */
-  sealed: string | null;
-}>;
+export type TokenIssued = Event<
+  'TokenIssued',
+  {
+    tokenId: number;
+    tokenHash: string;
+    label: string;
+    scopes: TokenScope[];
+    /** base64(nonce ‖ secretbox) of the token for agents Colony starts; null for owners (shown once). */
+    sealed: string | null;
+  }
+>;
 
 export type TokenRevoked = Event<'TokenRevoked', { tokenId: number; reason: string }>;
 
 /** A config change (FR-015): a new hash when a hashed field changed; tier-only changes keep the hash. */
-export type AgentConfigUpdated = Event<'AgentConfigUpdated', {
-  agentId: number;
-  model: string;
-  systemPrompt: string;
-  toolScope: string[];
-  skills: string[];
-  mcpServers: AgentMcpServer[];
-  subagents: string[];
-  tier: Tier;
-  command: string | null;
-  configHash: string;
-  previousHash: string;
-}>;
+export type AgentConfigUpdated = Event<
+  'AgentConfigUpdated',
+  {
+    agentId: number;
+    model: string;
+    systemPrompt: string;
+    toolScope: string[];
+    skills: string[];
+    mcpServers: AgentMcpServer[];
+    subagents: string[];
+    tier: Tier;
+    command: string | null;
+    configHash: string;
+    previousHash: string;
+  }
+>;
 
 /**
  * The owner's default backend command for the team (issue 15): what Colony runs for the coordinator and
@@ -94,12 +119,19 @@ export type AgentConfigUpdated = Event<'AgentConfigUpdated', {
  */
 export type AgentCommandSet = Event<'AgentCommandSet', { userId: number; command: string | null }>;
 
-export type PrincipalEvent = UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated | AgentCommandSet;
+export type PrincipalEvent =
+  UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated | AgentCommandSet;
 
 export const userStream = (userId: number): string => `user-${userId}`;
 export const agentStream = (agentId: number): string => `agent-${agentId}`;
 
 /** An agent's config hash (DESIGN §3.10) from its registration. */
-export const agentConfigHash = (a: AgentRegistered['data']): string => configHash({
-  model: a.model, system_prompt: a.systemPrompt, tool_scope: a.toolScope, skills: a.skills ?? [], mcp_servers: a.mcpServers ?? [], subagents: a.subagents ?? [],
-});
+export const agentConfigHash = (a: AgentRegistered['data']): string =>
+  configHash({
+    model: a.model,
+    system_prompt: a.systemPrompt,
+    tool_scope: a.toolScope,
+    skills: a.skills ?? [],
+    mcp_servers: a.mcpServers ?? [],
+    subagents: a.subagents ?? [],
+  });

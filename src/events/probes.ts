@@ -14,18 +14,21 @@ import { type By } from './principals.js';
  * Lifecycle: active → fired (ProbeFired, or ProbeBurned when the trigger finds the probe unusable) |
  * expired (ProbeExpired; or simply `expires_at` passing, which the read side derives from the time).
  */
-export type ProbeCreated = Event<'ProbeCreated', {
-  probeId: string;
-  n: number;
-  agentId: number;
-  ownerId: number;
-  tokenHash: string;
-  sealedToken: string;
-  /** Stored stripped; validated raw before that (validateMessage). */
-  message: string;
-  expiresAt: string;
-  by: By;
-}>;
+export type ProbeCreated = Event<
+  'ProbeCreated',
+  {
+    probeId: string;
+    n: number;
+    agentId: number;
+    ownerId: number;
+    tokenHash: string;
+    sealedToken: string;
+    /** Stored stripped; validated raw before that (validateMessage). */
+    message: string;
+    expiresAt: string;
+    by: By;
+  }
+>;
 
 export type ProbeUpdated = Event<'ProbeUpdated', { probeId: string; expiresAt: string; by: By }>;
 
@@ -44,7 +47,10 @@ export type ProbeExpired = Event<'ProbeExpired', { probeId: string; reason: Prob
  * agent is gone, or its message fails re-validation.
  */
 export type ProbeBurnReason = 'agent_missing' | 'invalid_message';
-export type ProbeBurned = Event<'ProbeBurned', { probeId: string; firedAt: string; reason: ProbeBurnReason; detail: string }>;
+export type ProbeBurned = Event<
+  'ProbeBurned',
+  { probeId: string; firedAt: string; reason: ProbeBurnReason; detail: string }
+>;
 
 export type ProbeEvent = ProbeCreated | ProbeUpdated | ProbeFired | ProbeExpired | ProbeBurned;
 

@@ -11,19 +11,25 @@ import { type By } from './principals.js';
  * project's data (anyone can re-render them at any time), not facts Colony holds — the MCP audit log
  * records each scaffold/regenerate call.
  */
-export type ProjectCreated = Event<'ProjectCreated', {
-  projectId: number;
-  ownerId: number;
-  name: string;
-  /** Absolute, symlinks resolved — exactly what the path policy accepted. */
-  path: string;
-  gitRemote: string | null;
-  description: string | null;
-  by: By;
-}>;
+export type ProjectCreated = Event<
+  'ProjectCreated',
+  {
+    projectId: number;
+    ownerId: number;
+    name: string;
+    /** Absolute, symlinks resolved — exactly what the path policy accepted. */
+    path: string;
+    gitRemote: string | null;
+    description: string | null;
+    by: By;
+  }
+>;
 
 /** Back from the archive; `gitRemote` and `description` are the values after filling the empty ones. */
-export type ProjectReactivated = Event<'ProjectReactivated', { projectId: number; gitRemote: string | null; description: string | null; by: By }>;
+export type ProjectReactivated = Event<
+  'ProjectReactivated',
+  { projectId: number; gitRemote: string | null; description: string | null; by: By }
+>;
 
 export type ProjectArchived = Event<'ProjectArchived', { projectId: number; by: By }>;
 

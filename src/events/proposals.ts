@@ -25,47 +25,66 @@ export interface TreeNode {
  * A tree as an agent or owner proposes it: a command verifier names an owner-registered recipe (and may
  * give a working directory when the recipe has none); the proposal records the recipe's exact command.
  */
-export type VerifierRequest = { kind: 'auto' } | { kind: 'peer'; agent_id: number } | { kind: 'command'; recipe: string; cwd?: string };
+export type VerifierRequest =
+  { kind: 'auto' } | { kind: 'peer'; agent_id: number } | { kind: 'command'; recipe: string; cwd?: string };
 export interface TreeRequest extends Omit<TreeNode, 'verifier_config' | 'children'> {
   verifier_config?: VerifierRequest;
   children?: TreeRequest[];
 }
 
-export type TaskTreeProposed = Event<'TaskTreeProposed', {
-  proposalId: number;
-  goalId: number;
-  ownerId: number;
-  proposer: By;
-  reasoning: string;
-  tree: TreeNode;
-  taskCount: number;
-  messageId: number;
-  channelId: number;
-}>;
+export type TaskTreeProposed = Event<
+  'TaskTreeProposed',
+  {
+    proposalId: number;
+    goalId: number;
+    ownerId: number;
+    proposer: By;
+    reasoning: string;
+    tree: TreeNode;
+    taskCount: number;
+    messageId: number;
+    channelId: number;
+  }
+>;
 
 /** A spawn proposal (propose_agent): the caps were checked when it was made and are checked again on approval. */
 export interface AgentSpec {
-  name: string; model: string; systemPrompt: string; toolScope: string[]; skills: string[]; mcpServers: AgentMcpServer[]; subagents: string[];
+  name: string;
+  model: string;
+  systemPrompt: string;
+  toolScope: string[];
+  skills: string[];
+  mcpServers: AgentMcpServer[];
+  subagents: string[];
   tier: Tier;
 }
-export type AgentProposed = Event<'AgentProposed', {
-  proposalId: number;
-  goalId: number;
-  ownerId: number;
-  parentTaskId: number;
-  /** The proposer is the parent of the agent to be. */
-  proposer: By & { agentId: number };
-  agent: AgentSpec;
-  reason: string;
-  messageId: number;
-  channelId: number;
-}>;
+export type AgentProposed = Event<
+  'AgentProposed',
+  {
+    proposalId: number;
+    goalId: number;
+    ownerId: number;
+    parentTaskId: number;
+    /** The proposer is the parent of the agent to be. */
+    proposer: By & { agentId: number };
+    agent: AgentSpec;
+    reason: string;
+    messageId: number;
+    channelId: number;
+  }
+>;
 
-export type ProposalApproved = Event<'ProposalApproved', {
-  proposalId: number; by: By; auto: boolean; taskIds: number[];
-  /** The agent an agent proposal created (absent for task trees). */
-  agentId?: number;
-}>;
+export type ProposalApproved = Event<
+  'ProposalApproved',
+  {
+    proposalId: number;
+    by: By;
+    auto: boolean;
+    taskIds: number[];
+    /** The agent an agent proposal created (absent for task trees). */
+    agentId?: number;
+  }
+>;
 export type ProposalRejected = Event<'ProposalRejected', { proposalId: number; by: By; reason: string }>;
 
 export type ProposalEvent = TaskTreeProposed | AgentProposed | ProposalApproved | ProposalRejected;

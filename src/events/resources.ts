@@ -12,34 +12,43 @@ export type ResourceType = 'api_key' | 'credential' | 'url' | 'file' | 'other';
 export const RESOURCE_TYPES: readonly ResourceType[] = ['api_key', 'credential', 'url', 'file', 'other'];
 export type RequestStatus = 'pending' | 'fulfilled' | 'rejected' | 'revoked';
 
-export type ResourceRequested = Event<'ResourceRequested', {
-  requestId: number;
-  ownerId: number;
-  requesterAgentId: number;
-  requesterName: string;
-  taskId: number;
-  /** Null for a project task (no goal). */
-  goalId: number | null;
-  name: string;
-  resourceType: ResourceType;
-  reason: string;
-  messageId: number;
-  channelId: number;
-}>;
+export type ResourceRequested = Event<
+  'ResourceRequested',
+  {
+    requestId: number;
+    ownerId: number;
+    requesterAgentId: number;
+    requesterName: string;
+    taskId: number;
+    /** Null for a project task (no goal). */
+    goalId: number | null;
+    name: string;
+    resourceType: ResourceType;
+    reason: string;
+    messageId: number;
+    channelId: number;
+  }
+>;
 
-export type ResourceRequestFulfilled = Event<'ResourceRequestFulfilled', {
-  requestId: number;
-  secretId: number;
-  /** The scope of the secret that fulfilled it, e.g. `agent:worker`. */
-  scope: string;
-  by: By;
-}>;
+export type ResourceRequestFulfilled = Event<
+  'ResourceRequestFulfilled',
+  {
+    requestId: number;
+    secretId: number;
+    /** The scope of the secret that fulfilled it, e.g. `agent:worker`. */
+    scope: string;
+    by: By;
+  }
+>;
 
-export type ResourceRequestRejected = Event<'ResourceRequestRejected', {
-  requestId: number;
-  reason: string;
-  by: By;
-}>;
+export type ResourceRequestRejected = Event<
+  'ResourceRequestRejected',
+  {
+    requestId: number;
+    reason: string;
+    by: By;
+  }
+>;
 
 export type ResourceEvent = ResourceRequested | ResourceRequestFulfilled | ResourceRequestRejected;
 

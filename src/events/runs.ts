@@ -10,15 +10,39 @@ import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
  * hash: they change how often an agent runs, not what it is).
  */
 export type WakeSource =
-  | 'goal_created' | 'task_assignment' | 'task_timer' | 'verification_requested' | 'children_done' | 'task_dispatched' | 'message_received' | 'probe'
-  | 'manual' | 'execute_agent';
+  | 'goal_created'
+  | 'task_assignment'
+  | 'task_timer'
+  | 'verification_requested'
+  | 'children_done'
+  | 'task_dispatched'
+  | 'message_received'
+  | 'probe'
+  | 'manual'
+  | 'execute_agent';
 export const WAKE_SOURCES: readonly WakeSource[] = [
-  'goal_created', 'task_assignment', 'task_timer', 'verification_requested', 'children_done', 'task_dispatched', 'message_received', 'probe', 'manual',
+  'goal_created',
+  'task_assignment',
+  'task_timer',
+  'verification_requested',
+  'children_done',
+  'task_dispatched',
+  'message_received',
+  'probe',
+  'manual',
   'execute_agent',
 ];
 
 /** The gates a wake-up passes, in order (DESIGN §3.14), plus the facts that make a run impossible. */
-export type Gate = 'stopped' | 'no_backend' | 'quarantine' | 'budget' | 'goal_closed' | 'task_closed' | 'trigger_depth' | 'daily_run_budget';
+export type Gate =
+  | 'stopped'
+  | 'no_backend'
+  | 'quarantine'
+  | 'budget'
+  | 'goal_closed'
+  | 'task_closed'
+  | 'trigger_depth'
+  | 'daily_run_budget';
 
 /** Why a run waits instead of starting now. */
 export type QueueReason = 'agent_running' | 'cooldown';
@@ -37,67 +61,79 @@ export interface Wake {
   by: string;
 }
 
-export type RunQueued = Event<'RunQueued', {
-  runId: number;
-  agentId: number;
-  ownerId: number;
-  sessionId: string;
-  taskId: number | null;
-  goalId: number | null;
-  /** Trigger depth: 0 unless a run's own messages woke this agent (then that run's depth + 1). */
-  depth: number;
-  wake: Wake;
-  reason: QueueReason | null;
-  /** Not started before this time (cooldown); null: as soon as the agent is free. */
-  notBefore: string | null;
-}>;
+export type RunQueued = Event<
+  'RunQueued',
+  {
+    runId: number;
+    agentId: number;
+    ownerId: number;
+    sessionId: string;
+    taskId: number | null;
+    goalId: number | null;
+    /** Trigger depth: 0 unless a run's own messages woke this agent (then that run's depth + 1). */
+    depth: number;
+    wake: Wake;
+    reason: QueueReason | null;
+    /** Not started before this time (cooldown); null: as soon as the agent is free. */
+    notBefore: string | null;
+  }
+>;
 
 export type RunWakeMerged = Event<'RunWakeMerged', { runId: number; wake: Wake }>;
 
-export type RunRefused = Event<'RunRefused', {
-  runId: number;
-  agentId: number;
-  ownerId: number;
-  taskId: number | null;
-  goalId: number | null;
-  wake: Wake;
-  /** The trigger depth the wake-up came with (see RunQueued). */
-  depth: number;
-  gate: Gate;
-  reason: string;
-}>;
+export type RunRefused = Event<
+  'RunRefused',
+  {
+    runId: number;
+    agentId: number;
+    ownerId: number;
+    taskId: number | null;
+    goalId: number | null;
+    wake: Wake;
+    /** The trigger depth the wake-up came with (see RunQueued). */
+    depth: number;
+    gate: Gate;
+    reason: string;
+  }
+>;
 
-export type RunStarted = Event<'RunStarted', {
-  runId: number;
-  agentId: number;
-  configHash: string;
-  /** What this run may spend, held against the goal's budget until it finishes. */
-  reservation: { tokens: number; cents: number };
-  traceId: string;
-  timeoutSec: number;
-}>;
+export type RunStarted = Event<
+  'RunStarted',
+  {
+    runId: number;
+    agentId: number;
+    configHash: string;
+    /** What this run may spend, held against the goal's budget until it finishes. */
+    reservation: { tokens: number; cents: number };
+    traceId: string;
+    timeoutSec: number;
+  }
+>;
 
 /** The process was started, confined as its profile says (appended just before it starts). */
 export type RunLaunched = Event<'RunLaunched', { runId: number; agentId: number; sandbox: SandboxProfile }>;
 
 export type RunStatus = 'succeeded' | 'failed' | 'timed_out';
 
-export type RunFinished = Event<'RunFinished', {
-  runId: number;
-  agentId: number;
-  status: RunStatus;
-  exitCode: number | null;
-  signal: string | null;
-  durationMs: number;
-  tokensIn: number;
-  tokensOut: number;
-  /** Cost in cents from the run's final usage object (report_usage calls are recorded on the task as they happen). */
-  costCents: number;
-  /** The last 8 KiB of stdout and stderr, secret values masked. */
-  outputTail: string;
-  /** The limit the process ran into (absent before confinement existed). */
-  limit?: LimitKind | null;
-}>;
+export type RunFinished = Event<
+  'RunFinished',
+  {
+    runId: number;
+    agentId: number;
+    status: RunStatus;
+    exitCode: number | null;
+    signal: string | null;
+    durationMs: number;
+    tokensIn: number;
+    tokensOut: number;
+    /** Cost in cents from the run's final usage object (report_usage calls are recorded on the task as they happen). */
+    costCents: number;
+    /** The last 8 KiB of stdout and stderr, secret values masked. */
+    outputTail: string;
+    /** The limit the process ran into (absent before confinement existed). */
+    limit?: LimitKind | null;
+  }
+>;
 
 export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number; timeoutSec: number }>;
 
@@ -111,18 +147,30 @@ export type RunFailed = Event<'RunFailed', { runId: number; agentId: number; rea
 export type SessionRole = 'user' | 'agent' | 'system';
 export const SESSION_MESSAGE_CAP = 64 * 1024;
 
-export type SessionMessageRecorded = Event<'SessionMessageRecorded', {
-  runId: number;
-  sessionId: string;
-  seq: number;
-  role: SessionRole;
-  content: string;
-  /** The content was cut at SESSION_MESSAGE_CAP bytes; `bytes` is the original size. */
-  truncated: boolean;
-  bytes: number;
-}>;
+export type SessionMessageRecorded = Event<
+  'SessionMessageRecorded',
+  {
+    runId: number;
+    sessionId: string;
+    seq: number;
+    role: SessionRole;
+    content: string;
+    /** The content was cut at SESSION_MESSAGE_CAP bytes; `bytes` is the original size. */
+    truncated: boolean;
+    bytes: number;
+  }
+>;
 
-export type RunEvent = RunQueued | RunWakeMerged | RunRefused | RunStarted | RunLaunched | RunFinished | RunTimedOut | RunFailed | SessionMessageRecorded;
+export type RunEvent =
+  | RunQueued
+  | RunWakeMerged
+  | RunRefused
+  | RunStarted
+  | RunLaunched
+  | RunFinished
+  | RunTimedOut
+  | RunFailed
+  | SessionMessageRecorded;
 
 export interface RuntimeSettings {
   timeoutSec: number;

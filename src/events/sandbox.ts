@@ -12,7 +12,12 @@ export const NETWORK_MODES: readonly NetworkMode[] = ['none', 'allow', 'host'];
 /** The limit a process ran into, as far as Colony can tell (RunFinished, TaskVerified). */
 export type LimitKind = 'cpu' | 'memory' | 'pids' | 'file_size';
 
-export interface Limits { memoryMb: number; cpuSec: number; pids: number; fileMb: number }
+export interface Limits {
+  memoryMb: number;
+  cpuSec: number;
+  pids: number;
+  fileMb: number;
+}
 
 /** How a limit is enforced here: a cgroup (the whole sandbox), an rlimit (each process), or not at all (said so). */
 export type Enforcement = 'cgroup' | 'rlimit' | 'none';
@@ -42,20 +47,31 @@ export interface SandboxOverrides {
   pids: number | null;
   fileMb: number | null;
 }
-export const NO_SANDBOX_OVERRIDES: SandboxOverrides = { sandbox: null, network: null, allowHosts: null, memoryMb: null, cpuSec: null, pids: null, fileMb: null };
+export const NO_SANDBOX_OVERRIDES: SandboxOverrides = {
+  sandbox: null,
+  network: null,
+  allowHosts: null,
+  memoryMb: null,
+  cpuSec: null,
+  pids: null,
+  fileMb: null,
+};
 
 /** One line saying how a process was confined, for `colony runs show`, the report's timeline and its runs table. */
 export function sandboxLabel(p: SandboxProfile | null): string {
   if (p === null) return 'unconfined (before confinement)';
-  if (p.mode === 'off') return `UNCONFINED (sandbox off by the ${p.optOut === 'agent' ? 'agent\'s settings' : 'server (serve --sandbox off)'}), network host`;
-  const net = p.network === 'allow' ? `network allow ${(p.allowHosts ?? []).join(', ') || '(none)'}` : `network ${p.network}`;
+  if (p.mode === 'off')
+    return `UNCONFINED (sandbox off by the ${p.optOut === 'agent' ? "agent's settings" : 'server (serve --sandbox off)'}), network host`;
+  const net =
+    p.network === 'allow' ? `network allow ${(p.allowHosts ?? []).join(', ') || '(none)'}` : `network ${p.network}`;
   const l = p.limits;
   const how = (e: string) => (e === 'cgroup' ? '' : e === 'rlimit' ? ' per process' : ' NOT ENFORCED');
   return `bubblewrap, ${net}; memory ${l.memoryMb} MB${how(p.enforcement.memory)}, cpu ${l.cpuSec} s per process, pids ${l.pids}${how(p.enforcement.pids)}, file size ${l.fileMb} MB`;
 }
 
 export function checkLimit(key: keyof Limits, value: number, label: string = key): number {
-  if (!Number.isInteger(value) || value < 1) throw invalidInput(`${label} must be a whole number ≥ 1, got ${value}`, { field: label });
+  if (!Number.isInteger(value) || value < 1)
+    throw invalidInput(`${label} must be a whole number ≥ 1, got ${value}`, { field: label });
   return value;
 }
 
@@ -65,8 +81,8 @@ const HOST = /^(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0
 export function allowList(entries: readonly string[], label = 'allow-list'): string[] {
   return [...new Set(entries.map((e) => e.trim().toLowerCase()).filter(Boolean))].map((e) => {
     const port = Number(/:(\d+)$/.exec(e)?.[1] ?? 443);
-    if (!HOST.test(e) || port < 1 || port > 65535) throw invalidInput(`${label}: "${e}" is not a host, host:port or *.domain`, { field: label });
+    if (!HOST.test(e) || port < 1 || port > 65535)
+      throw invalidInput(`${label}: "${e}" is not a host, host:port or *.domain`, { field: label });
     return e;
   });
 }
-

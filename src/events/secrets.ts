@@ -15,36 +15,49 @@ import { type By } from './principals.js';
 export type ScopeType = 'user' | 'agent' | 'task';
 export const SCOPE_TYPES: readonly ScopeType[] = ['user', 'agent', 'task'];
 /** A resolved scope: its type, the integer id within the owner's tenant, and how users name it (`agent:worker`). */
-export interface SecretScope { type: ScopeType; id: number; label: string }
+export interface SecretScope {
+  type: ScopeType;
+  id: number;
+  label: string;
+}
 
-export type SecretSet = Event<'SecretSet', {
-  secretId: number;
-  ownerId: number;
-  name: string;
-  scope: SecretScope;
-  sealed: string;
-  /** The secret this one replaces (revoked in the same command), if any. */
-  replaces: number | null;
-  by: By;
-}>;
+export type SecretSet = Event<
+  'SecretSet',
+  {
+    secretId: number;
+    ownerId: number;
+    name: string;
+    scope: SecretScope;
+    sealed: string;
+    /** The secret this one replaces (revoked in the same command), if any. */
+    replaces: number | null;
+    by: By;
+  }
+>;
 
-export type SecretRevoked = Event<'SecretRevoked', {
-  secretId: number;
-  reason: 'revoked' | 'replaced';
-  replacedBy: number | null;
-  by: By;
-}>;
+export type SecretRevoked = Event<
+  'SecretRevoked',
+  {
+    secretId: number;
+    reason: 'revoked' | 'replaced';
+    replacedBy: number | null;
+    by: By;
+  }
+>;
 
 /**
  * Colony handed the secret to a process it started (a command verifier; agent runs next). This is what
  * `last_used_at` shows; listing or checking availability never records a use.
  */
-export type SecretUsed = Event<'SecretUsed', {
-  secretId: number;
-  purpose: 'command_verifier' | 'agent_run';
-  taskId: number | null;
-  agentId: number | null;
-}>;
+export type SecretUsed = Event<
+  'SecretUsed',
+  {
+    secretId: number;
+    purpose: 'command_verifier' | 'agent_run';
+    taskId: number | null;
+    agentId: number | null;
+  }
+>;
 
 export type SecretEvent = SecretSet | SecretRevoked | SecretUsed;
 

@@ -14,22 +14,30 @@ import type { Event } from '../engine/event.js';
 export const SIGNING_KEYS_STREAM = 'signing-keys-1';
 
 export type SigningKeyAdopted = Event<'SigningKeyAdopted', { keyId: string; publicKey: string; by: string }>;
-export type SigningKeyRotated = Event<'SigningKeyRotated', {
-  keyId: string;
-  publicKey: string;
-  previousKeyId: string;
-  endorsement: string;
-  reason: string;
-  by: string;
-}>;
+export type SigningKeyRotated = Event<
+  'SigningKeyRotated',
+  {
+    keyId: string;
+    publicKey: string;
+    previousKeyId: string;
+    endorsement: string;
+    reason: string;
+    by: string;
+  }
+>;
 export type SigningKeyEvent = SigningKeyAdopted | SigningKeyRotated;
 
 export const rotationStatement = (d: { keyId: string; previousKeyId: string; publicKey: string }) => ({
-  format: 'colony-key-rotation', keyId: d.keyId, previousKeyId: d.previousKeyId, publicKey: d.publicKey,
+  format: 'colony-key-rotation',
+  keyId: d.keyId,
+  previousKeyId: d.previousKeyId,
+  publicKey: d.publicKey,
 });
 
 /** The key the log signs with now (its last adoption or rotation), null before the first: one indexed row. */
 export function currentSigningKeyId(db: Database): string | null {
-  const data = prepared(db, 'SELECT data FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1').pluck().get(SIGNING_KEYS_STREAM) as string | undefined;
+  const data = prepared(db, 'SELECT data FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1')
+    .pluck()
+    .get(SIGNING_KEYS_STREAM) as string | undefined;
   return data === undefined ? null : (JSON.parse(data) as { keyId: string }).keyId;
 }

@@ -11,9 +11,25 @@ import { type By } from './principals.js';
  * CostRecorded is appended whatever the budget says — the budget gates work before it starts.
  */
 export type TaskStatus =
-  | 'proposed' | 'approved' | 'claimed' | 'in_progress' | 'awaiting_verification' | 'done' | 'failed' | 'timeout' | 'cancelled';
+  | 'proposed'
+  | 'approved'
+  | 'claimed'
+  | 'in_progress'
+  | 'awaiting_verification'
+  | 'done'
+  | 'failed'
+  | 'timeout'
+  | 'cancelled';
 export const TASK_STATUSES: readonly TaskStatus[] = [
-  'proposed', 'approved', 'claimed', 'in_progress', 'awaiting_verification', 'done', 'failed', 'timeout', 'cancelled',
+  'proposed',
+  'approved',
+  'claimed',
+  'in_progress',
+  'awaiting_verification',
+  'done',
+  'failed',
+  'timeout',
+  'cancelled',
 ];
 export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['done', 'failed', 'timeout', 'cancelled'];
 
@@ -25,130 +41,211 @@ export type VerifierConfig =
    * directory, timeout and granted user-scope secrets copied in. Tasks approved before recipes existed
    * carry only cmd/cwd/timeout_sec; they are never run (DESIGN §8).
    */
-  | { kind: 'command'; cmd: string; cwd?: string; timeout_sec?: number; recipe?: string; recipeId?: number; secrets?: string[] };
+  | {
+      kind: 'command';
+      cmd: string;
+      cwd?: string;
+      timeout_sec?: number;
+      recipe?: string;
+      recipeId?: number;
+      secrets?: string[];
+    };
 export type VerifierKind = VerifierConfig['kind'];
 
-export interface HeartbeatConfig { source?: string; interval_sec?: number; max_budget?: number }
-export interface AncestryNode { id: number; title: string; acceptance_criteria?: string }
-export interface Amount { tokens: number; cents: number }
+export interface HeartbeatConfig {
+  source?: string;
+  interval_sec?: number;
+  max_budget?: number;
+}
+export interface AncestryNode {
+  id: number;
+  title: string;
+  acceptance_criteria?: string;
+}
+export interface Amount {
+  tokens: number;
+  cents: number;
+}
 
 /** xylocopa's fields of a project task; absent on goal tasks created before projects existed. */
-export interface TaskPlan { model: string | null; effort: string | null; priority: number }
+export interface TaskPlan {
+  model: string | null;
+  effort: string | null;
+  priority: number;
+}
 
-export type TaskCreated = Event<'TaskCreated', {
-  taskId: number;
-  /** Null for a project task outside any goal. */
-  goalId: number | null;
-  /** The tenant (absent in events written before project tasks: the goal's owner then). */
-  ownerId?: number;
-  projectId?: number | null;
-  plan?: TaskPlan;
-  parentId: number | null;
-  depth: number;
-  ancestry: AncestryNode[];
-  title: string;
-  description: string;
-  acceptanceCriteria: string;
-  billingCode: string;
-  budgets: { tokens: number | null; cents: number | null };
-  verifier: VerifierConfig;
-  heartbeat: HeartbeatConfig | null;
-  status: 'approved' | 'proposed';
-  proposalId: number | null;
-  channelId: number;
-  by: By;
-  notice: Notice;
-}>;
+export type TaskCreated = Event<
+  'TaskCreated',
+  {
+    taskId: number;
+    /** Null for a project task outside any goal. */
+    goalId: number | null;
+    /** The tenant (absent in events written before project tasks: the goal's owner then). */
+    ownerId?: number;
+    projectId?: number | null;
+    plan?: TaskPlan;
+    parentId: number | null;
+    depth: number;
+    ancestry: AncestryNode[];
+    title: string;
+    description: string;
+    acceptanceCriteria: string;
+    billingCode: string;
+    budgets: { tokens: number | null; cents: number | null };
+    verifier: VerifierConfig;
+    heartbeat: HeartbeatConfig | null;
+    status: 'approved' | 'proposed';
+    proposalId: number | null;
+    channelId: number;
+    by: By;
+    notice: Notice;
+  }
+>;
 
-export type TaskClaimed = Event<'TaskClaimed', {
-  taskId: number;
-  agentId: number;
-  agentName: string;
-  /** The assignee's config hash when it first claimed: the verdict's evidence goes to that config (FR-015 edge case). */
-  configHash?: string;
-  leaseExpiresAt: string;
-  /** True when the assignee renewed its own lease (no status change, no notice). */
-  renewed: boolean;
-  /** What the claim holds against the goal budget until the task leaves claimed / in_progress. */
-  reservation: Amount;
-  from: TaskStatus;
-  notice: Notice | null;
-}>;
+export type TaskClaimed = Event<
+  'TaskClaimed',
+  {
+    taskId: number;
+    agentId: number;
+    agentName: string;
+    /** The assignee's config hash when it first claimed: the verdict's evidence goes to that config (FR-015 edge case). */
+    configHash?: string;
+    leaseExpiresAt: string;
+    /** True when the assignee renewed its own lease (no status change, no notice). */
+    renewed: boolean;
+    /** What the claim holds against the goal budget until the task leaves claimed / in_progress. */
+    reservation: Amount;
+    from: TaskStatus;
+    notice: Notice | null;
+  }
+>;
 
 export type TaskStarted = Event<'TaskStarted', { taskId: number; agentId: number; from: 'claimed'; notice: Notice }>;
 
-export type TaskCompleted = Event<'TaskCompleted', {
-  taskId: number;
-  agentId: number;
-  summary: string;
-  artifactMessageIds: number[];
-  from: 'claimed' | 'in_progress';
-  notice: Notice;
-}>;
+export type TaskCompleted = Event<
+  'TaskCompleted',
+  {
+    taskId: number;
+    agentId: number;
+    summary: string;
+    artifactMessageIds: number[];
+    from: 'claimed' | 'in_progress';
+    notice: Notice;
+  }
+>;
 
-export type TaskVerified = Event<'TaskVerified', {
-  taskId: number;
-  goalId: number | null;
-  verdict: 'approve' | 'reject';
-  verifierKind: VerifierKind;
-  verifier: By;
-  reason: string;
-  /** The reputation domain: the task's billing code, else `default`. */
-  domain: string;
-  assigneeAgentId: number | null;
-  /** The config the assignee claimed under (absent for claims recorded without one). */
-  assigneeConfigHash?: string;
-  /** The command verifier's exit code and last 4 KiB of output; null for other kinds. */
-  exitCode: number | null;
-  output: string | null;
-  /** How the command verifier ran (absent for other kinds, and before confinement existed) and the limit it ran into. */
-  sandbox?: SandboxProfile;
-  limit?: LimitKind | null;
-  to: 'done' | 'failed';
-  notice: Notice;
-}>;
+export type TaskVerified = Event<
+  'TaskVerified',
+  {
+    taskId: number;
+    goalId: number | null;
+    verdict: 'approve' | 'reject';
+    verifierKind: VerifierKind;
+    verifier: By;
+    reason: string;
+    /** The reputation domain: the task's billing code, else `default`. */
+    domain: string;
+    assigneeAgentId: number | null;
+    /** The config the assignee claimed under (absent for claims recorded without one). */
+    assigneeConfigHash?: string;
+    /** The command verifier's exit code and last 4 KiB of output; null for other kinds. */
+    exitCode: number | null;
+    output: string | null;
+    /** How the command verifier ran (absent for other kinds, and before confinement existed) and the limit it ran into. */
+    sandbox?: SandboxProfile;
+    limit?: LimitKind | null;
+    to: 'done' | 'failed';
+    notice: Notice;
+  }
+>;
 
-export type TaskReleased = Event<'TaskReleased', { taskId: number; agentId: number; reason: string; from: TaskStatus; notice: Notice }>;
-export type ClaimExpired = Event<'ClaimExpired', { taskId: number; agentId: number; leaseExpiresAt: string; from: TaskStatus; notice: Notice }>;
-export type TaskCancelled = Event<'TaskCancelled', { taskId: number; reason: string; from: TaskStatus; by: By; notice: Notice }>;
+export type TaskReleased = Event<
+  'TaskReleased',
+  { taskId: number; agentId: number; reason: string; from: TaskStatus; notice: Notice }
+>;
+export type ClaimExpired = Event<
+  'ClaimExpired',
+  { taskId: number; agentId: number; leaseExpiresAt: string; from: TaskStatus; notice: Notice }
+>;
+export type TaskCancelled = Event<
+  'TaskCancelled',
+  { taskId: number; reason: string; from: TaskStatus; by: By; notice: Notice }
+>;
 
-export type CostRecorded = Event<'CostRecorded', {
-  taskId: number;
-  goalId: number | null;
-  by: By;
-  tokens: number;
-  cents: number;
-  note: string | null;
-  source: 'report_usage' | 'run';
-  /** The run it was spent in: the reporter's run that was running (report_usage), or the run itself. Absent before runs existed. */
-  runId?: number;
-}>;
+export type CostRecorded = Event<
+  'CostRecorded',
+  {
+    taskId: number;
+    goalId: number | null;
+    by: By;
+    tokens: number;
+    cents: number;
+    note: string | null;
+    source: 'report_usage' | 'run';
+    /** The run it was spent in: the reporter's run that was running (report_usage), or the run itself. Absent before runs existed. */
+    runId?: number;
+  }
+>;
 
 /** task_dispatch: proposed (INBOX), failed or timeout → approved (PENDING, claimable); a retry counts as a new attempt. */
-export type TaskDispatched = Event<'TaskDispatched', { taskId: number; from: 'proposed' | 'failed' | 'timeout'; attempt: number; by: By; notice: Notice }>;
+export type TaskDispatched = Event<
+  'TaskDispatched',
+  { taskId: number; from: 'proposed' | 'failed' | 'timeout'; attempt: number; by: By; notice: Notice }
+>;
 
 /** task_update: the fields that changed (never the status), with xylocopa's change labels in order. */
-export interface TaskChanges { title?: string; description?: string; projectId?: number; model?: string; effort?: string; priority?: number }
+export interface TaskChanges {
+  title?: string;
+  description?: string;
+  projectId?: number;
+  model?: string;
+  effort?: string;
+  priority?: number;
+}
 export type TaskUpdated = Event<'TaskUpdated', { taskId: number; changes: TaskChanges; labels: string[]; by: By }>;
 
 /** The assignee's run for the task hit its timeout (xylocopa's TIMEOUT); task_dispatch retries it. */
-export type TaskTimedOut = Event<'TaskTimedOut', { taskId: number; agentId: number; runId: number; reason: string; from: TaskStatus; notice: Notice }>;
+export type TaskTimedOut = Event<
+  'TaskTimedOut',
+  { taskId: number; agentId: number; runId: number; reason: string; from: TaskStatus; notice: Notice }
+>;
 
 /**
  * A task's own budget (it caps the task's subtree) has 80 % of one dimension spent: the one soft alert per
  * dimension, like the goal's BudgetAlertRaised, with its goal-channel notice. Task budgets never change,
  * so it never re-arms.
  */
-export type TaskBudgetAlertRaised = Event<'TaskBudgetAlertRaised', { taskId: number; goalId: number | null } & BudgetAlert>; // spent: the subtree's
+export type TaskBudgetAlertRaised = Event<
+  'TaskBudgetAlertRaised',
+  { taskId: number; goalId: number | null } & BudgetAlert
+>; // spent: the subtree's
 
 export type TaskEvent =
-  | TaskCreated | TaskClaimed | TaskStarted | TaskCompleted | TaskVerified | TaskReleased | ClaimExpired | TaskCancelled | CostRecorded
-  | TaskDispatched | TaskUpdated | TaskTimedOut | TaskBudgetAlertRaised;
+  | TaskCreated
+  | TaskClaimed
+  | TaskStarted
+  | TaskCompleted
+  | TaskVerified
+  | TaskReleased
+  | ClaimExpired
+  | TaskCancelled
+  | CostRecorded
+  | TaskDispatched
+  | TaskUpdated
+  | TaskTimedOut
+  | TaskBudgetAlertRaised;
 
 /** xylocopa's vocabulary is a view of Colony's task status (DESIGN §2). */
 export const XYLOCOPA_STATUS: Record<TaskStatus, string> = {
-  proposed: 'INBOX', approved: 'PENDING', claimed: 'EXECUTING', in_progress: 'EXECUTING', awaiting_verification: 'REVIEW', done: 'COMPLETE',
-  failed: 'FAILED', timeout: 'TIMEOUT', cancelled: 'CANCELLED',
+  proposed: 'INBOX',
+  approved: 'PENDING',
+  claimed: 'EXECUTING',
+  in_progress: 'EXECUTING',
+  awaiting_verification: 'REVIEW',
+  done: 'COMPLETE',
+  failed: 'FAILED',
+  timeout: 'TIMEOUT',
+  cancelled: 'CANCELLED',
 };
 
 export const taskStream = (taskId: number): string => `task-${taskId}`;

@@ -8,19 +8,22 @@ import { type By } from './principals.js';
  * Each recipe is its own `verifier-<n>` stream. A recipe is immutable: to change one, remove it and add
  * it again (a new id), so a task approved against a recipe runs exactly what its approval card showed.
  */
-export type VerifierRecipeAdded = Event<'VerifierRecipeAdded', {
-  recipeId: number;
-  ownerId: number;
-  name: string;
-  /** Run as `/bin/sh -c <command>`, exactly as written here. */
-  command: string;
-  /** The working directory (resolved, inside the allowed roots when added); null: the task tree may name one, else the workspace. */
-  cwd: string | null;
-  timeoutSec: number;
-  /** User-scope secrets the owner grants this recipe's processes (by name); task-scope secrets always reach them. */
-  secrets: string[];
-  by: By;
-}>;
+export type VerifierRecipeAdded = Event<
+  'VerifierRecipeAdded',
+  {
+    recipeId: number;
+    ownerId: number;
+    name: string;
+    /** Run as `/bin/sh -c <command>`, exactly as written here. */
+    command: string;
+    /** The working directory (resolved, inside the allowed roots when added); null: the task tree may name one, else the workspace. */
+    cwd: string | null;
+    timeoutSec: number;
+    /** User-scope secrets the owner grants this recipe's processes (by name); task-scope secrets always reach them. */
+    secrets: string[];
+    by: By;
+  }
+>;
 
 export type VerifierRecipeRemoved = Event<'VerifierRecipeRemoved', { recipeId: number; by: By }>;
 

@@ -15,26 +15,32 @@ import type { Event } from '../engine/event.js';
 export type WebappKind = 'static' | 'port' | 'url';
 export const WEBAPP_KINDS: readonly WebappKind[] = ['static', 'port', 'url'];
 
-export type WebappPresented = Event<'WebappPresented', {
-  appId: string;
-  n: number;
-  ownerId: number;
-  projectId: number;
-  kind: WebappKind;
-  target: string;
-  title: string;
-  description: string;
-  /** The presenting agent: it posted the card, and owns the port until it stops. */
-  agentId: number;
-  /** The card message. */
-  messageId: number;
-}>;
+export type WebappPresented = Event<
+  'WebappPresented',
+  {
+    appId: string;
+    n: number;
+    ownerId: number;
+    projectId: number;
+    kind: WebappKind;
+    target: string;
+    title: string;
+    description: string;
+    /** The presenting agent: it posted the card, and owns the port until it stops. */
+    agentId: number;
+    /** The card message. */
+    messageId: number;
+  }
+>;
 
 /**
  * The same (project, kind, target) presented again: a non-empty title or description replaces the
  * stored one ('' keeps it), the presenter becomes `agentId`, and a retired registration is live again.
  */
-export type WebappRepresented = Event<'WebappRepresented', { appId: string; title: string; description: string; agentId: number; messageId: number }>;
+export type WebappRepresented = Event<
+  'WebappRepresented',
+  { appId: string; title: string; description: string; agentId: number; messageId: number }
+>;
 
 export type WebappRetireReason = 'agent_stopped';
 export type WebappRetired = Event<'WebappRetired', { appId: string; reason: WebappRetireReason }>;

@@ -76,7 +76,10 @@ class SignerThread {
   private worker: Worker | null = null;
   private failing = false;
 
-  constructor(private readonly dataDir: string, private readonly durability: Durability) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly durability: Durability,
+  ) {}
 
   sign(request: SignRequest): Promise<void> {
     const worker = (this.worker ??= this.start());
@@ -96,7 +99,11 @@ class SignerThread {
 
   private report(reply: SignReply): void {
     if (reply.ok) {
-      if (!reply.reused) log.info({ checkpoint: reply.n, treeSize: reply.treeSize, root: reply.rootHash, keyId: reply.keyId }, `signed checkpoint #${reply.n} at ${reply.treeSize} events`);
+      if (!reply.reused)
+        log.info(
+          { checkpoint: reply.n, treeSize: reply.treeSize, root: reply.rootHash, keyId: reply.keyId },
+          `signed checkpoint #${reply.n} at ${reply.treeSize} events`,
+        );
       this.failing = false;
       return;
     }
@@ -116,7 +123,9 @@ class SignerThread {
       workerData: { file: databaseFile(this.dataDir), dataDir: this.dataDir, durability: this.durability },
     });
     worker.unref();
-    worker.on('error', (err) => log.error({ err }, 'the checkpoint worker failed; a new one starts at the next checkpoint'));
+    worker.on('error', (err) =>
+      log.error({ err }, 'the checkpoint worker failed; a new one starts at the next checkpoint'),
+    );
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = null;
     });

@@ -9,7 +9,14 @@ import { prepared } from '../engine/db.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle, type BundleEvent, type BundleStreamHead } from './bundle.js';
-import { checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type SignedCheckpoint } from './checkpoint.js';
+import {
+  checkpointParts,
+  latestCheckpoint,
+  signBody,
+  storeCheckpoint,
+  type CheckpointParts,
+  type SignedCheckpoint,
+} from './checkpoint.js';
 import { extendsLatest, readWithSoundTree } from './sign.js';
 import { bundleText } from './bundle-text.js';
 import { goalStreams } from './goal-streams.js';
@@ -27,49 +34,87 @@ export interface ExportResult {
   reusedCheckpoint: boolean;
 }
 
-export function exportGoalBundle(engine: Engine, dataDir: string, goalId: number, onProgress?: (done: number, total: number) => void): ExportResult {
+export function exportGoalBundle(
+  engine: Engine,
+  dataDir: string,
+  goalId: number,
+  onProgress?: (done: number, total: number) => void,
+): ExportResult {
   const { db } = engine;
   const key = currentSigner(engine, dataDir, 'export');
   const time = engine.clock().toISOString();
   let events: BundleEvent[] = [];
   // Read at one moment of the log; the proofs must lead to the root they will be signed with (sign.ts).
-  const read = readWithSoundTree(db, () => {
-    if (!getGoal(db, goalId)) throw notFound(`goal ${goalId}`, { goalId });
-    const parts = checkpointParts(db, key.keyId, time, readHead(db).position);
-    const snapshot = JSON.parse(canonicalize(goalSnapshot(db, goalId))) as unknown;
-    const streams = goalStreams(db, goalId);
-    return { parts, snapshot, streams, rows: streamRows(engine, streams, parts.body.treeSize) };
-  }, (r) => {
-    events = proveEvents(r.parts, r.rows, onProgress);
-    return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events) ?? headsProblem(r.parts, r.streams, r.rows);
-  });
+  const read = readWithSoundTree(
+    db,
+    () => {
+      if (!getGoal(db, goalId)) throw notFound(`goal ${goalId}`, { goalId });
+      const parts = checkpointParts(db, key.keyId, time, readHead(db).position);
+      const snapshot = JSON.parse(canonicalize(goalSnapshot(db, goalId))) as unknown;
+      const streams = goalStreams(db, goalId);
+      return { parts, snapshot, streams, rows: streamRows(engine, streams, parts.body.treeSize) };
+    },
+    (r) => {
+      events = proveEvents(r.parts, r.rows, onProgress);
+      return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events) ?? headsProblem(r.parts, r.streams, r.rows);
+    },
+  );
   const latest = latestCheckpoint(db);
   const same = latest && sameStatement(latest.checkpoint.body, read.parts.body) ? latest : null;
   const signed: SignedCheckpoint = same ?? signBody(key, read.parts.body);
   const bundle: Bundle = {
-    format: BUNDLE_FORMAT, version: BUNDLE_VERSION, goalId, checkpoint: signed.checkpoint, publicKey: signed.publicKey,
-    streams: proveHeads(read.parts, read.streams), events, snapshot: read.snapshot,
+    format: BUNDLE_FORMAT,
+    version: BUNDLE_VERSION,
+    goalId,
+    checkpoint: signed.checkpoint,
+    publicKey: signed.publicKey,
+    streams: proveHeads(read.parts, read.streams),
+    events,
+    snapshot: read.snapshot,
   };
   if (!same) storeCheckpoint(db, signed, 'export');
-  return { bundle, text: bundleText(bundle, new Map(read.rows.map((r) => [r.position, r]))), reusedCheckpoint: same !== null };
+  return {
+    bundle,
+    text: bundleText(bundle, new Map(read.rows.map((r) => [r.position, r]))),
+    reusedCheckpoint: same !== null,
+  };
 }
 
 /** The same tree, heads and key: a checkpoint that already says what this one would. */
 const sameStatement = (a: SignedCheckpoint['checkpoint']['body'], b: SignedCheckpoint['checkpoint']['body']): boolean =>
-  a.logId === b.logId && a.treeSize === b.treeSize && a.rootHash === b.rootHash && a.heads.root === b.heads.root && a.keyId === b.keyId;
+  a.logId === b.logId &&
+  a.treeSize === b.treeSize &&
+  a.rootHash === b.rootHash &&
+  a.heads.root === b.heads.root &&
+  a.keyId === b.keyId;
 
 function streamRows(engine: Engine, streams: readonly string[], size: number): EventRow[] {
-  const select = prepared(engine.db, `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND position <= ? ORDER BY version`);
+  const select = prepared(
+    engine.db,
+    `SELECT ${EVENT_COLUMNS} FROM es_events WHERE stream_id = ? AND position <= ? ORDER BY version`,
+  );
   return streams.flatMap((s) => select.all(s, size) as EventRow[]).sort((a, b) => a.position - b.position);
 }
 
-function proveEvents({ tree, body }: CheckpointParts, rows: readonly EventRow[], onProgress?: (done: number, total: number) => void): BundleEvent[] {
+function proveEvents(
+  { tree, body }: CheckpointParts,
+  rows: readonly EventRow[],
+  onProgress?: (done: number, total: number) => void,
+): BundleEvent[] {
   return rows.map((r, i) => {
     if (onProgress && (i % 500 === 0 || i === rows.length - 1)) onProgress(i + 1, rows.length);
     return {
-      position: r.position, streamId: r.stream_id, version: r.version, type: r.type, schemaVersion: r.schema_version,
-      data: JSON.parse(r.data) as unknown, meta: JSON.parse(r.meta) as Record<string, unknown>, recordedAt: r.recorded_at,
-      prevHash: r.prev_hash, hash: r.hash, proof: inclusionProof(tree, r.position - 1, body.treeSize).map(hex),
+      position: r.position,
+      streamId: r.stream_id,
+      version: r.version,
+      type: r.type,
+      schemaVersion: r.schema_version,
+      data: JSON.parse(r.data) as unknown,
+      meta: JSON.parse(r.meta) as Record<string, unknown>,
+      recordedAt: r.recorded_at,
+      prevHash: r.prev_hash,
+      hash: r.hash,
+      proof: inclusionProof(tree, r.position - 1, body.treeSize).map(hex),
     };
   });
 }
@@ -79,19 +124,38 @@ function proveHeads({ heads }: CheckpointParts, streams: readonly string[]): Bun
     const index = heads.indexOf(streamId);
     if (index === undefined) return []; // named by a projection but without events up to this size
     const head = heads.heads[index]!;
-    return [{ streamId, version: head.version, hash: head.hash, index, proof: inclusionProof(heads, index, heads.heads.length).map(hex) }];
+    return [
+      {
+        streamId,
+        version: head.version,
+        hash: head.hash,
+        index,
+        proof: inclusionProof(heads, index, heads.heads.length).map(hex),
+      },
+    ];
   });
 }
 
 /** Every event's proof checked against the root it will be signed with (cheap: the proofs share their nodes). */
 function proofProblem({ body }: CheckpointParts, events: readonly BundleEvent[]): string | null {
   const verifier = new InclusionVerifier(Buffer.from(body.rootHash, 'hex'), body.treeSize);
-  const bad = events.find((e) => !verifier.verify(e.position - 1, leafHash(Buffer.from(e.hash, 'hex')), e.proof.map((p) => Buffer.from(p, 'hex'))));
+  const bad = events.find(
+    (e) =>
+      !verifier.verify(
+        e.position - 1,
+        leafHash(Buffer.from(e.hash, 'hex')),
+        e.proof.map((p) => Buffer.from(p, 'hex')),
+      ),
+  );
   return bad ? `the inclusion proof of position ${bad.position} does not lead to the tree's root` : null;
 }
 
 /** Each of the goal's streams must end, in the heads, at its last row read here (the read table could lie). */
-function headsProblem({ heads }: CheckpointParts, streams: readonly string[], rows: readonly EventRow[]): string | null {
+function headsProblem(
+  { heads }: CheckpointParts,
+  streams: readonly string[],
+  rows: readonly EventRow[],
+): string | null {
   const last = new Map<string, EventRow>();
   for (const r of rows) last.set(r.stream_id, r);
   for (const s of streams) {

@@ -26,21 +26,43 @@ export function replayBundle(bundle: Bundle): BundleFailure | null {
 }
 
 function compare(mem: Engine, bundle: Bundle): BundleFailure | null {
-  const events = bundle.events.map((e) => toStoredEvent({
-    position: e.position, stream_id: e.streamId, version: e.version, type: e.type, schema_version: e.schemaVersion,
-    data: JSON.stringify(e.data), meta: JSON.stringify(e.meta), recorded_at: e.recordedAt,
-  }));
+  const events = bundle.events.map((e) =>
+    toStoredEvent({
+      position: e.position,
+      stream_id: e.streamId,
+      version: e.version,
+      type: e.type,
+      schema_version: e.schemaVersion,
+      data: JSON.stringify(e.data),
+      meta: JSON.stringify(e.meta),
+      recorded_at: e.recordedAt,
+    }),
+  );
   mem.db.transaction(() => mem.projections.apply(mem.db, events))();
   const replayed = JSON.parse(canonicalize(goalSnapshot(mem.db, bundle.goalId))) as unknown;
   const difference = firstDifference(bundle.snapshot, replayed, 'snapshot');
-  if (difference) return { code: 'snapshot_mismatch', message: `replaying the events does not give the bundle's snapshot: ${difference}` };
+  if (difference)
+    return {
+      code: 'snapshot_mismatch',
+      message: `replaying the events does not give the bundle's snapshot: ${difference}`,
+    };
   const expected = goalStreams(mem.db, bundle.goalId);
   const listed = bundle.streams.map((h) => h.streamId);
   const [expectedSet, listedSet] = [new Set(expected), new Set(listed)];
   const extra = listed.find((s) => !expectedSet.has(s));
-  if (extra) return { code: 'foreign_stream', streamId: extra, message: `${extra} is not one of goal ${bundle.goalId}'s streams in the replayed history` };
+  if (extra)
+    return {
+      code: 'foreign_stream',
+      streamId: extra,
+      message: `${extra} is not one of goal ${bundle.goalId}'s streams in the replayed history`,
+    };
   const absent = expected.find((s) => !listedSet.has(s));
-  if (absent) return { code: 'missing_event', streamId: absent, message: `the replayed history names ${absent}, but the bundle has none of its events` };
+  if (absent)
+    return {
+      code: 'missing_event',
+      streamId: absent,
+      message: `the replayed history names ${absent}, but the bundle has none of its events`,
+    };
   return null;
 }
 
@@ -50,7 +72,11 @@ export function firstDifference(expected: unknown, actual: unknown, path: string
   if (isObject(expected) && isObject(actual) && Array.isArray(expected) === Array.isArray(actual)) {
     const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])];
     for (const k of keys) {
-      const d = firstDifference(expected[k as never], actual[k as never], Array.isArray(expected) ? `${path}[${k}]` : `${path}.${k}`);
+      const d = firstDifference(
+        expected[k as never],
+        actual[k as never],
+        Array.isArray(expected) ? `${path}[${k}]` : `${path}.${k}`,
+      );
       if (d) return d;
     }
   }

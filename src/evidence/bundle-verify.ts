@@ -14,10 +14,27 @@ import { headLeaf } from './heads.js';
  * bundle-replay.ts. Nothing here reads a database.
  */
 export type BundleFailureCode =
-  | 'bad_format' | 'bad_key' | 'untrusted_key' | 'bad_signature' | 'bad_head_proof' | 'event_out_of_order' | 'beyond_checkpoint'
-  | 'foreign_stream' | 'event_hash_mismatch' | 'bad_inclusion_proof' | 'missing_event' | 'broken_link' | 'head_mismatch' | 'snapshot_mismatch';
+  | 'bad_format'
+  | 'bad_key'
+  | 'untrusted_key'
+  | 'bad_signature'
+  | 'bad_head_proof'
+  | 'event_out_of_order'
+  | 'beyond_checkpoint'
+  | 'foreign_stream'
+  | 'event_hash_mismatch'
+  | 'bad_inclusion_proof'
+  | 'missing_event'
+  | 'broken_link'
+  | 'head_mismatch'
+  | 'snapshot_mismatch';
 
-export interface BundleFailure { code: BundleFailureCode; position?: number; streamId?: string; message: string }
+export interface BundleFailure {
+  code: BundleFailureCode;
+  position?: number;
+  streamId?: string;
+  message: string;
+}
 
 export interface BundleSummary {
   goalId: number;
@@ -40,7 +57,11 @@ function fail(code: BundleFailureCode, message: string, where: { position?: numb
 }
 
 /** `trusted`: public keys (base64) or fingerprints the caller trusts; null when none was given. */
-export function checkBundle(bytes: Buffer, trusted: readonly string[] | null, onProgress?: (done: number, total: number) => void): BundleCheck {
+export function checkBundle(
+  bytes: Buffer,
+  trusted: readonly string[] | null,
+  onProgress?: (done: number, total: number) => void,
+): BundleCheck {
   try {
     const { bundle, serialize } = parse(bytes);
     const keyId = checkKey(bundle, trusted);
@@ -50,10 +71,15 @@ export function checkBundle(bytes: Buffer, trusted: readonly string[] | null, on
     checkComplete(bundle);
     const { body } = bundle.checkpoint;
     return {
-      ok: true, bundle,
+      ok: true,
+      bundle,
       summary: {
-        goalId: bundle.goalId, events: bundle.events.length, streams: bundle.streams.length,
-        checkpoint: { treeSize: body.treeSize, rootHash: body.rootHash, time: body.time }, keyId, trusted: trusted !== null,
+        goalId: bundle.goalId,
+        events: bundle.events.length,
+        streams: bundle.streams.length,
+        checkpoint: { treeSize: body.treeSize, rootHash: body.rootHash, time: body.time },
+        keyId,
+        trusted: trusted !== null,
       },
     };
   } catch (e) {
@@ -113,14 +139,17 @@ function parse(bytes: Buffer): { bundle: Bundle; serialize: (value: unknown) => 
   } catch (e) {
     return fail('bad_format', `cannot be canonicalized: ${(e as Error).message}`); // e.g. nested too deeply for the stack
   }
-  if (`${canonical}\n` !== text) fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
+  if (`${canonical}\n` !== text)
+    fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
   return { bundle: value as Bundle, serialize };
 }
 
 function checkKey(bundle: Bundle, trusted: readonly string[] | null): string {
   const keyId = fingerprint(Buffer.from(bundle.publicKey, 'base64'));
-  if (keyId !== bundle.checkpoint.body.keyId) fail('bad_key', `the checkpoint names key ${bundle.checkpoint.body.keyId} but the bundle carries key ${keyId}`);
-  if (trusted && !trusted.some((k) => k === bundle.publicKey || k === keyId)) fail('untrusted_key', `the bundle is signed by key ${keyId}, which is not a key you trust`);
+  if (keyId !== bundle.checkpoint.body.keyId)
+    fail('bad_key', `the checkpoint names key ${bundle.checkpoint.body.keyId} but the bundle carries key ${keyId}`);
+  if (trusted && !trusted.some((k) => k === bundle.publicKey || k === keyId))
+    fail('untrusted_key', `the bundle is signed by key ${keyId}, which is not a key you trust`);
   return keyId;
 }
 
@@ -136,17 +165,27 @@ function checkHeads(bundle: Bundle): void {
   const verifier = new InclusionVerifier(Buffer.from(heads.root, 'hex'), heads.count);
   let previous: string | null = null;
   for (const h of bundle.streams) {
-    if (previous !== null && byUtf8(previous, h.streamId) >= 0) fail('bad_format', `streams are not sorted by stream id without repeats at ${h.streamId}`, { streamId: h.streamId });
+    if (previous !== null && byUtf8(previous, h.streamId) >= 0)
+      fail('bad_format', `streams are not sorted by stream id without repeats at ${h.streamId}`, {
+        streamId: h.streamId,
+      });
     previous = h.streamId;
     if (!verifier.verify(h.index, headLeaf(h), h.proof.map(fromHex))) {
-      fail('bad_head_proof', `the head of ${h.streamId} (version ${h.version}) is not in the checkpoint's heads`, { streamId: h.streamId });
+      fail('bad_head_proof', `the head of ${h.streamId} (version ${h.version}) is not in the checkpoint's heads`, {
+        streamId: h.streamId,
+      });
     }
   }
   const goal = `goal-${bundle.goalId}`;
-  if (!bundle.streams.some((h) => h.streamId === goal)) fail('bad_format', `the goal's own stream ${goal} is not in the bundle`, { streamId: goal });
+  if (!bundle.streams.some((h) => h.streamId === goal))
+    fail('bad_format', `the goal's own stream ${goal} is not in the bundle`, { streamId: goal });
 }
 
-function checkEvents(bundle: Bundle, serialize: (value: unknown) => string, onProgress?: (done: number, total: number) => void): void {
+function checkEvents(
+  bundle: Bundle,
+  serialize: (value: unknown) => string,
+  onProgress?: (done: number, total: number) => void,
+): void {
   const { treeSize, rootHash } = bundle.checkpoint.body;
   const verifier = new InclusionVerifier(Buffer.from(rootHash, 'hex'), treeSize);
   const listed = new Set(bundle.streams.map((h) => h.streamId));
@@ -154,15 +193,21 @@ function checkEvents(bundle: Bundle, serialize: (value: unknown) => string, onPr
   let previous: BundleEvent | null = null;
   bundle.events.forEach((e, i) => {
     const at = { position: e.position };
-    if (previous && e.position <= previous.position) fail('event_out_of_order', `position ${e.position} comes after position ${previous.position}`, at);
-    if (e.position > treeSize) fail('beyond_checkpoint', `position ${e.position} is beyond the checkpoint's ${treeSize} events`, at);
-    if (!listed.has(e.streamId)) fail('foreign_stream', `its stream ${e.streamId} is not one of the bundle's streams`, at);
-    if (eventHash(e, serialize) !== e.hash) fail('event_hash_mismatch', `the event's content does not hash to its hash`, at);
-    if (!verifier.verify(e.position - 1, leafHash(fromHex(e.hash)), e.proof.map(fromHex))) fail('bad_inclusion_proof', `the event is not in the checkpoint's log`, at);
+    if (previous && e.position <= previous.position)
+      fail('event_out_of_order', `position ${e.position} comes after position ${previous.position}`, at);
+    if (e.position > treeSize)
+      fail('beyond_checkpoint', `position ${e.position} is beyond the checkpoint's ${treeSize} events`, at);
+    if (!listed.has(e.streamId))
+      fail('foreign_stream', `its stream ${e.streamId} is not one of the bundle's streams`, at);
+    if (eventHash(e, serialize) !== e.hash)
+      fail('event_hash_mismatch', `the event's content does not hash to its hash`, at);
+    if (!verifier.verify(e.position - 1, leafHash(fromHex(e.hash)), e.proof.map(fromHex)))
+      fail('bad_inclusion_proof', `the event is not in the checkpoint's log`, at);
     const last = versions.get(e.streamId) ?? 0;
     if (e.version !== last + 1) fail('missing_event', `${e.streamId} goes from version ${last} to ${e.version}`, at);
     versions.set(e.streamId, e.version);
-    if (previous && previous.position === e.position - 1 && previous.hash !== e.prevHash) fail('broken_link', `prevHash is not the hash of position ${previous.position}`, at);
+    if (previous && previous.position === e.position - 1 && previous.hash !== e.prevHash)
+      fail('broken_link', `prevHash is not the hash of position ${previous.position}`, at);
     previous = e;
     if (onProgress && (i % 1000 === 999 || i === bundle.events.length - 1)) onProgress(i + 1, bundle.events.length);
   });
@@ -173,8 +218,14 @@ function checkComplete(bundle: Bundle): void {
   for (const e of bundle.events) last.set(e.streamId, e);
   for (const h of bundle.streams) {
     const e = last.get(h.streamId);
-    if (!e || e.version < h.version) fail('missing_event', `${h.streamId} ends at version ${h.version} but the bundle stops at ${e?.version ?? 0}`, { streamId: h.streamId });
-    if (e.version > h.version || e.hash !== h.hash) fail('head_mismatch', `the last event of ${h.streamId} is not the head the checkpoint names`, { streamId: h.streamId });
+    if (!e || e.version < h.version)
+      fail('missing_event', `${h.streamId} ends at version ${h.version} but the bundle stops at ${e?.version ?? 0}`, {
+        streamId: h.streamId,
+      });
+    if (e.version > h.version || e.hash !== h.hash)
+      fail('head_mismatch', `the last event of ${h.streamId} is not the head the checkpoint names`, {
+        streamId: h.streamId,
+      });
   }
 }
 
@@ -184,8 +235,15 @@ function checkComplete(bundle: Bundle): void {
  */
 export function eventHash(e: BundleEvent, serialize: (value: unknown) => string = canonicalize): string {
   const row = {
-    data: e.data, meta: e.meta, position: e.position, prevHash: e.prevHash, recordedAt: e.recordedAt,
-    schemaVersion: e.schemaVersion, streamId: e.streamId, type: e.type, version: e.version,
+    data: e.data,
+    meta: e.meta,
+    position: e.position,
+    prevHash: e.prevHash,
+    recordedAt: e.recordedAt,
+    schemaVersion: e.schemaVersion,
+    streamId: e.streamId,
+    type: e.type,
+    version: e.version,
   };
   return hash('sha256', e.prevHash + serialize(row), 'hex');
 }

@@ -52,7 +52,11 @@ export interface StartCheckReport {
  * Opens the data dir for serving: migrations, then the check, then the projections — in that order, so
  * no projection applies a row of a log the check refuses, and an accepted break's rebuild is this one.
  */
-export function openCheckedApp(options: AppOptions & StartCheckOptions): { app: App; check: StartCheckReport; rebuild: RebuildReport | null } {
+export function openCheckedApp(options: AppOptions & StartCheckOptions): {
+  app: App;
+  check: StartCheckReport;
+  rebuild: RebuildReport | null;
+} {
   const app = openApp({ ...options, skipStartupRebuild: true });
   try {
     let check: StartCheckReport;
@@ -83,7 +87,11 @@ export function checkChainOnStart(engine: Engine, options: StartCheckOptions): S
   const result = walked.ok
     ? { position: signed!.position, reason: 'checkpoint_mismatch', message: signed!.message, events: walked.events }
     : walked;
-  const where = walked.ok ? 'against the latest signed checkpoint' : from.position === 0 ? 'from the genesis' : `from the verified anchor at position ${from.position}`;
+  const where = walked.ok
+    ? 'against the latest signed checkpoint'
+    : from.position === 0
+      ? 'from the genesis'
+      : `from the verified anchor at position ${from.position}`;
   if (!options.acceptBroken) {
     throw new DomainError(
       'ErrChainBroken',
@@ -94,8 +102,18 @@ export function checkChainOnStart(engine: Engine, options: StartCheckOptions): S
     );
   }
   const meta = { commandId: newCommandId(), actor: 'system', causationId: null, correlationId: null };
-  const accepted = { position: result.position, reason: result.reason, message: result.message, previousAnchor: from.position === 0 ? null : from };
-  const { event, head } = acceptChainBreak(db, { ...accepted, operator: operator(), command: options.command }, meta, at);
+  const accepted = {
+    position: result.position,
+    reason: result.reason,
+    message: result.message,
+    previousAnchor: from.position === 0 ? null : from,
+  };
+  const { event, head } = acceptChainBreak(
+    db,
+    { ...accepted, operator: operator(), command: options.command },
+    meta,
+    at,
+  );
   writeChainAnchor(options.dataDir, head, at);
   engine.bus.publish([event]);
   options.say(
@@ -108,8 +126,13 @@ export function checkChainOnStart(engine: Engine, options: StartCheckOptions): S
 function startAnchor(engine: Engine, { dataDir, say }: StartCheckOptions): ChainHead {
   const file = readChainAnchor(dataDir);
   // A damaged file only costs a longer walk: the genesis (or the last acceptance) is a sound start too.
-  if (file === 'unreadable') say(`colony: warning: ${chainAnchorFile(dataDir)} is not a chain anchor; checking the chain from the last accepted break or the genesis`);
-  const candidates = [typeof file === 'object' && file ? file : null, latestAcceptance(engine.db)].filter((a): a is ChainHead => a !== null);
+  if (file === 'unreadable')
+    say(
+      `colony: warning: ${chainAnchorFile(dataDir)} is not a chain anchor; checking the chain from the last accepted break or the genesis`,
+    );
+  const candidates = [typeof file === 'object' && file ? file : null, latestAcceptance(engine.db)].filter(
+    (a): a is ChainHead => a !== null,
+  );
   const best = candidates.sort((a, b) => b.position - a.position)[0];
   return best ? { position: best.position, hash: best.hash } : { position: 0, hash: GENESIS_HASH };
 }

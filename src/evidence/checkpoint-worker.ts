@@ -10,7 +10,9 @@ import { signCheckpointOn } from './sign.js';
  * serves commands. WAL lets it read one moment of the log while commands commit; its writes (the tree
  * cache, the checkpoint row) are short transactions. It only signs with a key the log has already adopted.
  */
-export interface SignRequest { time: string }
+export interface SignRequest {
+  time: string;
+}
 export type SignReply =
   | { ok: true; n: number; treeSize: number; rootHash: string; keyId: string; reused: boolean }
   | { ok: false; message: string };

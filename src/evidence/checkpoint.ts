@@ -52,14 +52,25 @@ export function logId(db: Database): string | null {
 }
 
 /** The tree and heads at the log's size as this transaction sees it, and the body that states them. */
-export function checkpointParts(db: Database, keyId: string, time: string, size = readHead(db).position): CheckpointParts {
+export function checkpointParts(
+  db: Database,
+  keyId: string,
+  time: string,
+  size = readHead(db).position,
+): CheckpointParts {
   const id = logId(db);
   if (id === null || size === 0) throw new Error('the log is empty: there is nothing to checkpoint yet');
   const tree = new LogTree(db, size);
   const heads = new HeadsTree(streamHeads(db, size));
   const body: CheckpointBody = {
-    format: 'colony-checkpoint', version: 1, logId: id, treeSize: size, rootHash: tree.root().toString('hex'),
-    heads: { count: heads.heads.length, root: heads.root().toString('hex') }, time, keyId,
+    format: 'colony-checkpoint',
+    version: 1,
+    logId: id,
+    treeSize: size,
+    rootHash: tree.root().toString('hex'),
+    heads: { count: heads.heads.length, root: heads.root().toString('hex') },
+    time,
+    keyId,
   };
   return { body, tree, heads };
 }
@@ -71,25 +82,42 @@ export function signBody(key: SigningKey, body: CheckpointBody): SignedCheckpoin
 /** Null when the checkpoint is signed by the key it names; otherwise what is wrong. */
 export function signatureProblem(signed: SignedCheckpoint): string | null {
   const publicKey = new Uint8Array(Buffer.from(signed.publicKey, 'base64'));
-  if (fingerprint(publicKey) !== signed.checkpoint.body.keyId) return `the checkpoint names key ${signed.checkpoint.body.keyId} but carries key ${fingerprint(publicKey)}`;
-  if (!verifySignature(publicKey, canonicalize(signed.checkpoint.body), signed.checkpoint.signature)) return 'the checkpoint\'s signature does not verify';
+  if (fingerprint(publicKey) !== signed.checkpoint.body.keyId)
+    return `the checkpoint names key ${signed.checkpoint.body.keyId} but carries key ${fingerprint(publicKey)}`;
+  if (!verifySignature(publicKey, canonicalize(signed.checkpoint.body), signed.checkpoint.signature))
+    return "the checkpoint's signature does not verify";
   return null;
 }
 
 export function storeCheckpoint(db: Database, signed: SignedCheckpoint, reason: CheckpointReason): StoredCheckpoint {
   const { body, signature } = signed.checkpoint;
-  const n = prepared(db, `INSERT INTO es_checkpoints (tree_size, key_id, body, signature, public_key, reason) VALUES (?, ?, ?, ?, ?, ?)`)
-    .run(body.treeSize, body.keyId, canonicalize(body), signature, signed.publicKey, reason).lastInsertRowid;
+  const n = prepared(
+    db,
+    `INSERT INTO es_checkpoints (tree_size, key_id, body, signature, public_key, reason) VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(body.treeSize, body.keyId, canonicalize(body), signature, signed.publicKey, reason).lastInsertRowid;
   return { ...signed, n: Number(n), reason };
 }
 
-interface CheckpointRow { n: number; body: string; signature: string; public_key: string; reason: CheckpointReason }
+interface CheckpointRow {
+  n: number;
+  body: string;
+  signature: string;
+  public_key: string;
+  reason: CheckpointReason;
+}
 const fromRow = (r: CheckpointRow): StoredCheckpoint => ({
-  n: r.n, reason: r.reason, publicKey: r.public_key, checkpoint: { body: JSON.parse(r.body) as CheckpointBody, signature: r.signature },
+  n: r.n,
+  reason: r.reason,
+  publicKey: r.public_key,
+  checkpoint: { body: JSON.parse(r.body) as CheckpointBody, signature: r.signature },
 });
 
 export function listCheckpoints(db: Database, limit = 50): StoredCheckpoint[] {
-  return (prepared(db, 'SELECT n, body, signature, public_key, reason FROM es_checkpoints ORDER BY n DESC LIMIT ?').all(limit) as CheckpointRow[]).map(fromRow);
+  return (
+    prepared(db, 'SELECT n, body, signature, public_key, reason FROM es_checkpoints ORDER BY n DESC LIMIT ?').all(
+      limit,
+    ) as CheckpointRow[]
+  ).map(fromRow);
 }
 
 /**
@@ -98,9 +126,16 @@ export function listCheckpoints(db: Database, limit = 50): StoredCheckpoint[] {
  * accepted chain break only checkpoints signed since count (the log they signed before is gone on purpose).
  */
 export function latestCheckpoint(db: Database): StoredCheckpoint | null {
-  const accepted = prepared(db, `SELECT recorded_at FROM es_events WHERE stream_id = ? AND type = ? ORDER BY version DESC LIMIT 1`)
-    .pluck().get(CHAIN_STREAM, CHAIN_BREAK_ACCEPTED) as string | undefined;
-  const row = prepared(db, `SELECT n, body, signature, public_key, reason FROM es_checkpoints WHERE json_extract(body, '$.time') >= ?
-    ORDER BY tree_size DESC, n DESC LIMIT 1`).get(accepted ?? '') as CheckpointRow | undefined;
+  const accepted = prepared(
+    db,
+    `SELECT recorded_at FROM es_events WHERE stream_id = ? AND type = ? ORDER BY version DESC LIMIT 1`,
+  )
+    .pluck()
+    .get(CHAIN_STREAM, CHAIN_BREAK_ACCEPTED) as string | undefined;
+  const row = prepared(
+    db,
+    `SELECT n, body, signature, public_key, reason FROM es_checkpoints WHERE json_extract(body, '$.time') >= ?
+    ORDER BY tree_size DESC, n DESC LIMIT 1`,
+  ).get(accepted ?? '') as CheckpointRow | undefined;
   return row ? fromRow(row) : null;
 }

@@ -26,10 +26,13 @@ export function goalStreams(db: Database, goalId: number): string[] {
   const proposals = proposalsOfGoal(db, goalId);
   const agents = new Set<number>([goal.coordinatorAgentId]);
   for (const t of tasks) if (t.assigneeAgentId !== null) agents.add(t.assigneeAgentId);
-  for (const p of proposals) if (p.kind === 'agent' && p.agentId !== null && p.status === 'approved') agents.add(p.agentId);
+  for (const p of proposals)
+    if (p.kind === 'agent' && p.agentId !== null && p.status === 'approved') agents.add(p.agentId);
   for (const a of [...agents]) for (const up of ancestorsOf(db, a)) agents.add(up);
   const streams = new Set<string>([
-    goalStream(goalId), channelStream(goal.channelId), userStream(goal.ownerId),
+    goalStream(goalId),
+    channelStream(goal.channelId),
+    userStream(goal.ownerId),
     ...tasks.map((t) => taskStream(t.taskId)),
     ...proposals.map((p) => proposalStream(p.proposalId)),
     ...runsOfGoal(db, goalId).map((r) => runStream(r.runId)),

@@ -23,7 +23,11 @@ export interface StreamHead {
  * is hex), hashed with its 0x00 leaf prefix in one call: a checkpoint hashes one of these per stream.
  */
 export function headLeaf(head: StreamHead): Buffer {
-  return hash('sha256', `\u0000{"hash":"${head.hash}","streamId":${JSON.stringify(head.streamId)},"version":${head.version}}`, 'buffer');
+  return hash(
+    'sha256',
+    `\u0000{"hash":"${head.hash}","streamId":${JSON.stringify(head.streamId)},"version":${head.version}}`,
+    'buffer',
+  );
 }
 
 /**
@@ -33,9 +37,14 @@ export function headLeaf(head: StreamHead): Buffer {
  * `fromLog`: an auditor's check, which trusts no read table) a scan of the log itself.
  */
 export function streamHeads(db: Database, size: number, options: { fromLog?: boolean } = {}): StreamHead[] {
-  const streams = prepared(db, "SELECT position, stale FROM es_projections WHERE name = 'streams'").get() as { position: number; stale: number } | undefined;
+  const streams = prepared(db, "SELECT position, stale FROM es_projections WHERE name = 'streams'").get() as
+    { position: number; stale: number } | undefined;
   if (!options.fromLog && streams && streams.stale === 0 && streams.position === size) {
-    const rows = prepared(db, 'SELECT stream_id, version, last_hash FROM streams ORDER BY stream_id').raw().all() as [string, number, string | null][];
+    const rows = prepared(db, 'SELECT stream_id, version, last_hash FROM streams ORDER BY stream_id').raw().all() as [
+      string,
+      number,
+      string | null,
+    ][];
     const heads: StreamHead[] = new Array(rows.length);
     let complete = true;
     for (let i = 0; i < rows.length && complete; i++) {
@@ -45,8 +54,11 @@ export function streamHeads(db: Database, size: number, options: { fromLog?: boo
     }
     if (complete && sameStreamsAsLog(db, heads)) return heads;
   }
-  return prepared(db, `SELECT stream_id AS streamId, MAX(version) AS version, hash FROM es_events WHERE position <= ?
-    GROUP BY stream_id ORDER BY stream_id`).all(size) as StreamHead[];
+  return prepared(
+    db,
+    `SELECT stream_id AS streamId, MAX(version) AS version, hash FROM es_events WHERE position <= ?
+    GROUP BY stream_id ORDER BY stream_id`,
+  ).all(size) as StreamHead[];
 }
 
 /**
@@ -57,8 +69,13 @@ export function streamHeads(db: Database, size: number, options: { fromLog?: boo
  * fail its head check: each head event is proven in the log's tree.)
  */
 function sameStreamsAsLog(db: Database, heads: readonly StreamHead[]): boolean {
-  const log = prepared(db, 'SELECT stream_id, MAX(version) FROM es_events GROUP BY stream_id ORDER BY stream_id').raw().all() as [string, number][];
-  return log.length === heads.length && log.every(([streamId, version], i) => heads[i]!.streamId === streamId && heads[i]!.version === version);
+  const log = prepared(db, 'SELECT stream_id, MAX(version) FROM es_events GROUP BY stream_id ORDER BY stream_id')
+    .raw()
+    .all() as [string, number][];
+  return (
+    log.length === heads.length &&
+    log.every(([streamId, version], i) => heads[i]!.streamId === streamId && heads[i]!.version === version)
+  );
 }
 
 /** The heads tree in memory (a log has far fewer streams than events). */
@@ -86,7 +103,10 @@ export class HeadsTree implements SubtreeHashes {
     let hash = this.memo.get(key);
     if (!hash) {
       const k = splitPoint(size);
-      hash = size <= 64 ? rootOfLeaves(this.leaves, start, size) : nodeHash(this.range(start, k), this.range(start + k, size - k));
+      hash =
+        size <= 64
+          ? rootOfLeaves(this.leaves, start, size)
+          : nodeHash(this.range(start, k), this.range(start + k, size - k));
       this.memo.set(key, hash);
     }
     return hash;

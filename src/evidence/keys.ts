@@ -7,7 +7,13 @@ import type { SigningKeyEvent } from '../events/signing-keys.js';
 import { rotationStatement, SIGNING_KEYS_STREAM } from '../events/signing-keys.js';
 import { readStream } from '../engine/store.js';
 import {
-  installKey, loadOrCreateNextKey, loadOrCreateSigningKey, publicKeyText, resolveSigningKey, sign, type SigningKey,
+  installKey,
+  loadOrCreateNextKey,
+  loadOrCreateSigningKey,
+  publicKeyText,
+  resolveSigningKey,
+  sign,
+  type SigningKey,
 } from '../signing-key.js';
 
 /**
@@ -32,7 +38,12 @@ export function currentSigner(engine: Engine, dataDir: string, by: string): Sign
   const current = signingKeys(engine.db).current;
   const key = resolveSigningKey(dataDir, current);
   if (current === null) {
-    engine.handle(signingKeysDecider, SIGNING_KEYS_STREAM, { type: 'AdoptSigningKey', keyId: key.keyId, publicKey: publicKeyText(key), by }, SYSTEM);
+    engine.handle(
+      signingKeysDecider,
+      SIGNING_KEYS_STREAM,
+      { type: 'AdoptSigningKey', keyId: key.keyId, publicKey: publicKeyText(key), by },
+      SYSTEM,
+    );
   }
   return key;
 }
@@ -48,10 +59,19 @@ export function adoptSigningKey(engine: Engine, dataDir: string): SigningKey {
  * is recorded, then the new key replaces the old file. A crash between the last two steps is finished by
  * the next `resolveSigningKey`.
  */
-export function rotateSigningKey(engine: Engine, dataDir: string, reason: string, by: string): { previous: string; next: SigningKey } {
+export function rotateSigningKey(
+  engine: Engine,
+  dataDir: string,
+  reason: string,
+  by: string,
+): { previous: string; next: SigningKey } {
   const previous = currentSigner(engine, dataDir, by);
   const next = loadOrCreateNextKey(dataDir);
-  const statement = rotationStatement({ keyId: next.keyId, previousKeyId: previous.keyId, publicKey: publicKeyText(next) });
+  const statement = rotationStatement({
+    keyId: next.keyId,
+    previousKeyId: previous.keyId,
+    publicKey: publicKeyText(next),
+  });
   return record(engine, dataDir, next, previous.keyId, sign(previous, canonicalize(statement)), reason, by);
 }
 
@@ -60,24 +80,52 @@ export function rotateSigningKey(engine: Engine, dataDir: string, reason: string
  * key comes without an endorsement — recorded as such, for an auditor to weigh: only the log's own
  * history, not the old key, vouches for the new one.
  */
-export function replaceLostSigningKey(engine: Engine, dataDir: string, reason: string, by: string): { previous: string; next: SigningKey } {
+export function replaceLostSigningKey(
+  engine: Engine,
+  dataDir: string,
+  reason: string,
+  by: string,
+): { previous: string; next: SigningKey } {
   const current = signingKeys(engine.db).current;
-  if (current === null) throw invalidInput('the log has no signing key yet: nothing is lost ("colony key show" adopts the key file)');
+  if (current === null)
+    throw invalidInput('the log has no signing key yet: nothing is lost ("colony key show" adopts the key file)');
   let available = false;
   try {
     available = resolveSigningKey(dataDir, current).keyId === current;
   } catch {
     // Missing or another key: that is what --lost is for.
   }
-  if (available) throw invalidInput(`the current key ${current} is in ${dataDir}: rotate without --lost, so the old key endorses the new one`);
+  if (available)
+    throw invalidInput(
+      `the current key ${current} is in ${dataDir}: rotate without --lost, so the old key endorses the new one`,
+    );
   // A file holding another key is replaced whole by the new one (installKey), never reused.
   return record(engine, dataDir, loadOrCreateNextKey(dataDir), current, '', `previous key lost: ${reason}`, by);
 }
 
-function record(engine: Engine, dataDir: string, next: SigningKey, previousKeyId: string, endorsement: string, reason: string, by: string) {
-  engine.handle(signingKeysDecider, SIGNING_KEYS_STREAM, {
-    type: 'RotateSigningKey', keyId: next.keyId, publicKey: publicKeyText(next), previousKeyId, endorsement, reason, by,
-  }, SYSTEM);
+function record(
+  engine: Engine,
+  dataDir: string,
+  next: SigningKey,
+  previousKeyId: string,
+  endorsement: string,
+  reason: string,
+  by: string,
+) {
+  engine.handle(
+    signingKeysDecider,
+    SIGNING_KEYS_STREAM,
+    {
+      type: 'RotateSigningKey',
+      keyId: next.keyId,
+      publicKey: publicKeyText(next),
+      previousKeyId,
+      endorsement,
+      reason,
+      by,
+    },
+    SYSTEM,
+  );
   installKey(dataDir, next);
   return { previous: previousKeyId, next };
 }

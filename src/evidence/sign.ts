@@ -5,7 +5,13 @@ import { clearMerkle, extendMerkle } from '../engine/merkle-store.js';
 import { verifyConsistency } from '../engine/merkle-verify.js';
 import { readHead } from '../engine/store.js';
 import {
-  checkpointParts, latestCheckpoint, signBody, storeCheckpoint, type CheckpointParts, type CheckpointReason, type StoredCheckpoint,
+  checkpointParts,
+  latestCheckpoint,
+  signBody,
+  storeCheckpoint,
+  type CheckpointParts,
+  type CheckpointReason,
+  type StoredCheckpoint,
 } from './checkpoint.js';
 import type { SigningKey } from '../signing-key.js';
 import { currentSigner } from './keys.js';
@@ -24,7 +30,10 @@ export function readWithSoundTree<T>(db: Database, read: () => T, check: (value:
     const value = db.transaction(read)();
     const problem = check(value);
     if (!problem) return value;
-    if (attempt > 0) throw new Error(`refusing to sign: ${problem}; run "colony verify" (and restart "colony serve", whose start-up check reports it)`);
+    if (attempt > 0)
+      throw new Error(
+        `refusing to sign: ${problem}; run "colony verify" (and restart "colony serve", whose start-up check reports it)`,
+      );
     db.transaction(() => clearMerkle(db)).immediate();
   }
 }
@@ -35,10 +44,19 @@ export function extendsLatest(db: Database, parts: CheckpointParts): string | nu
   if (!latest) return null;
   const now = parts.body;
   if (latest.logId !== now.logId) return `the log's first event is not the one the latest checkpoint signed`;
-  if (latest.treeSize > now.treeSize) return `the log has ${now.treeSize} events, fewer than the latest checkpoint's ${latest.treeSize}`;
+  if (latest.treeSize > now.treeSize)
+    return `the log has ${now.treeSize} events, fewer than the latest checkpoint's ${latest.treeSize}`;
   const proof = consistencyProof(parts.tree, latest.treeSize, now.treeSize);
-  const ok = verifyConsistency(latest.treeSize, now.treeSize, Buffer.from(latest.rootHash, 'hex'), Buffer.from(now.rootHash, 'hex'), proof);
-  return ok ? null : `the log does not extend the latest checkpoint (${latest.treeSize} events, root ${latest.rootHash})`;
+  const ok = verifyConsistency(
+    latest.treeSize,
+    now.treeSize,
+    Buffer.from(latest.rootHash, 'hex'),
+    Buffer.from(now.rootHash, 'hex'),
+    proof,
+  );
+  return ok
+    ? null
+    : `the log does not extend the latest checkpoint (${latest.treeSize} events, root ${latest.rootHash})`;
 }
 
 /**
@@ -50,16 +68,23 @@ export function signCheckpoint(engine: Engine, dataDir: string, reason: Checkpoi
   return signCheckpointOn(engine.db, currentSigner(engine, dataDir, by), engine.clock().toISOString(), reason);
 }
 
-export interface SignResult { checkpoint: StoredCheckpoint; reused: boolean }
+export interface SignResult {
+  checkpoint: StoredCheckpoint;
+  reused: boolean;
+}
 
 /** The same on a bare connection with a key at hand (the checkpoint worker's: no engine, no projections). */
 export function signCheckpointOn(db: Database, key: SigningKey, time: string, reason: CheckpointReason): SignResult {
   const latest = latestCheckpoint(db);
-  const parts = readWithSoundTree(db, () => {
-    const size = readHead(db).position;
-    if (latest && latest.checkpoint.body.treeSize === size && latest.checkpoint.body.keyId === key.keyId) return null;
-    return checkpointParts(db, key.keyId, time, size);
-  }, (p) => (p ? extendsLatest(db, p) : null));
+  const parts = readWithSoundTree(
+    db,
+    () => {
+      const size = readHead(db).position;
+      if (latest && latest.checkpoint.body.treeSize === size && latest.checkpoint.body.keyId === key.keyId) return null;
+      return checkpointParts(db, key.keyId, time, size);
+    },
+    (p) => (p ? extendsLatest(db, p) : null),
+  );
   if (!parts) return { checkpoint: latest!, reused: true };
   return { checkpoint: storeCheckpoint(db, signBody(key, parts.body), reason), reused: false };
 }

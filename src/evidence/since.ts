@@ -16,7 +16,8 @@ import { signingKeys } from './keys.js';
  * without a head recorded by hand. The tree is built in memory from the verified rows, never from the
  * database's cache (which an attacker could leave stale to match). Nothing is written.
  */
-export type SinceFailure = 'bad_checkpoint' | 'unknown_key' | 'other_log' | 'log_shorter' | 'not_extended' | 'heads_differ';
+export type SinceFailure =
+  'bad_checkpoint' | 'unknown_key' | 'other_log' | 'log_shorter' | 'not_extended' | 'heads_differ';
 
 export type SinceResult =
   | { ok: true; chain: VerifyResult & { ok: true }; from: number; to: number; root: string; consistency: string[] }
@@ -28,30 +29,66 @@ export interface SinceOptions {
   expectHead?: ChainHead;
 }
 
-export function verifySince(db: Database, signed: SignedCheckpoint, { onProgress, expectHead }: SinceOptions = {}): SinceResult {
+export function verifySince(
+  db: Database,
+  signed: SignedCheckpoint,
+  { onProgress, expectHead }: SinceOptions = {},
+): SinceResult {
   const body = signed.checkpoint.body;
   const before = (reason: SinceFailure, message: string): SinceResult => ({ ok: false, chain: null, reason, message });
   const problem = signatureProblem(signed);
   if (problem) return before('bad_checkpoint', problem);
-  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId)) return before('unknown_key', `the checkpoint is signed by key ${body.keyId}, which this log never had`);
-  if (logId(db) !== body.logId) return before('other_log', `the checkpoint is of log ${body.logId}, but this log's first event hashes to ${logId(db) ?? '(empty log)'}: the log was replaced or rewritten from its start`);
+  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId))
+    return before('unknown_key', `the checkpoint is signed by key ${body.keyId}, which this log never had`);
+  if (logId(db) !== body.logId)
+    return before(
+      'other_log',
+      `the checkpoint is of log ${body.logId}, but this log's first event hashes to ${logId(db) ?? '(empty log)'}: the log was replaced or rewritten from its start`,
+    );
   const tiles = new TileBuilder();
-  const chain = verifyChain(db, { onProgress, expectHead, onRow: (row) => tiles.push(leafHash(Buffer.from(row.hash, 'hex'))) });
-  const failed = (reason: SinceFailure | 'chain', message: string): SinceResult => ({ ok: false, chain, reason, message });
-  if (!chain.ok) return failed('chain', `the hash chain is broken at position ${chain.position}: ${chain.reason} (${chain.message})`);
+  const chain = verifyChain(db, {
+    onProgress,
+    expectHead,
+    onRow: (row) => tiles.push(leafHash(Buffer.from(row.hash, 'hex'))),
+  });
+  const failed = (reason: SinceFailure | 'chain', message: string): SinceResult => ({
+    ok: false,
+    chain,
+    reason,
+    message,
+  });
+  if (!chain.ok)
+    return failed(
+      'chain',
+      `the hash chain is broken at position ${chain.position}: ${chain.reason} (${chain.message})`,
+    );
   const size = chain.head.position;
-  if (size < body.treeSize) return failed('log_shorter', `the checkpoint covers ${body.treeSize} events but the log has ${size}: events were removed`);
+  if (size < body.treeSize)
+    return failed(
+      'log_shorter',
+      `the checkpoint covers ${body.treeSize} events but the log has ${size}: events were removed`,
+    );
   const tree = new LogTree(db, size, tiles);
   const root = tree.root();
   const proof = consistencyProof(tree, body.treeSize, size);
   if (!verifyConsistency(body.treeSize, size, Buffer.from(body.rootHash, 'hex'), root, proof)) {
     const then = new LogTree(db, body.treeSize, tiles).root().toString('hex');
-    return failed('not_extended', `today's log does not extend the checkpoint: its first ${body.treeSize} events have root ${then}, ` +
-      `not the signed ${body.rootHash} — the log was rewritten (and re-hashed) before position ${body.treeSize + 1}`);
+    return failed(
+      'not_extended',
+      `today's log does not extend the checkpoint: its first ${body.treeSize} events have root ${then}, ` +
+        `not the signed ${body.rootHash} — the log was rewritten (and re-hashed) before position ${body.treeSize + 1}`,
+    );
   }
   const heads = new HeadsTree(streamHeads(db, body.treeSize, { fromLog: true }));
   if (heads.root().toString('hex') !== body.heads.root || heads.heads.length !== body.heads.count) {
     return failed('heads_differ', `the stream heads at ${body.treeSize} events are not the ones the checkpoint signed`);
   }
-  return { ok: true, chain, from: body.treeSize, to: size, root: root.toString('hex'), consistency: proof.map((b) => b.toString('hex')) };
+  return {
+    ok: true,
+    chain,
+    from: body.treeSize,
+    to: size,
+    root: root.toString('hex'),
+    consistency: proof.map((b) => b.toString('hex')),
+  };
 }

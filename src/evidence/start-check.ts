@@ -21,21 +21,32 @@ import { signingKeys } from './keys.js';
  */
 export type CheckpointProblem = { checkpoint: StoredCheckpoint; position: number; message: string };
 
-export function checkLatestCheckpoint(db: Database): { checked: StoredCheckpoint | null; problem: CheckpointProblem | null } {
+export function checkLatestCheckpoint(db: Database): {
+  checked: StoredCheckpoint | null;
+  problem: CheckpointProblem | null;
+} {
   const cp = latestCheckpoint(db);
   if (!cp) return { checked: null, problem: null };
   const body = cp.checkpoint.body;
-  const problem = (position: number, message: string) => ({ checked: cp, problem: { checkpoint: cp, position, message: `checkpoint #${cp.n} (${body.treeSize} events): ${message}` } });
+  const problem = (position: number, message: string) => ({
+    checked: cp,
+    problem: { checkpoint: cp, position, message: `checkpoint #${cp.n} (${body.treeSize} events): ${message}` },
+  });
   const signature = signatureProblem(cp);
   if (signature) return problem(body.treeSize, signature);
-  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId)) return problem(body.treeSize, `it is signed by key ${body.keyId}, which the log does not name`);
-  if (logId(db) !== body.logId) return problem(1, 'it is of another log: the log was replaced or rewritten from its first event');
+  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId))
+    return problem(body.treeSize, `it is signed by key ${body.keyId}, which the log does not name`);
+  if (logId(db) !== body.logId)
+    return problem(1, 'it is of another log: the log was replaced or rewritten from its first event');
   const head = readHead(db).position;
   if (head < body.treeSize) return problem(head + 1, `the log ends at position ${head}: events were removed`);
   if (holds(db, cp)) return { checked: cp, problem: null };
   db.transaction(() => clearMerkle(db)).immediate();
   if (holds(db, cp)) return { checked: cp, problem: null };
-  return problem(body.treeSize, `the log's first ${body.treeSize} events no longer have the signed root ${body.rootHash}: the log was rewritten`);
+  return problem(
+    body.treeSize,
+    `the log's first ${body.treeSize} events no longer have the signed root ${body.rootHash}: the log was rewritten`,
+  );
 }
 
 function holds(db: Database, cp: StoredCheckpoint): boolean {
@@ -44,5 +55,11 @@ function holds(db: Database, cp: StoredCheckpoint): boolean {
   const tree = new LogTree(db, treeSize);
   if (tree.root().toString('hex') !== rootHash) return false;
   const last = prepared(db, 'SELECT hash FROM es_events WHERE position = ?').pluck().get(treeSize) as string;
-  return verifyInclusion(treeSize - 1, treeSize, leafHash(Buffer.from(last, 'hex')), inclusionProof(tree, treeSize - 1, treeSize), Buffer.from(rootHash, 'hex'));
+  return verifyInclusion(
+    treeSize - 1,
+    treeSize,
+    leafHash(Buffer.from(last, 'hex')),
+    inclusionProof(tree, treeSize - 1, treeSize),
+    Buffer.from(rootHash, 'hex'),
+  );
 }

@@ -27,11 +27,15 @@ export function apiAuth(ctx: McpContext, sessions: SessionStore): RequestHandler
     if (!session || !caller || principalKey(caller) !== session.principal) {
       sessions.drop(id);
       clearSessionCookie(req, res);
-      throw new DomainError('ErrUnauthorized', 'the session has ended (signed out, idle for 12 h, or its token was revoked): sign in again');
+      throw new DomainError(
+        'ErrUnauthorized',
+        'the session has ended (signed out, idle for 12 h, or its token was revoked): sign in again',
+      );
     }
     if (!SAFE.has(req.method)) {
       if (crossOrigin(req)) throw new DomainError('ErrCsrf', 'a request from another origin is refused');
-      if (!csrfMatches(req.header('x-csrf-token'), session.csrf)) throw new DomainError('ErrCsrf', 'missing or wrong X-CSRF-Token header (GET /api/session gives it)');
+      if (!csrfMatches(req.header('x-csrf-token'), session.csrf))
+        throw new DomainError('ErrCsrf', 'missing or wrong X-CSRF-Token header (GET /api/session gives it)');
     }
     res.locals.session = session;
     authorize(req, caller, next, '');
@@ -40,12 +44,16 @@ export function apiAuth(ctx: McpContext, sessions: SessionStore): RequestHandler
 
 function fromBearer(ctx: McpContext, res: Response, header: string): Caller {
   const [type, token] = header.split(' ');
-  if (type?.toLowerCase() !== 'bearer' || !token) throw unauthorized(res, 'invalid_token', "Invalid Authorization header format, expected 'Bearer TOKEN'");
+  if (type?.toLowerCase() !== 'bearer' || !token)
+    throw unauthorized(res, 'invalid_token', "Invalid Authorization header format, expected 'Bearer TOKEN'");
   const caller = ctx.auth.authenticate(token);
   if (!caller) throw unauthorized(res, 'invalid_token', 'unknown or revoked token');
   if (!caller.scopes.includes('api')) {
     res.set('WWW-Authenticate', wwwAuthenticate('insufficient_scope', 'Insufficient scope'));
-    throw new DomainError('ErrForbidden', 'this token lacks the api scope (agent tokens use /mcp, or sign in to the console)');
+    throw new DomainError(
+      'ErrForbidden',
+      'this token lacks the api scope (agent tokens use /mcp, or sign in to the console)',
+    );
   }
   return caller;
 }
@@ -56,7 +64,8 @@ function authorize(req: Request, caller: Caller, next: NextFunction, token: stri
   next();
 }
 
-const wwwAuthenticate = (code: string, message: string): string => `Bearer error="${code}", error_description="${message}", scope="api"`;
+const wwwAuthenticate = (code: string, message: string): string =>
+  `Bearer error="${code}", error_description="${message}", scope="api"`;
 
 function unauthorized(res: Response, code: string, message: string): DomainError {
   res.set('WWW-Authenticate', wwwAuthenticate(code, message));

@@ -12,11 +12,21 @@ import { type Speaker } from '../events/principals.js';
  * one place a DomainError becomes JSON `{error: {code, message, details?}}` with the status its code implies.
  */
 export const STATUS: Record<string, number> = {
-  ErrInvalidInput: 400, ErrInvalidScope: 400, ErrInvalidName: 400, ErrConfirmationInvalid: 400, ErrConfirmationMismatch: 400,
+  ErrInvalidInput: 400,
+  ErrInvalidScope: 400,
+  ErrInvalidName: 400,
+  ErrConfirmationInvalid: 400,
+  ErrConfirmationMismatch: 400,
   ErrUnauthorized: 401,
-  ErrForbidden: 403, ErrCsrf: 403, ErrApprovalModeForbidden: 403,
-  ErrTaskNotFound: 404, ErrGoalNotFound: 404, ErrNotFound: 404, ErrProposalNotFound: 404,
-  ErrIllegalTransition: 409, ErrGoalBudgetExceeded: 409,
+  ErrForbidden: 403,
+  ErrCsrf: 403,
+  ErrApprovalModeForbidden: 403,
+  ErrTaskNotFound: 404,
+  ErrGoalNotFound: 404,
+  ErrNotFound: 404,
+  ErrProposalNotFound: 404,
+  ErrIllegalTransition: 409,
+  ErrGoalBudgetExceeded: 409,
   ErrRateLimited: 429,
 };
 
@@ -27,7 +37,11 @@ export const actor = (req: Request): { actor: string } => ({ actor: actorOf(call
 /** The owner's actions (DESIGN §3.15): an agent's session is refused before its input is even read. */
 export function ownerOf(req: Request, what: string): Extract<Caller, { kind: 'owner' }> {
   const c = callerOf(req);
-  if (c.kind !== 'owner') throw new DomainError('ErrForbidden', `only the owner ${what}; agent ${c.name} may read the console but not act in it`);
+  if (c.kind !== 'owner')
+    throw new DomainError(
+      'ErrForbidden',
+      `only the owner ${what}; agent ${c.name} may read the console but not act in it`,
+    );
   return c;
 }
 
@@ -51,5 +65,7 @@ export const body = <S extends z.ZodType>(schema: S, req: Request): z.infer<S> =
 
 export function domainErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (!isDomainError(err)) return next(err);
-  res.status(STATUS[err.code] ?? 409).json({ error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } });
+  res
+    .status(STATUS[err.code] ?? 409)
+    .json({ error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } });
 }

@@ -26,23 +26,46 @@ const ResumeBody = z.strictObject({
   new_budget_dollars_cents: z.number().int().min(0).optional(),
   new_budget_tokens: z.number().int().min(0).optional(),
 });
-const CompleteBody = z.strictObject({ status: z.enum(['completed', 'stuck', 'cancelled']), summary: z.string().trim().min(1).max(16_000) });
+const CompleteBody = z.strictObject({
+  status: z.enum(['completed', 'stuck', 'cancelled']),
+  summary: z.string().trim().min(1).max(16_000),
+});
 const View = z.enum(['full', 'tree']).default('full');
 /** Task ids the reader unfolded or folded by hand (`?view=tree` only). */
-const Ids = z.string().max(10_000).regex(/^\d{1,15}(,\d{1,15})*$/, 'a comma-separated list of task ids').transform((v) => new Set(v.split(',').map(Number)));
+const Ids = z
+  .string()
+  .max(10_000)
+  .regex(/^\d{1,15}(,\d{1,15})*$/, 'a comma-separated list of task ids')
+  .transform((v) => new Set(v.split(',').map(Number)));
 const SnapshotQuery = z.strictObject({ view: View, open: Ids.optional(), closed: Ids.optional() });
 const ReplayQuery = SnapshotQuery.extend({ position: IntParam(0, Number.MAX_SAFE_INTEGER) });
-const TimelineQuery = z.strictObject({ before: IntParam(1, Number.MAX_SAFE_INTEGER).optional(), limit: IntParam(1, 200).default(50) });
+const TimelineQuery = z.strictObject({
+  before: IntParam(1, Number.MAX_SAFE_INTEGER).optional(),
+  limit: IntParam(1, 200).default(50),
+});
 
 export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
   const db = ctx.app.engine.db;
   const replays = new ReplayCache(db);
-  const goalOf = (req: Parameters<typeof speakerOf>[0]) => goalFor(ctx.app, speakerOf(req), parse(Id, req.params.id, 'id'));
+  const goalOf = (req: Parameters<typeof speakerOf>[0]) =>
+    goalFor(ctx.app, speakerOf(req), parse(Id, req.params.id, 'id'));
 
   router.get('/goals', (req, res) => {
     const q = parse(ListQuery, req.query, 'query');
-    const { goals, total } = goalList(db, speakerOf(req).tenant, { status: q.status ?? null, limit: q.limit, offset: q.offset });
-    res.json({ goals: goals.map((v) => ({ ...v, cost_totals: { tokens: v.spent_tokens, dollars_cents: v.spent_dollars_cents } })), total, limit: q.limit, offset: q.offset });
+    const { goals, total } = goalList(db, speakerOf(req).tenant, {
+      status: q.status ?? null,
+      limit: q.limit,
+      offset: q.offset,
+    });
+    res.json({
+      goals: goals.map((v) => ({
+        ...v,
+        cost_totals: { tokens: v.spent_tokens, dollars_cents: v.spent_dollars_cents },
+      })),
+      total,
+      limit: q.limit,
+      offset: q.offset,
+    });
   });
   router.get('/goals/:id', (req, res) => {
     const q = parse(SnapshotQuery, req.query, 'query');
@@ -53,17 +76,35 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     const goal = goalOf(req);
     // From GoalCreated on: its channel is created just before it, when there is no goal to show yet.
     const all = eventsOfStreams(db, goalStreams(db, goal));
-    const stops = all.slice(Math.max(0, all.findIndex((e) => e.type === 'GoalCreated')));
-    res.json({ head: ctx.app.engine.head().position, positions: stops.map((s) => s.position), at: stops.map((s) => s.at), types: stops.map((s) => s.type) });
+    const stops = all.slice(
+      Math.max(
+        0,
+        all.findIndex((e) => e.type === 'GoalCreated'),
+      ),
+    );
+    res.json({
+      head: ctx.app.engine.head().position,
+      positions: stops.map((s) => s.position),
+      at: stops.map((s) => s.at),
+      types: stops.map((s) => s.type),
+    });
   });
   router.get('/goals/:id/replay', (req, res) => {
     const goal = goalOf(req);
     const q = parse(ReplayQuery, req.query, 'query');
     const { position } = q;
     const head = ctx.app.engine.head().position;
-    if (position > head) throw new DomainError('ErrInvalidInput', `query.position: the log ends at position ${head}`, { field: 'query.position', head });
+    if (position > head)
+      throw new DomainError('ErrInvalidInput', `query.position: the log ends at position ${head}`, {
+        field: 'query.position',
+        head,
+      });
     const snapshot = replays.snapshotAt(goal.goalId, position);
-    if (!snapshot) throw new DomainError('ErrGoalNotFound', `goal ${goal.goalId} did not exist yet at position ${position}`, { goal_id: goal.goalId, position });
+    if (!snapshot)
+      throw new DomainError('ErrGoalNotFound', `goal ${goal.goalId} did not exist yet at position ${position}`, {
+        goal_id: goal.goalId,
+        position,
+      });
     res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
   });
   router.get('/goals/:id/timeline', (req, res) => {
@@ -71,8 +112,14 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     const q = parse(TimelineQuery, req.query, 'query');
     const page = channelMessages(db, goal.channelId, q.limit + 1, q.before ?? null).reverse();
     const messages = page.slice(0, q.limit).map((m) => ({
-      id: m.messageId, from: m.fromName, from_kind: senderKind(m.fromKey), kind: (m.metadata?.kind as string | undefined) ?? m.kind,
-      event: (m.metadata?.event as string | undefined) ?? null, body: m.body, created_at: m.createdAt, metadata: m.metadata,
+      id: m.messageId,
+      from: m.fromName,
+      from_kind: senderKind(m.fromKey),
+      kind: (m.metadata?.kind as string | undefined) ?? m.kind,
+      event: (m.metadata?.event as string | undefined) ?? null,
+      body: m.body,
+      created_at: m.createdAt,
+      metadata: m.metadata,
     }));
     res.json({ messages, next_before: page.length > q.limit ? messages.at(-1)!.id : null });
   });
@@ -80,7 +127,13 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     ownerOf(req, 'resumes goals');
     const id = parse(Id, req.params.id, 'id');
     const b = body(ResumeBody, req);
-    const g = resumeGoal(ctx.app, speakerOf(req), id, { tokens: b.new_budget_tokens, cents: b.new_budget_dollars_cents }, actor(req));
+    const g = resumeGoal(
+      ctx.app,
+      speakerOf(req),
+      id,
+      { tokens: b.new_budget_tokens, cents: b.new_budget_dollars_cents },
+      actor(req),
+    );
     res.json({ goal_id: g.goalId, status: g.status });
   });
   router.post('/goals/:id/complete', (req, res) => {

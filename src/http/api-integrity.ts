@@ -24,7 +24,14 @@ function lastVerification(app: App) {
   const v = readLastVerification(app.dataDir);
   if (v === null) return { state: 'never' as const };
   if (v === 'unreadable') return { state: 'unreadable' as const };
-  return { state: v.ok ? 'ok' as const : 'failed' as const, at: v.at, position: v.position, hash: v.hash, events: v.events, ...(v.ok ? {} : { reason: v.reason, message: v.message }) };
+  return {
+    state: v.ok ? ('ok' as const) : ('failed' as const),
+    at: v.at,
+    position: v.position,
+    hash: v.hash,
+    events: v.events,
+    ...(v.ok ? {} : { reason: v.reason, message: v.message }),
+  };
 }
 
 export function mountIntegrity(router: Router, ctx: McpContext): void {
@@ -32,17 +39,41 @@ export function mountIntegrity(router: Router, ctx: McpContext): void {
   router.get('/audit', (req, res) => {
     ownerOf(req, 'reads the audit trail');
     const q = parse(AuditQuery, req.query, 'query');
-    const rows = ctx.audit.query({ tenantId: speakerOf(req).tenant, tool: q.tool, principal: q.principal, outcome: q.outcome, after: q.after, limit: q.limit });
-    res.json({ rows: rows.map((r) => ({
-      id: r.id, at: r.at, principal: r.principal, principal_id: r.principalId, tool: r.tool, args_digest: r.argsDigest, outcome: r.outcome,
-      error_code: r.errorCode, duration_ms: r.durationMs, command_id: r.commandId,
-    })) });
+    const rows = ctx.audit.query({
+      tenantId: speakerOf(req).tenant,
+      tool: q.tool,
+      principal: q.principal,
+      outcome: q.outcome,
+      after: q.after,
+      limit: q.limit,
+    });
+    res.json({
+      rows: rows.map((r) => ({
+        id: r.id,
+        at: r.at,
+        principal: r.principal,
+        principal_id: r.principalId,
+        tool: r.tool,
+        args_digest: r.argsDigest,
+        outcome: r.outcome,
+        error_code: r.errorCode,
+        duration_ms: r.durationMs,
+        command_id: r.commandId,
+      })),
+    });
   });
   router.get('/integrity', (_req, res) => {
     const head = engine.head();
     const projections = engine.projections.status(engine.db).map((s) => ({
-      name: s.name, position: s.position, code_version: s.codeVersion, stored_version: s.storedVersion, stale: s.stale,
-      state: s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion ? 'OK' as const : 'BEHIND' as const,
+      name: s.name,
+      position: s.position,
+      code_version: s.codeVersion,
+      stored_version: s.storedVersion,
+      stale: s.stale,
+      state:
+        s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion
+          ? ('OK' as const)
+          : ('BEHIND' as const),
     }));
     res.json({ head, last_verification: lastVerification(ctx.app), projections });
   });
@@ -50,13 +81,24 @@ export function mountIntegrity(router: Router, ctx: McpContext): void {
     ownerOf(req, 'verifies the log');
     body(z.strictObject({}), req);
     const anchor = readChainAnchor(ctx.app.dataDir);
-    const result = engine.verify(anchor && anchor !== 'unreadable' ? { expectHead: { position: anchor.position, hash: anchor.hash } } : {});
+    const result = engine.verify(
+      anchor && anchor !== 'unreadable' ? { expectHead: { position: anchor.position, hash: anchor.hash } } : {},
+    );
     try {
       recordVerification(ctx.app.dataDir, result, engine.clock().toISOString());
     } catch (e) {
       log.warn({ err: e }, 'could not record the verification in last-verify.json');
     }
-    res.json(result.ok ? { ok: true, events: result.events, head: result.head }
-      : { ok: false, events: result.events, position: result.position, reason: result.reason, message: result.message });
+    res.json(
+      result.ok
+        ? { ok: true, events: result.events, head: result.head }
+        : {
+            ok: false,
+            events: result.events,
+            position: result.position,
+            reason: result.reason,
+            message: result.message,
+          },
+    );
   });
 }

@@ -22,13 +22,23 @@ import { actor, AgentName, body, Id, ownerOf, parse } from './api-common.js';
  * data; the console renders it as text.
  */
 /** Typed as people type it (`wxyz2345`), like the CLI; stored as `WXYZ-2345`. */
-const Code = z.string().max(32).transform(normalizeUserCode).pipe(z.string({ error: 'a code looks like WXYZ-2345' }));
+const Code = z
+  .string()
+  .max(32)
+  .transform(normalizeUserCode)
+  .pipe(z.string({ error: 'a code looks like WXYZ-2345' }));
 const ApproveBody = z.strictObject({ as: z.string().max(80).optional() });
 const ClientId = z.string().min(1).max(2048);
 
 const view = (r: PendingRequest) => ({
-  code: r.userCode, client_id: r.client.clientId, client_name: r.client.clientName, client_kind: r.client.kind, redirect_host: redirectHost(r.redirectUri),
-  scopes: r.scopes, created_at: new Date(r.createdAt).toISOString(), expires_at: new Date(r.expiresAt).toISOString(),
+  code: r.userCode,
+  client_id: r.client.clientId,
+  client_name: r.client.clientName,
+  client_kind: r.client.kind,
+  redirect_host: redirectHost(r.redirectUri),
+  scopes: r.scopes,
+  created_at: new Date(r.createdAt).toISOString(),
+  expires_at: new Date(r.expiresAt).toISOString(),
 });
 
 export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk): void {
@@ -40,7 +50,11 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     const code = parse(Code, raw, 'code');
     const r = desk.find(code);
     if (!r) throw notFound(`authorization request ${code}`, { code });
-    if (r.outcome) throw new DomainError('ErrOAuthDecided', `authorization request ${code} was already ${r.outcome.status}`, { code, status: r.outcome.status });
+    if (r.outcome)
+      throw new DomainError('ErrOAuthDecided', `authorization request ${code} was already ${r.outcome.status}`, {
+        code,
+        status: r.outcome.status,
+      });
     return r;
   };
 
@@ -69,7 +83,17 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
       if (!agent) throw notFound(`agent ${name}`, { name });
       principal = { kind: 'agent', id: agent.agentId, ownerId: owner.userId };
     }
-    const { approvalN } = decideAuthorization(app, { decision: 'approve', userCode: r.userCode, via: 'console', decidedBy: { kind: 'user', id: owner.userId }, principal }, actor(req));
+    const { approvalN } = decideAuthorization(
+      app,
+      {
+        decision: 'approve',
+        userCode: r.userCode,
+        via: 'console',
+        decidedBy: { kind: 'user', id: owner.userId },
+        principal,
+      },
+      actor(req),
+    );
     desk.settle(r);
     res.json({ code: r.userCode, status: 'approved', as, approval_id: approvalN });
   });
@@ -78,7 +102,17 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     const owner = ownerOf(req, 'denies OAuth applications');
     body(z.strictObject({}), req);
     const r = undecided(req.params.code);
-    const { approvalN } = decideAuthorization(app, { decision: 'deny', userCode: r.userCode, via: 'console', decidedBy: { kind: 'user', id: owner.userId }, principal: null }, actor(req));
+    const { approvalN } = decideAuthorization(
+      app,
+      {
+        decision: 'deny',
+        userCode: r.userCode,
+        via: 'console',
+        decidedBy: { kind: 'user', id: owner.userId },
+        principal: null,
+      },
+      actor(req),
+    );
     desk.settle(r);
     res.json({ code: r.userCode, status: 'denied', approval_id: approvalN });
   });
@@ -101,7 +135,8 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     const owner = ownerOf(req, 'revokes OAuth applications');
     const clientId = parse(ClientId, req.params.id, 'id');
     body(z.strictObject({}), req);
-    if (oauthGrantsOf(db, owner.userId, clientId).length === 0) throw notFound(`client ${clientId}`, { client_id: clientId });
+    if (oauthGrantsOf(db, owner.userId, clientId).length === 0)
+      throw notFound(`client ${clientId}`, { client_id: clientId });
     res.json({ client_id: clientId, revoked_grants: revokeClientGrants(app, owner.userId, clientId, actor(req)) });
   });
 }

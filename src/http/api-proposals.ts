@@ -20,14 +20,21 @@ export function mountProposals(router: Router, ctx: McpContext): void {
   const db = ctx.app.engine.db;
   router.get('/proposals', (req, res) => {
     const q = parse(ListQuery, req.query, 'query');
-    res.json({ proposals: proposalsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map((p) => proposalView(db, p)) });
+    res.json({
+      proposals: proposalsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map((p) => proposalView(db, p)),
+    });
   });
   router.post('/proposals/:id/approve', (req, res) => {
     ownerOf(req, 'approves proposals');
     const id = parse(Id, req.params.id, 'id');
     body(z.strictObject({}), req);
     const { proposal, taskIds } = decideProposal(ctx.app, speakerOf(req), id, 'approve', '', actor(req));
-    res.json({ proposal_id: proposal.proposalId, status: proposal.status, task_ids: taskIds, ...(proposal.agentId !== null ? { agent_id: proposal.agentId } : {}) });
+    res.json({
+      proposal_id: proposal.proposalId,
+      status: proposal.status,
+      task_ids: taskIds,
+      ...(proposal.agentId !== null ? { agent_id: proposal.agentId } : {}),
+    });
   });
   router.post('/proposals/:id/reject', (req, res) => {
     ownerOf(req, 'rejects proposals');

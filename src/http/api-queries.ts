@@ -18,22 +18,38 @@ import { tasksOfGoal } from '../projections/task-queries.js';
 /** Every stream whose events change what a goal's snapshot shows: the goal, its tasks, its proposals and its channel. */
 export function goalStreams(db: Database, goal: GoalRow): string[] {
   return [
-    goalStream(goal.goalId), channelStream(goal.channelId),
+    goalStream(goal.goalId),
+    channelStream(goal.channelId),
     ...tasksOfGoal(db, goal.goalId).map((t) => taskStream(t.taskId)),
     ...proposalsOfGoal(db, goal.goalId).map((p) => proposalStream(p.proposalId)),
   ];
 }
 
-export interface LogStop { position: number; type: string; at: string }
+export interface LogStop {
+  position: number;
+  type: string;
+  at: string;
+}
 
 /** The events of these streams in log order (position, type, time only). */
 export const eventsOfStreams = (db: Database, streams: readonly string[]): LogStop[] =>
-  prepared(db, `SELECT position, type, recorded_at AS at FROM es_events WHERE stream_id IN (SELECT value FROM json_each(?)) ORDER BY position`)
-    .all(JSON.stringify(streams)) as LogStop[];
+  prepared(
+    db,
+    `SELECT position, type, recorded_at AS at FROM es_events WHERE stream_id IN (SELECT value FROM json_each(?)) ORDER BY position`,
+  ).all(JSON.stringify(streams)) as LogStop[];
 
-export interface EvidenceRow { at: string; domain: string; delta: number; ref: string }
+export interface EvidenceRow {
+  at: string;
+  domain: string;
+  delta: number;
+  ref: string;
+}
 
 /** The last `limit` pieces of evidence of an (owner, config hash), oldest first. */
 export const latestEvidence = (db: Database, ownerId: number, configHash: string, limit: number): EvidenceRow[] =>
-  (prepared(db, 'SELECT at, domain, delta, ref FROM evidence WHERE owner_id = ? AND config_hash = ? ORDER BY position DESC LIMIT ?')
-    .all(ownerId, configHash, limit) as EvidenceRow[]).reverse();
+  (
+    prepared(
+      db,
+      'SELECT at, domain, delta, ref FROM evidence WHERE owner_id = ? AND config_hash = ? ORDER BY position DESC LIMIT ?',
+    ).all(ownerId, configHash, limit) as EvidenceRow[]
+  ).reverse();

@@ -20,7 +20,10 @@ export const MAX_CURSORS = 8;
 export const MAX_CHECKPOINT_BYTES = 256 * 1024 * 1024;
 const PAGE = 5000;
 
-interface Cursor { db: Database; position: number }
+interface Cursor {
+  db: Database;
+  position: number;
+}
 
 export class ReplayCache {
   private readonly registry = new ProjectionRegistry(productProjections);
@@ -28,7 +31,10 @@ export class ReplayCache {
   private checkpointBytes = 0;
   private readonly cursors = new Map<number, Cursor>();
 
-  constructor(private readonly source: Database, private readonly every = CHECKPOINT_EVERY) {}
+  constructor(
+    private readonly source: Database,
+    private readonly every = CHECKPOINT_EVERY,
+  ) {}
 
   /** The goal's snapshot as it was at `position` (≤ the head); null when the goal did not exist yet. */
   snapshotAt(goalId: number, position: number): ReturnType<typeof goalSnapshot> {

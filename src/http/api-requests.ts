@@ -16,8 +16,15 @@ import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
  * the requester); the value is never returned, logged or stored unsealed. Rejecting one records the
  * reason and DMs the requester. Also the secret names of a scope (seed 000).
  */
-const ListQuery = z.strictObject({ status: z.enum(['pending', 'fulfilled', 'rejected', 'revoked']).default('pending') });
-const FulfilBody = z.strictObject({ value: z.string().min(1).refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_SECRET_BYTES, `at most ${MAX_SECRET_BYTES} bytes`) });
+const ListQuery = z.strictObject({
+  status: z.enum(['pending', 'fulfilled', 'rejected', 'revoked']).default('pending'),
+});
+const FulfilBody = z.strictObject({
+  value: z
+    .string()
+    .min(1)
+    .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_SECRET_BYTES, `at most ${MAX_SECRET_BYTES} bytes`),
+});
 const RejectBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
 const MAX_LISTED = 200;
 
@@ -25,8 +32,18 @@ const MAX_LISTED = 200;
 const scopeOf = (r: ResourceRequestRow): string => r.fulfilledScope ?? `agent:${r.requesterName}`;
 
 const view = (r: ResourceRequestRow) => ({
-  id: r.requestId, name: r.name, resource_type: r.resourceType, reason: r.reason, task_id: r.taskId, goal_id: r.goalId, requester: r.requesterName,
-  requester_id: r.requesterAgentId, scope: scopeOf(r), created_at: r.createdAt, status: r.status, fulfilled_at: r.fulfilledAt,
+  id: r.requestId,
+  name: r.name,
+  resource_type: r.resourceType,
+  reason: r.reason,
+  task_id: r.taskId,
+  goal_id: r.goalId,
+  requester: r.requesterName,
+  requester_id: r.requesterAgentId,
+  scope: scopeOf(r),
+  created_at: r.createdAt,
+  status: r.status,
+  fulfilled_at: r.fulfilledAt,
 });
 
 export function mountRequests(router: Router, ctx: McpContext): void {
@@ -42,9 +59,16 @@ export function mountRequests(router: Router, ctx: McpContext): void {
     const by = speakerOf(req);
     const set = ctx.app.engine.transact(actor(req), () => {
       const r = requestOf(ctx.app, by, id);
-      if (r.status !== 'pending') throw new DomainError('ErrRequestNotPending', `resource request ${id} is ${r.status}, not pending`, { request_id: id, status: r.status });
+      if (r.status !== 'pending')
+        throw new DomainError('ErrRequestNotPending', `resource request ${id} is ${r.status}, not pending`, {
+          request_id: id,
+          status: r.status,
+        });
       const secret = setSecret(ctx.app, by, { name: r.name, value, scope: `agent:${r.requesterAgentId}` }, actor(req));
-      if (!secret.fulfilled.includes(id)) throw new DomainError('ErrRequestNotPending', `resource request ${id} was not fulfilled by the new secret`, { request_id: id });
+      if (!secret.fulfilled.includes(id))
+        throw new DomainError('ErrRequestNotPending', `resource request ${id} was not fulfilled by the new secret`, {
+          request_id: id,
+        });
       return secret;
     }).value!;
     res.json({ request_id: id, status: getResourceRequest(db, id)!.status, secret_id: set.secretId });
@@ -60,6 +84,12 @@ export function mountRequests(router: Router, ctx: McpContext): void {
     ownerOf(req, 'lists secrets');
     const tenant = speakerOf(req).tenant;
     const scope = resolveScope(ctx.app, tenant, `${req.params.scope_type}:${req.params.scope_id}`);
-    res.json(secretsOfScope(db, tenant, scope).map((s) => ({ name: s.name, available: s.available, last_used_at: s.lastUsedAt })));
+    res.json(
+      secretsOfScope(db, tenant, scope).map((s) => ({
+        name: s.name,
+        available: s.available,
+        last_used_at: s.lastUsedAt,
+      })),
+    );
   });
 }

@@ -13,7 +13,10 @@ import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
  * arguments and the token, cancels. The token is consumed by its first use, even one that fails.
  */
 export const CANCEL_TASK = 'POST /api/tasks/:id/cancel';
-const CancelBody = z.strictObject({ reason: z.string().trim().min(3).max(2000), confirmation_token: z.string().min(1).max(200).optional() });
+const CancelBody = z.strictObject({
+  reason: z.string().trim().min(3).max(2000),
+  confirmation_token: z.string().min(1).max(200).optional(),
+});
 
 export function mountTasks(router: Router, ctx: McpContext): void {
   router.post('/tasks/:id/cancel', (req, res) => {
@@ -26,7 +29,9 @@ export function mountTasks(router: Router, ctx: McpContext): void {
       taskFor(ctx.app, speakerOf(req), taskId); // another tenant's or no such task: 404 now, not after confirming
       const confirm = ctx.confirmations.issue(CANCEL_TASK, digest, principalKey(caller));
       return void res.json({
-        confirmation_required: true, confirm_token: confirm, args_preview: args,
+        confirmation_required: true,
+        confirm_token: confirm,
+        args_preview: args,
         message: `Cancelling task ${taskId} cannot be undone. Send the same request again with "confirmation_token": "${confirm}" within 60 s.`,
       });
     }

@@ -11,7 +11,8 @@ import { servedPort } from '../public-url.js';
  * proxy headers are dropped on the way in, Set-Cookie on the way out.
  */
 /** A proxied app needs its own requests (fetch, module scripts), forms and popups; it still runs in an opaque origin. */
-export const PORT_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads; frame-ancestors 'self'";
+export const PORT_CSP =
+  "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads; frame-ancestors 'self'";
 
 /**
  * Headers on every answer under /apps. The wildcard CORS header is what lets an opaque-origin page load
@@ -19,43 +20,88 @@ export const PORT_CSP = "sandbox allow-scripts allow-forms allow-popups allow-mo
  * responses never depend on credentials.
  */
 export const APP_HEADERS = {
-  'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'Access-Control-Allow-Origin': '*',
 } as const;
 
-export interface ProxyTarget { appId: string; port: number; path: string }
+export interface ProxyTarget {
+  appId: string;
+  port: number;
+  path: string;
+}
 
 const LOOPBACK = '127.0.0.1';
 const TIMEOUT_MS = 60_000;
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
-const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'authorization', 'proxy-authorization', 'cookie', 'forwarded', 'x-forwarded-for', 'x-forwarded-host',
-  'x-forwarded-proto', 'x-forwarded-prefix', 'x-real-ip']);
-const RESPONSE_DROP = new Set([...HOP_BY_HOP, 'proxy-authenticate', 'set-cookie', 'access-control-allow-origin', 'access-control-allow-credentials']);
+const REQUEST_DROP = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-prefix',
+  'x-real-ip',
+]);
+const RESPONSE_DROP = new Set([
+  ...HOP_BY_HOP,
+  'proxy-authenticate',
+  'set-cookie',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+]);
 
 export function proxyToLoopback(req: Request, res: Response, t: ProxyTarget): void {
   // Checked again here, not only when presented: a bad row, or the port this very socket arrived on.
   if (!validPort(String(t.port)) || t.port === req.socket.localPort || t.port === servedPort()) {
-    return void res.status(403).set(APP_HEADERS).json({ error: { code: 'ErrPortNotAllowed', message: 'this port is not proxied' } });
+    return void res
+      .status(403)
+      .set(APP_HEADERS)
+      .json({ error: { code: 'ErrPortNotAllowed', message: 'this port is not proxied' } });
   }
   const path = `/${t.path.replace(/^\/+/, '')}`; // origin-form with exactly one leading slash: never a host
-  const upstream = request({
-    host: LOOPBACK, port: t.port, family: 4, method: req.method, path, headers: forwarded(req.headers, t), agent: false, timeout: TIMEOUT_MS,
-  }, (up) => {
-    res.status(up.statusCode ?? 502);
-    for (const [name, value] of Object.entries(up.headers)) {
-      if (value === undefined || RESPONSE_DROP.has(name) || connectionListed(up.headers, name)) continue;
-      res.setHeader(name, name === 'location' ? relocated(String(value), t) : value);
-    }
-    const theirs = up.headers['content-security-policy'];
-    res.set(APP_HEADERS).setHeader('Content-Security-Policy', [...(theirs === undefined ? [] : [theirs].flat()), PORT_CSP]); // policies only add up
-    up.pipe(res);
-  });
+  const upstream = request(
+    {
+      host: LOOPBACK,
+      port: t.port,
+      family: 4,
+      method: req.method,
+      path,
+      headers: forwarded(req.headers, t),
+      agent: false,
+      timeout: TIMEOUT_MS,
+    },
+    (up) => {
+      res.status(up.statusCode ?? 502);
+      for (const [name, value] of Object.entries(up.headers)) {
+        if (value === undefined || RESPONSE_DROP.has(name) || connectionListed(up.headers, name)) continue;
+        res.setHeader(name, name === 'location' ? relocated(String(value), t) : value);
+      }
+      const theirs = up.headers['content-security-policy'];
+      res
+        .set(APP_HEADERS)
+        .setHeader('Content-Security-Policy', [...(theirs === undefined ? [] : [theirs].flat()), PORT_CSP]); // policies only add up
+      up.pipe(res);
+    },
+  );
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' })));
   upstream.on('error', (e: NodeJS.ErrnoException) => {
     if (res.headersSent) return void res.destroy();
     const timedOut = e.code === 'ETIMEDOUT';
-    res.status(timedOut ? 504 : 502).set(APP_HEADERS).json({ error: {
-      code: timedOut ? 'ErrGatewayTimeout' : 'ErrBadGateway', message: timedOut ? `127.0.0.1:${t.port} did not answer in time` : `nothing answers on 127.0.0.1:${t.port}`,
-    } });
+    res
+      .status(timedOut ? 504 : 502)
+      .set(APP_HEADERS)
+      .json({
+        error: {
+          code: timedOut ? 'ErrGatewayTimeout' : 'ErrBadGateway',
+          message: timedOut ? `127.0.0.1:${t.port} did not answer in time` : `nothing answers on 127.0.0.1:${t.port}`,
+        },
+      });
   });
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
@@ -64,7 +110,10 @@ export function proxyToLoopback(req: Request, res: Response, t: ProxyTarget): vo
 }
 
 const connectionListed = (headers: IncomingHttpHeaders, name: string): boolean =>
-  String(headers.connection ?? '').toLowerCase().split(',').some((h) => h.trim() === name);
+  String(headers.connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .some((h) => h.trim() === name);
 
 function forwarded(headers: IncomingHttpHeaders, t: ProxyTarget): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
@@ -80,7 +129,8 @@ function forwarded(headers: IncomingHttpHeaders, t: ProxyTarget): OutgoingHttpHe
 function relocated(location: string, t: ProxyTarget): string {
   const prefix = `/apps/${t.appId}`;
   for (const origin of [`http://${LOOPBACK}:${t.port}`, `http://localhost:${t.port}`]) {
-    if (location === origin || location.startsWith(`${origin}/`)) return `${prefix}${location.slice(origin.length) || '/'}`;
+    if (location === origin || location.startsWith(`${origin}/`))
+      return `${prefix}${location.slice(origin.length) || '/'}`;
   }
   return location.startsWith('/') && !location.startsWith('//') ? `${prefix}${location}` : location;
 }

@@ -23,14 +23,31 @@ import { APP_HEADERS, proxyToLoopback } from './app-proxy.js';
  * - only what an agent registered for its project answers, read-only for static apps, loopback only for
  *   ports, and a port app ends when its agent is stopped.
  */
-export const STATIC_CSP = "sandbox allow-scripts; default-src 'self' 'unsafe-inline' data:; connect-src 'none'; form-action 'none'; "
-  + "object-src 'none'; base-uri 'self'; frame-ancestors 'self'";
+export const STATIC_CSP =
+  "sandbox allow-scripts; default-src 'self' 'unsafe-inline' data:; connect-src 'none'; form-action 'none'; " +
+  "object-src 'none'; base-uri 'self'; frame-ancestors 'self'";
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.htm': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.map': 'application/json', '.txt': 'text/plain; charset=utf-8',
-  '.csv': 'text/csv; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif',
-  '.webp': 'image/webp', '.ico': 'image/x-icon', '.wasm': 'application/wasm', '.woff': 'font/woff', '.woff2': 'font/woff2', '.pdf': 'application/pdf',
+  '.html': 'text/html; charset=utf-8',
+  '.htm': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.csv': 'text/csv; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.wasm': 'application/wasm',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.pdf': 'application/pdf',
 };
 
 export function mountApps(http: Express, app: App): void {
@@ -42,8 +59,17 @@ export function mountApps(http: Express, app: App): void {
     if (!found) return notFound(res);
     if (m![2] === undefined) return void res.redirect(308, `/apps/${found.w.appId}/${url.search}`); // relative asset URLs need the slash
     const rest = m![2];
-    if (found.w.kind === 'port') return proxyToLoopback(req, res, { appId: found.w.appId, port: Number(found.w.target), path: `${rest}${url.search}` });
-    if (req.method !== 'GET' && req.method !== 'HEAD') return void res.status(405).set('Allow', 'GET, HEAD').json(error('ErrMethodNotAllowed', 'static apps are read-only'));
+    if (found.w.kind === 'port')
+      return proxyToLoopback(req, res, {
+        appId: found.w.appId,
+        port: Number(found.w.target),
+        path: `${rest}${url.search}`,
+      });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return void res
+        .status(405)
+        .set('Allow', 'GET, HEAD')
+        .json(error('ErrMethodNotAllowed', 'static apps are read-only'));
     serveStatic(res, req.method === 'HEAD', found.project, found.w.target, rest, next);
   });
 }
@@ -56,7 +82,14 @@ function live(app: App, appId: string): { w: WebappRow; project: ProjectRow } | 
   return project && !project.archived ? { w, project } : null;
 }
 
-function serveStatic(res: Response, head: boolean, project: ProjectRow, target: string, rest: string, next: NextFunction): void {
+function serveStatic(
+  res: Response,
+  head: boolean,
+  project: ProjectRow,
+  target: string,
+  rest: string,
+  next: NextFunction,
+): void {
   let segments: string[];
   try {
     segments = rest.split('/').slice(1).map(decodeURIComponent);
@@ -67,7 +100,9 @@ function serveStatic(res: Response, head: boolean, project: ProjectRow, target: 
   const file = staticFile(project, target, segments); // resolved and checked again on every request
   if (file === null) return notFound(res);
   res.status(200).set({
-    ...APP_HEADERS, 'Content-Security-Policy': STATIC_CSP, 'Content-Type': TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
+    ...APP_HEADERS,
+    'Content-Security-Policy': STATIC_CSP,
+    'Content-Type': TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
     'Content-Length': String(statSync(file).size),
   });
   if (head) return void res.end();

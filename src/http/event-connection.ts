@@ -51,7 +51,12 @@ export class EventConnection {
   private heartbeat: NodeJS.Timeout | null = null;
   private stall: NodeJS.Timeout | null = null;
 
-  constructor(private readonly hub: StreamHub, private readonly res: Response, private readonly filter: EventFilter, private cursor: number) {}
+  constructor(
+    private readonly hub: StreamHub,
+    private readonly res: Response,
+    private readonly filter: EventFilter,
+    private cursor: number,
+  ) {}
 
   get waiting(): boolean {
     return this.mode === 'waiting';
@@ -62,7 +67,10 @@ export class EventConnection {
     res.on('close', () => this.closed());
     res.on('error', () => this.closed());
     res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no',
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
     });
     res.flushHeaders();
     this.heartbeat = setInterval(() => this.beat(), this.hub.settings.heartbeatMs);
@@ -111,7 +119,10 @@ export class EventConnection {
       if (this.index >= this.page.length) {
         if (performance.now() > until) return this.schedule();
         this.hub.settle();
-        this.page = readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, { after: this.cursor, limit: settings.pageSize });
+        this.page = readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, {
+          after: this.cursor,
+          limit: settings.pageSize,
+        });
         this.index = 0;
         if (this.page.length === 0) {
           this.mode = 'live';
@@ -164,7 +175,8 @@ export class EventConnection {
   }
 
   private beat(): void {
-    if ((this.mode === 'live' || this.mode === 'backlog') && this.res.writableLength === 0) this.write(': keep-alive\n\n');
+    if ((this.mode === 'live' || this.mode === 'backlog') && this.res.writableLength === 0)
+      this.write(': keep-alive\n\n');
   }
 
   private stopStallTimer(): void {

@@ -51,12 +51,19 @@ function resolve(db: Database, streamId: string, first: StoredEvent | undefined)
   const none = { kind, tenant: null, goalId: null, agentId: null, members: null };
   if (kind === 'user') return { ...none, tenant: Number.isSafeInteger(id) ? id : null };
   if (kind === 'runtime') return { ...none, tenant: streamScope(db, `agent-${id}`).tenant, agentId: id };
-  const event = first && first.streamId === streamId && first.version === 1 ? first : readStream(db, streamId, { max: 1 })[0];
+  const event =
+    first && first.streamId === streamId && first.version === 1 ? first : readStream(db, streamId, { max: 1 })[0];
   const data = (event?.data ?? {}) as Record<string, unknown>;
   const goalId = kind === 'goal' ? id : typeof data.goalId === 'number' ? data.goalId : null;
   const agentId = kind === 'agent' ? id : kind === 'run' && typeof data.agentId === 'number' ? data.agentId : null;
-  const members = kind === 'channel' && data.kind === 'dm' && Array.isArray(data.members) ? (data.members as string[]) : null;
-  const tenant = typeof data.ownerId === 'number' ? data.ownerId : goalId !== null && kind !== 'goal' ? streamScope(db, `goal-${goalId}`).tenant : null;
+  const members =
+    kind === 'channel' && data.kind === 'dm' && Array.isArray(data.members) ? (data.members as string[]) : null;
+  const tenant =
+    typeof data.ownerId === 'number'
+      ? data.ownerId
+      : goalId !== null && kind !== 'goal'
+        ? streamScope(db, `goal-${goalId}`).tenant
+        : null;
   return { kind, tenant, goalId, agentId, members };
 }
 
@@ -66,8 +73,27 @@ function resolve(db: Database, streamId: string, first: StoredEvent | undefined)
  * sealed agent token), `sealedToken` and `tokenHash` (tokens' and probes' credentials), and the OAuth
  * grants' token hashes.
  */
-const CREDENTIAL_FIELDS = new Set(['sealed', 'sealedToken', 'tokenHash', 'accessTokenHash', 'refreshTokenHash', 'previousRefreshHash']);
-const SECRET_FIELDS = new Set(['secretId', 'ownerId', 'name', 'scope', 'replaces', 'reason', 'replacedBy', 'purpose', 'taskId', 'agentId', 'by']);
+const CREDENTIAL_FIELDS = new Set([
+  'sealed',
+  'sealedToken',
+  'tokenHash',
+  'accessTokenHash',
+  'refreshTokenHash',
+  'previousRefreshHash',
+]);
+const SECRET_FIELDS = new Set([
+  'secretId',
+  'ownerId',
+  'name',
+  'scope',
+  'replaces',
+  'reason',
+  'replacedBy',
+  'purpose',
+  'taskId',
+  'agentId',
+  'by',
+]);
 
 export function visibleData(e: StoredEvent): unknown {
   const data = e.data;
@@ -87,8 +113,14 @@ export function visibleData(e: StoredEvent): unknown {
  */
 export function eventFrame(db: Database, e: StoredEvent): string {
   const payload = {
-    position: e.position, stream_id: e.streamId, version: e.version, type: e.type, goal_id: streamScope(db, e.streamId, e.version === 1 ? e : undefined).goalId,
-    data: visibleData(e), recorded_at: e.recordedAt, actor: e.meta.actor,
+    position: e.position,
+    stream_id: e.streamId,
+    version: e.version,
+    type: e.type,
+    goal_id: streamScope(db, e.streamId, e.version === 1 ? e : undefined).goalId,
+    data: visibleData(e),
+    recorded_at: e.recordedAt,
+    actor: e.meta.actor,
   };
   return `id: ${e.position}\nevent: ${e.type.replace(/[\r\n]/g, '')}\ndata: ${JSON.stringify(payload)}\n\n`;
 }

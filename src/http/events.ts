@@ -44,18 +44,27 @@ export interface EventsRoute {
 }
 
 const STATUS: Record<string, number> = { ErrInvalidInput: 400, ErrGoalNotFound: 404 };
-const Position = z.string().regex(/^\d{1,15}$/, 'expected a decimal integer').transform(Number);
+const Position = z
+  .string()
+  .regex(/^\d{1,15}$/, 'expected a decimal integer')
+  .transform(Number);
 // `after=now`: from the head on (a page that loaded what is there over REST wants only what comes next). `plain=1`: frames
 // without the `event:` name, so a browser's EventSource gets every one in `onmessage` (named events need a listener per type).
 const Query = z.strictObject({
-  after: z.union([z.literal('now'), Position]).optional(), goal: Position.optional(), types: z.string().max(4096).optional(), plain: z.literal('1').optional(),
+  after: z.union([z.literal('now'), Position]).optional(),
+  goal: Position.optional(),
+  types: z.string().max(4096).optional(),
+  plain: z.literal('1').optional(),
 });
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 export function mountEvents(router: Router, ctx: McpContext, options: EventsOptions = {}): EventsRoute {
   const hub = new Hub(ctx, {
-    heartbeatMs: options.heartbeatMs ?? 15_000, maxPendingBytes: options.maxPendingBytes ?? 1024 * 1024, stallMs: options.stallMs ?? 30_000,
-    pollMs: options.pollMs ?? 500, pageSize: options.pageSize ?? 256,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    maxPendingBytes: options.maxPendingBytes ?? 1024 * 1024,
+    stallMs: options.stallMs ?? 30_000,
+    pollMs: options.pollMs ?? 500,
+    pageSize: options.pageSize ?? 256,
   });
   router.get('/events', (req, res) => {
     let start: { after: number; filter: EventFilter };
@@ -63,7 +72,9 @@ export function mountEvents(router: Router, ctx: McpContext, options: EventsOpti
       start = parseRequest(ctx, req.auth!.extra!.caller as Caller, req);
     } catch (e) {
       if (!isDomainError(e)) throw e;
-      res.status(STATUS[e.code] ?? 400).json({ error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } });
+      res
+        .status(STATUS[e.code] ?? 400)
+        .json({ error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } });
       return;
     }
     if (req.method === 'HEAD') return void res.status(200).type('text/event-stream').end(); // headers only: no stream to keep open
@@ -83,21 +94,29 @@ function parseRequest(ctx: McpContext, caller: Caller, req: Request): { after: n
   }
   const q = parsed.data;
   const header = req.get('last-event-id')?.trim();
-  let after = q.after === 'now' ? readHead(db).position : q.after ?? 0;
+  let after = q.after === 'now' ? readHead(db).position : (q.after ?? 0);
   if (header) {
     const id = Position.safeParse(header);
-    if (!id.success) throw new DomainError('ErrInvalidInput', 'Last-Event-ID must be an event position (a decimal integer)', { field: 'Last-Event-ID' });
+    if (!id.success)
+      throw new DomainError('ErrInvalidInput', 'Last-Event-ID must be an event position (a decimal integer)', {
+        field: 'Last-Event-ID',
+      });
     after = id.data; // the header wins: EventSource reconnects to the same URL, ?after and all
   }
   const head = readHead(db).position;
   if (after > head) {
-    throw new DomainError('ErrInvalidInput', `position ${after} is past the end of the log (${head}): this is not the log you were reading`, { after, head });
+    throw new DomainError(
+      'ErrInvalidInput',
+      `position ${after} is past the end of the log (${head}): this is not the log you were reading`,
+      { after, head },
+    );
   }
   let goalId: number | null = null;
   let goalChannel: string | null = null;
   if (q.goal !== undefined) {
     const goal = getGoal(db, q.goal);
-    if (!goal || goal.ownerId !== tenant) throw new DomainError('ErrGoalNotFound', `goal ${q.goal} not found`, { goal_id: q.goal });
+    if (!goal || goal.ownerId !== tenant)
+      throw new DomainError('ErrGoalNotFound', `goal ${q.goal} not found`, { goal_id: q.goal });
     goalId = goal.goalId;
     goalChannel = channelStream(goal.channelId);
     // Nothing of the goal precedes its stream and its channel (created just before it): start reading there.
@@ -106,14 +125,22 @@ function parseRequest(ctx: McpContext, caller: Caller, req: Request): { after: n
   }
   let types: Set<string> | null = null;
   if (q.types !== undefined) {
-    const names = q.types.split(',').map((t) => t.trim()).filter(Boolean);
+    const names = q.types
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
     const bad = names.find((t) => !TYPE_NAME.test(t));
     if (names.length === 0 || names.length > 100 || bad !== undefined) {
-      throw new DomainError('ErrInvalidInput', 'query.types: a comma-separated list of 1–100 event type names', { field: 'query.types' });
+      throw new DomainError('ErrInvalidInput', 'query.types: a comma-separated list of 1–100 event type names', {
+        field: 'query.types',
+      });
     }
     types = new Set(names);
   }
-  const agent = caller.kind === 'agent' ? { agentId: caller.agentId, key: `agent-${caller.agentId}`, readable: new Map<number, boolean>() } : null;
+  const agent =
+    caller.kind === 'agent'
+      ? { agentId: caller.agentId, key: `agent-${caller.agentId}`, readable: new Map<number, boolean>() }
+      : null;
   return { after, filter: { tenant, agent, goalId, goalChannel, types, plain: q.plain === '1' } };
 }
 
@@ -125,7 +152,10 @@ class Hub implements EventsRoute, StreamHub {
   private peak = 0;
   private drops = 0;
 
-  constructor(private readonly ctx: McpContext, readonly settings: StreamSettings & { pollMs: number }) {}
+  constructor(
+    private readonly ctx: McpContext,
+    readonly settings: StreamSettings & { pollMs: number },
+  ) {}
 
   get db(): Database {
     return this.ctx.app.engine.db;
@@ -139,7 +169,10 @@ class Hub implements EventsRoute, StreamHub {
     const connection = new EventConnection(this, res, filter, after);
     this.connections.add(connection);
     if (!this.subscription) {
-      this.subscription = this.ctx.app.engine.bus.events$.subscribe({ next: (e) => this.publish(e), complete: () => this.close() });
+      this.subscription = this.ctx.app.engine.bus.events$.subscribe({
+        next: (e) => this.publish(e),
+        complete: () => this.close(),
+      });
       this.poller = setInterval(() => this.poll(), this.settings.pollMs);
       this.poller.unref();
     }

@@ -15,7 +15,8 @@ export function bearerAuth(verifier: { verifyAccessToken(token: string): Promise
   return (req, res, next) => {
     const url = resourceMetadataUrl(publicBaseUrl());
     let check = byUrl.get(url);
-    if (!check) byUrl.set(url, (check = requireBearerAuth({ verifier, requiredScopes: ['mcp'], resourceMetadataUrl: url })));
+    if (!check)
+      byUrl.set(url, (check = requireBearerAuth({ verifier, requiredScopes: ['mcp'], resourceMetadataUrl: url })));
     return check(req, res, next);
   };
 }
@@ -31,7 +32,8 @@ export const mcpCors: RequestHandler = (req, res, next) => {
   res.set({
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': 'Mcp-Session-Id, WWW-Authenticate, Mcp-Protocol-Version',
-    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate',
+    'Access-Control-Allow-Headers':
+      'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, traceparent, tracestate',
     'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
     'Access-Control-Max-Age': '600',
   });
@@ -39,7 +41,8 @@ export const mcpCors: RequestHandler = (req, res, next) => {
   next();
 };
 
-export const isListen = (body: unknown): boolean => typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
+export const isListen = (body: unknown): boolean =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
 
 /**
  * The headers the era classification reads (the protocol-version header), without the body: express

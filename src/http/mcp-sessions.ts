@@ -20,8 +20,12 @@ export class SessionTable {
   private readonly all = new Map<string, Session>();
   private readonly byKey = new Map<string, Map<string, Session>>();
 
-  constructor(readonly perPrincipal: number, readonly max: number) {
-    if (![perPrincipal, max].every((n) => Number.isSafeInteger(n) && n >= 1)) throw new RangeError(`session caps must be positive integers: ${perPrincipal}, ${max}`);
+  constructor(
+    readonly perPrincipal: number,
+    readonly max: number,
+  ) {
+    if (![perPrincipal, max].every((n) => Number.isSafeInteger(n) && n >= 1))
+      throw new RangeError(`session caps must be positive integers: ${perPrincipal}, ${max}`);
   }
 
   get size(): number {

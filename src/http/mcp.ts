@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  OAuthError,
+  OAuthErrorCode,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
 import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
 import { actorOf, principalKey, type RequestAuth } from '../mcp/auth.js';
@@ -75,13 +82,17 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   const sessionFor = (req: Request, res: Response, id: string): Session | null => {
     const session = sessions.get(id);
     if (!session) return (jsonRpcError(res, 404, 'Session not found'), null);
-    if (session.key !== keyOf(callerOf(req.auth)!)) return (jsonRpcError(res, 403, 'This session belongs to another principal'), null);
+    if (session.key !== keyOf(callerOf(req.auth)!))
+      return (jsonRpcError(res, 403, 'This session belongs to another principal'), null);
     sessions.touch(id, session);
     return session;
   };
   // The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
   const bus = new WatchBus(watchOf(ctx));
-  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), { legacy: 'reject', bus });
+  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), {
+    legacy: 'reject',
+    bus,
+  });
   const modernNode = toNodeHandler(modernHandler);
   // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that
   // principal's: counted against its cap, silenced and closed when its token goes.
@@ -89,9 +100,20 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     const token = (req.auth as AuthInfo | undefined)?.token;
     const key = keyOf(callerOf(req.auth)!);
     if (isListen(body) && !bus.hasRoomFor(key)) {
-      return void res.status(200).json({ jsonrpc: '2.0', id: (body as { id: unknown }).id, error: { code: -32603, message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal` } });
+      return void res
+        .status(200)
+        .json({
+          jsonrpc: '2.0',
+          id: (body as { id: unknown }).id,
+          error: {
+            code: -32603,
+            message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal`,
+          },
+        });
     }
-    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () => modernNode(req, res, body));
+    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () =>
+      modernNode(req, res, body),
+    );
   };
 
   app.use('/mcp', mcpCors);
@@ -104,7 +126,8 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
       const session = sessionFor(req, res, id);
       return void (session && (await session.transport.handleRequest(req, res, req.body)));
     }
-    if (!isInitializeRequest(req.body)) return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
+    if (!isInitializeRequest(req.body))
+      return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => sessions.add(sid, { transport, key: keyOf(caller), lastSeen: Date.now() }),
@@ -127,7 +150,10 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   app.get('/mcp', auth, onSession);
   app.delete('/mcp', auth, onSession);
   app.all('/mcp', (_req, res) => {
-    res.status(405).set('Allow', 'GET, POST, DELETE').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
+    res
+      .status(405)
+      .set('Allow', 'GET, POST, DELETE')
+      .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null });
   });
   app.use('/mcp', bodyErrors(ctx, callerOf));
 
@@ -158,10 +184,19 @@ function bodyErrors(ctx: McpContext, callerOf: (info: AuthInfo | undefined) => C
     if (!tooLarge && err?.type !== 'entity.parse.failed') return next(err);
     const caller = callerOf(req.auth);
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: '(unreadable request)',
-      argsDigest: 'unhashable', outcome: 'error', errorCode: tooLarge ? 'ErrBodyTooLarge' : 'ErrParse', durationMs: 0, commandId: null,
+      at: ctx.app.engine.clock().toISOString(),
+      principal: caller ? actorOf(caller) : 'anonymous',
+      ...principalRefOf(caller),
+      tool: '(unreadable request)',
+      argsDigest: 'unhashable',
+      outcome: 'error',
+      errorCode: tooLarge ? 'ErrBodyTooLarge' : 'ErrParse',
+      durationMs: 0,
+      commandId: null,
     });
     if (tooLarge) return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);
-    return res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
+    return res
+      .status(400)
+      .json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
   };
 }

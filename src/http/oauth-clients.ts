@@ -19,11 +19,20 @@ export const MAX_PENDING_CLIENTS = 100;
 export class ClientRegistry {
   private readonly pending = new Map<string, ClientInfo>();
 
-  constructor(private readonly app: App, private readonly documents: MetadataDocuments, private readonly cap = MAX_PENDING_CLIENTS) {}
+  constructor(
+    private readonly app: App,
+    private readonly documents: MetadataDocuments,
+    private readonly cap = MAX_PENDING_CLIENTS,
+  ) {}
 
   register(clientName: string, redirectUris: string[]): ClientInfo {
     while (this.pending.size >= this.cap) this.pending.delete(this.pending.keys().next().value!);
-    const client: ClientInfo = { clientId: `colony-client-${randomBytes(16).toString('hex')}`, kind: 'dcr', clientName, redirectUris };
+    const client: ClientInfo = {
+      clientId: `colony-client-${randomBytes(16).toString('hex')}`,
+      kind: 'dcr',
+      clientName,
+      redirectUris,
+    };
     this.pending.set(client.clientId, client);
     return client;
   }
@@ -40,10 +49,15 @@ export class ClientRegistry {
       }
     }
     const logged = oauthClientById(this.app.engine.db, clientId);
-    if (logged) return { clientId, kind: logged.kind, clientName: logged.clientName, redirectUris: logged.redirectUris };
+    if (logged)
+      return { clientId, kind: logged.kind, clientName: logged.clientName, redirectUris: logged.redirectUris };
     const pending = this.pending.get(clientId);
     if (pending) return pending;
-    throw new OAuthHttpError('invalid_client', 'unknown client_id: the client must register again (POST /oauth/register) or use a client metadata document URL', 400);
+    throw new OAuthHttpError(
+      'invalid_client',
+      'unknown client_id: the client must register again (POST /oauth/register) or use a client metadata document URL',
+      400,
+    );
   }
 }
 
@@ -52,21 +66,35 @@ export function mountRegister(router: Router, clients: ClientRegistry, limits: O
   router.post('/oauth/register', express.json({ limit: '16kb' }), (req, res) => {
     limits.register.check(req);
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw new OAuthHttpError('invalid_client_metadata', 'the body is a JSON object of client metadata');
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new OAuthHttpError('invalid_client_metadata', 'the body is a JSON object of client metadata');
     const uris = body.redirect_uris;
-    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10) throw new OAuthHttpError('invalid_redirect_uri', 'redirect_uris is an array of 1-10 URIs');
+    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10)
+      throw new OAuthHttpError('invalid_redirect_uri', 'redirect_uris is an array of 1-10 URIs');
     for (const u of uris) {
       const problem = typeof u === 'string' ? checkRedirectUri(u) : 'a redirect URI is a string';
       if (problem) throw new OAuthHttpError('invalid_redirect_uri', problem);
     }
     const name = body.client_name ?? '';
-    if (typeof name !== 'string' || name.length > MAX_CLIENT_NAME) throw new OAuthHttpError('invalid_client_metadata', `client_name is a string of at most ${MAX_CLIENT_NAME} characters`);
+    if (typeof name !== 'string' || name.length > MAX_CLIENT_NAME)
+      throw new OAuthHttpError(
+        'invalid_client_metadata',
+        `client_name is a string of at most ${MAX_CLIENT_NAME} characters`,
+      );
     limits.register.count(req);
     const client = clients.register(name, uris as string[]);
-    res.status(201).set('Cache-Control', 'no-store').json({
-      client_id: client.clientId, client_id_issued_at: Math.floor(Date.now() / 1000), client_name: client.clientName || undefined,
-      redirect_uris: client.redirectUris, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
-      token_endpoint_auth_method: 'none', scope: 'mcp',
-    });
+    res
+      .status(201)
+      .set('Cache-Control', 'no-store')
+      .json({
+        client_id: client.clientId,
+        client_id_issued_at: Math.floor(Date.now() / 1000),
+        client_name: client.clientName || undefined,
+        redirect_uris: client.redirectUris,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        scope: 'mcp',
+      });
   });
 }

@@ -10,7 +10,12 @@ import { FailureLimiter } from './session.js';
  * sliding minute; past it every attempt is refused (429, Retry-After) until the window clears.
  */
 export class OAuthHttpError extends Error {
-  constructor(readonly error: string, readonly description: string, readonly status = 400, readonly retryAfter = 0) {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status = 400,
+    readonly retryAfter = 0,
+  ) {
     super(description);
   }
 }
@@ -32,7 +37,8 @@ export function asOAuthError(err: unknown): OAuthHttpError {
     return new OAuthHttpError(error, err.message, status);
   }
   const status = (err as { status?: unknown })?.status;
-  if (typeof status === 'number' && status >= 400 && status < 500) return new OAuthHttpError('invalid_request', 'the request body could not be read', 400);
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new OAuthHttpError('invalid_request', 'the request body could not be read', 400);
   log.error({ err }, 'oauth request failed');
   return new OAuthHttpError('server_error', 'internal error', 500);
 }
@@ -52,12 +58,21 @@ export const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAd
  * host) must not lock every other local client out of refreshing its tokens.
  */
 export class RateGate {
-  constructor(private readonly limiter: FailureLimiter, private readonly what: string) {}
+  constructor(
+    private readonly limiter: FailureLimiter,
+    private readonly what: string,
+  ) {}
 
   /** Refuses (429) when the address (with this client) has spent its budget. */
   check(req: Request, client?: string): void {
     const wait = this.limiter.retryAfter(keyOf(req, client));
-    if (wait > 0) throw new OAuthHttpError('invalid_request', `too many ${this.what} from this address: try again in ${wait} s`, 429, wait);
+    if (wait > 0)
+      throw new OAuthHttpError(
+        'invalid_request',
+        `too many ${this.what} from this address: try again in ${wait} s`,
+        429,
+        wait,
+      );
   }
 
   count(req: Request, client?: string): void {

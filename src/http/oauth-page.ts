@@ -27,30 +27,48 @@ if(b.redirect){say.textContent=b.status==='approved'?'Approved: returning to the
 if(b.status==='expired'){say.textContent='This request has expired: start again from the application.';return}}catch(e){}setTimeout(poll,1500)}
 setTimeout(poll,1500)})();`;
 
-function send(res: Response, status: number, title: string, body: string, formTarget: string | null, script = ''): void {
+function send(
+  res: Response,
+  status: number,
+  title: string,
+  body: string,
+  formTarget: string | null,
+  script = '',
+): void {
   const nonce = randomBytes(16).toString('base64');
   const formAction = formTarget ? `'self' ${formTarget}` : "'self'";
   res.status(status).set({
     'Content-Type': 'text/html; charset=utf-8',
     'Cache-Control': 'no-store',
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'none'; `
-      + `form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    'Content-Security-Policy':
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'none'; ` +
+      `form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
-  }).send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+  })
+    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${esc(title)}</title><style nonce="${nonce}">${STYLE}</style></head><body>${body}${script ? `<script nonce="${nonce}">${script}</script>` : ''}</body></html>`);
 }
 
 export function sendErrorPage(res: Response, status: number, message: string): void {
-  send(res, status, 'Colony: authorization refused', `<main><h1>This authorization request cannot go on</h1><p>${esc(message)}</p>
-<p class="note">Nothing was granted, and the application was not sent back anything. Start again from the application.</p></main>`, null);
+  send(
+    res,
+    status,
+    'Colony: authorization refused',
+    `<main><h1>This authorization request cannot go on</h1><p>${esc(message)}</p>
+<p class="note">Nothing was granted, and the application was not sent back anything. Start again from the application.</p></main>`,
+    null,
+  );
 }
 
 export function sendConsentPage(res: Response, request: PendingRequest, viewer: Viewer): void {
   const { client } = request;
   const name = client.clientName.trim() || '(an application that gave no name)';
-  const origin = client.kind === 'cimd' ? `described by its metadata document at <code>${esc(new URL(client.clientId).host)}</code>` : 'registered itself with this server';
+  const origin =
+    client.kind === 'cimd'
+      ? `described by its metadata document at <code>${esc(new URL(client.clientId).host)}</code>`
+      : 'registered itself with this server';
   const body = `<main data-request="${esc(request.id)}"><h1>Authorize “${esc(name)}”?</h1>
 <p>An application asks to call Colony's MCP tools — on your behalf or as one of your agents.</p>
 <dl><dt>Application</dt><dd>${esc(name)} (${origin})</dd>
@@ -77,8 +95,10 @@ or <code>colony oauth deny ${code}</code>. This page goes on by itself.</p>`;
     return `<p>This browser is signed in to the console as agent <b>${esc(viewer.name)}</b>: only the owner approves applications.</p>${elsewhere}${cli}`;
   }
   if (viewer?.kind !== 'owner') return `${elsewhere}${cli}`;
-  const options = [`<option value="owner">you (${esc(viewer.name)}): every tool</option>`,
-    ...viewer.agents.map((a) => `<option value="agent:${a.agentId}">agent ${esc(a.name)}: its tools only</option>`)].join('');
+  const options = [
+    `<option value="owner">you (${esc(viewer.name)}): every tool</option>`,
+    ...viewer.agents.map((a) => `<option value="agent:${a.agentId}">agent ${esc(a.name)}: its tools only</option>`),
+  ].join('');
   return `<form method="post" action="/oauth/authorize/decision">
 <input type="hidden" name="request" value="${esc(request.id)}"><input type="hidden" name="csrf" value="${esc(viewer.csrf)}">
 <p><label>Act as <select name="as">${options}</select></label></p>

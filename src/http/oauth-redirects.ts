@@ -21,7 +21,10 @@ export function checkRedirectUri(raw: string): string | null {
   }
   if (url.hash !== '' || raw.includes('#')) return 'a redirect URI has no fragment';
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  if (REFUSED_SCHEMES.has(url.protocol)) return url.protocol === 'http:' ? 'plain http is allowed only to 127.0.0.1, localhost or [::1]' : `the ${url.protocol} scheme is refused`;
+  if (REFUSED_SCHEMES.has(url.protocol))
+    return url.protocol === 'http:'
+      ? 'plain http is allowed only to 127.0.0.1, localhost or [::1]'
+      : `the ${url.protocol} scheme is refused`;
   return null;
 }
 
@@ -32,15 +35,28 @@ export function redirectMatches(registered: string, requested: string): boolean 
   try {
     const a = new URL(registered);
     const b = new URL(requested);
-    return a.protocol === 'http:' && b.protocol === 'http:' && LOOPBACK_HOSTS.has(a.hostname) && a.hostname === b.hostname
-      && a.pathname === b.pathname && a.search === b.search && b.username === '' && b.password === '';
+    return (
+      a.protocol === 'http:' &&
+      b.protocol === 'http:' &&
+      LOOPBACK_HOSTS.has(a.hostname) &&
+      a.hostname === b.hostname &&
+      a.pathname === b.pathname &&
+      a.search === b.search &&
+      b.username === '' &&
+      b.password === ''
+    );
   } catch {
     return false;
   }
 }
 
 /** The redirect carrying `params` (code or error), the client's `state` and Colony's `iss`. */
-export function redirectWith(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string): string {
+export function redirectWith(
+  redirectUri: string,
+  params: Record<string, string>,
+  state: string | null,
+  issuer: string,
+): string {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   if (state !== null) url.searchParams.set('state', state);

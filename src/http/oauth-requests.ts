@@ -39,7 +39,10 @@ export interface PendingRequest {
 export class PendingRequests {
   private readonly byId = new Map<string, PendingRequest>();
 
-  constructor(private readonly now: () => number, private readonly cap = MAX_PENDING_REQUESTS) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly cap = MAX_PENDING_REQUESTS,
+  ) {}
 
   create(fields: Omit<PendingRequest, 'id' | 'userCode' | 'createdAt' | 'expiresAt' | 'outcome'>): PendingRequest {
     this.purge();
@@ -47,7 +50,14 @@ export class PendingRequests {
     let userCode = newUserCode();
     while (this.byCode(userCode)) userCode = newUserCode();
     const createdAt = this.now();
-    const request = { ...fields, id: randomBytes(32).toString('hex'), userCode, createdAt, expiresAt: createdAt + REQUEST_TTL_MS, outcome: null };
+    const request = {
+      ...fields,
+      id: randomBytes(32).toString('hex'),
+      userCode,
+      createdAt,
+      expiresAt: createdAt + REQUEST_TTL_MS,
+      outcome: null,
+    };
     this.byId.set(request.id, request);
     return request;
   }
@@ -101,7 +111,14 @@ export class AuthCodes {
     while (this.codes.size >= MAX_CODES) this.codes.delete(this.codes.keys().next().value!);
     const code = randomBytes(32).toString('base64url');
     const expiresAt = this.now() + CODE_TTL_MS;
-    this.codes.set(keyOf(code), { facts: { ...facts, expiresAt: new Date(expiresAt).toISOString() }, client, redirectUriGiven, expiresAt, used: false, grantN: null });
+    this.codes.set(keyOf(code), {
+      facts: { ...facts, expiresAt: new Date(expiresAt).toISOString() },
+      client,
+      redirectUriGiven,
+      expiresAt,
+      used: false,
+      grantN: null,
+    });
     return code;
   }
 

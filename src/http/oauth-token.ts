@@ -1,6 +1,13 @@
 import express, { type Request, type Router } from 'express';
 import type { App } from '../app.js';
-import { clientActor, issueGrant, refreshGrant, revokeByToken, revokeGrant, type IssuedTokens } from '../actions/oauth.js';
+import {
+  clientActor,
+  issueGrant,
+  refreshGrant,
+  revokeByToken,
+  revokeGrant,
+  type IssuedTokens,
+} from '../actions/oauth.js';
 import { OAuthHttpError, type OAuthLimits } from './oauth-errors.js';
 import type { AuthCodes } from './oauth-requests.js';
 
@@ -30,7 +37,12 @@ function fields(req: Request): Record<string, string | undefined> {
 }
 
 function clientOf(req: Request, body: Record<string, string | undefined>): string {
-  const noSecrets = () => new OAuthHttpError('invalid_client', 'Colony issues no client secrets: send client_id alone (token_endpoint_auth_method none)', 401);
+  const noSecrets = () =>
+    new OAuthHttpError(
+      'invalid_client',
+      'Colony issues no client secrets: send client_id alone (token_endpoint_auth_method none)',
+      401,
+    );
   let clientId = body.client_id;
   const header = req.headers.authorization;
   if (header !== undefined) {
@@ -39,7 +51,8 @@ function clientOf(req: Request, body: Record<string, string | undefined>): strin
     const colon = decoded?.indexOf(':') ?? -1;
     if (decoded === null || colon < 0 || decoded.slice(colon + 1) !== '') throw noSecrets();
     const named = safeDecode(decoded.slice(0, colon));
-    if (clientId !== undefined && clientId !== named) throw new OAuthHttpError('invalid_request', 'two different client ids');
+    if (clientId !== undefined && clientId !== named)
+      throw new OAuthHttpError('invalid_request', 'two different client ids');
     clientId = named;
   }
   if (body.client_secret !== undefined) throw noSecrets();
@@ -68,14 +81,20 @@ function redeem(d: TokenDeps, body: Record<string, string | undefined>, clientId
   }
   // A request that named its redirect_uri must name it again; one that relied on the only registered URI may omit it.
   const redirectUri = body.redirect_uri ?? (entry.redirectUriGiven ? '' : entry.facts.redirectUri);
-  const issued = issueGrant(d.app, entry.client, entry.facts, { clientId, redirectUri, codeVerifier: body.code_verifier, resource: body.resource ?? null });
+  const issued = issueGrant(d.app, entry.client, entry.facts, {
+    clientId,
+    redirectUri,
+    codeVerifier: body.code_verifier,
+    resource: body.resource ?? null,
+  });
   d.codes.redeemed(body.code, issued.grantN);
   return issued;
 }
 
 function refresh(d: TokenDeps, body: Record<string, string | undefined>, clientId: string): IssuedTokens {
   if (!body.refresh_token) throw new OAuthHttpError('invalid_request', 'refresh_token is missing');
-  if (body.scope !== undefined && body.scope.split(' ').some((s) => s !== 'mcp')) throw new OAuthHttpError('invalid_scope', 'a refresh cannot widen the grant: its scope is mcp');
+  if (body.scope !== undefined && body.scope.split(' ').some((s) => s !== 'mcp'))
+    throw new OAuthHttpError('invalid_scope', 'a refresh cannot widen the grant: its scope is mcp');
   return refreshGrant(d.app, body.refresh_token, clientId, body.resource ?? null);
 }
 
@@ -95,7 +114,11 @@ export function mountToken(router: Router, d: TokenDeps): void {
       throw e;
     }
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json({
-      access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn, scope: issued.scope, refresh_token: issued.refreshToken,
+      access_token: issued.accessToken,
+      token_type: 'Bearer',
+      expires_in: issued.expiresIn,
+      scope: issued.scope,
+      refresh_token: issued.refreshToken,
     });
   });
 

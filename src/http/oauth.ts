@@ -47,11 +47,15 @@ const trim = (url: string): string => url.replace(/\/+$/, '');
 /** The protected resource an OAuth token is for: the MCP endpoint. */
 export const mcpResourceUrl = (publicUrl: string): string => `${trim(publicUrl)}/mcp`;
 /** Where /mcp's `WWW-Authenticate: Bearer resource_metadata="…"` points (RFC 9728 §3.1: the resource's path after the well-known name). */
-export const resourceMetadataUrl = (publicUrl: string): string => `${trim(publicUrl)}/.well-known/oauth-protected-resource/mcp`;
+export const resourceMetadataUrl = (publicUrl: string): string =>
+  `${trim(publicUrl)}/.well-known/oauth-protected-resource/mcp`;
 
 export function protectedResourceMetadata(publicUrl: string) {
   return {
-    resource: mcpResourceUrl(publicUrl), authorization_servers: [trim(publicUrl)], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'],
+    resource: mcpResourceUrl(publicUrl),
+    authorization_servers: [trim(publicUrl)],
+    scopes_supported: [...OAUTH_SCOPES],
+    bearer_methods_supported: ['header'],
     resource_name: 'Colony',
   };
 }
@@ -83,8 +87,10 @@ export function authorizationServerMetadata(publicUrl: string) {
  */
 const cors: RequestHandler = (req, res, next) => {
   res.set({
-    'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
-    'Access-Control-Allow-Headers': 'Content-Type, Authorization, MCP-Protocol-Version', 'Access-Control-Max-Age': '600',
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type, Authorization, MCP-Protocol-Version',
+    'Access-Control-Max-Age': '600',
   });
   if (req.method === 'OPTIONS') return void res.status(204).end();
   next();
@@ -100,7 +106,16 @@ export function mountOAuth(app: Express, ctx: McpContext, options: OAuthOptions 
   const codes = new AuthCodes(now);
   const clients = new ClientRegistry(colony, options.documents ?? new MetadataDocuments());
   const router = express.Router();
-  router.use(['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/oauth/register', '/oauth/token', '/oauth/revoke'], cors);
+  router.use(
+    [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-authorization-server',
+      '/oauth/register',
+      '/oauth/token',
+      '/oauth/revoke',
+    ],
+    cors,
+  );
   router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'], (_req, res) => {
     res.set('Cache-Control', 'max-age=300').json(protectedResourceMetadata(base()));
   });
@@ -108,7 +123,16 @@ export function mountOAuth(app: Express, ctx: McpContext, options: OAuthOptions 
     res.set('Cache-Control', 'max-age=300').json(authorizationServerMetadata(base()));
   });
   mountRegister(router, clients, limits);
-  mountAuthorize(router, { app: colony, issuer: base, resource: () => mcpResourceUrl(base()), clients, requests, codes, sessions: options.sessions ?? null, limits });
+  mountAuthorize(router, {
+    app: colony,
+    issuer: base,
+    resource: () => mcpResourceUrl(base()),
+    clients,
+    requests,
+    codes,
+    sessions: options.sessions ?? null,
+    limits,
+  });
   mountToken(router, { app: colony, codes, limits });
   router.use(oauthErrors);
   app.use(router);

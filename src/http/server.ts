@@ -46,10 +46,23 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     const status = typeof err?.status === 'number' ? err.status : 500;
     if (status >= 500) log.error({ err }, 'request failed');
-    res.status(status).json({ error: { code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest', message: status >= 500 ? 'internal error' : String(err.message) } });
+    res
+      .status(status)
+      .json({
+        error: {
+          code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest',
+          message: status >= 500 ? 'internal error' : String(err.message),
+        },
+      });
   };
   app.use(onError);
-  return { app, close: async () => { api?.close(); await mcpRoutes?.close(); } };
+  return {
+    app,
+    close: async () => {
+      api?.close();
+      await mcpRoutes?.close();
+    },
+  };
 }
 
 /**
@@ -67,7 +80,13 @@ export function listen(app: Express, host: string, port: number): Promise<Server
     const server = app.listen(port, host, (err?: Error) => {
       if (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        reject(new Error(code === 'EADDRINUSE' ? `${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`));
+        reject(
+          new Error(
+            code === 'EADDRINUSE'
+              ? `${host}:${port} is already in use`
+              : `cannot listen on ${host}:${port}: ${err.message}`,
+          ),
+        );
       } else resolve(server);
     });
     server.keepAliveTimeout = KEEP_ALIVE_MS;

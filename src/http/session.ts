@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import * as z from 'zod';
 import { DomainError } from '../errors.js';
-import { callerOfHash, principalKey } from '../mcp/auth.js';
+import { principalKey } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { tokenHash } from '../tokens.js';
 import { body, callerOf } from './api-common.js';
@@ -83,7 +83,12 @@ const keyOf = (id: string): string => createHash('sha256').update(id).digest('he
 export class FailureLimiter {
   private readonly failures = new Map<string, number[]>();
 
-  constructor(private readonly limit = SIGNIN_FAILURES_PER_MINUTE, private readonly windowMs = 60_000, private readonly now: () => number = Date.now, private readonly maxKeys = 10_000) {}
+  constructor(
+    private readonly limit = SIGNIN_FAILURES_PER_MINUTE,
+    private readonly windowMs = 60_000,
+    private readonly now: () => number = Date.now,
+    private readonly maxKeys = 10_000,
+  ) {}
 
   /** Seconds until `address` may try again; 0 when it may now. */
   retryAfter(address: string): number {
@@ -106,7 +111,9 @@ export class FailureLimiter {
 }
 
 export const principalOf = (c: Caller) =>
-  c.kind === 'owner' ? { kind: 'owner' as const, id: c.userId, name: c.name, tenant: c.userId } : { kind: 'agent' as const, id: c.agentId, name: c.name, tenant: c.ownerId };
+  c.kind === 'owner'
+    ? { kind: 'owner' as const, id: c.userId, name: c.name, tenant: c.userId }
+    : { kind: 'agent' as const, id: c.agentId, name: c.name, tenant: c.ownerId };
 
 /** The session id in the request's Cookie header, if it carries a well-formed one. */
 export function sessionCookie(req: Request): string | null {
@@ -120,7 +127,10 @@ export function sessionCookie(req: Request): string | null {
 }
 
 export function setSessionCookie(req: Request, res: Response, id: string, maxAgeSec: number): void {
-  res.append('Set-Cookie', `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSec}${req.secure ? '; Secure' : ''}`);
+  res.append(
+    'Set-Cookie',
+    `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSec}${req.secure ? '; Secure' : ''}`,
+  );
 }
 export const clearSessionCookie = (req: Request, res: Response): void => setSessionCookie(req, res, '', 0);
 
@@ -132,7 +142,9 @@ export const crossOrigin = (req: Request): boolean => {
 };
 
 export const csrfMatches = (sent: string | undefined, expected: string): boolean =>
-  typeof sent === 'string' && sent.length === expected.length && timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
+  typeof sent === 'string' &&
+  sent.length === expected.length &&
+  timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
 
 const SignIn = z.strictObject({ token: z.string().min(1).max(512) });
 
@@ -144,7 +156,9 @@ export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionSt
     const wait = limiter.retryAfter(address);
     if (wait > 0) {
       res.setHeader('Retry-After', String(wait));
-      throw new DomainError('ErrRateLimited', `too many failed sign-ins from this address: try again in ${wait} s`, { retry_after_sec: wait });
+      throw new DomainError('ErrRateLimited', `too many failed sign-ins from this address: try again in ${wait} s`, {
+        retry_after_sec: wait,
+      });
     }
     const { token } = body(SignIn, req);
     const caller = ctx.auth.authenticate(token);
@@ -153,7 +167,11 @@ export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionSt
       throw new DomainError('ErrUnauthorized', 'unknown or revoked token');
     }
     // An OAuth access token carries only the `mcp` scope; a console session would act with the owner's whole REST surface.
-    if (caller.oauth) throw new DomainError('ErrUnauthorized', 'an OAuth access token reaches /mcp only; sign in with an owner or agent token');
+    if (caller.oauth)
+      throw new DomainError(
+        'ErrUnauthorized',
+        'an OAuth access token reaches /mcp only; sign in with an owner or agent token',
+      );
     const old = sessionCookie(req);
     if (old) sessions.drop(old);
     const { id, session } = sessions.create(principalKey(caller), tokenHash(token));

@@ -29,11 +29,26 @@ export function treeView(s: Snapshot, folding: Folding = {}) {
     rows += 1;
     const v = n.verifier_config as { kind: string; agent_id?: number; recipe?: string } | null;
     return {
-      id: n.id, parent_task_id: n.parent_task_id, title: n.title, status: n.status, billing_code: n.billing_code, assignee: n.assignee, lease_expires_at: n.lease_expires_at,
-      verifier_config: v && { kind: v.kind, ...(v.agent_id !== undefined ? { agent_id: v.agent_id } : {}), ...(v.recipe !== undefined ? { recipe: v.recipe } : {}) },
-      budget_tokens: n.budget_tokens, budget_dollars_cents: n.budget_dollars_cents, spent_tokens: n.spent_tokens, spent_dollars_cents: n.spent_dollars_cents,
-      rollup: n.rollup, failure_reason: n.failure_reason && n.failure_reason.slice(0, 300),
-      child_count: n.children.length, children: unfolded.has(n.id) ? n.children.map(slim) : [],
+      id: n.id,
+      parent_task_id: n.parent_task_id,
+      title: n.title,
+      status: n.status,
+      billing_code: n.billing_code,
+      assignee: n.assignee,
+      lease_expires_at: n.lease_expires_at,
+      verifier_config: v && {
+        kind: v.kind,
+        ...(v.agent_id !== undefined ? { agent_id: v.agent_id } : {}),
+        ...(v.recipe !== undefined ? { recipe: v.recipe } : {}),
+      },
+      budget_tokens: n.budget_tokens,
+      budget_dollars_cents: n.budget_dollars_cents,
+      spent_tokens: n.spent_tokens,
+      spent_dollars_cents: n.spent_dollars_cents,
+      rollup: n.rollup,
+      failure_reason: n.failure_reason && n.failure_reason.slice(0, 300),
+      child_count: n.children.length,
+      children: unfolded.has(n.id) ? n.children.map(slim) : [],
     };
   };
   const tasks_tree = s.tasks_tree.map(slim);

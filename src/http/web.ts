@@ -10,21 +10,38 @@ import express, { type Express } from 'express';
  * whatever an agent wrote can only ever be text.
  */
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; "
-  + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const PAGES = /^\/(?:$|goals(?:\/\d+)?\/?$|approvals\/?$|agents(?:\/[a-z][a-z0-9-]*)?\/?$|requests\/?$|audit\/?$|oauth\/?$)/;
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const PAGES =
+  /^\/(?:$|goals(?:\/\d+)?\/?$|approvals\/?$|agents(?:\/[a-z][a-z0-9-]*)?\/?$|requests\/?$|audit\/?$|oauth\/?$)/;
 
 export function mountConsole(app: Express, dist = WEB_DIST): void {
   const secure = (res: express.Response): void => {
-    res.set({ 'Content-Security-Policy': CONSOLE_CSP, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY',
-      'Cross-Origin-Opener-Policy': 'same-origin' });
+    res.set({
+      'Content-Security-Policy': CONSOLE_CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+      'Cross-Origin-Opener-Policy': 'same-origin',
+    });
   };
-  app.use('/assets', (_req, res, next) => { secure(res); next(); }, express.static(join(dist, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
+  app.use(
+    '/assets',
+    (_req, res, next) => {
+      secure(res);
+      next();
+    },
+    express.static(join(dist, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }),
+  );
   app.get(PAGES, (_req, res) => {
     secure(res);
     const index = join(dist, 'index.html');
     if (!existsSync(index)) {
-      res.status(503).type('text/plain').send('The console is not built: run `npm run build:web` (npm install does it), then reload.\n');
+      res
+        .status(503)
+        .type('text/plain')
+        .send('The console is not built: run `npm run build:web` (npm install does it), then reload.\n');
       return;
     }
     res.set('Cache-Control', 'no-cache').type('html').send(readFileSync(index));

@@ -47,7 +47,9 @@ export interface PrincipalRef {
 }
 
 export const principalRef = (caller: Caller): PrincipalRef =>
-  caller.kind === 'owner' ? { principalId: `user:${caller.userId}`, tenantId: caller.userId } : { principalId: `agent:${caller.agentId}`, tenantId: caller.ownerId };
+  caller.kind === 'owner'
+    ? { principalId: `user:${caller.userId}`, tenantId: caller.userId }
+    : { principalId: `agent:${caller.agentId}`, tenantId: caller.ownerId };
 
 /** For audit rows: an unauthenticated call has neither. */
 export const principalRefOf = (caller: Caller | null): { principalId: string | null; tenantId: number | null } =>
@@ -89,7 +91,9 @@ const migrations = [
     // the trail is append-only, and guessing an id from a name after the fact could name the wrong one.
     version: 2,
     up(db: Database) {
-      db.exec('ALTER TABLE audit_log ADD COLUMN principal_id TEXT; ALTER TABLE audit_log ADD COLUMN tenant_id INTEGER;');
+      db.exec(
+        'ALTER TABLE audit_log ADD COLUMN principal_id TEXT; ALTER TABLE audit_log ADD COLUMN tenant_id INTEGER;',
+      );
     },
   },
 ];
@@ -151,11 +155,25 @@ export class AuditLog {
   record(e: AuditEntry): void {
     // A closed trail refuses at once, with the error the direct insert gave.
     if (!this.db.open) throw new TypeError('The database connection is not open');
-    this.queue.push([e.at, e.principal, e.principalId, e.tenantId, e.tool, e.argsDigest, e.outcome, e.errorCode, Math.round(e.durationMs * 1000) / 1000, e.commandId]);
+    this.queue.push([
+      e.at,
+      e.principal,
+      e.principalId,
+      e.tenantId,
+      e.tool,
+      e.argsDigest,
+      e.outcome,
+      e.errorCode,
+      Math.round(e.durationMs * 1000) / 1000,
+      e.commandId,
+    ]);
     if (this.pending === null) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
-      const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
       promise.catch(() => undefined); // a write nobody awaits (a flush on exit) must not be an unhandled rejection
       this.pending = { promise, resolve, reject };
       setImmediate(() => this.flush());
@@ -187,7 +205,10 @@ export class AuditLog {
       }
       pending?.resolve();
     } catch (err) {
-      log.error({ err, rows: rows.map((r) => ({ at: r[0], principal: r[1], tool: r[4], outcome: r[6] })) }, 'audit rows not written');
+      log.error(
+        { err, rows: rows.map((r) => ({ at: r[0], principal: r[1], tool: r[4], outcome: r[6] })) },
+        'audit rows not written',
+      );
       pending?.reject(err);
     }
   }
@@ -204,10 +225,14 @@ export class AuditLog {
     if (filter.outcome) (where.push('outcome = ?'), args.push(filter.outcome));
     const limit = filter.limit ?? -1;
     if (filter.after === undefined && limit > 0) {
-      const rows = this.db.prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`).all(...args, limit) as AuditRow[];
+      const rows = this.db
+        .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`)
+        .all(...args, limit) as AuditRow[];
       return rows.reverse();
     }
-    return this.db.prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`).all(...args, limit) as AuditRow[];
+    return this.db
+      .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`)
+      .all(...args, limit) as AuditRow[];
   }
 
   count(): number {

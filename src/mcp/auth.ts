@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { type TokenScope, type Caller } from '../events/principals.js';
+import { type Caller } from '../events/principals.js';
 import { grantOfAccessToken } from '../projections/oauth-queries.js';
 import { oauthProjection } from '../projections/oauth.js';
 import { handlesType } from '../engine/projection.js';
@@ -38,10 +38,18 @@ export function callerOfHash(app: App, hash: string): Caller | null {
     return user && { kind: 'owner', tokenId: row.tokenId, userId: user.userId, name: user.name, scopes: row.scopes };
   }
   const agent = getAgent(app.engine.db, row.principalId);
-  return agent && {
-    kind: 'agent', tokenId: row.tokenId, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: row.scopes,
-    toolScope: agent.toolScope, quarantined: agent.quarantined,
-  };
+  return (
+    agent && {
+      kind: 'agent',
+      tokenId: row.tokenId,
+      agentId: agent.agentId,
+      ownerId: agent.ownerId,
+      name: agent.name,
+      scopes: row.scopes,
+      toolScope: agent.toolScope,
+      quarantined: agent.quarantined,
+    }
+  );
 }
 
 /**
@@ -56,13 +64,24 @@ function oauthCallerOfHash(app: App, hash: string): Caller | null {
   const oauth = { grantId: grant.grantN, clientId: grant.clientId, expiresAt: grant.expiresAt };
   if (grant.principalKind === 'user') {
     const user = getUser(db, grant.principalId);
-    return user && user.userId === grant.ownerId ? { kind: 'owner', tokenId: 0, userId: user.userId, name: user.name, scopes: grant.scopes, oauth } : null;
+    return user && user.userId === grant.ownerId
+      ? { kind: 'owner', tokenId: 0, userId: user.userId, name: user.name, scopes: grant.scopes, oauth }
+      : null;
   }
   const agent = getAgent(db, grant.principalId);
-  return agent && agent.ownerId === grant.ownerId ? {
-    kind: 'agent', tokenId: 0, agentId: agent.agentId, ownerId: agent.ownerId, name: agent.name, scopes: grant.scopes,
-    toolScope: agent.toolScope, quarantined: agent.quarantined, oauth,
-  } : null;
+  return agent && agent.ownerId === grant.ownerId
+    ? {
+        kind: 'agent',
+        tokenId: 0,
+        agentId: agent.agentId,
+        ownerId: agent.ownerId,
+        name: agent.name,
+        scopes: grant.scopes,
+        toolScope: agent.toolScope,
+        quarantined: agent.quarantined,
+        oauth,
+      }
+    : null;
 }
 
 /**
@@ -75,7 +94,6 @@ export const principalKey = (caller: Caller): string =>
 /** The `actor` recorded in events: `user:<name>` or `agent:<name>`. */
 export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 'user' : 'agent'}:${caller.name}`;
 
-
 /**
  * Authentication on every request, without a database round trip for every call: callers are cached
  * by token hash and the cache is dropped whenever a principal's stream changes in this process (the bus)
@@ -87,9 +105,11 @@ export const actorOf = (caller: Caller): string => `${caller.kind === 'owner' ? 
  * evidence every verified task appends to its agent's stream — leave every cached caller as it is, so
  * they no longer send every session back to the database.
  */
-const changesCallers = (type: string): boolean => handlesType(principalsProjection, type) || handlesType(oauthProjection, type);
+const changesCallers = (type: string): boolean =>
+  handlesType(principalsProjection, type) || handlesType(oauthProjection, type);
 const changesCaller = (streamId: string, type: string): boolean =>
-  (streamId.startsWith('user-') || streamId.startsWith('agent-') || streamId.startsWith('oauth-')) && changesCallers(type);
+  (streamId.startsWith('user-') || streamId.startsWith('agent-') || streamId.startsWith('oauth-')) &&
+  changesCallers(type);
 
 export class Authenticator {
   private readonly cache = new Map<string, Caller>();
@@ -103,9 +123,13 @@ export class Authenticator {
     // At append, not only at publish: under group commit a revocation is committed a turn later, and a
     // call handled in between must already see it (fail closed). A rolled-back batch drops what was
     // cached from its uncommitted rows.
-    app.engine.bus.onAppend.add((events) => { if (events.some((e) => changesCaller(e.streamId, e.type))) this.cache.clear(); });
+    app.engine.bus.onAppend.add((events) => {
+      if (events.some((e) => changesCaller(e.streamId, e.type))) this.cache.clear();
+    });
     app.engine.group.onRollback.add(() => this.cache.clear());
-    app.engine.bus.events$.subscribe((e) => { if (changesCaller(e.streamId, e.type)) this.cache.clear(); });
+    app.engine.bus.events$.subscribe((e) => {
+      if (changesCaller(e.streamId, e.type)) this.cache.clear();
+    });
   }
 
   authenticate(token: string | undefined): Caller | null {

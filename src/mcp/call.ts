@@ -25,7 +25,9 @@ export const IDEMPOTENCY_META_KEY = 'colony/idempotency_key';
  * tools in its tool scope — what it can actually call, so a model is not offered tools that are refused.
  */
 export function visibleTools(ctx: { tools: ToolLookup }, caller: Caller): AnyTool[] {
-  return ctx.tools.list().filter((t) => caller.kind === 'owner' || (t.surface === 'agent' && caller.toolScope.includes(t.name)));
+  return ctx.tools
+    .list()
+    .filter((t) => caller.kind === 'owner' || (t.surface === 'agent' && caller.toolScope.includes(t.name)));
 }
 
 /**
@@ -37,8 +39,23 @@ function toolFor(ctx: Pick<McpContext, 'tools'>, caller: Caller, name: string): 
   return tool && (caller.kind === 'owner' || tool.surface === 'agent') ? tool : undefined;
 }
 
-export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta?: Record<string, unknown>, progress?: Progress): Promise<CallToolResult>;
-export function callTool(ctx: McpContext, caller: Caller | null, name: string, rawArgs: Record<string, unknown>, meta: Record<string, unknown> | undefined, progress: Progress, acceptsTask: boolean): Promise<CallToolResult | CreateTaskResultV2>;
+export function callTool(
+  ctx: McpContext,
+  caller: Caller | null,
+  name: string,
+  rawArgs: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+  progress?: Progress,
+): Promise<CallToolResult>;
+export function callTool(
+  ctx: McpContext,
+  caller: Caller | null,
+  name: string,
+  rawArgs: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+  progress: Progress,
+  acceptsTask: boolean,
+): Promise<CallToolResult | CreateTaskResultV2>;
 export function callTool(
   ctx: McpContext,
   caller: Caller | null,
@@ -59,22 +76,39 @@ export function callTool(
       try {
         await ctx.audit.written(); // answered only once its audit row is written
       } catch (e) {
-        return errorResult(tool, new DomainError('ErrAuditFailed', `the call ran but its audit row could not be written: ${(e as Error).message}`)).result;
+        return errorResult(
+          tool,
+          new DomainError(
+            'ErrAuditFailed',
+            `the call ran but its audit row could not be written: ${(e as Error).message}`,
+          ),
+        ).result;
       }
       return result;
     },
     async (e: unknown) => {
       // A COMMIT that fails (an I/O error, a full disk) took the call's writes back: it answers as an
       // error, never as done, and the trail says so beside the row the handler's outcome left.
-      const failed = e instanceof CommitFailedError
-        ? new DomainError('ErrCommitFailed', `the call's changes could not be written to disk and were rolled back: ${(e.cause as Error)?.message ?? e.message}`)
-        : e;
+      const failed =
+        e instanceof CommitFailedError
+          ? new DomainError(
+              'ErrCommitFailed',
+              `the call's changes could not be written to disk and were rolled back: ${(e.cause as Error)?.message ?? e.message}`,
+            )
+          : e;
       const { result, code } = errorResult(tool, failed);
       log.error({ err: e, tool: name, code }, 'a tool call failed outside its handler');
       try {
         ctx.audit.record({
-          at: ctx.app.engine.clock().toISOString(), principal: caller ? actorOf(caller) : 'anonymous', ...principalRefOf(caller), tool: name,
-          argsDigest: argsDigest(rawArgs), outcome: 'error', errorCode: code, durationMs: 0, commandId: null,
+          at: ctx.app.engine.clock().toISOString(),
+          principal: caller ? actorOf(caller) : 'anonymous',
+          ...principalRefOf(caller),
+          tool: name,
+          argsDigest: argsDigest(rawArgs),
+          outcome: 'error',
+          errorCode: code,
+          durationMs: 0,
+          commandId: null,
         });
         await ctx.audit.written();
       } catch {
@@ -104,13 +138,29 @@ async function callGrouped(
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     const principal = caller ? actorOf(caller) : 'anonymous';
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(), principal, ...principalRefOf(caller), tool: name,
+      at: ctx.app.engine.clock().toISOString(),
+      principal,
+      ...principalRefOf(caller),
+      tool: name,
       argsDigest: digest ?? argsDigest(rawArgs),
-      outcome, errorCode: code, durationMs, commandId,
+      outcome,
+      errorCode: code,
+      durationMs,
+      commandId,
     });
     // Writes only (reads would drown them), and only a known tool: an unknown name is the caller's text. Never the arguments.
     if (ctx.logCalls && tool && tool.trust !== 'read') {
-      log.info({ principal, principalId: principalRefOf(caller).principalId, tool: tool.name, outcome, code, ms: Math.round(durationMs * 10) / 10 }, 'tool call');
+      log.info(
+        {
+          principal,
+          principalId: principalRefOf(caller).principalId,
+          tool: tool.name,
+          outcome,
+          code,
+          ms: Math.round(durationMs * 10) / 10,
+        },
+        'tool call',
+      );
     }
     return result;
   };
@@ -126,10 +176,14 @@ async function callGrouped(
     checkShape(rawArgs);
     const { confirmation, rest } = splitConfirmation(tool, rawArgs);
     const parsed = tool.input.safeParse(ctx.paths.guard(withoutBlank(rest, tool.blankPathDefaults), tool.pathFields));
-    if (!parsed.success) throw invalidInput(`invalid arguments for ${name}: ${summarize(parsed.error.issues)}`, { issues: parsed.error.issues });
+    if (!parsed.success)
+      throw invalidInput(`invalid arguments for ${name}: ${summarize(parsed.error.issues)}`, {
+        issues: parsed.error.issues,
+      });
     digest = argsDigest(parsed.data);
     if (tool.trust === 'destructive') {
-      if (confirmation === undefined) return finish('pending_confirmation', askConfirmation(ctx, caller, tool, parsed.data, digest), null);
+      if (confirmation === undefined)
+        return finish('pending_confirmation', askConfirmation(ctx, caller, tool, parsed.data, digest), null);
       try {
         ctx.confirmations.redeem(confirmation, tool.name, digest, principalKey(caller));
       } catch (e) {
@@ -138,7 +192,13 @@ async function callGrouped(
     }
     const scope = key === undefined ? undefined : idempotencyScope(caller, tool.name, key);
     if (scope !== undefined) commandId = `${scope}${digest}`;
-    const command = { actor: actorOf(caller), commandId, record: key !== undefined, correlationId: commandId, idempotencyScope: scope };
+    const command = {
+      actor: actorOf(caller),
+      commandId,
+      record: key !== undefined,
+      correlationId: commandId,
+      idempotencyScope: scope,
+    };
     const toolCtx = { app: ctx.app, caller, tools: ctx.tools, command, runtime: ctx.runtime, cwd: ctx.cwd, progress };
     let value: unknown;
     if (acceptsTask && tool.task) {
@@ -164,7 +224,9 @@ async function callGrouped(
  * refused inside the command's transaction (ErrIdempotencyConflict), never answered with a stranger's result.
  */
 export function idempotencyScope(caller: Caller, tool: string, key: string): string {
-  return `idem:${createHash('sha256').update(`${principalKey(caller)}\0${tool}\0${key}`).digest('hex')}:`;
+  return `idem:${createHash('sha256')
+    .update(`${principalKey(caller)}\0${tool}\0${key}`)
+    .digest('hex')}:`;
 }
 
 /** How deep arguments may nest: validation recurses, and a hostile client could nest until the stack overflows. */
@@ -176,14 +238,23 @@ function checkShape(args: unknown): void {
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) throw invalidInput(`${path || 'an argument'} contains a NUL character`, { field: path });
+      if (value.includes('\u0000'))
+        throw invalidInput(`${path || 'an argument'} contains a NUL character`, { field: path });
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_ARGS_DEPTH) throw invalidInput(`arguments nest deeper than ${MAX_ARGS_DEPTH} levels (at ${path})`, { field: path, max_depth: MAX_ARGS_DEPTH });
+    if (depth >= MAX_ARGS_DEPTH)
+      throw invalidInput(`arguments nest deeper than ${MAX_ARGS_DEPTH} levels (at ${path})`, {
+        field: path,
+        max_depth: MAX_ARGS_DEPTH,
+      });
     for (const [k, v] of Object.entries(value)) {
       if (k.includes('\u0000')) throw invalidInput(`an argument name contains a NUL character`);
-      stack.push({ value: v, depth: depth + 1, path: Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k });
+      stack.push({
+        value: v,
+        depth: depth + 1,
+        path: Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k,
+      });
     }
   }
 }
@@ -193,23 +264,39 @@ function authorize(caller: Caller, tool: AnyTool): DomainError | null {
   if (!caller.toolScope.includes(tool.name)) {
     // The agent cannot fix this itself, so the message says what its owner would run (its whole new scope: --tools replaces).
     const fix = `colony agents update ${caller.name} --tools ${[...caller.toolScope, tool.name].join(',')}`;
-    return new DomainError('ErrToolNotInScope', `${tool.name} is not in the tool scope of agent ${caller.name}; the owner can add it: ${fix}`,
-      { tool: tool.name, tool_scope: caller.toolScope, fix });
+    return new DomainError(
+      'ErrToolNotInScope',
+      `${tool.name} is not in the tool scope of agent ${caller.name}; the owner can add it: ${fix}`,
+      { tool: tool.name, tool_scope: caller.toolScope, fix },
+    );
   }
   if (caller.quarantined && tool.trust !== 'read') {
-    return new DomainError('ErrAgentQuarantined', `agent ${caller.name} is quarantined: only read tools are allowed until an owner lifts it`);
+    return new DomainError(
+      'ErrAgentQuarantined',
+      `agent ${caller.name} is quarantined: only read tools are allowed until an owner lifts it`,
+    );
   }
   return null;
 }
 
-function splitConfirmation(tool: AnyTool, args: Record<string, unknown>): { confirmation?: string; rest: Record<string, unknown> } {
+function splitConfirmation(
+  tool: AnyTool,
+  args: Record<string, unknown>,
+): { confirmation?: string; rest: Record<string, unknown> } {
   if (tool.trust !== 'destructive' || !('confirmation_token' in args)) return { rest: args };
   const { confirmation_token: token, ...rest } = args;
-  if (typeof token !== 'string' || token === '') throw invalidInput('confirmation_token must be a non-empty string', { field: 'confirmation_token' });
+  if (typeof token !== 'string' || token === '')
+    throw invalidInput('confirmation_token must be a non-empty string', { field: 'confirmation_token' });
   return { confirmation: token, rest };
 }
 
-function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: unknown, digest: string): CallToolResult {
+function askConfirmation(
+  ctx: McpContext,
+  caller: Caller,
+  tool: AnyTool,
+  args: unknown,
+  digest: string,
+): CallToolResult {
   const token = ctx.confirmations.issue(tool.name, digest, principalKey(caller));
   const body = {
     confirmation_required: true,
@@ -222,7 +309,9 @@ function askConfirmation(ctx: McpContext, caller: Caller, tool: AnyTool, args: u
 }
 
 const withoutBlank = (args: Record<string, unknown>, fields: readonly string[] = []): Record<string, unknown> =>
-  fields.some((f) => args[f] === '') ? Object.fromEntries(Object.entries(args).filter(([k, v]) => !(v === '' && fields.includes(k)))) : args;
+  fields.some((f) => args[f] === '')
+    ? Object.fromEntries(Object.entries(args).filter(([k, v]) => !(v === '' && fields.includes(k))))
+    : args;
 
 const shapedErrorCode = (value: unknown): string | null => {
   const v = value as { status?: unknown; error_code?: unknown } | null;

@@ -1,6 +1,11 @@
 import {
-  CapabilityCatalog, CatalogInputError, orDefault, validatedBool,
-  type CapabilityRecord, type CatalogField, type CatalogSummary,
+  CapabilityCatalog,
+  CatalogInputError,
+  orDefault,
+  validatedBool,
+  type CapabilityRecord,
+  type CatalogField,
+  type CatalogSummary,
 } from './catalog.js';
 
 /**
@@ -12,7 +17,12 @@ import {
 export type BuildCatalog = (includeTools: boolean) => CapabilityCatalog;
 
 export type NavigationErrorCode =
-  | 'INVALID_KIND' | 'INVALID_QUERY' | 'INVALID_INPUT' | 'INVALID_CAPABILITY_ID' | 'CAPABILITY_NOT_FOUND' | 'CAPABILITY_ID_AMBIGUOUS';
+  | 'INVALID_KIND'
+  | 'INVALID_QUERY'
+  | 'INVALID_INPUT'
+  | 'INVALID_CAPABILITY_ID'
+  | 'CAPABILITY_NOT_FOUND'
+  | 'CAPABILITY_ID_AMBIGUOUS';
 
 export type NavigationError = {
   status: 'error';
@@ -24,7 +34,12 @@ export type NavigationError = {
 };
 
 // Type aliases, not interfaces: the tool layer checks them against zod's inferred (index-signed) types.
-export type CapabilityPage = { status: 'success'; capabilities: CapabilityRecord[]; count: number; summary: CatalogSummary };
+export type CapabilityPage = {
+  status: 'success';
+  capabilities: CapabilityRecord[];
+  count: number;
+  summary: CatalogSummary;
+};
 export type SearchPage = CapabilityPage & { query: string };
 export type CapabilityFound = { status: 'success'; capability: CapabilityRecord };
 export type OperabilityStatus = {
@@ -38,9 +53,20 @@ export type OperabilityStatus = {
   summary: CatalogSummary;
 };
 
-export interface ListArgs { kind?: unknown; limit?: unknown; include_tools?: unknown; include_unavailable?: unknown }
-export interface SearchArgs extends ListArgs { query?: unknown }
-export interface GetArgs { capability_id?: unknown; kind?: unknown; include_tools?: unknown }
+export interface ListArgs {
+  kind?: unknown;
+  limit?: unknown;
+  include_tools?: unknown;
+  include_unavailable?: unknown;
+}
+export interface SearchArgs extends ListArgs {
+  query?: unknown;
+}
+export interface GetArgs {
+  capability_id?: unknown;
+  kind?: unknown;
+  include_tools?: unknown;
+}
 
 const CODE_OF: Record<CatalogField, NavigationErrorCode> = {
   kind: 'INVALID_KIND',
@@ -51,7 +77,8 @@ const CODE_OF: Record<CatalogField, NavigationErrorCode> = {
   include_unavailable: 'INVALID_INPUT',
 };
 
-export const DISPATCHABILITY_NOTE = 'implementation metadata only; configuration, construction, and health remain unverified';
+export const DISPATCHABILITY_NOTE =
+  'implementation metadata only; configuration, construction, and health remain unverified';
 
 export function listAgentCapabilities(build: BuildCatalog, args: ListArgs = {}): CapabilityPage | NavigationError {
   return guarded(() => {
@@ -65,7 +92,13 @@ export function searchAgentCapabilities(build: BuildCatalog, args: SearchArgs = 
   return guarded(() => {
     const catalog = build(wantsTools(args.kind, args.include_tools));
     const capabilities = catalog.search(args.query, args);
-    return { status: 'success', query: args.query as string, capabilities, count: capabilities.length, summary: catalog.summary() };
+    return {
+      status: 'success',
+      query: args.query as string,
+      capabilities,
+      count: capabilities.length,
+      summary: catalog.summary(),
+    };
   });
 }
 
@@ -79,14 +112,21 @@ export function getAgentCapability(build: BuildCatalog, args: GetArgs = {}): Cap
     if (matches.length > 1) {
       const candidates = matches.map((r) => r.id);
       return {
-        status: 'error' as const, error_code: 'CAPABILITY_ID_AMBIGUOUS' as const, capability_id: shown, candidates, summary: catalog.summary(),
+        status: 'error' as const,
+        error_code: 'CAPABILITY_ID_AMBIGUOUS' as const,
+        capability_id: shown,
+        candidates,
+        summary: catalog.summary(),
         message: `'${shown}' names ${candidates.length} capabilities (${candidates.join(', ')}); pass one of these ids, or a kind`,
       };
     }
     const [record] = matches;
     if (!record) {
       return {
-        status: 'error' as const, error_code: 'CAPABILITY_NOT_FOUND' as const, capability_id: shown, summary: catalog.summary(),
+        status: 'error' as const,
+        error_code: 'CAPABILITY_NOT_FOUND' as const,
+        capability_id: shown,
+        summary: catalog.summary(),
         message: `no capability with id or name '${shown.trim()}'${toolId || args.include_tools === true ? '' : ' (tool records need a tool: id or include_tools=true)'}; try search_agent_capabilities`,
       };
     }
@@ -95,7 +135,10 @@ export function getAgentCapability(build: BuildCatalog, args: GetArgs = {}): Cap
 }
 
 /** Declared and implementation-present agents, from metadata only: nothing is constructed or probed. */
-export function agentOperabilityStatus(build: BuildCatalog, args: { include_tools?: unknown } = {}): OperabilityStatus | NavigationError {
+export function agentOperabilityStatus(
+  build: BuildCatalog,
+  args: { include_tools?: unknown } = {},
+): OperabilityStatus | NavigationError {
   return guarded(() => {
     const catalog = build(validatedBool(orDefault(args.include_tools, false), 'include_tools'));
     const agents = catalog.all('agent');

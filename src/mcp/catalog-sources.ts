@@ -23,7 +23,11 @@ export interface CatalogSources {
   root: string;
 }
 
-export const SOURCE_NAMES = { agents: 'agent_registry', modules: 'package_filesystem', tools: 'mcp_tool_registry' } as const;
+export const SOURCE_NAMES = {
+  agents: 'agent_registry',
+  modules: 'package_filesystem',
+  tools: 'mcp_tool_registry',
+} as const;
 
 export function buildColonyCatalog(sources: CatalogSources, includeTools: boolean): CapabilityCatalog {
   const errors: string[] = [];
@@ -45,7 +49,11 @@ export function buildColonyCatalog(sources: CatalogSources, includeTools: boolea
   }
   const names = [SOURCE_NAMES.agents, SOURCE_NAMES.modules, ...(includeTools ? [SOURCE_NAMES.tools] : [])];
   return new CapabilityCatalog(records, errors, {
-    schema_version: 1, mode: 'metadata_only', live_probes_performed: false, tool_discovery_requested: includeTools, sources: names,
+    schema_version: 1,
+    mode: 'metadata_only',
+    live_probes_performed: false,
+    tool_discovery_requested: includeTools,
+    sources: names,
   });
 }
 
@@ -61,13 +69,26 @@ export function agentRecord(a: AgentRow): CapabilityRecord {
     status: a.quarantined ? 'unavailable' : hasCommand ? 'implementation_present' : 'declared',
     source: 'agent registry',
     documentation: null,
-    provenance: { discovered_by: SOURCE_NAMES.agents, source_path: 'agent registry', stream: `agent-${a.agentId}`, metadata_only: true },
+    provenance: {
+      discovered_by: SOURCE_NAMES.agents,
+      source_path: 'agent registry',
+      stream: `agent-${a.agentId}`,
+      metadata_only: true,
+    },
     trust: 'execution',
     tags: [a.tier, 'agent', 'dispatch', ...(a.quarantined ? ['quarantined'] : [])],
     details: {
-      agent_id: a.agentId, tier: a.tier, model: a.model, tool_scope: [...a.toolScope], command_present: hasCommand,
-      runtime_status: a.status, quarantined: a.quarantined, parent_agent_id: a.parentId, spawn_depth: a.spawnDepth,
-      live_probe_performed: false, construction_verified: false,
+      agent_id: a.agentId,
+      tier: a.tier,
+      model: a.model,
+      tool_scope: [...a.toolScope],
+      command_present: hasCommand,
+      runtime_status: a.status,
+      quarantined: a.quarantined,
+      parent_agent_id: a.parentId,
+      spawn_depth: a.spawnDepth,
+      live_probe_performed: false,
+      construction_verified: false,
     },
   };
 }
@@ -102,7 +123,10 @@ function moduleRecord(root: string, name: string, tools: readonly AnyTool[]): Ca
   const sourceFiles = countTs(join(root, path));
   const readme = existingFile(root, `${path}/README.md`);
   const hasTests = existsSync(join(root, 'test', name)) || existsSync(join(root, 'test', `${name}.test.ts`));
-  const mcpTools = tools.filter((t) => t.module === name).map((t) => t.name).sort(compareStrings);
+  const mcpTools = tools
+    .filter((t) => t.module === name)
+    .map((t) => t.name)
+    .sort(compareStrings);
   const missing = [...(readme ? [] : ['README.md']), ...(hasTests ? [] : [`test/${name}`])];
   return {
     id: `module:${name}`,
@@ -117,8 +141,12 @@ function moduleRecord(root: string, name: string, tools: readonly AnyTool[]): Ca
     trust: 'read_only',
     tags: ['module', 'source'],
     details: {
-      has_readme: readme !== null, has_tests: hasTests, has_mcp_tools: mcpTools.length > 0, mcp_tools: mcpTools,
-      source_files: sourceFiles, missing_surfaces: missing,
+      has_readme: readme !== null,
+      has_tests: hasTests,
+      has_mcp_tools: mcpTools.length > 0,
+      mcp_tools: mcpTools,
+      source_files: sourceFiles,
+      missing_surfaces: missing,
     },
   };
 }
@@ -144,8 +172,13 @@ export function toolRecord(tool: AnyTool, root: string): CapabilityRecord {
     trust: readOnly ? 'read_only' : 'restricted',
     tags: ['mcp', 'static', 'tool', readOnly ? 'read_only' : tool.trust, `${tool.surface}_surface`],
     details: {
-      schema: inputJsonSchema(tool), dynamic: false, destructive: tool.trust === 'destructive', trust_class: tool.trust,
-      surface: tool.surface, module: tool.module, requires_confirmation: tool.trust === 'destructive',
+      schema: inputJsonSchema(tool),
+      dynamic: false,
+      destructive: tool.trust === 'destructive',
+      trust_class: tool.trust,
+      surface: tool.surface,
+      module: tool.module,
+      requires_confirmation: tool.trust === 'destructive',
     },
   };
 }
@@ -162,7 +195,9 @@ function existingFile(root: string, relative: string): string | null {
 /** Source files (`.ts`, or `.js` in a build) under the folder: a folder without any is `unavailable`. */
 function countTs(dir: string): number {
   try {
-    return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => (f.endsWith('.ts') && !f.endsWith('.d.ts')) || f.endsWith('.js')).length;
+    return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => (f.endsWith('.ts') && !f.endsWith('.d.ts')) || f.endsWith('.js'),
+    ).length;
   } catch {
     return 0;
   }

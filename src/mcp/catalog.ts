@@ -42,7 +42,10 @@ export type CatalogField = 'kind' | 'limit' | 'query' | 'capability_id' | 'inclu
 
 /** Bad input to the catalog (codomyrmex's ValueError), with codomyrmex's messages. */
 export class CatalogInputError extends Error {
-  constructor(readonly field: CatalogField, message: string) {
+  constructor(
+    readonly field: CatalogField,
+    message: string,
+  ) {
     super(message);
     this.name = 'CatalogInputError';
   }
@@ -59,7 +62,11 @@ export class CapabilityCatalog {
   readonly errors: readonly string[];
   private readonly provenance: Record<string, unknown>;
 
-  constructor(records: readonly CapabilityRecord[], errors: readonly string[] = [], provenance: Record<string, unknown> = {}) {
+  constructor(
+    records: readonly CapabilityRecord[],
+    errors: readonly string[] = [],
+    provenance: Record<string, unknown> = {},
+  ) {
     this.records = records.map(safeRecord).sort(compareRecords);
     this.errors = [...new Set(errors.map(String))].sort(compareStrings);
     this.provenance = jsonSafe(provenance) as Record<string, unknown>;
@@ -75,12 +82,15 @@ export class CapabilityCatalog {
 
   /** Every record whose id is `capabilityId`, or — for an input without `:` — whose name is; in order. */
   find(capabilityId: unknown, options: { kind?: unknown } = {}): CapabilityRecord[] {
-    if (typeof capabilityId !== 'string') throw new CatalogInputError('capability_id', 'capability_id must be a string');
+    if (typeof capabilityId !== 'string')
+      throw new CatalogInputError('capability_id', 'capability_id must be a string');
     const wanted = capabilityId.trim();
     if (!wanted) throw new CatalogInputError('capability_id', 'capability_id must not be empty');
     const kind = validatedKind(options.kind);
     const bare = !wanted.includes(':');
-    return this.records.filter((r) => (kind === null || r.kind === kind) && (r.id === wanted || (bare && r.name === wanted)));
+    return this.records.filter(
+      (r) => (kind === null || r.kind === kind) && (r.id === wanted || (bare && r.name === wanted)),
+    );
   }
 
   /** The one record `find` returns, or null when there is none or more than one. */
@@ -134,7 +144,9 @@ export class CapabilityCatalog {
   }
 
   private filtered(kind: CapabilityKind | null, includeUnavailable: boolean): CapabilityRecord[] {
-    return this.records.filter((r) => (kind === null || r.kind === kind) && (includeUnavailable || r.status !== 'unavailable'));
+    return this.records.filter(
+      (r) => (kind === null || r.kind === kind) && (includeUnavailable || r.status !== 'unavailable'),
+    );
   }
 }
 
@@ -144,8 +156,15 @@ export const searchTerms = (query: string): string[] => query.toLowerCase().matc
 export function scoreRecord(record: CapabilityRecord, terms: readonly string[]): number {
   const id = record.id.toLowerCase();
   const name = record.name.toLowerCase();
-  const fields = [id, name, record.display_name, record.description, record.source, record.documentation ?? '', record.tags.join(' ')]
-    .map((f) => f.toLowerCase());
+  const fields = [
+    id,
+    name,
+    record.display_name,
+    record.description,
+    record.source,
+    record.documentation ?? '',
+    record.tags.join(' '),
+  ].map((f) => f.toLowerCase());
   let score = 0;
   for (const term of terms) {
     if (name === term || id === term) score += 12;
@@ -170,7 +189,8 @@ export function validatedBool(value: unknown, field: 'include_tools' | 'include_
 
 /** An integer (not a boolean, not a numeric string) clamped to [1, 500]: `0` gives one record. */
 export function boundedLimit(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new CatalogInputError('limit', 'limit must be an integer');
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw new CatalogInputError('limit', 'limit must be an integer');
   return Math.max(1, Math.min(value, MAX_LIMIT));
 }
 
@@ -180,14 +200,21 @@ export function boundedLimit(value: unknown): number {
  */
 export function jsonSafe(value: unknown): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value).toLowerCase().replace('infinity', 'inf');
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? value : String(value).toLowerCase().replace('infinity', 'inf');
   if (Array.isArray(value)) return value.map(jsonSafe);
-  if (value instanceof Set) return [...value].map(jsonSafe).sort((a, b) => compareStrings(JSON.stringify(a), JSON.stringify(b)));
+  if (value instanceof Set)
+    return [...value].map(jsonSafe).sort((a, b) => compareStrings(JSON.stringify(a), JSON.stringify(b)));
   if (value instanceof Map) return sortedKeys(Object.fromEntries([...value].map(([k, v]) => [String(k), jsonSafe(v)])));
   if (typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
     return sortedKeys(Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, jsonSafe(v)])));
   }
-  const type = value === undefined ? 'undefined' : typeof value === 'object' ? (value.constructor?.name ?? 'Object') : typeof value;
+  const type =
+    value === undefined
+      ? 'undefined'
+      : typeof value === 'object'
+        ? (value.constructor?.name ?? 'Object')
+        : typeof value;
   return { unsupported_type: type };
 }
 
@@ -195,9 +222,18 @@ export function jsonSafe(value: unknown): unknown {
 export const orDefault = (value: unknown, fallback: unknown): unknown => (value === undefined ? fallback : value);
 
 const safeRecord = (r: CapabilityRecord): CapabilityRecord => ({
-  id: r.id, kind: r.kind, name: r.name, display_name: r.display_name, description: r.description, status: r.status, source: r.source,
-  documentation: r.documentation, provenance: jsonSafe(r.provenance) as Record<string, unknown>, trust: r.trust,
-  tags: r.tags.map(String), details: jsonSafe(r.details) as Record<string, unknown>,
+  id: r.id,
+  kind: r.kind,
+  name: r.name,
+  display_name: r.display_name,
+  description: r.description,
+  status: r.status,
+  source: r.source,
+  documentation: r.documentation,
+  provenance: jsonSafe(r.provenance) as Record<string, unknown>,
+  trust: r.trust,
+  tags: r.tags.map(String),
+  details: jsonSafe(r.details) as Record<string, unknown>,
 });
 
 export const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -209,4 +245,5 @@ const sortedKeys = <T>(o: Record<string, T>): Record<string, T> =>
   Object.fromEntries(Object.entries(o).sort(([a], [b]) => compareStrings(a, b)));
 
 /** How codomyrmex's `{kind!r}` prints the value it rejects. */
-const pyRepr = (v: unknown): string => (typeof v === 'string' ? `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : JSON.stringify(v) ?? String(v));
+const pyRepr = (v: unknown): string =>
+  typeof v === 'string' ? `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : (JSON.stringify(v) ?? String(v));

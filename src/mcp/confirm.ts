@@ -33,7 +33,8 @@ export class Confirmations {
     this.pending.delete(token);
     if (!entry) throw new DomainError('ErrConfirmationInvalid', 'invalid or expired confirmation token');
     if (entry.tool !== tool) throw new DomainError('ErrConfirmationMismatch', 'confirmation token does not match tool');
-    if (entry.caller !== caller) throw new DomainError('ErrConfirmationMismatch', 'confirmation token was issued to another caller');
+    if (entry.caller !== caller)
+      throw new DomainError('ErrConfirmationMismatch', 'confirmation token was issued to another caller');
     if (!timingSafeEqual(Buffer.from(entry.digest), Buffer.from(digest))) {
       throw new DomainError('ErrConfirmationMismatch', 'confirmation token does not match arguments');
     }

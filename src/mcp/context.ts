@@ -24,7 +24,11 @@ export interface McpContext {
   readonly logCalls: boolean;
 }
 
-export function createMcpContext(app: App, tools: ToolRegistry, options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null; logCalls?: boolean } = {}): McpContext {
+export function createMcpContext(
+  app: App,
+  tools: ToolRegistry,
+  options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null; logCalls?: boolean } = {},
+): McpContext {
   return {
     app,
     tools,

@@ -18,7 +18,11 @@ export class ToolRegistry implements ToolLookup {
     for (const tool of tools) {
       const existing = this.tools.get(tool.name);
       if (existing) {
-        if (existing !== tool) log.warn({ tool: tool.name, module: tool.module, kept: existing.module }, `ignoring duplicate MCP tool ${tool.name}; first registration wins`);
+        if (existing !== tool)
+          log.warn(
+            { tool: tool.name, module: tool.module, kept: existing.module },
+            `ignoring duplicate MCP tool ${tool.name}; first registration wins`,
+          );
         continue;
       }
       this.tools.set(tool.name, tool);

@@ -24,7 +24,10 @@ export function okResult(tool: AnyTool, value: unknown): CallToolResult {
 export function errorResult(tool: AnyTool | undefined, error: unknown): { result: CallToolResult; code: string } {
   const e = toDomainError(error);
   const result: CallToolResult = { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }] };
-  if (tool?.output) result.structuredContent = { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } };
+  if (tool?.output)
+    result.structuredContent = {
+      error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
+    };
   return { result, code: e.code };
 }
 
@@ -56,16 +59,28 @@ export const ConfirmationRequired = z.object({
 });
 
 export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-7',
+    io: 'output',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 }
 
 export function inputJsonSchema(tool: AnyTool): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(tool.input, { target: 'draft-7', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(tool.input, {
+    target: 'draft-7',
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   if (tool.trust !== 'destructive') return { ...rest, type: 'object' };
   const properties = {
     ...(rest.properties as Record<string, unknown> | undefined),
-    confirmation_token: { type: 'string', minLength: 1, description: 'The confirm_token of the first call: runs the tool (one use, 60 s, same arguments)' },
+    confirmation_token: {
+      type: 'string',
+      minLength: 1,
+      description: 'The confirm_token of the first call: runs the tool (one use, 60 s, same arguments)',
+    },
   };
   return { ...rest, type: 'object', properties };
 }

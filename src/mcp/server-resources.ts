@@ -16,23 +16,36 @@ import { type Caller } from '../events/principals.js';
  * → invalid params, no token → invalid request. 2025 sessions subscribe per URI here; 2026-07-28
  * clients use `subscriptions/listen`, served by the SDK over the same watch (http/mcp.ts).
  */
-export function registerResourcesAndPrompts(server: Server, ctx: McpContext, currentCaller: CurrentCaller, pushUpdates = false): void {
+export function registerResourcesAndPrompts(
+  server: Server,
+  ctx: McpContext,
+  currentCaller: CurrentCaller,
+  pushUpdates = false,
+): void {
   const who = (extra: Parameters<CurrentCaller>[0]): Caller => {
     const caller = currentCaller(extra);
     if (!caller) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'the token is unknown, expired or revoked');
     return caller;
   };
-  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: RESOURCE_TEMPLATES.map((t) => ({ ...t })) }));
-  approvalCardHtml(); // built at start: a missing or reshaped ext-apps package fails here, not at the owner's first card
-  server.setRequestHandler('resources/list', (request, extra) => protocolErrors(() => {
-    const caller = who(extra);
-    return withApprovalCard(caller, request.params?.cursor, listResources(ctx, caller, request.params?.cursor));
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: RESOURCE_TEMPLATES.map((t) => ({ ...t })),
   }));
+  approvalCardHtml(); // built at start: a missing or reshaped ext-apps package fails here, not at the owner's first card
+  server.setRequestHandler('resources/list', (request, extra) =>
+    protocolErrors(() => {
+      const caller = who(extra);
+      return withApprovalCard(caller, request.params?.cursor, listResources(ctx, caller, request.params?.cursor));
+    }),
+  );
   server.setRequestHandler('resources/read', (request, extra) =>
-    protocolErrors(() => ({ contents: readAny(ctx, who(extra), request.params.uri) }), request.params.uri));
+    protocolErrors(() => ({ contents: readAny(ctx, who(extra), request.params.uri) }), request.params.uri),
+  );
   server.setRequestHandler('prompts/list', (_request, extra) => ({ prompts: listPrompts(who(extra)) }));
   server.setRequestHandler('prompts/get', (request, extra) =>
-    protocolErrors(() => ({ ...getPrompt(ctx, who(extra), request.params.name, (request.params.arguments ?? {}) as Record<string, string>) })));
+    protocolErrors(() => ({
+      ...getPrompt(ctx, who(extra), request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
+    })),
+  );
 
   // 2025-era subscriptions live as long as the session's server: one watcher for its set of URIs.
   const subscribed = new Set<string>();
@@ -44,7 +57,10 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
       // One entry per resource however it is spelled (colony://agents/%77orker is worker), and a bound per session.
       const uri = canonicalUri(request.params.uri);
       if (!subscribed.has(uri) && subscribed.size >= SUBSCRIPTIONS_PER_SESSION) {
-        throw new DomainError('ErrInvalidInput', `a session holds at most ${SUBSCRIPTIONS_PER_SESSION} resource subscriptions; unsubscribe from one first`);
+        throw new DomainError(
+          'ErrInvalidInput',
+          `a session holds at most ${SUBSCRIPTIONS_PER_SESSION} resource subscriptions; unsubscribe from one first`,
+        );
       }
       subscribed.add(uri);
       stopWatching ??= watchOf(ctx).add({
@@ -54,7 +70,8 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
         listChanged: () => void server.sendResourceListChanged().catch(() => undefined),
       });
       return {};
-    }, request.params.uri));
+    }, request.params.uri),
+  );
   server.setRequestHandler('resources/unsubscribe', (request) => {
     subscribed.delete(canonicalUri(request.params.uri));
     return {};
@@ -81,10 +98,16 @@ export function registerResourcesAndPrompts(server: Server, ctx: McpContext, cur
  * page for owners, read by owners only — an agent is told it does not exist, as for what it cannot see.
  */
 function withApprovalCard<T extends { resources: object[] }>(caller: Caller, cursor: string | undefined, page: T): T {
-  return caller.kind === 'owner' && cursor === undefined ? { ...page, resources: [approvalCardEntry(), ...page.resources] } : page;
+  return caller.kind === 'owner' && cursor === undefined
+    ? { ...page, resources: [approvalCardEntry(), ...page.resources] }
+    : page;
 }
 
-function readAny(ctx: McpContext, caller: Caller, uri: string): (ResourceContents & { _meta?: Record<string, unknown> })[] {
+function readAny(
+  ctx: McpContext,
+  caller: Caller,
+  uri: string,
+): (ResourceContents & { _meta?: Record<string, unknown> })[] {
   if (uri !== APPROVAL_CARD_URI) return readResource(ctx, caller, uri);
   if (caller.kind !== 'owner') throw new DomainError('ErrNotFound', `resource ${uri} not found`, { uri });
   return [approvalCardContents()];
@@ -107,7 +130,8 @@ function protocolErrors<T>(run: () => T, uri?: string): T {
   } catch (e) {
     if (!(e instanceof DomainError)) throw e;
     // A URI Colony cannot parse names no resource it has: "not found", with the uri (SEP-2164), like an unknown id.
-    if ((e.code === 'ErrNotFound' || e.code === 'ErrInvalidInput') && uri !== undefined) throw new ResourceNotFoundError(uri, e.message);
+    if ((e.code === 'ErrNotFound' || e.code === 'ErrInvalidInput') && uri !== undefined)
+      throw new ResourceNotFoundError(uri, e.message);
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${e.code}: ${e.message}`);
   }
 }

@@ -18,7 +18,6 @@ export const INSTRUCTIONS =
   'Colony is the control plane for this team of agents. Every change you make is recorded as an event. ' +
   'Tools marked destructive answer first with a confirm_token; call again with confirmation_token to proceed.';
 
-
 /**
  * Cache hints for the 2026-07-28 revision's cacheable lists: the tool list depends on the caller (its
  * scope), so it is private to the client, and an owner may change a scope at any moment — a short TTL
@@ -46,9 +45,22 @@ export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, o
   const server = new Server(
     { name: 'colony', version: ctx.version },
     {
-      capabilities: { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, ...(options.tasks ? tasksCapability : {}) },
+      capabilities: {
+        tools: {},
+        resources: { subscribe: true, listChanged: true },
+        prompts: {},
+        logging: {},
+        ...(options.tasks ? tasksCapability : {}),
+      },
       instructions: INSTRUCTIONS,
-      cacheHints: { 'tools/list': LIST_CACHE, 'prompts/list': LIST_CACHE, 'resources/templates/list': LIST_CACHE, 'resources/list': NO_CACHE, 'resources/read': NO_CACHE, 'server/discover': LIST_CACHE },
+      cacheHints: {
+        'tools/list': LIST_CACHE,
+        'prompts/list': LIST_CACHE,
+        'resources/templates/list': LIST_CACHE,
+        'resources/list': NO_CACHE,
+        'resources/read': NO_CACHE,
+        'server/discover': LIST_CACHE,
+      },
     },
   );
   // Listed for the caller as it is now (re-checked like a call), sorted by name so every page and every
@@ -57,9 +69,19 @@ export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, o
     const current = currentCaller(extra);
     return { tools: current ? visibleTools(ctx, current).map(listEntry) : [] };
   });
-  server.setRequestHandler('tools/call', (request, extra) =>
-    callTool(ctx, currentCaller(extra), request.params.name, request.params.arguments ?? {}, request.params._meta, progressOf(request.params._meta, extra),
-      options.tasks === true && declaresTasks(extra.mcpReq.envelope)) as Promise<CallToolResult>); // a CreateTaskResult passes the SDK through (resultType "task")
+  server.setRequestHandler(
+    'tools/call',
+    (request, extra) =>
+      callTool(
+        ctx,
+        currentCaller(extra),
+        request.params.name,
+        request.params.arguments ?? {},
+        request.params._meta,
+        progressOf(request.params._meta, extra),
+        options.tasks === true && declaresTasks(extra.mcpReq.envelope),
+      ) as Promise<CallToolResult>,
+  ); // a CreateTaskResult passes the SDK through (resultType "task")
   registerResourcesAndPrompts(server, ctx, currentCaller, options.pushResourceUpdates ?? false);
   if (options.tasks) registerTasks(server, ctx, currentCaller);
   return server;
@@ -70,11 +92,17 @@ export function createMcpServer(ctx: McpContext, currentCaller: CurrentCaller, o
  * reports becomes `notifications/progress` on that request's stream, numbered in order. A step the
  * client can no longer receive (it went away) is dropped — progress is advice, never the result.
  */
-function progressOf(meta: Record<string, unknown> | undefined, extra: { mcpReq: { notify(n: { method: string; params?: Record<string, unknown> }): Promise<void> } }): Progress {
+function progressOf(
+  meta: Record<string, unknown> | undefined,
+  extra: { mcpReq: { notify(n: { method: string; params?: Record<string, unknown> }): Promise<void> } },
+): Progress {
   const token = meta?.progressToken;
   if (typeof token !== 'string' && typeof token !== 'number') return noProgress;
   let step = 0;
-  return (message) => void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } }).catch(() => undefined);
+  return (message) =>
+    void extra.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } })
+      .catch(() => undefined);
 }
 
 const listCache = new WeakMap<AnyTool, Tool>();

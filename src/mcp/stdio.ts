@@ -15,7 +15,12 @@ export async function serveStdio(ctx: McpContext, token: string | undefined): Pr
   if (!caller || !token) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
   // One token for the connection's lifetime: hashed once, looked up (and re-checked) on every call.
   const hash = tokenHash(token);
-  const handle = serveBothRevisions(({ era }) => createMcpServer(ctx, () => ctx.auth.authenticateHash(hash), { pushResourceUpdates: era === 'modern', tasks: era === 'modern' }));
+  const handle = serveBothRevisions(({ era }) =>
+    createMcpServer(ctx, () => ctx.auth.authenticateHash(hash), {
+      pushResourceUpdates: era === 'modern',
+      tasks: era === 'modern',
+    }),
+  );
   // The transport closes itself when stdin ends (the client went away); the process then winds down.
   await new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);

@@ -78,7 +78,9 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = ToolDefinition<any, any>;
 
-export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> => tool;
+export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(
+  tool: ToolDefinition<I, O>,
+): ToolDefinition<I, O> => tool;
 
 export interface Annotations {
   title: string;
@@ -110,5 +112,18 @@ export function annotationsFor(tool: AnyTool): Annotations {
  * belong to owners. A test checks every registered agent tool against it.
  */
 export const FORBIDDEN_AGENT_VERBS = [
-  'delete', 'archive', 'kill', 'force', 'reset', 'drop', 'wipe', 'clean', 'cancel', 'stop', 'purge', 'restore', 'truncate', 'restart',
+  'delete',
+  'archive',
+  'kill',
+  'force',
+  'reset',
+  'drop',
+  'wipe',
+  'clean',
+  'cancel',
+  'stop',
+  'purge',
+  'restore',
+  'truncate',
+  'restart',
 ] as const;

@@ -7,15 +7,43 @@ import type { ChannelKind, HeldReaction, MessageKind, Reaction } from '../events
  * principal sees its tenant's public channels and the dm channels it is a member of — never another
  * pair's DMs, never another tenant's channels.
  */
-export interface Viewer { key: string; tenant: number; name: string }
+export interface Viewer {
+  key: string;
+  tenant: number;
+  name: string;
+}
 
 export interface ChannelRow {
-  channelId: number; ownerId: number; name: string; kind: ChannelKind; members: string[]; description: string; createdAt: string;
+  channelId: number;
+  ownerId: number;
+  name: string;
+  kind: ChannelKind;
+  members: string[];
+  description: string;
+  createdAt: string;
 }
-export interface ChannelSummary { channelId: number; name: string; kind: ChannelKind; description: string; messageCount: number; unreadCount: number; lastMessageAt: string | null }
+export interface ChannelSummary {
+  channelId: number;
+  name: string;
+  kind: ChannelKind;
+  description: string;
+  messageCount: number;
+  unreadCount: number;
+  lastMessageAt: string | null;
+}
 export interface MessageRow {
-  messageId: number; channelId: number; channelName: string; kind: MessageKind; fromKey: string; fromName: string; body: string;
-  subject: string | null; priority: number; metadata: Record<string, unknown> | null; replyTo: number | null; createdAt: string;
+  messageId: number;
+  channelId: number;
+  channelName: string;
+  kind: MessageKind;
+  fromKey: string;
+  fromName: string;
+  body: string;
+  subject: string | null;
+  priority: number;
+  metadata: Record<string, unknown> | null;
+  replyTo: number | null;
+  createdAt: string;
   reactions: { reaction: Reaction; by: string }[];
 }
 
@@ -40,20 +68,30 @@ export const getChannelByName = (db: Database, ownerId: number, name: string): C
   toChannel(prepared(db, `${CHANNEL} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as never);
 
 export const visibleChannels = (db: Database, v: Viewer): ChannelSummary[] =>
-  prepared(db, `SELECT c.channel_id AS channelId, c.name, c.kind, c.description,
+  prepared(
+    db,
+    `SELECT c.channel_id AS channelId, c.name, c.kind, c.description,
       (SELECT count(*) FROM messages m WHERE m.channel_id = c.channel_id) AS messageCount,
       (SELECT count(*) FROM messages m WHERE m.channel_id = c.channel_id AND m.from_key <> @key AND ${UNREAD}) AS unreadCount,
       (SELECT max(m.created_at) FROM messages m WHERE m.channel_id = c.channel_id) AS lastMessageAt
-    FROM channels c WHERE ${VISIBLE} ORDER BY c.kind DESC, c.channel_id`).all(vis(v)) as ChannelSummary[];
+    FROM channels c WHERE ${VISIBLE} ORDER BY c.kind DESC, c.channel_id`,
+  ).all(vis(v)) as ChannelSummary[];
 
 /** The last `limit` messages of a channel (before `beforeId` if given), oldest first. */
 export function channelMessages(db: Database, channelId: number, limit: number, beforeId: number | null): MessageRow[] {
-  const rows = prepared(db, `${MESSAGE} WHERE m.channel_id = ? AND m.message_id < ? ORDER BY m.message_id DESC LIMIT ?`)
-    .all(channelId, beforeId ?? Number.MAX_SAFE_INTEGER, limit);
+  const rows = prepared(
+    db,
+    `${MESSAGE} WHERE m.channel_id = ? AND m.message_id < ? ORDER BY m.message_id DESC LIMIT ?`,
+  ).all(channelId, beforeId ?? Number.MAX_SAFE_INTEGER, limit);
   return withReactions(db, rows.reverse());
 }
 
-export interface InboxFilter { includeRead: boolean; minPriority: number; fromName: string | null; limit: number }
+export interface InboxFilter {
+  includeRead: boolean;
+  minPriority: number;
+  fromName: string | null;
+  limit: number;
+}
 
 /** DMs to the viewer (unread unless `includeRead`), oldest first; `total` counts all that match. */
 export function inbox(db: Database, v: Viewer, f: InboxFilter): { messages: MessageRow[]; total: number } {
@@ -69,8 +107,11 @@ export function inbox(db: Database, v: Viewer, f: InboxFilter): { messages: Mess
 
 /** Messages in visible channels that mention the viewer by name, newest first. */
 export function mentionsOf(db: Database, v: Viewer, limit: number): MessageRow[] {
-  const rows = prepared(db, `${MESSAGE} JOIN mentions x ON x.message_id = m.message_id
-    WHERE x.name = @name AND ${VISIBLE} AND m.from_key <> @key ORDER BY m.message_id DESC LIMIT @limit`).all({ ...vis(v), name: v.name, limit });
+  const rows = prepared(
+    db,
+    `${MESSAGE} JOIN mentions x ON x.message_id = m.message_id
+    WHERE x.name = @name AND ${VISIBLE} AND m.from_key <> @key ORDER BY m.message_id DESC LIMIT @limit`,
+  ).all({ ...vis(v), name: v.name, limit });
   return withReactions(db, rows);
 }
 
@@ -78,24 +119,47 @@ export function mentionsOf(db: Database, v: Viewer, limit: number): MessageRow[]
 export function systemNotifications(db: Database, v: Viewer, limit: number): { messages: MessageRow[]; total: number } {
   const where = `WHERE m.kind = 'system' AND ${VISIBLE} AND ${UNREAD}`;
   const rows = prepared(db, `${MESSAGE} ${where} ORDER BY m.message_id DESC LIMIT @limit`).all({ ...vis(v), limit });
-  const total = (prepared(db, `SELECT count(*) AS n FROM messages m JOIN channels c ON c.channel_id = m.channel_id ${where}`).get(vis(v)) as { n: number }).n;
+  const total = (
+    prepared(db, `SELECT count(*) AS n FROM messages m JOIN channels c ON c.channel_id = m.channel_id ${where}`).get(
+      vis(v),
+    ) as { n: number }
+  ).n;
   return { messages: withReactions(db, rows), total };
 }
 
-export interface SearchFilter { minPriority: number; fromName: string | null; channelId: number | null; limit: number }
+export interface SearchFilter {
+  minPriority: number;
+  fromName: string | null;
+  channelId: number | null;
+  limit: number;
+}
 
 /** Full-text search (FTS5, best match first) over the messages the viewer can see. */
 export function searchMessages(db: Database, v: Viewer, query: string, f: SearchFilter): MessageRow[] {
-  const rows = prepared(db, `${MESSAGE} JOIN message_fts f ON f.rowid = m.message_id
+  const rows = prepared(
+    db,
+    `${MESSAGE} JOIN message_fts f ON f.rowid = m.message_id
     WHERE f.message_fts MATCH @match AND ${VISIBLE} AND m.priority >= @min AND (@from IS NULL OR m.from_name = @from)
       AND (@channel IS NULL OR m.channel_id = @channel)
-    ORDER BY f.rank, m.message_id DESC LIMIT @limit`).all({ ...vis(v), match: ftsQuery(query), min: f.minPriority, from: f.fromName, channel: f.channelId, limit: f.limit });
+    ORDER BY f.rank, m.message_id DESC LIMIT @limit`,
+  ).all({
+    ...vis(v),
+    match: ftsQuery(query),
+    min: f.minPriority,
+    from: f.fromName,
+    channel: f.channelId,
+    limit: f.limit,
+  });
   return withReactions(db, rows);
 }
 
 /** Every word quoted (so FTS syntax in user text is literal), all of them required. */
 export const ftsQuery = (query: string): string =>
-  query.split(/\s+/).filter(Boolean).map((w) => `"${w.replaceAll('"', '""')}"`).join(' ');
+  query
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => `"${w.replaceAll('"', '""')}"`)
+    .join(' ');
 
 export const getMessage = (db: Database, messageId: number): MessageRow | null => {
   const row = prepared(db, `${MESSAGE} WHERE m.message_id = ?`).get(messageId);
@@ -107,15 +171,21 @@ export const getMessage = (db: Database, messageId: number): MessageRow | null =
  * reactions on it, by principal key. Read inside the command's transaction, so it is the committed truth.
  */
 export function messageFacts(db: Database, messageId: number): { channelId: number; held: HeldReaction[] } | null {
-  const row = prepared(db, 'SELECT channel_id AS "channelId" FROM messages WHERE message_id = ?').get(messageId) as { channelId: number } | undefined;
+  const row = prepared(db, 'SELECT channel_id AS "channelId" FROM messages WHERE message_id = ?').get(messageId) as
+    { channelId: number } | undefined;
   if (!row) return null;
-  const held = prepared(db, 'SELECT reaction, by_key AS "by", by_name AS "byName" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key')
-    .all(messageId) as HeldReaction[];
+  const held = prepared(
+    db,
+    'SELECT reaction, by_key AS "by", by_name AS "byName" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key',
+  ).all(messageId) as HeldReaction[];
   return { channelId: row.channelId, held };
 }
 
 function withReactions(db: Database, rows: unknown[]): MessageRow[] {
-  const get = prepared(db, 'SELECT reaction, by_name AS "by" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key');
+  const get = prepared(
+    db,
+    'SELECT reaction, by_name AS "by" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key',
+  );
   return (rows as (Omit<MessageRow, 'metadata' | 'reactions'> & { metadata: string | null })[]).map((r) => ({
     ...r,
     metadata: r.metadata ? (JSON.parse(r.metadata) as Record<string, unknown>) : null,

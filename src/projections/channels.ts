@@ -32,7 +32,14 @@ const sql = sqlFor((t: Record<T, string>) => ({
 export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
   name: 'channels',
   version: 4,
-  handles: ['ChannelCreated', 'MessagePosted', 'ReactionAdded', 'ReactionRemoved', 'MessagesRead', ...NOTICE_EVENT_TYPES],
+  handles: [
+    'ChannelCreated',
+    'MessagePosted',
+    'ReactionAdded',
+    'ReactionRemoved',
+    'MessagesRead',
+    ...NOTICE_EVENT_TYPES,
+  ],
   tables: ['channels', 'messages', 'mentions', 'reactions', 'read_markers', 'message_fts'],
   init(db, t) {
     db.exec(`
@@ -60,20 +67,52 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
     if (isNotice(e)) {
       const n = e.data.notice;
       if (!n) return;
-      const inserted = prepared(db, q.message).run(n.messageId, n.channelId, 'system', 'system', 'system', n.body, null, 5, JSON.stringify(n.metadata), null, e.recordedAt);
+      const inserted = prepared(db, q.message).run(
+        n.messageId,
+        n.channelId,
+        'system',
+        'system',
+        'system',
+        n.body,
+        null,
+        5,
+        JSON.stringify(n.metadata),
+        null,
+        e.recordedAt,
+      );
       if (inserted.changes > 0) prepared(db, q.fts).run(n.messageId, n.body, '');
       return;
     }
     switch (e.type) {
       case 'ChannelCreated': {
         const c = e.data;
-        prepared(db, q.channel).run(c.channelId, c.ownerId, c.name, c.kind, c.members[0] ?? null, c.members[1] ?? null, c.description, e.recordedAt);
+        prepared(db, q.channel).run(
+          c.channelId,
+          c.ownerId,
+          c.name,
+          c.kind,
+          c.members[0] ?? null,
+          c.members[1] ?? null,
+          c.description,
+          e.recordedAt,
+        );
         return;
       }
       case 'MessagePosted': {
         const m = e.data;
-        const inserted = prepared(db, q.message).run(m.messageId, m.channelId, m.kind, m.from, m.fromName, m.body, m.subject, m.priority,
-          m.metadata ? JSON.stringify(m.metadata) : null, m.replyTo, e.recordedAt);
+        const inserted = prepared(db, q.message).run(
+          m.messageId,
+          m.channelId,
+          m.kind,
+          m.from,
+          m.fromName,
+          m.body,
+          m.subject,
+          m.priority,
+          m.metadata ? JSON.stringify(m.metadata) : null,
+          m.replyTo,
+          e.recordedAt,
+        );
         if (inserted.changes === 0) return;
         prepared(db, q.fts).run(m.messageId, m.body, m.subject ?? '');
         for (const name of mentionsIn(m.body)) prepared(db, q.mention).run(m.messageId, name);
@@ -81,14 +120,26 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
       }
       case 'ReactionAdded': {
         const r = e.data;
-        prepared(db, q.react).run(r.messageId, r.reaction, r.by, r.byName, r.metadata ? JSON.stringify(r.metadata) : null, e.recordedAt);
+        prepared(db, q.react).run(
+          r.messageId,
+          r.reaction,
+          r.by,
+          r.byName,
+          r.metadata ? JSON.stringify(r.metadata) : null,
+          e.recordedAt,
+        );
         return;
       }
       case 'ReactionRemoved':
         prepared(db, q.unreact).run(e.data.messageId, e.data.reaction, e.data.by);
         return;
       case 'MessagesRead':
-        prepared(db, q.read).run(Number(e.streamId.slice('channel-'.length)), e.data.principal, e.data.upTo, e.recordedAt);
+        prepared(db, q.read).run(
+          Number(e.streamId.slice('channel-'.length)),
+          e.data.principal,
+          e.data.upTo,
+          e.recordedAt,
+        );
         return;
       default: {
         const never: never = e;

@@ -14,33 +14,84 @@ import { getAgent, getUser } from './principals.js';
  * the live one gave at that position.
  */
 export const XYLOCOPA_STATUS: Record<string, string> = {
-  proposed: 'INBOX', approved: 'PENDING', claimed: 'EXECUTING', in_progress: 'EXECUTING', awaiting_verification: 'REVIEW',
-  done: 'COMPLETE', failed: 'FAILED', timeout: 'TIMEOUT', cancelled: 'CANCELLED',
+  proposed: 'INBOX',
+  approved: 'PENDING',
+  claimed: 'EXECUTING',
+  in_progress: 'EXECUTING',
+  awaiting_verification: 'REVIEW',
+  done: 'COMPLETE',
+  failed: 'FAILED',
+  timeout: 'TIMEOUT',
+  cancelled: 'CANCELLED',
 };
 
 export interface TaskNode {
-  id: number; parent_task_id: number | null; depth: number; title: string; description: string; acceptance_criteria: string;
-  ancestry: { id: number; title: string; acceptance_criteria?: string }[]; billing_code: string; status: string; xylocopa_status: string;
-  assignee: { id: number; name: string } | null; lease_expires_at: string | null; verifier_config: unknown; heartbeat_config: unknown;
-  budget_tokens: number | null; budget_dollars_cents: number | null; spent_tokens: number; spent_dollars_cents: number;
+  id: number;
+  parent_task_id: number | null;
+  depth: number;
+  title: string;
+  description: string;
+  acceptance_criteria: string;
+  ancestry: { id: number; title: string; acceptance_criteria?: string }[];
+  billing_code: string;
+  status: string;
+  xylocopa_status: string;
+  assignee: { id: number; name: string } | null;
+  lease_expires_at: string | null;
+  verifier_config: unknown;
+  heartbeat_config: unknown;
+  budget_tokens: number | null;
+  budget_dollars_cents: number | null;
+  spent_tokens: number;
+  spent_dollars_cents: number;
   rollup: { tokens: number; dollars_cents: number; task_count: number };
-  summary: string | null; artifact_message_ids: number[]; verdict: string | null; verified_by: string | null; failure_reason: string | null; verifier_output: string | null;
-  created_at: string; claimed_at: string | null; completed_at: string | null; children: TaskNode[];
+  summary: string | null;
+  artifact_message_ids: number[];
+  verdict: string | null;
+  verified_by: string | null;
+  failure_reason: string | null;
+  verifier_output: string | null;
+  created_at: string;
+  claimed_at: string | null;
+  completed_at: string | null;
+  children: TaskNode[];
 }
 
 /** One goal as lists and snapshots show it; `t` is passed when the caller read the totals with the goal. */
 export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db, g.goalId)) {
   const percent = (spent: number, budget: number | null) => (budget ? Math.round((spent / budget) * 1000) / 10 : null);
   return {
-    id: g.goalId, slug: g.slug, title: g.title, description: g.description, status: g.status, owner_user_id: g.ownerId,
-    owner: getUser(db, g.ownerId)?.name ?? '', channel_id: g.channelId, channel: `goal-${g.slug}`, coordinator_agent_id: g.coordinatorAgentId,
-    coordinator: getAgent(db, g.coordinatorAgentId)?.name ?? '', approval_mode: g.approvalMode, max_spawn_depth: g.maxSpawnDepth,
-    budget_tokens: g.budgetTokens, budget_dollars_cents: g.budgetCents, spent_tokens: t.spentTokens, spent_dollars_cents: t.spentCents,
-    reserved_tokens: t.reservedTokens, reserved_dollars_cents: t.reservedCents,
-    percent_budget: { tokens: percent(t.spentTokens, g.budgetTokens), dollars_cents: percent(t.spentCents, g.budgetCents) },
-    alert_80pct_posted: { tokens: g.alertTokens, dollars_cents: g.alertCents }, paused_reason: g.pausedReason,
-    completion_summary: g.completionSummary, completed_at: g.completedAt, created_at: g.createdAt, updated_at: g.updatedAt,
-    task_count: t.taskCount, last_activity_at: t.lastActivityAt ?? g.updatedAt,
+    id: g.goalId,
+    slug: g.slug,
+    title: g.title,
+    description: g.description,
+    status: g.status,
+    owner_user_id: g.ownerId,
+    owner: getUser(db, g.ownerId)?.name ?? '',
+    channel_id: g.channelId,
+    channel: `goal-${g.slug}`,
+    coordinator_agent_id: g.coordinatorAgentId,
+    coordinator: getAgent(db, g.coordinatorAgentId)?.name ?? '',
+    approval_mode: g.approvalMode,
+    max_spawn_depth: g.maxSpawnDepth,
+    budget_tokens: g.budgetTokens,
+    budget_dollars_cents: g.budgetCents,
+    spent_tokens: t.spentTokens,
+    spent_dollars_cents: t.spentCents,
+    reserved_tokens: t.reservedTokens,
+    reserved_dollars_cents: t.reservedCents,
+    percent_budget: {
+      tokens: percent(t.spentTokens, g.budgetTokens),
+      dollars_cents: percent(t.spentCents, g.budgetCents),
+    },
+    alert_80pct_posted: { tokens: g.alertTokens, dollars_cents: g.alertCents },
+    paused_reason: g.pausedReason,
+    completion_summary: g.completionSummary,
+    completed_at: g.completedAt,
+    created_at: g.createdAt,
+    updated_at: g.updatedAt,
+    task_count: t.taskCount,
+    last_activity_at: t.lastActivityAt ?? g.updatedAt,
   };
 }
 
@@ -48,8 +99,14 @@ export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db
 export function goalList(db: Database, ownerId: number, f: Parameters<typeof listGoals>[2]) {
   return readConsistent(db, () => {
     const { goals, total } = listGoals(db, ownerId, f);
-    const counts = taskCountsOfGoals(db, goals.map((g) => g.goalId));
-    return { goals: goals.map((g) => ({ ...goalView(db, g, g.totals), task_statuses: counts.get(g.goalId) ?? {} })), total };
+    const counts = taskCountsOfGoals(
+      db,
+      goals.map((g) => g.goalId),
+    );
+    return {
+      goals: goals.map((g) => ({ ...goalView(db, g, g.totals), task_statuses: counts.get(g.goalId) ?? {} })),
+      total,
+    };
   });
 }
 
@@ -63,8 +120,14 @@ function snapshotOf(db: Database, goalId: number) {
   if (!g) return null;
   const tasks = tasksOfGoal(db, goalId);
   const roots = tree(tasks);
-  const total = roots.reduce((r, n) => ({ tokens: r.tokens + n.rollup.tokens, dollars_cents: r.dollars_cents + n.rollup.dollars_cents, task_count: r.task_count + n.rollup.task_count }),
-    { tokens: 0, dollars_cents: 0, task_count: 0 });
+  const total = roots.reduce(
+    (r, n) => ({
+      tokens: r.tokens + n.rollup.tokens,
+      dollars_cents: r.dollars_cents + n.rollup.dollars_cents,
+      task_count: r.task_count + n.rollup.task_count,
+    }),
+    { tokens: 0, dollars_cents: 0, task_count: 0 },
+  );
   const pending = pendingTreeProposal(db, goalId);
   return {
     goal: { ...goalView(db, g), pending_proposal_id: pending?.proposalId ?? null },
@@ -72,10 +135,21 @@ function snapshotOf(db: Database, goalId: number) {
     spawned_agents: agentsOf(db, g, tasks),
     cost_breakdown: {
       total,
-      by_billing_code: rollupByBillingCode(db, goalId, null).map((r) => ({ billing_code: r.billingCode, tokens: r.tokens, dollars_cents: r.cents, task_count: r.taskCount })),
+      by_billing_code: rollupByBillingCode(db, goalId, null).map((r) => ({
+        billing_code: r.billingCode,
+        tokens: r.tokens,
+        dollars_cents: r.cents,
+        task_count: r.taskCount,
+      })),
     },
     recent_events: channelMessages(db, g.channelId, 50, null).map((m) => ({
-      id: m.messageId, from: m.fromName, from_kind: senderKind(m.fromKey), body: m.body, kind: (m.metadata?.kind as string | undefined) ?? m.kind, event: (m.metadata?.event as string | undefined) ?? null, created_at: m.createdAt,
+      id: m.messageId,
+      from: m.fromName,
+      from_kind: senderKind(m.fromKey),
+      body: m.body,
+      kind: (m.metadata?.kind as string | undefined) ?? m.kind,
+      event: (m.metadata?.event as string | undefined) ?? null,
+      created_at: m.createdAt,
     })),
   };
 }
@@ -92,7 +166,11 @@ function tree(tasks: TaskRow[]): TaskNode[] {
   const sum = (n: TaskNode): TaskNode['rollup'] => {
     for (const c of n.children) {
       const r = sum(c);
-      n.rollup = { tokens: n.rollup.tokens + r.tokens, dollars_cents: n.rollup.dollars_cents + r.dollars_cents, task_count: n.rollup.task_count + r.task_count };
+      n.rollup = {
+        tokens: n.rollup.tokens + r.tokens,
+        dollars_cents: n.rollup.dollars_cents + r.dollars_cents,
+        task_count: n.rollup.task_count + r.task_count,
+      };
     }
     return n.rollup;
   };
@@ -102,22 +180,56 @@ function tree(tasks: TaskRow[]): TaskNode[] {
 
 function node(t: TaskRow): TaskNode {
   return {
-    id: t.taskId, parent_task_id: t.parentId, depth: t.depth, title: t.title, description: t.description, acceptance_criteria: t.acceptanceCriteria,
-    ancestry: t.ancestry, billing_code: t.billingCode, status: t.status, xylocopa_status: XYLOCOPA_STATUS[t.status]!,
-    assignee: t.assigneeAgentId === null ? null : { id: t.assigneeAgentId, name: t.assigneeName! }, lease_expires_at: t.leaseExpiresAt,
-    verifier_config: t.verifier, heartbeat_config: t.heartbeat, budget_tokens: t.budgetTokens, budget_dollars_cents: t.budgetCents,
-    spent_tokens: t.spentTokens, spent_dollars_cents: t.spentCents, rollup: { tokens: t.spentTokens, dollars_cents: t.spentCents, task_count: 1 },
-    summary: t.summary, artifact_message_ids: t.artifactMessageIds, verdict: t.verdict, verified_by: t.verifiedBy, failure_reason: t.failureReason, verifier_output: t.verifierOutput,
-    created_at: t.createdAt, claimed_at: t.claimedAt, completed_at: t.completedAt, children: [],
+    id: t.taskId,
+    parent_task_id: t.parentId,
+    depth: t.depth,
+    title: t.title,
+    description: t.description,
+    acceptance_criteria: t.acceptanceCriteria,
+    ancestry: t.ancestry,
+    billing_code: t.billingCode,
+    status: t.status,
+    xylocopa_status: XYLOCOPA_STATUS[t.status]!,
+    assignee: t.assigneeAgentId === null ? null : { id: t.assigneeAgentId, name: t.assigneeName! },
+    lease_expires_at: t.leaseExpiresAt,
+    verifier_config: t.verifier,
+    heartbeat_config: t.heartbeat,
+    budget_tokens: t.budgetTokens,
+    budget_dollars_cents: t.budgetCents,
+    spent_tokens: t.spentTokens,
+    spent_dollars_cents: t.spentCents,
+    rollup: { tokens: t.spentTokens, dollars_cents: t.spentCents, task_count: 1 },
+    summary: t.summary,
+    artifact_message_ids: t.artifactMessageIds,
+    verdict: t.verdict,
+    verified_by: t.verifiedBy,
+    failure_reason: t.failureReason,
+    verifier_output: t.verifierOutput,
+    created_at: t.createdAt,
+    claimed_at: t.claimedAt,
+    completed_at: t.completedAt,
+    children: [],
   };
 }
 
 /** The coordinator and every agent that holds or held one of the goal's tasks. */
 function agentsOf(db: Database, g: GoalRow, tasks: TaskRow[]) {
-  const ids = [g.coordinatorAgentId, ...new Set(tasks.map((t) => t.assigneeAgentId).filter((id): id is number => id !== null))];
-  return [...new Set(ids)].map((id) => getAgent(db, id)).filter((a) => a !== null).map((a) => ({
-    id: a.agentId, name: a.name, role: a.agentId === g.coordinatorAgentId ? 'coordinator' : 'specialist', model: a.model, autonomy_tier: a.tier,
-    spawn_depth: a.spawnDepth, parent_agent_name: a.parentId === null ? null : getAgent(db, a.parentId)?.name ?? null, quarantined: a.quarantined,
-    tasks: tasks.filter((t) => t.assigneeAgentId === a.agentId).map((t) => t.taskId),
-  }));
+  const ids = [
+    g.coordinatorAgentId,
+    ...new Set(tasks.map((t) => t.assigneeAgentId).filter((id): id is number => id !== null)),
+  ];
+  return [...new Set(ids)]
+    .map((id) => getAgent(db, id))
+    .filter((a) => a !== null)
+    .map((a) => ({
+      id: a.agentId,
+      name: a.name,
+      role: a.agentId === g.coordinatorAgentId ? 'coordinator' : 'specialist',
+      model: a.model,
+      autonomy_tier: a.tier,
+      spawn_depth: a.spawnDepth,
+      parent_agent_name: a.parentId === null ? null : (getAgent(db, a.parentId)?.name ?? null),
+      quarantined: a.quarantined,
+      tasks: tasks.filter((t) => t.assigneeAgentId === a.agentId).map((t) => t.taskId),
+    }));
 }

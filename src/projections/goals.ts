@@ -22,7 +22,15 @@ const sql = sqlFor((t: Record<T, string>) => ({
 export const goalsProjection: Projection<GoalEvent, T> = {
   name: 'goals',
   version: 2,
-  handles: ['GoalCreated', 'GoalActivated', 'GoalPaused', 'GoalResumed', 'GoalClosed', 'BudgetAlertRaised', 'GoalApprovalModeSet'],
+  handles: [
+    'GoalCreated',
+    'GoalActivated',
+    'GoalPaused',
+    'GoalResumed',
+    'GoalClosed',
+    'BudgetAlertRaised',
+    'GoalApprovalModeSet',
+  ],
   tables: ['goals'],
   init(db, t) {
     db.exec(`
@@ -42,19 +50,45 @@ export const goalsProjection: Projection<GoalEvent, T> = {
     switch (e.type) {
       case 'GoalCreated': {
         const g = e.data;
-        prepared(db, q.insert).run(g.goalId, g.ownerId, g.slug, g.title, g.description, g.channelId, g.coordinatorAgentId, g.coordinatorTemplate,
-          g.budgets.tokens, g.budgets.cents, g.maxSpawnDepth, g.approvalMode, g.by, at, at);
+        prepared(db, q.insert).run(
+          g.goalId,
+          g.ownerId,
+          g.slug,
+          g.title,
+          g.description,
+          g.channelId,
+          g.coordinatorAgentId,
+          g.coordinatorTemplate,
+          g.budgets.tokens,
+          g.budgets.cents,
+          g.maxSpawnDepth,
+          g.approvalMode,
+          g.by,
+          at,
+          at,
+        );
         return;
       }
       case 'GoalActivated':
         prepared(db, q.status).run('active', at, e.data.goalId);
         return;
       case 'GoalPaused':
-        prepared(db, q.paused).run(`budget: ${e.data.dimension} ${e.data.spent}${e.data.requested ? ` + ${e.data.requested}` : ''} of ${e.data.budget}`, at, e.data.goalId);
+        prepared(db, q.paused).run(
+          `budget: ${e.data.dimension} ${e.data.spent}${e.data.requested ? ` + ${e.data.requested}` : ''} of ${e.data.budget}`,
+          at,
+          e.data.goalId,
+        );
         return;
       case 'GoalResumed': {
         const d = e.data;
-        prepared(db, q.resumed).run(d.budgets.tokens, d.budgets.cents, d.rearm.tokens ? 1 : 0, d.rearm.cents ? 1 : 0, at, d.goalId);
+        prepared(db, q.resumed).run(
+          d.budgets.tokens,
+          d.budgets.cents,
+          d.rearm.tokens ? 1 : 0,
+          d.rearm.cents ? 1 : 0,
+          at,
+          d.goalId,
+        );
         return;
       }
       case 'GoalClosed':

@@ -25,7 +25,14 @@ const sql = sqlFor((t: Record<T, string>) => ({
 export const oauthProjection: Projection<OAuthEvent, T> = {
   name: 'oauth',
   version: 1,
-  handles: ['OAuthClientRegistered', 'OAuthAuthorizationApproved', 'OAuthAuthorizationDenied', 'OAuthGrantIssued', 'OAuthGrantRefreshed', 'OAuthGrantRevoked'],
+  handles: [
+    'OAuthClientRegistered',
+    'OAuthAuthorizationApproved',
+    'OAuthAuthorizationDenied',
+    'OAuthGrantIssued',
+    'OAuthGrantRefreshed',
+    'OAuthGrantRevoked',
+  ],
   tables: ['oauth_clients', 'oauth_approvals', 'oauth_grants', 'oauth_tokens'],
   init(db, t) {
     db.exec(`
@@ -49,23 +56,62 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
     switch (e.type) {
       case 'OAuthClientRegistered': {
         const d = e.data;
-        prepared(db, q.client).run(d.clientN, d.clientId, d.kind, d.clientName, JSON.stringify(d.redirectUris), e.recordedAt);
+        prepared(db, q.client).run(
+          d.clientN,
+          d.clientId,
+          d.kind,
+          d.clientName,
+          JSON.stringify(d.redirectUris),
+          e.recordedAt,
+        );
         return;
       }
       case 'OAuthAuthorizationApproved': {
         const d = e.data;
-        prepared(db, q.decision).run(d.approvalN, d.userCode, 'approved', d.principal.kind, d.principal.id, d.ownerId, d.via, e.position, e.recordedAt);
+        prepared(db, q.decision).run(
+          d.approvalN,
+          d.userCode,
+          'approved',
+          d.principal.kind,
+          d.principal.id,
+          d.ownerId,
+          d.via,
+          e.position,
+          e.recordedAt,
+        );
         return;
       }
       case 'OAuthAuthorizationDenied': {
         const d = e.data;
-        prepared(db, q.decision).run(d.approvalN, d.userCode, 'denied', null, null, d.ownerId, d.via, e.position, e.recordedAt);
+        prepared(db, q.decision).run(
+          d.approvalN,
+          d.userCode,
+          'denied',
+          null,
+          null,
+          d.ownerId,
+          d.via,
+          e.position,
+          e.recordedAt,
+        );
         return;
       }
       case 'OAuthGrantIssued': {
         const d = e.data;
-        prepared(db, q.grant).run(d.grantN, d.clientId, d.clientName, d.principal.kind, d.principal.id, d.ownerId, JSON.stringify(d.scopes), d.resource,
-          d.approvalN, e.recordedAt, d.accessExpiresAt, d.refreshExpiresAt);
+        prepared(db, q.grant).run(
+          d.grantN,
+          d.clientId,
+          d.clientName,
+          d.principal.kind,
+          d.principal.id,
+          d.ownerId,
+          JSON.stringify(d.scopes),
+          d.resource,
+          d.approvalN,
+          e.recordedAt,
+          d.accessExpiresAt,
+          d.refreshExpiresAt,
+        );
         prepared(db, q.token).run(d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
         prepared(db, q.token).run(d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
         return;

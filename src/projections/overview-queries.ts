@@ -6,8 +6,18 @@ import { prepared } from '../engine/db.js';
  * A project's agents are those whose `agent_runtime.project_id` is the project (AgentProjectSet), its
  * tasks those whose `tasks.project_id` is.
  */
-export interface ProjectStats { agents: number; active: number; sessions: number; tasks: Record<string, number> }
-export interface TenantCounts { projects: number; goals: Record<string, number>; tasks: Record<string, number>; agents: Record<string, number> }
+export interface ProjectStats {
+  agents: number;
+  active: number;
+  sessions: number;
+  tasks: Record<string, number>;
+}
+export interface TenantCounts {
+  projects: number;
+  goals: Record<string, number>;
+  tasks: Record<string, number>;
+  agents: Record<string, number>;
+}
 
 const byStatus = (rows: unknown[]): Record<string, number> =>
   Object.fromEntries((rows as { status: string; n: number }[]).map((r) => [r.status, r.n]));
@@ -18,9 +28,14 @@ const byStatus = (rows: unknown[]): Record<string, number> =>
  * agents with a session_id), i.e. whose runtime has a last session.
  */
 export function projectStats(db: Database, projectId: number): ProjectStats {
-  const agents = prepared(db, `SELECT count(*) AS agents, coalesce(sum(status = 'executing'), 0) AS active,
-    coalesce(sum(last_session_id IS NOT NULL), 0) AS sessions FROM agent_runtime WHERE project_id = ?`).get(projectId) as Omit<ProjectStats, 'tasks'>;
-  const tasks = byStatus(prepared(db, 'SELECT status, count(*) AS n FROM tasks WHERE project_id = ? GROUP BY status').all(projectId));
+  const agents = prepared(
+    db,
+    `SELECT count(*) AS agents, coalesce(sum(status = 'executing'), 0) AS active,
+    coalesce(sum(last_session_id IS NOT NULL), 0) AS sessions FROM agent_runtime WHERE project_id = ?`,
+  ).get(projectId) as Omit<ProjectStats, 'tasks'>;
+  const tasks = byStatus(
+    prepared(db, 'SELECT status, count(*) AS n FROM tasks WHERE project_id = ? GROUP BY status').all(projectId),
+  );
   return { ...agents, tasks };
 }
 
@@ -30,11 +45,27 @@ export function projectStats(db: Database, projectId: number): ProjectStats {
  */
 export function tenantCounts(db: Database, tenant: number): TenantCounts {
   return {
-    projects: (prepared(db, 'SELECT count(*) AS n FROM projects WHERE owner_id = ? AND archived = 0').get(tenant) as { n: number }).n,
-    goals: byStatus(prepared(db, 'SELECT status, count(*) AS n FROM goals WHERE owner_id = ? GROUP BY status').all(tenant)),
-    tasks: byStatus(prepared(db, `SELECT t.status, count(*) AS n FROM tasks t LEFT JOIN goals g ON g.goal_id = t.goal_id
-      WHERE coalesce(t.owner_id, g.owner_id) = ? GROUP BY t.status`).all(tenant)),
-    agents: byStatus(prepared(db, `SELECT coalesce(rt.status, 'idle') AS status, count(*) AS n FROM agents a
-      LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id WHERE a.owner_id = ? GROUP BY 1`).all(tenant)),
+    projects: (
+      prepared(db, 'SELECT count(*) AS n FROM projects WHERE owner_id = ? AND archived = 0').get(tenant) as {
+        n: number;
+      }
+    ).n,
+    goals: byStatus(
+      prepared(db, 'SELECT status, count(*) AS n FROM goals WHERE owner_id = ? GROUP BY status').all(tenant),
+    ),
+    tasks: byStatus(
+      prepared(
+        db,
+        `SELECT t.status, count(*) AS n FROM tasks t LEFT JOIN goals g ON g.goal_id = t.goal_id
+      WHERE coalesce(t.owner_id, g.owner_id) = ? GROUP BY t.status`,
+      ).all(tenant),
+    ),
+    agents: byStatus(
+      prepared(
+        db,
+        `SELECT coalesce(rt.status, 'idle') AS status, count(*) AS n FROM agents a
+      LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id WHERE a.owner_id = ? GROUP BY 1`,
+      ).all(tenant),
+    ),
   };
 }

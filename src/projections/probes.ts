@@ -40,7 +40,17 @@ export const probesProjection: Projection<ProbeEvent, T> = {
     switch (e.type) {
       case 'ProbeCreated': {
         const d = e.data;
-        prepared(db, q.insert).run(d.n, d.probeId, d.agentId, d.ownerId, d.tokenHash, d.sealedToken, d.message, e.recordedAt, d.expiresAt);
+        prepared(db, q.insert).run(
+          d.n,
+          d.probeId,
+          d.agentId,
+          d.ownerId,
+          d.tokenHash,
+          d.sealedToken,
+          d.message,
+          e.recordedAt,
+          d.expiresAt,
+        );
         return;
       }
       case 'ProbeUpdated':
@@ -64,8 +74,17 @@ export const probesProjection: Projection<ProbeEvent, T> = {
 };
 
 export interface ProbeRow {
-  probeId: string; n: number; agentId: number; ownerId: number; message: string; createdAt: string; expiresAt: string; firedAt: string | null;
-  messageId: number | null; expiredReason: ProbeExpiryReason | null; burnedReason: ProbeBurnReason | null;
+  probeId: string;
+  n: number;
+  agentId: number;
+  ownerId: number;
+  message: string;
+  createdAt: string;
+  expiresAt: string;
+  firedAt: string | null;
+  messageId: number | null;
+  expiredReason: ProbeExpiryReason | null;
+  burnedReason: ProbeBurnReason | null;
 }
 
 const ROW = `SELECT probe_id AS probeId, n, agent_id AS agentId, owner_id AS ownerId, message, created_at AS createdAt, expires_at AS expiresAt,
@@ -79,19 +98,34 @@ export const probeByTokenHash = (db: Database, tokenHash: string): ProbeRow | nu
   (prepared(db, `${ROW} WHERE token_hash = ?`).get(tokenHash) as ProbeRow | undefined) ?? null;
 
 export const sealedTokenOf = (db: Database, probeId: string): string | null =>
-  (prepared(db, 'SELECT sealed_token AS s FROM probes WHERE probe_id = ?').get(probeId) as { s: string } | undefined)?.s ?? null;
+  (prepared(db, 'SELECT sealed_token AS s FROM probes WHERE probe_id = ?').get(probeId) as { s: string } | undefined)
+    ?.s ?? null;
 
 /** The agent's active probes, oldest first. */
 export const activeProbesOf = (db: Database, agentId: number, now: string): ProbeRow[] =>
   prepared(db, `${ROW} WHERE agent_id = @agent AND ${ACTIVE} ORDER BY n`).all({ agent: agentId, now }) as ProbeRow[];
 
 export const activeProbeCount = (db: Database, agentId: number, now: string): number =>
-  (prepared(db, `SELECT count(*) AS n FROM probes WHERE agent_id = @agent AND ${ACTIVE}`).get({ agent: agentId, now }) as { n: number }).n;
+  (
+    prepared(db, `SELECT count(*) AS n FROM probes WHERE agent_id = @agent AND ${ACTIVE}`).get({
+      agent: agentId,
+      now,
+    }) as { n: number }
+  ).n;
 
-export interface ProbeFilter { ownerId: number; agentId: number | null; includeFired: boolean; now: string; limit: number }
+export interface ProbeFilter {
+  ownerId: number;
+  agentId: number | null;
+  includeFired: boolean;
+  now: string;
+  limit: number;
+}
 
 /** A tenant's probes, newest first: active ones only unless `includeFired` (then fired and expired ones too). */
 export function listProbes(db: Database, f: ProbeFilter): ProbeRow[] {
-  return prepared(db, `${ROW} WHERE owner_id = @owner AND (@agent IS NULL OR agent_id = @agent) AND (@all = 1 OR (${ACTIVE}))
-    ORDER BY created_at DESC, n DESC LIMIT @limit`).all({ owner: f.ownerId, agent: f.agentId, all: f.includeFired ? 1 : 0, now: f.now, limit: f.limit }) as ProbeRow[];
+  return prepared(
+    db,
+    `${ROW} WHERE owner_id = @owner AND (@agent IS NULL OR agent_id = @agent) AND (@all = 1 OR (${ACTIVE}))
+    ORDER BY created_at DESC, n DESC LIMIT @limit`,
+  ).all({ owner: f.ownerId, agent: f.agentId, all: f.includeFired ? 1 : 0, now: f.now, limit: f.limit }) as ProbeRow[];
 }

@@ -53,20 +53,30 @@ export const projectsProjection: Projection<ProjectEvent, T> = {
 };
 
 export interface ProjectRow {
-  projectId: number; ownerId: number; name: string; path: string; gitRemote: string | null; description: string | null; archived: boolean;
-  createdAt: string; updatedAt: string;
+  projectId: number;
+  ownerId: number;
+  name: string;
+  path: string;
+  gitRemote: string | null;
+  description: string | null;
+  archived: boolean;
+  createdAt: string;
+  updatedAt: string;
 }
 
 const ROW = `SELECT project_id AS projectId, owner_id AS ownerId, name, path, git_remote AS gitRemote, description, archived,
   created_at AS createdAt, updated_at AS updatedAt FROM projects`;
-const toRow = (r: Record<string, unknown> | undefined): ProjectRow | null => (r ? ({ ...r, archived: r.archived === 1 } as unknown as ProjectRow) : null);
+const toRow = (r: Record<string, unknown> | undefined): ProjectRow | null =>
+  r ? ({ ...r, archived: r.archived === 1 } as unknown as ProjectRow) : null;
 
 export const getProject = (db: Database, projectId: number): ProjectRow | null =>
   toRow(prepared(db, `${ROW} WHERE project_id = ?`).get(projectId) as Record<string, unknown> | undefined);
 
 /** Archived ones included: the name stays taken. Names are case-sensitive, as xylocopa's primary key is. */
 export const getProjectByName = (db: Database, ownerId: number, name: string): ProjectRow | null =>
-  toRow(prepared(db, `${ROW} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as Record<string, unknown> | undefined);
+  toRow(
+    prepared(db, `${ROW} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as Record<string, unknown> | undefined,
+  );
 
 /** xylocopa's order: by name; with the archived ones, active first, then by name. */
 export function listProjects(db: Database, ownerId: number, includeArchived: boolean): ProjectRow[] {
@@ -78,7 +88,9 @@ export function listProjects(db: Database, ownerId: number, includeArchived: boo
 
 /** Every active project's path, of all tenants: each is an allowed root of the path policy (DESIGN §3.16). */
 export const activeProjectPaths = (db: Database): string[] =>
-  (prepared(db, 'SELECT DISTINCT path FROM projects WHERE archived = 0 ORDER BY path').all() as { path: string }[]).map((r) => r.path);
+  (prepared(db, 'SELECT DISTINCT path FROM projects WHERE archived = 0 ORDER BY path').all() as { path: string }[]).map(
+    (r) => r.path,
+  );
 
 /**
  * xylocopa's cwd inference: the project whose path is `cwd` or an ancestor of it, the longest path winning
@@ -87,7 +99,12 @@ export const activeProjectPaths = (db: Database): string[] =>
  */
 export function projectForPath(db: Database, ownerId: number, cwd: string): ProjectRow | null {
   const dir = cwd.length > 1 ? cwd.replace(/\/+$/, '') : cwd;
-  return toRow(prepared(db, `${ROW} WHERE owner_id = @owner AND archived = 0
+  return toRow(
+    prepared(
+      db,
+      `${ROW} WHERE owner_id = @owner AND archived = 0
     AND (path = @dir OR substr(@dir, 1, length(rtrim(path, '/')) + 1) = rtrim(path, '/') || '/')
-    ORDER BY length(path) DESC LIMIT 1`).get({ owner: ownerId, dir }) as Record<string, unknown> | undefined);
+    ORDER BY length(path) DESC LIMIT 1`,
+    ).get({ owner: ownerId, dir }) as Record<string, unknown> | undefined,
+  );
 }

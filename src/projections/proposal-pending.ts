@@ -9,7 +9,9 @@ import { getProposal, type ProposalRow } from './proposal-queries.js';
  * stays in one place.
  */
 export function oldestPendingProposal(db: Database, ownerId: number): ProposalRow | null {
-  const row = prepared(db, `SELECT proposal_id AS id FROM proposals WHERE owner_id = ? AND status = 'pending' ORDER BY proposal_id LIMIT 1`)
-    .get(ownerId) as { id: number } | undefined;
+  const row = prepared(
+    db,
+    `SELECT proposal_id AS id FROM proposals WHERE owner_id = ? AND status = 'pending' ORDER BY proposal_id LIMIT 1`,
+  ).get(ownerId) as { id: number } | undefined;
   return row ? getProposal(db, row.id) : null;
 }

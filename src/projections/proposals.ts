@@ -33,21 +33,67 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
     switch (e.type) {
       case 'TaskTreeProposed': {
         const p = e.data;
-        prepared(db, q.insert).run(p.proposalId, 'task_tree', p.goalId, p.ownerId, p.proposer.key, p.proposer.name, p.reasoning, JSON.stringify(p.tree), p.taskCount,
-          p.messageId, p.channelId, e.recordedAt, null, null);
+        prepared(db, q.insert).run(
+          p.proposalId,
+          'task_tree',
+          p.goalId,
+          p.ownerId,
+          p.proposer.key,
+          p.proposer.name,
+          p.reasoning,
+          JSON.stringify(p.tree),
+          p.taskCount,
+          p.messageId,
+          p.channelId,
+          e.recordedAt,
+          null,
+          null,
+        );
         return;
       }
       case 'AgentProposed': {
         const p = e.data;
-        prepared(db, q.insert).run(p.proposalId, 'agent', p.goalId, p.ownerId, p.proposer.key, p.proposer.name, p.reason, JSON.stringify(p.agent), 0,
-          p.messageId, p.channelId, e.recordedAt, p.parentTaskId, p.agent.name);
+        prepared(db, q.insert).run(
+          p.proposalId,
+          'agent',
+          p.goalId,
+          p.ownerId,
+          p.proposer.key,
+          p.proposer.name,
+          p.reason,
+          JSON.stringify(p.agent),
+          0,
+          p.messageId,
+          p.channelId,
+          e.recordedAt,
+          p.parentTaskId,
+          p.agent.name,
+        );
         return;
       }
       case 'ProposalApproved':
-        prepared(db, q.decide).run('approved', e.data.by.name, e.recordedAt, null, e.data.auto ? 1 : 0, JSON.stringify(e.data.taskIds), e.data.agentId ?? null, e.data.proposalId);
+        prepared(db, q.decide).run(
+          'approved',
+          e.data.by.name,
+          e.recordedAt,
+          null,
+          e.data.auto ? 1 : 0,
+          JSON.stringify(e.data.taskIds),
+          e.data.agentId ?? null,
+          e.data.proposalId,
+        );
         return;
       case 'ProposalRejected':
-        prepared(db, q.decide).run('rejected', e.data.by.name, e.recordedAt, e.data.reason, 0, null, null, e.data.proposalId);
+        prepared(db, q.decide).run(
+          'rejected',
+          e.data.by.name,
+          e.recordedAt,
+          e.data.reason,
+          0,
+          null,
+          null,
+          e.data.proposalId,
+        );
         return;
       default: {
         const never: never = e;

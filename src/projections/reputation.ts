@@ -30,11 +30,27 @@ export const reputationProjection: Projection<ReputationEvent, T> = {
   apply(db, e, t) {
     if (e.type !== 'EvidenceRecorded') return;
     const d = e.data;
-    prepared(db, sql(t).insert).run(e.position, d.agentId, d.ownerId, d.configHash, d.domain, d.delta, d.weight, d.ref, e.recordedAt, dayOf(e.recordedAt));
+    prepared(db, sql(t).insert).run(
+      e.position,
+      d.agentId,
+      d.ownerId,
+      d.configHash,
+      d.domain,
+      d.delta,
+      d.weight,
+      d.ref,
+      e.recordedAt,
+      dayOf(e.recordedAt),
+    );
   },
 };
 
-export interface Score { domain: string; score: number; evidenceCount: number; lastEvidenceAt: string | null }
+export interface Score {
+  domain: string;
+  score: number;
+  evidenceCount: number;
+  lastEvidenceAt: string | null;
+}
 const LN2 = 0.6931471805599453;
 
 /** Days since the epoch: stored with each row so a score decays rows without parsing their timestamps. */
@@ -48,12 +64,29 @@ const SCORES = `SELECT domain, count(*) AS n, max(at) AS last, sum(delta * weigh
  */
 const DOMAIN_SCORE = `SELECT domain, count(*) AS n, max(at) AS last, sum(delta * weight * exp(-${LN2} * (@today - at_day) / @h)) AS total
   FROM evidence WHERE owner_id = @owner AND config_hash = @hash AND domain = @domain GROUP BY domain`;
-const toScore = (r: { domain: string; n: number; last: string | null; total: number | null }): Score =>
-  ({ domain: r.domain, score: r.n === 0 ? 0.5 : Math.min(1, Math.max(0, r.total ?? 0)), evidenceCount: r.n, lastEvidenceAt: r.last });
+const toScore = (r: { domain: string; n: number; last: string | null; total: number | null }): Score => ({
+  domain: r.domain,
+  score: r.n === 0 ? 0.5 : Math.min(1, Math.max(0, r.total ?? 0)),
+  evidenceCount: r.n,
+  lastEvidenceAt: r.last,
+});
 
 /** The rolling score of one (owner, config hash, domain) at `now` (0.5, neutral, without evidence). */
-export function scoreOf(db: Database, ownerId: number, configHash: string, domain: string, now: string, halfLifeDays: number): Score {
-  const r = prepared(db, DOMAIN_SCORE).get({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain }) as Parameters<typeof toScore>[0] | undefined;
+export function scoreOf(
+  db: Database,
+  ownerId: number,
+  configHash: string,
+  domain: string,
+  now: string,
+  halfLifeDays: number,
+): Score {
+  const r = prepared(db, DOMAIN_SCORE).get({
+    today: dayOf(now),
+    h: halfLifeDays,
+    owner: ownerId,
+    hash: configHash,
+    domain,
+  }) as Parameters<typeof toScore>[0] | undefined;
   return r ? toScore(r) : { domain, score: 0.5, evidenceCount: 0, lastEvidenceAt: null };
 }
 
@@ -62,12 +95,32 @@ export function scoreOf(db: Database, ownerId: number, configHash: string, domai
  * first index entry instead of scoring every row (the count of a busy config grows with each verdict).
  */
 export function hasEvidence(db: Database, ownerId: number, configHash: string, domain: string): boolean {
-  return prepared(db, 'SELECT 1 FROM evidence WHERE owner_id = ? AND config_hash = ? AND domain = ? LIMIT 1').get(ownerId, configHash, domain) !== undefined;
+  return (
+    prepared(db, 'SELECT 1 FROM evidence WHERE owner_id = ? AND config_hash = ? AND domain = ? LIMIT 1').get(
+      ownerId,
+      configHash,
+      domain,
+    ) !== undefined
+  );
 }
 
 /** Every domain a config hash has evidence in, with its score (sorted by domain), in one pass over the index. */
-export function scoresOf(db: Database, ownerId: number, configHash: string, now: string, halfLifeDays: number): Score[] {
-  return (prepared(db, SCORES).all({ today: dayOf(now), h: halfLifeDays, owner: ownerId, hash: configHash, domain: null }) as Parameters<typeof toScore>[0][]).map(toScore);
+export function scoresOf(
+  db: Database,
+  ownerId: number,
+  configHash: string,
+  now: string,
+  halfLifeDays: number,
+): Score[] {
+  return (
+    prepared(db, SCORES).all({
+      today: dayOf(now),
+      h: halfLifeDays,
+      owner: ownerId,
+      hash: configHash,
+      domain: null,
+    }) as Parameters<typeof toScore>[0][]
+  ).map(toScore);
 }
 
 /** The mean of a config hash's domain scores; 0.5 (neutral) without evidence. */

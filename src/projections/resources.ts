@@ -37,8 +37,20 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
     switch (e.type) {
       case 'ResourceRequested': {
         const d = e.data;
-        prepared(db, q.insert).run(d.requestId, d.ownerId, d.requesterAgentId, d.requesterName, d.taskId, d.goalId, d.name, d.resourceType, d.reason,
-          d.messageId, d.channelId, e.recordedAt);
+        prepared(db, q.insert).run(
+          d.requestId,
+          d.ownerId,
+          d.requesterAgentId,
+          d.requesterName,
+          d.taskId,
+          d.goalId,
+          d.name,
+          d.resourceType,
+          d.reason,
+          d.messageId,
+          d.channelId,
+          e.recordedAt,
+        );
         return;
       }
       case 'ResourceRequestFulfilled':
@@ -56,9 +68,24 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
 };
 
 export interface ResourceRequestRow {
-  requestId: number; ownerId: number; requesterAgentId: number; requesterName: string; taskId: number; goalId: number | null; name: string;
-  resourceType: ResourceType; reason: string; status: RequestStatus; messageId: number; channelId: number; createdAt: string;
-  fulfilledAt: string | null; fulfilledBySecret: number | null; fulfilledScope: string | null; rejectedAt: string | null; rejectionReason: string | null;
+  requestId: number;
+  ownerId: number;
+  requesterAgentId: number;
+  requesterName: string;
+  taskId: number;
+  goalId: number | null;
+  name: string;
+  resourceType: ResourceType;
+  reason: string;
+  status: RequestStatus;
+  messageId: number;
+  channelId: number;
+  createdAt: string;
+  fulfilledAt: string | null;
+  fulfilledBySecret: number | null;
+  fulfilledScope: string | null;
+  rejectedAt: string | null;
+  rejectionReason: string | null;
 }
 
 const ROW = `SELECT request_id AS requestId, owner_id AS ownerId, requester_agent_id AS requesterAgentId, requester_name AS requesterName,
@@ -71,13 +98,27 @@ export const getResourceRequest = (db: Database, requestId: number): ResourceReq
 
 /** The owner's pending requests for `name`, oldest first. */
 export const pendingRequests = (db: Database, ownerId: number, name: string): ResourceRequestRow[] =>
-  prepared(db, `${ROW} WHERE owner_id = ? AND name = ? AND status = 'pending' ORDER BY request_id`).all(ownerId, name) as ResourceRequestRow[];
+  prepared(db, `${ROW} WHERE owner_id = ? AND name = ? AND status = 'pending' ORDER BY request_id`).all(
+    ownerId,
+    name,
+  ) as ResourceRequestRow[];
 
 /** The agent's pending request for `name` on a task, if it already asked. */
-export const pendingRequestOf = (db: Database, agentId: number, taskId: number, name: string): ResourceRequestRow | null =>
-  (prepared(db, `${ROW} WHERE requester_agent_id = ? AND task_id = ? AND name = ? AND status = 'pending' ORDER BY request_id LIMIT 1`)
-    .get(agentId, taskId, name) as ResourceRequestRow | undefined) ?? null;
+export const pendingRequestOf = (
+  db: Database,
+  agentId: number,
+  taskId: number,
+  name: string,
+): ResourceRequestRow | null =>
+  (prepared(
+    db,
+    `${ROW} WHERE requester_agent_id = ? AND task_id = ? AND name = ? AND status = 'pending' ORDER BY request_id LIMIT 1`,
+  ).get(agentId, taskId, name) as ResourceRequestRow | undefined) ?? null;
 
 /** The owner's requests in one status, newest first (the console's list and `colony requests list`). */
 export const requestsOf = (db: Database, ownerId: number, status: RequestStatus, limit: number): ResourceRequestRow[] =>
-  prepared(db, `${ROW} WHERE owner_id = ? AND status = ? ORDER BY request_id DESC LIMIT ?`).all(ownerId, status, limit) as ResourceRequestRow[];
+  prepared(db, `${ROW} WHERE owner_id = ? AND status = ? ORDER BY request_id DESC LIMIT ?`).all(
+    ownerId,
+    status,
+    limit,
+  ) as ResourceRequestRow[];

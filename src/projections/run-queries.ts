@@ -6,22 +6,73 @@ import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sand
 /** Reads over the runs projection (live names). */
 export type RunRowStatus = 'queued' | 'running' | 'refused' | RunStatus;
 export interface RunRow {
-  runId: number; agentId: number; ownerId: number; sessionId: string | null; taskId: number | null; goalId: number | null; depth: number;
-  source: WakeSource; wakes: Wake[]; status: RunRowStatus; queueReason: QueueReason | null; notBefore: string | null; gate: Gate | null;
-  reason: string | null; queuedAt: string; startedAt: string | null; finishedAt: string | null; configHash: string | null; traceId: string | null;
-  timeoutSec: number | null; timedOut: boolean; exitCode: number | null; signal: string | null; durationMs: number | null; tokensIn: number;
-  tokensOut: number; costCents: number; reportedTokens: number; reportedCents: number; reservedTokens: number; reservedCents: number; outputTail: string | null; lastMessageAt: string | null;
-  preview: string | null; updatedAt: string;
+  runId: number;
+  agentId: number;
+  ownerId: number;
+  sessionId: string | null;
+  taskId: number | null;
+  goalId: number | null;
+  depth: number;
+  source: WakeSource;
+  wakes: Wake[];
+  status: RunRowStatus;
+  queueReason: QueueReason | null;
+  notBefore: string | null;
+  gate: Gate | null;
+  reason: string | null;
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  configHash: string | null;
+  traceId: string | null;
+  timeoutSec: number | null;
+  timedOut: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number | null;
+  tokensIn: number;
+  tokensOut: number;
+  costCents: number;
+  reportedTokens: number;
+  reportedCents: number;
+  reservedTokens: number;
+  reservedCents: number;
+  outputTail: string | null;
+  lastMessageAt: string | null;
+  preview: string | null;
+  updatedAt: string;
   /** The confinement it ran under (null: not launched, or launched before confinement existed) and the limit it ran into. */
-  sandbox: SandboxProfile | null; limitHit: LimitKind | null;
+  sandbox: SandboxProfile | null;
+  limitHit: LimitKind | null;
   /** Who cancelled it (status failed), when it was cancelled rather than failing on its own. */
   cancelledBy: string | null;
 }
-export interface SessionMessageRow { runId: number; seq: number; sessionId: string; role: SessionRole; content: string; truncated: boolean; bytes: number; at: string }
+export interface SessionMessageRow {
+  runId: number;
+  seq: number;
+  sessionId: string;
+  role: SessionRole;
+  content: string;
+  truncated: boolean;
+  bytes: number;
+  at: string;
+}
 export interface AgentRuntimeRow {
-  agentId: number; status: 'idle' | 'executing' | 'error' | 'stopped'; stopped: boolean; timeoutSec: number | null; cooldownSec: number | null;
-  dailyRunBudget: number | null; maxTriggerDepth: number | null; currentRunId: number | null; lastRunId: number | null; lastSessionId: string | null;
-  lastStartedAt: string | null; lastFinishedAt: string | null; lastMessageAt: string | null; preview: string | null; projectId: number | null;
+  agentId: number;
+  status: 'idle' | 'executing' | 'error' | 'stopped';
+  stopped: boolean;
+  timeoutSec: number | null;
+  cooldownSec: number | null;
+  dailyRunBudget: number | null;
+  maxTriggerDepth: number | null;
+  currentRunId: number | null;
+  lastRunId: number | null;
+  lastSessionId: string | null;
+  lastStartedAt: string | null;
+  lastFinishedAt: string | null;
+  lastMessageAt: string | null;
+  preview: string | null;
+  projectId: number | null;
   /** Its own confinement settings (null: the process-wide defaults). */
   sandbox: SandboxOverrides | null;
 }
@@ -32,15 +83,28 @@ const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, s
   signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
   reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit, cancelled_by AS cancelledBy FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
-  r ? ({ ...r, wakes: JSON.parse(r.wakes as string), timedOut: r.timedOut === 1, sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null } as unknown as RunRow) : null;
+  r
+    ? ({
+        ...r,
+        wakes: JSON.parse(r.wakes as string),
+        timedOut: r.timedOut === 1,
+        sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null,
+      } as unknown as RunRow)
+    : null;
 const many = (rows: unknown[]): RunRow[] => rows.map((r) => toRun(r as never)!);
 
-export const getRun = (db: Database, runId: number): RunRow | null => toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
+export const getRun = (db: Database, runId: number): RunRow | null =>
+  toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
 export const runBySession = (db: Database, sessionId: string): RunRow | null =>
   toRun(prepared(db, `${RUN} WHERE session_id = ?`).get(sessionId) as never);
 /** The queued run a new wake-up of (agent, task) merges into (coalescing, FR-038). */
 export const queuedRunFor = (db: Database, agentId: number, taskId: number | null): RunRow | null =>
-  toRun(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? ORDER BY run_id LIMIT 1`).get(agentId, taskId) as never);
+  toRun(
+    prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? ORDER BY run_id LIMIT 1`).get(
+      agentId,
+      taskId,
+    ) as never,
+  );
 export const queuedRunsOf = (db: Database, agentId: number): RunRow[] =>
   many(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' ORDER BY run_id`).all(agentId));
 export const runningRunOf = (db: Database, agentId: number): RunRow | null =>
@@ -48,29 +112,66 @@ export const runningRunOf = (db: Database, agentId: number): RunRow | null =>
 export const runsInStatus = (db: Database, status: RunRowStatus): RunRow[] =>
   many(prepared(db, `${RUN} WHERE status = ? ORDER BY run_id`).all(status));
 export const runsStartedSince = (db: Database, agentId: number, since: string): number =>
-  (prepared(db, 'SELECT count(*) AS n FROM runs WHERE agent_id = ? AND started_at >= ?').get(agentId, since) as { n: number }).n;
+  (
+    prepared(db, 'SELECT count(*) AS n FROM runs WHERE agent_id = ? AND started_at >= ?').get(agentId, since) as {
+      n: number;
+    }
+  ).n;
 export const lastStartOf = (db: Database, agentId: number): string | null =>
   (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ?').get(agentId) as { at: string | null }).at;
 /** The last run of (agent, task) that started, for task timers. */
 export const lastTaskRunStart = (db: Database, agentId: number, taskId: number): string | null =>
-  (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ? AND task_id = ?').get(agentId, taskId) as { at: string | null }).at;
+  (
+    prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ? AND task_id = ?').get(agentId, taskId) as {
+      at: string | null;
+    }
+  ).at;
 
-export interface RunFilter { agentId?: number | null; goalId?: number | null; ownerId?: number | null; status?: RunRowStatus | null; limit: number }
-export function listRuns(db: Database, f: RunFilter): RunRow[] {
-  return many(prepared(db, `${RUN} WHERE (@agent IS NULL OR agent_id = @agent) AND (@goal IS NULL OR goal_id = @goal)
-    AND (@owner IS NULL OR owner_id = @owner) AND (@status IS NULL OR status = @status) ORDER BY run_id DESC LIMIT @limit`)
-    .all({ agent: f.agentId ?? null, goal: f.goalId ?? null, owner: f.ownerId ?? null, status: f.status ?? null, limit: f.limit }));
+export interface RunFilter {
+  agentId?: number | null;
+  goalId?: number | null;
+  ownerId?: number | null;
+  status?: RunRowStatus | null;
+  limit: number;
 }
-export const runsOfGoal = (db: Database, goalId: number): RunRow[] => many(prepared(db, `${RUN} WHERE goal_id = ? ORDER BY run_id`).all(goalId));
+export function listRuns(db: Database, f: RunFilter): RunRow[] {
+  return many(
+    prepared(
+      db,
+      `${RUN} WHERE (@agent IS NULL OR agent_id = @agent) AND (@goal IS NULL OR goal_id = @goal)
+    AND (@owner IS NULL OR owner_id = @owner) AND (@status IS NULL OR status = @status) ORDER BY run_id DESC LIMIT @limit`,
+    ).all({
+      agent: f.agentId ?? null,
+      goal: f.goalId ?? null,
+      owner: f.ownerId ?? null,
+      status: f.status ?? null,
+      limit: f.limit,
+    }),
+  );
+}
+export const runsOfGoal = (db: Database, goalId: number): RunRow[] =>
+  many(prepared(db, `${RUN} WHERE goal_id = ? ORDER BY run_id`).all(goalId));
 
-const MESSAGE = 'SELECT run_id AS runId, seq, session_id AS sessionId, role, content, truncated, bytes, at FROM session_messages';
-const toMessage = (r: Record<string, unknown>): SessionMessageRow => ({ ...r, truncated: r.truncated === 1 } as unknown as SessionMessageRow);
+const MESSAGE =
+  'SELECT run_id AS runId, seq, session_id AS sessionId, role, content, truncated, bytes, at FROM session_messages';
+const toMessage = (r: Record<string, unknown>): SessionMessageRow =>
+  ({ ...r, truncated: r.truncated === 1 }) as unknown as SessionMessageRow;
 export const sessionMessages = (db: Database, runId: number): SessionMessageRow[] =>
-  prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq`).all(runId).map((r) => toMessage(r as never));
+  prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq`)
+    .all(runId)
+    .map((r) => toMessage(r as never));
 /** The last `n` messages of a run's session, oldest first. */
-export const lastSessionMessages = (db: Database, runId: number, n: number): { messages: SessionMessageRow[]; total: number } => {
-  const total = (prepared(db, 'SELECT count(*) AS n FROM session_messages WHERE run_id = ?').get(runId) as { n: number }).n;
-  const rows = prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq DESC LIMIT ?`).all(runId, Math.max(0, n)).map((r) => toMessage(r as never));
+export const lastSessionMessages = (
+  db: Database,
+  runId: number,
+  n: number,
+): { messages: SessionMessageRow[]; total: number } => {
+  const total = (
+    prepared(db, 'SELECT count(*) AS n FROM session_messages WHERE run_id = ?').get(runId) as { n: number }
+  ).n;
+  const rows = prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq DESC LIMIT ?`)
+    .all(runId, Math.max(0, n))
+    .map((r) => toMessage(r as never));
   return { messages: rows.reverse(), total };
 };
 
@@ -81,20 +182,52 @@ const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS tim
 export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
   const r = prepared(db, `${RUNTIME} WHERE agent_id = ?`).get(agentId) as Record<string, unknown> | undefined;
   if (!r) {
-    return { agentId, status: 'idle', stopped: false, timeoutSec: null, cooldownSec: null, dailyRunBudget: null, maxTriggerDepth: null, currentRunId: null,
-      lastRunId: null, lastSessionId: null, lastStartedAt: null, lastFinishedAt: null, lastMessageAt: null, preview: null, projectId: null, sandbox: null };
+    return {
+      agentId,
+      status: 'idle',
+      stopped: false,
+      timeoutSec: null,
+      cooldownSec: null,
+      dailyRunBudget: null,
+      maxTriggerDepth: null,
+      currentRunId: null,
+      lastRunId: null,
+      lastSessionId: null,
+      lastStartedAt: null,
+      lastFinishedAt: null,
+      lastMessageAt: null,
+      preview: null,
+      projectId: null,
+      sandbox: null,
+    };
   }
-  return { ...r, stopped: r.stopped === 1, sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null } as unknown as AgentRuntimeRow;
+  return {
+    ...r,
+    stopped: r.stopped === 1,
+    sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null,
+  } as unknown as AgentRuntimeRow;
 }
 
 /** Agents with runs waiting to start (the reactor's sweep). */
 export const agentsWithQueuedRuns = (db: Database): number[] =>
-  (prepared(db, `SELECT DISTINCT agent_id AS id FROM runs WHERE status = 'queued' ORDER BY agent_id`).all() as { id: number }[]).map((r) => r.id);
+  (
+    prepared(db, `SELECT DISTINCT agent_id AS id FROM runs WHERE status = 'queued' ORDER BY agent_id`).all() as {
+      id: number;
+    }[]
+  ).map((r) => r.id);
 
-export interface TimedTask { taskId: number; agentId: number; intervalSec: number; claimedAt: string }
+export interface TimedTask {
+  taskId: number;
+  agentId: number;
+  intervalSec: number;
+  claimedAt: string;
+}
 /** Claimed or running tasks whose heartbeat_config has an interval and whose assignee Colony runs (task_timer wake-ups). */
 export const timedTasks = (db: Database): TimedTask[] =>
-  prepared(db, `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
+  prepared(
+    db,
+    `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
     t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id
     JOIN users u ON u.user_id = a.owner_id AND COALESCE(a.command, u.agent_command) IS NOT NULL
-    WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`).all() as TimedTask[];
+    WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`,
+  ).all() as TimedTask[];

@@ -45,8 +45,23 @@ const sql = sqlFor((t: Record<T, string>) => ({
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
   version: 5,
-  handles: ['RunQueued', 'RunWakeMerged', 'RunRefused', 'RunStarted', 'RunLaunched', 'RunFinished', 'RunTimedOut', 'RunFailed', 'SessionMessageRecorded',
-    'RuntimeConfigured', 'AgentStopped', 'AgentStarted', 'AgentProjectSet', 'SandboxConfigured', 'CostRecorded'],
+  handles: [
+    'RunQueued',
+    'RunWakeMerged',
+    'RunRefused',
+    'RunStarted',
+    'RunLaunched',
+    'RunFinished',
+    'RunTimedOut',
+    'RunFailed',
+    'SessionMessageRecorded',
+    'RuntimeConfigured',
+    'AgentStopped',
+    'AgentStarted',
+    'AgentProjectSet',
+    'SandboxConfigured',
+    'CostRecorded',
+  ],
   tables: ['runs', 'session_messages', 'agent_runtime'],
   init(db, t) {
     db.exec(`
@@ -77,15 +92,41 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
     switch (e.type) {
       case 'RunQueued': {
         const d = e.data;
-        prepared(db, q.queued).run(d.runId, d.agentId, d.ownerId, d.sessionId, d.taskId, d.goalId, d.depth, d.wake.source, JSON.stringify([d.wake]),
-          d.reason, d.notBefore, at, at);
+        prepared(db, q.queued).run(
+          d.runId,
+          d.agentId,
+          d.ownerId,
+          d.sessionId,
+          d.taskId,
+          d.goalId,
+          d.depth,
+          d.wake.source,
+          JSON.stringify([d.wake]),
+          d.reason,
+          d.notBefore,
+          at,
+          at,
+        );
         prepared(db, q.runtimeRow).run(d.agentId);
         return;
       }
       case 'RunRefused': {
         const d = e.data;
         if (prepared(db, q.refusedQueued).run(d.gate, d.reason, at, d.runId).changes === 0) {
-          prepared(db, q.refusedNew).run(d.runId, d.agentId, d.ownerId, d.taskId, d.goalId, d.depth ?? 0, d.wake.source, JSON.stringify([d.wake]), d.gate, d.reason, at, at);
+          prepared(db, q.refusedNew).run(
+            d.runId,
+            d.agentId,
+            d.ownerId,
+            d.taskId,
+            d.goalId,
+            d.depth ?? 0,
+            d.wake.source,
+            JSON.stringify([d.wake]),
+            d.gate,
+            d.reason,
+            at,
+            at,
+          );
         }
         return;
       }
@@ -94,7 +135,16 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       case 'RunStarted': {
         const d = e.data;
-        prepared(db, q.started).run(at, d.configHash, d.reservation.tokens, d.reservation.cents, d.traceId, d.timeoutSec, at, d.runId);
+        prepared(db, q.started).run(
+          at,
+          d.configHash,
+          d.reservation.tokens,
+          d.reservation.cents,
+          d.traceId,
+          d.timeoutSec,
+          at,
+          d.runId,
+        );
         const session = prepared(db, q.sessionOf).get(d.runId) as { sessionId: string } | undefined;
         prepared(db, q.runtimeRow).run(d.agentId);
         prepared(db, q.running).run(d.runId, d.runId, session?.sessionId ?? null, at, d.agentId);
@@ -112,7 +162,20 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       case 'RunFinished': {
         const d = e.data;
-        prepared(db, q.finished).run(d.status, at, d.exitCode, d.signal, d.durationMs, d.tokensIn, d.tokensOut, d.costCents, d.outputTail, d.limit ?? null, at, d.runId);
+        prepared(db, q.finished).run(
+          d.status,
+          at,
+          d.exitCode,
+          d.signal,
+          d.durationMs,
+          d.tokensIn,
+          d.tokensOut,
+          d.costCents,
+          d.outputTail,
+          d.limit ?? null,
+          at,
+          d.runId,
+        );
         prepared(db, q.ended).run(d.status === 'succeeded' ? 'idle' : 'error', at, d.agentId, d.runId);
         return;
       }
@@ -141,7 +204,8 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       case 'CostRecorded':
         // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
-        if (e.data.runId !== undefined && e.data.source === 'report_usage') prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);
+        if (e.data.runId !== undefined && e.data.source === 'report_usage')
+          prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);
         return;
       case 'AgentStopped':
       case 'AgentStarted': {

@@ -38,7 +38,18 @@ export const secretsProjection: Projection<SecretEvent, T> = {
     switch (e.type) {
       case 'SecretSet': {
         const d = e.data;
-        prepared(db, q.insert).run(d.secretId, d.ownerId, d.name, d.scope.type, d.scope.id, d.scope.label, d.sealed, d.replaces, d.by.name, e.recordedAt);
+        prepared(db, q.insert).run(
+          d.secretId,
+          d.ownerId,
+          d.name,
+          d.scope.type,
+          d.scope.id,
+          d.scope.label,
+          d.sealed,
+          d.replaces,
+          d.by.name,
+          e.recordedAt,
+        );
         return;
       }
       case 'SecretRevoked':
@@ -55,30 +66,60 @@ export const secretsProjection: Projection<SecretEvent, T> = {
   },
 };
 
-export interface ScopeKey { type: ScopeType; id: number }
+export interface ScopeKey {
+  type: ScopeType;
+  id: number;
+}
 /** What anyone may see of a secret: never its value. */
 export interface SecretInfo {
-  secretId: number; ownerId: number; name: string; scopeType: ScopeType; scopeId: number; scopeLabel: string; available: boolean;
-  createdBy: string; createdAt: string; revokedAt: string | null; revokeReason: string | null; lastUsedAt: string | null; useCount: number;
+  secretId: number;
+  ownerId: number;
+  name: string;
+  scopeType: ScopeType;
+  scopeId: number;
+  scopeLabel: string;
+  available: boolean;
+  createdBy: string;
+  createdAt: string;
+  revokedAt: string | null;
+  revokeReason: string | null;
+  lastUsedAt: string | null;
+  useCount: number;
 }
-export interface SealedSecret { secretId: number; name: string; scopeType: ScopeType; sealed: string }
+export interface SealedSecret {
+  secretId: number;
+  name: string;
+  scopeType: ScopeType;
+  sealed: string;
+}
 
 const INFO = `SELECT secret_id AS secretId, owner_id AS ownerId, name, scope_type AS scopeType, scope_id AS scopeId, scope_label AS scopeLabel,
   revoked_at IS NULL AS available, created_by AS createdBy, created_at AS createdAt, revoked_at AS revokedAt, revoke_reason AS revokeReason,
   last_used_at AS lastUsedAt, use_count AS useCount FROM secrets`;
-const toInfo = (r: Record<string, unknown> | undefined): SecretInfo | null => (r ? ({ ...r, available: r.available === 1 } as unknown as SecretInfo) : null);
+const toInfo = (r: Record<string, unknown> | undefined): SecretInfo | null =>
+  r ? ({ ...r, available: r.available === 1 } as unknown as SecretInfo) : null;
 
-export const getSecret = (db: Database, secretId: number): SecretInfo | null => toInfo(prepared(db, `${INFO} WHERE secret_id = ?`).get(secretId) as never);
+export const getSecret = (db: Database, secretId: number): SecretInfo | null =>
+  toInfo(prepared(db, `${INFO} WHERE secret_id = ?`).get(secretId) as never);
 
 export const activeSecret = (db: Database, ownerId: number, scope: ScopeKey, name: string): SecretInfo | null =>
-  toInfo(prepared(db, `${INFO} WHERE owner_id = ? AND scope_type = ? AND scope_id = ? AND name = ? AND revoked_at IS NULL`)
-    .get(ownerId, scope.type, scope.id, name) as never);
+  toInfo(
+    prepared(
+      db,
+      `${INFO} WHERE owner_id = ? AND scope_type = ? AND scope_id = ? AND name = ? AND revoked_at IS NULL`,
+    ).get(ownerId, scope.type, scope.id, name) as never,
+  );
 
 /** The owner's secrets, active only unless `all`, optionally in one scope; ordered by scope, then name, then id. */
 export function listSecrets(db: Database, ownerId: number, f: { scope?: ScopeKey; all?: boolean } = {}): SecretInfo[] {
-  const rows = prepared(db, `${INFO} WHERE owner_id = @owner AND (@type IS NULL OR (scope_type = @type AND scope_id = @id))
-    AND (@all = 1 OR revoked_at IS NULL) ORDER BY scope_type, scope_id, name, secret_id`)
-    .all({ owner: ownerId, type: f.scope?.type ?? null, id: f.scope?.id ?? null, all: f.all ? 1 : 0 }) as Record<string, unknown>[];
+  const rows = prepared(
+    db,
+    `${INFO} WHERE owner_id = @owner AND (@type IS NULL OR (scope_type = @type AND scope_id = @id))
+    AND (@all = 1 OR revoked_at IS NULL) ORDER BY scope_type, scope_id, name, secret_id`,
+  ).all({ owner: ownerId, type: f.scope?.type ?? null, id: f.scope?.id ?? null, all: f.all ? 1 : 0 }) as Record<
+    string,
+    unknown
+  >[];
   return rows.map((r) => toInfo(r)!);
 }
 
@@ -89,14 +130,20 @@ export function activeSecretsIn(db: Database, ownerId: number, scopes: readonly 
 
 /** The sealed values of the owner's active secrets in `scopes` — only the env-map builder calls this. */
 export function sealedSecrets(db: Database, ownerId: number, scopes: readonly ScopeKey[]): SealedSecret[] {
-  const q = prepared(db, `SELECT secret_id AS secretId, name, scope_type AS scopeType, sealed FROM secrets
-    WHERE owner_id = ? AND scope_type = ? AND scope_id = ? AND revoked_at IS NULL ORDER BY name`);
+  const q = prepared(
+    db,
+    `SELECT secret_id AS secretId, name, scope_type AS scopeType, sealed FROM secrets
+    WHERE owner_id = ? AND scope_type = ? AND scope_id = ? AND revoked_at IS NULL ORDER BY name`,
+  );
   return scopes.flatMap((s) => q.all(ownerId, s.type, s.id) as SealedSecret[]);
 }
 
 /** One row per name ever set in the scope — its newest secret: available, or revoked with nothing after it. */
 export function secretsOfScope(db: Database, ownerId: number, scope: ScopeKey): SecretInfo[] {
-  const rows = prepared(db, `${INFO} WHERE secret_id IN (SELECT max(secret_id) FROM secrets WHERE owner_id = @owner AND scope_type = @type
-    AND scope_id = @id GROUP BY name) ORDER BY name`).all({ owner: ownerId, type: scope.type, id: scope.id }) as Record<string, unknown>[];
+  const rows = prepared(
+    db,
+    `${INFO} WHERE secret_id IN (SELECT max(secret_id) FROM secrets WHERE owner_id = @owner AND scope_type = @type
+    AND scope_id = @id GROUP BY name) ORDER BY name`,
+  ).all({ owner: ownerId, type: scope.type, id: scope.id }) as Record<string, unknown>[];
   return rows.map((r) => toInfo(r)!);
 }

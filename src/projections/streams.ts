@@ -50,7 +50,17 @@ export const streamsProjection: Projection<Event, 'streams'> = {
     `);
   },
   apply(db, e, t) {
-    prepared(db, sql(t).upsert).run(e.streamId, streamKind(e.streamId), e.version, e.position, e.position, e.type, e.recordedAt, e.recordedAt, e.position);
+    prepared(db, sql(t).upsert).run(
+      e.streamId,
+      streamKind(e.streamId),
+      e.version,
+      e.position,
+      e.position,
+      e.type,
+      e.recordedAt,
+      e.recordedAt,
+      e.position,
+    );
   },
 };
 
@@ -63,12 +73,18 @@ export function getStream(db: Database, streamId: string): StreamRow | null {
 
 export function listStreams(db: Database, filter: { kind?: string; limit?: number } = {}): StreamRow[] {
   if (filter.kind !== undefined) {
-    return prepared(db, `${SELECT} WHERE kind = ? ORDER BY stream_id LIMIT ?`).all(filter.kind, filter.limit ?? -1) as StreamRow[];
+    return prepared(db, `${SELECT} WHERE kind = ? ORDER BY stream_id LIMIT ?`).all(
+      filter.kind,
+      filter.limit ?? -1,
+    ) as StreamRow[];
   }
   return prepared(db, `${SELECT} ORDER BY stream_id LIMIT ?`).all(filter.limit ?? -1) as StreamRow[];
 }
 
 export function countStreamsByKind(db: Database): Record<string, number> {
-  const rows = prepared(db, 'SELECT kind, COUNT(*) AS n FROM streams GROUP BY kind ORDER BY kind').all() as { kind: string; n: number }[];
+  const rows = prepared(db, 'SELECT kind, COUNT(*) AS n FROM streams GROUP BY kind ORDER BY kind').all() as {
+    kind: string;
+    n: number;
+  }[];
   return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
 }

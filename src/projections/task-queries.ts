@@ -9,15 +9,53 @@ import { getGoal } from './goal-queries.js';
  */
 export interface TaskRow {
   /** goalId is null for a project task; ownerId is null for goal tasks recorded before project tasks existed (their goal's owner owns them). */
-  taskId: number; goalId: number | null; ownerId: number | null; projectId: number | null; model: string | null; effort: string | null;
-  priority: number; attempt: number; parentId: number | null; depth: number; ancestry: AncestryNode[]; title: string; description: string;
-  acceptanceCriteria: string; billingCode: string; budgetTokens: number | null; budgetCents: number | null; spentTokens: number; spentCents: number;
-  reservedTokens: number; reservedCents: number; verifier: VerifierConfig; heartbeat: HeartbeatConfig | null; status: TaskStatus;
-  assigneeAgentId: number | null; assigneeName: string | null; leaseExpiresAt: string | null; summary: string | null; artifactMessageIds: number[];
-  verdict: string | null; verifiedBy: string | null; failureReason: string | null; verifierOutput: string | null; createdBy: string; proposalId: number | null;
-  createdAt: string; claimedAt: string | null; startedAt: string | null; submittedAt: string | null; completedAt: string | null; updatedAt: string;
+  taskId: number;
+  goalId: number | null;
+  ownerId: number | null;
+  projectId: number | null;
+  model: string | null;
+  effort: string | null;
+  priority: number;
+  attempt: number;
+  parentId: number | null;
+  depth: number;
+  ancestry: AncestryNode[];
+  title: string;
+  description: string;
+  acceptanceCriteria: string;
+  billingCode: string;
+  budgetTokens: number | null;
+  budgetCents: number | null;
+  spentTokens: number;
+  spentCents: number;
+  reservedTokens: number;
+  reservedCents: number;
+  verifier: VerifierConfig;
+  heartbeat: HeartbeatConfig | null;
+  status: TaskStatus;
+  assigneeAgentId: number | null;
+  assigneeName: string | null;
+  leaseExpiresAt: string | null;
+  summary: string | null;
+  artifactMessageIds: number[];
+  verdict: string | null;
+  verifiedBy: string | null;
+  failureReason: string | null;
+  verifierOutput: string | null;
+  createdBy: string;
+  proposalId: number | null;
+  createdAt: string;
+  claimedAt: string | null;
+  startedAt: string | null;
+  submittedAt: string | null;
+  completedAt: string | null;
+  updatedAt: string;
 }
-export interface Rollup { tokens: number; cents: number; taskCount: number }
+export interface Rollup {
+  tokens: number;
+  cents: number;
+  taskCount: number;
+}
 
 const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId, depth, ancestry, title, description,
   acceptance_criteria AS acceptanceCriteria, billing_code AS billingCode, budget_tokens AS budgetTokens, budget_cents AS budgetCents,
@@ -29,23 +67,33 @@ const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId
 function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
   if (!r) return null;
   return {
-    ...r, ancestry: JSON.parse(r.ancestry as string), verifier: JSON.parse(r.verifier as string),
-    heartbeat: r.heartbeat ? JSON.parse(r.heartbeat as string) : null, artifactMessageIds: r.artifactMessageIds ? JSON.parse(r.artifactMessageIds as string) : [],
+    ...r,
+    ancestry: JSON.parse(r.ancestry as string),
+    verifier: JSON.parse(r.verifier as string),
+    heartbeat: r.heartbeat ? JSON.parse(r.heartbeat as string) : null,
+    artifactMessageIds: r.artifactMessageIds ? JSON.parse(r.artifactMessageIds as string) : [],
   } as TaskRow;
 }
-export const getTask = (db: Database, taskId: number): TaskRow | null => toTask(prepared(db, `${TASK} WHERE task_id = ?`).get(taskId) as never);
+export const getTask = (db: Database, taskId: number): TaskRow | null =>
+  toTask(prepared(db, `${TASK} WHERE task_id = ?`).get(taskId) as never);
 /** The tenant a task belongs to: its own owner (project tasks, and tasks recorded since), else its goal's. */
 export const ownerOfTask = (db: Database, task: TaskRow): number | null =>
-  task.ownerId ?? (task.goalId === null ? null : getGoal(db, task.goalId)?.ownerId ?? null);
+  task.ownerId ?? (task.goalId === null ? null : (getGoal(db, task.goalId)?.ownerId ?? null));
 /**
  * A goal's tasks (1,000 and more for a snapshot). Read as positional rows and named here: better-sqlite3's
  * row objects of this many columns cost twice as much to build (colony bench goal_snapshot_ms).
  * This statement is used only here, so its raw mode cannot surprise another caller of the cache.
  */
 /** A goal's root tasks (one per approved tree), oldest first: an index of its own, whatever the goal's size. */
-export function rootTasksOfGoal(db: Database, goalId: number): Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[] {
-  return prepared(db, `SELECT task_id AS taskId, budget_tokens AS budgetTokens, budget_cents AS budgetCents FROM tasks
-    WHERE goal_id = ? AND parent_id IS NULL ORDER BY task_id`).all(goalId) as Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[];
+export function rootTasksOfGoal(
+  db: Database,
+  goalId: number,
+): Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[] {
+  return prepared(
+    db,
+    `SELECT task_id AS taskId, budget_tokens AS budgetTokens, budget_cents AS budgetCents FROM tasks
+    WHERE goal_id = ? AND parent_id IS NULL ORDER BY task_id`,
+  ).all(goalId) as Pick<TaskRow, 'taskId' | 'budgetTokens' | 'budgetCents'>[];
 }
 
 export function tasksOfGoal(db: Database, goalId: number): TaskRow[] {
@@ -60,41 +108,65 @@ export function tasksOfGoal(db: Database, goalId: number): TaskRow[] {
 
 /** Tasks whose lease ran out by `now` while still held. */
 export const expiredLeases = (db: Database, now: string): number[] =>
-  (prepared(db, `SELECT task_id FROM tasks WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? AND status IN ('claimed', 'in_progress') ORDER BY task_id`)
-    .all(now) as { task_id: number }[]).map((r) => r.task_id);
+  (
+    prepared(
+      db,
+      `SELECT task_id FROM tasks WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? AND status IN ('claimed', 'in_progress') ORDER BY task_id`,
+    ).all(now) as { task_id: number }[]
+  ).map((r) => r.task_id);
 
 /** Tasks waiting for a command verifier (after a crash, nobody may be running it). */
 export const awaitingCommandVerification = (db: Database): TaskRow[] =>
-  (prepared(db, `${TASK} WHERE verifier_kind = 'command' AND status = 'awaiting_verification' ORDER BY task_id`).all() as Record<string, unknown>[]).map((r) => toTask(r)!);
+  (
+    prepared(
+      db,
+      `${TASK} WHERE verifier_kind = 'command' AND status = 'awaiting_verification' ORDER BY task_id`,
+    ).all() as Record<string, unknown>[]
+  ).map((r) => toTask(r)!);
 
 const SUBTREE = `WITH RECURSIVE subtree(id) AS (SELECT task_id FROM tasks WHERE task_id = @root
   UNION ALL SELECT t.task_id FROM tasks t JOIN subtree s ON t.parent_id = s.id)`;
 
 /** Spend of a task and all its descendants, and how many tasks that is (FR-007). */
 export function rollupSubtree(db: Database, taskId: number): Rollup {
-  return prepared(db, `${SUBTREE} SELECT coalesce(sum(spent_tokens), 0) AS tokens, coalesce(sum(spent_cents), 0) AS cents, count(*) AS taskCount
-    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`).get({ root: taskId }) as Rollup;
+  return prepared(
+    db,
+    `${SUBTREE} SELECT coalesce(sum(spent_tokens), 0) AS tokens, coalesce(sum(spent_cents), 0) AS cents, count(*) AS taskCount
+    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`,
+  ).get({ root: taskId }) as Rollup;
 }
 
 /** Spend of a subtree plus the reservations open inside it: what a budget on its root has committed. */
 export function committedInSubtree(db: Database, taskId: number): { tokens: number; cents: number } {
-  return prepared(db, `${SUBTREE} SELECT coalesce(sum(spent_tokens + reserved_tokens), 0) AS tokens, coalesce(sum(spent_cents + reserved_cents), 0) AS cents
-    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`).get({ root: taskId }) as { tokens: number; cents: number };
+  return prepared(
+    db,
+    `${SUBTREE} SELECT coalesce(sum(spent_tokens + reserved_tokens), 0) AS tokens, coalesce(sum(spent_cents + reserved_cents), 0) AS cents
+    FROM tasks WHERE task_id IN (SELECT id FROM subtree)`,
+  ).get({ root: taskId }) as { tokens: number; cents: number };
 }
 
 /** Spend by billing code over a subtree (FR-022), or over a whole goal's trees when `root` is null. */
-export function rollupByBillingCode(db: Database, goalId: number, root: number | null): (Rollup & { billingCode: string })[] {
+export function rollupByBillingCode(
+  db: Database,
+  goalId: number,
+  root: number | null,
+): (Rollup & { billingCode: string })[] {
   const scope = root === null ? 'goal_id = @goal' : 'task_id IN (SELECT id FROM subtree)';
-  return prepared(db, `${SUBTREE} SELECT billing_code AS billingCode, sum(spent_tokens) AS tokens, sum(spent_cents) AS cents, count(*) AS taskCount
-    FROM tasks WHERE ${scope} GROUP BY billing_code ORDER BY billing_code`).all({ goal: goalId, root: root ?? 0 }) as (Rollup & { billingCode: string })[];
+  return prepared(
+    db,
+    `${SUBTREE} SELECT billing_code AS billingCode, sum(spent_tokens) AS tokens, sum(spent_cents) AS cents, count(*) AS taskCount
+    FROM tasks WHERE ${scope} GROUP BY billing_code ORDER BY billing_code`,
+  ).all({ goal: goalId, root: root ?? 0 }) as (Rollup & { billingCode: string })[];
 }
 
 /** Each goal's tasks counted by status, for a page of goals (one grouped read over the goal index). */
 export function taskCountsOfGoals(db: Database, goalIds: readonly number[]): Map<number, Record<string, number>> {
   const out = new Map<number, Record<string, number>>();
   if (goalIds.length === 0) return out;
-  const rows = prepared(db, 'SELECT goal_id AS goalId, status, count(*) AS n FROM tasks WHERE goal_id IN (SELECT value FROM json_each(?)) GROUP BY goal_id, status')
-    .all(JSON.stringify(goalIds)) as { goalId: number; status: string; n: number }[];
+  const rows = prepared(
+    db,
+    'SELECT goal_id AS goalId, status, count(*) AS n FROM tasks WHERE goal_id IN (SELECT value FROM json_each(?)) GROUP BY goal_id, status',
+  ).all(JSON.stringify(goalIds)) as { goalId: number; status: string; n: number }[];
   for (const r of rows) out.set(r.goalId, { ...(out.get(r.goalId) ?? {}), [r.status]: r.n });
   return out;
 }

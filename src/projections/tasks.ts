@@ -45,8 +45,20 @@ export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
   // 4: the roots index, so a goal's roots cost O(roots), not O(tasks) (issue 18).
   version: 4,
-  handles: ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'TaskCompleted', 'TaskVerified', 'TaskReleased', 'ClaimExpired', 'TaskCancelled', 'CostRecorded',
-    'TaskDispatched', 'TaskUpdated', 'TaskTimedOut'],
+  handles: [
+    'TaskCreated',
+    'TaskClaimed',
+    'TaskStarted',
+    'TaskCompleted',
+    'TaskVerified',
+    'TaskReleased',
+    'ClaimExpired',
+    'TaskCancelled',
+    'CostRecorded',
+    'TaskDispatched',
+    'TaskUpdated',
+    'TaskTimedOut',
+  ],
   tables: ['tasks', 'goal_totals'],
   init(db, t) {
     db.exec(`
@@ -78,10 +90,32 @@ export const tasksProjection: Projection<TaskEvent, T> = {
     switch (e.type) {
       case 'TaskCreated': {
         const d = e.data;
-        const inserted = prepared(db, q.insert).run(d.taskId, d.goalId, d.parentId, d.depth, JSON.stringify(d.ancestry), d.title, d.description,
-          d.acceptanceCriteria, d.billingCode, d.budgets.tokens, d.budgets.cents, JSON.stringify(d.verifier), d.verifier.kind,
-          d.heartbeat ? JSON.stringify(d.heartbeat) : null, d.status, d.by.name, d.proposalId, at, at, d.ownerId ?? null, d.projectId ?? null,
-          d.plan?.model ?? null, d.plan?.effort ?? null, d.plan?.priority ?? 0);
+        const inserted = prepared(db, q.insert).run(
+          d.taskId,
+          d.goalId,
+          d.parentId,
+          d.depth,
+          JSON.stringify(d.ancestry),
+          d.title,
+          d.description,
+          d.acceptanceCriteria,
+          d.billingCode,
+          d.budgets.tokens,
+          d.budgets.cents,
+          JSON.stringify(d.verifier),
+          d.verifier.kind,
+          d.heartbeat ? JSON.stringify(d.heartbeat) : null,
+          d.status,
+          d.by.name,
+          d.proposalId,
+          at,
+          at,
+          d.ownerId ?? null,
+          d.projectId ?? null,
+          d.plan?.model ?? null,
+          d.plan?.effort ?? null,
+          d.plan?.priority ?? 0,
+        );
         if (inserted.changes > 0 && d.goalId !== null) prepared(db, q.totalsNew).run(d.goalId, at);
         return;
       }
@@ -90,7 +124,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       case 'TaskUpdated': {
         const c = e.data.changes;
-        prepared(db, q.updated).run(c.title ?? null, c.description ?? null, c.projectId ?? null, c.model ?? null, c.effort ?? null, c.priority ?? null, at, e.data.taskId);
+        prepared(db, q.updated).run(
+          c.title ?? null,
+          c.description ?? null,
+          c.projectId ?? null,
+          c.model ?? null,
+          c.effort ?? null,
+          c.priority ?? null,
+          at,
+          e.data.taskId,
+        );
         return;
       }
       case 'TaskTimedOut':
@@ -100,8 +143,19 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       case 'TaskClaimed': {
         const d = e.data;
         reserve(db, t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
-        if (d.renewed) prepared(db, q.renew).run(d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
-        else prepared(db, q.claim).run(d.agentId, d.agentName, d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, at, d.taskId);
+        if (d.renewed)
+          prepared(db, q.renew).run(d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
+        else
+          prepared(db, q.claim).run(
+            d.agentId,
+            d.agentName,
+            d.leaseExpiresAt,
+            d.reservation.tokens,
+            d.reservation.cents,
+            at,
+            at,
+            d.taskId,
+          );
         return;
       }
       case 'TaskStarted':
@@ -113,7 +167,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       case 'TaskVerified': {
         const d = e.data;
-        prepared(db, q.verified).run(d.to, d.verdict, `${d.verifierKind}:${d.verifier.name}`, d.verdict === 'reject' ? d.reason : null, d.output, at, at, d.taskId);
+        prepared(db, q.verified).run(
+          d.to,
+          d.verdict,
+          `${d.verifierKind}:${d.verifier.name}`,
+          d.verdict === 'reject' ? d.reason : null,
+          d.output,
+          at,
+          at,
+          d.taskId,
+        );
         return;
       }
       case 'TaskReleased':
@@ -144,7 +207,8 @@ export const tasksProjection: Projection<TaskEvent, T> = {
 /** Moves a task's open reservation to the new amounts, keeping the goal's sum in step. */
 function reserve(db: Database, t: TableNames<T>, taskId: number, tokens: number, cents: number, at: string): void {
   const q = sql(t);
-  const row = prepared(db, q.reserved).get(taskId) as { goal_id: number | null; reserved_tokens: number; reserved_cents: number } | undefined;
+  const row = prepared(db, q.reserved).get(taskId) as
+    { goal_id: number | null; reserved_tokens: number; reserved_cents: number } | undefined;
   if (!row || row.goal_id === null) return;
   prepared(db, q.totals).run(0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
 }

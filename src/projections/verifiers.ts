@@ -34,7 +34,17 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
     switch (e.type) {
       case 'VerifierRecipeAdded': {
         const d = e.data;
-        prepared(db, q.insert).run(d.recipeId, d.ownerId, d.name, d.command, d.cwd, d.timeoutSec, JSON.stringify(d.secrets), d.by.name, e.recordedAt);
+        prepared(db, q.insert).run(
+          d.recipeId,
+          d.ownerId,
+          d.name,
+          d.command,
+          d.cwd,
+          d.timeoutSec,
+          JSON.stringify(d.secrets),
+          d.by.name,
+          e.recordedAt,
+        );
         return;
       }
       case 'VerifierRecipeRemoved':
@@ -49,22 +59,38 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
 };
 
 export interface RecipeRow {
-  recipeId: number; ownerId: number; name: string; command: string; cwd: string | null; timeoutSec: number; secrets: string[];
-  addedBy: string; addedAt: string; removedAt: string | null;
+  recipeId: number;
+  ownerId: number;
+  name: string;
+  command: string;
+  cwd: string | null;
+  timeoutSec: number;
+  secrets: string[];
+  addedBy: string;
+  addedAt: string;
+  removedAt: string | null;
 }
 
 const ROW = `SELECT recipe_id AS recipeId, owner_id AS ownerId, name, command, cwd, timeout_sec AS timeoutSec, secrets, added_by AS addedBy,
   added_at AS addedAt, removed_at AS removedAt FROM verifier_recipes`;
-const toRow = (r: Record<string, unknown> | undefined): RecipeRow | null => (r ? { ...(r as unknown as RecipeRow), secrets: JSON.parse(r.secrets as string) } : null);
+const toRow = (r: Record<string, unknown> | undefined): RecipeRow | null =>
+  r ? { ...(r as unknown as RecipeRow), secrets: JSON.parse(r.secrets as string) } : null;
 
 /** The owner's active recipe of that name. */
 export const activeRecipe = (db: Database, ownerId: number, name: string): RecipeRow | null =>
-  toRow(prepared(db, `${ROW} WHERE owner_id = ? AND name = ? AND removed_at IS NULL`).get(ownerId, name) as Record<string, unknown> | undefined);
+  toRow(
+    prepared(db, `${ROW} WHERE owner_id = ? AND name = ? AND removed_at IS NULL`).get(ownerId, name) as
+      Record<string, unknown> | undefined,
+  );
 
 export const getRecipe = (db: Database, recipeId: number): RecipeRow | null =>
   toRow(prepared(db, `${ROW} WHERE recipe_id = ?`).get(recipeId) as Record<string, unknown> | undefined);
 
 /** The owner's recipes by name (active ones; with `all`, removed ones too, newest first within a name). */
 export const listRecipes = (db: Database, ownerId: number, all = false): RecipeRow[] =>
-  (prepared(db, `${ROW} WHERE owner_id = ? AND (? OR removed_at IS NULL) ORDER BY name, recipe_id DESC`).all(ownerId, all ? 1 : 0) as Record<string, unknown>[])
-    .map((r) => toRow(r)!);
+  (
+    prepared(db, `${ROW} WHERE owner_id = ? AND (? OR removed_at IS NULL) ORDER BY name, recipe_id DESC`).all(
+      ownerId,
+      all ? 1 : 0,
+    ) as Record<string, unknown>[]
+  ).map((r) => toRow(r)!);

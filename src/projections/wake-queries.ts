@@ -7,21 +7,40 @@ import type { WakeSource } from '../events/runs.js';
  * agents that work in a project, and whether a task already had a wake-up of some source — the runs
  * projection keeps every wake-up, queued, merged or refused, so "once per task" survives restarts.
  */
-export interface ChildRow { taskId: number; title: string; status: string; summary: string | null; assigneeName: string | null; artifactMessageIds: number[] }
+export interface ChildRow {
+  taskId: number;
+  title: string;
+  status: string;
+  summary: string | null;
+  assigneeName: string | null;
+  artifactMessageIds: number[];
+}
 
 export const childrenOf = (db: Database, parentId: number): ChildRow[] =>
-  (prepared(db, `SELECT task_id AS taskId, title, status, summary, assignee_name AS assigneeName, artifact_message_ids AS artifacts
-    FROM tasks WHERE parent_id = ? ORDER BY task_id`).all(parentId) as (Omit<ChildRow, 'artifactMessageIds'> & { artifacts: string | null })[])
-    .map(({ artifacts, ...c }) => ({ ...c, artifactMessageIds: artifacts ? (JSON.parse(artifacts) as number[]) : [] }));
+  (
+    prepared(
+      db,
+      `SELECT task_id AS taskId, title, status, summary, assignee_name AS assigneeName, artifact_message_ids AS artifacts
+    FROM tasks WHERE parent_id = ? ORDER BY task_id`,
+    ).all(parentId) as (Omit<ChildRow, 'artifactMessageIds'> & { artifacts: string | null })[]
+  ).map(({ artifacts, ...c }) => ({ ...c, artifactMessageIds: artifacts ? (JSON.parse(artifacts) as number[]) : [] }));
 
 /** Whether any run of the task — in any status, merged wake-ups included — was woken by `source`. */
 export const taskWokenBy = (db: Database, taskId: number, source: WakeSource): boolean =>
-  prepared(db, `SELECT 1 FROM runs r, json_each(r.wakes) w WHERE r.task_id = ? AND json_extract(w.value, '$.source') = ? LIMIT 1`).get(taskId, source) !== undefined;
+  prepared(
+    db,
+    `SELECT 1 FROM runs r, json_each(r.wakes) w WHERE r.task_id = ? AND json_extract(w.value, '$.source') = ? LIMIT 1`,
+  ).get(taskId, source) !== undefined;
 
 /**
  * The owner's agents that work in the project (`colony agents runtime NAME --project P`), those not
  * stopped first, then oldest first: whom a dispatched task of the project wakes.
  */
 export const projectAgentIds = (db: Database, ownerId: number, projectId: number): number[] =>
-  (prepared(db, `SELECT a.agent_id AS id FROM agent_runtime rt JOIN agents a ON a.agent_id = rt.agent_id
-    WHERE rt.project_id = ? AND a.owner_id = ? ORDER BY rt.stopped, a.agent_id`).all(projectId, ownerId) as { id: number }[]).map((r) => r.id);
+  (
+    prepared(
+      db,
+      `SELECT a.agent_id AS id FROM agent_runtime rt JOIN agents a ON a.agent_id = rt.agent_id
+    WHERE rt.project_id = ? AND a.owner_id = ? ORDER BY rt.stopped, a.agent_id`,
+    ).all(projectId, ownerId) as { id: number }[]
+  ).map((r) => r.id);

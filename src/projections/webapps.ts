@@ -41,13 +41,33 @@ export const webappsProjection: Projection<WebappEvent, T> = {
     switch (e.type) {
       case 'WebappPresented': {
         const d = e.data;
-        prepared(db, q.insert).run(d.n, d.appId, d.ownerId, d.projectId, d.kind, d.target, d.title, d.description, d.agentId, d.agentId, d.messageId,
-          e.recordedAt, e.recordedAt);
+        prepared(db, q.insert).run(
+          d.n,
+          d.appId,
+          d.ownerId,
+          d.projectId,
+          d.kind,
+          d.target,
+          d.title,
+          d.description,
+          d.agentId,
+          d.agentId,
+          d.messageId,
+          e.recordedAt,
+          e.recordedAt,
+        );
         return;
       }
       case 'WebappRepresented': {
         const d = e.data;
-        prepared(db, q.represented).run({ title: d.title, description: d.description, agent: d.agentId, message: d.messageId, at: e.recordedAt, app: d.appId });
+        prepared(db, q.represented).run({
+          title: d.title,
+          description: d.description,
+          agent: d.agentId,
+          message: d.messageId,
+          at: e.recordedAt,
+          app: d.appId,
+        });
         return;
       }
       case 'WebappRetired':
@@ -62,9 +82,22 @@ export const webappsProjection: Projection<WebappEvent, T> = {
 };
 
 export interface WebappRow {
-  appId: string; n: number; ownerId: number; projectId: number; projectName: string; kind: WebappKind; target: string; title: string;
-  description: string; createdByAgent: number; agentId: number; messageId: number; createdAt: string; lastPresentedAt: string;
-  retiredAt: string | null; retiredReason: WebappRetireReason | null;
+  appId: string;
+  n: number;
+  ownerId: number;
+  projectId: number;
+  projectName: string;
+  kind: WebappKind;
+  target: string;
+  title: string;
+  description: string;
+  createdByAgent: number;
+  agentId: number;
+  messageId: number;
+  createdAt: string;
+  lastPresentedAt: string;
+  retiredAt: string | null;
+  retiredReason: WebappRetireReason | null;
 }
 
 // Queries join the projects table for the name (reads may span projections; apply may not).
@@ -76,15 +109,27 @@ const ROW = `SELECT w.app_id AS appId, w.n, w.owner_id AS ownerId, w.project_id 
 export const getWebapp = (db: Database, appId: string): WebappRow | null =>
   (prepared(db, `${ROW} WHERE w.app_id = ?`).get(appId) as WebappRow | undefined) ?? null;
 
-export interface WebappKey { ownerId: number; projectId: number; kind: WebappKind; target: string }
+export interface WebappKey {
+  ownerId: number;
+  projectId: number;
+  kind: WebappKind;
+  target: string;
+}
 export const webappByKey = (db: Database, k: WebappKey): WebappRow | null =>
-  (prepared(db, `${ROW} WHERE w.owner_id = @ownerId AND w.project_id = @projectId AND w.kind = @kind AND w.target = @target`).get(k) as WebappRow | undefined) ?? null;
+  (prepared(
+    db,
+    `${ROW} WHERE w.owner_id = @ownerId AND w.project_id = @projectId AND w.kind = @kind AND w.target = @target`,
+  ).get(k) as WebappRow | undefined) ?? null;
 
 /** The tenant's registrations (of one project when given), most recently presented first. */
 export const listWebapps = (db: Database, ownerId: number, projectId: number | null): WebappRow[] =>
-  prepared(db, `${ROW} WHERE w.owner_id = @owner AND (@project IS NULL OR w.project_id = @project) ORDER BY w.last_presented_at DESC, w.n DESC`)
-    .all({ owner: ownerId, project: projectId }) as WebappRow[];
+  prepared(
+    db,
+    `${ROW} WHERE w.owner_id = @owner AND (@project IS NULL OR w.project_id = @project) ORDER BY w.last_presented_at DESC, w.n DESC`,
+  ).all({ owner: ownerId, project: projectId }) as WebappRow[];
 
 /** The live port apps this agent presented last: they retire when it stops. */
 export const livePortAppsOf = (db: Database, agentId: number): WebappRow[] =>
-  prepared(db, `${ROW} WHERE w.agent_id = ? AND w.kind = 'port' AND w.retired_at IS NULL ORDER BY w.n`).all(agentId) as WebappRow[];
+  prepared(db, `${ROW} WHERE w.agent_id = ? AND w.kind = 'port' AND w.retired_at IS NULL ORDER BY w.n`).all(
+    agentId,
+  ) as WebappRow[];

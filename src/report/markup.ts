@@ -34,14 +34,16 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
 export const trusted = (text: string): Html => new Html(text);
 
 /** A CSS class from a status word: only [a-z_] survive, so data never reaches the class attribute as anything else. */
-export const statusClass = (status: string): string => `st-${status.toLowerCase().replace(/[^a-z_]/g, '') || 'unknown'}`;
+export const statusClass = (status: string): string =>
+  `st-${status.toLowerCase().replace(/[^a-z_]/g, '') || 'unknown'}`;
 
 export const int = (n: number): string => n.toLocaleString('en-US');
 export const cents = (n: number): string => `${int(n)}¢`;
 export const score = (n: number | null): string => (n === null ? '—' : n.toFixed(2));
 
 /** `2026-03-01 09:00:00Z` from an ISO time; `—` when there is none. */
-export const time = (iso: string | null): Html => (iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>` : html`—`);
+export const time = (iso: string | null): Html =>
+  iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>` : html`—`;
 
 export function duration(ms: number | null): string {
   if (ms === null) return '—';

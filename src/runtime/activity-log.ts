@@ -15,7 +15,15 @@ import { LogTick } from './log-tick.js';
  * decision made anywhere shows up here. Only names, ids, statuses and numbers are logged: never a
  * message, a reason, a prompt, an argument or anything a secret could hide in.
  */
-const TYPES = ['RunStarted', 'RunFinished', 'RunFailed', 'ProposalApproved', 'ProposalRejected', 'BudgetAlertRaised', 'GoalPaused'] as const;
+const TYPES = [
+  'RunStarted',
+  'RunFinished',
+  'RunFailed',
+  'ProposalApproved',
+  'ProposalRejected',
+  'BudgetAlertRaised',
+  'GoalPaused',
+] as const;
 const SELECT = `SELECT ${STORED_EVENT_COLUMNS} FROM es_events WHERE position > ? AND position <= ? AND type IN (${TYPES.map((t) => `'${t}'`).join(', ')}) ORDER BY position`;
 type Logger = Pick<typeof defaultLog, 'info' | 'warn'>;
 
@@ -23,7 +31,11 @@ export class ActivityLog {
   private cursor = 0;
   private readonly ticks: LogTick;
 
-  constructor(private readonly app: App, private readonly log: Logger = defaultLog, pollMs = 1_000) {
+  constructor(
+    private readonly app: App,
+    private readonly log: Logger = defaultLog,
+    pollMs = 1_000,
+  ) {
     this.ticks = new LogTick(app, () => this.drain(), pollMs);
   }
 
@@ -54,39 +66,76 @@ export class ActivityLog {
   private line(e: StoredEvent): void {
     const db = this.app.engine.db;
     const d = e.data as Record<string, unknown>;
-    const agent = (id: unknown) => (typeof id === 'number' ? getAgent(db, id)?.name ?? null : null);
+    const agent = (id: unknown) => (typeof id === 'number' ? (getAgent(db, id)?.name ?? null) : null);
     switch (e.type) {
       case 'RunStarted': {
         const run = getRun(db, d.runId as number);
-        this.log.info({ runId: d.runId, agentId: d.agentId, agent: agent(d.agentId), taskId: run?.taskId ?? null, goalId: run?.goalId ?? null, source: run?.source ?? null }, 'run started');
+        this.log.info(
+          {
+            runId: d.runId,
+            agentId: d.agentId,
+            agent: agent(d.agentId),
+            taskId: run?.taskId ?? null,
+            goalId: run?.goalId ?? null,
+            source: run?.source ?? null,
+          },
+          'run started',
+        );
         return;
       }
       case 'RunFinished':
-        this.log.info({
-          runId: d.runId, agentId: d.agentId, agent: agent(d.agentId), status: d.status, exitCode: d.exitCode, signal: d.signal, limit: d.limit ?? null,
-          durationMs: d.durationMs, tokens: (d.tokensIn as number) + (d.tokensOut as number), costCents: d.costCents,
-        }, 'run finished');
+        this.log.info(
+          {
+            runId: d.runId,
+            agentId: d.agentId,
+            agent: agent(d.agentId),
+            status: d.status,
+            exitCode: d.exitCode,
+            signal: d.signal,
+            limit: d.limit ?? null,
+            durationMs: d.durationMs,
+            tokens: (d.tokensIn as number) + (d.tokensOut as number),
+            costCents: d.costCents,
+          },
+          'run finished',
+        );
         return;
       case 'RunFailed':
         // The reason is prose that may quote a process's output: the run's record has it (`colony runs show`).
-        this.log.info({ runId: d.runId, agentId: d.agentId, agent: agent(d.agentId), status: 'failed' }, 'run finished');
+        this.log.info(
+          { runId: d.runId, agentId: d.agentId, agent: agent(d.agentId), status: 'failed' },
+          'run finished',
+        );
         return;
       case 'ProposalApproved':
       case 'ProposalRejected': {
         const p = getProposal(db, d.proposalId as number);
         const by = (d.by as { name?: string } | undefined)?.name ?? null;
         const approved = e.type === 'ProposalApproved';
-        this.log.info({
-          proposalId: d.proposalId, goalId: p?.goalId ?? null, kind: p?.kind ?? null, by, decision: approved ? 'approved' : 'rejected',
-          ...(approved ? { auto: d.auto, tasks: (d.taskIds as number[]).length, agentId: d.agentId ?? null } : {}),
-        }, approved ? 'proposal approved' : 'proposal rejected');
+        this.log.info(
+          {
+            proposalId: d.proposalId,
+            goalId: p?.goalId ?? null,
+            kind: p?.kind ?? null,
+            by,
+            decision: approved ? 'approved' : 'rejected',
+            ...(approved ? { auto: d.auto, tasks: (d.taskIds as number[]).length, agentId: d.agentId ?? null } : {}),
+          },
+          approved ? 'proposal approved' : 'proposal rejected',
+        );
         return;
       }
       case 'BudgetAlertRaised':
-        this.log.info({ goalId: d.goalId, dimension: d.dimension, spent: d.spent, budget: d.budget, percent: d.percent }, 'budget alert');
+        this.log.info(
+          { goalId: d.goalId, dimension: d.dimension, spent: d.spent, budget: d.budget, percent: d.percent },
+          'budget alert',
+        );
         return;
       case 'GoalPaused':
-        this.log.info({ goalId: d.goalId, dimension: d.dimension, spent: d.spent, requested: d.requested, budget: d.budget }, 'goal paused: budget reached');
+        this.log.info(
+          { goalId: d.goalId, dimension: d.dimension, spent: d.spent, requested: d.requested, budget: d.budget },
+          'goal paused: budget reached',
+        );
         return;
       default:
     }

@@ -19,8 +19,18 @@ export class AutoApprover {
   private readonly refused = new Set<number>();
   private readonly ticks: LogTick;
 
-  constructor(private readonly app: App, private readonly ownerId: number, private readonly log: Pick<typeof defaultLog, 'info' | 'warn'> = defaultLog, pollMs = 1_000) {
-    this.ticks = new LogTick(app, () => this.approveAll(), pollMs, (e) => e.type === 'TaskTreeProposed' || e.type === 'AgentProposed');
+  constructor(
+    private readonly app: App,
+    private readonly ownerId: number,
+    private readonly log: Pick<typeof defaultLog, 'info' | 'warn'> = defaultLog,
+    pollMs = 1_000,
+  ) {
+    this.ticks = new LogTick(
+      app,
+      () => this.approveAll(),
+      pollMs,
+      (e) => e.type === 'TaskTreeProposed' || e.type === 'AgentProposed',
+    );
   }
 
   start(): this {
@@ -38,11 +48,17 @@ export class AutoApprover {
       if (this.refused.has(p.proposalId)) continue;
       try {
         const { taskIds } = autoApprove(this.app, p.ownerId, p.proposalId, undefined);
-        this.log.info({ proposalId: p.proposalId, goalId: p.goalId, kind: p.kind, tasks: taskIds.length }, 'proposal approved by serve --auto-approve');
+        this.log.info(
+          { proposalId: p.proposalId, goalId: p.goalId, kind: p.kind, tasks: taskIds.length },
+          'proposal approved by serve --auto-approve',
+        );
       } catch (err) {
         if (!isDomainError(err)) throw err;
         this.refused.add(p.proposalId);
-        this.log.warn({ proposalId: p.proposalId, goalId: p.goalId, code: err.code }, 'serve --auto-approve could not approve a proposal: it waits for the owner');
+        this.log.warn(
+          { proposalId: p.proposalId, goalId: p.goalId, code: err.code },
+          'serve --auto-approve could not approve a proposal: it waits for the owner',
+        );
       }
     }
   }

@@ -69,10 +69,18 @@ export class PendingProcess {
 
 export function launch(spec: LaunchSpec): RunningProcess {
   const startedAt = performance.now();
-  const child = spawn(spec.file ?? '/bin/sh', spec.args ?? ['-c', spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(spec.file ?? '/bin/sh', spec.args ?? ['-c', spec.command], {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
   const out = new Tail(STDOUT_KEEP_BYTES);
   const both = new Tail(OUTPUT_TAIL_BYTES);
-  child.stdout!.on('data', (chunk: Buffer) => { out.push(chunk); both.push(chunk); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out.push(chunk);
+    both.push(chunk);
+  });
   child.stderr!.on('data', (chunk: Buffer) => both.push(chunk));
   // A backend that exits without reading its prompt closes the pipe under us: that is not an error of the run.
   child.stdin!.on('error', () => undefined);
@@ -94,8 +102,13 @@ export function launch(spec: LaunchSpec): RunningProcess {
       clearTimeout(timer);
       if (killer) clearTimeout(killer);
       resolve({
-        exitCode, signal, durationMs: Math.max(1, Math.round(performance.now() - startedAt)), timedOut, spawnError,
-        stdout: redactOutput(out.buffer(), spec.secrets, STDOUT_KEEP_BYTES), tail: redactOutput(both.buffer(), spec.secrets, OUTPUT_TAIL_BYTES),
+        exitCode,
+        signal,
+        durationMs: Math.max(1, Math.round(performance.now() - startedAt)),
+        timedOut,
+        spawnError,
+        stdout: redactOutput(out.buffer(), spec.secrets, STDOUT_KEEP_BYTES),
+        tail: redactOutput(both.buffer(), spec.secrets, OUTPUT_TAIL_BYTES),
       });
     };
     // A command that cannot start emits 'error' and then maybe 'close': only the first counts.
@@ -122,7 +135,8 @@ class Tail {
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max)
+      this.size -= this.chunks.shift()!.length;
   }
 
   buffer(): Buffer {

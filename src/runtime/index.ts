@@ -10,10 +10,19 @@ import { Confiner, sandboxDefault, type SandboxSwitch } from './confine.js';
  * The side effects a Colony process runs after commit: command verifiers, the lease sweeper and — when
  * it serves HTTP, so agents have an MCP endpoint to call back (COLONY_URL) — the reactor that runs agents.
  */
-export interface Runtime { verifier: CommandVerifier; leases: LeaseSweeper; reactor: Reactor | null; confiner: Confiner; stop(): void }
+export interface Runtime {
+  verifier: CommandVerifier;
+  leases: LeaseSweeper;
+  reactor: Reactor | null;
+  confiner: Confiner;
+  stop(): void;
+}
 
 export interface RuntimeOptions {
-  sweepIntervalMs?: number; mcpUrl?: string; pollMs?: number; killGraceMs?: number;
+  sweepIntervalMs?: number;
+  mcpUrl?: string;
+  pollMs?: number;
+  killGraceMs?: number;
   /** Confinement of every process started (DESIGN §8): on unless the owner opts out (`serve --sandbox off`, COLONY_SANDBOX=off). */
   sandbox?: SandboxSwitch;
   /** Log runs, decisions and budget alerts at info (activity-log.ts): `colony serve`'s operator log. */
@@ -26,9 +35,27 @@ export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
   const confiner = new Confiner(app, { sandbox: options.sandbox ?? sandboxDefault(), mcpUrl: options.mcpUrl ?? null });
   const verifier = new CommandVerifier(app, confiner).start();
   const leases = new LeaseSweeper(app, options.sweepIntervalMs).start();
-  const reactor = options.mcpUrl ? new Reactor(app, { mcpUrl: options.mcpUrl, pollMs: options.pollMs, killGraceMs: options.killGraceMs, confiner }).start() : null;
+  const reactor = options.mcpUrl
+    ? new Reactor(app, {
+        mcpUrl: options.mcpUrl,
+        pollMs: options.pollMs,
+        killGraceMs: options.killGraceMs,
+        confiner,
+      }).start()
+    : null;
   const activity = options.activityLog ? new ActivityLog(app).start() : null;
   const approver = options.autoApprove ? new AutoApprover(app, options.autoApprove.ownerId).start() : null;
-  return { verifier, leases, reactor, confiner, stop: () => { approver?.stop(); activity?.stop(); reactor?.stop(); verifier.stop(); leases.stop(); } };
+  return {
+    verifier,
+    leases,
+    reactor,
+    confiner,
+    stop: () => {
+      approver?.stop();
+      activity?.stop();
+      reactor?.stop();
+      verifier.stop();
+      leases.stop();
+    },
+  };
 }
-

@@ -11,7 +11,10 @@ export const SWEEP_INTERVAL_MS = 15_000;
 
 export class LeaseSweeper {
   private timer: NodeJS.Timeout | null = null;
-  constructor(private readonly app: App, private readonly intervalMs = SWEEP_INTERVAL_MS) {}
+  constructor(
+    private readonly app: App,
+    private readonly intervalMs = SWEEP_INTERVAL_MS,
+  ) {}
 
   start(): this {
     this.sweep();

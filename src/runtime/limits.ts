@@ -11,7 +11,12 @@ import { log } from '../log.js';
  * are rlimits per process (SIGXCPU, SIGXFSZ tell them apart).
  */
 export const LIMIT_DEFAULTS: Limits = { memoryMb: 2048, cpuSec: 900, pids: 512, fileMb: 1024 };
-const ENV: Record<keyof Limits, string> = { memoryMb: 'COLONY_RUN_MEMORY_MB', cpuSec: 'COLONY_RUN_CPU_SEC', pids: 'COLONY_RUN_PIDS', fileMb: 'COLONY_RUN_FILE_MB' };
+const ENV: Record<keyof Limits, string> = {
+  memoryMb: 'COLONY_RUN_MEMORY_MB',
+  cpuSec: 'COLONY_RUN_CPU_SEC',
+  pids: 'COLONY_RUN_PIDS',
+  fileMb: 'COLONY_RUN_FILE_MB',
+};
 
 export function limitDefaults(env: NodeJS.ProcessEnv = process.env): Limits {
   const out = { ...LIMIT_DEFAULTS };
@@ -21,7 +26,6 @@ export function limitDefaults(env: NodeJS.ProcessEnv = process.env): Limits {
   }
   return out;
 }
-
 
 type Flavor = { kind: 'v2'; root: string } | { kind: 'v1'; pids: string; memory: string } | { kind: 'none' };
 let flavor: Flavor | null = null;
@@ -50,11 +54,18 @@ function probeCgroups(): Flavor {
         writeFileSync(join(root, 'cgroup.subtree_control'), '+memory +pids');
         return { kind: 'v2', root };
       }
-    } catch { /* no delegation: fall through */ }
+    } catch {
+      /* no delegation: fall through */
+    }
   }
   const pids = join(v2, 'pids', 'colony');
   const memory = join(v2, 'memory', 'colony');
-  if (existsSync(join(v2, 'pids', 'cgroup.procs')) && existsSync(join(v2, 'memory', 'cgroup.procs')) && tryMake(pids) && tryMake(memory)) {
+  if (
+    existsSync(join(v2, 'pids', 'cgroup.procs')) &&
+    existsSync(join(v2, 'memory', 'cgroup.procs')) &&
+    tryMake(pids) &&
+    tryMake(memory)
+  ) {
     return { kind: 'v1', pids, memory };
   }
   return { kind: 'none' };
@@ -62,7 +73,10 @@ function probeCgroups(): Flavor {
 
 /** One process tree's cgroup(s), made before it starts and removed (every process in it killed) after. */
 export class RunCgroup {
-  private constructor(private readonly dirs: { pids: string; memory: string }, private readonly v2: boolean) {}
+  private constructor(
+    private readonly dirs: { pids: string; memory: string },
+    private readonly v2: boolean,
+  ) {}
 
   static create(label: string, limits: Limits): RunCgroup | null {
     const f = cgroups();
@@ -82,10 +96,11 @@ export class RunCgroup {
       mkdirSync(memory);
       writeFileSync(join(pids, 'pids.max'), String(limits.pids));
       writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
-      if (existsSync(join(memory, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
+      if (existsSync(join(memory, 'memory.memsw.limit_in_bytes')))
+        writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
       return new RunCgroup({ pids, memory }, false);
     } catch (err) {
-      log.warn({ err, label }, 'could not make the run\'s cgroup: limits fall back to rlimits');
+      log.warn({ err, label }, "could not make the run's cgroup: limits fall back to rlimits");
       return null;
     }
   }
@@ -98,11 +113,28 @@ export class RunCgroup {
 
   /** Which of its limits the tree ran into, if any. */
   hit(): LimitKind | null {
-    const read = (file: string): string => { try { return readFileSync(file, 'utf8'); } catch { return ''; } };
+    const read = (file: string): string => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch {
+        return '';
+      }
+    };
     if (Number(/^max (\d+)/m.exec(read(join(this.dirs.pids, 'pids.events')))?.[1] ?? 0) > 0) return 'pids';
-    const mem = this.v2 ? read(join(this.dirs.memory, 'memory.events')) : read(join(this.dirs.memory, 'memory.oom_control'));
-    if (Number(/^oom_kill (\d+)/m.exec(mem)?.[1] ?? 0) > 0 || (this.v2 && Number(/^max (\d+)/m.exec(mem)?.[1] ?? 0) > 0)) return 'memory';
-    if (!this.v2 && Number(read(join(this.dirs.memory, 'memory.failcnt')).trim() || 0) > 0 && Number(/^under_oom (\d+)/m.exec(mem)?.[1] ?? 0) > 0) return 'memory';
+    const mem = this.v2
+      ? read(join(this.dirs.memory, 'memory.events'))
+      : read(join(this.dirs.memory, 'memory.oom_control'));
+    if (
+      Number(/^oom_kill (\d+)/m.exec(mem)?.[1] ?? 0) > 0 ||
+      (this.v2 && Number(/^max (\d+)/m.exec(mem)?.[1] ?? 0) > 0)
+    )
+      return 'memory';
+    if (
+      !this.v2 &&
+      Number(read(join(this.dirs.memory, 'memory.failcnt')).trim() || 0) > 0 &&
+      Number(/^under_oom (\d+)/m.exec(mem)?.[1] ?? 0) > 0
+    )
+      return 'memory';
     return null;
   }
 
@@ -113,7 +145,11 @@ export class RunCgroup {
       if (!existsSync(dir)) continue;
       try {
         for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-          try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+          try {
+            process.kill(Number(pid), 'SIGKILL');
+          } catch {
+            /* gone */
+          }
         }
         rmdirSync(dir);
       } catch {
@@ -121,24 +157,41 @@ export class RunCgroup {
       }
     }
     if (left && attempt < 100) setTimeout(() => this.remove(attempt + 1), 20).unref();
-    else if (left) log.warn({ dirs: this.dirs }, 'a run\'s cgroup could not be removed');
+    else if (left) log.warn({ dirs: this.dirs }, "a run's cgroup could not be removed");
   }
 }
 
 /** How each limit is enforced with (or without) a cgroup, for the profile. */
-export function enforcement(cgroup: RunCgroup | null): { memory: Enforcement; pids: Enforcement; cpu: Enforcement; fileSize: Enforcement } {
+export function enforcement(cgroup: RunCgroup | null): {
+  memory: Enforcement;
+  pids: Enforcement;
+  cpu: Enforcement;
+  fileSize: Enforcement;
+} {
   const root = process.getuid?.() === 0;
-  return { memory: cgroup ? 'cgroup' : 'rlimit', pids: cgroup ? 'cgroup' : root ? 'none' : 'rlimit', cpu: 'rlimit', fileSize: 'rlimit' };
+  return {
+    memory: cgroup ? 'cgroup' : 'rlimit',
+    pids: cgroup ? 'cgroup' : root ? 'none' : 'rlimit',
+    cpu: 'rlimit',
+    fileSize: 'rlimit',
+  };
 }
 
 /** prlimit's arguments: CPU soft limit (SIGXCPU) a second under the hard one (SIGKILL), file size; memory and processes when no cgroup holds them. */
 export function prlimitArgs(l: Limits, cgroup: RunCgroup | null): string[] {
   const mb = (n: number) => String(n * 1024 * 1024);
-  return [`--cpu=${l.cpuSec}:${l.cpuSec + 1}`, `--fsize=${mb(l.fileMb)}`, ...(cgroup ? [] : [`--data=${mb(l.memoryMb)}`, `--nproc=${l.pids}`])];
+  return [
+    `--cpu=${l.cpuSec}:${l.cpuSec + 1}`,
+    `--fsize=${mb(l.fileMb)}`,
+    ...(cgroup ? [] : [`--data=${mb(l.memoryMb)}`, `--nproc=${l.pids}`]),
+  ];
 }
 
 /** The limit a finished process ran into: its signal for CPU and file size, the cgroup for memory and processes, else its own words. */
-export function limitHit(result: { signal: string | null; exitCode: number | null; tail: string }, cgroup: RunCgroup | null): LimitKind | null {
+export function limitHit(
+  result: { signal: string | null; exitCode: number | null; tail: string },
+  cgroup: RunCgroup | null,
+): LimitKind | null {
   // bubblewrap (or the shell) passes a signal death on as the exit status 128 + signal number.
   if (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24) return 'cpu';
   if (result.signal === 'SIGXFSZ' || result.exitCode === 128 + 25) return 'file_size';
@@ -146,7 +199,8 @@ export function limitHit(result: { signal: string | null; exitCode: number | nul
   if (fromGroup) return fromGroup;
   if (cgroup) return null;
   // Without a cgroup only the process's own complaint tells (an rlimit makes allocation or fork fail, not a signal).
-  if (/Cannot allocate memory|out of memory|allocation failed|bad_alloc|MemoryError/i.test(result.tail)) return 'memory';
+  if (/Cannot allocate memory|out of memory|allocation failed|bad_alloc|MemoryError/i.test(result.tail))
+    return 'memory';
   if (/Resource temporarily unavailable|Cannot fork|fork: retry/i.test(result.tail)) return 'pids';
   return null;
 }

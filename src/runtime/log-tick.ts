@@ -13,14 +13,21 @@ export class LogTick {
   private poller: NodeJS.Timeout | null = null;
   private scheduled = false;
 
-  constructor(private readonly app: App, private readonly tick: () => void, private readonly pollMs: number, private readonly wake: (e: StoredEvent) => boolean = () => true) {}
+  constructor(
+    private readonly app: App,
+    private readonly tick: () => void,
+    private readonly pollMs: number,
+    private readonly wake: (e: StoredEvent) => boolean = () => true,
+  ) {}
 
   get running(): boolean {
     return this.poller !== null && this.app.engine.db.open;
   }
 
   start(): this {
-    this.subscription = this.app.engine.bus.events$.subscribe((e) => { if (this.wake(e)) this.schedule(); });
+    this.subscription = this.app.engine.bus.events$.subscribe((e) => {
+      if (this.wake(e)) this.schedule();
+    });
     this.poller = setInterval(() => this.tick(), this.pollMs);
     this.poller.unref();
     return this;

@@ -16,7 +16,10 @@ import { SANDBOX_HOME } from './sandbox.js';
  * subdirectory the agent could swap for a symlink), under a random name, created exclusively and without
  * following a symlink (O_CREAT | O_EXCL | O_NOFOLLOW), mode 0600.
  */
-export interface McpConfigFile { path: string; remove(): void }
+export interface McpConfigFile {
+  path: string;
+  remove(): void;
+}
 
 export function writeMcpConfig(hostHome: string, env: NodeJS.ProcessEnv, token: string): McpConfigFile | null {
   const url = env.COLONY_URL;

@@ -1,5 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as httpServer, request as httpRequest, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as httpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { connect, isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -16,20 +22,29 @@ import { log } from '../log.js';
  * both COLONY_URL and HTTPS_PROXY. The trade-off: only clients that honour HTTPS_PROXY reach the allowed
  * hosts (LLM CLIs do), there is no DNS inside, and nothing else leaves — not even the host's loopback.
  */
-export const DEFAULT_ALLOW_HOSTS = ['api.anthropic.com', 'statsig.anthropic.com', 'api.openai.com', 'generativelanguage.googleapis.com'];
+export const DEFAULT_ALLOW_HOSTS = [
+  'api.anthropic.com',
+  'statsig.anthropic.com',
+  'api.openai.com',
+  'generativelanguage.googleapis.com',
+];
 export const GATE_SOCKET = 'gate.sock';
 /** The only paths of Colony a confined run may call through its gate. */
 export const GATE_PATHS: ReadonlySet<string> = new Set(['/mcp', '/health']);
 
 export function defaultAllowHosts(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env.COLONY_NETWORK_ALLOW;
-  return raw === undefined || raw.trim() === '' ? [...DEFAULT_ALLOW_HOSTS] : allowList(raw.split(','), 'COLONY_NETWORK_ALLOW');
+  return raw === undefined || raw.trim() === ''
+    ? [...DEFAULT_ALLOW_HOSTS]
+    : allowList(raw.split(','), 'COLONY_NETWORK_ALLOW');
 }
 
 export function allowed(list: readonly string[], host: string, port: number): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return list.some((entry) => {
-    const [name, p] = entry.includes(':') ? [entry.slice(0, entry.lastIndexOf(':')), Number(entry.slice(entry.lastIndexOf(':') + 1))] : [entry, 443];
+    const [name, p] = entry.includes(':')
+      ? [entry.slice(0, entry.lastIndexOf(':')), Number(entry.slice(entry.lastIndexOf(':') + 1))]
+      : [entry, 443];
     if (p !== port) return false;
     return name.startsWith('*.') ? h.endsWith(name.slice(1)) && h.length > name.length - 1 : h === name;
   });
@@ -40,7 +55,10 @@ export class RunSockets {
   private readonly server: HttpServer;
   denied = 0;
 
-  private constructor(private readonly mcp: URL, private readonly allowHosts: readonly string[] | null) {
+  private constructor(
+    private readonly mcp: URL,
+    private readonly allowHosts: readonly string[] | null,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'colony-run-'));
     this.server = httpServer((req, res) => this.toColony(req, res));
     this.server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => this.tunnel(req, client, head));
@@ -70,7 +88,9 @@ export class RunSockets {
   private toColony(req: IncomingMessage, res: ServerResponse): void {
     if (!req.url?.startsWith('/')) {
       this.refuse(req.url ?? '');
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('Colony: plain-HTTP proxying is not allowed; only CONNECT to allowed hosts\n');
+      res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end('Colony: plain-HTTP proxying is not allowed; only CONNECT to allowed hosts\n');
       return;
     }
     if (!GATE_PATHS.has(new URL(req.url, 'http://gate').pathname)) {
@@ -78,12 +98,23 @@ export class RunSockets {
       res.writeHead(403, { 'content-type': 'text/plain' }).end('Colony: a run reaches only /mcp through its gate\n');
       return;
     }
-    const upstream = httpRequest({ host: this.mcp.hostname.replace(/^\[|\]$/g, ''), port: Number(this.mcp.port || 80), method: req.method, path: req.url,
-      headers: { ...req.headers, host: this.mcp.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
+    const upstream = httpRequest(
+      {
+        host: this.mcp.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(this.mcp.port || 80),
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: this.mcp.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
     });
-    upstream.on('error', () => { if (!res.headersSent) res.writeHead(502).end(); else res.destroy(); });
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }
@@ -93,9 +124,17 @@ export class RunSockets {
     const at = target.lastIndexOf(':');
     const host = target.slice(0, at);
     const port = Number(target.slice(at + 1));
-    if (!this.allowHosts || at < 1 || !Number.isInteger(port) || !allowed(this.allowHosts, host, port) || (isIP(host) === 0 && !/^[a-z0-9.-]+$/i.test(host))) {
+    if (
+      !this.allowHosts ||
+      at < 1 ||
+      !Number.isInteger(port) ||
+      !allowed(this.allowHosts, host, port) ||
+      (isIP(host) === 0 && !/^[a-z0-9.-]+$/i.test(host))
+    ) {
       this.refuse(target);
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nColony: ${target} is not on this agent's network allow-list\n`);
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nColony: ${target} is not on this agent's network allow-list\n`,
+      );
       return;
     }
     const upstream = connect(port, host, () => {
@@ -103,7 +142,10 @@ export class RunSockets {
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client).pipe(upstream);
     });
-    const drop = () => { client.destroy(); upstream.destroy(); };
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
     upstream.on('error', () => {
       if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
       drop();

@@ -1,5 +1,12 @@
 import type { Subscription } from 'rxjs';
-import { failRun, recordSessionMessage, requestRun, startQueuedRun, type WakeOutcome, type WakeRequest } from '../actions/runs.js';
+import {
+  failRun,
+  recordSessionMessage,
+  requestRun,
+  startQueuedRun,
+  type WakeOutcome,
+  type WakeRequest,
+} from '../actions/runs.js';
 import { runtimeSettings } from '../actions/runs/settings.js';
 import type { App } from '../app.js';
 import { GroupCommit } from '../engine/group-commit.js';
@@ -7,7 +14,15 @@ import type { StoredEvent } from '../engine/event.js';
 import { readAll } from '../engine/store.js';
 import { log } from '../log.js';
 import {
-  agentsWithQueuedRuns, getRun, lastTaskRunStart, queuedRunFor, queuedRunsOf, runningRunOf, runsInStatus, timedTasks, type RunRow,
+  agentsWithQueuedRuns,
+  getRun,
+  lastTaskRunStart,
+  queuedRunFor,
+  queuedRunsOf,
+  runningRunOf,
+  runsInStatus,
+  timedTasks,
+  type RunRow,
 } from '../projections/run-queries.js';
 import { KILL_GRACE_MS } from './harness.js';
 import { runProcess, type RunnerOptions } from './runner.js';
@@ -21,20 +36,28 @@ import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
  * time; a run's end starts the agent's next queued run. On start it marks runs a crash left running as
  * failed and resumes the queued ones.
  */
-export interface ReactorOptions extends RunnerOptions { pollMs?: number }
+export interface ReactorOptions extends RunnerOptions {
+  pollMs?: number;
+}
 
 const TERMINAL = new Set(['succeeded', 'failed', 'timed_out', 'refused']);
 
 export class Reactor {
   private cursor = 0;
-  private readonly running = new Map<number, { runId: number; agentId: number; process: { kill(signal: NodeJS.Signals): void } | null }>();
+  private readonly running = new Map<
+    number,
+    { runId: number; agentId: number; process: { kill(signal: NodeJS.Signals): void } | null }
+  >();
   private readonly waiters = new Map<number, ((run: RunRow) => void)[]>();
   private subscription: Subscription | null = null;
   private poller: NodeJS.Timeout | null = null;
   private drainScheduled = false;
   private stopped = false;
 
-  constructor(private readonly app: App, private readonly options: ReactorOptions) {}
+  constructor(
+    private readonly app: App,
+    private readonly options: ReactorOptions,
+  ) {}
 
   start(): this {
     const db = this.app.engine.db;
@@ -83,7 +106,9 @@ export class Reactor {
     for (;;) {
       this.drain();
       const db = this.app.engine.db;
-      const startable = agentsWithQueuedRuns(db).some((id) => queuedRunsOf(db, id).some((r) => !r.notBefore || Date.parse(r.notBefore) <= this.app.engine.clock().getTime()));
+      const startable = agentsWithQueuedRuns(db).some((id) =>
+        queuedRunsOf(db, id).some((r) => !r.notBefore || Date.parse(r.notBefore) <= this.app.engine.clock().getTime()),
+      );
       if (this.running.size === 0 && !startable && this.cursor === this.app.engine.head().position) return;
       await new Promise((r) => setTimeout(r, pollMs));
     }
@@ -101,10 +126,12 @@ export class Reactor {
   private scheduleDrain(): void {
     if (this.drainScheduled || this.stopped) return;
     this.drainScheduled = true;
-    GroupCommit.detached(() => setImmediate(() => {
-      this.drainScheduled = false;
-      this.drain();
-    }));
+    GroupCommit.detached(() =>
+      setImmediate(() => {
+        this.drainScheduled = false;
+        this.drain();
+      }),
+    );
   }
 
   private drain(): void {
@@ -127,11 +154,20 @@ export class Reactor {
       case 'MessagePosted': {
         const author = authorRunOf(this.app.engine.db, d as unknown as MessageFact);
         if (author && this.running.has(author.run.runId)) {
-          recordSessionMessage(this.app, author.run.runId, 'agent', `[message #${d.messageId} to ${author.channelName}] ${d.body}`);
+          recordSessionMessage(
+            this.app,
+            author.run.runId,
+            'agent',
+            `[message #${d.messageId} to ${author.channelName}] ${d.body}`,
+          );
         }
         break;
       }
-      case 'RunQueued': case 'RunFinished': case 'RunFailed': case 'RunRefused': case 'AgentStarted':
+      case 'RunQueued':
+      case 'RunFinished':
+      case 'RunFailed':
+      case 'RunRefused':
+      case 'AgentStarted':
         if (e.type === 'RunFailed') this.kill(d.runId as number);
         this.settle(d.runId as number | undefined);
         this.pump(d.agentId as number);
@@ -225,9 +261,12 @@ export class Reactor {
     const agentId = run.agentId;
     const settings = runtimeSettings(this.app.engine.db, agentId);
     const limit = (settings.timeoutSec * 2 + 30) * 1000;
-    return Promise.race([this.whenDone(run.runId), new Promise<RunRow>((resolve) => {
-      setTimeout(() => resolve(getRun(this.app.engine.db, run.runId)!), limit).unref();
-    })]);
+    return Promise.race([
+      this.whenDone(run.runId),
+      new Promise<RunRow>((resolve) => {
+        setTimeout(() => resolve(getRun(this.app.engine.db, run.runId)!), limit).unref();
+      }),
+    ]);
   }
 }
 

@@ -12,7 +12,9 @@ export const MIN_REDACTED = 3;
 export function redactOutput(tail: Buffer, values: readonly string[], maxBytes: number): string {
   let text = tail.toString('utf8');
   const literal = values.filter((v) => v.length >= MIN_REDACTED);
-  const secrets = [...new Set([...literal, ...literal.flatMap(encodingsOf)])].filter((v) => v.length >= MIN_REDACTED).sort((a, b) => b.length - a.length);
+  const secrets = [...new Set([...literal, ...literal.flatMap(encodingsOf)])]
+    .filter((v) => v.length >= MIN_REDACTED)
+    .sort((a, b) => b.length - a.length);
   if (secrets.length === 0) return text;
   if (tail.length >= maxBytes) text = maskLeadingFragment(text, secrets);
   for (const v of secrets) text = text.split(v).join(MASK);
@@ -29,8 +31,16 @@ const MIN_ENCODED = 8;
 export function encodingsOf(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const b64 = bytes.toString('base64');
-  const out = [b64, b64.replace(/=+$/, ''), bytes.toString('base64url'), wrap(b64, 76), bytes.toString('hex'), bytes.toString('hex').toUpperCase(),
-    encodeURIComponent(value), encodeURIComponent(value).replaceAll('%20', '+')];
+  const out = [
+    b64,
+    b64.replace(/=+$/, ''),
+    bytes.toString('base64url'),
+    wrap(b64, 76),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+    encodeURIComponent(value),
+    encodeURIComponent(value).replaceAll('%20', '+'),
+  ];
   for (const k of [1, 2]) {
     // Preceded by k bytes, the value's base64 starts ceil(8k/6) characters in and is fixed up to its last whole 6-bit group.
     const shifted = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');

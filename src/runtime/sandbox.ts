@@ -23,14 +23,27 @@ export function hostSupport(): HostSupport {
 }
 
 /** For tests: forget the probe (it runs again on next use). */
-export const hostSupportForTests = { reset: (): void => { cached = null; } };
+export const hostSupportForTests = {
+  reset: (): void => {
+    cached = null;
+  },
+};
 
 function probe(): HostSupport {
-  if (process.platform !== 'linux') return { ok: false, reason: `confinement needs Linux namespaces; this is ${process.platform}` };
+  if (process.platform !== 'linux')
+    return { ok: false, reason: `confinement needs Linux namespaces; this is ${process.platform}` };
   const bwrap = which('bwrap');
   if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)' };
-  const r = spawnSync(bwrap, ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--', '/bin/true'], { encoding: 'utf8', timeout: 10_000 });
-  if (r.status !== 0) return { ok: false, reason: `bwrap cannot create namespaces here (user namespaces disabled?): ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}` };
+  const r = spawnSync(
+    bwrap,
+    ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--', '/bin/true'],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
+  if (r.status !== 0)
+    return {
+      ok: false,
+      reason: `bwrap cannot create namespaces here (user namespaces disabled?): ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`,
+    };
   return { ok: true, bwrap, socat: which('socat') };
 }
 
@@ -43,7 +56,16 @@ export function which(name: string): string | null {
 }
 
 /** Files of /etc that hold credentials or host keys: masked even though /etc is mounted read-only. */
-const ETC_SECRETS = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/sudoers', '/etc/ssh', '/etc/ssl/private', '/etc/security/opasswd'];
+const ETC_SECRETS = [
+  '/etc/shadow',
+  '/etc/gshadow',
+  '/etc/shadow-',
+  '/etc/gshadow-',
+  '/etc/sudoers',
+  '/etc/ssh',
+  '/etc/ssl/private',
+  '/etc/security/opasswd',
+];
 const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 export interface Mounts {
@@ -65,15 +87,30 @@ export const SANDBOX_HOME = '/home/agent';
 export const SANDBOX_SOCKETS = '/run/colony';
 
 export function bwrapArgs(m: Mounts): string[] {
-  const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(m.shareNetwork ? [] : ['--unshare-net']),
-    '--die-with-parent', '--cap-drop', 'ALL', '--ro-bind', '/usr', '/usr'];
+  const args = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(m.shareNetwork ? [] : ['--unshare-net']),
+    '--die-with-parent',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+  ];
   for (const link of SYSTEM_LINKS) args.push(...systemEntry(link));
   args.push('--ro-bind', '/etc', '/etc', '--ro-bind-try', '/opt', '/opt');
-  for (const secret of ETC_SECRETS) if (existsSync(secret)) args.push(...(lstatSync(secret).isDirectory() ? ['--tmpfs', secret] : ['--ro-bind', '/dev/null', secret]));
+  for (const secret of ETC_SECRETS)
+    if (existsSync(secret))
+      args.push(...(lstatSync(secret).isDirectory() ? ['--tmpfs', secret] : ['--ro-bind', '/dev/null', secret]));
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
   for (const path of m.readOnly) args.push('--ro-bind', path, path);
   // An empty tmpfs over a hidden directory that a mounted tree contains; later binds (the run's own directory inside it) still show.
-  for (const path of m.hidden) if ([...m.readOnly, '/usr', '/etc', '/opt'].some((root) => contains(root, path))) args.push('--tmpfs', path);
+  for (const path of m.hidden)
+    if ([...m.readOnly, '/usr', '/etc', '/opt'].some((root) => contains(root, path))) args.push('--tmpfs', path);
   for (const path of m.writable) args.push('--bind', path, path);
   // A writable tree that contains the data directory (a verifier running at a project's root that holds it) must not show it either.
   for (const hidden of m.hidden) {

@@ -51,7 +51,11 @@ function verificationWake(db: Database, d: TaskCompleted['data']): WakeRequest[]
   if (task?.verifier.kind !== 'peer' || task.status !== 'awaiting_verification') return [];
   const verifier = task.verifier.agent_id;
   const agentName = getAgent(db, d.agentId)?.name ?? `agent ${d.agentId}`;
-  const prompt = verificationPrompt(task, { agentName, summary: d.summary, artifactMessageIds: d.artifactMessageIds }, scopeOf(db, verifier));
+  const prompt = verificationPrompt(
+    task,
+    { agentName, summary: d.summary, artifactMessageIds: d.artifactMessageIds },
+    scopeOf(db, verifier),
+  );
   return [{ agentId: verifier, source: 'verification_requested', taskId: task.taskId, by: 'system', prompt }];
 }
 
@@ -69,7 +73,14 @@ function childrenDoneWake(db: Database, childId: number): WakeRequest[] {
   const agentId = holds ? parent.assigneeAgentId! : goal?.coordinatorAgentId;
   if (agentId === undefined) return [];
   const coordinates = agentId === goal?.coordinatorAgentId;
-  const prompt = childrenDonePrompt({ parent, children, holds, coordinates, goalId: parent.goalId, scope: scopeOf(db, agentId) });
+  const prompt = childrenDonePrompt({
+    parent,
+    children,
+    holds,
+    coordinates,
+    goalId: parent.goalId,
+    scope: scopeOf(db, agentId),
+  });
   return [{ agentId, source: 'children_done', taskId: parent.taskId, by: 'system', prompt }];
 }
 
@@ -86,5 +97,15 @@ function dispatchWake(db: Database, d: TaskDispatched['data']): WakeRequest[] {
   const dispatcher = d.by.key.startsWith('agent-') ? runningRunOf(db, Number(d.by.key.slice('agent-'.length))) : null;
   const retryOf = d.from === 'proposed' ? null : d.from;
   const prompt = dispatchPrompt(task, project.name, retryOf, scopeOf(db, agentId));
-  return [{ agentId, source: 'task_dispatched', taskId: task.taskId, goalId: null, depth: dispatcher ? dispatcher.depth + 1 : 0, by: d.by.key, prompt }];
+  return [
+    {
+      agentId,
+      source: 'task_dispatched',
+      taskId: task.taskId,
+      goalId: null,
+      depth: dispatcher ? dispatcher.depth + 1 : 0,
+      by: d.by.key,
+      prompt,
+    },
+  ];
 }

@@ -10,10 +10,22 @@
  * the session's agent message. Any other output is fine: a run without the object reports no usage of
  * its own (report_usage calls during the run are recorded on the task as they happen).
  */
-export interface FinalUsage { tokensIn: number; tokensOut: number; costCents: number; result: string | null }
+export interface FinalUsage {
+  tokensIn: number;
+  tokensOut: number;
+  costCents: number;
+  result: string | null;
+}
 
 export function parseFinalUsage(stdout: string): FinalUsage | null {
-  const candidates = [stdout.trim(), ...stdout.trim().split('\n').reverse().map((l) => l.trim())];
+  const candidates = [
+    stdout.trim(),
+    ...stdout
+      .trim()
+      .split('\n')
+      .reverse()
+      .map((l) => l.trim()),
+  ];
   for (const text of candidates) {
     if (!text.startsWith('{') || !text.endsWith('}')) continue;
     let value: unknown;
@@ -35,7 +47,10 @@ function toUsage(value: unknown): FinalUsage | null {
   const o = value as Record<string, unknown>;
   if (!('usage' in o) && !('total_cost_usd' in o)) return null;
   const u = (typeof o.usage === 'object' && o.usage !== null ? o.usage : {}) as Record<string, unknown>;
-  const usd = typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd) && o.total_cost_usd > 0 ? o.total_cost_usd : 0;
+  const usd =
+    typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd) && o.total_cost_usd > 0
+      ? o.total_cost_usd
+      : 0;
   return {
     tokensIn: count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens),
     tokensOut: count(u.output_tokens),

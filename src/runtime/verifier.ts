@@ -39,7 +39,10 @@ export class CommandVerifier {
   private readonly confiner: Confiner;
 
   /** Without a confiner (tests, `colony stdio`): one with the process-wide sandbox setting and no MCP endpoint (verifiers need none). */
-  constructor(private readonly app: App, confiner?: Confiner) {
+  constructor(
+    private readonly app: App,
+    confiner?: Confiner,
+  ) {
     this.confiner = confiner ?? new Confiner(app, { sandbox: sandboxDefault(), mcpUrl: null });
   }
 
@@ -99,28 +102,58 @@ export class CommandVerifier {
     if (task.verifier.kind !== 'command') return;
     const dir = this.directory(task, task.verifier.cwd);
     if (typeof dir !== 'string') return this.record(task, 'reject', dir.problem, null, '');
-    if (!existsSync(dir)) return this.record(task, 'reject', `verifier command could not start: its directory ${dir} does not exist`, null, '');
+    if (!existsSync(dir))
+      return this.record(
+        task,
+        'reject',
+        `verifier command could not start: its directory ${dir} does not exist`,
+        null,
+        '',
+      );
     const { cmd, timeout_sec } = task.verifier;
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
     const secrets = this.secrets(task, ownerId);
     const confined = await this.confiner.prepare({
-      role: 'verifier', label: `verify-${task.taskId}`, command: cmd, cwd: dir, env: { ...secrets, ...this.environment(task) }, home: null, overrides: null,
+      role: 'verifier',
+      label: `verify-${task.taskId}`,
+      command: cmd,
+      cwd: dir,
+      env: { ...secrets, ...this.environment(task) },
+      home: null,
+      overrides: null,
     });
     if ('refused' in confined) return this.refuseToRun(task, ownerId, confined.refused, fresh);
     try {
       if (this.stopped) return;
-      const proc = launch({ command: cmd, file: confined.file, args: confined.args, cwd: dir, env: confined.env, stdin: '', timeoutSec, secrets: Object.values(secrets), killGraceMs: KILL_GRACE_MS });
+      const proc = launch({
+        command: cmd,
+        file: confined.file,
+        args: confined.args,
+        cwd: dir,
+        env: confined.env,
+        stdin: '',
+        timeoutSec,
+        secrets: Object.values(secrets),
+        killGraceMs: KILL_GRACE_MS,
+      });
       pending.attach(proc);
       const r = await proc.done;
       const limit = confined.limitHit(r);
       const tail = Buffer.from(r.tail, 'utf8');
-      const output = (tail.length > OUTPUT_TAIL_BYTES ? tail.subarray(tail.length - OUTPUT_TAIL_BYTES) : tail).toString('utf8');
+      const output = (tail.length > OUTPUT_TAIL_BYTES ? tail.subarray(tail.length - OUTPUT_TAIL_BYTES) : tail).toString(
+        'utf8',
+      );
       // A check that ran into a limit did not finish its job: no approval, whatever it exited with.
       const verdict = !r.timedOut && !r.spawnError && !limit && r.exitCode === 0 ? 'approve' : 'reject';
-      const reason = r.spawnError ? `verifier command could not start: ${r.spawnError}`
-        : limit ? `verifier command ran into its ${LIMIT_WORDS[limit]} limit${r.timedOut ? ` (and timed out after ${timeoutSec}s)` : ''}`
-        : r.timedOut ? `verifier command timed out after ${timeoutSec}s`
-        : r.exitCode === 0 ? 'verifier command exited 0' : `verifier command exited ${r.exitCode ?? `by ${r.signal ?? 'a signal'}`}`;
+      const reason = r.spawnError
+        ? `verifier command could not start: ${r.spawnError}`
+        : limit
+          ? `verifier command ran into its ${LIMIT_WORDS[limit]} limit${r.timedOut ? ` (and timed out after ${timeoutSec}s)` : ''}`
+          : r.timedOut
+            ? `verifier command timed out after ${timeoutSec}s`
+            : r.exitCode === 0
+              ? 'verifier command exited 0'
+              : `verifier command exited ${r.exitCode ?? `by ${r.signal ?? 'a signal'}`}`;
       if (!this.stopped) this.record(task, verdict, reason, r.exitCode, output, confined.profile, limit);
     } finally {
       confined.release();
@@ -132,8 +165,14 @@ export class CommandVerifier {
     log.warn({ taskId: task.taskId, problem }, 'command verifier not run');
     if (!tell || !this.app.engine.db.open) return;
     try {
-      sendSystemDirect(this.app, ownerId, `user-${ownerId}`, `Task #${task.taskId} "${task.title}" awaits its command verifier, which was not run: ${problem}. Cancel the task or verify it another way.`,
-        { event: 'VerifierNotRun', task_id: task.taskId }, { actor: 'system' });
+      sendSystemDirect(
+        this.app,
+        ownerId,
+        `user-${ownerId}`,
+        `Task #${task.taskId} "${task.title}" awaits its command verifier, which was not run: ${problem}. Cancel the task or verify it another way.`,
+        { event: 'VerifierNotRun', task_id: task.taskId },
+        { actor: 'system' },
+      );
     } catch (err) {
       log.warn({ err, taskId: task.taskId }, 'could not tell the owner that a verifier was not run');
     }
@@ -143,7 +182,7 @@ export class CommandVerifier {
   private directory(task: TaskRow, cwd: string | undefined): string | { problem: string } {
     if (cwd === undefined) return join(this.app.dataDir, 'workspace');
     try {
-      return recheckRegistered(pathPolicyFor(this.app), cwd, 'the verifier\'s working directory');
+      return recheckRegistered(pathPolicyFor(this.app), cwd, "the verifier's working directory");
     } catch (e) {
       return { problem: `verifier command not run: ${(e as Error).message}` };
     }
@@ -156,11 +195,20 @@ export class CommandVerifier {
    * command runs without them and the log says why.
    */
   private secrets(task: TaskRow, ownerId: number): Record<string, string> {
-    const granted = task.verifier.kind === 'command' ? task.verifier.secrets ?? [] : [];
+    const granted = task.verifier.kind === 'command' ? (task.verifier.secrets ?? []) : [];
     try {
-      return buildSecretEnv(this.app, { ownerId, agentId: null, taskId: task.taskId, purpose: 'command_verifier', userSecrets: granted });
+      return buildSecretEnv(this.app, {
+        ownerId,
+        agentId: null,
+        taskId: task.taskId,
+        purpose: 'command_verifier',
+        userSecrets: granted,
+      });
     } catch (err) {
-      log.warn({ reason: (err as Error).message, taskId: task.taskId }, 'secrets were not injected into the verifier command');
+      log.warn(
+        { reason: (err as Error).message, taskId: task.taskId },
+        'secrets were not injected into the verifier command',
+      );
       return {};
     }
   }
@@ -169,19 +217,41 @@ export class CommandVerifier {
   private environment(task: TaskRow): NodeJS.ProcessEnv {
     const goal = task.goalId === null ? null : getGoal(this.app.engine.db, task.goalId);
     return {
-      PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG ?? 'C.UTF-8',
-      COLONY_TASK_ID: String(task.taskId), COLONY_TASK_TITLE: task.title, COLONY_TASK_DESCRIPTION: task.description,
-      COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria, COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry),
-      COLONY_GOAL_ID: task.goalId === null ? '' : String(task.goalId), COLONY_GOAL_TITLE: goal?.title ?? '',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LANG: process.env.LANG ?? 'C.UTF-8',
+      COLONY_TASK_ID: String(task.taskId),
+      COLONY_TASK_TITLE: task.title,
+      COLONY_TASK_DESCRIPTION: task.description,
+      COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria,
+      COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry),
+      COLONY_GOAL_ID: task.goalId === null ? '' : String(task.goalId),
+      COLONY_GOAL_TITLE: goal?.title ?? '',
     };
   }
 
-  private record(task: TaskRow, verdict: 'approve' | 'reject', reason: string, exitCode: number | null, output: string, sandbox?: SandboxProfile, limit?: LimitKind | null): void {
+  private record(
+    task: TaskRow,
+    verdict: 'approve' | 'reject',
+    reason: string,
+    exitCode: number | null,
+    output: string,
+    sandbox?: SandboxProfile,
+    limit?: LimitKind | null,
+  ): void {
     if (!this.app.engine.db.open) return;
     const ownerId = ownerOfTask(this.app.engine.db, task);
     if (ownerId === null) return;
     try {
-      verifyTask(this.app, { key: 'system', name: 'system', tenant: ownerId }, task.taskId, verdict, reason, { kind: 'command', exitCode, output, sandbox, limit: limit ?? null }, { actor: 'system' });
+      verifyTask(
+        this.app,
+        { key: 'system', name: 'system', tenant: ownerId },
+        task.taskId,
+        verdict,
+        reason,
+        { kind: 'command', exitCode, output, sandbox, limit: limit ?? null },
+        { actor: 'system' },
+      );
     } catch (err) {
       // Someone else decided first (another process picked it up after a restart): nothing to do.
       log.warn({ err, taskId: task.taskId }, 'command verdict not recorded');
@@ -189,4 +259,9 @@ export class CommandVerifier {
   }
 }
 
-const LIMIT_WORDS: Record<LimitKind, string> = { cpu: 'CPU time', memory: 'memory', pids: 'process count', file_size: 'file size' };
+const LIMIT_WORDS: Record<LimitKind, string> = {
+  cpu: 'CPU time',
+  memory: 'memory',
+  pids: 'process count',
+  file_size: 'file size',
+};

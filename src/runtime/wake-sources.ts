@@ -18,19 +18,39 @@ import { taskWakes } from './task-wakes.js';
  * each other stop at the max trigger depth; its run belongs to the goal the message is about. Agents
  * without a backend are run from outside: not woken.
  */
-export interface MessageFact { messageId: number; channelId: number; from: string; body: string; metadata: Record<string, unknown> | null }
+export interface MessageFact {
+  messageId: number;
+  channelId: number;
+  from: string;
+  body: string;
+  metadata: Record<string, unknown> | null;
+}
 
 export function wakesFor(db: Database, e: StoredEvent): WakeRequest[] {
   const d = e.data as Record<string, unknown>;
   const wakes: WakeRequest[] = [];
   switch (e.type) {
     case 'GoalCreated':
-      wakes.push({ agentId: d.coordinatorAgentId as number, source: 'goal_created', goalId: d.goalId as number, by: 'system' });
+      wakes.push({
+        agentId: d.coordinatorAgentId as number,
+        source: 'goal_created',
+        goalId: d.goalId as number,
+        by: 'system',
+      });
       break;
     case 'TaskClaimed':
-      if (!d.renewed) wakes.push({ agentId: d.agentId as number, source: 'task_assignment', taskId: d.taskId as number, by: 'system' });
+      if (!d.renewed)
+        wakes.push({
+          agentId: d.agentId as number,
+          source: 'task_assignment',
+          taskId: d.taskId as number,
+          by: 'system',
+        });
       break;
-    case 'TaskCompleted': case 'TaskVerified': case 'TaskCancelled': case 'TaskDispatched':
+    case 'TaskCompleted':
+    case 'TaskVerified':
+    case 'TaskCancelled':
+    case 'TaskDispatched':
       wakes.push(...taskWakes(db, e));
       break;
     case 'MessagePosted':
@@ -58,8 +78,18 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
   const source = typeof m.metadata?.probe_id === 'string' ? 'probe' : 'message_received';
   // The goal the message is about — the sender's run's, the goal channel's, or the one a system DM names —
   // so the run it wakes is gated and charged against that goal's budget.
-  const goalId = authorRun?.goalId ?? goalIdOfChannel(db, channel.channelId) ?? (typeof m.metadata?.goal_id === 'number' ? m.metadata.goal_id : null);
-  return [...targets].map((agentId) => ({ agentId, source, goalId, messageIds: [m.messageId], depth: authorRun ? authorRun.depth + 1 : 0, by: m.from }));
+  const goalId =
+    authorRun?.goalId ??
+    goalIdOfChannel(db, channel.channelId) ??
+    (typeof m.metadata?.goal_id === 'number' ? m.metadata.goal_id : null);
+  return [...targets].map((agentId) => ({
+    agentId,
+    source,
+    goalId,
+    messageIds: [m.messageId],
+    depth: authorRun ? authorRun.depth + 1 : 0,
+    by: m.from,
+  }));
 }
 
 /** The run of the message's author that is running now, if the author is an agent (its session gets the message). */
@@ -69,4 +99,5 @@ export function authorRunOf(db: Database, m: MessageFact): { run: RunRow; channe
   return run ? { run, channelName: getChannel(db, m.channelId)?.name ?? `channel ${m.channelId}` } : null;
 }
 
-const agentIdOf = (key: string): number | null => (key.startsWith('agent-') ? Number(key.slice('agent-'.length)) : null);
+const agentIdOf = (key: string): number | null =>
+  key.startsWith('agent-') ? Number(key.slice('agent-'.length)) : null;

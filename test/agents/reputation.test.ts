@@ -24,11 +24,21 @@ import { speaker } from '../../src/events/principals.js';
  * sockets.
  */
 delete process.env.COLONY_ALLOWED_ROOTS;
-for (const name of ['COLONY_REPUTATION_HALF_LIFE_DAYS', 'COLONY_QUARANTINE_THRESHOLD', 'COLONY_REPUTATION_DELTAS']) delete process.env[name];
+for (const name of ['COLONY_REPUTATION_HALF_LIFE_DAYS', 'COLONY_QUARANTINE_THRESHOLD', 'COLONY_REPUTATION_DELTAS'])
+  delete process.env[name];
 
 type Body = Record<string, unknown>;
 type Msg = { message_id: number; body: string; from: string; metadata: Record<string, unknown> | null };
-type EvidenceRow = { agent_id: number; owner_id: number; config_hash: string; domain: string; delta: number; weight: number; ref: string; at: string };
+type EvidenceRow = {
+  agent_id: number;
+  owner_id: number;
+  config_hash: string;
+  domain: string;
+  delta: number;
+  weight: number;
+  ref: string;
+  at: string;
+};
 
 const T0 = '2026-03-01T09:00:00.000Z';
 const DAY = 86_400_000;
@@ -36,8 +46,11 @@ const close = (actual: number, expected: number, eps = 1e-9, what = ''): void =>
   assert.ok(Math.abs(actual - expected) <= eps, `${what} expected ≈${expected}, got ${actual}`);
 
 interface World {
-  f: McpFixture; clock: ReturnType<typeof fixedClock>;
-  owner: Client; worker: Client; reviewer: Client;
+  f: McpFixture;
+  clock: ReturnType<typeof fixedClock>;
+  owner: Client;
+  worker: Client;
+  reviewer: Client;
   ids: { worker: number; reviewer: number };
 }
 
@@ -47,7 +60,11 @@ async function world(t: TestContext): Promise<World> {
   t.after(() => f.close());
   const reviewer = f.addAgent('reviewer');
   return {
-    f, clock, owner: await f.connect(f.ownerToken), worker: await f.connect(f.agentToken), reviewer: await f.connect(reviewer.token),
+    f,
+    clock,
+    owner: await f.connect(f.ownerToken),
+    worker: await f.connect(f.agentToken),
+    reviewer: await f.connect(reviewer.token),
     ids: { worker: f.agent.agentId, reviewer: reviewer.agentId },
   };
 }
@@ -63,7 +80,10 @@ async function refused(f: McpFixture, client: Client, name: string, args: Body, 
   const head = f.app.engine.head().position;
   const { result, body } = await callTool(client, name, args);
   assert.equal(result.isError, true, `${name}(${JSON.stringify(args)}) should fail`);
-  assert.ok(textOf(result).startsWith(`${code}: `), `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`);
+  assert.ok(
+    textOf(result).startsWith(`${code}: `),
+    `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`,
+  );
   if (body.error) assert.equal((body.error as { code: string }).code, code);
   assert.equal(f.app.engine.head().position, head, `${name} appended nothing`);
   return textOf(result);
@@ -73,8 +93,16 @@ let goals = 0;
 /** An auto-approved goal with one task (`extra`: billing_code, verifier_config…); returns the task id. */
 async function oneTask(w: World, extra: Body = {}): Promise<number> {
   goals += 1;
-  const g = await ok(w.owner, 'create_goal', { title: `Reputation goal ${goals}`, description: 'A goal for the reputation tests', approval_mode: 'auto' });
-  const p = await ok(w.owner, 'propose_task_tree', { goal_id: g.goal_id, reasoning: 'one step', tree: { title: `Step of goal ${goals}`, description: 'Do the one step carefully', ...extra } });
+  const g = await ok(w.owner, 'create_goal', {
+    title: `Reputation goal ${goals}`,
+    description: 'A goal for the reputation tests',
+    approval_mode: 'auto',
+  });
+  const p = await ok(w.owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    reasoning: 'one step',
+    tree: { title: `Step of goal ${goals}`, description: 'Do the one step carefully', ...extra },
+  });
   assert.equal(p.status, 'approved');
   const ids = p.task_ids as number[];
   assert.equal(ids.length, 1);
@@ -88,7 +116,11 @@ async function work(w: World, client: Client, taskId: number, verdict?: 'approve
   await ok(client, 'claim_task', { task_id: taskId });
   await ok(client, 'complete_task', { task_id: taskId, summary: 'did it' });
   if (verdict) {
-    const r = await ok(w.reviewer, 'verify_task', { task_id: taskId, verdict, reason: verdict === 'reject' ? 'not good enough' : 'looks right' });
+    const r = await ok(w.reviewer, 'verify_task', {
+      task_id: taskId,
+      verdict,
+      reason: verdict === 'reject' ? 'not good enough' : 'looks right',
+    });
     assert.equal(r.new_status, verdict === 'reject' ? 'failed' : 'done');
   }
 }
@@ -112,11 +144,22 @@ describe('seed rows and the score (DESIGN §3.8)', () => {
   it('a new root agent scores 0.5 in default, from one seed row', async (t) => {
     const w = await world(t);
     const a = agentRow(w.f, w.ids.worker);
-    assert.deepEqual(evidenceOf(w.f, w.ids.worker).map((r) => [r.owner_id, r.config_hash, r.domain, r.delta, r.weight, r.ref, r.at]),
-      [[w.f.owner.userId, a.configHash, 'default', 0.5, 1, 'seed:bootstrap', T0]]);
+    assert.deepEqual(
+      evidenceOf(w.f, w.ids.worker).map((r) => [r.owner_id, r.config_hash, r.domain, r.delta, r.weight, r.ref, r.at]),
+      [[w.f.owner.userId, a.configHash, 'default', 0.5, 1, 'seed:bootstrap', T0]],
+    );
     const r = reputation(w, w.ids.worker);
-    assert.deepEqual({ ...r, domains: r.domains.map((d) => [d.domain, d.score, d.evidenceCount]) },
-      { configHash: a.configHash, rollingScore: 0.5, evidenceCount: 1, lastEvidenceAt: T0, domains: [['default', 0.5, 1]], quarantined: false });
+    assert.deepEqual(
+      { ...r, domains: r.domains.map((d) => [d.domain, d.score, d.evidenceCount]) },
+      {
+        configHash: a.configHash,
+        rollingScore: 0.5,
+        evidenceCount: 1,
+        lastEvidenceAt: T0,
+        domains: [['default', 0.5, 1]],
+        quarantined: false,
+      },
+    );
     const seeded = events(w.f).filter((e) => e.type === 'EvidenceRecorded' && e.streamId === `agent-${w.ids.worker}`);
     assert.equal(seeded.length, 1);
     assert.equal(seeded[0]!.meta.actor, 'user:owner');
@@ -134,7 +177,14 @@ describe('seed rows and the score (DESIGN §3.8)', () => {
   it('SQL scoreOf equals the pure rollingScore over the same rows, at several ages and half-lives', async (t) => {
     const w = await world(t);
     const worker = () => agentRow(w.f, w.ids.worker);
-    const steps: [number, string, number][] = [[3.25, 'default', 0.1], [10, 'default', -0.05], [0.5, 'docs', 0.2], [25, 'default', 0.3], [1 / 24, 'docs', -0.1], [40, 'default', 0.05]];
+    const steps: [number, string, number][] = [
+      [3.25, 'default', 0.1],
+      [10, 'default', -0.05],
+      [0.5, 'docs', 0.2],
+      [25, 'default', 0.3],
+      [1 / 24, 'docs', -0.1],
+      [40, 'default', 0.05],
+    ];
     for (const [days, domain, delta] of steps) {
       w.clock.advance(days * DAY);
       recordEvidence(w.f.app, worker(), domain, delta, `test:${days}`, owner(w));
@@ -147,16 +197,28 @@ describe('seed rows and the score (DESIGN §3.8)', () => {
       assert.ok(rows.length >= 3, `${domain} has seed and evidence rows`);
       for (const h of [30, 7, 90, 0.5]) {
         const sql = scoreOf(db, a.ownerId, a.configHash, domain, now(w), h);
-        const pure = rollingScore(rows.map((r) => ({ delta: r.delta, weight: r.weight, at: r.at })), now(w), h);
+        const pure = rollingScore(
+          rows.map((r) => ({ delta: r.delta, weight: r.weight, at: r.at })),
+          now(w),
+          h,
+        );
         close(sql.score, pure, 1e-6, `${domain} half-life ${h}:`);
         assert.equal(sql.evidenceCount, rows.length);
         assert.equal(sql.lastEvidenceAt, rows.at(-1)!.at);
       }
     }
     // A domain without evidence is neutral, and the whole is the mean of the domain scores.
-    assert.deepEqual(scoreOf(db, a.ownerId, a.configHash, 'elsewhere', now(w), 30), { domain: 'elsewhere', score: 0.5, evidenceCount: 0, lastEvidenceAt: null });
+    assert.deepEqual(scoreOf(db, a.ownerId, a.configHash, 'elsewhere', now(w), 30), {
+      domain: 'elsewhere',
+      score: 0.5,
+      evidenceCount: 0,
+      lastEvidenceAt: null,
+    });
     const scores = scoresOf(db, a.ownerId, a.configHash, now(w), 30);
-    assert.deepEqual(scores.map((s) => s.domain), ['default', 'docs']);
+    assert.deepEqual(
+      scores.map((s) => s.domain),
+      ['default', 'docs'],
+    );
     close(reputation(w, w.ids.worker).rollingScore, (scores[0]!.score + scores[1]!.score) / 2);
   });
 
@@ -173,14 +235,16 @@ describe('seed rows and the score (DESIGN §3.8)', () => {
     assert.ok(s.score >= 0.5 && s.score <= 0.75, String(s.score));
     close(s.score, 0.9 * 0.25 + 0.4, 1e-6);
     const low = w.f.addAgent('ledger-low');
-    for (let i = 0; i < 5; i++) recordEvidence(w.f.app, agentRow(w.f, low.agentId), 'default', -2, `test:low ${i}`, owner(w));
+    for (let i = 0; i < 5; i++)
+      recordEvidence(w.f.app, agentRow(w.f, low.agentId), 'default', -2, `test:low ${i}`, owner(w));
     assert.equal(domainScore(w, low.agentId, 'default'), 0);
     const high = w.f.addAgent('ledger-high');
-    for (let i = 0; i < 5; i++) recordEvidence(w.f.app, agentRow(w.f, high.agentId), 'default', 2, `test:high ${i}`, owner(w));
+    for (let i = 0; i < 5; i++)
+      recordEvidence(w.f.app, agentRow(w.f, high.agentId), 'default', 2, `test:high ${i}`, owner(w));
     assert.equal(domainScore(w, high.agentId, 'default'), 1);
   });
 
-  it('trust is keyed by (owner, config hash, domain): another tenant\'s agent with the same config is not affected', async (t) => {
+  it("trust is keyed by (owner, config hash, domain): another tenant's agent with the same config is not affected", async (t) => {
     const w = await world(t);
     const other = w.f.addOwner('other-owner');
     const twin = w.f.addAgent('worker', { ownerId: other.userId });
@@ -195,7 +259,7 @@ describe('seed rows and the score (DESIGN §3.8)', () => {
 });
 
 describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
-  it('the first evidence in a domain is preceded by a seed of 0.7 × the parent\'s score there, now', async (t) => {
+  it("the first evidence in a domain is preceded by a seed of 0.7 × the parent's score there, now", async (t) => {
     const w = await world(t);
     const parent = agentRow(w.f, w.ids.worker);
     // The parent earns +0.2 in docs (its docs seed 0.5 comes first): 0.7 there, 0.5 in default.
@@ -209,10 +273,13 @@ describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
     const docsTask = await oneTask(w, { billing_code: 'docs', ...peer(w) });
     await work(w, scout, docsTask, 'approve');
     const docs = evidenceOf(w.f, spawned.agentId).filter((r) => r.domain === 'docs');
-    assert.deepEqual(docs.map((r) => [r.ref, r.config_hash]), [
-      [`seed_from_parent:${parent.configHash}`, agentRow(w.f, spawned.agentId).configHash],
-      [`task:${docsTask} verified=peer:reviewer verdict=approve`, agentRow(w.f, spawned.agentId).configHash],
-    ]);
+    assert.deepEqual(
+      docs.map((r) => [r.ref, r.config_hash]),
+      [
+        [`seed_from_parent:${parent.configHash}`, agentRow(w.f, spawned.agentId).configHash],
+        [`task:${docsTask} verified=peer:reviewer verdict=approve`, agentRow(w.f, spawned.agentId).configHash],
+      ],
+    );
     const seed = docs[0]!.delta;
     assert.ok(Math.abs(seed - 0.7 * 0.7) <= 0.01 * 0.49, `SC-007: seed ${seed} within ±1 % of 0.49`);
     close(domainScore(w, spawned.agentId, 'docs'), 0.59);
@@ -222,7 +289,13 @@ describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
     close(domainScore(w, parent.agentId, 'default'), 0.25, 1e-6);
     await work(w, scout, await oneTask(w));
     const def = evidenceOf(w.f, spawned.agentId).filter((r) => r.domain === 'default');
-    assert.deepEqual(def.map((r) => [r.ref.split(' ')[0]!.replace(/\d+$/, 'N'), r.at]), [[`seed_from_parent:${parent.configHash}`.replace(/\d+$/, 'N'), now(w)], ['task:N', now(w)]]);
+    assert.deepEqual(
+      def.map((r) => [r.ref.split(' ')[0]!.replace(/\d+$/, 'N'), r.at]),
+      [
+        [`seed_from_parent:${parent.configHash}`.replace(/\d+$/, 'N'), now(w)],
+        ['task:N', now(w)],
+      ],
+    );
     assert.ok(Math.abs(def[0]!.delta - 0.175) <= 0.01 * 0.175, `SC-007: ${def[0]!.delta}`);
     close(domainScore(w, spawned.agentId, 'default'), 0.225, 1e-6);
 
@@ -233,7 +306,10 @@ describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
     close(infra[0]!.delta, 0.35);
     // Seeds come once per domain.
     await work(w, scout, await oneTask(w, { billing_code: 'infra' }));
-    assert.equal(evidenceOf(w.f, spawned.agentId).filter((r) => r.domain === 'infra' && r.ref.startsWith('seed')).length, 1);
+    assert.equal(
+      evidenceOf(w.f, spawned.agentId).filter((r) => r.domain === 'infra' && r.ref.startsWith('seed')).length,
+      1,
+    );
   });
 
   it('ledger_test SeedFromParent_70Percent: parent ≈ 0.8 → child ≈ 0.56 from its seed row', async (t) => {
@@ -244,21 +320,33 @@ describe('70 % seeding of spawned agents (reference §6.2, SC-007)', () => {
     const child = w.f.addAgent('child', { parentId: parent.agentId, spawnDepth: 1 });
     recordEvidence(w.f.app, agentRow(w.f, child.agentId), 'default', 0, 'test:a neutral first verdict', owner(w));
     const rows = evidenceOf(w.f, child.agentId);
-    assert.deepEqual(rows.map((r) => [r.ref, r.weight]), [[`seed_from_parent:${parent.configHash}`, 1], ['test:a neutral first verdict', 1]]);
+    assert.deepEqual(
+      rows.map((r) => [r.ref, r.weight]),
+      [
+        [`seed_from_parent:${parent.configHash}`, 1],
+        ['test:a neutral first verdict', 1],
+      ],
+    );
     close(domainScore(w, child.agentId, 'default'), 0.56, 0.01);
     close(rows[0]!.delta, 0.56, 0.0056, 'SC-007 (±1 %):');
   });
 
-  it('a root agent\'s first evidence in a new domain is preceded by a 0.5 bootstrap seed', async (t) => {
+  it("a root agent's first evidence in a new domain is preceded by a 0.5 bootstrap seed", async (t) => {
     const w = await world(t);
     await work(w, w.worker, await oneTask(w, { billing_code: 'billing-x' }));
-    assert.deepEqual(evidenceOf(w.f, w.ids.worker).map((r) => [r.domain, r.delta, r.ref.split(' ')[0]!.replace(/\d+$/, 'N')]),
-      [['default', 0.5, 'seed:bootstrap'], ['billing-x', 0.5, 'seed:bootstrap'], ['billing-x', 0.05, 'task:N']]);
+    assert.deepEqual(
+      evidenceOf(w.f, w.ids.worker).map((r) => [r.domain, r.delta, r.ref.split(' ')[0]!.replace(/\d+$/, 'N')]),
+      [
+        ['default', 0.5, 'seed:bootstrap'],
+        ['billing-x', 0.5, 'seed:bootstrap'],
+        ['billing-x', 0.05, 'task:N'],
+      ],
+    );
   });
 });
 
 describe('verdicts are evidence for the assignee (DESIGN §3.8)', () => {
-  it('approve: +0.1 from a peer, +0.05 when automatic, in the task\'s billing-code domain; the verifier gets nothing', async (t) => {
+  it("approve: +0.1 from a peer, +0.05 when automatic, in the task's billing-code domain; the verifier gets nothing", async (t) => {
     const w = await world(t);
     const peerTask = await oneTask(w, { billing_code: 'docs', ...peer(w) });
     await work(w, w.worker, peerTask, 'approve');
@@ -276,24 +364,33 @@ describe('verdicts are evidence for the assignee (DESIGN §3.8)', () => {
       ['default', 0.05, `task:${plain} verified=auto:system verdict=approve`],
     ]);
     const r = reputation(w, w.ids.worker);
-    assert.deepEqual(r.domains.map((d) => d.domain), ['default', 'docs', 'infra']);
+    assert.deepEqual(
+      r.domains.map((d) => d.domain),
+      ['default', 'docs', 'infra'],
+    );
     close(r.domains[0]!.score, 0.55);
     close(r.domains[1]!.score, 0.6);
     close(r.domains[2]!.score, 0.55);
     close(r.rollingScore, (0.55 + 0.6 + 0.55) / 3);
     assert.equal(r.evidenceCount, 6);
-    assert.deepEqual(evidenceOf(w.f, w.ids.reviewer).map((x) => x.ref), ['seed:bootstrap'], 'the verifier earns nothing');
+    assert.deepEqual(
+      evidenceOf(w.f, w.ids.reviewer).map((x) => x.ref),
+      ['seed:bootstrap'],
+      'the verifier earns nothing',
+    );
   });
 
-  it('the evidence is recorded in the verdict\'s own transaction and keyed by the assignee\'s config hash', async (t) => {
+  it("the evidence is recorded in the verdict's own transaction and keyed by the assignee's config hash", async (t) => {
     const w = await world(t);
     const id = await oneTask(w, peer(w));
     await work(w, w.worker, id, 'reject');
     const log = events(w.f);
     const verified = log.find((e) => e.type === 'TaskVerified' && (e.data as Body).taskId === id)!;
     const evidence = log.filter((e) => e.type === 'EvidenceRecorded' && e.meta.commandId === verified.meta.commandId);
-    assert.deepEqual(evidence.map((e) => [e.streamId, (e.data as Body).delta, (e.data as Body).configHash]),
-      [[`agent-${w.ids.worker}`, -0.2, agentRow(w.f, w.ids.worker).configHash]]);
+    assert.deepEqual(
+      evidence.map((e) => [e.streamId, (e.data as Body).delta, (e.data as Body).configHash]),
+      [[`agent-${w.ids.worker}`, -0.2, agentRow(w.f, w.ids.worker).configHash]],
+    );
     assert.equal(evidence[0]!.meta.actor, 'agent:reviewer');
   });
 });
@@ -323,7 +420,12 @@ describe('US8: quarantine on low reputation', () => {
     assert.equal(q[0]!.streamId, `agent-${w.ids.worker}`);
     assert.equal(q[0]!.position, evidence.position + 1, 'the check runs right after the evidence');
     assert.equal(q[0]!.meta.commandId, evidence.meta.commandId, 'one command');
-    assert.deepEqual(q[0]!.data, { agentId: w.ids.worker, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 });
+    assert.deepEqual(q[0]!.data, {
+      agentId: w.ids.worker,
+      reason: 'reputation=0.10 below 0.3',
+      score: 0.1,
+      threshold: 0.3,
+    });
 
     const dms = (await inbox(w.owner)).filter((m) => m.metadata?.event === 'AgentQuarantined');
     assert.equal(dms.length, 1);
@@ -335,7 +437,13 @@ describe('US8: quarantine on low reputation', () => {
     const next = await oneTask(w);
     await refused(w.f, w.worker, 'claim_task', { task_id: next }, 'ErrAgentQuarantined');
     await refused(w.f, w.worker, 'send_message', { to: 'owner', body: 'let me work' }, 'ErrAgentQuarantined');
-    await refused(w.f, w.worker, 'create_goal', { title: 'A goal of my own', description: 'I will do it myself' }, 'ErrAgentQuarantined');
+    await refused(
+      w.f,
+      w.worker,
+      'create_goal',
+      { title: 'A goal of my own', description: 'I will do it myself' },
+      'ErrAgentQuarantined',
+    );
     await refused(w.f, w.worker, 'read_inbox', {}, 'ErrAgentQuarantined');
     const me = await ok(w.worker, 'whoami');
     assert.equal(me.name, 'worker');
@@ -346,8 +454,10 @@ describe('US8: quarantine on low reputation', () => {
     await ok(w.worker, 'get_goal', { goal_id: goalId });
     // The claim refusal also holds below the pipeline, in the task decider.
     const head = w.f.app.engine.head().position;
-    assert.throws(() => claimTask(w.f.app, speaker(authenticate(w.f.app, w.f.agentToken)!), next, { actor: 'agent:worker' }),
-      (e: unknown) => isDomainError(e) && e.code === 'ErrAgentQuarantined');
+    assert.throws(
+      () => claimTask(w.f.app, speaker(authenticate(w.f.app, w.f.agentToken)!), next, { actor: 'agent:worker' }),
+      (e: unknown) => isDomainError(e) && e.code === 'ErrAgentQuarantined',
+    );
     assert.equal(w.f.app.engine.head().position, head);
 
     // A further rejection (a run that finishes while quarantined) is still recorded, without a second quarantine.
@@ -364,7 +474,10 @@ describe('US8: quarantine on low reputation', () => {
     const w = await world(t);
     recordEvidence(w.f.app, agentRow(w.f, w.ids.worker), 'default', -0.3, 'test:bad', owner(w));
     assert.equal(agentRow(w.f, w.ids.worker).quarantined, true);
-    const dump = () => [w.f.app.engine.db.prepare('SELECT * FROM agents ORDER BY agent_id').all(), w.f.app.engine.db.prepare('SELECT * FROM evidence ORDER BY position').all()];
+    const dump = () => [
+      w.f.app.engine.db.prepare('SELECT * FROM agents ORDER BY agent_id').all(),
+      w.f.app.engine.db.prepare('SELECT * FROM evidence ORDER BY position').all(),
+    ];
     const incremental = dump();
     w.f.app.engine.rebuild();
     assert.deepEqual(dump(), incremental);
@@ -418,7 +531,10 @@ describe('unquarantine_agent (owner surface)', () => {
     const a = agentRow(w.f, w.ids.worker);
     assert.deepEqual([a.quarantined, a.quarantineReason, a.quarantinedAt], [false, null, null]);
     const e = events(w.f).at(-1)!;
-    assert.deepEqual([e.type, e.data, e.meta.actor], ['AgentUnquarantined', { agentId: w.ids.worker, by: 'user:owner' }, 'user:owner']);
+    assert.deepEqual(
+      [e.type, e.data, e.meta.actor],
+      ['AgentUnquarantined', { agentId: w.ids.worker, by: 'user:owner' }, 'user:owner'],
+    );
 
     // Lifting again changes nothing.
     await refusedNothing(w, () => ok(w.owner, 'unquarantine_agent', { agent_id: w.ids.worker }));
@@ -446,7 +562,11 @@ describe('unquarantine_agent (owner surface)', () => {
 });
 
 describe('settings from the environment', () => {
-  const NAMES = ['COLONY_REPUTATION_HALF_LIFE_DAYS', 'COLONY_QUARANTINE_THRESHOLD', 'COLONY_REPUTATION_DELTAS'] as const;
+  const NAMES = [
+    'COLONY_REPUTATION_HALF_LIFE_DAYS',
+    'COLONY_QUARANTINE_THRESHOLD',
+    'COLONY_REPUTATION_DELTAS',
+  ] as const;
   const setEnv = (t: TestContext, values: Partial<Record<(typeof NAMES)[number], string>>): void => {
     const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
     t.after(() => {
@@ -460,24 +580,56 @@ describe('settings from the environment', () => {
   };
 
   it('defaults: half-life 30 days, threshold 0.3, peer/command +0.1, auto +0.05, reject −0.2', () => {
-    assert.deepEqual(reputationSettings({}), { halfLifeDays: 30, threshold: 0.3, deltas: { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 } });
-    assert.deepEqual(reputationSettings({ COLONY_REPUTATION_HALF_LIFE_DAYS: '', COLONY_QUARANTINE_THRESHOLD: '', COLONY_REPUTATION_DELTAS: '' }), reputationSettings({}));
+    assert.deepEqual(reputationSettings({}), {
+      halfLifeDays: 30,
+      threshold: 0.3,
+      deltas: { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 },
+    });
+    assert.deepEqual(
+      reputationSettings({
+        COLONY_REPUTATION_HALF_LIFE_DAYS: '',
+        COLONY_QUARANTINE_THRESHOLD: '',
+        COLONY_REPUTATION_DELTAS: '',
+      }),
+      reputationSettings({}),
+    );
   });
 
   it('parses overrides, and refuses bad values with ErrInvalidConfig', () => {
-    assert.deepEqual(reputationSettings({ COLONY_REPUTATION_HALF_LIFE_DAYS: '7.5', COLONY_QUARANTINE_THRESHOLD: '0.45', COLONY_REPUTATION_DELTAS: 'reject=-0.5,auto=0.01' }),
-      { halfLifeDays: 7.5, threshold: 0.45, deltas: { peer: 0.1, command: 0.1, auto: 0.01, reject: -0.5 } });
+    assert.deepEqual(
+      reputationSettings({
+        COLONY_REPUTATION_HALF_LIFE_DAYS: '7.5',
+        COLONY_QUARANTINE_THRESHOLD: '0.45',
+        COLONY_REPUTATION_DELTAS: 'reject=-0.5,auto=0.01',
+      }),
+      { halfLifeDays: 7.5, threshold: 0.45, deltas: { peer: 0.1, command: 0.1, auto: 0.01, reject: -0.5 } },
+    );
     for (const env of [
-      { COLONY_REPUTATION_HALF_LIFE_DAYS: '0' }, { COLONY_REPUTATION_HALF_LIFE_DAYS: '-3' }, { COLONY_REPUTATION_HALF_LIFE_DAYS: 'soon' },
-      { COLONY_QUARANTINE_THRESHOLD: '1.5' }, { COLONY_QUARANTINE_THRESHOLD: '-0.1' }, { COLONY_QUARANTINE_THRESHOLD: 'NaN' },
-      { COLONY_REPUTATION_DELTAS: 'bonus=1' }, { COLONY_REPUTATION_DELTAS: 'reject' }, { COLONY_REPUTATION_DELTAS: 'reject=lots' }, { COLONY_REPUTATION_DELTAS: '=0.1' },
+      { COLONY_REPUTATION_HALF_LIFE_DAYS: '0' },
+      { COLONY_REPUTATION_HALF_LIFE_DAYS: '-3' },
+      { COLONY_REPUTATION_HALF_LIFE_DAYS: 'soon' },
+      { COLONY_QUARANTINE_THRESHOLD: '1.5' },
+      { COLONY_QUARANTINE_THRESHOLD: '-0.1' },
+      { COLONY_QUARANTINE_THRESHOLD: 'NaN' },
+      { COLONY_REPUTATION_DELTAS: 'bonus=1' },
+      { COLONY_REPUTATION_DELTAS: 'reject' },
+      { COLONY_REPUTATION_DELTAS: 'reject=lots' },
+      { COLONY_REPUTATION_DELTAS: '=0.1' },
     ]) {
-      assert.throws(() => reputationSettings(env), (e: unknown) => isDomainError(e) && e.code === 'ErrInvalidConfig', JSON.stringify(env));
+      assert.throws(
+        () => reputationSettings(env),
+        (e: unknown) => isDomainError(e) && e.code === 'ErrInvalidConfig',
+        JSON.stringify(env),
+      );
     }
   });
 
   it('the running app uses them: a custom reject delta and threshold quarantine at once; the half-life sets the decay', async (t) => {
-    setEnv(t, { COLONY_REPUTATION_DELTAS: 'reject=-0.25,peer=0.3', COLONY_QUARANTINE_THRESHOLD: '0.26', COLONY_REPUTATION_HALF_LIFE_DAYS: '10' });
+    setEnv(t, {
+      COLONY_REPUTATION_DELTAS: 'reject=-0.25,peer=0.3',
+      COLONY_QUARANTINE_THRESHOLD: '0.26',
+      COLONY_REPUTATION_HALF_LIFE_DAYS: '10',
+    });
     const w = await world(t);
     await work(w, w.worker, await oneTask(w, peer(w)), 'reject');
     close(reputation(w, w.ids.worker).rollingScore, 0.25);
@@ -501,9 +653,21 @@ describe('GET /api/agents/:id/reputation over real sockets', () => {
     f = await httpFixture({ agentTools: ['whoami'] });
     const other = createOwner(f.app, 'other-owner', { actor: 'system' });
     otherToken = other.token;
-    otherAgentId = registerAgent(f.app, {
-      name: 'theirs', ownerId: other.userId, model: 'm', systemPrompt: 'Theirs.', toolScope: ['whoami'], tier: 'supervised', command: null, parentId: null, spawnDepth: 0,
-    }, { actor: 'user:other-owner' }).agentId;
+    otherAgentId = registerAgent(
+      f.app,
+      {
+        name: 'theirs',
+        ownerId: other.userId,
+        model: 'm',
+        systemPrompt: 'Theirs.',
+        toolScope: ['whoami'],
+        tier: 'supervised',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      { actor: 'user:other-owner' },
+    ).agentId;
   });
   after(() => f.close());
 
@@ -523,26 +687,50 @@ describe('GET /api/agents/:id/reputation over real sockets', () => {
     const fresh = (await (await get(`/agents/${f.agentId}/reputation`)).json()) as Body;
     assert.ok(Math.abs((fresh.rolling_score as number) - 0.5) < 1e-4, String(fresh.rolling_score));
     const seedAt = readAll(f.app.engine.db, { limit: 100_000 }).find((e) => e.type === 'EvidenceRecorded')!.recordedAt;
-    assert.deepEqual({ ...fresh, rolling_score: 0.5, domains: (fresh.domains as Body[]).map((d) => ({ ...d, score: 0.5 })) }, {
-      config_hash: agent.configHash, rolling_score: 0.5, evidence_count: 1, last_evidence_at: seedAt, quarantined: false,
-      domains: [{ domain: 'default', score: 0.5, evidence_count: 1, last_evidence_at: seedAt }],
-    });
+    assert.deepEqual(
+      { ...fresh, rolling_score: 0.5, domains: (fresh.domains as Body[]).map((d) => ({ ...d, score: 0.5 })) },
+      {
+        config_hash: agent.configHash,
+        rolling_score: 0.5,
+        evidence_count: 1,
+        last_evidence_at: seedAt,
+        quarantined: false,
+        domains: [{ domain: 'default', score: 0.5, evidence_count: 1, last_evidence_at: seedAt }],
+      },
+    );
     recordEvidence(f.app, agent, 'docs', 0.1, 'test:docs', { actor: 'user:owner' });
     const res = await get(`/agents/${f.agentId}/reputation`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /application\/json/);
-    const body = (await res.json()) as { config_hash: string; rolling_score: number; evidence_count: number; last_evidence_at: string; domains: Body[] };
+    const body = (await res.json()) as {
+      config_hash: string;
+      rolling_score: number;
+      evidence_count: number;
+      last_evidence_at: string;
+      domains: Body[];
+    };
     const expected = reputationOf(f.app, getAgent(f.app.engine.db, f.agentId)!);
     assert.equal(body.config_hash, agent.configHash);
     assert.match(body.config_hash, /^[0-9a-f]{64}$/);
     assert.equal(body.evidence_count, 3);
-    assert.ok(Math.abs(body.rolling_score - expected.rollingScore) < 1e-6 && body.rolling_score > 0.5, String(body.rolling_score));
-    const lastEvidence = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.type === 'EvidenceRecorded').at(-1)!;
+    assert.ok(
+      Math.abs(body.rolling_score - expected.rollingScore) < 1e-6 && body.rolling_score > 0.5,
+      String(body.rolling_score),
+    );
+    const lastEvidence = readAll(f.app.engine.db, { limit: 100_000 })
+      .filter((e) => e.type === 'EvidenceRecorded')
+      .at(-1)!;
     assert.equal(body.last_evidence_at, lastEvidence.recordedAt);
-    assert.deepEqual(body.domains.map((d) => [d.domain, d.evidence_count]), [['default', 1], ['docs', 2]]);
+    assert.deepEqual(
+      body.domains.map((d) => [d.domain, d.evidence_count]),
+      [
+        ['default', 1],
+        ['docs', 2],
+      ],
+    );
   });
 
-  it('another tenant\'s agent and an unknown id are 404, an agent token 403, no token 401, a bad id 400', async () => {
+  it("another tenant's agent and an unknown id are 404, an agent token 403, no token 401, a bad id 400", async () => {
     await fails(`/agents/${otherAgentId}/reputation`, 404, 'ErrNotFound');
     await fails(`/agents/${f.agentId}/reputation`, 404, 'ErrNotFound', otherToken);
     const theirs = await get(`/agents/${otherAgentId}/reputation`, otherToken);

@@ -22,7 +22,14 @@ import { configHash } from '../../src/events/agent-config.js';
  * the spawned agent's token, auto mode, and bad input — which appends nothing.
  */
 type Body = Record<string, unknown>;
-type Msg = { message_id: number; body: string; from: string; kind: string; metadata: Record<string, unknown> | null; reactions: { reaction: string; by: string }[] };
+type Msg = {
+  message_id: number;
+  body: string;
+  from: string;
+  kind: string;
+  metadata: Record<string, unknown> | null;
+  reactions: { reaction: string; by: string }[];
+};
 
 let f: McpFixture;
 let owner: Client;
@@ -46,20 +53,37 @@ async function ok(client: Client, name: string, args: Body = {}): Promise<Body> 
 }
 
 /** Calls a tool expecting a refusal with `code`, and checks that nothing was appended. Returns the error details. */
-async function refused(client: Client, name: string, args: Body, code: string): Promise<{ text: string; details: Body }> {
+async function refused(
+  client: Client,
+  name: string,
+  args: Body,
+  code: string,
+): Promise<{ text: string; details: Body }> {
   const head = f.app.engine.head().position;
   const { result, body } = await call(client, name, args);
   assert.equal(result.isError, true, `${name}(${JSON.stringify(args)}) should fail`);
-  assert.ok(textOf(result).startsWith(`${code}: `), `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`);
+  assert.ok(
+    textOf(result).startsWith(`${code}: `),
+    `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`,
+  );
   if (body.error) assert.equal((body.error as { code: string }).code, code);
   assert.equal(f.app.engine.head().position, head, `${name} appended nothing`);
-  return { text: textOf(result), details: ((body.error as { details?: Body } | undefined)?.details ?? {}) };
+  return { text: textOf(result), details: (body.error as { details?: Body } | undefined)?.details ?? {} };
 }
 
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 const PROMPT = 'You write reference documentation for one module at a time, precisely and briefly.';
 /** The tools every proposer here holds (propose_agent among them). */
-const PROPOSER_TOOLS = ['get_channel_messages', 'list_channels', 'my_status', 'propose_agent', 'read_inbox', 'search_messages', 'send_message', 'whoami'];
+const PROPOSER_TOOLS = [
+  'get_channel_messages',
+  'list_channels',
+  'my_status',
+  'propose_agent',
+  'read_inbox',
+  'search_messages',
+  'send_message',
+  'whoami',
+];
 
 let titles = 0;
 /** A goal (owner-made, unique title) with one approved task; returns the goal and that task. */
@@ -67,8 +91,12 @@ async function goalWithTask(extra: Body = {}): Promise<{ goalId: number; taskId:
   titles += 1;
   const g = await ok(owner, 'create_goal', { title: `Spawning goal ${titles}`, description: DESCRIPTION, ...extra });
   const goalId = g.goal_id as number;
-  const p = await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: { title: `Document module ${titles}`, description: 'Write the reference page for the module.' } });
-  if (p.status !== 'approved') await ok(owner, 'react', { message_id: p.proposal_message_id as number, reaction: 'approve' });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: goalId,
+    tree: { title: `Document module ${titles}`, description: 'Write the reference page for the module.' },
+  });
+  if (p.status !== 'approved')
+    await ok(owner, 'react', { message_id: p.proposal_message_id as number, reaction: 'approve' });
   const [task] = tasksOfGoal(f.app.engine.db, goalId);
   assert.ok(task && task.status === 'approved', 'the goal has an approved task');
   return { goalId, taskId: task.taskId, channelId: g.channel_id as number };
@@ -76,19 +104,33 @@ async function goalWithTask(extra: Body = {}): Promise<{ goalId: number; taskId:
 
 /** propose_agent's arguments: a valid proposal for `name` unless overridden (the prompt names it, so each config hash is its own). */
 const proposal = (goal: { goalId: number; taskId: number }, name: string, extra: Body = {}): Body => ({
-  goal_id: goal.goalId, parent_task_id: goal.taskId, name, model: 'claude-sonnet-4-5', system_prompt: `${PROMPT} You are ${name}.`,
-  tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'], autonomy_tier: 'supervised', reason: 'The module needs a dedicated writer.', ...extra,
+  goal_id: goal.goalId,
+  parent_task_id: goal.taskId,
+  name,
+  model: 'claude-sonnet-4-5',
+  system_prompt: `${PROMPT} You are ${name}.`,
+  tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'],
+  autonomy_tier: 'supervised',
+  reason: 'The module needs a dedicated writer.',
+  ...extra,
 });
 
-const approvals = async (): Promise<Msg[]> => (await ok(owner, 'get_channel_messages', { channel_name: 'approvals', limit: 200 })).messages as Msg[];
-const inboxOf = async (client: Client): Promise<Msg[]> => (await ok(client, 'read_inbox', { include_read: true, limit: 200 })).messages as Msg[];
+const approvals = async (): Promise<Msg[]> =>
+  (await ok(owner, 'get_channel_messages', { channel_name: 'approvals', limit: 200 })).messages as Msg[];
+const inboxOf = async (client: Client): Promise<Msg[]> =>
+  (await ok(client, 'read_inbox', { include_read: true, limit: 200 })).messages as Msg[];
 const eventsAfter = (position: number) => readAll(f.app.engine.db, { after: position, limit: 100_000 });
 const agentNamed = (name: string): AgentRow | null => getAgentByName(f.app.engine.db, f.owner.userId, name);
 const tokenOf = (agentId: number): string => unseal(f.app.key, sealedTokenOf(f.app.engine.db, agentId)!);
 const approve = (messageId: number) => ok(owner, 'react', { message_id: messageId, reaction: 'approve' });
 
 /** An agent of the fixture owner with a client; proposers hold PROPOSER_TOOLS. */
-async function proposer(name: string, tier: Tier, spawnDepth = 0, parentId: number | null = null): Promise<{ client: Client; agentId: number }> {
+async function proposer(
+  name: string,
+  tier: Tier,
+  spawnDepth = 0,
+  parentId: number | null = null,
+): Promise<{ client: Client; agentId: number }> {
   const a = f.addAgent(name, { tier, toolScope: PROPOSER_TOOLS, spawnDepth, parentId: parentId ?? undefined });
   return { client: await f.connect(a.token), agentId: a.agentId };
 }
@@ -112,14 +154,19 @@ before(async () => {
 });
 after(() => f.close());
 
-describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
+describe("propose_agent and the owner's approval (US3 AS1, AS2)", () => {
   let goal: { goalId: number; taskId: number; channelId: number };
   let proposed: Body;
   let child: AgentRow;
   const spec = {
-    name: 'doc-writer', model: 'claude-sonnet-4-5', system_prompt: PROMPT, autonomy_tier: 'assisted',
-    tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'], skills: ['markdown', 'api-docs'],
-    mcp_servers: [{ name: 'fs', url: 'http://127.0.0.1:9000/mcp', transport: 'http' }], subagents: ['linter'],
+    name: 'doc-writer',
+    model: 'claude-sonnet-4-5',
+    system_prompt: PROMPT,
+    autonomy_tier: 'assisted',
+    tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'],
+    skills: ['markdown', 'api-docs'],
+    mcp_servers: [{ name: 'fs', url: 'http://127.0.0.1:9000/mcp', transport: 'http' }],
+    subagents: ['linter'],
     reason: 'The API reference needs a dedicated writer.',
   };
 
@@ -127,7 +174,7 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     goal = await goalWithTask();
   });
 
-  it('AS1: a depth-0 agent\'s proposal is recorded and posted once to #approvals; no agent exists yet', async () => {
+  it("AS1: a depth-0 agent's proposal is recorded and posted once to #approvals; no agent exists yet", async () => {
     const before = (await approvals()).length;
     const head = f.app.engine.head().position;
     proposed = await ok(lead, 'propose_agent', { goal_id: goal.goalId, parent_task_id: goal.taskId, ...spec });
@@ -151,13 +198,19 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
 
     assert.equal(agentNamed('doc-writer'), null, 'no agent before approval');
     const p = getProposal(f.app.engine.db, proposed.proposal_id as number)!;
-    assert.deepEqual([p.kind, p.status, p.goalId, p.parentTaskId, p.proposerName, p.agentId], ['agent', 'pending', goal.goalId, goal.taskId, 'lead', null]);
+    assert.deepEqual(
+      [p.kind, p.status, p.goalId, p.parentTaskId, p.proposerName, p.agentId],
+      ['agent', 'pending', goal.goalId, goal.taskId, 'lead', null],
+    );
     const types = eventsAfter(head).map((e) => e.type);
     assert.ok(types.includes('AgentProposed'), types.join());
-    assert.ok(!types.some((t) => t === 'AgentRegistered' || t === 'TokenIssued' || t === 'EvidenceRecorded'), types.join());
+    assert.ok(
+      !types.some((t) => t === 'AgentRegistered' || t === 'TokenIssued' || t === 'EvidenceRecorded'),
+      types.join(),
+    );
   });
 
-  it('AS2: the owner\'s approve reaction creates the agent in one command: config hash, parent, depth 1, tier, effective scope', async () => {
+  it("AS2: the owner's approve reaction creates the agent in one command: config hash, parent, depth 1, tier, effective scope", async () => {
     const head = f.app.engine.head().position;
     const r = await approve(proposed.approval_message_id as number);
     assert.equal(r.action, 'added');
@@ -166,15 +219,34 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     child = agentNamed('doc-writer')!;
     assert.ok(child, 'the agent exists');
     assert.match(child.configHash, /^[0-9a-f]{64}$/);
-    assert.equal(child.configHash, configHash({
-      model: spec.model, system_prompt: spec.system_prompt, tool_scope: spec.tool_scope, skills: spec.skills, mcp_servers: spec.mcp_servers, subagents: spec.subagents,
-    }), 'the hash of the proposed config (DESIGN §3.10)');
+    assert.equal(
+      child.configHash,
+      configHash({
+        model: spec.model,
+        system_prompt: spec.system_prompt,
+        tool_scope: spec.tool_scope,
+        skills: spec.skills,
+        mcp_servers: spec.mcp_servers,
+        subagents: spec.subagents,
+      }),
+      'the hash of the proposed config (DESIGN §3.10)',
+    );
     assert.equal(child.parentId, leadAgent.agentId, 'parent = the proposer');
     assert.equal(child.spawnDepth, 1);
     assert.equal(child.tier, 'assisted');
-    assert.ok(TIERS.indexOf(child.tier) <= TIERS.indexOf(getAgent(f.app.engine.db, leadAgent.agentId)!.tier), 'tier ≤ the proposer\'s');
-    assert.deepEqual(child.toolScope, ['get_channel_messages', 'read_inbox', 'whoami'], 'the effective (sorted) tool scope');
-    assert.deepEqual([child.model, child.systemPrompt, child.skills, child.subagents], [spec.model, spec.system_prompt, spec.skills, spec.subagents]);
+    assert.ok(
+      TIERS.indexOf(child.tier) <= TIERS.indexOf(getAgent(f.app.engine.db, leadAgent.agentId)!.tier),
+      "tier ≤ the proposer's",
+    );
+    assert.deepEqual(
+      child.toolScope,
+      ['get_channel_messages', 'read_inbox', 'whoami'],
+      'the effective (sorted) tool scope',
+    );
+    assert.deepEqual(
+      [child.model, child.systemPrompt, child.skills, child.subagents],
+      [spec.model, spec.system_prompt, spec.skills, spec.subagents],
+    );
     assert.deepEqual(child.mcpServers, spec.mcp_servers);
     assert.equal(child.ownerId, f.owner.userId);
 
@@ -183,29 +255,54 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     const events = eventsAfter(head);
     assert.equal(new Set(events.map((e) => e.meta.commandId)).size, 1, 'one command: all or nothing');
     const types = events.map((e) => e.type);
-    for (const t of ['ReactionAdded', 'AgentRegistered', 'TokenIssued', 'ProposalApproved', 'EvidenceRecorded']) assert.ok(types.includes(t), `${t} in ${types.join()}`);
+    for (const t of ['ReactionAdded', 'AgentRegistered', 'TokenIssued', 'ProposalApproved', 'EvidenceRecorded'])
+      assert.ok(types.includes(t), `${t} in ${types.join()}`);
     const approved = events.find((e) => e.type === 'ProposalApproved')!.data as { agentId?: number; auto: boolean };
     assert.deepEqual([approved.agentId, approved.auto], [child.agentId, false]);
-    assert.equal(getTask(f.app.engine.db, goal.taskId)!.status, 'approved', 'the linked task is not claimed by the approval');
+    assert.equal(
+      getTask(f.app.engine.db, goal.taskId)!.status,
+      'approved',
+      'the linked task is not claimed by the approval',
+    );
 
     spawnedTokens.set('doc-writer', tokenOf(child.agentId));
   });
 
-  it('AS2: a seeded reputation row at 70 % of the parent\'s score (root parent 0.5 → 0.35 in default, ±1 %)', () => {
+  it("AS2: a seeded reputation row at 70 % of the parent's score (root parent 0.5 → 0.35 in default, ±1 %)", () => {
     const parent = reputationOf(f.app, getAgent(f.app.engine.db, leadAgent.agentId)!);
-    assert.deepEqual(parent.domains.map((d) => d.domain), ['default']);
+    assert.deepEqual(
+      parent.domains.map((d) => d.domain),
+      ['default'],
+    );
     assert.ok(Math.abs(parent.rollingScore - 0.5) < 0.005, `the root parent starts at 0.5, got ${parent.rollingScore}`);
     const rep = reputationOf(f.app, child);
     assert.equal(rep.configHash, child.configHash);
-    assert.deepEqual(rep.domains.map((d) => [d.domain, d.evidenceCount]), [['default', 1]], 'one seed row');
+    assert.deepEqual(
+      rep.domains.map((d) => [d.domain, d.evidenceCount]),
+      [['default', 1]],
+      'one seed row',
+    );
     const score = rep.domains[0]!.score;
     assert.ok(Math.abs(score - 0.35) <= 0.35 * 0.01, `0.7 × 0.5 = 0.35 ± 1 %, got ${score}`);
-    const seed = f.app.engine.db.prepare('SELECT ref, config_hash AS hash, agent_id AS agentId FROM evidence WHERE config_hash = ?').all(child.configHash) as { ref: string; hash: string; agentId: number }[];
-    assert.deepEqual(seed, [{ ref: `seed_from_parent:${getAgent(f.app.engine.db, leadAgent.agentId)!.configHash}`, hash: child.configHash, agentId: child.agentId }]);
+    const seed = f.app.engine.db
+      .prepare('SELECT ref, config_hash AS hash, agent_id AS agentId FROM evidence WHERE config_hash = ?')
+      .all(child.configHash) as { ref: string; hash: string; agentId: number }[];
+    assert.deepEqual(seed, [
+      {
+        ref: `seed_from_parent:${getAgent(f.app.engine.db, leadAgent.agentId)!.configHash}`,
+        hash: child.configHash,
+        agentId: child.agentId,
+      },
+    ]);
   });
 
-  it('AS2: the proposer is DMed the agent\'s name and id — and no token', async () => {
-    const dms = (await inboxOf(lead)).filter((m) => m.from === 'system' && m.metadata?.event === 'ProposalApproved' && m.metadata?.proposal_id === proposed.proposal_id);
+  it("AS2: the proposer is DMed the agent's name and id — and no token", async () => {
+    const dms = (await inboxOf(lead)).filter(
+      (m) =>
+        m.from === 'system' &&
+        m.metadata?.event === 'ProposalApproved' &&
+        m.metadata?.proposal_id === proposed.proposal_id,
+    );
     assert.equal(dms.length, 1, 'one DM');
     const dm = dms[0]!;
     assert.match(dm.body, /"doc-writer"/);
@@ -217,7 +314,7 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     assert.doesNotMatch(JSON.stringify(dm), /colony_/, 'nor anything shaped like a token');
   });
 
-  it('`colony agents token NAME --json` on the same data dir reveals the same token (the owner\'s way to it)', () => {
+  it("`colony agents token NAME --json` on the same data dir reveals the same token (the owner's way to it)", () => {
     const r = colony(['agents', 'token', 'doc-writer', '--data', f.dataDir, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as Body;
@@ -225,10 +322,13 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     assert.deepEqual([out.id, out.name, out.token], [child.agentId, 'doc-writer', spawnedTokens.get('doc-writer')]);
   });
 
-  it('the spawned agent\'s token works at once inside its scope and fails outside it (ErrToolNotInScope)', async () => {
+  it("the spawned agent's token works at once inside its scope and fails outside it (ErrToolNotInScope)", async () => {
     const client = await f.connect(spawnedTokens.get('doc-writer')!);
     const me = await ok(client, 'whoami');
-    assert.deepEqual([me.kind, me.id, me.name, me.tool_scope], ['agent', child.agentId, 'doc-writer', ['get_channel_messages', 'read_inbox', 'whoami']]);
+    assert.deepEqual(
+      [me.kind, me.id, me.name, me.tool_scope],
+      ['agent', child.agentId, 'doc-writer', ['get_channel_messages', 'read_inbox', 'whoami']],
+    );
     assert.ok(Array.isArray((await ok(client, 'get_channel_messages', { channel_name: 'approvals' })).messages));
     await ok(client, 'read_inbox');
     await refused(client, 'send_message', { channel: 'approvals', body: 'hello' }, 'ErrToolNotInScope');
@@ -236,20 +336,32 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     await refused(client, 'claim_task', { task_id: goal.taskId }, 'ErrToolNotInScope');
   });
 
-  it('a second agent with the same config continues that config\'s record: no second seed row (reputation is keyed by config hash)', async () => {
+  it("a second agent with the same config continues that config's record: no second seed row (reputation is keyed by config hash)", async () => {
     const before = reputationOf(f.app, child);
-    const p = await ok(lead, 'propose_agent', { goal_id: goal.goalId, parent_task_id: goal.taskId, ...spec, name: 'doc-writer-two' });
+    const p = await ok(lead, 'propose_agent', {
+      goal_id: goal.goalId,
+      parent_task_id: goal.taskId,
+      ...spec,
+      name: 'doc-writer-two',
+    });
     await approve(p.approval_message_id as number);
     const twin = agentNamed('doc-writer-two')!;
     assert.equal(twin.configHash, child.configHash, 'name and tier are not part of the hash');
     const after = reputationOf(f.app, twin);
     assert.equal(after.evidenceCount, before.evidenceCount, 'no extra seed row for a config that already has evidence');
-    assert.ok(Math.abs(after.rollingScore - before.rollingScore) < 0.001, `the score is not inflated: ${before.rollingScore} → ${after.rollingScore}`);
+    assert.ok(
+      Math.abs(after.rollingScore - before.rollingScore) < 0.001,
+      `the score is not inflated: ${before.rollingScore} → ${after.rollingScore}`,
+    );
     spawnedTokens.set('doc-writer-two', tokenOf(twin.agentId));
   });
 
   it('…and so does a second root agent with the same config (one bootstrap row per config hash)', () => {
-    const config = { systemPrompt: 'You are one of two identical root agents.', toolScope: ['whoami'], tier: 'supervised' as const };
+    const config = {
+      systemPrompt: 'You are one of two identical root agents.',
+      toolScope: ['whoami'],
+      tier: 'supervised' as const,
+    };
     const first = getAgent(f.app.engine.db, f.addAgent('root-one', config).agentId)!;
     const second = getAgent(f.app.engine.db, f.addAgent('root-two', config).agentId)!;
     assert.equal(second.configHash, first.configHash);
@@ -268,7 +380,10 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
     await approve(p.approval_message_id as number);
     const spawned = agentNamed('multi-child')!;
     const seeded = reputationOf(f.app, spawned).domains;
-    assert.deepEqual(seeded.map((d) => d.domain), ['default', 'docs']);
+    assert.deepEqual(
+      seeded.map((d) => d.domain),
+      ['default', 'docs'],
+    );
     for (const d of seeded) {
       const expected = 0.7 * parentScores.get(d.domain)!;
       assert.ok(Math.abs(d.score - expected) <= expected * 0.01, `${d.domain}: ${d.score} vs ${expected}`);
@@ -277,21 +392,34 @@ describe('propose_agent and the owner\'s approval (US3 AS1, AS2)', () => {
   });
 });
 
-describe('the owner\'s reject (US3 AS3)', () => {
+describe("the owner's reject (US3 AS3)", () => {
   it('creates no agent, DMs the proposer the reason and leaves the linked task approved and unassigned', async () => {
     const goal = await goalWithTask();
     const p = await ok(lead, 'propose_agent', proposal(goal, 'doc-reviewer'));
     const head = f.app.engine.head().position;
-    const r = await ok(owner, 'react', { message_id: p.approval_message_id as number, reaction: 'reject', metadata: '{"reason":"We already have a reviewer for this module"}' });
+    const r = await ok(owner, 'react', {
+      message_id: p.approval_message_id as number,
+      reaction: 'reject',
+      metadata: '{"reason":"We already have a reviewer for this module"}',
+    });
     assert.deepEqual(r.reactions, [{ reaction: 'reject', by: 'owner' }]);
     assert.equal(agentNamed('doc-reviewer'), null, 'no agent');
     const types = eventsAfter(head).map((e) => e.type);
     assert.ok(types.includes('ProposalRejected'));
-    assert.ok(!types.some((t) => t === 'AgentRegistered' || t === 'TokenIssued' || t === 'EvidenceRecorded'), types.join());
+    assert.ok(
+      !types.some((t) => t === 'AgentRegistered' || t === 'TokenIssued' || t === 'EvidenceRecorded'),
+      types.join(),
+    );
     const row = getProposal(f.app.engine.db, p.proposal_id as number)!;
-    assert.deepEqual([row.status, row.reason, row.agentId], ['rejected', 'We already have a reviewer for this module', null]);
+    assert.deepEqual(
+      [row.status, row.reason, row.agentId],
+      ['rejected', 'We already have a reviewer for this module', null],
+    );
 
-    const dm = (await inboxOf(lead)).find((m) => m.from === 'system' && m.metadata?.event === 'ProposalRejected' && m.metadata?.proposal_id === p.proposal_id);
+    const dm = (await inboxOf(lead)).find(
+      (m) =>
+        m.from === 'system' && m.metadata?.event === 'ProposalRejected' && m.metadata?.proposal_id === p.proposal_id,
+    );
     assert.ok(dm, 'the proposer was DMed');
     assert.match(dm.body, /We already have a reviewer for this module/);
     assert.match(dm.body, /doc-reviewer/);
@@ -315,7 +443,11 @@ describe('spawn depth (US3 AS4 per DESIGN §3.1: reject iff depth + 1 > max)', (
   });
 
   it('a depth-2 proposer at max 3 may spawn: the child is at depth 3', async () => {
-    const p = await ok(depthTwo.client, 'propose_agent', proposal(goal, 'depth-three', { tool_scope: ['propose_agent', 'whoami'] }));
+    const p = await ok(
+      depthTwo.client,
+      'propose_agent',
+      proposal(goal, 'depth-three', { tool_scope: ['propose_agent', 'whoami'] }),
+    );
     await approve(p.approval_message_id as number);
     const child = agentNamed('depth-three')!;
     assert.ok(child);
@@ -326,14 +458,19 @@ describe('spawn depth (US3 AS4 per DESIGN §3.1: reject iff depth + 1 > max)', (
   it('a depth-3 proposer at max 3 gets ErrSpawnDepthExceeded: nothing appended, no approval message', async () => {
     const before = (await approvals()).length;
     const client = await f.connect(spawnedTokens.get('depth-three')!);
-    const { details } = await refused(client, 'propose_agent', proposal(goal, 'depth-four', { tool_scope: ['whoami'] }), 'ErrSpawnDepthExceeded');
+    const { details } = await refused(
+      client,
+      'propose_agent',
+      proposal(goal, 'depth-four', { tool_scope: ['whoami'] }),
+      'ErrSpawnDepthExceeded',
+    );
     assert.deepEqual([details.spawn_depth, details.max_spawn_depth], [4, 3]);
     assert.deepEqual(details.violations, ['spawn depth 4 exceeds max 3']);
     assert.equal((await approvals()).length, before, 'no approval message');
     assert.equal(agentNamed('depth-four'), null);
   });
 
-  it('the goal\'s own max counts: at max 1 a depth-0 agent may spawn, a depth-1 agent may not', async () => {
+  it("the goal's own max counts: at max 1 a depth-0 agent may spawn, a depth-1 agent may not", async () => {
     const shallow = await goalWithTask({ max_spawn_depth: 1 });
     const p = await ok(lead, 'propose_agent', proposal(shallow, 'shallow-child'));
     assert.equal(p.status, 'pending');
@@ -379,16 +516,29 @@ describe('the delegation cap through propose_agent (US3 AS5, SC-005)', () => {
   }
 
   // AS5 names SynapBus's `attachments:write`, which is no Colony tool (refused as unknown, below): a real tool the parent lacks stands in.
-  it('a tool outside the parent\'s scope is refused before the owner sees it (AS5: claim_task for attachments:write)', async () => {
+  it("a tool outside the parent's scope is refused before the owner sees it (AS5: claim_task for attachments:write)", async () => {
     const before = (await approvals()).length;
-    const { details } = await refused(lead, 'propose_agent', proposal(goal, 'attacher', { tool_scope: ['whoami', 'claim_task'] }), 'ErrDelegationCapExceeded');
+    const { details } = await refused(
+      lead,
+      'propose_agent',
+      proposal(goal, 'attacher', { tool_scope: ['whoami', 'claim_task'] }),
+      'ErrDelegationCapExceeded',
+    );
     assert.deepEqual(details.violations, ['tool "claim_task" not in parent scope']);
     assert.equal((await approvals()).length, before);
   });
 
   it('several violations are all listed in a stable order: tier, then tools sorted', async () => {
     const sup = parents.get('supervised')!;
-    const { details } = await refused(sup, 'propose_agent', proposal(goal, 'greedy', { autonomy_tier: 'autonomous', tool_scope: ['verify_task', 'whoami', 'claim_task', 'react'] }), 'ErrDelegationCapExceeded');
+    const { details } = await refused(
+      sup,
+      'propose_agent',
+      proposal(goal, 'greedy', {
+        autonomy_tier: 'autonomous',
+        tool_scope: ['verify_task', 'whoami', 'claim_task', 'react'],
+      }),
+      'ErrDelegationCapExceeded',
+    );
     assert.deepEqual(details.violations, [
       'autonomy tier "autonomous" exceeds parent tier "supervised"',
       'tool "claim_task" not in parent scope',
@@ -399,7 +549,12 @@ describe('the delegation cap through propose_agent (US3 AS5, SC-005)', () => {
 
   it('…and with the depth as well (tier, tools sorted, depth), reported as ErrSpawnDepthExceeded', async () => {
     const deep = await proposer('deep-supervised', 'supervised', 3, leadAgent.agentId);
-    const { details } = await refused(deep.client, 'propose_agent', proposal(goal, 'greedy-deep', { autonomy_tier: 'assisted', tool_scope: ['verify_task', 'claim_task'] }), 'ErrSpawnDepthExceeded');
+    const { details } = await refused(
+      deep.client,
+      'propose_agent',
+      proposal(goal, 'greedy-deep', { autonomy_tier: 'assisted', tool_scope: ['verify_task', 'claim_task'] }),
+      'ErrSpawnDepthExceeded',
+    );
     assert.deepEqual(details.violations, [
       'autonomy tier "assisted" exceeds parent tier "supervised"',
       'tool "claim_task" not in parent scope',
@@ -415,7 +570,7 @@ describe('names (DESIGN §3.2) and the race on spawn', () => {
     goal = await goalWithTask();
   });
 
-  it('ErrAgentNameTaken at proposal for an existing agent\'s name (a root agent, a spawned one)', async () => {
+  it("ErrAgentNameTaken at proposal for an existing agent's name (a root agent, a spawned one)", async () => {
     const before = (await approvals()).length;
     await refused(lead, 'propose_agent', proposal(goal, 'lead'), 'ErrAgentNameTaken');
     await refused(lead, 'propose_agent', proposal(goal, 'worker'), 'ErrAgentNameTaken');
@@ -423,7 +578,7 @@ describe('names (DESIGN §3.2) and the race on spawn', () => {
     assert.equal((await approvals()).length, before);
   });
 
-  it('another owner\'s agent name is free', async () => {
+  it("another owner's agent name is free", async () => {
     const other = f.addOwner('other-owner');
     f.addAgent('foreign-name', { ownerId: other.userId });
     const p = await ok(lead, 'propose_agent', proposal(goal, 'foreign-name'));
@@ -434,10 +589,23 @@ describe('names (DESIGN §3.2) and the race on spawn', () => {
   });
 
   it('two same-name proposals both go to approval; the first approval wins, the second fails with ErrAgentNameTaken and stays pending', async () => {
-    const first = await ok(lead, 'propose_agent', proposal(goal, 'twin', { reason: 'First alternative: a terse writer.' }));
-    const second = await ok(lead, 'propose_agent', proposal(goal, 'twin', { reason: 'Second alternative: a verbose writer.', system_prompt: `${PROMPT} Explain everything at length.` }));
+    const first = await ok(
+      lead,
+      'propose_agent',
+      proposal(goal, 'twin', { reason: 'First alternative: a terse writer.' }),
+    );
+    const second = await ok(
+      lead,
+      'propose_agent',
+      proposal(goal, 'twin', {
+        reason: 'Second alternative: a verbose writer.',
+        system_prompt: `${PROMPT} Explain everything at length.`,
+      }),
+    );
     assert.notEqual(first.proposal_id, second.proposal_id);
-    const both = (await approvals()).filter((m) => m.metadata?.kind === 'agent_proposal' && m.metadata?.name === 'twin');
+    const both = (await approvals()).filter(
+      (m) => m.metadata?.kind === 'agent_proposal' && m.metadata?.name === 'twin',
+    );
     assert.equal(both.length, 2, 'the owner sees both alternatives');
 
     await approve(first.approval_message_id as number);
@@ -445,15 +613,28 @@ describe('names (DESIGN §3.2) and the race on spawn', () => {
     assert.equal(getProposal(f.app.engine.db, first.proposal_id as number)!.agentId, twin.agentId);
     spawnedTokens.set('twin', tokenOf(twin.agentId));
 
-    await refused(owner, 'react', { message_id: second.approval_message_id as number, reaction: 'approve' }, 'ErrAgentNameTaken');
+    await refused(
+      owner,
+      'react',
+      { message_id: second.approval_message_id as number, reaction: 'approve' },
+      'ErrAgentNameTaken',
+    );
     const row = getProposal(f.app.engine.db, second.proposal_id as number)!;
     assert.deepEqual([row.status, row.agentId], ['pending', null]);
     const msg = (await approvals()).find((m) => m.message_id === second.approval_message_id)!;
     assert.deepEqual(msg.reactions, [], 'the refused reaction was not kept');
     assert.equal(agentNamed('twin')!.agentId, twin.agentId, 'the first twin is untouched');
 
-    await ok(owner, 'react', { message_id: second.approval_message_id as number, reaction: 'reject', metadata: '{"reason":"The first one got the name"}' });
-    assert.equal(getProposal(f.app.engine.db, second.proposal_id as number)!.status, 'rejected', 'the owner can still reject it');
+    await ok(owner, 'react', {
+      message_id: second.approval_message_id as number,
+      reaction: 'reject',
+      metadata: '{"reason":"The first one got the name"}',
+    });
+    assert.equal(
+      getProposal(f.app.engine.db, second.proposal_id as number)!.status,
+      'rejected',
+      'the owner can still reject it',
+    );
   });
 });
 
@@ -476,12 +657,14 @@ describe('approval_mode auto', () => {
     assert.equal(getProposal(f.app.engine.db, p.proposal_id as number)!.status, 'approved');
     const rep = reputationOf(f.app, child);
     assert.ok(Math.abs(rep.rollingScore - 0.35) <= 0.0035, `seeded in auto mode too: ${rep.rollingScore}`);
-    const dm = (await inboxOf(boss.client)).find((m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === child.agentId);
+    const dm = (await inboxOf(boss.client)).find(
+      (m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === child.agentId,
+    );
     assert.ok(dm, 'the proposer is DMed in auto mode too');
     spawnedTokens.set('auto-child', tokenOf(child.agentId));
   });
 
-  it('an assisted proposer\'s spawn waits for the owner even in auto mode (autonomy tiers, issue 15)', async () => {
+  it("an assisted proposer's spawn waits for the owner even in auto mode (autonomy tiers, issue 15)", async () => {
     const goal = await goalWithTask({ approval_mode: 'auto' });
     const p = await ok(lead, 'propose_agent', proposal(goal, 'waiting-child', { autonomy_tier: 'supervised' }));
     assert.deepEqual([p.status, p.agent_id, agentNamed('waiting-child')], ['pending', null, null]);
@@ -491,7 +674,12 @@ describe('approval_mode auto', () => {
 
   it('the caps still apply in auto mode: nothing is appended for a refused proposal', async () => {
     const goal = await goalWithTask({ approval_mode: 'auto' });
-    await refused(lead, 'propose_agent', proposal(goal, 'auto-greedy', { autonomy_tier: 'autonomous' }), 'ErrDelegationCapExceeded');
+    await refused(
+      lead,
+      'propose_agent',
+      proposal(goal, 'auto-greedy', { autonomy_tier: 'autonomous' }),
+      'ErrDelegationCapExceeded',
+    );
     assert.equal(agentNamed('auto-greedy'), null);
   });
 });
@@ -509,26 +697,56 @@ describe('who may propose, and for which task', () => {
   });
 
   it('a parent_task_id of another goal → ErrTaskNotFound; an unknown task or goal too', async () => {
-    await refused(lead, 'propose_agent', proposal(goal, 'cross-goal', { parent_task_id: other.taskId }), 'ErrTaskNotFound');
+    await refused(
+      lead,
+      'propose_agent',
+      proposal(goal, 'cross-goal', { parent_task_id: other.taskId }),
+      'ErrTaskNotFound',
+    );
     await refused(lead, 'propose_agent', proposal(goal, 'no-task', { parent_task_id: 999_999 }), 'ErrTaskNotFound');
-    await refused(lead, 'propose_agent', proposal({ goalId: 999_999, taskId: goal.taskId }, 'no-goal'), 'ErrGoalNotFound');
+    await refused(
+      lead,
+      'propose_agent',
+      proposal({ goalId: 999_999, taskId: goal.taskId }, 'no-goal'),
+      'ErrGoalNotFound',
+    );
   });
 
-  it('an agent of another owner cannot propose for this owner\'s goal (ErrGoalNotFound)', async () => {
+  it("an agent of another owner cannot propose for this owner's goal (ErrGoalNotFound)", async () => {
     const stranger = f.addOwner('stranger-owner');
-    const outsider = await f.connect(f.addAgent('outsider', { ownerId: stranger.userId, toolScope: PROPOSER_TOOLS, tier: 'autonomous' }).token);
+    const outsider = await f.connect(
+      f.addAgent('outsider', { ownerId: stranger.userId, toolScope: PROPOSER_TOOLS, tier: 'autonomous' }).token,
+    );
     await refused(outsider, 'propose_agent', proposal(goal, 'smuggled'), 'ErrGoalNotFound');
   });
 
   it('a tool that does not exist is bad input, named with the closest agent tool, before the cap or the depth (issue 15)', async () => {
     const before = (await approvals()).length;
-    const typo = await refused(lead, 'propose_agent', proposal(goal, 'typist', { tool_scope: ['whoami', 'read_inbx'] }), 'ErrInvalidInput');
+    const typo = await refused(
+      lead,
+      'propose_agent',
+      proposal(goal, 'typist', { tool_scope: ['whoami', 'read_inbx'] }),
+      'ErrInvalidInput',
+    );
     assert.equal(typo.text, 'ErrInvalidInput: unknown tool read_inbx: did you mean read_inbox?');
-    assert.deepEqual([typo.details.unknown_tools, typo.details.suggestions], [['read_inbx'], { read_inbx: 'read_inbox' }]);
+    assert.deepEqual(
+      [typo.details.unknown_tools, typo.details.suggestions],
+      [['read_inbx'], { read_inbx: 'read_inbox' }],
+    );
     const deep = await proposer('deep-typist', 'supervised', 3, leadAgent.agentId);
-    const first = await refused(deep.client, 'propose_agent', proposal(goal, 'too-deep', { tool_scope: ['attachments:write'] }), 'ErrInvalidInput');
+    const first = await refused(
+      deep.client,
+      'propose_agent',
+      proposal(goal, 'too-deep', { tool_scope: ['attachments:write'] }),
+      'ErrInvalidInput',
+    );
     assert.equal(first.text, 'ErrInvalidInput: unknown tool attachments:write', 'no suggestion when nothing is close');
-    const ownerTool = await refused(lead, 'propose_agent', proposal(goal, 'usurper', { tool_scope: ['whoami', 'update_agent'] }), 'ErrInvalidInput');
+    const ownerTool = await refused(
+      lead,
+      'propose_agent',
+      proposal(goal, 'usurper', { tool_scope: ['whoami', 'update_agent'] }),
+      'ErrInvalidInput',
+    );
     assert.equal(ownerTool.text, 'ErrInvalidInput: update_agent is an owner tool: agents cannot call it');
     assert.equal((await approvals()).length, before, 'no proposal reached #approvals');
   });
@@ -554,7 +772,10 @@ describe('who may propose, and for which task', () => {
     ['reason shorter than 10', { reason: 'because' }],
     ['an unknown key', { budget_tokens: 100 }],
     ['mcp_servers item without url', { mcp_servers: [{ name: 'fs', transport: 'stdio' }] }],
-    ['mcp_servers item with an unknown key', { mcp_servers: [{ name: 'fs', url: 'http://x', transport: 'stdio', token: 'x' }] }],
+    [
+      'mcp_servers item with an unknown key',
+      { mcp_servers: [{ name: 'fs', url: 'http://x', transport: 'stdio', token: 'x' }] },
+    ],
     ['empty model', { model: '' }],
     ['goal_id not an integer', { goal_id: 'one' }],
     ['parent_task_id missing', { parent_task_id: undefined }],
@@ -571,7 +792,7 @@ describe('who may propose, and for which task', () => {
   });
 });
 
-describe('no spawned agent\'s token ever leaks (DESIGN §3.12)', () => {
+describe("no spawned agent's token ever leaks (DESIGN §3.12)", () => {
   it('not in any MCP result, any message, nor in the bytes of any file of the data dir', async () => {
     assert.ok(spawnedTokens.size >= 8, `collected ${spawnedTokens.size} tokens`);
     const everything = transcript.join('\n');

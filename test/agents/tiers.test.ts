@@ -23,30 +23,65 @@ before(async () => {
   owner = await f.connect(f.ownerToken);
   const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;
   for (const tier of ['autonomous', 'assisted', 'supervised'] as const) {
-    const a = registerAgent(f.app, {
-      name: `${tier}-lead`, ownerId, model: 'scripted', systemPrompt: `You coordinate goals as a ${tier} agent.`, toolScope: TOOLS, tier, command: null, parentId: null, spawnDepth: 0,
-    }, { actor: 'user:owner' });
+    const a = registerAgent(
+      f.app,
+      {
+        name: `${tier}-lead`,
+        ownerId,
+        model: 'scripted',
+        systemPrompt: `You coordinate goals as a ${tier} agent.`,
+        toolScope: TOOLS,
+        tier,
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      { actor: 'user:owner' },
+    );
     agents[tier] = await f.connect(a.token);
   }
 });
 after(() => f.close());
 
-const tree = { title: 'Docs refresh', description: 'Refresh every page of the docs.', children: [{ title: 'The guide', description: 'Rewrite the guide from scratch.' }] };
+const tree = {
+  title: 'Docs refresh',
+  description: 'Refresh every page of the docs.',
+  children: [{ title: 'The guide', description: 'Rewrite the guide from scratch.' }],
+};
 const spawn = (goalId: number, parentTaskId: number, name: string) => ({
-  goal_id: goalId, parent_task_id: parentTaskId, name, model: 'scripted', system_prompt: 'You rewrite one guide carefully and well.', tool_scope: ['whoami'],
-  autonomy_tier: 'supervised', reason: 'A writer for the guide, which needs focus.',
+  goal_id: goalId,
+  parent_task_id: parentTaskId,
+  name,
+  model: 'scripted',
+  system_prompt: 'You rewrite one guide carefully and well.',
+  tool_scope: ['whoami'],
+  autonomy_tier: 'supervised',
+  reason: 'A writer for the guide, which needs focus.',
 });
 
 describe('autonomy tiers in an auto-approval goal', () => {
-  for (const [tier, treeStatus, spawnStatus] of [['autonomous', 'approved', 'approved'], ['assisted', 'approved', 'pending'], ['supervised', 'pending', null]] as const) {
+  for (const [tier, treeStatus, spawnStatus] of [
+    ['autonomous', 'approved', 'approved'],
+    ['assisted', 'approved', 'pending'],
+    ['supervised', 'pending', null],
+  ] as const) {
     it(`${tier}: its task tree is ${treeStatus}${spawnStatus ? `, its spawn ${spawnStatus}` : ''}`, async () => {
       const client = agents[tier]!;
-      const g = await ok(owner, 'create_goal', { title: `A goal led by the ${tier} lead`, description: 'Coordinated in auto approval mode.', coordinator_config: `${tier}-lead`, approval_mode: 'auto' });
+      const g = await ok(owner, 'create_goal', {
+        title: `A goal led by the ${tier} lead`,
+        description: 'Coordinated in auto approval mode.',
+        coordinator_config: `${tier}-lead`,
+        approval_mode: 'auto',
+      });
       const p = await ok(client, 'propose_task_tree', { goal_id: g.goal_id, tree });
       assert.equal(p.status, treeStatus);
       if (spawnStatus === null) {
         const snapshot = await ok(owner, 'get_goal', { goal_id: g.goal_id });
-        assert.deepEqual([(snapshot.goal as { status: string }).status, (snapshot.tasks_tree as unknown[]).length], ['draft', 0], 'nothing created without the owner');
+        assert.deepEqual(
+          [(snapshot.goal as { status: string }).status, (snapshot.tasks_tree as unknown[]).length],
+          ['draft', 0],
+          'nothing created without the owner',
+        );
         return;
       }
       const root = (p.task_ids as number[])[0]!;
@@ -55,9 +90,10 @@ describe('autonomy tiers in an auto-approval goal', () => {
     });
   }
 
-  it('human mode makes every proposal wait, and the owner\'s own proposals follow the mode', () => {
+  it("human mode makes every proposal wait, and the owner's own proposals follow the mode", () => {
     for (const kind of ['task_tree', 'agent'] as const) {
-      for (const tier of [null, 'autonomous', 'assisted', 'supervised'] as const) assert.equal(autoApprovable('human', kind, tier), false);
+      for (const tier of [null, 'autonomous', 'assisted', 'supervised'] as const)
+        assert.equal(autoApprovable('human', kind, tier), false);
       assert.equal(autoApprovable('auto', kind, null), true);
     }
   });

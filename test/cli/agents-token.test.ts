@@ -21,7 +21,8 @@ type Msg = { message_id: number; from: string; body: string; metadata: Body | nu
 const scratch = tempDir('colony-cli-agents-token-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 /** The head of the data dir's log, read in-process. */
 function eventCount(dir: string): number {
   const db = new Database(join(dir, 'colony.db'), { readonly: true });
@@ -66,10 +67,14 @@ const textOf = (r: CallToolResult): string => (r.content[0] as { text: string })
 const clients: Client[] = [];
 async function stdioClient(dir: string, token: string): Promise<Client> {
   const client = new Client({ name: 'cli-agents-token-test', version: '0' });
-  await client.connect(new StdioClientTransport({
-    command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir],
-    env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe',
-  }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [COLONY_BIN, 'stdio', '--data', dir],
+      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
+      stderr: 'pipe',
+    }),
+  );
   clients.push(client);
   return client;
 }
@@ -77,7 +82,7 @@ async function stdioClient(dir: string, token: string): Promise<Client> {
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 const PROMPT = 'You write reference documentation for one module at a time, precisely and briefly.';
 
-describe('agent proposals decided from the CLI, and the spawned agent\'s token', () => {
+describe("agent proposals decided from the CLI, and the spawned agent's token", () => {
   let dir: string;
   let owner: Client;
   let lead: Client;
@@ -87,8 +92,15 @@ describe('agent proposals decided from the CLI, and the spawned agent\'s token',
   let writerId: number;
   let token: string;
   const proposal = (name: string, extra: Body = {}): Body => ({
-    goal_id: goalId, parent_task_id: taskId, name, model: 'claude-sonnet-4-5', system_prompt: `${PROMPT} You are ${name}.`,
-    tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'], autonomy_tier: 'assisted', reason: 'The module needs a dedicated writer.', ...extra,
+    goal_id: goalId,
+    parent_task_id: taskId,
+    name,
+    model: 'claude-sonnet-4-5',
+    system_prompt: `${PROMPT} You are ${name}.`,
+    tool_scope: ['whoami', 'read_inbox', 'get_channel_messages'],
+    autonomy_tier: 'assisted',
+    reason: 'The module needs a dedicated writer.',
+    ...extra,
   });
 
   before(async () => {
@@ -98,13 +110,28 @@ describe('agent proposals decided from the CLI, and the spawned agent\'s token',
     owner = await stdioClient(dir, JSON.parse(init.stdout).token as string);
     const promptFile = join(scratch.dir, 'lead.txt');
     writeFileSync(promptFile, 'You lead the documentation team and propose specialists.');
-    const created = json(dir, ['agents', 'create', 'lead', '--model', 'claude-sonnet-4-5', '--prompt-file', promptFile, '--tier', 'assisted',
-      '--tools', 'propose_agent,read_inbox,whoami,get_channel_messages,send_message']);
+    const created = json(dir, [
+      'agents',
+      'create',
+      'lead',
+      '--model',
+      'claude-sonnet-4-5',
+      '--prompt-file',
+      promptFile,
+      '--tier',
+      'assisted',
+      '--tools',
+      'propose_agent,read_inbox,whoami,get_channel_messages,send_message',
+    ]);
     leadId = created.id as number;
     lead = await stdioClient(dir, created.token as string);
 
-    goalId = (await ok(owner, 'create_goal', { title: 'Document the API', description: DESCRIPTION })).goal_id as number;
-    const tree = await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: { title: 'Write the API reference', description: 'One page per endpoint, with examples.' } });
+    goalId = (await ok(owner, 'create_goal', { title: 'Document the API', description: DESCRIPTION }))
+      .goal_id as number;
+    const tree = await ok(owner, 'propose_task_tree', {
+      goal_id: goalId,
+      tree: { title: 'Write the API reference', description: 'One page per endpoint, with examples.' },
+    });
     await ok(owner, 'react', { message_id: tree.proposal_message_id as number, reaction: 'approve' });
     taskId = ((await ok(owner, 'get_goal', { goal_id: goalId })).tasks_tree as { id: number }[])[0]!.id;
   });
@@ -125,60 +152,111 @@ describe('agent proposals decided from the CLI, and the spawned agent\'s token',
     assert.ok(Number.isInteger(writerId), `the new agent's id: ${JSON.stringify(r)}`);
 
     const shown = json(dir, ['agents', 'show', 'cli-writer']);
-    assert.deepEqual([shown.id, shown.name, shown.parent_agent_id, shown.spawn_depth, shown.autonomy_tier], [writerId, 'cli-writer', leadId, 1, 'assisted']);
+    assert.deepEqual(
+      [shown.id, shown.name, shown.parent_agent_id, shown.spawn_depth, shown.autonomy_tier],
+      [writerId, 'cli-writer', leadId, 1, 'assisted'],
+    );
     assert.match(shown.config_hash as string, /^[0-9a-f]{64}$/);
     assert.deepEqual(shown.tool_scope, ['get_channel_messages', 'read_inbox', 'whoami']);
-    const rep = shown.reputation as { rolling_score: number; evidence_count: number; domains: { domain: string; score: number; evidence_count: number }[] };
+    const rep = shown.reputation as {
+      rolling_score: number;
+      evidence_count: number;
+      domains: { domain: string; score: number; evidence_count: number }[];
+    };
     assert.equal(rep.evidence_count, 1, 'one seed row');
-    assert.deepEqual(rep.domains.map((d) => [d.domain, d.evidence_count]), [['default', 1]]);
+    assert.deepEqual(
+      rep.domains.map((d) => [d.domain, d.evidence_count]),
+      [['default', 1]],
+    );
     assert.ok(Math.abs(rep.rolling_score - 0.35) <= 0.0035, `0.7 × the root parent's 0.5, ±1 %: ${rep.rolling_score}`);
     assert.doesNotMatch(JSON.stringify(shown), /colony_/, 'agents show never prints a token');
 
     const text = colony(['agents', 'show', 'cli-writer', '--data', dir]);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, new RegExp(`^cli-writer \\(id ${writerId}\\) {2}assisted {2}claude-sonnet-4-5 {2}active$`, 'm'));
+    assert.match(
+      text.stdout,
+      new RegExp(`^cli-writer \\(id ${writerId}\\) {2}assisted {2}claude-sonnet-4-5 {2}active$`, 'm'),
+    );
     assert.match(text.stdout, new RegExp(`^config hash [0-9a-f]{64} {2}spawn depth 1 {2}parent ${leadId}$`, 'm'));
     assert.match(text.stdout, /^ {2}default: 0\.350 \(1\)$/m);
 
-    const dm = ((await ok(lead, 'read_inbox')).messages as Msg[]).find((m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === writerId);
+    const dm = ((await ok(lead, 'read_inbox')).messages as Msg[]).find(
+      (m) => m.metadata?.event === 'ProposalApproved' && m.metadata?.agent_id === writerId,
+    );
     assert.ok(dm, 'the proposer is DMed');
     assert.match(dm.body, /"cli-writer"/);
     assert.match(dm.body, new RegExp(`id ${writerId}\\b`));
-    const msg = ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as Msg[]).find((m) => m.message_id === p.approval_message_id)!;
-    assert.deepEqual(msg.reactions, [{ reaction: 'approve', by: 'owner' }], 'the CLI decision shows on the proposal message');
+    const msg = ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as Msg[]).find(
+      (m) => m.message_id === p.approval_message_id,
+    )!;
+    assert.deepEqual(
+      msg.reactions,
+      [{ reaction: 'approve', by: 'owner' }],
+      'the CLI decision shows on the proposal message',
+    );
   });
 
   it('the text output names the created agent', async () => {
     const p = await ok(lead, 'propose_agent', proposal('cli-helper'));
     const r = colony(['approve', String(p.proposal_id), '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`^Approved proposal ${p.proposal_id as number}: created agent cli-helper \\(id \\d+\\)\\n$`));
+    assert.match(
+      r.stdout,
+      new RegExp(`^Approved proposal ${p.proposal_id as number}: created agent cli-helper \\(id \\d+\\)\\n$`),
+    );
   });
 
   it('`colony reject ID --reason R` creates nothing and DMs the proposer the reason', async () => {
     const p = await ok(lead, 'propose_agent', proposal('cli-rejected'));
-    const r = colony(['reject', String(p.proposal_id), '--reason', 'One writer is enough for this goal', '--data', dir]);
+    const r = colony([
+      'reject',
+      String(p.proposal_id),
+      '--reason',
+      'One writer is enough for this goal',
+      '--data',
+      dir,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `Rejected proposal ${p.proposal_id as number}; the proposer was told why\n`);
     fails(dir, ['agents', 'show', 'cli-rejected'], /agent cli-rejected not found/);
-    const dm = ((await ok(lead, 'read_inbox')).messages as Msg[]).find((m) => m.metadata?.event === 'ProposalRejected' && m.metadata?.proposal_id === p.proposal_id);
+    const dm = ((await ok(lead, 'read_inbox')).messages as Msg[]).find(
+      (m) => m.metadata?.event === 'ProposalRejected' && m.metadata?.proposal_id === p.proposal_id,
+    );
     assert.ok(dm, 'the proposer is DMed');
     assert.match(dm.body, /One writer is enough for this goal/);
-    const tree = (await ok(owner, 'get_goal', { goal_id: goalId })).tasks_tree as { id: number; status: string; assignee: unknown }[];
-    assert.deepEqual([tree[0]!.status, tree[0]!.assignee ?? null], ['approved', null], 'the linked task stays approved and unassigned');
+    const tree = (await ok(owner, 'get_goal', { goal_id: goalId })).tasks_tree as {
+      id: number;
+      status: string;
+      assignee: unknown;
+    }[];
+    assert.deepEqual(
+      [tree[0]!.status, tree[0]!.assignee ?? null],
+      ['approved', null],
+      'the linked task stays approved and unassigned',
+    );
   });
 
   it('the second of two same-name proposals fails at approval with ErrAgentNameTaken and stays pending', async () => {
     const first = await ok(lead, 'propose_agent', proposal('cli-twin'));
-    const second = await ok(lead, 'propose_agent', proposal('cli-twin', { reason: 'A second alternative for the same job.' }));
+    const second = await ok(
+      lead,
+      'propose_agent',
+      proposal('cli-twin', { reason: 'A second alternative for the same job.' }),
+    );
     assert.equal(json(dir, ['approve', String(first.proposal_id)]).status, 'approved');
     fails(dir, ['approve', String(second.proposal_id)], /^colony: ErrAgentNameTaken: /);
-    const msg = ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as Msg[]).find((m) => m.message_id === second.approval_message_id)!;
+    const msg = ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as Msg[]).find(
+      (m) => m.message_id === second.approval_message_id,
+    )!;
     assert.deepEqual(msg.reactions, [], 'still undecided');
-    assert.equal(json(dir, ['reject', String(second.proposal_id), '--reason', 'The name is taken']).status, 'rejected', 'still pending, so it can be rejected');
+    assert.equal(
+      json(dir, ['reject', String(second.proposal_id), '--reason', 'The name is taken']).status,
+      'rejected',
+      'still pending, so it can be rejected',
+    );
   });
 
-  it('`colony agents token NAME --json` prints {id, name, token}; the token authenticates, within the agent\'s scope only', async () => {
+  it("`colony agents token NAME --json` prints {id, name, token}; the token authenticates, within the agent's scope only", async () => {
     const out = json(dir, ['agents', 'token', 'cli-writer']);
     assert.deepEqual(Object.keys(out).sort(), ['id', 'name', 'token']);
     assert.deepEqual([out.id, out.name], [writerId, 'cli-writer']);
@@ -192,7 +270,10 @@ describe('agent proposals decided from the CLI, and the spawned agent\'s token',
     const me = await ok(writer, 'whoami');
     assert.deepEqual([me.kind, me.id, me.name], ['agent', writerId, 'cli-writer']);
     await ok(writer, 'get_channel_messages', { channel_name: 'approvals' });
-    for (const [tool, args] of [['send_message', { channel: 'approvals', body: 'hi' }], ['propose_agent', proposal('cli-grandchild')]] as const) {
+    for (const [tool, args] of [
+      ['send_message', { channel: 'approvals', body: 'hi' }],
+      ['propose_agent', proposal('cli-grandchild')],
+    ] as const) {
       const r = await call(writer, tool, args);
       assert.equal(r.isError, true, tool);
       assert.match(textOf(r), /^ErrToolNotInScope: /, tool);

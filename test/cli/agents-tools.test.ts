@@ -31,7 +31,17 @@ function refused(args: string[], line: string): void {
   assert.equal(eventCount(), before, `${args.join(' ')} wrote nothing`);
 }
 
-const create = (tools: string) => ['agents', 'create', 'scanner', '--model', 'm', '--prompt-file', prompt, '--tools', tools];
+const create = (tools: string) => [
+  'agents',
+  'create',
+  'scanner',
+  '--model',
+  'm',
+  '--prompt-file',
+  prompt,
+  '--tools',
+  tools,
+];
 
 describe('colony agents create --tools', () => {
   it('a typo: did you mean the closest agent tool', () => {
@@ -39,29 +49,50 @@ describe('colony agents create --tools', () => {
   });
 
   it('an owner-only tool is refused as not callable by agents', () => {
-    refused(create('whoami,revoke_token'), 'colony: ErrInvalidInput: revoke_token is an owner tool: agents cannot call it');
+    refused(
+      create('whoami,revoke_token'),
+      'colony: ErrInvalidInput: revoke_token is an owner tool: agents cannot call it',
+    );
   });
 
   it('a name like no tool gets no suggestion; every problem is on the one line', () => {
-    refused(create('list_tokens,attachments:write,whoami'), 'colony: ErrInvalidInput: unknown tool attachments:write; list_tokens is an owner tool: agents cannot call it');
+    refused(
+      create('list_tokens,attachments:write,whoami'),
+      'colony: ErrInvalidInput: unknown tool attachments:write; list_tokens is an owner tool: agents cannot call it',
+    );
   });
 
   it('agent tools that exist are accepted', () => {
     const r = run(...create('whoami,claim_task'), '--json');
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, ['claim_task', 'whoami']);
+    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, [
+      'claim_task',
+      'whoami',
+    ]);
   });
 });
 
 describe('colony agents update --tools', () => {
   it('refuses a typo and an owner tool the same way, and keeps the old scope', () => {
-    refused(['agents', 'update', 'scanner', '--tools', 'whoami,complete_tsak'], 'colony: ErrInvalidInput: unknown tool complete_tsak: did you mean complete_task?');
-    refused(['agents', 'update', 'scanner', '--tools', 'whoami,update_agent'], 'colony: ErrInvalidInput: update_agent is an owner tool: agents cannot call it');
-    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, ['claim_task', 'whoami']);
+    refused(
+      ['agents', 'update', 'scanner', '--tools', 'whoami,complete_tsak'],
+      'colony: ErrInvalidInput: unknown tool complete_tsak: did you mean complete_task?',
+    );
+    refused(
+      ['agents', 'update', 'scanner', '--tools', 'whoami,update_agent'],
+      'colony: ErrInvalidInput: update_agent is an owner tool: agents cannot call it',
+    );
+    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, [
+      'claim_task',
+      'whoami',
+    ]);
   });
 
   it('changes the scope to agent tools that exist', () => {
     assert.equal(run('agents', 'update', 'scanner', '--tools', 'whoami,complete_task').code, 0);
-    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, ['complete_task', 'whoami']);
+    assert.deepEqual(JSON.parse(run('agents', 'show', 'scanner', '--json').stdout).tool_scope, [
+      'complete_task',
+      'whoami',
+    ]);
   });
 });

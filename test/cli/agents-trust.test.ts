@@ -20,13 +20,24 @@ import { tempDir } from '../../testkit/temp-dir.js';
  */
 type Body = Record<string, unknown>;
 type Shown = Body & {
-  id: number; name: string; config_hash: string; quarantined: boolean; quarantine_reason: string | null; system_prompt: string;
-  reputation: { rolling_score: number; evidence_count: number; last_evidence_at: string | null; domains: { domain: string; score: number; evidence_count: number }[] };
+  id: number;
+  name: string;
+  config_hash: string;
+  quarantined: boolean;
+  quarantine_reason: string | null;
+  system_prompt: string;
+  reputation: {
+    rolling_score: number;
+    evidence_count: number;
+    last_evidence_at: string | null;
+    domains: { domain: string; score: number; evidence_count: number }[];
+  };
 };
 const scratch = tempDir('colony-cli-trust-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 function eventTypes(dir: string): string[] {
   const db = new Database(join(dir, 'colony.db'), { readonly: true });
   try {
@@ -67,7 +78,20 @@ describe('colony agents show / unquarantine', () => {
     assert.equal(init.code, 0, init.stderr);
     const prompt = join(scratch.dir, 'prompt.txt');
     writeFileSync(prompt, 'You fix broken links in the documentation.');
-    const created = JSON.parse(run(dir, ['agents', 'create', 'worker', '--model', 'claude-sonnet', '--prompt-file', prompt, '--tools', 'whoami,send_message,list_goals', '--json']));
+    const created = JSON.parse(
+      run(dir, [
+        'agents',
+        'create',
+        'worker',
+        '--model',
+        'claude-sonnet',
+        '--prompt-file',
+        prompt,
+        '--tools',
+        'whoami,send_message,list_goals',
+        '--json',
+      ]),
+    );
     workerToken = created.token;
   });
   after(async () => {
@@ -88,10 +112,16 @@ describe('colony agents show / unquarantine', () => {
     assert.equal(a.system_prompt, 'You fix broken links in the documentation.');
     assert.match(a.config_hash, /^[0-9a-f]{64}$/);
     assert.equal(a.quarantined, false);
-        assert.equal(a.reputation.evidence_count, 1);
+    assert.equal(a.reputation.evidence_count, 1);
     assert.equal(a.quarantined, false);
-    assert.ok(Math.abs(a.reputation.rolling_score - 0.5) < 1e-4, `≈0.5 (the CLI reads at the system clock): ${a.reputation.rolling_score}`);
-    assert.deepEqual(a.reputation.domains.map((d) => [d.domain, d.evidence_count]), [['default', 1]]);
+    assert.ok(
+      Math.abs(a.reputation.rolling_score - 0.5) < 1e-4,
+      `≈0.5 (the CLI reads at the system clock): ${a.reputation.rolling_score}`,
+    );
+    assert.deepEqual(
+      a.reputation.domains.map((d) => [d.domain, d.evidence_count]),
+      [['default', 1]],
+    );
     assert.match(a.reputation.last_evidence_at ?? '', /^\d{4}-\d\d-\d\dT/);
     assert.equal(show(dir, 'worker').config_hash, a.config_hash, 'stable');
   });
@@ -109,25 +139,38 @@ describe('colony agents show / unquarantine', () => {
     // Bad evidence, recorded in-process on the same data dir: 0.5 − 0.3 = 0.2 < 0.3.
     const app = openApp({ dataDir: dir });
     try {
-      recordEvidence(app, getAgentByName(app.engine.db, 1, 'worker')!, 'default', -0.3, 'test:bad verdict', { actor: 'user:owner' });
+      recordEvidence(app, getAgentByName(app.engine.db, 1, 'worker')!, 'default', -0.3, 'test:bad verdict', {
+        actor: 'user:owner',
+      });
     } finally {
       app.engine.close();
     }
     const types = eventTypes(dir);
-    assert.equal(types.indexOf('AgentQuarantined'), types.lastIndexOf('EvidenceRecorded') + 1, 'quarantined right after the evidence');
+    assert.equal(
+      types.indexOf('AgentQuarantined'),
+      types.lastIndexOf('EvidenceRecorded') + 1,
+      'quarantined right after the evidence',
+    );
     const q = show(dir, 'worker');
     assert.equal(q.quarantined, true);
     assert.equal(q.quarantine_reason, 'reputation=0.20 below 0.3');
     assert.equal(q.quarantined, true);
     assert.equal(q.reputation.evidence_count, 2);
-    assert.match(run(dir, ['agents', 'show', 'worker']), /^worker \(id \d+\) .* QUARANTINED: reputation=0\.20 below 0\.3$/m);
+    assert.match(
+      run(dir, ['agents', 'show', 'worker']),
+      /^worker \(id \d+\) .* QUARANTINED: reputation=0\.20 below 0\.3$/m,
+    );
     assert.match(run(dir, ['agents', 'list']), /worker .* QUARANTINED/);
 
     client = new Client({ name: 'cli-trust-test', version: '0' });
-    await client.connect(new StdioClientTransport({
-      command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir],
-      env: { ...process.env, COLONY_TOKEN: workerToken, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe',
-    }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [COLONY_BIN, 'stdio', '--data', dir],
+        env: { ...process.env, COLONY_TOKEN: workerToken, COLONY_DATA: '' } as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
     const refusedWrite = await call(client, 'send_message', { to: 'owner', body: 'may I?' });
     assert.equal(refusedWrite.isError, true);
     assert.match(text(refusedWrite), /^ErrAgentQuarantined: /);

@@ -13,16 +13,41 @@ describe('colony agents update', () => {
     const run = (...args: string[]) => colony([...args, '--data', dir]);
     assert.equal(run('init').code, 0);
     writeFileSync(join(dir, 'prompt.txt'), 'You are a careful scanner of documentation pages.');
-    assert.equal(run('agents', 'create', 'scanner', '--model', 'm1', '--prompt-file', join(dir, 'prompt.txt'), '--tools', 'my_status').code, 0);
-    const show = () => JSON.parse(run('agents', 'show', 'scanner', '--json').stdout) as { config_hash: string; model: string; autonomy_tier: string; reputation: { rolling_score: number } };
+    assert.equal(
+      run(
+        'agents',
+        'create',
+        'scanner',
+        '--model',
+        'm1',
+        '--prompt-file',
+        join(dir, 'prompt.txt'),
+        '--tools',
+        'my_status',
+      ).code,
+      0,
+    );
+    const show = () =>
+      JSON.parse(run('agents', 'show', 'scanner', '--json').stdout) as {
+        config_hash: string;
+        model: string;
+        autonomy_tier: string;
+        reputation: { rolling_score: number };
+      };
     const before = show();
-    const changed = JSON.parse(run('agents', 'update', 'scanner', '--model', 'm2', '--json').stdout) as { config_hash: string; previous_hash: string; hash_changed: boolean };
+    const changed = JSON.parse(run('agents', 'update', 'scanner', '--model', 'm2', '--json').stdout) as {
+      config_hash: string;
+      previous_hash: string;
+      hash_changed: boolean;
+    };
     assert.deepEqual([changed.previous_hash, changed.hash_changed], [before.config_hash, true]);
     const after = show();
     assert.equal(after.config_hash, changed.config_hash);
     assert.equal(after.model, 'm2');
     assert.ok(Math.abs(after.reputation.rolling_score - 0.35) < 0.01, `0.7 × 0.5: ${after.reputation.rolling_score}`);
-    const tier = JSON.parse(run('agents', 'update', 'scanner', '--tier', 'assisted', '--json').stdout) as { hash_changed: boolean };
+    const tier = JSON.parse(run('agents', 'update', 'scanner', '--tier', 'assisted', '--json').stdout) as {
+      hash_changed: boolean;
+    };
     assert.equal(tier.hash_changed, false);
     assert.equal(show().autonomy_tier, 'assisted');
     for (const [args, pattern] of [

@@ -23,15 +23,22 @@ after(() => scratch.cleanup());
 const GOALS = 6;
 const by = { key: 'user-1', name: 'owner', tenant: 1 };
 const newGoal = (title: string) => ({
-  title, description: 'A goal whose events the chain check protects.', budgets: { tokens: null, cents: null }, maxSpawnDepth: 3,
-  coordinatorConfig: 'default', approvalMode: 'human' as const,
+  title,
+  description: 'A goal whose events the chain check protects.',
+  budgets: { tokens: null, cents: null },
+  maxSpawnDepth: 3,
+  coordinatorConfig: 'default',
+  approvalMode: 'human' as const,
 });
 
 let template = '';
 before(() => {
   template = join(scratch.dir, 'template');
   assert.equal(colony(['init', '--data', template]).code, 0);
-  writeGoals(template, Array.from({ length: GOALS }, (_, i) => `Goal ${i}`));
+  writeGoals(
+    template,
+    Array.from({ length: GOALS }, (_, i) => `Goal ${i}`),
+  );
 });
 
 function writeGoals(dir: string, titles: readonly string[]): void {
@@ -64,10 +71,22 @@ function withDb<T>(dir: string, fn: (db: Database) => T): T {
 }
 
 const goalCreatedAt = (db: Database, title: string): number =>
-  db.prepare(`SELECT position FROM es_events WHERE type = 'GoalCreated' AND json_extract(data, '$.title') = ?`).pluck().get(title) as number;
-const titles = (dir: string): string[] => withDb(dir, (db) => db.prepare('SELECT title FROM goals ORDER BY goal_id').pluck().all() as string[]);
-const head = (dir: string) => withDb(dir, (db) => db.prepare('SELECT position, hash, type FROM es_events ORDER BY position DESC LIMIT 1').get() as
-  { position: number; hash: string; type: string });
+  db
+    .prepare(`SELECT position FROM es_events WHERE type = 'GoalCreated' AND json_extract(data, '$.title') = ?`)
+    .pluck()
+    .get(title) as number;
+const titles = (dir: string): string[] =>
+  withDb(dir, (db) => db.prepare('SELECT title FROM goals ORDER BY goal_id').pluck().all() as string[]);
+const head = (dir: string) =>
+  withDb(
+    dir,
+    (db) =>
+      db.prepare('SELECT position, hash, type FROM es_events ORDER BY position DESC LIMIT 1').get() as {
+        position: number;
+        hash: string;
+        type: string;
+      },
+  );
 
 /** `colony serve` and `colony stdio` (when asked) refuse with one stderr line naming the position and reason. */
 function refuses(dir: string, position: number, reason: string, commands: readonly string[] = ['serve']): void {
@@ -75,7 +94,11 @@ function refuses(dir: string, position: number, reason: string, commands: readon
     const r = colony([command, '--data', dir, ...(command === 'serve' ? ['--port', '0'] : [])]);
     assert.equal(r.code, 1, `${command} must refuse: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
-    assert.match(r.stderr, new RegExp(`^colony: ErrChainBroken: .*broken at position ${position}: ${reason} \\(.*--accept-broken-chain`), command);
+    assert.match(
+      r.stderr,
+      new RegExp(`^colony: ErrChainBroken: .*broken at position ${position}: ${reason} \\(.*--accept-broken-chain`),
+      command,
+    );
   }
 }
 
@@ -96,7 +119,10 @@ async function serves(dir: string, accept: boolean): Promise<string> {
 async function accepts(dir: string, position: number, reason: string): Promise<number> {
   const before = head(dir).position;
   const line = await serves(dir, true);
-  assert.match(line, new RegExp(`at position ${position} \\(${reason}: .*recorded as ChainBreakAccepted at position ${before + 1}`));
+  assert.match(
+    line,
+    new RegExp(`at position ${position} \\(${reason}: .*recorded as ChainBreakAccepted at position ${before + 1}`),
+  );
   assert.deepEqual([head(dir).position, head(dir).type], [before + 1, 'ChainBreakAccepted']);
   assert.equal((readChainAnchor(dir) as { position: number }).position, before + 1);
   writeGoals(dir, ['Written after the acceptance']);
@@ -108,8 +134,10 @@ describe('colony serve and stdio check the chain on start', () => {
   it('start on a clean log and anchor its head', async () => {
     const dir = tampered('clean', () => {});
     await serves(dir, false);
-    assert.deepEqual((({ position, hash }) => ({ position, hash }))(readChainAnchor(dir) as { position: number; hash: string }),
-      (({ position, hash }) => ({ position, hash }))(head(dir)));
+    assert.deepEqual(
+      (({ position, hash }) => ({ position, hash }))(readChainAnchor(dir) as { position: number; hash: string }),
+      (({ position, hash }) => ({ position, hash }))(head(dir)),
+    );
   });
 
   it('refuse a cut tail; the override drops its goals from the read tables, and an audit keeps reporting it', async () => {
@@ -128,14 +156,19 @@ describe('colony serve and stdio check the chain on start', () => {
     assert.equal((readChainAnchor(dir) as { position: number }).position, head(dir).position);
     const audit = colony(['verify', '--data', dir]);
     assert.equal(audit.code, 1);
-    assert.match(audit.stderr, new RegExp(`verify failed at position ${cut}: accepted_break .*ChainBreakAccepted at position ${cut}`));
+    assert.match(
+      audit.stderr,
+      new RegExp(`verify failed at position ${cut}: accepted_break .*ChainBreakAccepted at position ${cut}`),
+    );
   });
 
   it('refuse a one-byte edit; the override rebuilds the read tables from the edited log', async () => {
     let position = 0;
     const dir = tampered('edit', (db) => {
       position = goalCreatedAt(db, 'Goal 2');
-      db.prepare(`UPDATE es_events SET data = replace(data, '"title":"Goal 2"', '"title":"Goal X"') WHERE position = ?`).run(position);
+      db.prepare(
+        `UPDATE es_events SET data = replace(data, '"title":"Goal 2"', '"title":"Goal X"') WHERE position = ?`,
+      ).run(position);
     });
     refuses(dir, position, 'hash_mismatch', ['stdio']);
     await accepts(dir, position, 'hash_mismatch');
@@ -159,9 +192,11 @@ describe('colony serve and stdio check the chain on start', () => {
       const [a, b] = [goalCreatedAt(db, 'Goal 3'), goalCreatedAt(db, 'Goal 4')];
       lower = a;
       // Every column but the position, via a free stream id for the UNIQUE (stream_id, version) constraint.
-      const row = (p: number) => db.prepare('SELECT * FROM es_events WHERE position = ?').get(p) as Record<string, unknown>;
+      const row = (p: number) =>
+        db.prepare('SELECT * FROM es_events WHERE position = ?').get(p) as Record<string, unknown>;
       const [ra, rb] = [row(a), row(b)];
-      const put = db.prepare(`UPDATE es_events SET stream_id = @stream_id, version = @version, type = @type, schema_version = @schema_version,
+      const put =
+        db.prepare(`UPDATE es_events SET stream_id = @stream_id, version = @version, type = @type, schema_version = @schema_version,
         data = @data, meta = @meta, recorded_at = @recorded_at, prev_hash = @prev_hash, hash = @hash WHERE position = @at`);
       put.run({ ...ra, stream_id: 'swap-tmp', at: a });
       put.run({ ...ra, at: b });

@@ -6,11 +6,11 @@ import { Engine } from '../../src/engine/engine.js';
 import { productProjections } from '../../src/app.js';
 import { openDatabase } from '../../src/engine/db.js';
 import { colony, colonyLive } from '../helpers/cli.js';
+import { openCard, runCard } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 // Every product projection, in registration order (each domain adds its own).
 const PRODUCT_NAMES = productProjections.map((p) => p.name).join(', ');
-import { openCard, runCard } from '../helpers/engine.js';
-import { tempDir } from '../../testkit/temp-dir.js';
 
 /** The real CLI, as separate processes, on real data dirs. */
 const scratch = tempDir('colony-cli-');
@@ -21,23 +21,39 @@ function seeded(name: string, cards: number): string {
   const dir = join(scratch.dir, name);
   assert.equal(colony(['init', '--data', dir]).code, 0);
   const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });
-  for (let i = 0; i < cards; i++) runCard(engine, openCard(engine, `CLI card ${i}`), { type: 'CommentCard', text: `note ${i}` });
+  for (let i = 0; i < cards; i++)
+    runCard(engine, openCard(engine, `CLI card ${i}`), { type: 'CommentCard', text: `note ${i}` });
   engine.close();
   return dir;
 }
 
-const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 
 describe('colony --help and bad invocations', () => {
   it('lists every command', () => {
     const r = colony(['--help']);
     assert.equal(r.code, 0);
-    for (const cmd of ['init', 'serve', 'stdio', 'token', 'agents', 'audit', 'verify', 'rebuild', 'events', 'bench']) assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`));
+    for (const cmd of ['init', 'serve', 'stdio', 'token', 'agents', 'audit', 'verify', 'rebuild', 'events', 'bench'])
+      assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`));
   });
 
   it('gives each command its own --help', () => {
-    for (const cmd of [['init'], ['serve'], ['stdio'], ['token', 'create'], ['token', 'rotate'], ['agents', 'create'], ['agents', 'list'],
-      ['audit', 'tail'], ['audit', 'export'], ['verify'], ['rebuild'], ['events', 'tail'], ['bench']]) {
+    for (const cmd of [
+      ['init'],
+      ['serve'],
+      ['stdio'],
+      ['token', 'create'],
+      ['token', 'rotate'],
+      ['agents', 'create'],
+      ['agents', 'list'],
+      ['audit', 'tail'],
+      ['audit', 'export'],
+      ['verify'],
+      ['rebuild'],
+      ['events', 'tail'],
+      ['bench'],
+    ]) {
       const r = colony([...cmd, '--help']);
       assert.equal(r.code, 0, cmd.join(' '));
       assert.match(r.stdout, /Usage: colony/);
@@ -84,7 +100,10 @@ describe('colony init', () => {
     const first = colony(['init', '--data', dir, '--json', '--owner', 'alice']);
     assert.equal(first.code, 0, first.stderr);
     const created = JSON.parse(first.stdout);
-    assert.deepEqual({ ...created, token: typeof created.token, signing_key: typeof created.signing_key }, { owner: 'alice', token: 'string', data: dir, created: true, agent_command: null, signing_key: 'string' });
+    assert.deepEqual(
+      { ...created, token: typeof created.token, signing_key: typeof created.signing_key },
+      { owner: 'alice', token: 'string', data: dir, created: true, agent_command: null, signing_key: 'string' },
+    );
     assert.match(created.signing_key, /^SHA256:[A-Za-z0-9+/]{43}$/);
     assert.equal(statSync(join(dir, 'signing.key')).mode & 0o777, 0o600, 'the signing key is private');
     assert.match(created.token, /^colony_[A-Za-z0-9_-]{43}$/);
@@ -94,13 +113,21 @@ describe('colony init', () => {
     const again = colony(['init', '--data', dir]);
     assert.equal(again.code, 0);
     assert.match(again.stdout, /already initialized .*no new token/);
-    assert.match(again.stdout, /"colony token create" issues another owner token/, 'points to the command that revokes nothing');
+    assert.match(
+      again.stdout,
+      /"colony token create" issues another owner token/,
+      'points to the command that revokes nothing',
+    );
     assert.doesNotMatch(again.stdout, /token rotate/);
     assert.doesNotMatch(again.stdout, /colony_/);
     const json = JSON.parse(colony(['init', '--data', dir, '--json']).stdout);
     assert.deepEqual([json.created, json.owner, json.token], [false, 'alice', undefined]);
     const db = openDatabase(join(dir, 'colony.db'));
-    const stored = db.prepare('SELECT data FROM es_events').all().map((r) => (r as { data: string }).data).join('\n');
+    const stored = db
+      .prepare('SELECT data FROM es_events')
+      .all()
+      .map((r) => (r as { data: string }).data)
+      .join('\n');
     db.close();
     assert.ok(!stored.includes(created.token), 'the token itself is never stored');
   });
@@ -134,7 +161,10 @@ describe('colony verify', () => {
 
   it('checks a head recorded earlier with --expect-head, refusing a malformed one', () => {
     const dir = seeded('verify-head', 2);
-    const head = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout).head as { position: number; hash: string };
+    const head = JSON.parse(colony(['verify', '--data', dir, '--json']).stdout).head as {
+      position: number;
+      hash: string;
+    };
     assert.equal(colony(['verify', '--data', dir, '--expect-head', `${head.position}:${head.hash}`]).code, 0);
     const other = colony(['verify', '--data', dir, '--expect-head', `${head.position}:${'0'.repeat(64)}`]);
     assert.equal(other.code, 1);
@@ -166,7 +196,10 @@ describe('colony rebuild', () => {
     const dir = seeded('rebuild', 5);
     const r = colony(['rebuild', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`^rebuilt ${PRODUCT_NAMES}: 13 events in \\d+\\.\\d\\d s, [\\d,]+ events/s$`, 'm'));
+    assert.match(
+      r.stdout,
+      new RegExp(`^rebuilt ${PRODUCT_NAMES}: 13 events in \\d+\\.\\d\\d s, [\\d,]+ events/s$`, 'm'),
+    );
     const one = JSON.parse(colony(['rebuild', '--data', dir, '--projection', 'streams', '--json']).stdout);
     assert.deepEqual([one.projections, one.events], [['streams'], 13]);
   });
@@ -192,13 +225,33 @@ describe('colony events tail', () => {
     const lines = text.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 2);
     assert.match(lines[0]!, /^\s+8 {2}\S+ {2}card-3@1 {2}CardOpened {2}\{"cardId":3/);
-    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '7']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(json.map((e) => [e.position, e.type, e.streamId]), [[8, 'CardOpened', 'card-3'], [9, 'CardCommented', 'card-3']]);
+    const json = colony(['events', 'tail', '--data', dir, '--json', '--after', '7'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      json.map((e) => [e.position, e.type, e.streamId]),
+      [
+        [8, 'CardOpened', 'card-3'],
+        [9, 'CardCommented', 'card-3'],
+      ],
+    );
     assert.equal(json[0].meta.actor, 'tester');
   });
 
   it('follows new events as another process appends them', async () => {
-    const live = colonyLive(['events', 'tail', '--data', dir, '--follow', '--json', '--interval', '20', '--after', '8']);
+    const live = colonyLive([
+      'events',
+      'tail',
+      '--data',
+      dir,
+      '--follow',
+      '--json',
+      '--interval',
+      '20',
+      '--after',
+      '8',
+    ]);
     try {
       await live.waitFor(/"position":9/); // it is running and has printed the backlog
       const engine = Engine.open({ file: join(dir, 'colony.db'), projections: productProjections });

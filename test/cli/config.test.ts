@@ -27,27 +27,69 @@ describe('colony config and init --agent-command', () => {
     const scratch = tempDir('colony-config-');
     t.after(() => scratch.cleanup());
     const d = ['--data', scratch.dir];
-    const init = colony(['init', '--agent-command', 'claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"', ...d]);
+    const init = colony([
+      'init',
+      '--agent-command',
+      'claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"',
+      ...d,
+    ]);
     assert.equal(init.code, 0, init.stderr);
     assert.match(init.stdout, /^agent-command: claude -p --output-format json --mcp-config "\$COLONY_MCP_CONFIG"$/m);
-    assert.deepEqual(JSON.parse(colony(['config', 'get', '--json', ...d]).stdout), { agent_command: 'claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"' });
+    assert.deepEqual(JSON.parse(colony(['config', 'get', '--json', ...d]).stdout), {
+      agent_command: 'claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"',
+    });
 
     const prompt = join(scratch.dir, 'prompt.txt');
     writeFileSync(prompt, 'You check links in the docs, carefully.');
-    assert.equal(colony(['agents', 'create', 'linker', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', ...d]).code, 0);
-    assert.equal(colony(['agents', 'create', 'own', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', '--command', 'echo mine', ...d]).code, 0);
-    const show = (name: string) => JSON.parse(colony(['agents', 'show', name, '--json', ...d]).stdout) as { command: string | null; command_source: string | null };
-    assert.deepEqual([show('linker').command, show('linker').command_source], ['claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"', 'team']);
+    assert.equal(
+      colony(['agents', 'create', 'linker', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', ...d]).code,
+      0,
+    );
+    assert.equal(
+      colony([
+        'agents',
+        'create',
+        'own',
+        '--model',
+        'm',
+        '--prompt-file',
+        prompt,
+        '--tools',
+        'whoami',
+        '--command',
+        'echo mine',
+        ...d,
+      ]).code,
+      0,
+    );
+    const show = (name: string) =>
+      JSON.parse(colony(['agents', 'show', name, '--json', ...d]).stdout) as {
+        command: string | null;
+        command_source: string | null;
+      };
+    assert.deepEqual(
+      [show('linker').command, show('linker').command_source],
+      ['claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"', 'team'],
+    );
     assert.deepEqual([show('own').command, show('own').command_source], ['echo mine', 'own']);
-    assert.match(colony(['agents', 'show', 'linker', ...d]).stdout, /^command: claude -p .*\(the team's agent-command\)$/m);
+    assert.match(
+      colony(['agents', 'show', 'linker', ...d]).stdout,
+      /^command: claude -p .*\(the team's agent-command\)$/m,
+    );
 
     const set = colony(['config', 'set', 'agent-command', 'node /opt/agent.mjs', ...d]);
     assert.deepEqual([set.code, set.stdout], [0, 'agent-command: node /opt/agent.mjs\n']);
     assert.equal(show('linker').command, 'node /opt/agent.mjs');
     const unset = colony(['config', 'unset', 'agent-command', '--json', ...d]);
     assert.deepEqual(JSON.parse(unset.stdout), { agent_command: null });
-    assert.deepEqual([show('linker').command, show('linker').command_source, show('own').command], [null, null, 'echo mine']);
-    assert.match(colony(['agents', 'show', 'linker', ...d]).stdout, /^command: \(none: Colony does not run it; colony config set agent-command CMD\)$/m);
+    assert.deepEqual(
+      [show('linker').command, show('linker').command_source, show('own').command],
+      [null, null, 'echo mine'],
+    );
+    assert.match(
+      colony(['agents', 'show', 'linker', ...d]).stdout,
+      /^command: \(none: Colony does not run it; colony config set agent-command CMD\)$/m,
+    );
     assert.equal(events(scratch.dir).filter((e) => e === 'AgentCommandSet').length, 3);
   });
 
@@ -57,13 +99,22 @@ describe('colony config and init --agent-command', () => {
     const d = ['--data', scratch.dir];
     const fresh = colony(['init', '--agent-command', 'two\nlines', ...d]);
     assert.deepEqual([fresh.code, fresh.stdout], [1, '']);
-    assert.match(fresh.stderr, /^colony: ErrInvalidInput: the agent command must be one line without control characters\n$/);
+    assert.match(
+      fresh.stderr,
+      /^colony: ErrInvalidInput: the agent command must be one line without control characters\n$/,
+    );
     assert.equal(colony(['init', '--json', ...d]).code, 0, 'the failed init left no owner behind: this one makes it');
     const before = events(scratch.dir).length;
     for (const [args, message] of [
-      [['config', 'set', 'agent-comand', 'x'], /^colony: unknown setting "agent-comand" \(settings: agent-command\)\n$/],
+      [
+        ['config', 'set', 'agent-comand', 'x'],
+        /^colony: unknown setting "agent-comand" \(settings: agent-command\)\n$/,
+      ],
       [['config', 'set', 'agent-command', '   '], /^colony: ErrInvalidInput: the agent command is empty\n$/],
-      [['config', 'set', 'agent-command', 'x'.repeat(5000)], /^colony: ErrInvalidInput: the agent command is 5000 characters; at most 4096\n$/],
+      [
+        ['config', 'set', 'agent-command', 'x'.repeat(5000)],
+        /^colony: ErrInvalidInput: the agent command is 5000 characters; at most 4096\n$/,
+      ],
       [['config', 'unset', 'nope'], /^colony: unknown setting "nope"/],
     ] as const) {
       const r = colony([...args, ...d]);
@@ -77,8 +128,14 @@ describe('colony config and init --agent-command', () => {
     const scratch = tempDir('colony-config-serve-');
     t.after(() => scratch.cleanup());
     for (const [setup, said] of [
-      [[] as string[], /^No agent command is set: Colony starts no coordinator, so a new goal waits in draft .* colony config set agent-command CMD/],
-      [['config', 'set', 'agent-command', 'echo run'], /^Agents run with: echo run \(the team's agent-command; an agent's own --command wins\)$/],
+      [
+        [] as string[],
+        /^No agent command is set: Colony starts no coordinator, so a new goal waits in draft .* colony config set agent-command CMD/,
+      ],
+      [
+        ['config', 'set', 'agent-command', 'echo run'],
+        /^Agents run with: echo run \(the team's agent-command; an agent's own --command wins\)$/,
+      ],
     ] as const) {
       if (setup.length) assert.equal(colony([...setup, '--data', scratch.dir]).code, 0);
       const serve = colonyLive(['serve', '--port', '0', '--data', scratch.dir]);

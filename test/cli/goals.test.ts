@@ -21,7 +21,8 @@ type Body = Record<string, unknown>;
 const scratch = tempDir('colony-cli-goals-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 /** The head of the data dir's log, read in-process (a CLI `verify` per check would triple the run time). */
 function eventCount(dir: string): number {
   const db = new Database(join(dir, 'colony.db'), { readonly: true });
@@ -33,7 +34,13 @@ function eventCount(dir: string): number {
 }
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 const leaf = (title: string): Body => ({ title, description: `${title}: the work to do here.` });
-const TREE = { ...leaf('Audit the docs'), children: [{ ...leaf('Audit the install guide'), children: [leaf('Run the install steps')] }, leaf('Audit the API reference')] };
+const TREE = {
+  ...leaf('Audit the docs'),
+  children: [
+    { ...leaf('Audit the install guide'), children: [leaf('Run the install steps')] },
+    leaf('Audit the API reference'),
+  ],
+};
 
 /** Runs the CLI expecting a failure: exit 1, one clear line on stderr matching `pattern`, nothing appended. */
 function fails(dir: string, args: string[], pattern: RegExp): void {
@@ -71,10 +78,14 @@ describe('goals, approve and reject through the CLI', () => {
     const init = colony(['init', '--data', dir, '--json']);
     assert.equal(init.code, 0, init.stderr);
     client = new Client({ name: 'cli-goals-test', version: '0' });
-    await client.connect(new StdioClientTransport({
-      command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir],
-      env: { ...process.env, COLONY_TOKEN: JSON.parse(init.stdout).token, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe',
-    }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [COLONY_BIN, 'stdio', '--data', dir],
+        env: { ...process.env, COLONY_TOKEN: JSON.parse(init.stdout).token, COLONY_DATA: '' } as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
   });
   after(async () => {
     await client.close();
@@ -88,26 +99,57 @@ describe('goals, approve and reject through the CLI', () => {
   });
 
   it('lists and shows goals made over MCP', async () => {
-    draftId = (await ok(client, 'create_goal', { title: 'Keep docs.mcpproxy.app accurate', description: DESCRIPTION, budget_tokens: 9000 })).goal_id as number;
-    goalId = (await ok(client, 'create_goal', { title: 'Ship the release notes', description: DESCRIPTION })).goal_id as number;
+    draftId = (
+      await ok(client, 'create_goal', {
+        title: 'Keep docs.mcpproxy.app accurate',
+        description: DESCRIPTION,
+        budget_tokens: 9000,
+      })
+    ).goal_id as number;
+    goalId = (await ok(client, 'create_goal', { title: 'Ship the release notes', description: DESCRIPTION }))
+      .goal_id as number;
     const p = await ok(client, 'propose_task_tree', { goal_id: goalId, reasoning: 'Two sections.', tree: TREE });
     approveId = p.proposal_id as number;
     approveMessage = p.proposal_message_id as number;
 
     const list = json(dir, ['goals', 'list']) as Body[];
-    assert.deepEqual(list.map((g) => [g.id, g.status, g.slug]), [[goalId, 'draft', 'ship-the-release-notes'], [draftId, 'draft', 'keep-docs-mcpproxy-app-accurate']]);
+    assert.deepEqual(
+      list.map((g) => [g.id, g.status, g.slug]),
+      [
+        [goalId, 'draft', 'ship-the-release-notes'],
+        [draftId, 'draft', 'keep-docs-mcpproxy-app-accurate'],
+      ],
+    );
     assert.equal(list[1]!.budget_tokens, 9000);
     const text = colony(['goals', 'list', '--data', dir]);
     assert.equal(text.code, 0);
     assert.match(text.stdout, /Keep docs\.mcpproxy\.app accurate.*#goal-keep-docs-mcpproxy-app-accurate, 0 tasks/);
     assert.deepEqual(json(dir, ['goals', 'list', '--status', 'active']), []);
 
-    const show = json(dir, ['goals', 'show', String(goalId)]) as { goal: Body; tasks_tree: unknown[]; spawned_agents: Body[]; cost_breakdown: Body; recent_events: unknown[] };
-    assert.deepEqual(Object.keys(show).sort(), ['cost_breakdown', 'goal', 'recent_events', 'spawned_agents', 'tasks_tree']);
-    assert.deepEqual([show.goal.id, show.goal.status, show.goal.pending_proposal_id, show.tasks_tree], [goalId, 'draft', approveId, []]);
+    const show = json(dir, ['goals', 'show', String(goalId)]) as {
+      goal: Body;
+      tasks_tree: unknown[];
+      spawned_agents: Body[];
+      cost_breakdown: Body;
+      recent_events: unknown[];
+    };
+    assert.deepEqual(Object.keys(show).sort(), [
+      'cost_breakdown',
+      'goal',
+      'recent_events',
+      'spawned_agents',
+      'tasks_tree',
+    ]);
+    assert.deepEqual(
+      [show.goal.id, show.goal.status, show.goal.pending_proposal_id, show.tasks_tree],
+      [goalId, 'draft', approveId, []],
+    );
     const shown = colony(['goals', 'show', String(goalId), '--data', dir]);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /^Goal \d+ "Ship the release notes" — draft {3}#goal-ship-the-release-notes {3}coordinator coordinator$/m);
+    assert.match(
+      shown.stdout,
+      /^Goal \d+ "Ship the release notes" — draft {3}#goal-ship-the-release-notes {3}coordinator coordinator$/m,
+    );
     assert.match(shown.stdout, /^Tasks: none yet$/m);
   });
 
@@ -123,18 +165,39 @@ describe('goals, approve and reject through the CLI', () => {
     assert.deepEqual([r.proposal_id, r.status, r.task_ids.length], [approveId, 'approved', 4]);
     const snap = await ok(client, 'get_goal', { goal_id: goalId });
     assert.equal((snap.goal as Body).status, 'active');
-    const tree = snap.tasks_tree as { id: number; title: string; status: string; children: { title: string; children: { title: string; ancestry: unknown[] }[] }[] }[];
-    assert.deepEqual(tree.map((t) => [t.title, t.status]), [['Audit the docs', 'approved']]);
+    const tree = snap.tasks_tree as {
+      id: number;
+      title: string;
+      status: string;
+      children: { title: string; children: { title: string; ancestry: unknown[] }[] }[];
+    }[];
+    assert.deepEqual(
+      tree.map((t) => [t.title, t.status]),
+      [['Audit the docs', 'approved']],
+    );
     assert.equal(tree[0]!.id, r.task_ids[0]);
-    assert.deepEqual(tree[0]!.children[0]!.children.map((c) => [c.title, c.ancestry.length]), [['Run the install steps', 2]]);
-    const approvals = (await ok(client, 'get_channel_messages', { channel_name: 'approvals' })).messages as { message_id: number; reactions: Body[] }[];
-    assert.deepEqual(approvals.find((m) => m.message_id === approveMessage)!.reactions, [{ reaction: 'approve', by: 'owner' }], 'the decision shows on the proposal message');
+    assert.deepEqual(
+      tree[0]!.children[0]!.children.map((c) => [c.title, c.ancestry.length]),
+      [['Run the install steps', 2]],
+    );
+    const approvals = (await ok(client, 'get_channel_messages', { channel_name: 'approvals' })).messages as {
+      message_id: number;
+      reactions: Body[];
+    }[];
+    assert.deepEqual(
+      approvals.find((m) => m.message_id === approveMessage)!.reactions,
+      [{ reaction: 'approve', by: 'owner' }],
+      'the decision shows on the proposal message',
+    );
 
     const text = colony(['goals', 'show', String(goalId), '--data', dir]);
     assert.match(text.stdout, /^ {2}#\d+ \[approved\] Audit the docs — 0 tokens, 0¢$/m);
     assert.match(text.stdout, /^ {6}#\d+ \[approved\] Run the install steps/m);
     assert.match(text.stdout, /\(new\) → approved by owner/);
-    assert.deepEqual((json(dir, ['goals', 'list', '--status', 'active']) as Body[]).map((g) => g.id), [goalId]);
+    assert.deepEqual(
+      (json(dir, ['goals', 'list', '--status', 'active']) as Body[]).map((g) => g.id),
+      [goalId],
+    );
   });
 
   it('a decided proposal cannot be decided again', () => {
@@ -151,9 +214,15 @@ describe('goals, approve and reject through the CLI', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `Rejected proposal ${id}; the proposer was told why\n`);
     const inbox = (await ok(client, 'read_inbox')).messages as { from: string; body: string }[];
-    assert.ok(inbox.some((m) => m.from === 'system' && m.body.includes('Split the API reference per endpoint')), JSON.stringify(inbox));
+    assert.ok(
+      inbox.some((m) => m.from === 'system' && m.body.includes('Split the API reference per endpoint')),
+      JSON.stringify(inbox),
+    );
     const snap = await ok(client, 'get_goal', { goal_id: draftId });
-    assert.deepEqual([(snap.goal as Body).status, (snap.goal as Body).pending_proposal_id, snap.tasks_tree], ['draft', null, []]);
+    assert.deepEqual(
+      [(snap.goal as Body).status, (snap.goal as Body).pending_proposal_id, snap.tasks_tree],
+      ['draft', null, []],
+    );
     const again = await ok(client, 'propose_task_tree', { goal_id: draftId, tree: leaf('A smaller plan') });
     const approved = colony(['approve', String(again.proposal_id), '--data', dir]);
     assert.equal(approved.code, 0, approved.stderr);
@@ -163,7 +232,8 @@ describe('goals, approve and reject through the CLI', () => {
   it('refuses proposal ids that are malformed or do not exist', () => {
     fails(dir, ['approve', '9999'], /^colony: ErrProposalNotFound: proposal 9999 not found$/);
     fails(dir, ['reject', '9999', '--reason', 'no'], /ErrProposalNotFound/);
-    for (const bad of ['abc', '0', '1.5', '-1']) fails(dir, ['approve', bad], /proposal id must be a positive integer|unknown option/);
+    for (const bad of ['abc', '0', '1.5', '-1'])
+      fails(dir, ['approve', bad], /proposal id must be a positive integer|unknown option/);
   });
 
   it('gives each command its --help', () => {
@@ -190,7 +260,19 @@ describe('colony replay', () => {
     try {
       const by = { key: 'user-1', name: 'owner', tenant: 1 };
       const actor = { actor: 'user:owner' };
-      goalId = createGoal(app, by, { title: 'Replay me', description: DESCRIPTION, budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human' }, actor).goalId;
+      goalId = createGoal(
+        app,
+        by,
+        {
+          title: 'Replay me',
+          description: DESCRIPTION,
+          budgets: { tokens: null, cents: null },
+          maxSpawnDepth: 3,
+          coordinatorConfig: 'default',
+          approvalMode: 'human',
+        },
+        actor,
+      ).goalId;
       const p = proposeTaskTree(app, by, goalId, 'Because.', TREE as never, actor);
       beforeApproval = app.engine.head().position;
       clock.advance(3_600_000);
@@ -201,7 +283,12 @@ describe('colony replay', () => {
     }
   });
 
-  type Snap = { position: number; goal: Body; tasks_tree: { title: string; children: unknown[] }[]; recent_events: unknown[] };
+  type Snap = {
+    position: number;
+    goal: Body;
+    tasks_tree: { title: string; children: unknown[] }[];
+    recent_events: unknown[];
+  };
 
   it('--position N prints the goal as it was: before approval no tasks, after it the tree', () => {
     const early = json(dir, ['replay', '--goal', String(goalId), '--position', String(beforeApproval)]) as Snap;
@@ -210,7 +297,10 @@ describe('colony replay', () => {
     assert.ok(early.goal.pending_proposal_id, 'the proposal is pending then');
     const late = json(dir, ['replay', '--goal', String(goalId), '--position', String(afterApproval)]) as Snap;
     assert.deepEqual([late.goal.status, late.goal.task_count, late.goal.pending_proposal_id], ['active', 4, null]);
-    assert.deepEqual(late.tasks_tree.map((t) => [t.title, t.children.length]), [['Audit the docs', 2]]);
+    assert.deepEqual(
+      late.tasks_tree.map((t) => [t.title, t.children.length]),
+      [['Audit the docs', 2]],
+    );
   });
 
   it('--at ISO picks the last event at or before that moment', () => {
@@ -222,7 +312,13 @@ describe('colony replay', () => {
 
   it('the replay of the head equals the live snapshot, and replay writes nothing', () => {
     const events = eventCount(dir);
-    const { position, ...replayed } = json(dir, ['replay', '--goal', String(goalId), '--position', String(afterApproval)]) as Snap;
+    const { position, ...replayed } = json(dir, [
+      'replay',
+      '--goal',
+      String(goalId),
+      '--position',
+      String(afterApproval),
+    ]) as Snap;
     assert.equal(position, afterApproval);
     assert.deepEqual(replayed, json(dir, ['goals', 'show', String(goalId)]));
     assert.equal(eventCount(dir), events);
@@ -242,10 +338,18 @@ describe('colony replay', () => {
   it('refuses both or neither of --at and --position, and other bad arguments, with one line', () => {
     const g = String(goalId);
     fails(dir, ['replay', '--goal', g], /give exactly one of --at ISO or --position N/);
-    fails(dir, ['replay', '--goal', g, '--at', '2099-01-01T00:30:00Z', '--position', '3'], /give exactly one of --at ISO or --position N/);
+    fails(
+      dir,
+      ['replay', '--goal', g, '--at', '2099-01-01T00:30:00Z', '--position', '3'],
+      /give exactly one of --at ISO or --position N/,
+    );
     fails(dir, ['replay', '--goal', g, '--at', 'yesterday'], /--at must be an ISO-8601 time, not "yesterday"/);
     fails(dir, ['replay', '--goal', g, '--position', 'ten'], /--position must be a non-negative integer/);
-    fails(dir, ['replay', '--goal', g, '--position', String(afterApproval + 1)], new RegExp(`past the head of the log \\(${afterApproval}\\)`));
+    fails(
+      dir,
+      ['replay', '--goal', g, '--position', String(afterApproval + 1)],
+      new RegExp(`past the head of the log \\(${afterApproval}\\)`),
+    );
     fails(dir, ['replay', '--goal', g, '--position', '2'], new RegExp(`goal ${g} does not exist at position 2`));
     fails(dir, ['replay', '--goal', g, '--at', '2000-01-01T00:00:00Z'], /does not exist at position 0/);
     fails(dir, ['replay', '--goal', '999', '--position', String(afterApproval)], /goal 999 does not exist/);

@@ -11,15 +11,20 @@ import { tempDir } from '../../testkit/temp-dir.js';
 const scratch = tempDir('colony-cli-principals-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void => assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 const eventCount = (dir: string): number => JSON.parse(colony(['verify', '--data', dir, '--json']).stdout).events;
 
 async function stdioClient(dir: string, token: string): Promise<Client> {
   const client = new Client({ name: 'cli-test', version: '0' });
-  await client.connect(new StdioClientTransport({
-    command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir],
-    env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe',
-  }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [COLONY_BIN, 'stdio', '--data', dir],
+      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
+      stderr: 'pipe',
+    }),
+  );
   return client;
 }
 
@@ -50,7 +55,8 @@ describe('owner tokens and agents', () => {
   });
 
   it('creates an extra owner token that works beside the first', async () => {
-    const extra = JSON.parse(colony(['token', 'create', '--data', dir, '--json', '--label', 'laptop']).stdout).token as string;
+    const extra = JSON.parse(colony(['token', 'create', '--data', dir, '--json', '--label', 'laptop']).stdout)
+      .token as string;
     for (const token of [extra, ownerToken]) {
       const client = await stdioClient(dir, token);
       assert.equal((await client.callTool({ name: 'whoami', arguments: {} })).isError, undefined);
@@ -59,8 +65,24 @@ describe('owner tokens and agents', () => {
   });
 
   it('registers a root agent, prints its token once, and the agent sees exactly the tools in its scope over stdio', async () => {
-    const r = colony(['agents', 'create', 'reviewer', '--data', dir, '--model', 'claude-sonnet', '--prompt-file', prompt,
-      '--tools', 'whoami,my_status', '--tier', 'assisted', '--command', 'echo hi', '--json']);
+    const r = colony([
+      'agents',
+      'create',
+      'reviewer',
+      '--data',
+      dir,
+      '--model',
+      'claude-sonnet',
+      '--prompt-file',
+      prompt,
+      '--tools',
+      'whoami,my_status',
+      '--tier',
+      'assisted',
+      '--command',
+      'echo hi',
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const agent = JSON.parse(r.stdout);
     assert.deepEqual({ ...agent, token: typeof agent.token }, { id: 1, name: 'reviewer', token: 'string' });
@@ -71,19 +93,50 @@ describe('owner tokens and agents', () => {
     assert.deepEqual([me.kind, me.name, me.tool_scope], ['agent', 'reviewer', ['my_status', 'whoami']]);
     await client.close();
     const list = JSON.parse(colony(['agents', 'list', '--data', dir, '--json']).stdout);
-    assert.deepEqual(list.map((a: { name: string; tier: string; command: string }) => [a.name, a.tier, a.command]), [['reviewer', 'assisted', 'echo hi']]);
+    assert.deepEqual(
+      list.map((a: { name: string; tier: string; command: string }) => [a.name, a.tier, a.command]),
+      [['reviewer', 'assisted', 'echo hi']],
+    );
     assert.equal('systemPrompt' in list[0], false);
   });
 
   it('refuses bad agent options with one clear line and writes nothing', () => {
     const before = eventCount(dir);
     const cases: [string[], RegExp][] = [
-      [['agents', 'create', 'reviewer', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami'], /ErrAgentNameTaken: an agent named reviewer already exists/],
-      [['agents', 'create', 'helper', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', '--tier', 'god'], /--tier must be one of supervised, assisted, autonomous/],
-      [['agents', 'create', 'helper', '--model', 'm', '--prompt-file', join(scratch.dir, 'none.txt'), '--tools', 'whoami'], /cannot read --prompt-file .*ENOENT/],
-      [['agents', 'create', 'helper', '--model', 'm', '--prompt-file', prompt, '--tools', ' , '], /--tools must name at least one tool/],
-      [['agents', 'create', 'Bad_Name', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami'], /ErrInvalidInput: name "Bad_Name" must match/],
-      [['agents', 'create', 'helper', '--prompt-file', prompt, '--tools', 'whoami'], /required option '--model <model>' not specified/],
+      [
+        ['agents', 'create', 'reviewer', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami'],
+        /ErrAgentNameTaken: an agent named reviewer already exists/,
+      ],
+      [
+        ['agents', 'create', 'helper', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', '--tier', 'god'],
+        /--tier must be one of supervised, assisted, autonomous/,
+      ],
+      [
+        [
+          'agents',
+          'create',
+          'helper',
+          '--model',
+          'm',
+          '--prompt-file',
+          join(scratch.dir, 'none.txt'),
+          '--tools',
+          'whoami',
+        ],
+        /cannot read --prompt-file .*ENOENT/,
+      ],
+      [
+        ['agents', 'create', 'helper', '--model', 'm', '--prompt-file', prompt, '--tools', ' , '],
+        /--tools must name at least one tool/,
+      ],
+      [
+        ['agents', 'create', 'Bad_Name', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami'],
+        /ErrInvalidInput: name "Bad_Name" must match/,
+      ],
+      [
+        ['agents', 'create', 'helper', '--prompt-file', prompt, '--tools', 'whoami'],
+        /required option '--model <model>' not specified/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = colony([...args, '--data', dir]);
@@ -104,22 +157,37 @@ describe('colony audit', () => {
     await client.callTool({ name: 'whoami', arguments: { unexpected: true } });
     await client.callTool({ name: 'revoke_token', arguments: { token_id: 1, reason: 'just asking' } });
     await client.close();
-    const all = colony(['audit', 'tail', '--data', dir, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(all.map((r) => [r.principal, r.tool, r.outcome, r.errorCode]), [
-      ['user:owner', 'whoami', 'success', null],
-      ['user:owner', 'whoami', 'error', 'ErrInvalidInput'],
-      ['user:owner', 'revoke_token', 'pending_confirmation', null],
-    ]);
+    const all = colony(['audit', 'tail', '--data', dir, '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      all.map((r) => [r.principal, r.tool, r.outcome, r.errorCode]),
+      [
+        ['user:owner', 'whoami', 'success', null],
+        ['user:owner', 'whoami', 'error', 'ErrInvalidInput'],
+        ['user:owner', 'revoke_token', 'pending_confirmation', null],
+      ],
+    );
     for (const r of all) assert.match(r.argsDigest, /^[0-9a-f]{64}$/);
     const errors = colony(['audit', 'tail', '--data', dir, '--status', 'error']).stdout.trim().split('\n');
     assert.equal(errors.length, 1);
     assert.match(errors[0]!, /whoami {2}error ErrInvalidInput/);
-    assert.equal(colony(['audit', 'tail', '--data', dir, '--tool', 'revoke_token', '--json']).stdout.trim().split('\n').length, 1);
+    assert.equal(
+      colony(['audit', 'tail', '--data', dir, '--tool', 'revoke_token', '--json']).stdout.trim().split('\n').length,
+      1,
+    );
     const out = join(dir, 'audit.jsonl');
     const exported = colony(['audit', 'export', '--data', dir, '--out', out]);
     assert.equal(exported.code, 0, exported.stderr);
     assert.match(exported.stdout, /exported 3 audit rows/);
-    assert.deepEqual(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l)), all);
+    assert.deepEqual(
+      readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      all,
+    );
     const again = colony(['audit', 'export', '--data', dir, '--out', out]);
     assert.equal(again.code, 1, 'an existing file is never overwritten');
     assert.match(again.stderr, /cannot write .*EEXIST/);

@@ -15,14 +15,24 @@ delete process.env.COLONY_ALLOWED_ROOTS;
 type Body = Record<string, unknown>;
 type Msg = { body: string; from: string; metadata: Body | null };
 
-interface World { f: McpFixture; worker: Client; taskId: number }
+interface World {
+  f: McpFixture;
+  worker: Client;
+  taskId: number;
+}
 
 async function world(t: TestContext): Promise<World> {
   const f = await mcpFixture();
   t.after(() => f.close());
   const owner = await f.connect(f.ownerToken);
-  const g = await ok(owner, 'create_goal', { title: 'Weekly report', description: 'Send the weekly report to the team.' });
-  const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Send the report', description: 'Send it through Brevo.' } });
+  const g = await ok(owner, 'create_goal', {
+    title: 'Weekly report',
+    description: 'Send the weekly report to the team.',
+  });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { title: 'Send the report', description: 'Send it through Brevo.' },
+  });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
   const taskId = ((await ok(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
   return { f, worker: await f.connect(f.agentToken), taskId };
@@ -35,7 +45,9 @@ async function ok(client: Client, name: string, args: Body = {}): Promise<Body> 
 }
 
 const request = (w: World, name: string, reason = 'send the weekly report') =>
-  ok(w.worker, 'request_resource', { name, resource_type: 'api_key', reason, task_id: w.taskId }) as Promise<{ request_id: number }>;
+  ok(w.worker, 'request_resource', { name, resource_type: 'api_key', reason, task_id: w.taskId }) as Promise<{
+    request_id: number;
+  }>;
 const cli = (w: World, args: string[]): CliResult => colony([...args, '--data', w.f.dataDir]);
 function passes(w: World, args: string[]): string {
   const r = cli(w, args);
@@ -62,39 +74,92 @@ describe('colony requests', () => {
     assert.equal(passes(w, ['requests', 'list', '--status', 'rejected']), 'No rejected resource requests\n');
     const text = passes(w, ['requests', 'list']).trimEnd().split('\n');
     assert.equal(text.length, 2);
-    assert.match(text[0]!, new RegExp(`^#${second.request_id}  pending  SLACK_TOKEN \\(api_key\\)  task #${w.taskId}  from worker  \\S+  — post the summary to Slack$`));
+    assert.match(
+      text[0]!,
+      new RegExp(
+        `^#${second.request_id}  pending  SLACK_TOKEN \\(api_key\\)  task #${w.taskId}  from worker  \\S+  — post the summary to Slack$`,
+      ),
+    );
     assert.match(text[1]!, new RegExp(`^#${first.request_id}  pending  BREVO_API_KEY`));
     const listed = json(w, ['requests', 'list']) as Body[];
-    assert.deepEqual(listed.map((r) => [r.id, r.status, r.name, r.task_id, r.requester, r.reason]),
-      [[second.request_id, 'pending', 'SLACK_TOKEN', w.taskId, 'worker', 'post the summary to Slack'], [first.request_id, 'pending', 'BREVO_API_KEY', w.taskId, 'worker', 'send the weekly report']]);
+    assert.deepEqual(
+      listed.map((r) => [r.id, r.status, r.name, r.task_id, r.requester, r.reason]),
+      [
+        [second.request_id, 'pending', 'SLACK_TOKEN', w.taskId, 'worker', 'post the summary to Slack'],
+        [first.request_id, 'pending', 'BREVO_API_KEY', w.taskId, 'worker', 'send the weekly report'],
+      ],
+    );
 
-    const refused = json(w, ['requests', 'refuse', String(first.request_id), '--reason', '  We do not use Brevo any more: export a CSV instead.  ']);
-    assert.deepEqual(refused, { request_id: first.request_id, status: 'rejected', name: 'BREVO_API_KEY', task_id: w.taskId, requester: 'worker',
-      reason: 'We do not use Brevo any more: export a CSV instead.' });
+    const refused = json(w, [
+      'requests',
+      'refuse',
+      String(first.request_id),
+      '--reason',
+      '  We do not use Brevo any more: export a CSV instead.  ',
+    ]);
+    assert.deepEqual(refused, {
+      request_id: first.request_id,
+      status: 'rejected',
+      name: 'BREVO_API_KEY',
+      task_id: w.taskId,
+      requester: 'worker',
+      reason: 'We do not use Brevo any more: export a CSV instead.',
+    });
     assert.equal(getResourceRequest(w.f.app.engine.db, first.request_id)!.status, 'rejected');
     const dms = (await ok(w.worker, 'read_inbox', { include_read: true })).messages as Msg[];
     assert.equal(dms.length, 1);
-    assert.match(dms[0]!.body, new RegExp(`request #${first.request_id} \\(BREVO_API_KEY for task #${w.taskId}\\) was rejected by owner: We do not use Brevo any more`));
-    assert.deepEqual([dms[0]!.from, dms[0]!.metadata?.event, dms[0]!.metadata?.request_id], ['system', 'ResourceRequestRejected', first.request_id]);
+    assert.match(
+      dms[0]!.body,
+      new RegExp(
+        `request #${first.request_id} \\(BREVO_API_KEY for task #${w.taskId}\\) was rejected by owner: We do not use Brevo any more`,
+      ),
+    );
+    assert.deepEqual(
+      [dms[0]!.from, dms[0]!.metadata?.event, dms[0]!.metadata?.request_id],
+      ['system', 'ResourceRequestRejected', first.request_id],
+    );
 
     const human = passes(w, ['requests', 'refuse', String(second.request_id), '--reason', 'Not this quarter.']);
-    assert.equal(human, `Refused resource request #${second.request_id} (SLACK_TOKEN for task #${w.taskId} from worker); worker was told by DM: Not this quarter.\n`);
+    assert.equal(
+      human,
+      `Refused resource request #${second.request_id} (SLACK_TOKEN for task #${w.taskId} from worker); worker was told by DM: Not this quarter.\n`,
+    );
     assert.equal(passes(w, ['requests', 'list']), 'No pending resource requests\n');
     const rejected = json(w, ['requests', 'list', '--status', 'rejected']) as Body[];
-    assert.deepEqual(rejected.map((r) => [r.id, r.rejection_reason]), [[second.request_id, 'Not this quarter.'], [first.request_id, 'We do not use Brevo any more: export a CSV instead.']]);
+    assert.deepEqual(
+      rejected.map((r) => [r.id, r.rejection_reason]),
+      [
+        [second.request_id, 'Not this quarter.'],
+        [first.request_id, 'We do not use Brevo any more: export a CSV instead.'],
+      ],
+    );
     assert.ok(rejected.every((r) => typeof r.rejected_at === 'string'));
-    assert.match(passes(w, ['requests', 'list', '--status', 'rejected', '--limit', '1']), new RegExp(`^#${second.request_id}  rejected  .*  refused \\S+: Not this quarter\\.\\n$`));
+    assert.match(
+      passes(w, ['requests', 'list', '--status', 'rejected', '--limit', '1']),
+      new RegExp(`^#${second.request_id}  rejected  .*  refused \\S+: Not this quarter\\.\\n$`),
+    );
   });
 
   it('refusing a request that is no longer pending is a clear error that writes nothing', async (t) => {
     const w = await world(t);
     const r = await request(w, 'BREVO_API_KEY');
     passes(w, ['requests', 'refuse', String(r.request_id), '--reason', 'no']);
-    fails(w, ['requests', 'refuse', String(r.request_id), '--reason', 'again'], new RegExp(`^colony: ErrRequestNotPending: resource request ${r.request_id} is rejected, not pending$`));
+    fails(
+      w,
+      ['requests', 'refuse', String(r.request_id), '--reason', 'again'],
+      new RegExp(`^colony: ErrRequestNotPending: resource request ${r.request_id} is rejected, not pending$`),
+    );
     const done = await request(w, 'TEAM_KEY');
     passes(w, ['secrets', 'set', 'TEAM_KEY', 'value-1', '--scope', 'user:owner']);
-    assert.deepEqual((json(w, ['requests', 'list', '--status', 'fulfilled']) as Body[]).map((x) => [x.id, x.fulfilled_scope]), [[done.request_id, 'user:owner']]);
-    fails(w, ['requests', 'refuse', String(done.request_id), '--reason', 'too late'], /ErrRequestNotPending: resource request \d+ is fulfilled, not pending$/);
+    assert.deepEqual(
+      (json(w, ['requests', 'list', '--status', 'fulfilled']) as Body[]).map((x) => [x.id, x.fulfilled_scope]),
+      [[done.request_id, 'user:owner']],
+    );
+    fails(
+      w,
+      ['requests', 'refuse', String(done.request_id), '--reason', 'too late'],
+      /ErrRequestNotPending: resource request \d+ is fulfilled, not pending$/,
+    );
   });
 
   it('bad input, unknown and foreign requests: one line on stderr, exit 1, nothing appended', async (t) => {
@@ -102,34 +167,75 @@ describe('colony requests', () => {
     const mine = await request(w, 'BREVO_API_KEY');
     const other = w.f.addOwner('other-owner');
     const stranger = await w.f.connect(w.f.addAgent('outsider', { ownerId: other.userId }).token);
-    const og = await ok(await w.f.connect(other.token), 'create_goal', { title: 'Other goal', description: 'Another team entirely.' });
-    const op = await ok(await w.f.connect(other.token), 'propose_task_tree', { goal_id: og.goal_id, tree: { title: 'Their task', description: 'Theirs alone.' } });
+    const og = await ok(await w.f.connect(other.token), 'create_goal', {
+      title: 'Other goal',
+      description: 'Another team entirely.',
+    });
+    const op = await ok(await w.f.connect(other.token), 'propose_task_tree', {
+      goal_id: og.goal_id,
+      tree: { title: 'Their task', description: 'Theirs alone.' },
+    });
     await ok(await w.f.connect(other.token), 'react', { message_id: op.proposal_message_id, reaction: 'approve' });
-    const otherTask = ((await ok(await w.f.connect(other.token), 'get_goal', { goal_id: og.goal_id })).tasks_tree as { id: number }[])[0]!.id;
-    const foreign = await ok(stranger, 'request_resource', { name: 'THEIR_KEY', resource_type: 'url', reason: 'their own need', task_id: otherTask });
+    const otherTask = (
+      (await ok(await w.f.connect(other.token), 'get_goal', { goal_id: og.goal_id })).tasks_tree as { id: number }[]
+    )[0]!.id;
+    const foreign = await ok(stranger, 'request_resource', {
+      name: 'THEIR_KEY',
+      resource_type: 'url',
+      reason: 'their own need',
+      task_id: otherTask,
+    });
 
-    fails(w, ['requests', 'refuse', 'abc', '--reason', 'no'], /^colony: request id must be a positive integer, not "abc"$/);
+    fails(
+      w,
+      ['requests', 'refuse', 'abc', '--reason', 'no'],
+      /^colony: request id must be a positive integer, not "abc"$/,
+    );
     fails(w, ['requests', 'refuse', '0', '--reason', 'no'], /positive integer/);
     fails(w, ['requests', 'refuse', String(mine.request_id)], /required option '--reason <text>' not specified/);
     fails(w, ['requests', 'refuse', String(mine.request_id), '--reason', '   '], /--reason must be 1–2000 characters/);
-    fails(w, ['requests', 'refuse', String(mine.request_id), '--reason', 'x'.repeat(2001)], /--reason must be 1–2000 characters/);
+    fails(
+      w,
+      ['requests', 'refuse', String(mine.request_id), '--reason', 'x'.repeat(2001)],
+      /--reason must be 1–2000 characters/,
+    );
     fails(w, ['requests', 'refuse', '999', '--reason', 'no'], /^colony: ErrNotFound: resource request 999 not found$/);
-    fails(w, ['requests', 'refuse', String(foreign.request_id), '--reason', 'no'], /ErrNotFound: resource request \d+ not found$/);
-    fails(w, ['requests', 'list', '--status', 'open'], /^colony: --status must be one of pending, fulfilled, rejected, revoked, not "open"$/);
+    fails(
+      w,
+      ['requests', 'refuse', String(foreign.request_id), '--reason', 'no'],
+      /ErrNotFound: resource request \d+ not found$/,
+    );
+    fails(
+      w,
+      ['requests', 'list', '--status', 'open'],
+      /^colony: --status must be one of pending, fulfilled, rejected, revoked, not "open"$/,
+    );
     fails(w, ['requests', 'list', '--limit', '0'], /--limit must be a whole number from 1 to 1000/);
     fails(w, ['requests', 'list', '--limit', 'many'], /--limit must be a whole number/);
-    assert.deepEqual((json(w, ['requests', 'list']) as Body[]).map((r) => r.id), [mine.request_id], 'another tenant\'s request is never listed');
+    assert.deepEqual(
+      (json(w, ['requests', 'list']) as Body[]).map((r) => r.id),
+      [mine.request_id],
+      "another tenant's request is never listed",
+    );
     assert.equal(getResourceRequest(w.f.app.engine.db, mine.request_id)!.status, 'pending');
-    for (const args of [['requests', '--help'], ['requests', 'list', '--help'], ['requests', 'refuse', '--help']]) assert.match(passes(w, args), /Usage: colony requests/);
+    for (const args of [
+      ['requests', '--help'],
+      ['requests', 'list', '--help'],
+      ['requests', 'refuse', '--help'],
+    ])
+      assert.match(passes(w, args), /Usage: colony requests/);
   });
 
-  it('prints an agent\'s hostile reason escaped, on one line', async (t) => {
+  it("prints an agent's hostile reason escaped, on one line", async (t) => {
     const w = await world(t);
     const r = await request(w, 'BREVO_API_KEY', 'need it\n#99  pending  FAKE \x1b[2J\u202eevil');
     const out = passes(w, ['requests', 'list']);
     assert.equal(out.trimEnd().split('\n').length, 1, out);
     assert.ok(!out.includes('\x1b') && !out.includes('\u202e'));
-    assert.match(out, new RegExp(`^#${r.request_id} .*need it\\\\u000a#99  pending  FAKE \\\\u001b\\[2J\\\\u202eevil\\n$`));
+    assert.match(
+      out,
+      new RegExp(`^#${r.request_id} .*need it\\\\u000a#99  pending  FAKE \\\\u001b\\[2J\\\\u202eevil\\n$`),
+    );
     assert.equal((json(w, ['requests', 'list']) as Body[])[0]!.reason, 'need it\n#99  pending  FAKE \x1b[2J\u202eevil');
   });
 });

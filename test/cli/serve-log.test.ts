@@ -41,13 +41,19 @@ async function entry(msg: string, fields: Body = {}): Promise<Body> {
 
 before(async () => {
   live = colonyLive(['serve', '--data', dir, '--port', '0', '--sandbox', 'off']);
-  const base = (await live.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 'stderr')).match(/http:\/\/127\.0\.0\.1:\d+/)![0];
+  const base = (await live.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, 'stderr')).match(
+    /http:\/\/127\.0\.0\.1:\d+/,
+  )![0];
   const token = (await live.waitFor(/Owner "owner" token/, 'stderr')).match(/colony_\S+/)![0];
   // Everything serve writes from now on, to show what never appears in it.
   stderr = [];
   live.proc.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
   owner = new Client({ name: 'serve-log-test', version: '0' });
-  await owner.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await owner.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', base), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
 });
 after(async () => {
   await owner.close();
@@ -58,12 +64,24 @@ describe('colony serve logs', () => {
   let goalId: number;
 
   it('a write call is one JSON line: principal, tool, outcome, ms — no argument values; a read call is none', async () => {
-    goalId = (await ok('create_goal', { title: TITLE, description: `Every note reviewed; the key ${SECRETISH} is not ours.`, budget_tokens: 100 })).goal_id as number;
+    goalId = (
+      await ok('create_goal', {
+        title: TITLE,
+        description: `Every note reviewed; the key ${SECRETISH} is not ours.`,
+        budget_tokens: 100,
+      })
+    ).goal_id as number;
     const e = await entry('tool call', { tool: 'create_goal' });
-    assert.deepEqual([e.level, e.principal, e.principalId, e.outcome, e.code, typeof e.ms], [30, 'user:owner', 'user:1', 'success', null, 'number']);
+    assert.deepEqual(
+      [e.level, e.principal, e.principalId, e.outcome, e.code, typeof e.ms],
+      [30, 'user:owner', 'user:1', 'success', null, 'number'],
+    );
     await ok('list_goals', {});
     await ok('get_goal', { goal_id: goalId });
-    const refused = (await owner.callTool({ name: 'complete_goal', arguments: { goal_id: 999, status: 'completed', summary: 'x' } })) as CallToolResult;
+    const refused = (await owner.callTool({
+      name: 'complete_goal',
+      arguments: { goal_id: 999, status: 'completed', summary: 'x' },
+    })) as CallToolResult;
     assert.equal(refused.isError, true);
     const failed = await entry('tool call', { tool: 'complete_goal' });
     assert.deepEqual([failed.outcome, failed.code], ['error', 'ErrGoalNotFound']);
@@ -79,7 +97,8 @@ describe('colony serve logs', () => {
     const e = await entry('proposal approved', { proposalId: p.proposal_id as number });
     assert.deepEqual([e.goalId, e.kind, e.by, e.auto, e.tasks], [goalId, 'task_tree', 'owner', false, 1]);
 
-    const other = (await ok('create_goal', { title: 'Audit the docs', description: 'Every page against the code.' })).goal_id as number;
+    const other = (await ok('create_goal', { title: 'Audit the docs', description: 'Every page against the code.' }))
+      .goal_id as number;
     const q = await ok('propose_task_tree', { goal_id: other, tree: leaf });
     const cli = colony(['reject', String(q.proposal_id), '--reason', 'Not now', '--data', dir]);
     assert.equal(cli.code, 0, cli.stderr);
@@ -98,11 +117,31 @@ describe('colony serve logs', () => {
   it('runs started and finished', async () => {
     const prompt = join(scratch.dir, 'prompt.md');
     writeFileSync(prompt, 'You check one thing and stop.');
-    assert.equal(colony(['agents', 'create', 'checker', '--model', 'test-model', '--prompt-file', prompt, '--tools', 'whoami', '--command', 'true', '--data', dir]).code, 0);
+    assert.equal(
+      colony([
+        'agents',
+        'create',
+        'checker',
+        '--model',
+        'test-model',
+        '--prompt-file',
+        prompt,
+        '--tools',
+        'whoami',
+        '--command',
+        'true',
+        '--data',
+        dir,
+      ]).code,
+      0,
+    );
     const woke = colony(['agents', 'wake', 'checker', '--json', '--data', dir]);
     assert.equal(woke.code, 0, woke.stderr);
     const started = await entry('run started', { agent: 'checker' });
     const finished = await entry('run finished', { runId: started.runId as number });
-    assert.deepEqual([started.source, finished.agent, finished.status, finished.exitCode], ['manual', 'checker', 'succeeded', 0]);
+    assert.deepEqual(
+      [started.source, finished.agent, finished.status, finished.exitCode],
+      ['manual', 'checker', 'succeeded', 0],
+    );
   });
 });

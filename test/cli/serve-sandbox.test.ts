@@ -13,7 +13,10 @@ describe('colony serve --sandbox', () => {
     t.after(() => scratch.cleanup());
     const bad = colony(['serve', '--sandbox', 'maybe', '--port', '0', '--data', scratch.dir]);
     assert.deepEqual([bad.code, bad.stderr], [1, 'colony: --sandbox must be on or off, not "maybe"\n']);
-    for (const [flag, said] of [['on', /run confined \(bubblewrap\)/], ['off', /^WARNING: --sandbox off: agent runs and command verifiers run UNCONFINED/]] as const) {
+    for (const [flag, said] of [
+      ['on', /run confined \(bubblewrap\)/],
+      ['off', /^WARNING: --sandbox off: agent runs and command verifiers run UNCONFINED/],
+    ] as const) {
       const serve = colonyLive(['serve', '--sandbox', flag, '--port', '0', '--data', scratch.dir]);
       try {
         await serve.waitFor(said, 'stderr');

@@ -19,17 +19,23 @@ after(() => scratch.cleanup());
 let registerHook = '';
 before(() => {
   const hooks = join(scratch.dir, 'hooks.mjs');
-  writeFileSync(hooks, [
-    "import { appendFileSync } from 'node:fs';",
-    'let out;',
-    'export function initialize(data) { out = data.out; }',
-    "export async function load(url, context, next) { appendFileSync(out, `${url}\\n`); return next(url, context); }",
-  ].join('\n'));
+  writeFileSync(
+    hooks,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      'let out;',
+      'export function initialize(data) { out = data.out; }',
+      'export async function load(url, context, next) { appendFileSync(out, `${url}\\n`); return next(url, context); }',
+    ].join('\n'),
+  );
   registerHook = join(scratch.dir, 'register.mjs');
-  writeFileSync(registerHook, [
-    "import { register } from 'node:module';",
-    `register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { out: process.env.COLONY_TEST_MODULE_LOG } });`,
-  ].join('\n'));
+  writeFileSync(
+    registerHook,
+    [
+      "import { register } from 'node:module';",
+      `register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { out: process.env.COLONY_TEST_MODULE_LOG } });`,
+    ].join('\n'),
+  );
 });
 
 let runs = 0;
@@ -38,10 +44,15 @@ function loadedBy(args: readonly string[]): { code: number | null; stdout: strin
   const log = join(scratch.dir, `modules-${++runs}.txt`);
   writeFileSync(log, '');
   const r = spawnSync(process.execPath, ['--import', pathToFileURL(registerHook).href, COLONY_BIN, ...args], {
-    encoding: 'utf8', env: { ...process.env, COLONY_DATA: '', COLONY_TEST_MODULE_LOG: log }, timeout: 60_000,
+    encoding: 'utf8',
+    env: { ...process.env, COLONY_DATA: '', COLONY_TEST_MODULE_LOG: log },
+    timeout: 60_000,
   });
   const root = pathToFileURL(join(COLONY_BIN, '..', '..')).href;
-  const modules = readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith(`${root}/`)).map((u) => u.slice(root.length + 1));
+  const modules = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((u) => u.startsWith(`${root}/`))
+    .map((u) => u.slice(root.length + 1));
   return { code: r.status, stdout: r.stdout, modules };
 }
 
@@ -55,8 +66,14 @@ function assertNone(modules: string[], patterns: RegExp[], what: string): void {
 }
 
 describe('colony startup', () => {
-  it('--help, and a command\'s --help, load none of the app, the store or the MCP SDK', () => {
-    for (const args of [['--help'], ['agents', 'create', '--help'], ['secrets', 'set', '--help'], ['serve', '--help'], ['demo', '--help']]) {
+  it("--help, and a command's --help, load none of the app, the store or the MCP SDK", () => {
+    for (const args of [
+      ['--help'],
+      ['agents', 'create', '--help'],
+      ['secrets', 'set', '--help'],
+      ['serve', '--help'],
+      ['demo', '--help'],
+    ]) {
       const r = loadedBy(args);
       assert.equal(r.code, 0, args.join(' '));
       assert.match(r.stdout, /^Usage: colony/);
@@ -74,7 +91,10 @@ describe('colony startup', () => {
     const verify = loadedBy(['verify', '--data', dir]);
     assert.equal(verify.code, 0);
     assert.match(verify.stdout, /^ok: \d+ events/);
-    assert.ok(verify.modules.some((m) => m.startsWith('node_modules/better-sqlite3/')), 'the hook sees better-sqlite3 when it is loaded');
+    assert.ok(
+      verify.modules.some((m) => m.startsWith('node_modules/better-sqlite3/')),
+      'the hook sees better-sqlite3 when it is loaded',
+    );
     assertNone(verify.modules, [...SERVING, /^node_modules\/zod\//, /^src\/(app|report|demo)/], 'colony verify');
   });
 });

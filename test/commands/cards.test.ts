@@ -2,7 +2,10 @@ import { describe, it } from 'node:test';
 import { spec } from '../helpers/decider-spec.js';
 import { cardDecider, type CardEvent } from '../../testkit/cards.js';
 
-const opened: CardEvent = { type: 'CardOpened', data: { cardId: 1, title: 'Write tests', column: 'todo', priority: 'normal' } };
+const opened: CardEvent = {
+  type: 'CardOpened',
+  data: { cardId: 1, title: 'Write tests', column: 'todo', priority: 'normal' },
+};
 const closed: CardEvent = { type: 'CardClosed', data: { cardId: 1, column: 'done', reason: 'shipped' } };
 
 describe('the test domain decider (given/when/then)', () => {
@@ -14,11 +17,17 @@ describe('the test domain decider (given/when/then)', () => {
   });
 
   it('refuses to open a card twice', () => {
-    spec(cardDecider).given([opened]).when({ type: 'OpenCard', cardId: 1, title: 'Again', column: 'todo' }).thenThrows('ErrCardExists');
+    spec(cardDecider)
+      .given([opened])
+      .when({ type: 'OpenCard', cardId: 1, title: 'Again', column: 'todo' })
+      .thenThrows('ErrCardExists');
   });
 
   it('refuses a title shorter than three characters', () => {
-    spec(cardDecider).given([]).when({ type: 'OpenCard', cardId: 1, title: 'ab', column: 'todo' }).thenThrows('ErrInvalidInput', 'title');
+    spec(cardDecider)
+      .given([])
+      .when({ type: 'OpenCard', cardId: 1, title: 'ab', column: 'todo' })
+      .thenThrows('ErrInvalidInput', 'title');
   });
 
   it('does nothing when moving a card to the column it is in', () => {

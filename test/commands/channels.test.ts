@@ -9,78 +9,215 @@ const helper: Speaker = { key: 'agent-2', name: 'helper', tenant: 1 };
 const outsider: Speaker = { key: 'agent-9', name: 'outsider', tenant: 2 };
 const system: Speaker = { key: 'system', name: 'system', tenant: 1 };
 
-const requests: ChannelCreated = { type: 'ChannelCreated', data: { channelId: 3, ownerId: 1, name: 'requests', kind: 'public', members: [], description: 'r' } };
-const dm: ChannelCreated = { type: 'ChannelCreated', data: { channelId: 4, ownerId: 1, name: 'dm:agent-1:agent-2', kind: 'dm', members: ['agent-1', 'agent-2'], description: 'd' } };
-const posted = (messageId: number, channelId = 3, from = worker): MessagePosted => ({ type: 'MessagePosted', data: {
-  messageId, channelId, kind: 'message', from: from.key, fromName: from.name, body: 'hello', subject: null, priority: 5, metadata: null, replyTo: null,
-} });
-const reacted = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress'): ReactionAdded =>
-  ({ type: 'ReactionAdded', data: { messageId: 7, reaction, by: by.key, byName: by.name, metadata: null } });
-const post = (by: Speaker, extra: Partial<Extract<ChannelCommand, { type: 'PostMessage' }>> = {}): ChannelCommand =>
-  ({ type: 'PostMessage', by, kind: 'message', body: 'hello', subject: null, priority: 5, metadata: null, replyTo: null, replyToChannel: null, ...extra });
+const requests: ChannelCreated = {
+  type: 'ChannelCreated',
+  data: { channelId: 3, ownerId: 1, name: 'requests', kind: 'public', members: [], description: 'r' },
+};
+const dm: ChannelCreated = {
+  type: 'ChannelCreated',
+  data: {
+    channelId: 4,
+    ownerId: 1,
+    name: 'dm:agent-1:agent-2',
+    kind: 'dm',
+    members: ['agent-1', 'agent-2'],
+    description: 'd',
+  },
+};
+const posted = (messageId: number, channelId = 3, from = worker): MessagePosted => ({
+  type: 'MessagePosted',
+  data: {
+    messageId,
+    channelId,
+    kind: 'message',
+    from: from.key,
+    fromName: from.name,
+    body: 'hello',
+    subject: null,
+    priority: 5,
+    metadata: null,
+    replyTo: null,
+  },
+});
+const reacted = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress'): ReactionAdded => ({
+  type: 'ReactionAdded',
+  data: { messageId: 7, reaction, by: by.key, byName: by.name, metadata: null },
+});
+const post = (by: Speaker, extra: Partial<Extract<ChannelCommand, { type: 'PostMessage' }>> = {}): ChannelCommand => ({
+  type: 'PostMessage',
+  by,
+  kind: 'message',
+  body: 'hello',
+  subject: null,
+  priority: 5,
+  metadata: null,
+  replyTo: null,
+  replyToChannel: null,
+  ...extra,
+});
 // Message 7 as the projection holds it (the fact the caller passes in): in channel 3, carrying `held`.
-const react = (by: Speaker, reaction: ReactionAdded['data']['reaction'] = 'in_progress', held: HeldReaction[] = [], channelId = 3): ChannelCommand =>
-  ({ type: 'ToggleReaction', by, messageId: 7, reaction, metadata: null, target: { channelId, held } });
-const holds = (by: Speaker, reaction: HeldReaction['reaction'] = 'in_progress'): HeldReaction => ({ reaction, by: by.key, byName: by.name });
+const react = (
+  by: Speaker,
+  reaction: ReactionAdded['data']['reaction'] = 'in_progress',
+  held: HeldReaction[] = [],
+  channelId = 3,
+): ChannelCommand => ({
+  type: 'ToggleReaction',
+  by,
+  messageId: 7,
+  reaction,
+  metadata: null,
+  target: { channelId, held },
+});
+const holds = (by: Speaker, reaction: HeldReaction['reaction'] = 'in_progress'): HeldReaction => ({
+  reaction,
+  by: by.key,
+  byName: by.name,
+});
 
 describe('channel decider', () => {
   it('creates a channel once, with a valid name', () => {
     spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: requests.data }).then([requests]);
-    spec(channelDecider).given([requests]).when({ type: 'CreateChannel', channel: requests.data }).thenThrows('ErrChannelExists');
-    spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: { ...requests.data, name: 'Bad Name' } }).thenThrows('ErrInvalidInput', 'name');
-    spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: { ...dm.data, members: ['agent-1', 'agent-1'] } }).thenThrows('ErrInvalidInput');
+    spec(channelDecider)
+      .given([requests])
+      .when({ type: 'CreateChannel', channel: requests.data })
+      .thenThrows('ErrChannelExists');
+    spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: { ...requests.data, name: 'Bad Name' } })
+      .thenThrows('ErrInvalidInput', 'name');
+    spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: { ...dm.data, members: ['agent-1', 'agent-1'] } })
+      .thenThrows('ErrInvalidInput');
   });
 
   it('posts a message with the next message id', () => {
-    spec(channelDecider).given([requests]).when(post(worker), { ids: { message: 6 } }).then([posted(7)]);
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker), { ids: { message: 6 } })
+      .then([posted(7)]);
   });
 
   it('posts system messages as system', () => {
-    const expected = { ...posted(1), data: { ...posted(1).data, kind: 'system' as const, from: 'system', fromName: 'system' } };
-    spec(channelDecider).given([requests]).when(post(system, { kind: 'system' })).then([expected]);
+    const expected = {
+      ...posted(1),
+      data: { ...posted(1).data, kind: 'system' as const, from: 'system', fromName: 'system' },
+    };
+    spec(channelDecider)
+      .given([requests])
+      .when(post(system, { kind: 'system' }))
+      .then([expected]);
   });
 
   it('refuses posts to a missing channel, empty bodies, unknown reply_to and outsiders', () => {
     spec(channelDecider).given([]).when(post(worker)).thenThrows('ErrNotFound');
-    spec(channelDecider).given([requests]).when(post(worker, { body: '   ' })).thenThrows('ErrInvalidInput', 'body');
-    spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99 })).thenThrows('ErrNotFound', '99');
-    spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99, replyToChannel: 4 })).thenThrows('ErrNotFound', '99');
-    spec(channelDecider).given([requests]).when(post(worker, { replyTo: 99, replyToChannel: 3 })).then([{ ...posted(1), data: { ...posted(1).data, replyTo: 99 } }]);
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker, { body: '   ' }))
+      .thenThrows('ErrInvalidInput', 'body');
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker, { replyTo: 99 }))
+      .thenThrows('ErrNotFound', '99');
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker, { replyTo: 99, replyToChannel: 4 }))
+      .thenThrows('ErrNotFound', '99');
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker, { replyTo: 99, replyToChannel: 3 }))
+      .then([{ ...posted(1), data: { ...posted(1).data, replyTo: 99 } }]);
     spec(channelDecider).given([requests]).when(post(outsider)).thenThrows('ErrNotMember');
   });
 
   it('admits only the two members to a dm channel', () => {
-    spec(channelDecider).given([dm]).when(post(helper)).then([posted(1, 4, helper)]);
-    spec(channelDecider).given([dm]).when(post({ key: 'user-1', name: 'owner', tenant: 1 })).thenThrows('ErrNotMember');
+    spec(channelDecider)
+      .given([dm])
+      .when(post(helper))
+      .then([posted(1, 4, helper)]);
+    spec(channelDecider)
+      .given([dm])
+      .when(post({ key: 'user-1', name: 'owner', tenant: 1 }))
+      .thenThrows('ErrNotMember');
   });
 
   it('toggles reactions: a second call removes', () => {
-    spec(channelDecider).given([requests, posted(7)]).when(react(worker)).then([reacted(worker)]);
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(worker, 'in_progress', [holds(worker)]))
+    spec(channelDecider)
+      .given([requests, posted(7)])
+      .when(react(worker))
+      .then([reacted(worker)]);
+    spec(channelDecider)
+      .given([requests, posted(7), reacted(worker)])
+      .when(react(worker, 'in_progress', [holds(worker)]))
       .then([{ type: 'ReactionRemoved', data: { messageId: 7, reaction: 'in_progress', by: worker.key } }]);
   });
 
   it('gives in_progress to one holder at a time', () => {
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper, 'in_progress', [holds(worker)])).thenThrows('ErrAlreadyClaimed', 'already claimed by worker');
-    spec(channelDecider).given([requests, posted(7), reacted(worker), { type: 'ReactionRemoved', data: { messageId: 7, reaction: 'in_progress', by: worker.key } }])
-      .when(react(helper)).then([reacted(helper)]);
-    spec(channelDecider).given([requests, posted(7), reacted(worker)]).when(react(helper, 'done', [holds(worker)])).then([reacted(helper, 'done')]);
+    spec(channelDecider)
+      .given([requests, posted(7), reacted(worker)])
+      .when(react(helper, 'in_progress', [holds(worker)]))
+      .thenThrows('ErrAlreadyClaimed', 'already claimed by worker');
+    spec(channelDecider)
+      .given([
+        requests,
+        posted(7),
+        reacted(worker),
+        { type: 'ReactionRemoved', data: { messageId: 7, reaction: 'in_progress', by: worker.key } },
+      ])
+      .when(react(helper))
+      .then([reacted(helper)]);
+    spec(channelDecider)
+      .given([requests, posted(7), reacted(worker)])
+      .when(react(helper, 'done', [holds(worker)]))
+      .then([reacted(helper, 'done')]);
   });
 
   it('refuses unknown reactions and messages, and more than the limit', () => {
-    spec(channelDecider).given([requests, posted(7)]).when(react(worker, 'awarded' as never)).thenThrows('ErrInvalidReaction');
-    spec(channelDecider).given([requests]).when({ ...react(worker), target: null } as ChannelCommand).thenThrows('ErrNotFound');
+    spec(channelDecider)
+      .given([requests, posted(7)])
+      .when(react(worker, 'awarded' as never))
+      .thenThrows('ErrInvalidReaction');
+    spec(channelDecider)
+      .given([requests])
+      .when({ ...react(worker), target: null } as ChannelCommand)
+      .thenThrows('ErrNotFound');
     // A message of another channel is not found here, whatever its reactions.
-    spec(channelDecider).given([requests]).when(react(worker, 'done', [], 4)).thenThrows('ErrNotFound');
-    const others = Array.from({ length: MAX_REACTIONS }, (_, i) => ({ key: `agent-${100 + i}`, name: `a${i}`, tenant: 1 }));
+    spec(channelDecider)
+      .given([requests])
+      .when(react(worker, 'done', [], 4))
+      .thenThrows('ErrNotFound');
+    const others = Array.from({ length: MAX_REACTIONS }, (_, i) => ({
+      key: `agent-${100 + i}`,
+      name: `a${i}`,
+      tenant: 1,
+    }));
     const full = others.map((o) => reacted(o, 'done'));
-    spec(channelDecider).given([requests, posted(7), ...full]).when(react(worker, 'approve', others.map((o) => holds(o, 'done')))).thenThrows('ErrReactionLimit');
+    spec(channelDecider)
+      .given([requests, posted(7), ...full])
+      .when(
+        react(
+          worker,
+          'approve',
+          others.map((o) => holds(o, 'done')),
+        ),
+      )
+      .thenThrows('ErrReactionLimit');
   });
 
   it('moves read markers forward only', () => {
     const read = { type: 'MessagesRead' as const, data: { principal: worker.key, upTo: 7 } };
-    spec(channelDecider).given([requests, posted(7)]).when({ type: 'MarkRead', by: worker, upTo: 7 }).then([read]);
-    spec(channelDecider).given([requests, posted(5), posted(7), read]).when({ type: 'MarkRead', by: worker, upTo: 5 }).thenNothingHappened();
-    spec(channelDecider).given([requests]).when({ type: 'MarkRead', by: worker, upTo: 0 }).thenThrows('ErrInvalidInput');
+    spec(channelDecider)
+      .given([requests, posted(7)])
+      .when({ type: 'MarkRead', by: worker, upTo: 7 })
+      .then([read]);
+    spec(channelDecider)
+      .given([requests, posted(5), posted(7), read])
+      .when({ type: 'MarkRead', by: worker, upTo: 5 })
+      .thenNothingHappened();
+    spec(channelDecider)
+      .given([requests])
+      .when({ type: 'MarkRead', by: worker, upTo: 0 })
+      .thenThrows('ErrInvalidInput');
   });
 });

@@ -1,7 +1,12 @@
 import { describe, it } from 'node:test';
 import { reputationDecider, type ReputationCommand } from '../../src/commands/reputation.js';
 import type { AgentRegistered, PrincipalEvent } from '../../src/events/principals.js';
-import type { AgentQuarantined, AgentUnquarantined, EvidenceRecorded, ReputationEvent } from '../../src/events/reputation.js';
+import type {
+  AgentQuarantined,
+  AgentUnquarantined,
+  EvidenceRecorded,
+  ReputationEvent,
+} from '../../src/events/reputation.js';
 import { spec } from '../helpers/decider-spec.js';
 
 /**
@@ -11,17 +16,46 @@ import { spec } from '../helpers/decider-spec.js';
  */
 type E = PrincipalEvent | ReputationEvent;
 
-const registered: AgentRegistered = { type: 'AgentRegistered', data: {
-  agentId: 3, name: 'worker', ownerId: 1, model: 'test-model', systemPrompt: 'You are worker.', toolScope: ['claim_task'], tier: 'supervised',
-  command: null, parentId: null, spawnDepth: 0,
-} };
-const evidence = (delta: number, ref = 'task:1 verified=peer:reviewer verdict=reject'): EvidenceRecorded['data'] =>
-  ({ agentId: 3, ownerId: 1, configHash: 'a'.repeat(64), domain: 'default', delta, weight: 1, ref });
-const recorded = (delta: number, ref?: string): EvidenceRecorded => ({ type: 'EvidenceRecorded', data: evidence(delta, ref) });
-const quarantined: AgentQuarantined = { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 } };
+const registered: AgentRegistered = {
+  type: 'AgentRegistered',
+  data: {
+    agentId: 3,
+    name: 'worker',
+    ownerId: 1,
+    model: 'test-model',
+    systemPrompt: 'You are worker.',
+    toolScope: ['claim_task'],
+    tier: 'supervised',
+    command: null,
+    parentId: null,
+    spawnDepth: 0,
+  },
+};
+const evidence = (delta: number, ref = 'task:1 verified=peer:reviewer verdict=reject'): EvidenceRecorded['data'] => ({
+  agentId: 3,
+  ownerId: 1,
+  configHash: 'a'.repeat(64),
+  domain: 'default',
+  delta,
+  weight: 1,
+  ref,
+});
+const recorded = (delta: number, ref?: string): EvidenceRecorded => ({
+  type: 'EvidenceRecorded',
+  data: evidence(delta, ref),
+});
+const quarantined: AgentQuarantined = {
+  type: 'AgentQuarantined',
+  data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 },
+};
 const unquarantined: AgentUnquarantined = { type: 'AgentUnquarantined', data: { agentId: 3, by: 'user:owner' } };
 
-const check = (meanScore: number, threshold = 0.3): ReputationCommand => ({ type: 'CheckQuarantine', agentId: 3, meanScore, threshold });
+const check = (meanScore: number, threshold = 0.3): ReputationCommand => ({
+  type: 'CheckQuarantine',
+  agentId: 3,
+  meanScore,
+  threshold,
+});
 const lift: ReputationCommand = { type: 'Unquarantine', agentId: 3, by: 'user:owner' };
 const given = (events: readonly E[]) => spec(reputationDecider).given(events);
 
@@ -29,38 +63,62 @@ describe('RecordEvidence: evidence is a fact, always recorded', () => {
   for (const [what, history] of [
     ['a fresh agent', [registered]],
     ['an agent with evidence', [registered, recorded(0.5, 'seed:bootstrap'), recorded(-0.2)]],
-    ['a quarantined agent (a running job\'s verdict still counts)', [registered, recorded(-2), quarantined]],
+    ["a quarantined agent (a running job's verdict still counts)", [registered, recorded(-2), quarantined]],
     ['an unquarantined agent', [registered, quarantined, unquarantined]],
   ] as [string, E[]][]) {
     it(`for ${what}`, () => {
       for (const delta of [0.1, -0.2, 0, 0.35]) {
-        given(history).when({ type: 'RecordEvidence', evidence: evidence(delta) }).then([recorded(delta)]);
+        given(history)
+          .when({ type: 'RecordEvidence', evidence: evidence(delta) })
+          .then([recorded(delta)]);
       }
     });
   }
   it('unless the agent does not exist', () => {
-    given([]).when({ type: 'RecordEvidence', evidence: evidence(0.1) }).thenThrows('ErrNotFound');
+    given([])
+      .when({ type: 'RecordEvidence', evidence: evidence(0.1) })
+      .thenThrows('ErrNotFound');
   });
 });
 
 describe('CheckQuarantine: strictly below the threshold, once', () => {
   it('a mean below the threshold quarantines, with the score and the threshold in the event', () => {
-    given([registered, recorded(0.5), recorded(-0.2), recorded(-0.2)]).when(check(0.1)).then([
-      { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 } },
-    ]);
+    given([registered, recorded(0.5), recorded(-0.2), recorded(-0.2)])
+      .when(check(0.1))
+      .then([
+        {
+          type: 'AgentQuarantined',
+          data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 },
+        },
+      ]);
   });
   it('US8-AS1: 0.29 is below 0.3', () => {
-    given([registered]).when(check(0.29)).then([
-      { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.29 below 0.3', score: 0.29, threshold: 0.3 } },
-    ]);
+    given([registered])
+      .when(check(0.29))
+      .then([
+        {
+          type: 'AgentQuarantined',
+          data: { agentId: 3, reason: 'reputation=0.29 below 0.3', score: 0.29, threshold: 0.3 },
+        },
+      ]);
   });
   it('the score in the event is rounded to 3 decimals, the reason to 2', () => {
-    given([registered]).when(check(0.123456, 0.5)).then([
-      { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.12 below 0.5', score: 0.123, threshold: 0.5 } },
-    ]);
-    given([registered]).when(check(0)).then([
-      { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.00 below 0.3', score: 0, threshold: 0.3 } },
-    ]);
+    given([registered])
+      .when(check(0.123456, 0.5))
+      .then([
+        {
+          type: 'AgentQuarantined',
+          data: { agentId: 3, reason: 'reputation=0.12 below 0.5', score: 0.123, threshold: 0.5 },
+        },
+      ]);
+    given([registered])
+      .when(check(0))
+      .then([
+        {
+          type: 'AgentQuarantined',
+          data: { agentId: 3, reason: 'reputation=0.00 below 0.3', score: 0, threshold: 0.3 },
+        },
+      ]);
   });
   it('at exactly the threshold nothing happens', () => {
     given([registered]).when(check(0.3)).thenNothingHappened();
@@ -72,12 +130,19 @@ describe('CheckQuarantine: strictly below the threshold, once', () => {
   });
   it('an agent already quarantined is not quarantined again', () => {
     given([registered, quarantined]).when(check(0.1)).thenNothingHappened();
-    given([registered, quarantined, recorded(-0.2)]).when(check(0)).thenNothingHappened();
+    given([registered, quarantined, recorded(-0.2)])
+      .when(check(0))
+      .thenNothingHappened();
   });
   it('after an unquarantine, a mean still below the threshold quarantines again', () => {
-    given([registered, quarantined, unquarantined]).when(check(0.1)).then([
-      { type: 'AgentQuarantined', data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 } },
-    ]);
+    given([registered, quarantined, unquarantined])
+      .when(check(0.1))
+      .then([
+        {
+          type: 'AgentQuarantined',
+          data: { agentId: 3, reason: 'reputation=0.10 below 0.3', score: 0.1, threshold: 0.3 },
+        },
+      ]);
   });
   it('an unknown agent is ErrNotFound', () => {
     given([]).when(check(0.1)).thenThrows('ErrNotFound');

@@ -28,13 +28,39 @@ function refuses(state: Task, command: TaskCommand): boolean {
     throw e;
   }
 }
-const created = (verifier: TaskCreated['data']['verifier'] = { kind: 'auto' }): Task => run(taskDecider.initialState(), { type: 'CreateTask', task: {
-  taskId: 1, goalId: null, ownerId: 1, projectId: 1, parentId: null, depth: 0, ancestry: [], title: 'A task', description: 'd', acceptanceCriteria: '',
-  billingCode: 'p', budgets: { tokens: null, cents: null }, verifier, heartbeat: null, status: 'proposed', proposalId: null, channelId: 1, by,
-} });
+const created = (verifier: TaskCreated['data']['verifier'] = { kind: 'auto' }): Task =>
+  run(taskDecider.initialState(), {
+    type: 'CreateTask',
+    task: {
+      taskId: 1,
+      goalId: null,
+      ownerId: 1,
+      projectId: 1,
+      parentId: null,
+      depth: 0,
+      ancestry: [],
+      title: 'A task',
+      description: 'd',
+      acceptanceCriteria: '',
+      billingCode: 'p',
+      budgets: { tokens: null, cents: null },
+      verifier,
+      heartbeat: null,
+      status: 'proposed',
+      proposalId: null,
+      channelId: 1,
+      by,
+    },
+  });
 const x = (s: Task): string => (s.status === 'absent' ? 'absent' : XYLOCOPA_STATUS[s.status]);
 
-const claim: TaskCommand = { type: 'ClaimTask', agent: { ...agent, quarantined: false }, leaseMs: 60_000, reservation: { tokens: 0, cents: 0 }, goalStatus: null };
+const claim: TaskCommand = {
+  type: 'ClaimTask',
+  agent: { ...agent, quarantined: false },
+  leaseMs: 60_000,
+  reservation: { tokens: 0, cents: 0 },
+  goalStatus: null,
+};
 const dispatch: TaskCommand = { type: 'DispatchTask', by };
 const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by };
 const complete: TaskCommand = { type: 'CompleteTask', agent, summary: 'done', artifactMessageIds: [] };
@@ -43,8 +69,14 @@ const inbox = () => created();
 const pending = () => run(inbox(), dispatch);
 const executing = () => run(pending(), claim);
 /** A peer-verified task whose peer rejected the work. */
-const failed = () => run(run(run(run(created({ kind: 'peer', agent_id: 9 }), dispatch), claim), complete),
-  { type: 'VerifyTask', verdict: 'reject', reason: 'wrong', verifier: { key: 'agent-9', name: 'rev' }, as: { kind: 'peer', agentId: 9 } });
+const failed = () =>
+  run(run(run(run(created({ kind: 'peer', agent_id: 9 }), dispatch), claim), complete), {
+    type: 'VerifyTask',
+    verdict: 'reject',
+    reason: 'wrong',
+    verifier: { key: 'agent-9', name: 'rev' },
+    as: { kind: 'peer', agentId: 9 },
+  });
 const timedOut = () => run(executing(), timeOut);
 
 describe('xylocopa §1.6 on Colony', () => {
@@ -83,7 +115,8 @@ describe('xylocopa §1.6 on Colony', () => {
     const done = run(executing(), complete);
     const dropped = run(pending(), cancel);
     for (const s of [done, dropped]) {
-      for (const c of [dispatch, claim, cancel]) assert.ok(refuses(s, c) || taskDecider.decide(c, s, ctx).length === 0, `${x(s)} stays`);
+      for (const c of [dispatch, claim, cancel])
+        assert.ok(refuses(s, c) || taskDecider.decide(c, s, ctx).length === 0, `${x(s)} stays`);
     }
   });
 });

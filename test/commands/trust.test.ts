@@ -33,14 +33,23 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
     const base = configHash(baseConfig());
     for (const field of ['tool_scope', 'skills', 'subagents', 'mcp_servers'] as const) {
       it(`shuffling ${field}`, () => {
-        for (const order of [...rotations(baseConfig()[field] as unknown[]), reversed(baseConfig()[field] as unknown[])]) {
+        for (const order of [
+          ...rotations(baseConfig()[field] as unknown[]),
+          reversed(baseConfig()[field] as unknown[]),
+        ]) {
           assert.equal(configHash({ ...baseConfig(), [field]: order }), base, `${field} = ${JSON.stringify(order)}`);
         }
       });
     }
     it('shuffling all four at once', () => {
       const c = baseConfig();
-      const all = { ...c, tool_scope: ['summarize', 'search', 'fetch'], skills: reversed(c.skills), subagents: reversed(c.subagents), mcp_servers: reversed(c.mcp_servers) };
+      const all = {
+        ...c,
+        tool_scope: ['summarize', 'search', 'fetch'],
+        skills: reversed(c.skills),
+        subagents: reversed(c.subagents),
+        mcp_servers: reversed(c.mcp_servers),
+      };
       assert.equal(configHash(all), base);
     });
     it('is the same on every call and for equal configs built separately', () => {
@@ -49,12 +58,20 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
     });
     it('servers with the same name are ordered by url, then transport (not by input order)', () => {
       const servers: AgentMcpServer[] = [
-        { name: 'x', url: 'http://b', transport: 'http' }, { name: 'x', url: 'http://a', transport: 'sse' }, { name: 'x', url: 'http://a', transport: 'http' },
+        { name: 'x', url: 'http://b', transport: 'http' },
+        { name: 'x', url: 'http://a', transport: 'sse' },
+        { name: 'x', url: 'http://a', transport: 'http' },
       ];
       const h = configHash({ ...EMPTY, mcp_servers: servers });
-      for (const order of [...rotations(servers), reversed(servers)]) assert.equal(configHash({ ...EMPTY, mcp_servers: order }), h);
-      assert.equal(h, sha256('{"mcp_servers":[{"name":"x","transport":"http","url":"http://a"},{"name":"x","transport":"sse","url":"http://a"},'
-        + '{"name":"x","transport":"http","url":"http://b"}],"model":"","skills":[],"subagents":[],"system_prompt":"","tool_scope":[]}'));
+      for (const order of [...rotations(servers), reversed(servers)])
+        assert.equal(configHash({ ...EMPTY, mcp_servers: order }), h);
+      assert.equal(
+        h,
+        sha256(
+          '{"mcp_servers":[{"name":"x","transport":"http","url":"http://a"},{"name":"x","transport":"sse","url":"http://a"},' +
+            '{"name":"x","transport":"http","url":"http://b"}],"model":"","skills":[],"subagents":[],"system_prompt":"","tool_scope":[]}',
+        ),
+      );
     });
   });
 
@@ -66,11 +83,32 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       ['a tool is added', { ...baseConfig(), tool_scope: ['search', 'fetch', 'summarize', 'translate'] }],
       ['a tool is removed', { ...baseConfig(), tool_scope: ['search', 'fetch'] }],
       ['a tool is renamed (summarize → summarise)', { ...baseConfig(), tool_scope: ['search', 'fetch', 'summarise'] }],
-      ['an MCP server url changes', { ...baseConfig(), mcp_servers: [{ name: 'synapbus', url: 'http://localhost:8081/mcp', transport: 'http' }, { name: 'fs', url: 'stdio://fs', transport: 'stdio' }] }],
-      ['an MCP server transport changes', { ...baseConfig(), mcp_servers: [{ name: 'synapbus', url: 'http://localhost:8080/mcp', transport: 'sse' }, { name: 'fs', url: 'stdio://fs', transport: 'stdio' }] }],
+      [
+        'an MCP server url changes',
+        {
+          ...baseConfig(),
+          mcp_servers: [
+            { name: 'synapbus', url: 'http://localhost:8081/mcp', transport: 'http' },
+            { name: 'fs', url: 'stdio://fs', transport: 'stdio' },
+          ],
+        },
+      ],
+      [
+        'an MCP server transport changes',
+        {
+          ...baseConfig(),
+          mcp_servers: [
+            { name: 'synapbus', url: 'http://localhost:8080/mcp', transport: 'sse' },
+            { name: 'fs', url: 'stdio://fs', transport: 'stdio' },
+          ],
+        },
+      ],
       ['a skill is added', { ...baseConfig(), skills: ['writing', 'research', 'editing'] }],
       ['a subagent is removed', { ...baseConfig(), subagents: ['reviewer'] }],
-      ['a value moves between fields (tool → skill)', { ...baseConfig(), tool_scope: ['search', 'fetch'], skills: ['writing', 'research', 'summarize'] }],
+      [
+        'a value moves between fields (tool → skill)',
+        { ...baseConfig(), tool_scope: ['search', 'fetch'], skills: ['writing', 'research', 'summarize'] },
+      ],
     ];
     for (const [what, config] of cases) {
       it(`differs when ${what}`, () => assert.notEqual(configHash(config), base));
@@ -88,18 +126,20 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       assert.match(h, /^[0-9a-f]{64}$/);
       assert.match(configHash(baseConfig()), /^[0-9a-f]{64}$/);
     });
-    it('the empty config hashes its RFC 8785 form with [] arrays (not the Go quirk\'s null)', () => {
+    it("the empty config hashes its RFC 8785 form with [] arrays (not the Go quirk's null)", () => {
       const canonical = '{"mcp_servers":[],"model":"","skills":[],"subagents":[],"system_prompt":"","tool_scope":[]}';
       assert.equal(configHash(EMPTY), sha256(canonical));
       // reference §6.1's Go-parity vector serializes the empty string arrays as null; DESIGN §3.10 keeps [].
-      const goQuirk = '{"mcp_servers":[],"model":"","skills":null,"subagents":null,"system_prompt":"","tool_scope":null}';
+      const goQuirk =
+        '{"mcp_servers":[],"model":"","skills":null,"subagents":null,"system_prompt":"","tool_scope":null}';
       assert.equal(sha256(goQuirk), '72cc9149c1ce2f4f12d44f42297bc515f0d00cd692b3557cb279e9676b4f02a0');
       assert.notEqual(configHash(EMPTY), sha256(goQuirk));
     });
     it('baseConfig hashes its canonical form: keys sorted, arrays sorted, servers reduced and sorted, no whitespace', () => {
-      const canonical = '{"mcp_servers":[{"name":"fs","transport":"stdio","url":"stdio://fs"},{"name":"synapbus","transport":"http","url":"http://localhost:8080/mcp"}],'
-        + '"model":"claude-opus-4","skills":["research","writing"],"subagents":["critic","reviewer"],'
-        + '"system_prompt":"You are a careful research assistant.","tool_scope":["fetch","search","summarize"]}';
+      const canonical =
+        '{"mcp_servers":[{"name":"fs","transport":"stdio","url":"stdio://fs"},{"name":"synapbus","transport":"http","url":"http://localhost:8080/mcp"}],' +
+        '"model":"claude-opus-4","skills":["research","writing"],"subagents":["critic","reviewer"],' +
+        '"system_prompt":"You are a careful research assistant.","tool_scope":["fetch","search","summarize"]}';
       assert.equal(configHash(baseConfig()), sha256(canonical));
       // The same as reference §6.1's derived vector: with non-empty arrays [] vs null makes no difference.
       assert.equal(configHash(baseConfig()), 'c40ef793adc76ef33430fb6e5e9a77d845bfb798797edc5a26fd961b953ff386');
@@ -112,9 +152,15 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       const emoji = '\u{1F600}'; // 😀, UTF-16 0xD83D 0xDE00
       assert.deepEqual([emoji, fullwidth].sort(), [emoji, fullwidth], 'JS default sort puts the surrogate pair first');
       assert.deepEqual([emoji, fullwidth].sort(byCodePoint), [fullwidth, emoji]);
-      const config: AgentConfig = { ...EMPTY, tool_scope: [emoji, fullwidth, 'a'], skills: [`x${emoji}`, `x${fullwidth}`], subagents: [fullwidth, emoji] };
-      const canonical = `{"mcp_servers":[],"model":"","skills":["x${fullwidth}","x${emoji}"],"subagents":["${fullwidth}","${emoji}"],`
-        + `"system_prompt":"","tool_scope":["a","${fullwidth}","${emoji}"]}`;
+      const config: AgentConfig = {
+        ...EMPTY,
+        tool_scope: [emoji, fullwidth, 'a'],
+        skills: [`x${emoji}`, `x${fullwidth}`],
+        subagents: [fullwidth, emoji],
+      };
+      const canonical =
+        `{"mcp_servers":[],"model":"","skills":["x${fullwidth}","x${emoji}"],"subagents":["${fullwidth}","${emoji}"],` +
+        `"system_prompt":"","tool_scope":["a","${fullwidth}","${emoji}"]}`;
       assert.equal(configHash(config), sha256(canonical));
       assert.equal(configHash({ ...config, tool_scope: ['a', fullwidth, emoji] }), configHash(config));
     });
@@ -129,32 +175,75 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
       assert.equal(configHash({ ...EMPTY, model: 'm', system_prompt: prompt }), sha256(canonical));
     });
     it('servers are reduced to {name, url, transport}: other fields do not count', () => {
-      const extra = { name: 'fs', url: 'stdio://fs', transport: 'stdio', env: { TOKEN: 'x' }, headers: ['a'] } as AgentMcpServer;
-      assert.equal(configHash({ ...EMPTY, mcp_servers: [extra] }), configHash({ ...EMPTY, mcp_servers: [{ name: 'fs', url: 'stdio://fs', transport: 'stdio' }] }));
+      const extra = {
+        name: 'fs',
+        url: 'stdio://fs',
+        transport: 'stdio',
+        env: { TOKEN: 'x' },
+        headers: ['a'],
+      } as AgentMcpServer;
+      assert.equal(
+        configHash({ ...EMPTY, mcp_servers: [extra] }),
+        configHash({ ...EMPTY, mcp_servers: [{ name: 'fs', url: 'stdio://fs', transport: 'stdio' }] }),
+      );
     });
-    it('does not sort or mutate the caller\'s arrays', () => {
+    it("does not sort or mutate the caller's arrays", () => {
       const c = baseConfig();
       const snapshot = JSON.stringify(c);
       configHash(c);
       assert.equal(JSON.stringify(c), snapshot);
     });
-    it('an agent\'s hash ignores name, owner, tier, command, parent and depth', () => {
+    it("an agent's hash ignores name, owner, tier, command, parent and depth", () => {
       const agent = (over: Partial<AgentRegistered['data']>): AgentRegistered['data'] => ({
-        agentId: 1, name: 'scout', ownerId: 1, model: 'claude-opus-4', systemPrompt: 'You are a careful research assistant.', toolScope: ['search', 'fetch', 'summarize'],
-        tier: 'supervised', command: null, parentId: null, spawnDepth: 0, skills: ['writing', 'research'], subagents: ['reviewer', 'critic'],
-        mcpServers: baseConfig().mcp_servers as AgentMcpServer[], ...over,
+        agentId: 1,
+        name: 'scout',
+        ownerId: 1,
+        model: 'claude-opus-4',
+        systemPrompt: 'You are a careful research assistant.',
+        toolScope: ['search', 'fetch', 'summarize'],
+        tier: 'supervised',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+        skills: ['writing', 'research'],
+        subagents: ['reviewer', 'critic'],
+        mcpServers: baseConfig().mcp_servers as AgentMcpServer[],
+        ...over,
       });
       const h = agentConfigHash(agent({}));
       assert.equal(h, configHash(baseConfig()));
-      assert.equal(agentConfigHash(agent({ agentId: 9, name: 'other', ownerId: 2, tier: 'autonomous', command: 'run-it', parentId: 3, spawnDepth: 2 })), h);
+      assert.equal(
+        agentConfigHash(
+          agent({
+            agentId: 9,
+            name: 'other',
+            ownerId: 2,
+            tier: 'autonomous',
+            command: 'run-it',
+            parentId: 3,
+            spawnDepth: 2,
+          }),
+        ),
+        h,
+      );
       assert.notEqual(agentConfigHash(agent({ model: 'claude-sonnet-4' })), h);
-      assert.equal(agentConfigHash(agent({ skills: undefined, subagents: undefined, mcpServers: undefined })),
-        configHash({ ...baseConfig(), skills: [], subagents: [], mcp_servers: [] }), 'fields absent in old events read as []');
+      assert.equal(
+        agentConfigHash(agent({ skills: undefined, subagents: undefined, mcpServers: undefined })),
+        configHash({ ...baseConfig(), skills: [], subagents: [], mcp_servers: [] }),
+        'fields absent in old events read as []',
+      );
     });
   });
 });
 
-const grant = (over: Partial<Grant> = {}): Grant => ({ tier: 'autonomous', toolScope: ['search'], budgetTokens: 0, budgetCents: 0, spawnDepth: 0, ...over });
+const grant = (over: Partial<Grant> = {}): Grant => ({
+  tier: 'autonomous',
+  toolScope: ['search'],
+  budgetTokens: 0,
+  budgetCents: 0,
+  spawnDepth: 0,
+  ...over,
+});
 
 describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
   describe('TestDelegationCap_TierMatrix: a violation iff proposed > parent; effective = min', () => {
@@ -208,7 +297,10 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
       it(what, () => {
         const r = delegationCap(parent, grant({ toolScope: proposed }), 3);
         assert.deepEqual(r.effective.toolScope, effective);
-        assert.deepEqual(r.violations, forbidden.map((t) => `tool "${t}" not in parent scope`));
+        assert.deepEqual(
+          r.violations,
+          forbidden.map((t) => `tool "${t}" not in parent scope`),
+        );
       });
     }
     it('is order-insensitive and counts a duplicated tool once', () => {
@@ -233,7 +325,10 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
       [0, -5, 0, /-5 is negative/],
       [0, 1_000_000, 1_000_000, null],
     ];
-    for (const [field, key] of [['budget_tokens', 'budgetTokens'], ['budget_dollars_cents', 'budgetCents']] as const) {
+    for (const [field, key] of [
+      ['budget_tokens', 'budgetTokens'],
+      ['budget_dollars_cents', 'budgetCents'],
+    ] as const) {
       for (const [p, c, effective, violation] of table) {
         it(`${field}: parent ${p}, proposed ${c} → ${effective}${violation ? ' ✗' : ' ok'}`, () => {
           const r = delegationCap(grant({ [key]: p }), grant({ [key]: c }), 3);
@@ -248,13 +343,24 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
       }
     }
     it('tokens and cents are capped independently', () => {
-      const r = delegationCap(grant({ budgetTokens: 100, budgetCents: 0 }), grant({ budgetTokens: 0, budgetCents: 500 }), 3);
+      const r = delegationCap(
+        grant({ budgetTokens: 100, budgetCents: 0 }),
+        grant({ budgetTokens: 0, budgetCents: 500 }),
+        3,
+      );
       assert.deepEqual([r.effective.budgetTokens, r.effective.budgetCents, r.violations], [100, 500, []]);
     });
   });
 
   describe('TestDelegationCap_SpawnDepth: effective = parent + 1, a violation iff it exceeds max', () => {
-    const cases: [number, number, number, boolean][] = [[0, 5, 1, false], [4, 5, 5, false], [5, 5, 6, true], [0, 0, 1, true], [2, 3, 3, false], [3, 3, 4, true]];
+    const cases: [number, number, number, boolean][] = [
+      [0, 5, 1, false],
+      [4, 5, 5, false],
+      [5, 5, 6, true],
+      [0, 0, 1, true],
+      [2, 3, 3, false],
+      [3, 3, 4, true],
+    ];
     for (const [parent, max, effective, exceeded] of cases) {
       it(`parent ${parent}, max ${max} → ${effective} ${exceeded ? '✗' : 'ok'}`, () => {
         const r = delegationCap(grant({ spawnDepth: parent }), grant({ spawnDepth: 99 }), max);
@@ -269,13 +375,26 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
     it('the Go case: at least 4 violations', () => {
       const r = delegationCap(
         grant({ tier: 'supervised', toolScope: ['search'], budgetTokens: 100, spawnDepth: 5 }),
-        grant({ tier: 'autonomous', toolScope: ['execute'], budgetTokens: 1000 }), 5);
+        grant({ tier: 'autonomous', toolScope: ['execute'], budgetTokens: 1000 }),
+        5,
+      );
       assert.ok(r.violations.length >= 4, r.violations.join('; '));
       assert.equal(r.depthExceeded, true);
     });
     it('every kind at once, in the stable order tier, tools (sorted), budget_tokens, budget_dollars_cents, depth', () => {
-      const parent = grant({ tier: 'assisted', toolScope: ['search', 'fetch'], budgetTokens: 100, budgetCents: 50, spawnDepth: 3 });
-      const proposed = grant({ tier: 'autonomous', toolScope: ['write', 'search', 'delete', 'execute'], budgetTokens: 1000, budgetCents: 51 });
+      const parent = grant({
+        tier: 'assisted',
+        toolScope: ['search', 'fetch'],
+        budgetTokens: 100,
+        budgetCents: 50,
+        spawnDepth: 3,
+      });
+      const proposed = grant({
+        tier: 'autonomous',
+        toolScope: ['write', 'search', 'delete', 'execute'],
+        budgetTokens: 1000,
+        budgetCents: 51,
+      });
       const r = delegationCap(parent, proposed, 3);
       assert.deepEqual(r.violations, [
         'autonomy tier "autonomous" exceeds parent tier "assisted"',
@@ -286,7 +405,13 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
         'budget_dollars_cents 51 exceeds parent cap 50',
         'spawn depth 4 exceeds max 3',
       ]);
-      assert.deepEqual(r.effective, { tier: 'assisted', toolScope: ['search'], budgetTokens: 100, budgetCents: 50, spawnDepth: 4 });
+      assert.deepEqual(r.effective, {
+        tier: 'assisted',
+        toolScope: ['search'],
+        budgetTokens: 100,
+        budgetCents: 50,
+        spawnDepth: 4,
+      });
       const again = delegationCap(parent, { ...proposed, toolScope: reversed(proposed.toolScope) }, 3);
       assert.deepEqual(again, r, 'the order does not depend on the input order');
     });
@@ -319,8 +444,20 @@ describe('rollingScore (DESIGN §3.8, reference §6.2)', () => {
     assert.ok(Math.abs(rollingScore([ev(0.5), ev(0.15)], NOW) - 0.65) < 1e-12);
   });
   it('Clamping: 5 × −2.0 is exactly 0 and 5 × +2.0 exactly 1', () => {
-    assert.equal(rollingScore(Array.from({ length: 5 }, () => ev(-2)), NOW), 0);
-    assert.equal(rollingScore(Array.from({ length: 5 }, () => ev(2)), NOW), 1);
+    assert.equal(
+      rollingScore(
+        Array.from({ length: 5 }, () => ev(-2)),
+        NOW,
+      ),
+      0,
+    );
+    assert.equal(
+      rollingScore(
+        Array.from({ length: 5 }, () => ev(2)),
+        NOW,
+      ),
+      1,
+    );
   });
   it('an idle score decays towards 0 (a 0.56 seed is below 0.3 after ~27 days)', () => {
     assert.ok(rollingScore([ev(0.56, 26)], NOW) > 0.3);

@@ -16,7 +16,10 @@ const SPECIALISTS = ['docs-scanner', 'cli-verifier'];
 /** The demo runs for tens of seconds (each `colony --help` the cli-verifier asks starts a Node process), longer than helpers/cli.ts waits. */
 function colonyAsync(args: readonly string[], timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [COLONY_BIN, ...args], { env: { ...process.env, COLONY_DATA: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [COLONY_BIN, ...args], {
+      env: { ...process.env, COLONY_DATA: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -33,10 +36,18 @@ const all = (html: string, re: RegExp): RegExpMatchArray[] => [...html.matchAll(
 const attr = (tag: string, name: string): string | undefined => new RegExp(`${name}="([^"]*)"`).exec(tag)?.[1];
 
 interface Summary {
-  report: string; data_dir: string | null; wall_ms: number;
-  goal: { status: string; title: string }; tasks: { total: number; by_status: Record<string, number> }; agents: { coordinator: string; spawned: string[] };
-  runs: { total: number; by_agent: Record<string, number> }; cost: { cents: number; by_billing_code: { billing_code: string; tokens: number; cents: number }[] };
-  findings: number | null; events: number; artifacts: number; sc003: { ok: boolean; failed: string[] };
+  report: string;
+  data_dir: string | null;
+  wall_ms: number;
+  goal: { status: string; title: string };
+  tasks: { total: number; by_status: Record<string, number> };
+  agents: { coordinator: string; spawned: string[] };
+  runs: { total: number; by_agent: Record<string, number> };
+  cost: { cents: number; by_billing_code: { billing_code: string; tokens: number; cents: number }[] };
+  findings: number | null;
+  events: number;
+  artifacts: number;
+  sc003: { ok: boolean; failed: string[] };
 }
 
 describe('colony demo', () => {
@@ -44,7 +55,8 @@ describe('colony demo', () => {
     const r = colony(['demo', '--help']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Usage: colony demo \[options\]/);
-    for (const flag of ['--out <file>', '--keep', '--timeout <sec>', '--json']) assert.ok(r.stdout.includes(flag), `${flag} in ${r.stdout}`);
+    for (const flag of ['--out <file>', '--keep', '--timeout <sec>', '--json'])
+      assert.ok(r.stdout.includes(flag), `${flag} in ${r.stdout}`);
   });
 
   it('a bad --timeout is one clear line and exit 1, before anything runs', () => {
@@ -53,58 +65,87 @@ describe('colony demo', () => {
     assert.match(r.stderr, /^colony: --timeout must be a whole number of seconds/);
   });
 
-  it('runs the doc-gardener end to end: exit 0, the goal closed, and a report that satisfies SC-003', { timeout: 330_000 }, async (t) => {
-    const scratch = mkdtempSync(join(tmpdir(), 'colony-demo-test-'));
-    t.after(() => rmSync(scratch, { recursive: true, force: true }));
-    const out = join(scratch, 'report.html');
-    // --timeout is generous: other test files may share the two cores, and the demo's own clock includes every `--help` process.
-    const r = await colonyAsync(['demo', '--json', '--keep', '--out', out, '--timeout', '300'], 320_000);
-    const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as Summary;
-    if (summary.data_dir) t.after(() => rmSync(summary.data_dir!, { recursive: true, force: true }));
-    assert.equal(r.code, 0, `stderr: ${r.stderr}\nstdout: ${r.stdout}`);
-    t.diagnostic(`demo wall time ${(summary.wall_ms / 1000).toFixed(1)} s`);
+  it(
+    'runs the doc-gardener end to end: exit 0, the goal closed, and a report that satisfies SC-003',
+    { timeout: 330_000 },
+    async (t) => {
+      const scratch = mkdtempSync(join(tmpdir(), 'colony-demo-test-'));
+      t.after(() => rmSync(scratch, { recursive: true, force: true }));
+      const out = join(scratch, 'report.html');
+      // --timeout is generous: other test files may share the two cores, and the demo's own clock includes every `--help` process.
+      const r = await colonyAsync(['demo', '--json', '--keep', '--out', out, '--timeout', '300'], 320_000);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as Summary;
+      if (summary.data_dir) t.after(() => rmSync(summary.data_dir!, { recursive: true, force: true }));
+      assert.equal(r.code, 0, `stderr: ${r.stderr}\nstdout: ${r.stdout}`);
+      t.diagnostic(`demo wall time ${(summary.wall_ms / 1000).toFixed(1)} s`);
 
-    // The summary: the goal completed, the tree, the spawned specialists, runs, spend and findings.
-    assert.equal(summary.report, out);
-    assert.equal(summary.goal.status, 'completed');
-    assert.equal(summary.goal.title, "Keep Colony's CLI documentation accurate");
-    assert.equal(summary.tasks.total, 4);
-    assert.equal(summary.tasks.by_status.done, 4);
-    assert.equal(summary.agents.coordinator, 'doc-coordinator');
-    assert.deepEqual([...summary.agents.spawned].sort(), [...SPECIALISTS].sort());
-    for (const a of [...SPECIALISTS, 'doc-coordinator']) assert.ok((summary.runs.by_agent[a] ?? 0) >= 1, `runs of ${a}`);
-    assert.deepEqual(summary.cost.by_billing_code.map((c) => c.billing_code).sort(), ['coordination', 'docs', 'report', 'source']);
-    assert.ok(summary.cost.by_billing_code.every((c) => c.cents > 0 && c.tokens > 0), JSON.stringify(summary.cost));
-    assert.equal(typeof summary.findings, 'number');
-    assert.ok(summary.events >= 10);
-    assert.ok(summary.artifacts >= 3);
-    assert.deepEqual(summary.sc003, { ok: true, failed: [] });
-    assert.ok(summary.wall_ms > 0);
+      // The summary: the goal completed, the tree, the spawned specialists, runs, spend and findings.
+      assert.equal(summary.report, out);
+      assert.equal(summary.goal.status, 'completed');
+      assert.equal(summary.goal.title, "Keep Colony's CLI documentation accurate");
+      assert.equal(summary.tasks.total, 4);
+      assert.equal(summary.tasks.by_status.done, 4);
+      assert.equal(summary.agents.coordinator, 'doc-coordinator');
+      assert.deepEqual([...summary.agents.spawned].sort(), [...SPECIALISTS].sort());
+      for (const a of [...SPECIALISTS, 'doc-coordinator'])
+        assert.ok((summary.runs.by_agent[a] ?? 0) >= 1, `runs of ${a}`);
+      assert.deepEqual(summary.cost.by_billing_code.map((c) => c.billing_code).sort(), [
+        'coordination',
+        'docs',
+        'report',
+        'source',
+      ]);
+      assert.ok(
+        summary.cost.by_billing_code.every((c) => c.cents > 0 && c.tokens > 0),
+        JSON.stringify(summary.cost),
+      );
+      assert.equal(typeof summary.findings, 'number');
+      assert.ok(summary.events >= 10);
+      assert.ok(summary.artifacts >= 3);
+      assert.deepEqual(summary.sc003, { ok: true, failed: [] });
+      assert.ok(summary.wall_ms > 0);
 
-    // The HTML, counted: SC-003 as a reader of report.html sees it.
-    const html = readFileSync(out, 'utf8');
-    assert.match(html, /data-goal-status="completed"/);
-    assert.match(html, /Keep Colony(&#39;|&#x27;|')s CLI documentation accurate/);
-    const tasks = all(html, /<li class="task"[^>]*>/).map((m) => m[0]);
-    assert.ok(tasks.length >= 3, `tree nodes: ${tasks.length}`);
-    assert.ok(tasks.some((tag) => ['done', 'failed'].includes(attr(tag, 'data-status') ?? '')), 'a verified or failed task');
-    const spawned = all(html, /<tr class="agent"[^>]*data-role="spawned"[^>]*>/).map((m) => attr(m[0], 'data-agent'));
-    assert.deepEqual(spawned.sort(), [...SPECIALISTS].sort());
-    const costs = all(html, /<tr class="cost" data-cost="billing_code"[^>]*>/).map((m) => m[0]);
-    assert.ok(costs.some((tag) => Number(attr(tag, 'data-cents')) > 0), 'a non-zero cost by billing code');
-    assert.ok(all(html, /<tr class="event"/).length >= 10, 'timeline events');
-    const runs = all(html, /<tr class="run"[^>]*>/).map((m) => m[0]);
-    for (const name of SPECIALISTS) {
-      assert.ok(runs.some((tag) => attr(tag, 'data-agent') === name && Number(attr(tag, 'data-duration-ms')) > 0 && Number(attr(tag, 'data-tokens-out')) > 0),
-        `a run of ${name} with non-zero duration and tokens`);
-    }
+      // The HTML, counted: SC-003 as a reader of report.html sees it.
+      const html = readFileSync(out, 'utf8');
+      assert.match(html, /data-goal-status="completed"/);
+      assert.match(html, /Keep Colony(&#39;|&#x27;|')s CLI documentation accurate/);
+      const tasks = all(html, /<li class="task"[^>]*>/).map((m) => m[0]);
+      assert.ok(tasks.length >= 3, `tree nodes: ${tasks.length}`);
+      assert.ok(
+        tasks.some((tag) => ['done', 'failed'].includes(attr(tag, 'data-status') ?? '')),
+        'a verified or failed task',
+      );
+      const spawned = all(html, /<tr class="agent"[^>]*data-role="spawned"[^>]*>/).map((m) => attr(m[0], 'data-agent'));
+      assert.deepEqual(spawned.sort(), [...SPECIALISTS].sort());
+      const costs = all(html, /<tr class="cost" data-cost="billing_code"[^>]*>/).map((m) => m[0]);
+      assert.ok(
+        costs.some((tag) => Number(attr(tag, 'data-cents')) > 0),
+        'a non-zero cost by billing code',
+      );
+      assert.ok(all(html, /<tr class="event"/).length >= 10, 'timeline events');
+      const runs = all(html, /<tr class="run"[^>]*>/).map((m) => m[0]);
+      for (const name of SPECIALISTS) {
+        assert.ok(
+          runs.some(
+            (tag) =>
+              attr(tag, 'data-agent') === name &&
+              Number(attr(tag, 'data-duration-ms')) > 0 &&
+              Number(attr(tag, 'data-tokens-out')) > 0,
+          ),
+          `a run of ${name} with non-zero duration and tokens`,
+        );
+      }
 
-    // The kept data dir: the cli-verifier's report (its command verifier passed on it) and an intact hash chain.
-    assert.ok(summary.data_dir && existsSync(summary.data_dir), 'the data dir is kept with --keep');
-    const diff = readFileSync(join(summary.data_dir, 'workspace', 'agents', 'cli-verifier', 'cli-doc-diff.md'), 'utf8');
-    assert.equal(diff.split('\n')[0], '# CLI documentation diff');
-    assert.match(diff, new RegExp(`Findings: ${summary.findings}`));
-    const verify = colony(['verify', '--data', summary.data_dir]);
-    assert.equal(verify.code, 0, verify.stderr);
-  });
+      // The kept data dir: the cli-verifier's report (its command verifier passed on it) and an intact hash chain.
+      assert.ok(summary.data_dir && existsSync(summary.data_dir), 'the data dir is kept with --keep');
+      const diff = readFileSync(
+        join(summary.data_dir, 'workspace', 'agents', 'cli-verifier', 'cli-doc-diff.md'),
+        'utf8',
+      );
+      assert.equal(diff.split('\n')[0], '# CLI documentation diff');
+      assert.match(diff, new RegExp(`Findings: ${summary.findings}`));
+      const verify = colony(['verify', '--data', summary.data_dir]);
+      assert.equal(verify.code, 0, verify.stderr);
+    },
+  );
 });

@@ -55,18 +55,33 @@ Commands:
 
 describe('doc-gardener: README CLI table', () => {
   it('splits a row into its usages, keeping escaped pipes inside a usage', () => {
-    assert.deepEqual(usagesOfRow('| `colony a --x` / `colony b --y \\| --z` | text with `colony c` |'), ['colony a --x', 'colony b --y | --z']);
+    assert.deepEqual(usagesOfRow('| `colony a --x` / `colony b --y \\| --z` | text with `colony c` |'), [
+      'colony a --x',
+      'colony b --y | --z',
+    ]);
   });
 
   it('reads the command words and every short or long flag of a usage', () => {
-    assert.deepEqual(parseUsage('colony secrets set NAME VALUE --scope user:NAME|agent:NAME|task:ID [--json]'), { command: 'secrets set', flags: ['--scope', '--json'] });
-    assert.deepEqual(parseUsage('colony audit tail [--tool T] [-n N]'), { command: 'audit tail', flags: ['--tool', '-n'] });
-    assert.deepEqual(parseUsage('colony replay --goal ID (--at ISO | --position N)'), { command: 'replay', flags: ['--goal', '--at', '--position'] });
+    assert.deepEqual(parseUsage('colony secrets set NAME VALUE --scope user:NAME|agent:NAME|task:ID [--json]'), {
+      command: 'secrets set',
+      flags: ['--scope', '--json'],
+    });
+    assert.deepEqual(parseUsage('colony audit tail [--tool T] [-n N]'), {
+      command: 'audit tail',
+      flags: ['--tool', '-n'],
+    });
+    assert.deepEqual(parseUsage('colony replay --goal ID (--at ISO | --position N)'), {
+      command: 'replay',
+      flags: ['--goal', '--at', '--position'],
+    });
   });
 
   it('lists the commands of the "## CLI" section only, merging rows of the same command', () => {
     const docs = documentedCommands(README);
-    assert.deepEqual(docs.map((d) => d.command), ['init', 'secrets list', 'secrets revoke', 'replay', 'audit tail']);
+    assert.deepEqual(
+      docs.map((d) => d.command),
+      ['init', 'secrets list', 'secrets revoke', 'replay', 'audit tail'],
+    );
     assert.deepEqual(docs[0]!.flags, ['--owner', '--json', '--gone']);
     assert.deepEqual(docs[2]!.flags, ['--scope', '--id', '--json']);
     assert.equal(documentedCommands('# no cli here').length, 0);
@@ -77,7 +92,10 @@ describe('doc-gardener: --help pages', () => {
   it('reads a leaf page: usage, options with all their names, no subcommands', () => {
     const page = parseHelp('audit tail', HELP);
     assert.equal(page.exists, true);
-    assert.deepEqual(page.options.map((o) => o.names), [['--tool'], ['--status'], ['-n', '--limit'], ['--json'], ['-h', '--help']]);
+    assert.deepEqual(
+      page.options.map((o) => o.names),
+      [['--tool'], ['--status'], ['-n', '--limit'], ['--json'], ['-h', '--help']],
+    );
     assert.equal(page.options[2]!.spec, '-n, --limit <n>');
     assert.deepEqual(page.subcommands, []);
   });
@@ -86,7 +104,7 @@ describe('doc-gardener: --help pages', () => {
     assert.deepEqual(parseHelp('audit', GROUP).subcommands, ['tail', 'export']);
   });
 
-  it('a command the CLI does not have answers with another command\'s page: it does not exist', () => {
+  it("a command the CLI does not have answers with another command's page: it does not exist", () => {
     assert.equal(parseHelp('audit nope', GROUP).exists, false);
     assert.equal(parseHelp('aud', GROUP).exists, false);
   });
@@ -99,7 +117,10 @@ describe('doc-gardener: the diff', () => {
     { command: 'vanished', flags: ['--x'], usage: [] },
   ];
   const real = [
-    { command: 'audit tail', options: [['--tool'], ['--status'], ['-n', '--limit'], ['--json'], ['-h', '--help'], ['--data']] },
+    {
+      command: 'audit tail',
+      options: [['--tool'], ['--status'], ['-n', '--limit'], ['--json'], ['-h', '--help'], ['--data']],
+    },
     { command: 'init', options: [['--owner'], ['--json'], ['-h', '--help']] },
     { command: 'demo', options: [['--keep'], ['-h', '--help']] },
   ];
@@ -107,10 +128,20 @@ describe('doc-gardener: the diff', () => {
   it('finds per command the flags documented but missing and the options real but undocumented (a short name documents its option)', () => {
     const d = diffCommands(documented, real);
     const by = Object.fromEntries(d.commands.map((c) => [c.command, c]));
-    assert.deepEqual(by['audit tail'], { command: 'audit tail', status: 'drift', documentedButMissing: ['--gone'], realButUndocumented: ['--status'] });
+    assert.deepEqual(by['audit tail'], {
+      command: 'audit tail',
+      status: 'drift',
+      documentedButMissing: ['--gone'],
+      realButUndocumented: ['--status'],
+    });
     assert.equal(by.init!.status, 'ok');
     assert.equal(by.vanished!.status, 'missing');
-    assert.deepEqual(by.demo, { command: 'demo', status: 'undocumented', documentedButMissing: [], realButUndocumented: ['--keep'] });
+    assert.deepEqual(by.demo, {
+      command: 'demo',
+      status: 'undocumented',
+      documentedButMissing: [],
+      realButUndocumented: ['--keep'],
+    });
     assert.equal(d.findings, 4);
   });
 

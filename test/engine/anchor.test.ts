@@ -24,15 +24,18 @@ after(() => scratch.cleanup());
 
 /** Four cards, each opened and commented: positions 1–8, card n at 2n-1 and 2n. Triggers dropped. */
 function buildLog(engine: Engine = testEngine()): Engine {
-  for (let n = 1; n <= 4; n++) runCard(engine, openCard(engine, `Anchor card ${n}`), { type: 'CommentCard', text: `note ${n}` });
+  for (let n = 1; n <= 4; n++)
+    runCard(engine, openCard(engine, `Anchor card ${n}`), { type: 'CommentCard', text: `note ${n}` });
   assert.equal(engine.head().position, 8);
   dropAppendOnlyTriggers(engine.db);
   return engine;
 }
 
-const logRow = (engine: Engine) => engine.db.prepare(`SELECT position, hash FROM es_projections WHERE name = '$log'`).get();
+const logRow = (engine: Engine) =>
+  engine.db.prepare(`SELECT position, hash FROM es_projections WHERE name = '$log'`).get();
 const everything = (engine: Engine) => ({
-  rows: rawRows(engine.db), tables: dumpTables(engine.db, PROJECTED_TABLES),
+  rows: rawRows(engine.db),
+  tables: dumpTables(engine.db, PROJECTED_TABLES),
   positions: engine.db.prepare('SELECT * FROM es_projections ORDER BY name').all(),
   sequences: engine.db.prepare('SELECT * FROM es_sequences ORDER BY name').all(),
 });
@@ -60,7 +63,10 @@ describe('every command checks the tail against the $log anchor', () => {
     engine.db.exec('DELETE FROM es_events WHERE position > 6');
     const before = everything(engine);
     const details = { headPosition: 6, anchorPosition: 8 };
-    assert.throws(() => runCard(engine, 1, { type: 'CommentCard', text: 'after the cut' }), chainBroken(/ends at position 6 but the last command left it at position 8/, details));
+    assert.throws(
+      () => runCard(engine, 1, { type: 'CommentCard', text: 'after the cut' }),
+      chainBroken(/ends at position 6 but the last command left it at position 8/, details),
+    );
     assert.throws(() => openCard(engine, 'New card'), chainBroken(/position 6/, details));
     const next = chainRow({ ...rawRow(engine.db, 6), version: 3, data: '{"cardId":3,"text":"forged"}' }, engine.head());
     assert.throws(() => engine.importRows([next]), chainBroken(/position 6/, details));
@@ -71,14 +77,20 @@ describe('every command checks the tail against the $log anchor', () => {
     const engine = buildLog();
     engine.db.prepare(`UPDATE es_events SET data = replace(data, 'note 4', 'note X') WHERE position = 8`).run();
     rehashFrom(engine.db, 8);
-    assert.throws(() => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }), chainBroken(/last row \(position 8\) is not the one the last command wrote/));
+    assert.throws(
+      () => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }),
+      chainBroken(/last row \(position 8\) is not the one the last command wrote/),
+    );
     assert.equal(engine.head().position, 8);
   });
 
   it('refuses rows slipped in behind the last command, and a deleted anchor row', () => {
     const engine = buildLog();
     engine.db.prepare(`UPDATE es_projections SET position = 7 WHERE name = '$log'`).run();
-    assert.throws(() => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }), chainBroken(/ends at position 8 but the last command left it at position 7/));
+    assert.throws(
+      () => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }),
+      chainBroken(/ends at position 8 but the last command left it at position 7/),
+    );
     engine.db.prepare(`DELETE FROM es_projections WHERE name = '$log'`).run();
     assert.throws(() => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }), chainBroken(/anchor row .* is missing/));
   });
@@ -90,7 +102,10 @@ describe('migration 2: the $log hash', () => {
     const rows = rawRows(buildLog().db);
     const file = join(scratch.dir, `${name}.db`);
     const db = openDatabase(file);
-    migrate(db, engineMigrations.filter((m) => m.version === 1));
+    migrate(
+      db,
+      engineMigrations.filter((m) => m.version === 1),
+    );
     db.transaction(() => importRows(db, rows, '2026-01-01T00:00:00.000Z')).immediate();
     db.prepare(`UPDATE es_projections SET position = ? WHERE name = '$log'`).run(logEnd);
     db.close();
@@ -112,7 +127,10 @@ describe('migration 2: the $log hash', () => {
     const engine = Engine.open({ file: releaseOne('v1-cut', 10), projections: TEST_PROJECTIONS });
     try {
       assert.deepEqual(logRow(engine), { position: 10, hash: null });
-      assert.throws(() => openCard(engine, 'New card'), chainBroken(/ends at position 8 but the last command left it at position 10/));
+      assert.throws(
+        () => openCard(engine, 'New card'),
+        chainBroken(/ends at position 8 but the last command left it at position 10/),
+      );
     } finally {
       engine.close();
     }
@@ -139,7 +157,9 @@ describe('verifyChain from an anchor (the start-up check)', () => {
 
   it('finds an edited row, a gap and a broken version sequence after the anchor', () => {
     const edited = anchored();
-    edited.engine.db.prepare(`UPDATE es_events SET data = replace(data, 'later 2', 'later X') WHERE position = 10`).run();
+    edited.engine.db
+      .prepare(`UPDATE es_events SET data = replace(data, 'later 2', 'later X') WHERE position = 10`)
+      .run();
     assert.deepEqual(failure(edited.engine, edited.anchor), { position: 10, reason: 'hash_mismatch' });
     const gap = anchored();
     gap.engine.db.exec('DELETE FROM es_events WHERE position = 9');
@@ -152,7 +172,9 @@ describe('verifyChain from an anchor (the start-up check)', () => {
 
   it('fails when the anchor row was rewritten, deleted or cut off', () => {
     const rewritten = anchored();
-    rewritten.engine.db.prepare(`UPDATE es_events SET data = replace(data, 'Anchor card 2', 'Anchor card X') WHERE position = 3`).run();
+    rewritten.engine.db
+      .prepare(`UPDATE es_events SET data = replace(data, 'Anchor card 2', 'Anchor card X') WHERE position = 3`)
+      .run();
     rehashFrom(rewritten.engine.db, 3);
     assert.deepEqual(failure(rewritten.engine, rewritten.anchor), { position: 8, reason: 'head_mismatch' });
     const deleted = anchored();
@@ -182,11 +204,21 @@ describe('the start-up check and an accepted break', () => {
     const lines: string[] = [];
     const options = { dataDir, command: 'serve' as const, acceptBroken: false, say: say(lines) };
     const anchor = engine.head();
-    assert.deepEqual(checkChainOnStart(engine, options), { from: { position: 0, hash: '0'.repeat(64) }, checked: 8, head: anchor, acceptedAt: null });
+    assert.deepEqual(checkChainOnStart(engine, options), {
+      from: { position: 0, hash: '0'.repeat(64) },
+      checked: 8,
+      head: anchor,
+      acceptedAt: null,
+    });
     assert.deepEqual((({ position, hash }) => ({ position, hash }))(readChainAnchor(dataDir) as typeof anchor), anchor);
     engine.db.exec('DELETE FROM es_events WHERE position > 6'); // card 4 is gone from the log, not from the read tables
-    assert.throws(() => checkChainOnStart(engine, options), (e: unknown) =>
-      e instanceof DomainError && e.code === 'ErrChainBroken' && /position 7: head_mismatch .*verified anchor at position 8/.test(e.message));
+    assert.throws(
+      () => checkChainOnStart(engine, options),
+      (e: unknown) =>
+        e instanceof DomainError &&
+        e.code === 'ErrChainBroken' &&
+        /position 7: head_mismatch .*verified anchor at position 8/.test(e.message),
+    );
 
     const report = checkChainOnStart(engine, { ...options, acceptBroken: true });
     assert.equal(report.acceptedAt, 7);
@@ -194,7 +226,10 @@ describe('the start-up check and an accepted break', () => {
     const event = rawRow(engine.db, 7);
     assert.equal(event.type, CHAIN_BREAK_ACCEPTED);
     const data = JSON.parse(event.data) as Record<string, unknown>;
-    assert.deepEqual([data.position, data.reason, data.previousAnchor, data.command], [7, 'head_mismatch', anchor, 'serve']);
+    assert.deepEqual(
+      [data.position, data.reason, data.previousAnchor, data.command],
+      [7, 'head_mismatch', anchor, 'serve'],
+    );
     assert.deepEqual([data.tail, data.logEnd], [{ position: 6, hash: rawRow(engine.db, 6).hash }, anchor]);
     assert.deepEqual(logRow(engine), engine.head());
     assert.deepEqual(cardIds(engine), [1, 2, 3, 4], 'not rebuilt yet: every projection is marked stale');
@@ -203,7 +238,11 @@ describe('the start-up check and an accepted break', () => {
 
     runCard(engine, 1, { type: 'MoveCard', to: 'doing' });
     const full = engine.verify();
-    assert.deepEqual(!full.ok && [full.position, full.reason], [7, 'accepted_break'], 'an audit keeps reporting the break');
+    assert.deepEqual(
+      !full.ok && [full.position, full.reason],
+      [7, 'accepted_break'],
+      'an audit keeps reporting the break',
+    );
     assert.equal(checkChainOnStart(engine, options).from.position, 7, 'the next start checks from the new anchor');
 
     rmSync(chainAnchorFile(dataDir));

@@ -106,8 +106,9 @@ describe('es_events UNIQUE (stream_id, version)', () => {
     const before = rawRows(db);
     assert.throws(
       () =>
-        db.prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          4, 'a-1', 2, 'A', 1, '{}', '{}', '2026-01-01T00:00:00.000Z', readHead(db).hash, 'h'.repeat(64)),
+        db
+          .prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+          .run(4, 'a-1', 2, 'A', 1, '{}', '{}', '2026-01-01T00:00:00.000Z', readHead(db).hash, 'h'.repeat(64)),
       /UNIQUE constraint failed: es_events.stream_id, es_events.version/,
     );
     assert.deepEqual(rawRows(db), before);
@@ -117,8 +118,9 @@ describe('es_events UNIQUE (stream_id, version)', () => {
     const db = smallLog();
     assert.throws(
       () =>
-        db.prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          3, 'c-1', 1, 'C', 1, '{}', '{}', '2026-01-01T00:00:00.000Z', 'p'.repeat(64), 'h'.repeat(64)),
+        db
+          .prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+          .run(3, 'c-1', 1, 'C', 1, '{}', '{}', '2026-01-01T00:00:00.000Z', 'p'.repeat(64), 'h'.repeat(64)),
       /UNIQUE constraint failed: es_events.position/,
     );
   });

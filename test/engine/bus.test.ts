@@ -44,7 +44,8 @@ describe('EventBus publishing', () => {
     const engine = testEngine();
     const checks: { inTransaction: boolean; type: string | undefined; stored: string }[] = [];
     engine.bus.events$.subscribe((e) => {
-      const row = engine.db.prepare('SELECT type FROM es_events WHERE position = ?').get(e.position) as { type: string } | undefined;
+      const row = engine.db.prepare('SELECT type FROM es_events WHERE position = ?').get(e.position) as
+        { type: string } | undefined;
       checks.push({ inTransaction: engine.db.inTransaction, type: row?.type, stored: e.type });
     });
     const a = openCard(engine, 'Committed card');
@@ -61,7 +62,8 @@ describe('EventBus publishing', () => {
     try {
       const found: (number | undefined)[] = [];
       engine.bus.events$.subscribe((e) => {
-        const row = other.prepare('SELECT position FROM es_events WHERE position = ?').get(e.position) as { position: number } | undefined;
+        const row = other.prepare('SELECT position FROM es_events WHERE position = ?').get(e.position) as
+          { position: number } | undefined;
         found.push(row?.position);
       });
       const a = openCard(engine, 'Durable card');
@@ -82,7 +84,12 @@ describe('EventBus publishing', () => {
     engine.transact({ actor: 'tester' }, (uow) => {
       for (const title of ['Batch one', 'Batch two', 'Batch three']) {
         const cardId = uow.ids.next('card');
-        engine.handle(cardDecider, cardStream(cardId), { type: 'OpenCard', cardId, title, column: 'todo' }, { actor: 'tester' });
+        engine.handle(
+          cardDecider,
+          cardStream(cardId),
+          { type: 'OpenCard', cardId, title, column: 'todo' },
+          { actor: 'tester' },
+        );
         batches.push([...current]); // nothing is published while the command is still open
       }
     });
@@ -143,7 +150,12 @@ describe('EventBus and failed commands', () => {
         engine.transact({ actor: 'tester' }, (uow) => {
           for (const title of ['Doomed one', 'Doomed two']) {
             const cardId = uow.ids.next('card');
-            engine.handle(cardDecider, cardStream(cardId), { type: 'OpenCard', cardId, title, column: 'todo' }, { actor: 'tester' });
+            engine.handle(
+              cardDecider,
+              cardStream(cardId),
+              { type: 'OpenCard', cardId, title, column: 'todo' },
+              { actor: 'tester' },
+            );
           }
           runCard(engine, 1, { type: 'FinishCard', reason: 'r' });
           assert.equal(countEvents(engine.db), 5, 'the appends happened inside the transaction');
@@ -175,7 +187,13 @@ describe('EventBus and failed commands', () => {
       return 'outer done';
     });
     assert.equal(result.value, 'outer done');
-    assert.deepEqual(result.events.map((e) => [e.position, e.streamId]), [[1, 'card-1'], [2, 'card-3']]);
+    assert.deepEqual(
+      result.events.map((e) => [e.position, e.streamId]),
+      [
+        [1, 'card-1'],
+        [2, 'card-3'],
+      ],
+    );
     assert.deepEqual(seen, result.events);
     assert.deepEqual(seen, readAll(engine.db), 'the log holds exactly what was published');
     assert.equal(engine.db.prepare('SELECT column_name FROM cards WHERE card_id = 1').pluck().get(), 'todo');
@@ -188,7 +206,9 @@ describe('EventBus and failed commands', () => {
     const seen = record(engine);
     assert.throws(() =>
       engine.transact({ actor: 'tester' }, () => {
-        engine.transact({ actor: 'tester' }, () => runCard(engine, 1, { type: 'OpenCard', cardId: 1, title: 'Inner ok', column: 'todo' }));
+        engine.transact({ actor: 'tester' }, () =>
+          runCard(engine, 1, { type: 'OpenCard', cardId: 1, title: 'Inner ok', column: 'todo' }),
+        );
         throw new Error('outer failure');
       }),
     );
@@ -203,7 +223,9 @@ describe('EventBus and failed commands', () => {
     const rows = rawRows(source.db);
     const engine = testEngine();
     const seen = record(engine);
-    assert.throws(() => engine.importRows([rows[0]!, { ...rows[1]!, hash: 'f'.repeat(64) }]), { code: 'ErrChainMismatch' });
+    assert.throws(() => engine.importRows([rows[0]!, { ...rows[1]!, hash: 'f'.repeat(64) }]), {
+      code: 'ErrChainMismatch',
+    });
     assert.deepEqual(seen, []);
     assert.equal(countEvents(engine.db), 0);
   });

@@ -10,7 +10,9 @@ import { tempDir } from '../../testkit/temp-dir.js';
 const pragma = (db: Database, name: string): unknown => db.pragma(name, { simple: true });
 
 const tableNames = (db: Database): string[] =>
-  (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+  (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map(
+    (r) => r.name,
+  );
 
 describe('openDatabase', () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -207,7 +209,15 @@ describe('migrate', () => {
     const runs: number[] = [];
     const good = recording([1, 2], runs);
     assert.throws(() =>
-      migrate(db, [good[0]!, { version: 2, up: () => { throw new Error('not yet'); } }]),
+      migrate(db, [
+        good[0]!,
+        {
+          version: 2,
+          up: () => {
+            throw new Error('not yet');
+          },
+        },
+      ]),
     );
     assert.equal(migrate(db, good), 2);
     assert.deepEqual(runs, [1, 2]);
@@ -221,7 +231,13 @@ describe('migrate', () => {
       assert.throws(() =>
         migrate(db, [
           { version: 1, up: (d) => d.exec('CREATE TABLE a (x)') },
-          { version: 2, up: (d) => { d.exec('CREATE TABLE b (x)'); throw new Error('boom'); } },
+          {
+            version: 2,
+            up: (d) => {
+              d.exec('CREATE TABLE b (x)');
+              throw new Error('boom');
+            },
+          },
         ]),
       );
       db.close();

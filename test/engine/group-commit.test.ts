@@ -15,21 +15,29 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * connection on the same file is the witness of what is committed.
  */
 const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
 
 function setup() {
   const { dir, cleanup } = tempDir();
   const file = join(dir, 'colony.db');
   const engine = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'full' });
   const witness = openDatabase(file);
-  cleanups.push(cleanup, () => engine.close(), () => witness.close());
+  cleanups.push(
+    cleanup,
+    () => engine.close(),
+    () => witness.close(),
+  );
   const committed = () => witness.prepare('SELECT COUNT(*) FROM es_events').pluck().get() as number;
   const published: StoredEvent[] = [];
   const sub = engine.bus.events$.subscribe((e) => published.push(e));
   cleanups.push(() => sub.unsubscribe());
   const card = openCard(engine, 'shared');
   const comment = (text: string, commandId?: string) =>
-    engine.group.run(async () => engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 'tester', commandId }));
+    engine.group.run(async () =>
+      engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 'tester', commandId }),
+    );
   return { engine, committed, published, card, comment };
 }
 
@@ -46,27 +54,44 @@ describe('group commit', () => {
     const results = await Promise.all(calls);
     assert.equal(committed(), before + 10, 'all ten are committed when they are answered');
     assert.equal(engine.group.stats.batches, batches + 1, 'in one COMMIT');
-    assert.deepEqual(results.map((r) => r.events[0]!.position), Array.from({ length: 10 }, (_, i) => before + 1 + i), 'in arrival order, no gaps');
-    assert.deepEqual(published.map((e) => (e.data as { text: string }).text), Array.from({ length: 10 }, (_, i) => `c${i}`));
+    assert.deepEqual(
+      results.map((r) => r.events[0]!.position),
+      Array.from({ length: 10 }, (_, i) => before + 1 + i),
+      'in arrival order, no gaps',
+    );
+    assert.deepEqual(
+      published.map((e) => (e.data as { text: string }).text),
+      Array.from({ length: 10 }, (_, i) => `c${i}`),
+    );
     assert.equal(engine.verify().ok, true);
   });
 
   it('rolls back only the command that failed; the others of its batch commit', async () => {
     const { engine, committed, card } = setup();
     const before = committed();
-    const ok = (text: string) => engine.group.run(async () => engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 't' }).events);
-    const failing = engine.group.run(async () => engine.transact({ actor: 't' }, () => {
-      engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'undone' }, { actor: 't' });
-      throw new Error('refused');
-    }));
-    const missing = engine.group.run(async () => engine.handle(cardDecider, cardStream(999), { type: 'CommentCard', text: 'x' }, { actor: 't' }));
+    const ok = (text: string) =>
+      engine.group.run(
+        async () => engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 't' }).events,
+      );
+    const failing = engine.group.run(async () =>
+      engine.transact({ actor: 't' }, () => {
+        engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'undone' }, { actor: 't' });
+        throw new Error('refused');
+      }),
+    );
+    const missing = engine.group.run(async () =>
+      engine.handle(cardDecider, cardStream(999), { type: 'CommentCard', text: 'x' }, { actor: 't' }),
+    );
     const [a, b] = [ok('first'), ok('second')];
     await assert.rejects(failing, /refused/);
     await assert.rejects(missing);
     const [ea, eb] = await Promise.all([a, b]);
     assert.equal(committed(), before + 2);
     assert.equal(eb![0]!.position, ea![0]!.position + 1, 'no position was taken by the rolled-back commands');
-    const texts = engine.db.prepare(`SELECT json_extract(data, '$.text') FROM es_events WHERE type = 'CardCommented'`).pluck().all();
+    const texts = engine.db
+      .prepare(`SELECT json_extract(data, '$.text') FROM es_events WHERE type = 'CardCommented'`)
+      .pluck()
+      .all();
     assert.deepEqual(texts, ['first', 'second']);
     assert.equal(engine.verify().ok, true);
   });
@@ -77,7 +102,10 @@ describe('group commit', () => {
     const [first, again] = await Promise.all([comment('once', 'key-1'), comment('once', 'key-1')]);
     assert.equal(first.duplicate, false);
     assert.equal(again.duplicate, true);
-    assert.deepEqual(again.events.map((e) => e.position), first.events.map((e) => e.position));
+    assert.deepEqual(
+      again.events.map((e) => e.position),
+      first.events.map((e) => e.position),
+    );
     assert.equal(committed(), before + 1);
   });
 
@@ -108,12 +136,19 @@ describe('group commit and the work a call leaves behind', () => {
     const before = committed();
     let later: Promise<void> = Promise.resolve();
     await engine.group.run(async () => {
-      later = new Promise((resolve) => setTimeout(() => {
-        engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'after the answer' }, { actor: 't' });
-        // Not joined to a batch: visible to another connection at once.
-        assert.equal(committed(), before + 1);
-        resolve();
-      }, 5));
+      later = new Promise((resolve) =>
+        setTimeout(() => {
+          engine.handle(
+            cardDecider,
+            cardStream(card),
+            { type: 'CommentCard', text: 'after the answer' },
+            { actor: 't' },
+          );
+          // Not joined to a batch: visible to another connection at once.
+          assert.equal(committed(), before + 1);
+          resolve();
+        }, 5),
+      );
     });
     await later;
   });

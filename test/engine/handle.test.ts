@@ -13,14 +13,20 @@ import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJE
 const EMPTY = { cards: [], card_columns: [], streams: [] };
 const sequences = (engine: Engine) => engine.db.prepare('SELECT name, value FROM es_sequences ORDER BY name').all();
 const metaOf = (engine: Engine) =>
-  (engine.db.prepare('SELECT meta FROM es_events ORDER BY position').all() as { meta: string }[]).map((r) => JSON.parse(r.meta));
+  (engine.db.prepare('SELECT meta FROM es_events ORDER BY position').all() as { meta: string }[]).map((r) =>
+    JSON.parse(r.meta),
+  );
 
 /** The card decider, counting its decide calls. */
 function spyDecider(): Decider<Card, CardCommand, CardEvent> & { calls: number } {
-  const spy = { ...cardDecider, calls: 0, decide: (c: CardCommand, s: Card, ctx: Parameters<typeof cardDecider.decide>[2]) => {
-    spy.calls += 1;
-    return cardDecider.decide(c, s, ctx);
-  } };
+  const spy = {
+    ...cardDecider,
+    calls: 0,
+    decide: (c: CardCommand, s: Card, ctx: Parameters<typeof cardDecider.decide>[2]) => {
+      spy.calls += 1;
+      return cardDecider.decide(c, s, ctx);
+    },
+  };
   return spy;
 }
 
@@ -54,7 +60,12 @@ describe('handle and transact', () => {
       () =>
         engine.transact({ actor: 'alice', commandId: 'doomed' }, (uow) => {
           const a = uow.ids.next('card');
-          engine.handle(cardDecider, cardStream(a), { type: 'OpenCard', cardId: a, title: 'Opened then undone', column: 'todo' }, { actor: 'alice' });
+          engine.handle(
+            cardDecider,
+            cardStream(a),
+            { type: 'OpenCard', cardId: a, title: 'Opened then undone', column: 'todo' },
+            { actor: 'alice' },
+          );
           runCard(engine, a, { type: 'CommentCard', text: 'also undone' });
           runCard(engine, 404, { type: 'MoveCard', to: 'doing' }); // ErrNotFound
         }),
@@ -64,7 +75,11 @@ describe('handle and transact', () => {
     assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), EMPTY);
     assert.deepEqual(sequences(engine), []);
     assert.deepEqual(published, []);
-    assert.equal(openCard(engine, 'The first real card', 'todo', 'doomed'), 1, 'the id and the command id are free again');
+    assert.equal(
+      openCard(engine, 'The first real card', 'todo', 'doomed'),
+      1,
+      'the id and the command id are free again',
+    );
     assert.equal(published.length, 1);
   });
 
@@ -74,19 +89,24 @@ describe('handle and transact', () => {
     const head = engine.head();
     const move = { type: 'MoveCard', to: 'doing' } as const;
     for (const expectedVersion of [2, 0, 'no_stream'] as const) {
-      assert.throws(() => engine.handle(decider, cardStream(id), move, { actor: 'alice', expectedVersion }), (e: unknown) => {
-        assert.ok(e instanceof ConcurrencyError);
-        assert.equal(e.code, 'ErrConcurrency');
-        assert.deepEqual(e.details, { streamId: cardStream(id), expected: expectedVersion, actual: 1 });
-        return true;
-      });
+      assert.throws(
+        () => engine.handle(decider, cardStream(id), move, { actor: 'alice', expectedVersion }),
+        (e: unknown) => {
+          assert.ok(e instanceof ConcurrencyError);
+          assert.equal(e.code, 'ErrConcurrency');
+          assert.deepEqual(e.details, { streamId: cardStream(id), expected: expectedVersion, actual: 1 });
+          return true;
+        },
+      );
     }
     assert.equal(decider.calls, 0);
     assert.deepEqual(engine.head(), head);
     const ok = engine.handle(decider, cardStream(id), move, { actor: 'alice', expectedVersion: 1 });
     assert.equal(ok.version, 2);
     assert.equal(decider.calls, 1);
-    assert.throws(() => engine.handle(decider, cardStream(77), move, { actor: 'alice', expectedVersion: 1 }), { code: 'ErrConcurrency' });
+    assert.throws(() => engine.handle(decider, cardStream(77), move, { actor: 'alice', expectedVersion: 1 }), {
+      code: 'ErrConcurrency',
+    });
   });
 
   it('decide returning [] appends nothing and returns the current state and version', () => {
@@ -95,7 +115,12 @@ describe('handle and transact', () => {
     const before = { head: engine.head(), rows: dumpTables(engine.db, PROJECTED_TABLES) };
     published.length = 0;
     const result = runCard(engine, id, { type: 'MoveCard', to: 'todo' }, 'no-op');
-    assert.deepEqual(result, { events: [], state: { status: 'open', cardId: id, column: 'todo', comments: 1 }, version: 2, duplicate: false });
+    assert.deepEqual(result, {
+      events: [],
+      state: { status: 'open', cardId: id, column: 'todo', comments: 1 },
+      version: 2,
+      duplicate: false,
+    });
     assert.deepEqual({ head: engine.head(), rows: dumpTables(engine.db, PROJECTED_TABLES) }, before);
     assert.deepEqual(published, []);
   });
@@ -111,7 +136,10 @@ describe('handle and transact', () => {
       }),
     );
     assert.deepEqual(sequences(engine), [{ name: 'card', value: 2 }]);
-    const [three, four] = engine.transact({ actor: 'alice' }, (uow) => [uow.ids.next('card'), uow.ids.next('card')]).value!;
+    const [three, four] = engine.transact({ actor: 'alice' }, (uow) => [
+      uow.ids.next('card'),
+      uow.ids.next('card'),
+    ]).value!;
     assert.deepEqual([three, four, openCard(engine, 'Card five')], [3, 4, 5]);
     assert.deepEqual(sequences(engine), [{ name: 'card', value: 5 }]);
   });
@@ -129,17 +157,25 @@ describe('handle and transact', () => {
     engine = testEngine({ projections: [...TEST_PROJECTIONS, bomb] });
     const id = openCard(engine, 'Bombed card');
     const before = { head: engine.head(), rows: dumpTables(engine.db, [...PROJECTED_TABLES, 'bomb_log']) };
-    assert.throws(() => runCard(engine, id, { type: 'CommentCard', text: 'boom' }, 'bombed'), /bomb projection failed on CardCommented/);
     assert.throws(
-      () => engine.transact({ actor: 'alice' }, () => {
-        runCard(engine, id, { type: 'MoveCard', to: 'doing' });
-        runCard(engine, id, { type: 'CommentCard', text: 'boom' });
-      }),
+      () => runCard(engine, id, { type: 'CommentCard', text: 'boom' }, 'bombed'),
+      /bomb projection failed on CardCommented/,
+    );
+    assert.throws(
+      () =>
+        engine.transact({ actor: 'alice' }, () => {
+          runCard(engine, id, { type: 'MoveCard', to: 'doing' });
+          runCard(engine, id, { type: 'CommentCard', text: 'boom' });
+        }),
       /bomb projection failed/,
     );
     assert.deepEqual({ head: engine.head(), rows: dumpTables(engine.db, [...PROJECTED_TABLES, 'bomb_log']) }, before);
     assert.equal(getCard(engine.db, id)?.comments, 0);
-    assert.equal(runCard(engine, id, { type: 'MoveCard', to: 'doing' }, 'bombed').version, 2, 'the command id was not consumed');
+    assert.equal(
+      runCard(engine, id, { type: 'MoveCard', to: 'doing' }, 'bombed').version,
+      2,
+      'the command id was not consumed',
+    );
     assert.equal(engine.verify().ok, true);
   });
 
@@ -149,16 +185,32 @@ describe('handle and transact', () => {
     const result = engine.transact(outer, () => {
       const a = openCard(engine, 'Nested card A', 'todo', 'inner-open-a');
       const b = openCard(engine, 'Nested card B', 'todo', 'inner-open-b');
-      inner = engine.handle(cardDecider, cardStream(a), { type: 'FinishCard', reason: 'quick' }, { actor: 'mallory', commandId: 'inner-finish' });
+      inner = engine.handle(
+        cardDecider,
+        cardStream(a),
+        { type: 'FinishCard', reason: 'quick' },
+        { actor: 'mallory', commandId: 'inner-finish' },
+      );
       return [a, b];
     });
     assert.deepEqual(result.value, [1, 2]);
     assert.equal(result.events.length, 4);
-    assert.deepEqual(inner?.events.map((e) => e.type), ['CardMoved', 'CardClosed'], 'an inner result holds only its own events');
+    assert.deepEqual(
+      inner?.events.map((e) => e.type),
+      ['CardMoved', 'CardClosed'],
+      'an inner result holds only its own events',
+    );
     const meta = { actor: 'alice', commandId: 'outer-1', causationId: 'cause-1', correlationId: 'corr-1' };
-    assert.deepEqual(result.events.map((e) => e.meta), Array(4).fill(meta));
+    assert.deepEqual(
+      result.events.map((e) => e.meta),
+      Array(4).fill(meta),
+    );
     assert.deepEqual(metaOf(engine), Array(4).fill(meta));
-    assert.deepEqual(published.map((e) => e.position), [1, 2, 3, 4], 'published once, after the outer commit');
+    assert.deepEqual(
+      published.map((e) => e.position),
+      [1, 2, 3, 4],
+      'published once, after the outer commit',
+    );
     // The inner command ids were never recorded: running one again at top level is a new command.
     assert.equal(runCard(engine, 2, { type: 'FinishCard', reason: 'again' }, 'inner-finish').duplicate, false);
   });
@@ -166,14 +218,24 @@ describe('handle and transact', () => {
   it('a caught failure of a nested command rolls back only that command', () => {
     const result = engine.transact({ actor: 'alice', commandId: 'partial' }, () => {
       const a = openCard(engine, 'Kept card');
-      assert.throws(() => engine.transact({ actor: 'alice' }, () => {
-        runCard(engine, a, { type: 'CommentCard', text: 'undone with its savepoint' });
-        runCard(engine, a, { type: 'CommentCard', text: '' });
-      }), { code: 'ErrInvalidInput' });
+      assert.throws(
+        () =>
+          engine.transact({ actor: 'alice' }, () => {
+            runCard(engine, a, { type: 'CommentCard', text: 'undone with its savepoint' });
+            runCard(engine, a, { type: 'CommentCard', text: '' });
+          }),
+        { code: 'ErrInvalidInput' },
+      );
       runCard(engine, a, { type: 'MoveCard', to: 'doing' });
       return a;
     });
-    assert.deepEqual(result.events.map((e) => [e.position, e.type]), [[1, 'CardOpened'], [2, 'CardMoved']]);
+    assert.deepEqual(
+      result.events.map((e) => [e.position, e.type]),
+      [
+        [1, 'CardOpened'],
+        [2, 'CardMoved'],
+      ],
+    );
     assert.deepEqual(getCard(engine.db, result.value!)?.comments, 0);
     const rows = dumpTables(engine.db, PROJECTED_TABLES);
     engine.rebuild();
@@ -183,12 +245,22 @@ describe('handle and transact', () => {
   it('a duplicate command id returns the original events and the state after them', () => {
     const decider = spyDecider();
     const id = openCard(engine, 'Duplicated card');
-    const first = engine.handle(decider, cardStream(id), { type: 'MoveCard', to: 'doing' }, { actor: 'alice', commandId: 'move-1' });
+    const first = engine.handle(
+      decider,
+      cardStream(id),
+      { type: 'MoveCard', to: 'doing' },
+      { actor: 'alice', commandId: 'move-1' },
+    );
     runCard(engine, id, { type: 'CommentCard', text: 'later' });
     const head = engine.head();
     published.length = 0;
     const calls = decider.calls;
-    const again = engine.handle(decider, cardStream(id), { type: 'CommentCard', text: 'different' }, { actor: 'bob', commandId: 'move-1' });
+    const again = engine.handle(
+      decider,
+      cardStream(id),
+      { type: 'CommentCard', text: 'different' },
+      { actor: 'bob', commandId: 'move-1' },
+    );
     assert.deepEqual(again, { ...first, duplicate: true });
     assert.deepEqual(again.state, { status: 'open', cardId: id, column: 'doing', comments: 0 });
     assert.equal(decider.calls, calls, 'a duplicate is not decided again');
@@ -204,18 +276,22 @@ describe('handle and transact', () => {
   it('a duplicate of a multi-stream command returns all its events, and through handle the state of that stream', () => {
     const a = openCard(engine, 'Card alpha');
     const b = openCard(engine, 'Card beta');
-    const batch = () => engine.transact({ actor: 'alice', commandId: 'batch-1' }, () => {
-      runCard(engine, a, { type: 'MoveCard', to: 'doing' });
-      runCard(engine, b, { type: 'CommentCard', text: 'from the batch' });
-      return 'ran';
-    });
+    const batch = () =>
+      engine.transact({ actor: 'alice', commandId: 'batch-1' }, () => {
+        runCard(engine, a, { type: 'MoveCard', to: 'doing' });
+        runCard(engine, b, { type: 'CommentCard', text: 'from the batch' });
+        return 'ran';
+      });
     const first = batch();
     runCard(engine, b, { type: 'CommentCard', text: 'after the batch' });
     const again = batch();
     assert.deepEqual(again, { events: first.events, value: undefined, duplicate: true });
     const viaHandle = runCard(engine, b, { type: 'CommentCard', text: 'ignored' }, 'batch-1');
     assert.deepEqual(viaHandle.events, first.events);
-    assert.deepEqual([viaHandle.state, viaHandle.version], [{ status: 'open', cardId: b, column: 'todo', comments: 1 }, 2]);
+    assert.deepEqual(
+      [viaHandle.state, viaHandle.version],
+      [{ status: 'open', cardId: b, column: 'todo', comments: 1 }, 2],
+    );
     assert.equal(engine.head().position, 5);
   });
 });

@@ -25,17 +25,34 @@ describe('idempotency through engine.handle', () => {
   it('returns the first run for a retried command id: duplicate, same events, same state, nothing appended', () => {
     const engine = testEngine();
     const seen = published(engine);
-    const first = runCard(engine, 1, { type: 'OpenCard', cardId: 1, title: 'Idempotent card', column: 'todo' }, 'cmd-open-1');
+    const first = runCard(
+      engine,
+      1,
+      { type: 'OpenCard', cardId: 1, title: 'Idempotent card', column: 'todo' },
+      'cmd-open-1',
+    );
     const before = snapshot(engine);
-    const retry = runCard(engine, 1, { type: 'OpenCard', cardId: 1, title: 'Idempotent card', column: 'todo' }, 'cmd-open-1');
+    const retry = runCard(
+      engine,
+      1,
+      { type: 'OpenCard', cardId: 1, title: 'Idempotent card', column: 'todo' },
+      'cmd-open-1',
+    );
     assert.equal(first.duplicate, false);
     assert.equal(retry.duplicate, true);
     assert.deepEqual(retry.events, first.events);
-    assert.deepEqual(retry.events.map((e) => e.position), [1]);
+    assert.deepEqual(
+      retry.events.map((e) => e.position),
+      [1],
+    );
     assert.deepEqual(retry.state, first.state);
     assert.equal(retry.version, first.version);
     assert.deepEqual(snapshot(engine), before);
-    assert.deepEqual(seen.map((e) => e.position), [1], 'the bus published the event once');
+    assert.deepEqual(
+      seen.map((e) => e.position),
+      [1],
+      'the bus published the event once',
+    );
   });
 
   it('returns the state right after the original events, not the current one', () => {
@@ -67,7 +84,13 @@ describe('idempotency through engine.handle', () => {
     runCard(engine, 1, { type: 'OpenCard', cardId: 1, title: 'Finishing card', column: 'todo' });
     const first = runCard(engine, 1, { type: 'FinishCard', reason: 'shipped' }, 'cmd-finish');
     const retry = runCard(engine, 1, { type: 'FinishCard', reason: 'shipped' }, 'cmd-finish');
-    assert.deepEqual(retry.events.map((e) => [e.position, e.type]), [[2, 'CardMoved'], [3, 'CardClosed']]);
+    assert.deepEqual(
+      retry.events.map((e) => [e.position, e.type]),
+      [
+        [2, 'CardMoved'],
+        [3, 'CardClosed'],
+      ],
+    );
     assert.deepEqual(retry.events, first.events);
     assert.deepEqual(retry.state, first.state);
   });
@@ -106,7 +129,12 @@ describe('idempotency through engine.transact', () => {
         runs += 1;
         for (const title of ['Card one', 'Card two']) {
           const cardId = uow.ids.next('card');
-          engine.handle(cardDecider, cardStream(cardId), { type: 'OpenCard', cardId, title, column: 'todo' }, { actor: 'tester' });
+          engine.handle(
+            cardDecider,
+            cardStream(cardId),
+            { type: 'OpenCard', cardId, title, column: 'todo' },
+            { actor: 'tester' },
+          );
         }
         return 'done';
       });
@@ -118,17 +146,35 @@ describe('idempotency through engine.transact', () => {
     assert.equal(retry.duplicate, true);
     assert.equal(retry.value, undefined);
     assert.deepEqual(retry.events, first.events);
-    assert.deepEqual(retry.events.map((e) => [e.position, e.streamId]), [[1, 'card-1'], [2, 'card-2']]);
+    assert.deepEqual(
+      retry.events.map((e) => [e.position, e.streamId]),
+      [
+        [1, 'card-1'],
+        [2, 'card-2'],
+      ],
+    );
     assert.deepEqual(snapshot(engine), before, 'no events, ids or projection rows');
-    assert.deepEqual(seen.map((e) => e.position), [1, 2], 'published once');
+    assert.deepEqual(
+      seen.map((e) => e.position),
+      [1, 2],
+      'published once',
+    );
   });
 
   it('gives every event of a command the same meta, which is what the retry finds it by', () => {
     const engine = testEngine();
-    const first = engine.transact({ actor: 'alice', commandId: 'cmd-meta', correlationId: 'corr-1', causationId: 'cause-1' }, () => {
-      engine.handle(cardDecider, cardStream(1), { type: 'OpenCard', cardId: 1, title: 'Meta card', column: 'todo' }, { actor: 'ignored', commandId: 'ignored' });
-      engine.handle(cardDecider, cardStream(1), { type: 'FinishCard', reason: 'r' }, { actor: 'ignored' });
-    });
+    const first = engine.transact(
+      { actor: 'alice', commandId: 'cmd-meta', correlationId: 'corr-1', causationId: 'cause-1' },
+      () => {
+        engine.handle(
+          cardDecider,
+          cardStream(1),
+          { type: 'OpenCard', cardId: 1, title: 'Meta card', column: 'todo' },
+          { actor: 'ignored', commandId: 'ignored' },
+        );
+        engine.handle(cardDecider, cardStream(1), { type: 'FinishCard', reason: 'r' }, { actor: 'ignored' });
+      },
+    );
     const expected = { commandId: 'cmd-meta', actor: 'alice', causationId: 'cause-1', correlationId: 'corr-1' };
     assert.equal(first.events.length, 3);
     for (const e of first.events) assert.deepEqual(e.meta, expected);

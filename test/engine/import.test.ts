@@ -65,7 +65,10 @@ describe('importRows', () => {
     const { rows } = exported();
     const db = storeDb();
     const stored = db.transaction(() => importRows(db, rows, '2026-01-01T00:00:00.000Z')).immediate();
-    assert.deepEqual(stored.map((e) => e.position), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      stored.map((e) => e.position),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    );
     assert.deepEqual(readHead(db), { position: 8, hash: rows[7]!.hash });
   });
 
@@ -82,7 +85,10 @@ describe('importRows', () => {
     const seen: StoredEvent[] = [];
     target.bus.events$.subscribe((e) => seen.push(e));
     target.importRows(rows);
-    assert.deepEqual(seen.map((e) => e.position), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      seen.map((e) => e.position),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    );
   });
 });
 
@@ -110,7 +116,10 @@ describe('importRows refusals', () => {
   });
 
   it('refuses a row whose content was edited under its original hash', () => {
-    refuses((r) => ({ ...r, data: r.data.replace('"doing"', '"done!"').replace('"todo"', '"tod0"') }), /hash of position 6/);
+    refuses(
+      (r) => ({ ...r, data: r.data.replace('"doing"', '"done!"').replace('"todo"', '"tod0"') }),
+      /hash of position 6/,
+    );
   });
 
   it("refuses a row whose prev_hash is not the head's hash", () => {
@@ -118,22 +127,43 @@ describe('importRows refusals', () => {
   });
 
   it('refuses a row at the wrong position even when its own hash is right', () => {
-    refuses((r, rows) => chainRow({ ...r, position: 7 }, { position: 5, hash: rows[4]!.hash }), /position 7 does not follow the head 5/, 7);
+    refuses(
+      (r, rows) => chainRow({ ...r, position: 7 }, { position: 5, hash: rows[4]!.hash }),
+      /position 7 does not follow the head 5/,
+      7,
+    );
   });
 
   it('refuses a correctly hashed row whose version skips ahead in its stream', () => {
-    refuses((r, rows) => chainRow({ ...r, version: r.version + 1 }, { position: 5, hash: rows[4]!.hash }), /out of sequence/);
+    refuses(
+      (r, rows) => chainRow({ ...r, version: r.version + 1 }, { position: 5, hash: rows[4]!.hash }),
+      /out of sequence/,
+    );
   });
 
   it('refuses a correctly hashed row that repeats a version its stream already has', () => {
-    refuses((r, rows) => chainRow({ ...r, version: r.version - 1 }, { position: 5, hash: rows[4]!.hash }), /out of sequence/);
+    refuses(
+      (r, rows) => chainRow({ ...r, version: r.version - 1 }, { position: 5, hash: rows[4]!.hash }),
+      /out of sequence/,
+    );
   });
 
   it('refuses a correctly hashed first event of a new stream at version 2', () => {
     const db = storeDb();
-    const row = chainRow({ stream_id: 's-1', version: 2, type: 'A', schema_version: 1, data: '{}', meta: '{"actor":"t","commandId":"c"}', recorded_at: 't' });
+    const row = chainRow({
+      stream_id: 's-1',
+      version: 2,
+      type: 'A',
+      schema_version: 1,
+      data: '{}',
+      meta: '{"actor":"t","commandId":"c"}',
+      recorded_at: 't',
+    });
     assert.equal(rowHash(row), row.hash);
-    assert.throws(() => db.transaction(() => importRows(db, [row], '2026-01-01T00:00:00.000Z')).immediate(), chainMismatch(1, /version 2 of s-1 is out of sequence/));
+    assert.throws(
+      () => db.transaction(() => importRows(db, [row], '2026-01-01T00:00:00.000Z')).immediate(),
+      chainMismatch(1, /version 2 of s-1 is out of sequence/),
+    );
     assert.deepEqual(rawRows(db), []);
   });
 

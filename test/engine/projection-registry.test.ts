@@ -7,16 +7,26 @@ import { prepared } from '../../src/engine/db.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { AnyProjection, Projection } from '../../src/engine/projection.js';
 import { countStreamsByKind, getStream, listStreams, streamsProjection } from '../../src/projections/streams.js';
-import { cardColumnsProjection, cardsProjection, columnCounts, listCards, type CardRow } from '../../testkit/card-projections.js';
+import {
+  cardColumnsProjection,
+  cardsProjection,
+  columnCounts,
+  listCards,
+  type CardRow,
+} from '../../testkit/card-projections.js';
 import { cardDecider, cardStream, type CardEvent } from '../../testkit/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 type Status = { name: string; version: number; position: number; rebuilt_at: string };
 const status = (engine: Engine): Status[] =>
-  engine.db.prepare(`SELECT name, version, position, rebuilt_at FROM es_projections WHERE name <> '$log' ORDER BY name`).all() as Status[];
+  engine.db
+    .prepare(`SELECT name, version, position, rebuilt_at FROM es_projections WHERE name <> '$log' ORDER BY name`)
+    .all() as Status[];
 const tableNames = (db: Engine['db']): string[] =>
-  (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+  (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map(
+    (r) => r.name,
+  );
 
 /** The cards projection with new code: bumps the version and upper-cases titles (visibly different rows). */
 const cardsV2: Projection<CardEvent, 'cards'> = {
@@ -24,7 +34,8 @@ const cardsV2: Projection<CardEvent, 'cards'> = {
   version: 2,
   apply(db, e, t) {
     cardsProjection.apply(db, e, t);
-    if (e.type === 'CardOpened') prepared(db, `UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`).run(e.data.cardId);
+    if (e.type === 'CardOpened')
+      prepared(db, `UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`).run(e.data.cardId);
   },
 };
 
@@ -78,9 +89,18 @@ describe('projection registry start-up (file database)', () => {
     const after = status(second);
     assert.deepEqual(after.find((s) => s.name === 'cards')?.version, 2);
     assert.equal(after.find((s) => s.name === 'cards')?.position, head);
-    assert.notEqual(after.find((s) => s.name === 'cards')?.rebuilt_at, before.find((s) => s.name === 'cards')?.rebuilt_at);
-    assert.deepEqual(after.filter((s) => s.name !== 'cards'), before.filter((s) => s.name !== 'cards'));
-    assert.deepEqual(listCards(second.db), cardsBefore.map((c) => ({ ...c, title: c.title.toUpperCase() })));
+    assert.notEqual(
+      after.find((s) => s.name === 'cards')?.rebuilt_at,
+      before.find((s) => s.name === 'cards')?.rebuilt_at,
+    );
+    assert.deepEqual(
+      after.filter((s) => s.name !== 'cards'),
+      before.filter((s) => s.name !== 'cards'),
+    );
+    assert.deepEqual(
+      listCards(second.db),
+      cardsBefore.map((c) => ({ ...c, title: c.title.toUpperCase() })),
+    );
     second.close();
 
     assert.equal(open([cardsV2, cardColumnsProjection, streamsProjection]).startupRebuild, null);
@@ -113,8 +133,14 @@ describe('projection registry start-up (file database)', () => {
 
     const third = open(TEST_PROJECTIONS);
     assert.equal(third.startupRebuild, null);
-    assert.deepEqual(status(third).map((s) => s.position), [head, head, head]);
-    assert.deepEqual(listCards(third.db).map((c) => c.card_id), [1, 2, 3, 4]);
+    assert.deepEqual(
+      status(third).map((s) => s.position),
+      [head, head, head],
+    );
+    assert.deepEqual(
+      listCards(third.db).map((c) => c.card_id),
+      [1, 2, 3, 4],
+    );
     const caughtUp = dumpTables(third.db, PROJECTED_TABLES);
     third.rebuild();
     assert.deepEqual(dumpTables(third.db, PROJECTED_TABLES), caughtUp);
@@ -124,12 +150,20 @@ describe('projection registry start-up (file database)', () => {
     const full = open(TEST_PROJECTIONS);
     openCard(full, 'Before the other engine');
     const without = open([streamsProjection]);
-    without.handle(cardDecider, cardStream(50), { type: 'OpenCard', cardId: 50, title: 'Seen by streams only', column: 'todo' }, { actor: 'x' });
+    without.handle(
+      cardDecider,
+      cardStream(50),
+      { type: 'OpenCard', cardId: 50, title: 'Seen by streams only', column: 'todo' },
+      { actor: 'x' },
+    );
     openCard(full, 'After the other engine');
     full.close();
     without.close();
     const reopened = open(TEST_PROJECTIONS);
-    assert.deepEqual(listCards(reopened.db).map((c) => c.card_id), [1, 2, 50]);
+    assert.deepEqual(
+      listCards(reopened.db).map((c) => c.card_id),
+      [1, 2, 50],
+    );
   });
 
   it('drops shadow tables a crashed rebuild left behind, on the next rebuild', () => {
@@ -140,7 +174,10 @@ describe('projection registry start-up (file database)', () => {
       CREATE TABLE "streams__rebuild_deadbeef" (stream_id TEXT PRIMARY KEY)`);
     const rows = dumpTables(engine.db, PROJECTED_TABLES);
     engine.rebuild(['streams']);
-    assert.deepEqual(tableNames(engine.db).filter((t) => t.includes('__rebuild_')), []);
+    assert.deepEqual(
+      tableNames(engine.db).filter((t) => t.includes('__rebuild_')),
+      [],
+    );
     assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), rows);
   });
 
@@ -151,8 +188,14 @@ describe('projection registry start-up (file database)', () => {
   });
 
   it('refuses two projections with the same name or the same table', () => {
-    assert.throws(() => open([cardsProjection, { ...cardColumnsProjection, name: 'cards' }]), /two projections are named cards/);
-    assert.throws(() => open([cardsProjection, { ...cardColumnsProjection, tables: ['cards'] }]), /table cards is owned by two projections/);
+    assert.throws(
+      () => open([cardsProjection, { ...cardColumnsProjection, name: 'cards' }]),
+      /two projections are named cards/,
+    );
+    assert.throws(
+      () => open([cardsProjection, { ...cardColumnsProjection, tables: ['cards'] }]),
+      /table cards is owned by two projections/,
+    );
     assert.deepEqual(open(TEST_PROJECTIONS).startupRebuild?.projections, ['cards', 'card_columns', 'streams']);
   });
 
@@ -168,7 +211,12 @@ describe('projection registry start-up (file database)', () => {
         rebuild: {
           pageSize: 5,
           onProgress: (done, total) =>
-            seen.push({ done, total, rows: listCards(reader.db), raw: raw.prepare('SELECT * FROM cards ORDER BY 1').all() }),
+            seen.push({
+              done,
+              total,
+              rows: listCards(reader.db),
+              raw: raw.prepare('SELECT * FROM cards ORDER BY 1').all(),
+            }),
         },
       });
       assert.ok(seen.length >= 10, `onProgress was called ${seen.length} times`);
@@ -206,11 +254,14 @@ describe('projection registry start-up (file database)', () => {
     assert.equal(head, 50 + 3 * 4);
     assert.equal(status(rebuilder).find((s) => s.name === 'cards')?.position, head);
     const cards = listCards(rebuilder.db);
-    assert.deepEqual(cards.slice(10).map((c) => [c.card_id, c.title, c.status]), [
-      [11, 'OPENED DURING REBUILD 1', 'closed'],
-      [12, 'OPENED DURING REBUILD 2', 'closed'],
-      [13, 'OPENED DURING REBUILD 3', 'closed'],
-    ]);
+    assert.deepEqual(
+      cards.slice(10).map((c) => [c.card_id, c.title, c.status]),
+      [
+        [11, 'OPENED DURING REBUILD 1', 'closed'],
+        [12, 'OPENED DURING REBUILD 2', 'closed'],
+        [13, 'OPENED DURING REBUILD 3', 'closed'],
+      ],
+    );
     assert.equal(cards[1]!.comments, 2 + 3);
     assert.equal(cards[1]!.last_position, head - 2); // the last comment appended during the rebuild
     const incremental = dumpTables(rebuilder.db, PROJECTED_TABLES);
@@ -227,12 +278,23 @@ describe('the streams projection query functions', () => {
       const a = openCard(engine, 'First card');
       for (let i = 0; i < 10; i++) openCard(engine, `Card ${i + 2}`);
       runCard(engine, a, { type: 'FinishCard', reason: 'done' });
-      engine.handle(cardDecider, 'lane-7', { type: 'OpenCard', cardId: 99, title: 'Lane card', column: 'todo' }, { actor: 'x' });
+      engine.handle(
+        cardDecider,
+        'lane-7',
+        { type: 'OpenCard', cardId: 99, title: 'Lane card', column: 'todo' },
+        { actor: 'x' },
+      );
       const head = engine.head().position;
 
       assert.deepEqual(getStream(engine.db, 'card-1'), {
-        streamId: 'card-1', kind: 'card', version: 3, firstPosition: 1, lastPosition: head - 1, lastType: 'CardClosed',
-        createdAt: '2026-01-01T00:00:01.000Z', updatedAt: '2026-01-01T00:00:12.000Z',
+        streamId: 'card-1',
+        kind: 'card',
+        version: 3,
+        firstPosition: 1,
+        lastPosition: head - 1,
+        lastType: 'CardClosed',
+        createdAt: '2026-01-01T00:00:01.000Z',
+        updatedAt: '2026-01-01T00:00:12.000Z',
       });
       assert.equal(getStream(engine.db, 'card-404'), null);
       assert.equal(getStream(engine.db, 'lane-7')?.kind, 'lane');
@@ -240,10 +302,16 @@ describe('the streams projection query functions', () => {
       const cards = listStreams(engine.db, { kind: 'card' });
       assert.equal(cards.length, 11);
       assert.deepEqual(cards.map((s) => s.streamId).slice(0, 3), ['card-1', 'card-10', 'card-11']);
-      assert.deepEqual(listStreams(engine.db, { kind: 'card', limit: 2 }).map((s) => s.streamId), ['card-1', 'card-10']);
+      assert.deepEqual(
+        listStreams(engine.db, { kind: 'card', limit: 2 }).map((s) => s.streamId),
+        ['card-1', 'card-10'],
+      );
       assert.deepEqual(listStreams(engine.db, { kind: 'nothing' }), []);
       assert.equal(listStreams(engine.db).length, 12);
-      assert.deepEqual(listStreams(engine.db, { limit: 1 }).map((s) => s.streamId), ['card-1']);
+      assert.deepEqual(
+        listStreams(engine.db, { limit: 1 }).map((s) => s.streamId),
+        ['card-1'],
+      );
       assert.deepEqual(countStreamsByKind(engine.db), { card: 11, lane: 1 });
 
       engine.rebuild(['streams']);
@@ -262,8 +330,10 @@ describe('projections that read event meta', () => {
     readsMeta,
     handles: ['CardOpened'],
     tables: ['card_actors'],
-    init: (db, t) => db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`),
-    apply: (db, e, t) => void prepared(db, `INSERT INTO "${t.card_actors}" VALUES (?, ?)`).run(e.data.cardId, e.meta.actor),
+    init: (db, t) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`),
+    apply: (db, e, t) =>
+      void prepared(db, `INSERT INTO "${t.card_actors}" VALUES (?, ?)`).run(e.data.cardId, e.meta.actor),
   });
 
   it('get meta on a rebuild when they declare readsMeta', () => {

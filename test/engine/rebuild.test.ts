@@ -27,8 +27,14 @@ const load = (name: string) => ({
 function auditorHash(row: EventRow): string {
   const { hash: _hash, ...rest } = row;
   const canonical = canonicalize({
-    data: JSON.parse(rest.data), meta: JSON.parse(rest.meta), position: rest.position, prevHash: rest.prev_hash,
-    recordedAt: rest.recorded_at, schemaVersion: rest.schema_version, streamId: rest.stream_id, type: rest.type,
+    data: JSON.parse(rest.data),
+    meta: JSON.parse(rest.meta),
+    position: rest.position,
+    prevHash: rest.prev_hash,
+    recordedAt: rest.recorded_at,
+    schemaVersion: rest.schema_version,
+    streamId: rest.stream_id,
+    type: rest.type,
     version: rest.version,
   });
   return createHash('sha256').update(rest.prev_hash).update(canonical).digest('hex');
@@ -60,7 +66,8 @@ describe('rebuild equivalence over every fixture', () => {
           assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), rows);
           const head = events[events.length - 1]!;
           assert.deepEqual(engine.head(), { position: head.position, hash: head.hash });
-          for (const p of projectionPositions(engine) as { position: number }[]) assert.equal(p.position, head.position);
+          for (const p of projectionPositions(engine) as { position: number }[])
+            assert.equal(p.position, head.position);
         } finally {
           engine.close();
         }
@@ -72,7 +79,10 @@ describe('rebuild equivalence over every fixture', () => {
           engine.importRows(events);
           const report = engine.rebuild();
           assert.equal(report.events, events.length);
-          assert.deepEqual(report.projections, TEST_PROJECTIONS.map((p) => p.name));
+          assert.deepEqual(
+            report.projections,
+            TEST_PROJECTIONS.map((p) => p.name),
+          );
           assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), rows);
           engine.rebuild([], { pageSize: 2 });
           assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), rows);
@@ -80,7 +90,8 @@ describe('rebuild equivalence over every fixture', () => {
             engine.rebuild([p.name], { pageSize: 3 });
             assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), rows, `after rebuilding ${p.name} alone`);
           }
-          for (const p of projectionPositions(engine) as { position: number }[]) assert.equal(p.position, events.length);
+          for (const p of projectionPositions(engine) as { position: number }[])
+            assert.equal(p.position, events.length);
         } finally {
           engine.close();
         }
@@ -91,7 +102,11 @@ describe('rebuild equivalence over every fixture', () => {
         try {
           engine.importRows(events);
           const last = events[events.length - 1]!;
-          assert.deepEqual(engine.verify(), { ok: true, events: events.length, head: { position: last.position, hash: last.hash } });
+          assert.deepEqual(engine.verify(), {
+            ok: true,
+            events: events.length,
+            head: { position: last.position, hash: last.hash },
+          });
           let prev = GENESIS_HASH;
           for (const row of events) {
             assert.equal(row.prev_hash, prev, `prev_hash of position ${row.position}`);
@@ -149,10 +164,16 @@ describe('the fixture generator', () => {
     const { dir, cleanup } = tempDir('colony-fixtures-');
     try {
       const written = writeFixtures(dir).sort();
-      const committed = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+      const committed = readdirSync(FIXTURES)
+        .filter((f) => f.endsWith('.json'))
+        .sort();
       assert.deepEqual(written, committed);
       for (const file of written) {
-        assert.equal(readFileSync(join(dir, file), 'utf8'), readFileSync(join(FIXTURES, file), 'utf8'), `${file} differs`);
+        assert.equal(
+          readFileSync(join(dir, file), 'utf8'),
+          readFileSync(join(FIXTURES, file), 'utf8'),
+          `${file} differs`,
+        );
       }
     } finally {
       cleanup();

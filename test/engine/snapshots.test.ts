@@ -15,7 +15,9 @@ import { tempDir } from '../../testkit/temp-dir.js';
  */
 const snapshotted = { ...cardDecider, snapshot: { name: 'card', version: 1 } };
 const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
 
 function longCard(comments: number) {
   const { dir, cleanup } = tempDir();
@@ -23,7 +25,8 @@ function longCard(comments: number) {
   const writer = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
   cleanups.push(cleanup, () => writer.close());
   const id = openCard(writer, 'long');
-  for (let i = 0; i < comments; i++) writer.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: `c${i}` }, { actor: 't' });
+  for (let i = 0; i < comments; i++)
+    writer.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: `c${i}` }, { actor: 't' });
   // A fresh connection: nothing cached, as after a restart.
   const cold = () => {
     const engine = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
@@ -43,7 +46,10 @@ describe('stream snapshots', () => {
   it('a cold load folds only the events after the snapshot, and gives the state a full fold gives', () => {
     const n = SNAPSHOT_EVERY * 2 + 150;
     const { writer, cold, stream } = longCard(n);
-    const rows = writer.db.prepare('SELECT version FROM es_snapshots WHERE stream_id = ?').pluck().all(stream) as number[];
+    const rows = writer.db
+      .prepare('SELECT version FROM es_snapshots WHERE stream_id = ?')
+      .pluck()
+      .all(stream) as number[];
     assert.equal(rows.length, 1, 'one snapshot per stream and decider, overwritten as it advances');
     assert.ok(rows[0]! >= SNAPSHOT_EVERY * 2, `the snapshot is recent: version ${rows[0]}`);
     const loaded = coldLoad(cold(), snapshotted, stream);
@@ -65,8 +71,12 @@ describe('stream snapshots', () => {
     assert.equal(mismatched.folded, n + 1);
     assert.deepEqual(mismatched.state, expected);
     // A forged state with the right hash but bytes that do not deserialize.
-    const head = writer.db.prepare('SELECT version, hash FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1').get(stream) as { version: number; hash: string };
-    writer.db.prepare(`UPDATE es_snapshots SET version = ?, hash = ?, state = ? WHERE stream_id = ?`).run(head.version, head.hash, Buffer.from([0xff, 0x0f, 0x99]), stream);
+    const head = writer.db
+      .prepare('SELECT version, hash FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1')
+      .get(stream) as { version: number; hash: string };
+    writer.db
+      .prepare(`UPDATE es_snapshots SET version = ?, hash = ?, state = ? WHERE stream_id = ?`)
+      .run(head.version, head.hash, Buffer.from([0xff, 0x0f, 0x99]), stream);
     const unreadable = coldLoad(cold(), snapshotted, stream);
     assert.equal(unreadable.folded, n + 1);
     assert.deepEqual(unreadable.state, expected);
@@ -79,13 +89,18 @@ describe('stream snapshots', () => {
     cleanups.push(() => engine.close());
     const id = openCard(engine, 'short');
     engine.transact({ actor: 't' }, () => {
-      for (let i = 0; i < SNAPSHOT_EVERY - 1; i++) engine.handle(cardDecider, cardStream(id), { type: 'CommentCard', text: 'c' }, { actor: 't' });
+      for (let i = 0; i < SNAPSHOT_EVERY - 1; i++)
+        engine.handle(cardDecider, cardStream(id), { type: 'CommentCard', text: 'c' }, { actor: 't' });
     });
-    assert.throws(() => engine.transact({ actor: 't' }, () => {
-      engine.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: 'last' }, { actor: 't' });
-      engine.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: 'one more' }, { actor: 't' });
-      throw new Error('refused');
-    }), /refused/);
+    assert.throws(
+      () =>
+        engine.transact({ actor: 't' }, () => {
+          engine.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: 'last' }, { actor: 't' });
+          engine.handle(snapshotted, cardStream(id), { type: 'CommentCard', text: 'one more' }, { actor: 't' });
+          throw new Error('refused');
+        }),
+      /refused/,
+    );
     assert.equal(engine.db.prepare('SELECT COUNT(*) FROM es_snapshots').pluck().get(), 0);
     // The same load in a command that commits leaves its snapshot.
     engine.handle({ ...snapshotted }, cardStream(id), { type: 'CommentCard', text: 'last' }, { actor: 't' });

@@ -37,14 +37,21 @@ describe('stream state cache', () => {
     const file = `${dir}/colony.db`;
     const a = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
     const b = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
-    cleanups.push(() => { a.close(); b.close(); });
+    cleanups.push(() => {
+      a.close();
+      b.close();
+    });
     const id = openCard(a, 'rolled back');
     runCard(a, id, { type: 'CommentCard', text: 'kept' });
-    assert.throws(() => a.transact({ actor: 'tester' }, () => {
-      runCard(a, id, { type: 'CommentCard', text: 'lost' });
-      assert.equal(comments(a, id), 2, 'inside the command the append is visible (and cached at version 3)');
-      throw new Error('abort');
-    }), /abort/);
+    assert.throws(
+      () =>
+        a.transact({ actor: 'tester' }, () => {
+          runCard(a, id, { type: 'CommentCard', text: 'lost' });
+          assert.equal(comments(a, id), 2, 'inside the command the append is visible (and cached at version 3)');
+          throw new Error('abort');
+        }),
+      /abort/,
+    );
     runCard(b, id, { type: 'MoveCard', to: 'doing' }); // version 3 again, a different event
     assert.equal(comments(a, id), 1, 'the hash at version 3 differs from the cached one: folded again from the start');
     const full = loadState(a.db, cardDecider, cardStream(id), 1_000_000);
@@ -57,7 +64,10 @@ describe('stream state cache', () => {
     const file = `${dir}/colony.db`;
     const a = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
     const b = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'normal' });
-    cleanups.push(() => { a.close(); b.close(); });
+    cleanups.push(() => {
+      a.close();
+      b.close();
+    });
     const id = openCard(a, 'shared');
     runCard(a, id, { type: 'CommentCard', text: 'from a' });
     assert.equal(comments(a, id), 1);

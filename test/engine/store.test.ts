@@ -24,18 +24,38 @@ describe('appendToStream', () => {
   it('gives global positions from 1 without gaps and stream versions from 1', () => {
     const db = interleaved();
     const rows = rawRows(db);
-    assert.deepEqual(rows.map((r) => r.position), [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(rows.map((r) => [r.stream_id, r.version]), [
-      ['a-1', 1], ['a-1', 2], ['b-1', 1], ['a-1', 3], ['a-2', 1], ['b-1', 2],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => r.position),
+      [1, 2, 3, 4, 5, 6],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.stream_id, r.version]),
+      [
+        ['a-1', 1],
+        ['a-1', 2],
+        ['b-1', 1],
+        ['a-1', 3],
+        ['a-2', 1],
+        ['b-1', 2],
+      ],
+    );
     assert.deepEqual(readHead(db), { position: 6, hash: rows[5]!.hash });
   });
 
   it('returns the stored events exactly as a later read sees them', () => {
     const db = storeDb();
-    const stored = append(db, 's-1', 'no_stream', [ev('A', { x: 1, nested: { b: [1, 'two'] } }), ev('B', null)], meta('c-9'));
+    const stored = append(
+      db,
+      's-1',
+      'no_stream',
+      [ev('A', { x: 1, nested: { b: [1, 'two'] } }), ev('B', null)],
+      meta('c-9'),
+    );
     assert.deepEqual(stored, readStream(db, 's-1'));
-    const raw = db.prepare('SELECT prev_hash, hash FROM es_events ORDER BY position').all() as { prev_hash: string; hash: string }[];
+    const raw = db.prepare('SELECT prev_hash, hash FROM es_events ORDER BY position').all() as {
+      prev_hash: string;
+      hash: string;
+    }[];
     assert.equal(raw[0]!.prev_hash, GENESIS_HASH);
     assert.equal(raw[1]!.prev_hash, raw[0]!.hash);
     assert.deepEqual(stored[0]!.meta, meta('c-9'));
@@ -66,7 +86,10 @@ describe('appendToStream', () => {
 
   it('refuses an empty stream id with ErrInvalidInput', () => {
     const db = storeDb();
-    assert.throws(() => append(db, '', 'any', [ev('A')]), (e: unknown) => e instanceof DomainError && e.code === 'ErrInvalidInput');
+    assert.throws(
+      () => append(db, '', 'any', [ev('A')]),
+      (e: unknown) => e instanceof DomainError && e.code === 'ErrInvalidInput',
+    );
     assert.equal(countEvents(db), 0);
   });
 
@@ -166,7 +189,10 @@ describe('readStream', () => {
     const events = readStream(db, 'a-1');
     assert.deepEqual(versions(events), [1, 2, 3]);
     assert.deepEqual(positions(events), [1, 2, 4]);
-    assert.deepEqual(events.map((e) => e.data), [{ n: 1 }, { n: 2 }, { n: 4 }]);
+    assert.deepEqual(
+      events.map((e) => e.data),
+      [{ n: 1 }, { n: 2 }, { n: 4 }],
+    );
     assert.ok(events.every((e) => e.streamId === 'a-1'));
   });
 
@@ -176,7 +202,12 @@ describe('readStream', () => {
 
   it('honours from, to and max', () => {
     const db = storeDb();
-    append(db, 's-1', 'no_stream', [1, 2, 3, 4, 5].map((n) => ev('E', { n })));
+    append(
+      db,
+      's-1',
+      'no_stream',
+      [1, 2, 3, 4, 5].map((n) => ev('E', { n })),
+    );
     assert.deepEqual(versions(readStream(db, 's-1', { from: 3 })), [3, 4, 5]);
     assert.deepEqual(versions(readStream(db, 's-1', { to: 2 })), [1, 2]);
     assert.deepEqual(versions(readStream(db, 's-1', { from: 2, to: 4 })), [2, 3, 4]);
@@ -199,7 +230,10 @@ describe('readAll', () => {
     const db = interleaved();
     const all = readAll(db);
     assert.deepEqual(positions(all), [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(all.map((e) => e.streamId), ['a-1', 'a-1', 'b-1', 'a-1', 'a-2', 'b-1']);
+    assert.deepEqual(
+      all.map((e) => e.streamId),
+      ['a-1', 'a-1', 'b-1', 'a-1', 'a-2', 'b-1'],
+    );
   });
 
   it('reads strictly after a position, in pages, and stops at `to`', () => {
@@ -216,7 +250,11 @@ describe('readAll', () => {
   it('pages through the log with after = the last position of the previous page', () => {
     const db = interleaved();
     const seen: number[] = [];
-    for (let after = 0, page = readAll(db, { after, limit: 4 }); page.length > 0; page = readAll(db, { after, limit: 4 })) {
+    for (
+      let after = 0, page = readAll(db, { after, limit: 4 });
+      page.length > 0;
+      page = readAll(db, { after, limit: 4 })
+    ) {
       seen.push(...positions(page));
       after = page[page.length - 1]!.position;
     }
@@ -242,14 +280,26 @@ describe('iterateAll', () => {
 
   it('walks in small pages, including a log that is an exact multiple of the page size', () => {
     const db = longLog(12);
-    assert.deepEqual([...iterateAll(db, { limit: 5 })].map((e) => e.position), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    assert.deepEqual([...iterateAll(db, { limit: 4 })].map((e) => e.position), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.deepEqual(
+      [...iterateAll(db, { limit: 5 })].map((e) => e.position),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    );
+    assert.deepEqual(
+      [...iterateAll(db, { limit: 4 })].map((e) => e.position),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    );
   });
 
   it('starts after `after` and stops at `to` across pages', () => {
     const db = longLog(12);
-    assert.deepEqual([...iterateAll(db, { after: 3, to: 9, limit: 2 })].map((e) => e.position), [4, 5, 6, 7, 8, 9]);
-    assert.deepEqual([...iterateAll(db, { after: 3, to: 8, limit: 5 })].map((e) => e.position), [4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      [...iterateAll(db, { after: 3, to: 9, limit: 2 })].map((e) => e.position),
+      [4, 5, 6, 7, 8, 9],
+    );
+    assert.deepEqual(
+      [...iterateAll(db, { after: 3, to: 8, limit: 5 })].map((e) => e.position),
+      [4, 5, 6, 7, 8],
+    );
     assert.deepEqual([...iterateAll(db, { after: 12 })], []);
   });
 

@@ -11,7 +11,7 @@ import { eventsOfCommand, importRows } from '../../src/engine/command-log.js';
 import { iterateAll, readAll, readStream } from '../../src/engine/store.js';
 import { currentSchemaVersion, registerUpcaster, upcast } from '../../src/engine/upcasters.js';
 import { getCard } from '../../testkit/card-projections.js';
-import { cardDecider, cardOpenedV1toV2, cardStream, type Card, type CardCommand, type CardEvent } from '../../testkit/cards.js';
+import { cardOpenedV1toV2, cardStream, type Card, type CardCommand, type CardEvent } from '../../testkit/cards.js';
 import { runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { append, chainRow, ev, rawRow, storeDb } from '../helpers/event-log.js';
 import { tempDir } from '../../testkit/temp-dir.js';
@@ -91,7 +91,9 @@ describe('CardOpened v1 → v2 on every read path', () => {
     const probe: Decider<Seen, CardCommand, CardEvent> = {
       initialState: () => ({ opened: null }),
       evolve: (s, e) => (e.type === 'CardOpened' ? { opened: { ...e.data } } : s),
-      decide: (_c, s) => [{ type: 'CardCommented', data: { cardId: 1, text: `priority=${String(s.opened?.priority)}` } }],
+      decide: (_c, s) => [
+        { type: 'CardCommented', data: { cardId: 1, text: `priority=${String(s.opened?.priority)}` } },
+      ],
     };
     const probed = engine.handle(probe, cardStream(1), { type: 'CommentCard', text: 'x' }, { actor: 'tester' });
     assert.deepEqual(probed.state.opened, V2_DATA);
@@ -99,7 +101,10 @@ describe('CardOpened v1 → v2 on every read path', () => {
 
     const moved = runCard(engine, 1, { type: 'MoveCard', to: 'doing' });
     assert.deepEqual(moved.state, { status: 'open', cardId: 1, column: 'doing', comments: 1 } satisfies Card);
-    assert.deepEqual(moved.events.map((e) => e.data), [{ cardId: 1, from: 'todo', to: 'doing' }]);
+    assert.deepEqual(
+      moved.events.map((e) => e.data),
+      [{ cardId: 1, from: 'todo', to: 'doing' }],
+    );
   });
 
   it('is upcast by the inline projection of an import', () => {
@@ -154,7 +159,13 @@ describe('CardOpened v1 → v2 on every read path', () => {
   it('writes new CardOpened events with schema_version 2 and reads them back unchanged', () => {
     const { engine } = legacyEngine();
     assert.equal(currentSchemaVersion('CardOpened'), 2);
-    const opened = runCard(engine, 2, { type: 'OpenCard', cardId: 2, title: 'Modern card', column: 'todo', priority: 'high' });
+    const opened = runCard(engine, 2, {
+      type: 'OpenCard',
+      cardId: 2,
+      title: 'Modern card',
+      column: 'todo',
+      priority: 'high',
+    });
     const row = rawRow(engine.db, opened.events[0]!.position);
     assert.equal(row.schema_version, 2);
     assert.deepEqual(JSON.parse(row.data), { cardId: 2, title: 'Modern card', column: 'todo', priority: 'high' });
@@ -214,9 +225,16 @@ describe('registerUpcaster', () => {
     assert.equal(currentSchemaVersion(type), 3);
 
     const db = storeDb();
-    const base = { type, meta: '{"actor":"tester","causationId":null,"commandId":"probe-import","correlationId":null}', recorded_at: '2025-01-01T00:00:00.000Z' };
+    const base = {
+      type,
+      meta: '{"actor":"tester","causationId":null,"commandId":"probe-import","correlationId":null}',
+      recorded_at: '2025-01-01T00:00:00.000Z',
+    };
     const v1 = chainRow({ ...base, stream_id: 'probe-1', version: 1, schema_version: 1, data: '{"name":"one"}' });
-    const v2 = chainRow({ ...base, stream_id: 'probe-1', version: 2, schema_version: 2, data: '{"name":"two","size":"s"}' }, v1);
+    const v2 = chainRow(
+      { ...base, stream_id: 'probe-1', version: 2, schema_version: 2, data: '{"name":"two","size":"s"}' },
+      v1,
+    );
     db.transaction(() => importRows(db, [v1, v2], '2026-01-01T00:00:00.000Z')).immediate();
     calls.length = 0; // importRows returns upcast events too
 

@@ -5,7 +5,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { EVENT_COLUMNS, type EventRow } from '../../src/engine/event.js';
 import type { VerifyFailure } from '../../src/engine/verify.js';
 import { openCard, runCard, testEngine } from '../helpers/engine.js';
-import { chainRow, dropAppendOnlyTriggers, rawRow, rawRows, rehashFrom } from '../helpers/event-log.js';
+import { chainRow, dropAppendOnlyTriggers, rawRow, rehashFrom } from '../helpers/event-log.js';
 
 /**
  * Tampering: every case builds a fresh log of 12 events over 3 card streams, drops the append-only
@@ -34,7 +34,8 @@ function buildLog(): Engine {
 const POSITIONS = Array.from({ length: EVENTS }, (_, i) => i + 1);
 
 /** Flips the lowest bit of one ASCII character: one byte changes, JSON stays valid inside a string. */
-const flip = (s: string, i: number): string => s.slice(0, i) + String.fromCharCode(s.charCodeAt(i) ^ 1) + s.slice(i + 1);
+const flip = (s: string, i: number): string =>
+  s.slice(0, i) + String.fromCharCode(s.charCodeAt(i) ^ 1) + s.slice(i + 1);
 /** The first character inside the first string value of a JSON object. */
 const firstStringValue = (json: string): number => json.indexOf('":"') + 3;
 
@@ -66,10 +67,22 @@ const setColumn = (db: Database, position: number, column: string, value: unknow
 /** Exchanges every column but position between two rows (via a free stream id, for the UNIQUE constraint). */
 function swapRows(db: Database, i: number, j: number): void {
   const [a, b] = [rawRow(db, i), rawRow(db, j)];
-  const set = db.prepare(`UPDATE es_events SET stream_id = ?, version = ?, type = ?, schema_version = ?, data = ?, meta = ?,
+  const set =
+    db.prepare(`UPDATE es_events SET stream_id = ?, version = ?, type = ?, schema_version = ?, data = ?, meta = ?,
     recorded_at = ?, prev_hash = ?, hash = ? WHERE position = ?`);
   const put = (r: EventRow, position: number, streamId = r.stream_id) =>
-    set.run(streamId, r.version, r.type, r.schema_version, r.data, r.meta, r.recorded_at, r.prev_hash, r.hash, position);
+    set.run(
+      streamId,
+      r.version,
+      r.type,
+      r.schema_version,
+      r.data,
+      r.meta,
+      r.recorded_at,
+      r.prev_hash,
+      r.hash,
+      position,
+    );
   put(a, i, 'swap-tmp');
   put(a, j);
   put(b, i);
@@ -191,13 +204,19 @@ describe('verify against an attacker who re-hashes the chain', () => {
     rehashFrom(engine.db, 5);
     assert.equal(engine.verify().ok, true, 'a keyless chain cannot catch a full re-hash without an outside anchor');
     const result = engine.verify({ expectHead: recorded.head });
-    assert.deepEqual([result.ok, !result.ok && result.position, !result.ok && result.reason], [false, EVENTS, 'head_mismatch']);
+    assert.deepEqual(
+      [result.ok, !result.ok && result.position, !result.ok && result.reason],
+      [false, EVENTS, 'head_mismatch'],
+    );
   });
 
   it('fails when the recorded head lies beyond the end of the log', () => {
     const engine = buildLog();
     const result = engine.verify({ expectHead: { position: EVENTS + 5, hash: 'f'.repeat(64) } });
-    assert.deepEqual([result.ok, !result.ok && result.position, !result.ok && result.reason], [false, EVENTS + 1, 'head_mismatch']);
+    assert.deepEqual(
+      [result.ok, !result.ok && result.position, !result.ok && result.reason],
+      [false, EVENTS + 1, 'head_mismatch'],
+    );
   });
 
   it('fails with head_mismatch when the recorded log end no longer matches the log', () => {
@@ -214,9 +233,13 @@ describe('verify against an attacker who re-hashes the chain', () => {
     const engine = buildLog();
     const last = rawRow(engine.db, EVENTS);
     const { position: _p, prev_hash: _h, hash: _x, ...fields } = last;
-    const forged = chainRow({ ...fields, version: last.version + 1, type: 'CardCommented', data: '{"cardId":1,"text":"forged"}' }, last);
-    engine.db.prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      ...EVENT_COLUMNS.split(', ').map((c) => forged[c as keyof EventRow]));
+    const forged = chainRow(
+      { ...fields, version: last.version + 1, type: 'CardCommented', data: '{"cardId":1,"text":"forged"}' },
+      last,
+    );
+    engine.db
+      .prepare(`INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(...EVENT_COLUMNS.split(', ').map((c) => forged[c as keyof EventRow]));
     expectFailure(engine, EVENTS + 1, 'head_mismatch');
   });
 });

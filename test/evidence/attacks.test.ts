@@ -14,7 +14,14 @@ import { signCheckpoint } from '../../src/evidence/sign.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
 import { keyFromSeed, verifySignature } from '../../src/signing-key.js';
 import { colony } from '../helpers/cli.js';
-import { bundleText, colonyVerdict, GOLDEN_SEED, goldenBundleText, parseBundle, toolVerdictInProcess } from '../helpers/evidence.js';
+import {
+  bundleText,
+  colonyVerdict,
+  GOLDEN_SEED,
+  goldenBundleText,
+  parseBundle,
+  toolVerdictInProcess,
+} from '../helpers/evidence.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
@@ -55,7 +62,14 @@ describe('attacks on the evidence', () => {
     const key = keyFromSeed(GOLDEN_SEED);
     const bundle = parseBundle(text);
     const sig = mauled(bundle.checkpoint.signature);
-    assert.ok(nacl.sign.detached.verify(Buffer.from(canonicalize(bundle.checkpoint.body)), Buffer.from(sig, 'base64'), key.publicKey), 'tweetnacl alone accepts it');
+    assert.ok(
+      nacl.sign.detached.verify(
+        Buffer.from(canonicalize(bundle.checkpoint.body)),
+        Buffer.from(sig, 'base64'),
+        key.publicKey,
+      ),
+      'tweetnacl alone accepts it',
+    );
     assert.equal(verifySignature(key.publicKey, canonicalize(bundle.checkpoint.body), sig), false);
     bundle.checkpoint.signature = sig;
     const file = join(scratch.dir, 'mauled.bundle.json');
@@ -66,10 +80,21 @@ describe('attacks on the evidence', () => {
 
   it('an older signed checkpoint inserted again does not become the latest', () => {
     const goal = getGoal(app.engine.db, 1)!;
-    sendToChannel(app, { key: `user-${goal.ownerId}`, name: 'owner', tenant: goal.ownerId }, { id: goal.channelId }, { body: 'later', subject: null, priority: 5, metadata: null, replyTo: null }, { actor: 'user:owner' });
+    sendToChannel(
+      app,
+      { key: `user-${goal.ownerId}`, name: 'owner', tenant: goal.ownerId },
+      { id: goal.channelId },
+      { body: 'later', subject: null, priority: 5, metadata: null, replyTo: null },
+      { actor: 'user:owner' },
+    );
     const first = signCheckpoint(app.engine, dir, 'manual', 'test').checkpoint;
-    const old = app.engine.db.prepare('SELECT tree_size, key_id, body, signature, public_key FROM es_checkpoints ORDER BY n LIMIT 1').get() as Record<string, unknown>;
-    app.engine.db.prepare('INSERT INTO es_checkpoints (tree_size, key_id, body, signature, public_key, reason) VALUES (?, ?, ?, ?, ?, ?)')
+    const old = app.engine.db
+      .prepare('SELECT tree_size, key_id, body, signature, public_key FROM es_checkpoints ORDER BY n LIMIT 1')
+      .get() as Record<string, unknown>;
+    app.engine.db
+      .prepare(
+        'INSERT INTO es_checkpoints (tree_size, key_id, body, signature, public_key, reason) VALUES (?, ?, ?, ?, ?, ?)',
+      )
       .run(old.tree_size, old.key_id, old.body, old.signature, old.public_key, 'manual');
     const latest = latestCheckpoint(app.engine.db)!;
     assert.ok(Number(old.tree_size) < first.checkpoint.body.treeSize, 'the copy is of a smaller tree');
@@ -80,8 +105,12 @@ describe('attacks on the evidence', () => {
     const db = app.engine.db;
     const size = readHead(db).position;
     const truth = new HeadsTree(streamHeads(db, size, { fromLog: true })).root().toString('hex');
-    db.prepare("UPDATE streams SET version = 1, last_hash = (SELECT hash FROM es_events WHERE stream_id = 'goal-1' AND version = 1) WHERE stream_id = 'goal-1'").run();
-    const parts = db.transaction(() => checkpointParts(db, keyFromSeed(GOLDEN_SEED).keyId, '2026-02-05T09:00:00.000Z', size))();
+    db.prepare(
+      "UPDATE streams SET version = 1, last_hash = (SELECT hash FROM es_events WHERE stream_id = 'goal-1' AND version = 1) WHERE stream_id = 'goal-1'",
+    ).run();
+    const parts = db.transaction(() =>
+      checkpointParts(db, keyFromSeed(GOLDEN_SEED).keyId, '2026-02-05T09:00:00.000Z', size),
+    )();
     assert.equal(parts.body.heads.root, truth, 'the heads come from the log when the read table disagrees with it');
     assert.ok(signBody(keyFromSeed(GOLDEN_SEED), parts.body));
   });
@@ -89,7 +118,11 @@ describe('attacks on the evidence', () => {
   it('report --bundle refuses a bundle signed by a key this log never adopted', () => {
     const bundle = parseBundle(text);
     const other = nacl.sign.keyPair();
-    const otherKey = { publicKey: other.publicKey, secretKey: other.secretKey, keyId: keyFromSeed(other.secretKey.subarray(0, 32)).keyId };
+    const otherKey = {
+      publicKey: other.publicKey,
+      secretKey: other.secretKey,
+      keyId: keyFromSeed(other.secretKey.subarray(0, 32)).keyId,
+    };
     const resigned = signBody(otherKey, { ...bundle.checkpoint.body, keyId: otherKey.keyId });
     const forged = { ...bundle, checkpoint: resigned.checkpoint, publicKey: resigned.publicKey };
     const file = join(scratch.dir, 'forged.bundle.json');

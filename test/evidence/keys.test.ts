@@ -11,11 +11,22 @@ import { openDatabase } from '../../src/engine/db.js';
 import { signatureProblem, type SignedCheckpoint } from '../../src/evidence/checkpoint.js';
 import { currentSigner } from '../../src/evidence/keys.js';
 import {
-  rotationStatement, SIGNING_KEYS_STREAM, type SigningKeyAdopted, type SigningKeyRotated,
+  rotationStatement,
+  SIGNING_KEYS_STREAM,
+  type SigningKeyAdopted,
+  type SigningKeyRotated,
 } from '../../src/events/signing-keys.js';
 import {
-  fingerprint, keyFromSeed, loadOrCreateNextKey, loadOrCreateSigningKey, NEXT_KEY_FILE, publicKeyText, resolveSigningKey, sign,
-  SIGNING_KEY_FILE, SigningKeyError,
+  fingerprint,
+  keyFromSeed,
+  loadOrCreateNextKey,
+  loadOrCreateSigningKey,
+  NEXT_KEY_FILE,
+  publicKeyText,
+  resolveSigningKey,
+  sign,
+  SIGNING_KEY_FILE,
+  SigningKeyError,
 } from '../../src/signing-key.js';
 import { colony } from '../helpers/cli.js';
 import { spec } from '../helpers/decider-spec.js';
@@ -35,46 +46,96 @@ const keyA = keyFromSeed(new Uint8Array(32).fill(1));
 const keyB = keyFromSeed(new Uint8Array(32).fill(2));
 const keyC = keyFromSeed(new Uint8Array(32).fill(3));
 
-const adopted = (k = keyA): SigningKeyAdopted => ({ type: 'SigningKeyAdopted', data: { keyId: k.keyId, publicKey: publicKeyText(k), by: 'init' } });
-const rotation = (from: typeof keyA, to: typeof keyA) => ({
-  keyId: to.keyId, publicKey: publicKeyText(to), previousKeyId: from.keyId,
-  endorsement: sign(from, canonicalize(rotationStatement({ keyId: to.keyId, previousKeyId: from.keyId, publicKey: publicKeyText(to) }))),
-  reason: 'scheduled rotation', by: 'cli',
+const adopted = (k = keyA): SigningKeyAdopted => ({
+  type: 'SigningKeyAdopted',
+  data: { keyId: k.keyId, publicKey: publicKeyText(k), by: 'init' },
 });
-const rotated = (from: typeof keyA, to: typeof keyA): SigningKeyRotated => ({ type: 'SigningKeyRotated', data: rotation(from, to) });
+const rotation = (from: typeof keyA, to: typeof keyA) => ({
+  keyId: to.keyId,
+  publicKey: publicKeyText(to),
+  previousKeyId: from.keyId,
+  endorsement: sign(
+    from,
+    canonicalize(rotationStatement({ keyId: to.keyId, previousKeyId: from.keyId, publicKey: publicKeyText(to) })),
+  ),
+  reason: 'scheduled rotation',
+  by: 'cli',
+});
+const rotated = (from: typeof keyA, to: typeof keyA): SigningKeyRotated => ({
+  type: 'SigningKeyRotated',
+  data: rotation(from, to),
+});
 const rotate = (from: typeof keyA, to: typeof keyA) => ({ type: 'RotateSigningKey' as const, ...rotation(from, to) });
-const adopt = (k = keyA) => ({ type: 'AdoptSigningKey' as const, keyId: k.keyId, publicKey: publicKeyText(k), by: 'init' });
+const adopt = (k = keyA) => ({
+  type: 'AdoptSigningKey' as const,
+  keyId: k.keyId,
+  publicKey: publicKeyText(k),
+  by: 'init',
+});
 
 describe('signing keys decider', () => {
   it('adopts the first key once; the same key again records nothing; another key is refused', () => {
     spec(signingKeysDecider).given([]).when(adopt()).then([adopted()]);
     spec(signingKeysDecider).given([adopted()]).when(adopt()).thenNothingHappened();
-    spec(signingKeysDecider).given([adopted()]).when(adopt(keyB)).thenThrows('ErrSigningKeyMismatch', 'only by rotation');
-    spec(signingKeysDecider).given([adopted(), rotated(keyA, keyB)]).when(adopt(keyB)).thenNothingHappened();
-    spec(signingKeysDecider).given([adopted(), rotated(keyA, keyB)]).when(adopt(keyA)).thenThrows('ErrSigningKeyMismatch');
+    spec(signingKeysDecider)
+      .given([adopted()])
+      .when(adopt(keyB))
+      .thenThrows('ErrSigningKeyMismatch', 'only by rotation');
+    spec(signingKeysDecider)
+      .given([adopted(), rotated(keyA, keyB)])
+      .when(adopt(keyB))
+      .thenNothingHappened();
+    spec(signingKeysDecider)
+      .given([adopted(), rotated(keyA, keyB)])
+      .when(adopt(keyA))
+      .thenThrows('ErrSigningKeyMismatch');
   });
 
   it('rotates from the current key to a new one', () => {
-    spec(signingKeysDecider).given([adopted()]).when(rotate(keyA, keyB)).then([rotated(keyA, keyB)]);
-    spec(signingKeysDecider).given([adopted(), rotated(keyA, keyB)]).when(rotate(keyB, keyC)).then([rotated(keyB, keyC)]);
+    spec(signingKeysDecider)
+      .given([adopted()])
+      .when(rotate(keyA, keyB))
+      .then([rotated(keyA, keyB)]);
+    spec(signingKeysDecider)
+      .given([adopted(), rotated(keyA, keyB)])
+      .when(rotate(keyB, keyC))
+      .then([rotated(keyB, keyC)]);
   });
 
   it('refuses a rotation with no key yet, or from a key that is not current', () => {
-    spec(signingKeysDecider).given([]).when(rotate(keyA, keyB)).thenThrows('ErrSigningKeyMismatch', 'no signing key yet');
-    spec(signingKeysDecider).given([adopted(), rotated(keyA, keyB)]).when(rotate(keyA, keyC)).thenThrows('ErrSigningKeyMismatch', 'current key is');
+    spec(signingKeysDecider)
+      .given([])
+      .when(rotate(keyA, keyB))
+      .thenThrows('ErrSigningKeyMismatch', 'no signing key yet');
+    spec(signingKeysDecider)
+      .given([adopted(), rotated(keyA, keyB)])
+      .when(rotate(keyA, keyC))
+      .thenThrows('ErrSigningKeyMismatch', 'current key is');
   });
 
   it('refuses a rotation to a key the log already used', () => {
-    spec(signingKeysDecider).given([adopted(), rotated(keyA, keyB)]).when(rotate(keyB, keyA)).thenThrows('ErrInvalidInput', 'already used');
+    spec(signingKeysDecider)
+      .given([adopted(), rotated(keyA, keyB)])
+      .when(rotate(keyB, keyA))
+      .thenThrows('ErrInvalidInput', 'already used');
     spec(signingKeysDecider).given([adopted()]).when(rotate(keyA, keyA)).thenThrows('ErrInvalidInput', 'already used');
   });
 
   it('keeps every key, the earlier ones retired when the next became current', () => {
     const at = (e: SigningKeyAdopted | SigningKeyRotated, recordedAt: string) => ({ ...e, recordedAt });
-    const state = [at(adopted(), 't1'), at(rotated(keyA, keyB), 't2'), at(rotated(keyB, keyC), 't3')]
-      .reduce((s, e) => signingKeysDecider.evolve(s, e), signingKeysDecider.initialState());
+    const state = [at(adopted(), 't1'), at(rotated(keyA, keyB), 't2'), at(rotated(keyB, keyC), 't3')].reduce(
+      (s, e) => signingKeysDecider.evolve(s, e),
+      signingKeysDecider.initialState(),
+    );
     assert.equal(state.current, keyC.keyId);
-    assert.deepEqual(state.keys.map((k) => [k.keyId, k.since, k.retiredAt]), [[keyA.keyId, 't1', 't2'], [keyB.keyId, 't2', 't3'], [keyC.keyId, 't3', null]]);
+    assert.deepEqual(
+      state.keys.map((k) => [k.keyId, k.since, k.retiredAt]),
+      [
+        [keyA.keyId, 't1', 't2'],
+        [keyB.keyId, 't2', 't3'],
+        [keyC.keyId, 't3', null],
+      ],
+    );
   });
 });
 
@@ -96,8 +157,13 @@ describe('the key files', () => {
       assert.equal(statSync(join(dir, SIGNING_KEY_FILE)).mode & 0o777, 0o600);
       assert.ok(!existsSync(join(dir, NEXT_KEY_FILE)));
       // A key the log does not name, with no next file to finish: refused, the file untouched.
-      assert.throws(() => resolveSigningKey(dir, keyC.keyId), (e: unknown) =>
-        e instanceof SigningKeyError && e.message.includes(`the log's current signing key is ${keyC.keyId}`) && e.message.includes(join(dir, SIGNING_KEY_FILE)));
+      assert.throws(
+        () => resolveSigningKey(dir, keyC.keyId),
+        (e: unknown) =>
+          e instanceof SigningKeyError &&
+          e.message.includes(`the log's current signing key is ${keyC.keyId}`) &&
+          e.message.includes(join(dir, SIGNING_KEY_FILE)),
+      );
       assert.deepEqual(readFileSync(join(dir, SIGNING_KEY_FILE)), nextSeed);
       // A key file readable by others is narrowed back to 0600 when read.
       chmodSync(join(dir, SIGNING_KEY_FILE), 0o644);
@@ -118,7 +184,10 @@ const withDb = <T>(dir: string, fn: (db: Database) => T): T => {
     db.close();
   }
 };
-interface KeyShow { current: string; keys: { keyId: string; publicKey: string; since: string; retiredAt: string | null }[] }
+interface KeyShow {
+  current: string;
+  keys: { keyId: string; publicKey: string; since: string; retiredAt: string | null }[];
+}
 
 function ok(args: string[]): string {
   const r = colony(args);
@@ -143,15 +212,28 @@ describe('the signing key through the CLI', () => {
     first = keyOfFile(file);
     assert.match(first.keyId, /^SHA256:[A-Za-z0-9+/]{43}$/);
     assert.ok(out.includes(`Signing key of checkpoints and goal bundles: ${first.keyId}`), out);
-    const events = withDb(data, (db) => db.prepare('SELECT type, data FROM es_events WHERE stream_id = ?').all(SIGNING_KEYS_STREAM) as { type: string; data: string }[]);
-    assert.deepEqual(events.map((e) => [e.type, JSON.parse(e.data)]), [['SigningKeyAdopted', { keyId: first.keyId, publicKey: publicKeyText(first), by: 'init' }]]);
+    const events = withDb(
+      data,
+      (db) =>
+        db.prepare('SELECT type, data FROM es_events WHERE stream_id = ?').all(SIGNING_KEYS_STREAM) as {
+          type: string;
+          data: string;
+        }[],
+    );
+    assert.deepEqual(
+      events.map((e) => [e.type, JSON.parse(e.data)]),
+      [['SigningKeyAdopted', { keyId: first.keyId, publicKey: publicKeyText(first), by: 'init' }]],
+    );
   });
 
   it('key show --json lists it as the current key', () => {
     const shown = JSON.parse(ok(['key', 'show', '--json', '--data', data])) as KeyShow;
     assert.equal(shown.current, first.keyId);
     assert.equal(shown.keys.length, 1);
-    assert.deepEqual({ ...shown.keys[0], since: undefined }, { keyId: first.keyId, publicKey: publicKeyText(first), since: undefined, retiredAt: null });
+    assert.deepEqual(
+      { ...shown.keys[0], since: undefined },
+      { keyId: first.keyId, publicKey: publicKeyText(first), since: undefined, retiredAt: null },
+    );
     assert.ok(!Number.isNaN(Date.parse(shown.keys[0]!.since)), 'since is a time');
   });
 
@@ -162,7 +244,10 @@ describe('the signing key through the CLI', () => {
     oldCheckpoint = JSON.parse(cpText) as SignedCheckpoint;
     assert.equal(oldCheckpoint.checkpoint.body.keyId, first.keyId);
 
-    const result = JSON.parse(ok(['key', 'rotate', '--reason', 'yearly rotation', '--json', '--data', data])) as { previous: string; current: string };
+    const result = JSON.parse(ok(['key', 'rotate', '--reason', 'yearly rotation', '--json', '--data', data])) as {
+      previous: string;
+      current: string;
+    };
     const file = join(data, SIGNING_KEY_FILE);
     const second = keyOfFile(file);
     assert.deepEqual(result, { previous: first.keyId, current: second.keyId, endorsed: true });
@@ -172,7 +257,10 @@ describe('the signing key through the CLI', () => {
 
     const shown = JSON.parse(ok(['key', 'show', '--json', '--data', data])) as KeyShow;
     assert.equal(shown.current, second.keyId);
-    assert.deepEqual(shown.keys.map((k) => k.keyId), [first.keyId, second.keyId]);
+    assert.deepEqual(
+      shown.keys.map((k) => k.keyId),
+      [first.keyId, second.keyId],
+    );
     const [old, now] = shown.keys;
     assert.equal(typeof old!.retiredAt, 'string');
     assert.equal(old!.retiredAt, now!.since, 'retired when the next key became current');
@@ -180,17 +268,39 @@ describe('the signing key through the CLI', () => {
     assert.equal(now!.publicKey, publicKeyText(second));
 
     const { rotatedEvent, latest } = withDb(data, (db) => ({
-      rotatedEvent: db.prepare(`SELECT data FROM es_events WHERE stream_id = ? AND type = 'SigningKeyRotated'`).pluck().all(SIGNING_KEYS_STREAM) as string[],
+      rotatedEvent: db
+        .prepare(`SELECT data FROM es_events WHERE stream_id = ? AND type = 'SigningKeyRotated'`)
+        .pluck()
+        .all(SIGNING_KEYS_STREAM) as string[],
       latest: db.prepare('SELECT key_id FROM es_checkpoints ORDER BY n DESC LIMIT 1').pluck().get() as string,
     }));
     assert.equal(rotatedEvent.length, 1);
     const d = JSON.parse(rotatedEvent[0]!) as SigningKeyRotated['data'];
-    assert.deepEqual({ ...d, endorsement: undefined }, {
-      keyId: second.keyId, publicKey: publicKeyText(second), previousKeyId: first.keyId, reason: 'yearly rotation', by: 'cli', endorsement: undefined,
-    });
+    assert.deepEqual(
+      { ...d, endorsement: undefined },
+      {
+        keyId: second.keyId,
+        publicKey: publicKeyText(second),
+        previousKeyId: first.keyId,
+        reason: 'yearly rotation',
+        by: 'cli',
+        endorsement: undefined,
+      },
+    );
     // The endorsement: the OLD key's Ed25519 signature over the canonical rotation statement (checked with nacl, not Colony's helper).
-    const statement = new TextEncoder().encode(JSON.stringify({ format: 'colony-key-rotation', keyId: d.keyId, previousKeyId: d.previousKeyId, publicKey: d.publicKey }));
-    assert.equal(canonicalize(rotationStatement(d)), new TextDecoder().decode(statement), 'the statement is canonical JSON');
+    const statement = new TextEncoder().encode(
+      JSON.stringify({
+        format: 'colony-key-rotation',
+        keyId: d.keyId,
+        previousKeyId: d.previousKeyId,
+        publicKey: d.publicKey,
+      }),
+    );
+    assert.equal(
+      canonicalize(rotationStatement(d)),
+      new TextDecoder().decode(statement),
+      'the statement is canonical JSON',
+    );
     const endorsement = new Uint8Array(Buffer.from(d.endorsement, 'base64'));
     assert.ok(nacl.sign.detached.verify(statement, endorsement, first.publicKey), 'the old key endorses the new one');
     assert.ok(!nacl.sign.detached.verify(statement, endorsement, second.publicKey), 'not a self-signature');
@@ -216,11 +326,25 @@ describe('the signing key through the CLI', () => {
       const previous = currentSigner(app.engine, data, 'test');
       assert.equal(previous.keyId, before.keyId);
       third = loadOrCreateNextKey(data);
-      const statement = rotationStatement({ keyId: third.keyId, previousKeyId: previous.keyId, publicKey: publicKeyText(third) });
-      app.engine.handle(signingKeysDecider, SIGNING_KEYS_STREAM, {
-        type: 'RotateSigningKey', keyId: third.keyId, publicKey: publicKeyText(third), previousKeyId: previous.keyId,
-        endorsement: sign(previous, canonicalize(statement)), reason: 'crash test', by: 'test',
-      }, { actor: 'system' });
+      const statement = rotationStatement({
+        keyId: third.keyId,
+        previousKeyId: previous.keyId,
+        publicKey: publicKeyText(third),
+      });
+      app.engine.handle(
+        signingKeysDecider,
+        SIGNING_KEYS_STREAM,
+        {
+          type: 'RotateSigningKey',
+          keyId: third.keyId,
+          publicKey: publicKeyText(third),
+          previousKeyId: previous.keyId,
+          endorsement: sign(previous, canonicalize(statement)),
+          reason: 'crash test',
+          by: 'test',
+        },
+        { actor: 'system' },
+      );
     } finally {
       app.engine.close();
     }
@@ -246,7 +370,12 @@ describe('the signing key through the CLI', () => {
       assert.equal(r.code, 1, `${args.join(' ')} must fail: ${r.stdout}${r.stderr}`);
       const lines = r.stderr.trim().split('\n');
       assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0]!, new RegExp(`^colony: ${escaped} is malformed \\(5 bytes, expected a 32-byte Ed25519 seed\\); it was left untouched`));
+      assert.match(
+        lines[0]!,
+        new RegExp(
+          `^colony: ${escaped} is malformed \\(5 bytes, expected a 32-byte Ed25519 seed\\); it was left untouched`,
+        ),
+      );
       assert.deepEqual(readFileSync(file), bytes, `${args.join(' ')} left the file as it was`);
       assert.ok(!existsSync(join(dir, NEXT_KEY_FILE)), 'no next key was created');
     }
@@ -265,7 +394,12 @@ describe('the signing key through the CLI', () => {
       const r = colony([...args, '--data', dir]);
       assert.equal(r.code, 1, `${args.join(' ')} must fail: ${r.stdout}${r.stderr}`);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-      assert.match(r.stderr, new RegExp(`signing\\.key is missing, but the log's current signing key is ${current.replace(/[+/]/g, '\\$&')}: restore`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `signing\\.key is missing, but the log's current signing key is ${current.replace(/[+/]/g, '\\$&')}: restore`,
+        ),
+      );
       assert.ok(!existsSync(file), `${args.join(' ')} did not make a key of its own`);
     }
     writeFileSync(file, new Uint8Array(32).fill(9), { mode: 0o600 });
@@ -275,11 +409,25 @@ describe('the signing key through the CLI', () => {
     const refused = colony(['key', 'rotate', '--data', dir]);
     assert.equal(refused.code, 1, 'a plain rotation needs the current key');
 
-    const lost = JSON.parse(ok(['key', 'rotate', '--lost', '--reason', 'disk died', '--json', '--data', dir])) as { previous: string; current: string; endorsed: boolean };
+    const lost = JSON.parse(ok(['key', 'rotate', '--lost', '--reason', 'disk died', '--json', '--data', dir])) as {
+      previous: string;
+      current: string;
+      endorsed: boolean;
+    };
     assert.deepEqual([lost.previous, lost.endorsed], [current, false]);
     assert.equal(keyOfFile(file).keyId, lost.current, 'the new key replaced the stray file');
-    const event = withDb(dir, (db) => JSON.parse(db.prepare(`SELECT data FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1`).pluck().get(SIGNING_KEYS_STREAM) as string)) as SigningKeyRotated['data'];
-    assert.deepEqual([event.previousKeyId, event.keyId, event.endorsement, event.reason], [current, lost.current, '', 'previous key lost: disk died']);
+    const event = withDb(dir, (db) =>
+      JSON.parse(
+        db
+          .prepare(`SELECT data FROM es_events WHERE stream_id = ? ORDER BY version DESC LIMIT 1`)
+          .pluck()
+          .get(SIGNING_KEYS_STREAM) as string,
+      ),
+    ) as SigningKeyRotated['data'];
+    assert.deepEqual(
+      [event.previousKeyId, event.keyId, event.endorsement, event.reason],
+      [current, lost.current, '', 'previous key lost: disk died'],
+    );
     const cp = JSON.parse(ok(['checkpoint', '--json', '--data', dir])) as SignedCheckpoint;
     assert.equal(cp.checkpoint.body.keyId, lost.current);
     const again = colony(['key', 'rotate', '--lost', '--data', dir]);

@@ -21,7 +21,10 @@ const README = readFileSync(join(REPO, 'README.md'), 'utf8');
 function quickstartLines(): string[] {
   const block = /<!-- quickstart[^>]*-->\s*```sh\n([\s\S]*?)```\s*<!-- \/quickstart -->/.exec(README);
   assert.ok(block, 'README has the quickstart block');
-  return block[1]!.split('\n').map((l) => l.trim()).filter(Boolean);
+  return block[1]!
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /** Shell words of one line: '…' and "…" quoting, $PWD expanded, a trailing `# comment` and `&` noted. */
@@ -43,19 +46,25 @@ function words(line: string): { argv: string[]; background: boolean } {
       word = (word ?? '') + (c === '"' ? quoted.replaceAll('$PWD', REPO) : quoted);
       i = end;
     } else {
-      word = (word ?? '') + (c === '$' && line.startsWith('$PWD', i) ? (i += 3, REPO) : c);
+      word = (word ?? '') + (c === '$' && line.startsWith('$PWD', i) ? ((i += 3), REPO) : c);
     }
   }
   if (word !== null) argv.push(word);
   return { argv, background };
 }
 
-async function until(what: string, run: () => CliResult, done: (r: CliResult) => boolean, timeoutMs = 60_000): Promise<CliResult> {
+async function until(
+  what: string,
+  run: () => CliResult,
+  done: (r: CliResult) => boolean,
+  timeoutMs = 60_000,
+): Promise<CliResult> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const r = run();
     if (done(r)) return r;
-    if (Date.now() > end) assert.fail(`${what}: not seen within ${timeoutMs / 1000} s; last output:\n${r.stdout}${r.stderr}`);
+    if (Date.now() > end)
+      assert.fail(`${what}: not seen within ${timeoutMs / 1000} s; last output:\n${r.stdout}${r.stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -68,9 +77,14 @@ describe('the README quickstart', () => {
     symlinkSync(join(REPO, 'examples'), join(scratch.dir, 'examples'));
     const cli = (argv: string[]) => colony(argv, env, scratch.dir);
     let serve: LiveCli | null = null;
-    t.after(async () => { await serve?.stop(); });
+    t.after(async () => {
+      await serve?.stop();
+    });
     const lines = quickstartLines();
-    assert.deepEqual(lines.slice(0, 2).map((l) => words(l).argv[0]), ['npm', 'npx']);
+    assert.deepEqual(
+      lines.slice(0, 2).map((l) => words(l).argv[0]),
+      ['npm', 'npx'],
+    );
     const seen: string[] = [];
     for (const line of lines) {
       const { argv, background } = words(line);
@@ -85,9 +99,18 @@ describe('the README quickstart', () => {
       }
       let r: CliResult;
       if (args[0] === 'proposals' && args[1] === 'list') {
-        r = await until('the coordinator\'s plan', () => cli(args), (x) => /pending/.test(x.stdout));
+        r = await until(
+          "the coordinator's plan",
+          () => cli(args),
+          (x) => /pending/.test(x.stdout),
+        );
       } else if (args[0] === 'goals' && args[1] === 'show') {
-        r = await until('the goal completed', () => cli(args), (x) => /completed/.test(x.stdout.split('\n')[0] ?? ''), 120_000);
+        r = await until(
+          'the goal completed',
+          () => cli(args),
+          (x) => /completed/.test(x.stdout.split('\n')[0] ?? ''),
+          120_000,
+        );
       } else {
         r = cli(args);
       }
@@ -96,6 +119,16 @@ describe('the README quickstart', () => {
       if (args[0] === 'approve') assert.match(r.stdout, /^Approved proposal 1: created tasks 1, 2, 3/m);
       if (args[0] === 'report') assert.ok(existsSync(join(scratch.dir, 'report.html')));
     }
-    assert.deepEqual(seen, ['init --agent-command', 'serve', 'agents create', 'goals create', 'proposals list', 'proposals show', 'approve 1', 'goals show', 'report --goal']);
+    assert.deepEqual(seen, [
+      'init --agent-command',
+      'serve',
+      'agents create',
+      'goals create',
+      'proposals list',
+      'proposals show',
+      'approve 1',
+      'goals show',
+      'report --goal',
+    ]);
   });
 });

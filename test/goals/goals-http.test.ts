@@ -39,7 +39,12 @@ function api(path: string, init: { method?: string; token?: string | null; body?
 }
 
 /** A request expected to fail with `status` and a JSON `{error: {code}}`, appending nothing. */
-async function apiError(path: string, status: number, code: string, init: Parameters<typeof api>[1] = {}): Promise<Body> {
+async function apiError(
+  path: string,
+  status: number,
+  code: string,
+  init: Parameters<typeof api>[1] = {},
+): Promise<Body> {
   const before = f.eventCount();
   const res = await api(path, init);
   assert.equal(res.status, status, `${init.method ?? 'GET'} ${path}`);
@@ -52,8 +57,15 @@ async function apiError(path: string, status: number, code: string, init: Parame
 }
 
 async function approvedGoal(title: string, budgetCents?: number): Promise<{ goalId: number; taskId: number }> {
-  const g = await ok(owner, 'create_goal', { title, description: DESCRIPTION, ...(budgetCents === undefined ? {} : { budget_dollars_cents: budgetCents }) });
-  const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...leaf('Root task'), children: [leaf('Leaf task')] } });
+  const g = await ok(owner, 'create_goal', {
+    title,
+    description: DESCRIPTION,
+    ...(budgetCents === undefined ? {} : { budget_dollars_cents: budgetCents }),
+  });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { ...leaf('Root task'), children: [leaf('Leaf task')] },
+  });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
   const tasks = tasksOfGoal(f.app.engine.db, g.goal_id as number);
   return { goalId: g.goal_id as number, taskId: tasks.at(-1)!.taskId };
@@ -78,19 +90,34 @@ before(async () => {
   await ok(worker, 'claim_task', { task_id: paused.taskId });
   const usage = await ok(worker, 'report_usage', { task_id: paused.taskId, tokens: 500, cost_cents: 100 });
   assert.equal(usage.goal_status, 'paused', 'spending the whole budget pauses the goal');
-  theirsId = (await ok(other, 'create_goal', { title: 'Another tenant goal', description: DESCRIPTION })).goal_id as number;
+  theirsId = (await ok(other, 'create_goal', { title: 'Another tenant goal', description: DESCRIPTION }))
+    .goal_id as number;
 });
 after(() => f.close());
 
 describe('GET /api/goals', () => {
-  it('lists the caller\'s goals newest first with cost totals and task counts', async () => {
+  it("lists the caller's goals newest first with cost totals and task counts", async () => {
     const res = await api('/goals');
     assert.equal(res.status, 200);
     const body = (await res.json()) as { goals: Body[]; total: number; limit: number; offset: number };
     assert.deepEqual([body.total, body.limit, body.offset], [3, 50, 0]);
-    assert.deepEqual(body.goals.map((g) => g.id), [pausedId, activeId, draftId]);
+    assert.deepEqual(
+      body.goals.map((g) => g.id),
+      [pausedId, activeId, draftId],
+    );
     for (const g of body.goals) {
-      for (const k of ['id', 'slug', 'title', 'status', 'owner_user_id', 'channel_id', 'cost_totals', 'task_count', 'last_activity_at']) assert.ok(k in g, `${k} in ${JSON.stringify(g)}`);
+      for (const k of [
+        'id',
+        'slug',
+        'title',
+        'status',
+        'owner_user_id',
+        'channel_id',
+        'cost_totals',
+        'task_count',
+        'last_activity_at',
+      ])
+        assert.ok(k in g, `${k} in ${JSON.stringify(g)}`);
     }
     const [paused, active, draft] = body.goals;
     assert.deepEqual([paused!.status, active!.status, draft!.status], ['paused', 'active', 'draft']);
@@ -98,22 +125,41 @@ describe('GET /api/goals', () => {
     assert.deepEqual([paused!.task_count, active!.task_count, draft!.task_count], [2, 2, 0]);
     assert.equal(paused!.slug, 'a-goal-that-runs-out-of-money');
     assert.equal(paused!.budget_dollars_cents, 100);
-    assert.ok(!body.goals.some((g) => g.id === theirsId), 'not another tenant\'s');
+    assert.ok(!body.goals.some((g) => g.id === theirsId), "not another tenant's");
   });
 
   it('filters by status and pages with limit and offset', async () => {
     const drafts = (await (await api('/goals?status=draft')).json()) as { goals: Body[]; total: number };
     assert.deepEqual([drafts.goals.map((g) => g.id), drafts.total], [[draftId], 1]);
-    const page = (await (await api('/goals?limit=1&offset=1')).json()) as { goals: Body[]; total: number; limit: number };
+    const page = (await (await api('/goals?limit=1&offset=1')).json()) as {
+      goals: Body[];
+      total: number;
+      limit: number;
+    };
     assert.deepEqual([page.goals.map((g) => g.id), page.total, page.limit], [[activeId], 3, 1]);
     const max = await api('/goals?limit=200');
     assert.equal(max.status, 200);
     const theirs = (await (await api('/goals', { token: otherToken })).json()) as { goals: Body[] };
-    assert.deepEqual(theirs.goals.map((g) => g.id), [theirsId]);
+    assert.deepEqual(
+      theirs.goals.map((g) => g.id),
+      [theirsId],
+    );
   });
 
   it('refuses a bad query with 400 ErrInvalidInput', async () => {
-    for (const q of ['limit=0', 'limit=201', 'limit=abc', 'limit=1.5', 'limit=1e1', 'limit=0x10', 'limit=', 'limit=1&limit=2', 'offset=-1', 'status=done', 'owner=1']) {
+    for (const q of [
+      'limit=0',
+      'limit=201',
+      'limit=abc',
+      'limit=1.5',
+      'limit=1e1',
+      'limit=0x10',
+      'limit=',
+      'limit=1&limit=2',
+      'offset=-1',
+      'status=done',
+      'owner=1',
+    ]) {
       await apiError(`/goals?${q}`, 400, 'ErrInvalidInput');
     }
   });
@@ -133,24 +179,48 @@ describe('GET /api/goals/:id', () => {
   it('returns the snapshot: goal, tasks_tree, spawned_agents, cost_breakdown, recent_events', async () => {
     const res = await api(`/goals/${pausedId}`);
     assert.equal(res.status, 200);
-    const s = (await res.json()) as { goal: Body; tasks_tree: { title: string; rollup: Body; children: { title: string; status: string; assignee: Body }[] }[]; spawned_agents: Body[]; cost_breakdown: Body; recent_events: Body[] };
-    assert.deepEqual(Object.keys(s).sort(), ['cost_breakdown', 'goal', 'recent_events', 'spawned_agents', 'tasks_tree']);
+    const s = (await res.json()) as {
+      goal: Body;
+      tasks_tree: { title: string; rollup: Body; children: { title: string; status: string; assignee: Body }[] }[];
+      spawned_agents: Body[];
+      cost_breakdown: Body;
+      recent_events: Body[];
+    };
+    assert.deepEqual(Object.keys(s).sort(), [
+      'cost_breakdown',
+      'goal',
+      'recent_events',
+      'spawned_agents',
+      'tasks_tree',
+    ]);
     assert.equal(s.goal.id, pausedId);
     assert.equal(s.goal.status, 'paused');
     assert.match(s.goal.paused_reason as string, /budget/);
     assert.deepEqual([s.goal.spent_dollars_cents, s.goal.budget_dollars_cents], [100, 100]);
     assert.equal(s.tasks_tree.length, 1);
     assert.deepEqual(s.tasks_tree[0]!.rollup, { tokens: 500, dollars_cents: 100, task_count: 2 });
-    assert.deepEqual(s.tasks_tree[0]!.children.map((c) => [c.title, c.status, c.assignee?.name]), [['Leaf task', 'claimed', 'worker']]);
-    assert.deepEqual(s.spawned_agents.map((a) => [a.name, a.role]), [['coordinator', 'coordinator'], ['worker', 'specialist']]);
+    assert.deepEqual(
+      s.tasks_tree[0]!.children.map((c) => [c.title, c.status, c.assignee?.name]),
+      [['Leaf task', 'claimed', 'worker']],
+    );
+    assert.deepEqual(
+      s.spawned_agents.map((a) => [a.name, a.role]),
+      [
+        ['coordinator', 'coordinator'],
+        ['worker', 'specialist'],
+      ],
+    );
     assert.deepEqual((s.cost_breakdown as { total: Body }).total, { tokens: 500, dollars_cents: 100, task_count: 2 });
-    assert.ok(s.recent_events.some((e) => e.event === 'GoalPaused'), 'the pause is in the goal channel');
+    assert.ok(
+      s.recent_events.some((e) => e.event === 'GoalPaused'),
+      'the pause is in the goal channel',
+    );
 
     const draft = (await (await api(`/goals/${draftId}`)).json()) as { goal: Body; tasks_tree: unknown[] };
     assert.deepEqual([draft.goal.status, draft.tasks_tree], ['draft', []]);
   });
 
-  it('hides another tenant\'s goal (404 ErrGoalNotFound), both ways', async () => {
+  it("hides another tenant's goal (404 ErrGoalNotFound), both ways", async () => {
     await apiError(`/goals/${theirsId}`, 404, 'ErrGoalNotFound');
     await apiError(`/goals/${pausedId}`, 404, 'ErrGoalNotFound', { token: otherToken });
     await apiError('/goals/999999', 404, 'ErrGoalNotFound');
@@ -159,7 +229,8 @@ describe('GET /api/goals/:id', () => {
   });
 
   it('refuses a bad id with 400 ErrInvalidInput', async () => {
-    for (const id of ['abc', '0', '-1', '1.5', '1e0', '0x1', '%201', '99999999999999999999']) await apiError(`/goals/${id}`, 400, 'ErrInvalidInput');
+    for (const id of ['abc', '0', '-1', '1.5', '1e0', '0x1', '%201', '99999999999999999999'])
+      await apiError(`/goals/${id}`, 400, 'ErrInvalidInput');
   });
 
   it('needs an owner token', async () => {
@@ -171,26 +242,52 @@ describe('GET /api/goals/:id', () => {
 describe('POST /api/goals/:id/resume', () => {
   it('refuses without a token (401) or with an agent token (403), appending nothing', async () => {
     const before = f.eventCount();
-    assert.equal((await api(`/goals/${pausedId}/resume`, { method: 'POST', token: null, body: { new_budget_dollars_cents: 500 } })).status, 401);
-    assert.equal((await api(`/goals/${pausedId}/resume`, { method: 'POST', token: f.agentToken, body: { new_budget_dollars_cents: 500 } })).status, 403);
+    assert.equal(
+      (await api(`/goals/${pausedId}/resume`, { method: 'POST', token: null, body: { new_budget_dollars_cents: 500 } }))
+        .status,
+      401,
+    );
+    assert.equal(
+      (
+        await api(`/goals/${pausedId}/resume`, {
+          method: 'POST',
+          token: f.agentToken,
+          body: { new_budget_dollars_cents: 500 },
+        })
+      ).status,
+      403,
+    );
     assert.equal(f.eventCount(), before);
   });
 
   it('refuses bad input, another tenant and a budget still spent', async () => {
-    await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', { method: 'POST', body: { new_budget_dollars_cents: -1 } });
-    await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', { method: 'POST', body: { new_budget_dollars_cents: '500' } });
+    await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', {
+      method: 'POST',
+      body: { new_budget_dollars_cents: -1 },
+    });
+    await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', {
+      method: 'POST',
+      body: { new_budget_dollars_cents: '500' },
+    });
     await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', { method: 'POST', body: { budget: 500 } });
     await apiError(`/goals/${pausedId}/resume`, 400, 'ErrInvalidInput', { method: 'POST', body: [500] });
     await apiError('/goals/abc/resume', 400, 'ErrInvalidInput', { method: 'POST', body: {} });
     const malformed = await api(`/goals/${pausedId}/resume`, { method: 'POST', raw: '{"new_budget' });
     assert.equal(malformed.status, 400);
     assert.match(malformed.headers.get('content-type') ?? '', /application\/json/);
-    await apiError(`/goals/${pausedId}/resume`, 404, 'ErrGoalNotFound', { method: 'POST', token: otherToken, body: { new_budget_dollars_cents: 500 } });
+    await apiError(`/goals/${pausedId}/resume`, 404, 'ErrGoalNotFound', {
+      method: 'POST',
+      token: otherToken,
+      body: { new_budget_dollars_cents: 500 },
+    });
     await apiError('/goals/999999/resume', 404, 'ErrGoalNotFound', { method: 'POST', body: {} });
     await apiError(`/goals/${pausedId}/resume`, 409, 'ErrGoalBudgetExceeded', { method: 'POST', body: {} });
-    await apiError(`/goals/${pausedId}/resume`, 409, 'ErrGoalBudgetExceeded', { method: 'POST', body: { new_budget_dollars_cents: 100 } });
+    await apiError(`/goals/${pausedId}/resume`, 409, 'ErrGoalBudgetExceeded', {
+      method: 'POST',
+      body: { new_budget_dollars_cents: 100 },
+    });
     await apiError(`/goals/${draftId}/resume`, 409, 'ErrIllegalTransition', { method: 'POST', body: {} });
-    assert.equal((await (await api(`/goals/${pausedId}`)).json() as { goal: Body }).goal.status, 'paused');
+    assert.equal(((await (await api(`/goals/${pausedId}`)).json()) as { goal: Body }).goal.status, 'paused');
   });
 
   it('resumes a paused goal with a raised budget: paused → active', async () => {
@@ -199,7 +296,9 @@ describe('POST /api/goals/:id/resume', () => {
     assert.deepEqual(await res.json(), { goal_id: pausedId, status: 'active' });
     const s = (await (await api(`/goals/${pausedId}`)).json()) as { goal: Body; recent_events: Body[] };
     assert.deepEqual([s.goal.status, s.goal.budget_dollars_cents, s.goal.paused_reason], ['active', 300, null]);
-    assert.ok(s.recent_events.some((e) => e.event === 'GoalResumed' && /paused → active by owner/.test(e.body as string)));
+    assert.ok(
+      s.recent_events.some((e) => e.event === 'GoalResumed' && /paused → active by owner/.test(e.body as string)),
+    );
     const listed = (await (await api('/goals?status=active')).json()) as { goals: Body[] };
     assert.ok(listed.goals.some((g) => g.id === pausedId));
   });

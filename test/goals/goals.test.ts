@@ -14,8 +14,23 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
  * get_goal, list_goals, tenant isolation — and bad input for every goal tool, which appends nothing.
  */
 type Body = Record<string, unknown>;
-type Msg = { message_id: number; body: string; from: string; kind: string; metadata: Record<string, unknown> | null; reactions: { reaction: string; by: string }[] };
-type Node = { id: number; parent_task_id: number | null; depth: number; title: string; status: string; ancestry: unknown[]; children: Node[] };
+type Msg = {
+  message_id: number;
+  body: string;
+  from: string;
+  kind: string;
+  metadata: Record<string, unknown> | null;
+  reactions: { reaction: string; by: string }[];
+};
+type Node = {
+  id: number;
+  parent_task_id: number | null;
+  depth: number;
+  title: string;
+  status: string;
+  ancestry: unknown[];
+  children: Node[];
+};
 
 let f: McpFixture;
 let owner: Client;
@@ -38,7 +53,10 @@ async function refused(client: Client, name: string, args: Body, code: string): 
   const head = f.app.engine.head().position;
   const { result, body } = await callTool(client, name, args);
   assert.equal(result.isError, true, `${name}(${JSON.stringify(args)}) should fail`);
-  assert.ok(textOf(result).startsWith(`${code}: `), `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`);
+  assert.ok(
+    textOf(result).startsWith(`${code}: `),
+    `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`,
+  );
   if (body.error) assert.equal((body.error as { code: string }).code, code);
   assert.equal(f.app.engine.head().position, head, `${name} appended nothing`);
   return textOf(result);
@@ -47,25 +65,49 @@ async function refused(client: Client, name: string, args: Body, code: string): 
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 let titles = 0;
 /** A goal with a unique title (slugs are per owner, so tests do not collide). */
-async function newGoal(client: Client, extra: Body = {}): Promise<{ goal_id: number; channel_id: number; slug: string }> {
+async function newGoal(
+  client: Client,
+  extra: Body = {},
+): Promise<{ goal_id: number; channel_id: number; slug: string }> {
   titles += 1;
-  return (await ok(client, 'create_goal', { title: `Goal number ${titles}`, description: DESCRIPTION, ...extra })) as { goal_id: number; channel_id: number; slug: string };
+  return (await ok(client, 'create_goal', { title: `Goal number ${titles}`, description: DESCRIPTION, ...extra })) as {
+    goal_id: number;
+    channel_id: number;
+    slug: string;
+  };
 }
 
-const leaf = (title: string, extra: Body = {}): Body => ({ title, description: `${title}: the work to do here.`, ...extra });
+const leaf = (title: string, extra: Body = {}): Body => ({
+  title,
+  description: `${title}: the work to do here.`,
+  ...extra,
+});
 /** root → [child-1 (with acceptance criteria) → [grandchild], child-2] */
 const TREE = {
   ...leaf('Audit the docs'),
   acceptance_criteria: 'Every page checked',
   children: [
-    { ...leaf('Audit the install guide'), acceptance_criteria: 'Install steps run clean', billing_code: 'docs', children: [leaf('Run the install steps')] },
+    {
+      ...leaf('Audit the install guide'),
+      acceptance_criteria: 'Install steps run clean',
+      billing_code: 'docs',
+      children: [leaf('Run the install steps')],
+    },
     leaf('Audit the API reference'),
   ],
 };
 
 const tasks = (goalId: number): TaskRow[] => tasksOfGoal(f.app.engine.db, goalId);
-const goalOf = async (client: Client, goalId: number) => (await ok(client, 'get_goal', { goal_id: goalId })) as { goal: Body; tasks_tree: Node[]; spawned_agents: Body[]; cost_breakdown: Body; recent_events: Body[] };
-const messages = async (client: Client, args: Body): Promise<Msg[]> => (await ok(client, 'get_channel_messages', { limit: 200, ...args })).messages as Msg[];
+const goalOf = async (client: Client, goalId: number) =>
+  (await ok(client, 'get_goal', { goal_id: goalId })) as {
+    goal: Body;
+    tasks_tree: Node[];
+    spawned_agents: Body[];
+    cost_breakdown: Body;
+    recent_events: Body[];
+  };
+const messages = async (client: Client, args: Body): Promise<Msg[]> =>
+  (await ok(client, 'get_channel_messages', { limit: 200, ...args })).messages as Msg[];
 const eventsAfter = (position: number) => readAll(f.app.engine.db, { after: position, limit: 100_000 });
 
 before(async () => {
@@ -82,14 +124,15 @@ before(async () => {
 after(() => f.close());
 
 describe('create_goal (US1)', () => {
-  it('creates a draft goal, its #goal-<slug> channel and the owner\'s coordinator on first use; no tasks yet', async () => {
+  it("creates a draft goal, its #goal-<slug> channel and the owner's coordinator on first use; no tasks yet", async () => {
     const db = f.app.engine.db;
     assert.equal(getAgentByName(db, f.owner.userId, 'coordinator'), null, 'no coordinator before the first goal');
     const g = await ok(owner, 'create_goal', { title: 'Keep docs.mcpproxy.app accurate', description: DESCRIPTION });
     assert.deepEqual(Object.keys(g).sort(), ['channel_id', 'coordinator_agent_id', 'goal_id', 'slug', 'status']);
     assert.equal(g.slug, 'keep-docs-mcpproxy-app-accurate');
     assert.equal(g.status, 'draft');
-    for (const k of ['goal_id', 'channel_id', 'coordinator_agent_id']) assert.ok(Number.isInteger(g[k]) && (g[k] as number) > 0, k);
+    for (const k of ['goal_id', 'channel_id', 'coordinator_agent_id'])
+      assert.ok(Number.isInteger(g[k]) && (g[k] as number) > 0, k);
 
     const coordinator = getAgentByName(db, f.owner.userId, 'coordinator');
     assert.ok(coordinator, 'the coordinator agent was created');
@@ -98,7 +141,11 @@ describe('create_goal (US1)', () => {
     coordinatorId = coordinator.agentId;
     coord = await f.connect(rotateToken(f.app, 'agent', coordinatorId, { actor: 'user:owner' }));
 
-    const channels = (await ok(owner, 'list_channels')).channels as { channel_id: number; name: string; description: string }[];
+    const channels = (await ok(owner, 'list_channels')).channels as {
+      channel_id: number;
+      name: string;
+      description: string;
+    }[];
     const channel = channels.find((c) => c.name === 'goal-keep-docs-mcpproxy-app-accurate');
     assert.ok(channel, `the goal channel exists: ${JSON.stringify(channels)}`);
     assert.equal(channel.channel_id, g.channel_id);
@@ -121,26 +168,48 @@ describe('create_goal (US1)', () => {
   });
 
   it('reuses the coordinator for the next goal, also when an agent of the owner creates it', async () => {
-    const second = await ok(owner, 'create_goal', { title: 'Second goal', description: DESCRIPTION, budget_tokens: 5000, budget_dollars_cents: 250, max_spawn_depth: 5 });
+    const second = await ok(owner, 'create_goal', {
+      title: 'Second goal',
+      description: DESCRIPTION,
+      budget_tokens: 5000,
+      budget_dollars_cents: 250,
+      max_spawn_depth: 5,
+    });
     assert.equal(second.coordinator_agent_id, coordinatorId);
     const byAgent = await ok(worker, 'create_goal', { title: 'Goal created by an agent', description: DESCRIPTION });
     assert.equal(byAgent.coordinator_agent_id, coordinatorId);
-    assert.equal(listAgents(f.app.engine.db, f.owner.userId).filter((a) => a.name === 'coordinator').length, 1, 'one coordinator per owner');
+    assert.equal(
+      listAgents(f.app.engine.db, f.owner.userId).filter((a) => a.name === 'coordinator').length,
+      1,
+      'one coordinator per owner',
+    );
     const snap = await goalOf(owner, byAgent.goal_id as number);
-    assert.equal(snap.goal.owner_user_id, f.owner.userId, 'the goal belongs to the agent\'s owner');
+    assert.equal(snap.goal.owner_user_id, f.owner.userId, "the goal belongs to the agent's owner");
     const s2 = (await goalOf(owner, second.goal_id as number)).goal;
     assert.deepEqual([s2.budget_tokens, s2.budget_dollars_cents, s2.max_spawn_depth], [5000, 250, 5]);
   });
 
   it('coordinator_config may name an agent of the owner', async () => {
-    const g = await ok(owner, 'create_goal', { title: 'Goal coordinated by the worker', description: DESCRIPTION, coordinator_config: 'worker' });
+    const g = await ok(owner, 'create_goal', {
+      title: 'Goal coordinated by the worker',
+      description: DESCRIPTION,
+      coordinator_config: 'worker',
+    });
     assert.equal(g.coordinator_agent_id, f.agent.agentId);
     assert.equal((await goalOf(owner, g.goal_id as number)).goal.coordinator, 'worker');
-    await refused(owner, 'create_goal', { title: 'Goal with a stranger', description: DESCRIPTION, coordinator_config: 'outsider' }, 'ErrNotFound');
+    await refused(
+      owner,
+      'create_goal',
+      { title: 'Goal with a stranger', description: DESCRIPTION, coordinator_config: 'outsider' },
+      'ErrNotFound',
+    );
   });
 
-  it('another owner\'s first goal gets that owner\'s own coordinator', async () => {
-    const g = await ok(otherOwner, 'create_goal', { title: 'Keep docs.mcpproxy.app accurate', description: DESCRIPTION });
+  it("another owner's first goal gets that owner's own coordinator", async () => {
+    const g = await ok(otherOwner, 'create_goal', {
+      title: 'Keep docs.mcpproxy.app accurate',
+      description: DESCRIPTION,
+    });
     assert.equal(g.slug, 'keep-docs-mcpproxy-app-accurate', 'slugs are unique per owner, not globally');
     assert.notEqual(g.coordinator_agent_id, coordinatorId);
     const other = getAgent(f.app.engine.db, g.coordinator_agent_id as number)!;
@@ -150,7 +219,8 @@ describe('create_goal (US1)', () => {
 });
 
 describe('goal slugs and channel names (§6.7)', () => {
-  const channelNames = async (client: Client) => ((await ok(client, 'list_channels')).channels as { name: string }[]).map((c) => c.name);
+  const channelNames = async (client: Client) =>
+    ((await ok(client, 'list_channels')).channels as { name: string }[]).map((c) => c.name);
 
   const cases: [string, string][] = [
     ['Fix: the API (v2)!', 'fix-the-api-v2'],
@@ -182,7 +252,10 @@ describe('goal slugs and channel names (§6.7)', () => {
     const b = await ok(owner, 'create_goal', { title: 'KEEP docs mcpproxy app accurate', description: DESCRIPTION });
     assert.deepEqual([a.slug, b.slug], ['keep-docs-mcpproxy-app-accurate-2', 'keep-docs-mcpproxy-app-accurate-3']);
     const names = await channelNames(owner);
-    assert.ok(names.includes('goal-keep-docs-mcpproxy-app-accurate-2') && names.includes('goal-keep-docs-mcpproxy-app-accurate-3'));
+    assert.ok(
+      names.includes('goal-keep-docs-mcpproxy-app-accurate-2') &&
+        names.includes('goal-keep-docs-mcpproxy-app-accurate-3'),
+    );
   });
 
   it('a 200-character title keeps the channel name within 64 characters, with room for a suffix', async () => {
@@ -205,7 +278,8 @@ describe('goal slugs and channel names (§6.7)', () => {
   });
 
   it('after base and base-2 … base-99 are taken, ErrSlugTaken and nothing appended', async () => {
-    for (let i = 1; i <= 99; i += 1) await ok(owner, 'create_goal', { title: 'Crowded title', description: DESCRIPTION });
+    for (let i = 1; i <= 99; i += 1)
+      await ok(owner, 'create_goal', { title: 'Crowded title', description: DESCRIPTION });
     const names = await channelNames(owner);
     assert.ok(names.includes('goal-crowded-title') && names.includes('goal-crowded-title-99'));
     await refused(owner, 'create_goal', { title: 'Crowded title', description: DESCRIPTION }, 'ErrSlugTaken');
@@ -226,7 +300,11 @@ describe('task-tree proposals (US2)', () => {
   it('posts ONE message to #approvals carrying the full tree; no task exists yet', async () => {
     const head = f.app.engine.head().position;
     const approvalsBefore = await messages(owner, { channel_name: 'approvals' });
-    proposal = await ok(coord, 'propose_task_tree', { goal_id: goalId, reasoning: 'Split by doc section.', tree: TREE });
+    proposal = await ok(coord, 'propose_task_tree', {
+      goal_id: goalId,
+      reasoning: 'Split by doc section.',
+      tree: TREE,
+    });
     assert.equal(proposal.status, 'pending');
     assert.deepEqual(proposal.task_ids, []);
     for (const k of ['proposal_message_id', 'channel_id', 'proposal_id']) assert.ok(Number.isInteger(proposal[k]), k);
@@ -235,7 +313,10 @@ describe('task-tree proposals (US2)', () => {
     assert.equal(approvals.length, approvalsBefore.length + 1, 'exactly one message');
     const msg = approvals.at(-1)!;
     assert.equal(msg.message_id, proposal.proposal_message_id);
-    assert.equal(proposal.channel_id, ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals', limit: 1 })) as Body).channel_id);
+    assert.equal(
+      proposal.channel_id,
+      ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals', limit: 1 })) as Body).channel_id,
+    );
     assert.equal(msg.from, 'coordinator');
     assert.equal(msg.metadata?.kind, 'task_proposal');
     assert.equal(msg.metadata?.goal_id, goalId);
@@ -244,7 +325,8 @@ describe('task-tree proposals (US2)', () => {
     assert.equal(msg.metadata?.task_count, 4);
     assert.deepEqual(msg.metadata?.tree, TREE, 'the full tree is in the message');
     assert.match(msg.body, /Split by doc section\./);
-    for (const t of ['Audit the docs', 'Audit the install guide', 'Run the install steps', 'Audit the API reference']) assert.ok(msg.body.includes(t), t);
+    for (const t of ['Audit the docs', 'Audit the install guide', 'Run the install steps', 'Audit the API reference'])
+      assert.ok(msg.body.includes(t), t);
 
     assert.equal(tasks(goalId).length, 0, 'nothing is materialized before approval');
     assert.ok(!eventsAfter(head).some((e) => e.type === 'TaskCreated'));
@@ -255,17 +337,22 @@ describe('task-tree proposals (US2)', () => {
   });
 
   it('refuses a second proposal while one is pending (ErrProposalPending)', async () => {
-    const text = await refused(coord, 'propose_task_tree', { goal_id: goalId, tree: leaf('Another plan') }, 'ErrProposalPending');
+    const text = await refused(
+      coord,
+      'propose_task_tree',
+      { goal_id: goalId, tree: leaf('Another plan') },
+      'ErrProposalPending',
+    );
     assert.match(text, new RegExp(`\\(${proposal.proposal_id as number}\\)`));
     await refused(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf('Owner plan') }, 'ErrProposalPending');
   });
 
-  it('refuses a proposal from an agent that is not the goal\'s coordinator (ErrNotCoordinator)', async () => {
+  it("refuses a proposal from an agent that is not the goal's coordinator (ErrNotCoordinator)", async () => {
     const g = await newGoal(owner);
     await refused(worker, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Worker plan') }, 'ErrNotCoordinator');
   });
 
-  it('an agent\'s approve or reject on a proposal is ErrForbidden and appends nothing', async () => {
+  it("an agent's approve or reject on a proposal is ErrForbidden and appends nothing", async () => {
     const id = proposal.proposal_message_id as number;
     await refused(worker, 'react', { message_id: id, reaction: 'approve' }, 'ErrForbidden');
     await refused(worker, 'react', { message_id: id, reaction: 'reject', metadata: '{"reason":"no"}' }, 'ErrForbidden');
@@ -276,9 +363,13 @@ describe('task-tree proposals (US2)', () => {
     assert.equal(getProposal(f.app.engine.db, proposal.proposal_id as number)!.status, 'pending');
   });
 
-  it('the owner\'s reject creates no task, marks the proposal rejected and DMs the proposer the reason', async () => {
+  it("the owner's reject creates no task, marks the proposal rejected and DMs the proposer the reason", async () => {
     const id = proposal.proposal_message_id as number;
-    const r = await ok(owner, 'react', { message_id: id, reaction: 'reject', metadata: '{"reason":"Split the API reference per endpoint"}' });
+    const r = await ok(owner, 'react', {
+      message_id: id,
+      reaction: 'reject',
+      metadata: '{"reason":"Split the API reference per endpoint"}',
+    });
     assert.equal(r.action, 'added');
     assert.deepEqual(r.reactions, [{ reaction: 'reject', by: 'owner' }], 'the proposal message is marked rejected');
     assert.equal(tasks(goalId).length, 0);
@@ -299,14 +390,21 @@ describe('task-tree proposals (US2)', () => {
   it('whoever proposed gets the rejection DM (here: the owner)', async () => {
     const g = await newGoal(owner);
     const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Owner plan') });
-    await ok(owner, 'react', { message_id: p.proposal_message_id as number, reaction: 'reject', metadata: '{"reason":"Too vague for now"}' });
+    await ok(owner, 'react', {
+      message_id: p.proposal_message_id as number,
+      reaction: 'reject',
+      metadata: '{"reason":"Too vague for now"}',
+    });
     const inbox = (await ok(owner, 'read_inbox')).messages as Msg[];
-    assert.ok(inbox.some((m) => m.from === 'system' && m.body.includes('Too vague for now')), JSON.stringify(inbox));
+    assert.ok(
+      inbox.some((m) => m.from === 'system' && m.body.includes('Too vague for now')),
+      JSON.stringify(inbox),
+    );
     const coordInbox = (await ok(coord, 'read_inbox', { include_read: true })).messages as Msg[];
     assert.ok(!coordInbox.some((m) => m.body.includes('Too vague for now')), 'not the coordinator');
   });
 
-  it('after a rejection the coordinator may propose again; the owner\'s approve materializes every task atomically', async () => {
+  it("after a rejection the coordinator may propose again; the owner's approve materializes every task atomically", async () => {
     proposal = await ok(coord, 'propose_task_tree', { goal_id: goalId, reasoning: 'Revised.', tree: TREE });
     assert.equal(proposal.status, 'pending');
     const head = f.app.engine.head().position;
@@ -316,18 +414,37 @@ describe('task-tree proposals (US2)', () => {
     const created = tasks(goalId);
     assert.equal(created.length, 4);
     const [root, child1, grandchild, child2] = created;
-    assert.deepEqual(created.map((t) => t.title), ['Audit the docs', 'Audit the install guide', 'Run the install steps', 'Audit the API reference']);
+    assert.deepEqual(
+      created.map((t) => t.title),
+      ['Audit the docs', 'Audit the install guide', 'Run the install steps', 'Audit the API reference'],
+    );
     assert.ok(created.every((t) => t.status === 'approved'));
-    assert.deepEqual(created.map((t) => t.parentId), [null, root!.taskId, child1!.taskId, root!.taskId]);
-    assert.deepEqual(created.map((t) => t.depth), [0, 1, 2, 1]);
+    assert.deepEqual(
+      created.map((t) => t.parentId),
+      [null, root!.taskId, child1!.taskId, root!.taskId],
+    );
+    assert.deepEqual(
+      created.map((t) => t.depth),
+      [0, 1, 2, 1],
+    );
     assert.deepEqual(root!.ancestry, []);
-    assert.deepEqual(child1!.ancestry, [{ id: root!.taskId, title: 'Audit the docs', acceptance_criteria: 'Every page checked' }]);
-    assert.deepEqual(grandchild!.ancestry, [
+    assert.deepEqual(child1!.ancestry, [
       { id: root!.taskId, title: 'Audit the docs', acceptance_criteria: 'Every page checked' },
-      { id: child1!.taskId, title: 'Audit the install guide', acceptance_criteria: 'Install steps run clean' },
-    ], 'the grandchild\'s ancestry is [root, child-1]');
+    ]);
+    assert.deepEqual(
+      grandchild!.ancestry,
+      [
+        { id: root!.taskId, title: 'Audit the docs', acceptance_criteria: 'Every page checked' },
+        { id: child1!.taskId, title: 'Audit the install guide', acceptance_criteria: 'Install steps run clean' },
+      ],
+      "the grandchild's ancestry is [root, child-1]",
+    );
     assert.deepEqual(child2!.ancestry, child1!.ancestry);
-    assert.deepEqual(created.map((t) => t.billingCode), ['default', 'docs', 'docs', 'default'], 'billing codes are inherited');
+    assert.deepEqual(
+      created.map((t) => t.billingCode),
+      ['default', 'docs', 'docs', 'default'],
+      'billing codes are inherited',
+    );
     assert.ok(created.every((t) => t.proposalId === proposal.proposal_id));
 
     const events = eventsAfter(head);
@@ -343,8 +460,14 @@ describe('task-tree proposals (US2)', () => {
     assert.equal(snap.tasks_tree.length, 1);
     const tree = snap.tasks_tree[0]!;
     assert.equal(tree.id, root!.taskId);
-    assert.deepEqual(tree.children.map((c) => c.title), ['Audit the install guide', 'Audit the API reference']);
-    assert.deepEqual(tree.children[0]!.children.map((c) => [c.title, c.depth, c.ancestry.length]), [['Run the install steps', 2, 2]]);
+    assert.deepEqual(
+      tree.children.map((c) => c.title),
+      ['Audit the install guide', 'Audit the API reference'],
+    );
+    assert.deepEqual(
+      tree.children[0]!.children.map((c) => [c.title, c.depth, c.ancestry.length]),
+      [['Run the install steps', 2, 2]],
+    );
   });
 
   it('posts one system message per task transition to the goal channel (FR-008: id, title, old and new status, actor)', async () => {
@@ -355,7 +478,10 @@ describe('task-tree proposals (US2)', () => {
       assert.equal(notes.length, 1, `one message for task ${t.taskId}`);
       assert.equal(notes[0]!.from, 'system');
       assert.equal(notes[0]!.body, `Task #${t.taskId} "${t.title}": (new) → approved by owner`);
-      assert.deepEqual([notes[0]!.metadata?.from, notes[0]!.metadata?.to, notes[0]!.metadata?.actor], [null, 'approved', 'owner']);
+      assert.deepEqual(
+        [notes[0]!.metadata?.from, notes[0]!.metadata?.to, notes[0]!.metadata?.actor],
+        [null, 'approved', 'owner'],
+      );
     }
     assert.ok(channel.some((m) => m.metadata?.event === 'GoalActivated' && /draft → active/.test(m.body)));
 
@@ -369,13 +495,17 @@ describe('task-tree proposals (US2)', () => {
 
   it('a reaction on a decided proposal decides nothing again', async () => {
     const head = f.app.engine.head().position;
-    await ok(owner, 'react', { message_id: proposal.proposal_message_id as number, reaction: 'reject', metadata: '{"reason":"too late"}' });
+    await ok(owner, 'react', {
+      message_id: proposal.proposal_message_id as number,
+      reaction: 'reject',
+      metadata: '{"reason":"too late"}',
+    });
     assert.equal(getProposal(f.app.engine.db, proposal.proposal_id as number)!.status, 'approved');
     assert.equal(tasks(goalId).length, 4);
     assert.ok(!eventsAfter(head).some((e) => e.type === 'ProposalRejected' || e.type.startsWith('Task')));
   });
 
-  it('the goal\'s owner may also approve a proposal made by the owner', async () => {
+  it("the goal's owner may also approve a proposal made by the owner", async () => {
     const g = await newGoal(owner);
     const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Small plan') });
     await ok(owner, 'react', { message_id: p.proposal_message_id as number, reaction: 'approve' });
@@ -385,9 +515,24 @@ describe('task-tree proposals (US2)', () => {
 
   it('refuses a tree whose ancestry would exceed 16 KiB (ErrAncestryOverflow) before anything is posted', async () => {
     const g = await newGoal(owner);
-    const fits = { ...leaf('Root'), children: [{ ...leaf('Child'), acceptance_criteria: 'z'.repeat(15_000), children: [leaf('Leaf')] }] };
-    const big = { ...leaf('Root'), children: [{ ...leaf('Child'), acceptance_criteria: 'z'.repeat(9_000), children: [{ ...leaf('Grandchild'), acceptance_criteria: 'z'.repeat(9_000), children: [leaf('Leaf')] }] }] };
-    assert.match(await refused(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: big }, 'ErrAncestryOverflow'), /tree\.children\[0\]\.children\[0\]\.children\[0\]/);
+    const fits = {
+      ...leaf('Root'),
+      children: [{ ...leaf('Child'), acceptance_criteria: 'z'.repeat(15_000), children: [leaf('Leaf')] }],
+    };
+    const big = {
+      ...leaf('Root'),
+      children: [
+        {
+          ...leaf('Child'),
+          acceptance_criteria: 'z'.repeat(9_000),
+          children: [{ ...leaf('Grandchild'), acceptance_criteria: 'z'.repeat(9_000), children: [leaf('Leaf')] }],
+        },
+      ],
+    };
+    assert.match(
+      await refused(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: big }, 'ErrAncestryOverflow'),
+      /tree\.children\[0\]\.children\[0\]\.children\[0\]/,
+    );
     assert.equal(tasks(g.goal_id).length, 0);
     await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: fits });
   });
@@ -401,7 +546,10 @@ describe('approval_mode auto', () => {
     const p = await ok(coord, 'propose_task_tree', { goal_id: g.goal_id, tree: TREE });
     assert.equal(p.status, 'approved');
     const created = tasks(g.goal_id);
-    assert.deepEqual(p.task_ids, created.map((t) => t.taskId));
+    assert.deepEqual(
+      p.task_ids,
+      created.map((t) => t.taskId),
+    );
     assert.equal(created.length, 4);
     assert.ok(created.every((t) => t.status === 'approved'));
     const approved = eventsAfter(head).find((e) => e.type === 'ProposalApproved')!;
@@ -412,26 +560,47 @@ describe('approval_mode auto', () => {
     assert.equal(getProposal(f.app.engine.db, p.proposal_id as number)!.status, 'approved');
     assert.equal((await goalOf(owner, g.goal_id)).goal.status, 'active');
     const channel = await messages(owner, { channel_id: g.channel_id });
-    assert.ok(channel.some((m) => m.body === `Task #${created[0]!.taskId} "Audit the docs": (new) → approved by system`));
+    assert.ok(
+      channel.some((m) => m.body === `Task #${created[0]!.taskId} "Audit the docs": (new) → approved by system`),
+    );
   });
 });
 
 describe('large trees', () => {
-  const wide = (n: number): Body => ({ ...leaf('Root of a wide tree'), children: Array.from({ length: n }, (_, i) => leaf(`Part ${i + 1} of the wide tree, with a long enough title to list`)) });
+  const wide = (n: number): Body => ({
+    ...leaf('Root of a wide tree'),
+    children: Array.from({ length: n }, (_, i) =>
+      leaf(`Part ${i + 1} of the wide tree, with a long enough title to list`),
+    ),
+  });
 
   it('lists as much of a 600-task tree as fits in one message; the whole tree is in its metadata and approval creates every task', async () => {
     const g = await newGoal(owner, { approval_mode: 'auto' });
-    const p = await ok(coord, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...wide(400), children: [...(wide(400).children as Body[]), wide(198)] } });
+    const p = await ok(coord, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: { ...wide(400), children: [...(wide(400).children as Body[]), wide(198)] },
+    });
     assert.equal((p.task_ids as number[]).length, 600);
-    const [proposal] = (await messages(owner, { channel_name: 'approvals' })).filter((m) => m.message_id === p.proposal_message_id);
+    const [proposal] = (await messages(owner, { channel_name: 'approvals' })).filter(
+      (m) => m.message_id === p.proposal_message_id,
+    );
     assert.ok(proposal!.body.length <= 16_000);
     assert.match(proposal!.body, /… and \d+ more tasks \(the whole tree is in this message's metadata\)/);
-    assert.equal(((proposal as unknown as { metadata: { tree: { children: { children: unknown[] }[] } } }).metadata.tree.children[400]!.children).length, 198);
+    assert.equal(
+      (proposal as unknown as { metadata: { tree: { children: { children: unknown[] }[] } } }).metadata.tree
+        .children[400]!.children.length,
+      198,
+    );
   });
 
   it('refuses a tree of more than 2,000 tasks with ErrInvalidInput', async () => {
     const g = await newGoal(owner);
-    const text = await refused(coord, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...wide(400), children: Array.from({ length: 5 }, () => wide(400)) } }, 'ErrInvalidInput');
+    const text = await refused(
+      coord,
+      'propose_task_tree',
+      { goal_id: g.goal_id, tree: { ...wide(400), children: Array.from({ length: 5 }, () => wide(400)) } },
+      'ErrInvalidInput',
+    );
     assert.match(text, /at most 2000 tasks; this one has 2006/);
   });
 });
@@ -443,32 +612,85 @@ describe('budget cascade (ErrBudgetInsufficient)', () => {
   });
   const propose = (tree: Body) => ({ goal_id: goalId, tree });
 
-  it('a root over the goal\'s budget', async () => {
-    assert.match(await refused(owner, 'propose_task_tree', propose(leaf('Root', { budget_dollars_cents: 1001 })), 'ErrBudgetInsufficient'), /tree\.budget_dollars_cents is 1001 but only 1000/);
-    assert.match(await refused(owner, 'propose_task_tree', propose(leaf('Root', { budget_tokens: 10_001 })), 'ErrBudgetInsufficient'), /tree\.budget_tokens/);
+  it("a root over the goal's budget", async () => {
+    assert.match(
+      await refused(
+        owner,
+        'propose_task_tree',
+        propose(leaf('Root', { budget_dollars_cents: 1001 })),
+        'ErrBudgetInsufficient',
+      ),
+      /tree\.budget_dollars_cents is 1001 but only 1000/,
+    );
+    assert.match(
+      await refused(
+        owner,
+        'propose_task_tree',
+        propose(leaf('Root', { budget_tokens: 10_001 })),
+        'ErrBudgetInsufficient',
+      ),
+      /tree\.budget_tokens/,
+    );
   });
 
   it('a child over what its parent has', async () => {
-    const tree = { ...leaf('Root', { budget_dollars_cents: 500 }), children: [leaf('Child', { budget_dollars_cents: 501 })] };
-    assert.match(await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'), /tree\.children\[0\]\.budget_dollars_cents is 501 but only 500/);
+    const tree = {
+      ...leaf('Root', { budget_dollars_cents: 500 }),
+      children: [leaf('Child', { budget_dollars_cents: 501 })],
+    };
+    assert.match(
+      await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'),
+      /tree\.children\[0\]\.budget_dollars_cents is 501 but only 500/,
+    );
   });
 
-  it('siblings share their parent\'s budget', async () => {
-    const tree = { ...leaf('Root', { budget_dollars_cents: 500 }), children: [leaf('First', { budget_dollars_cents: 300 }), leaf('Second', { budget_dollars_cents: 201 })] };
-    assert.match(await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'), /tree\.children\[1\]\.budget_dollars_cents is 201 but only 200/);
+  it("siblings share their parent's budget", async () => {
+    const tree = {
+      ...leaf('Root', { budget_dollars_cents: 500 }),
+      children: [leaf('First', { budget_dollars_cents: 300 }), leaf('Second', { budget_dollars_cents: 201 })],
+    };
+    assert.match(
+      await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'),
+      /tree\.children\[1\]\.budget_dollars_cents is 201 but only 200/,
+    );
   });
 
   it('children of an unbudgeted node draw on the nearest budgeted ancestor', async () => {
-    const tree = { ...leaf('Root', { budget_tokens: 1000 }), children: [{ ...leaf('Middle'), children: [leaf('Part A', { budget_tokens: 600 }), leaf('Part B', { budget_tokens: 401 })] }] };
-    assert.match(await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'), /tree\.children\[0\]\.children\[1\]\.budget_tokens is 401 but only 400/);
+    const tree = {
+      ...leaf('Root', { budget_tokens: 1000 }),
+      children: [
+        {
+          ...leaf('Middle'),
+          children: [leaf('Part A', { budget_tokens: 600 }), leaf('Part B', { budget_tokens: 401 })],
+        },
+      ],
+    };
+    assert.match(
+      await refused(owner, 'propose_task_tree', propose(tree), 'ErrBudgetInsufficient'),
+      /tree\.children\[0\]\.children\[1\]\.budget_tokens is 401 but only 400/,
+    );
   });
 
   it('a tree that fits exactly is accepted; a later tree gets what the first one left', async () => {
-    const tree = { ...leaf('Root', { budget_dollars_cents: 600 }), children: [leaf('First', { budget_dollars_cents: 300 }), leaf('Second', { budget_dollars_cents: 300 })] };
+    const tree = {
+      ...leaf('Root', { budget_dollars_cents: 600 }),
+      children: [leaf('First', { budget_dollars_cents: 300 }), leaf('Second', { budget_dollars_cents: 300 })],
+    };
     const p = await ok(owner, 'propose_task_tree', propose(tree));
     await ok(owner, 'react', { message_id: p.proposal_message_id as number, reaction: 'approve' });
-    assert.deepEqual(tasks(goalId).map((t) => t.budgetCents), [600, 300, 300]);
-    assert.match(await refused(owner, 'propose_task_tree', propose(leaf('Next', { budget_dollars_cents: 401 })), 'ErrBudgetInsufficient'), /only 400/);
+    assert.deepEqual(
+      tasks(goalId).map((t) => t.budgetCents),
+      [600, 300, 300],
+    );
+    assert.match(
+      await refused(
+        owner,
+        'propose_task_tree',
+        propose(leaf('Next', { budget_dollars_cents: 401 })),
+        'ErrBudgetInsufficient',
+      ),
+      /only 400/,
+    );
     await ok(owner, 'propose_task_tree', propose(leaf('Next', { budget_dollars_cents: 400 })));
   });
 });
@@ -484,18 +706,32 @@ describe('complete_goal', () => {
   });
 
   it('the coordinator may; the same status again changes nothing; the owner resumes a stuck goal', async () => {
-    assert.deepEqual(await ok(coord, 'complete_goal', { goal_id: goalId, status: 'stuck', summary: 'Blocked on credentials' }), { goal_id: goalId, status: 'stuck' });
+    assert.deepEqual(
+      await ok(coord, 'complete_goal', { goal_id: goalId, status: 'stuck', summary: 'Blocked on credentials' }),
+      { goal_id: goalId, status: 'stuck' },
+    );
     const head = f.app.engine.head().position;
-    assert.deepEqual(await ok(owner, 'complete_goal', { goal_id: goalId, status: 'stuck', summary: 'still blocked' }), { goal_id: goalId, status: 'stuck' });
+    assert.deepEqual(await ok(owner, 'complete_goal', { goal_id: goalId, status: 'stuck', summary: 'still blocked' }), {
+      goal_id: goalId,
+      status: 'stuck',
+    });
     assert.equal(f.app.engine.head().position, head, 'idempotent: nothing appended');
     const snap = await goalOf(owner, goalId);
     assert.equal(snap.goal.completion_summary, 'Blocked on credentials');
-    assert.ok(snap.recent_events.some((e) => e.event === 'GoalClosed' && /draft → stuck by coordinator: Blocked on credentials/.test(e.body as string)));
+    assert.ok(
+      snap.recent_events.some(
+        (e) =>
+          e.event === 'GoalClosed' && /draft → stuck by coordinator: Blocked on credentials/.test(e.body as string),
+      ),
+    );
     assert.deepEqual(await ok(owner, 'resume_goal', { goal_id: goalId }), { goal_id: goalId, status: 'active' });
   });
 
   it('the owner completes it; completed is final (ErrIllegalTransition), completed again is a no-op', async () => {
-    assert.deepEqual(await ok(owner, 'complete_goal', { goal_id: goalId, status: 'completed', summary: 'All pages accurate' }), { goal_id: goalId, status: 'completed' });
+    assert.deepEqual(
+      await ok(owner, 'complete_goal', { goal_id: goalId, status: 'completed', summary: 'All pages accurate' }),
+      { goal_id: goalId, status: 'completed' },
+    );
     const snap = await goalOf(owner, goalId);
     assert.equal(snap.goal.status, 'completed');
     assert.equal(snap.goal.completion_summary, 'All pages accurate');
@@ -506,7 +742,10 @@ describe('complete_goal', () => {
     }
     await refused(owner, 'resume_goal', { goal_id: goalId }, 'ErrIllegalTransition');
     const head = f.app.engine.head().position;
-    assert.deepEqual(await ok(owner, 'complete_goal', { goal_id: goalId, status: 'completed', summary: 'again' }), { goal_id: goalId, status: 'completed' });
+    assert.deepEqual(await ok(owner, 'complete_goal', { goal_id: goalId, status: 'completed', summary: 'again' }), {
+      goal_id: goalId,
+      status: 'completed',
+    });
     assert.equal(f.app.engine.head().position, head);
     await refused(coord, 'propose_task_tree', { goal_id: goalId, tree: leaf('Late plan') }, 'ErrGoalClosed');
   });
@@ -514,7 +753,12 @@ describe('complete_goal', () => {
   it('a cancelled goal is final too', async () => {
     const g = await newGoal(owner);
     await ok(owner, 'complete_goal', { goal_id: g.goal_id, status: 'cancelled', summary: 'Not needed' });
-    await refused(owner, 'complete_goal', { goal_id: g.goal_id, status: 'completed', summary: 'x' }, 'ErrIllegalTransition');
+    await refused(
+      owner,
+      'complete_goal',
+      { goal_id: g.goal_id, status: 'completed', summary: 'x' },
+      'ErrIllegalTransition',
+    );
   });
 });
 
@@ -524,7 +768,8 @@ describe('resume_goal (owner surface)', () => {
     assert.ok((await names(owner)).includes('resume_goal'));
     assert.ok(!(await names(worker)).includes('resume_goal'));
     assert.ok(!(await names(coord)).includes('resume_goal'));
-    for (const t of ['create_goal', 'propose_task_tree', 'get_goal', 'list_goals', 'complete_goal']) assert.ok((await names(worker)).includes(t), t);
+    for (const t of ['create_goal', 'propose_task_tree', 'get_goal', 'list_goals', 'complete_goal'])
+      assert.ok((await names(worker)).includes(t), t);
     const g = await newGoal(owner);
     await refused(worker, 'resume_goal', { goal_id: g.goal_id }, 'ErrToolNotFound');
   });
@@ -550,7 +795,10 @@ describe('resume_goal (owner surface)', () => {
     assert.equal((await goalOf(owner, g.goal_id)).goal.status, 'paused');
     await refused(owner, 'resume_goal', { goal_id: g.goal_id }, 'ErrGoalBudgetExceeded');
     await refused(owner, 'resume_goal', { goal_id: g.goal_id, new_budget_dollars_cents: 100 }, 'ErrGoalBudgetExceeded');
-    assert.deepEqual(await ok(owner, 'resume_goal', { goal_id: g.goal_id, new_budget_dollars_cents: 500 }), { goal_id: g.goal_id, status: 'active' });
+    assert.deepEqual(await ok(owner, 'resume_goal', { goal_id: g.goal_id, new_budget_dollars_cents: 500 }), {
+      goal_id: g.goal_id,
+      status: 'active',
+    });
     const snap = await goalOf(owner, g.goal_id);
     assert.equal(snap.goal.budget_dollars_cents, 500);
     assert.equal(snap.goal.spent_dollars_cents, 100);
@@ -570,7 +818,13 @@ describe('get_goal and list_goals', () => {
 
   it('returns the snapshot sections: goal, tasks_tree, spawned_agents, cost_breakdown, recent_events', async () => {
     const snap = await goalOf(worker, goalId);
-    assert.deepEqual(Object.keys(snap).sort(), ['cost_breakdown', 'goal', 'recent_events', 'spawned_agents', 'tasks_tree']);
+    assert.deepEqual(Object.keys(snap).sort(), [
+      'cost_breakdown',
+      'goal',
+      'recent_events',
+      'spawned_agents',
+      'tasks_tree',
+    ]);
     assert.equal(snap.goal.id, goalId);
     assert.equal(snap.goal.status, 'active');
     assert.equal(snap.goal.spent_tokens, 1200);
@@ -586,7 +840,13 @@ describe('get_goal and list_goals', () => {
     assert.equal(gc.spent_tokens, 1200);
 
     const agents = snap.spawned_agents as { id: number; name: string; role: string; tasks: number[] }[];
-    assert.deepEqual(agents.map((a) => [a.name, a.role]), [['coordinator', 'coordinator'], ['worker', 'specialist']]);
+    assert.deepEqual(
+      agents.map((a) => [a.name, a.role]),
+      [
+        ['coordinator', 'coordinator'],
+        ['worker', 'specialist'],
+      ],
+    );
     assert.deepEqual(agents[1]!.tasks, [gc.id]);
 
     const cost = snap.cost_breakdown as { total: Body; by_billing_code: Body[] };
@@ -596,33 +856,58 @@ describe('get_goal and list_goals', () => {
       { billing_code: 'docs', tokens: 1200, dollars_cents: 7, task_count: 2 },
     ]);
 
-    const events = snap.recent_events as { id: number; from: string; body: string; kind: string; event: string | null }[];
+    const events = snap.recent_events as {
+      id: number;
+      from: string;
+      body: string;
+      kind: string;
+      event: string | null;
+    }[];
     assert.equal(events.filter((e) => e.event === 'TaskCreated').length, 4);
     assert.ok(events.some((e) => e.event === 'GoalActivated'));
     assert.ok(events.some((e) => e.event === 'TaskClaimed' || /approved → claimed by worker/.test(e.body)));
     assert.ok(events.every((e) => e.kind === 'system' && e.from === 'system'));
   });
 
-  it('lists the tenant\'s goals newest first with a status filter', async () => {
+  it("lists the tenant's goals newest first with a status filter", async () => {
     const all = await ok(worker, 'list_goals', { limit: 200 });
     const goals = all.goals as { id: number; status: string; task_count: number; owner_user_id: number }[];
     assert.equal(all.total, goals.length);
-    assert.deepEqual(goals.map((g) => g.id), [...goals.map((g) => g.id)].sort((a, b) => b - a), 'newest first');
-    assert.ok(goals.every((g) => g.owner_user_id === f.owner.userId), 'only my tenant');
+    assert.deepEqual(
+      goals.map((g) => g.id),
+      [...goals.map((g) => g.id)].sort((a, b) => b - a),
+      'newest first',
+    );
+    assert.ok(
+      goals.every((g) => g.owner_user_id === f.owner.userId),
+      'only my tenant',
+    );
     assert.equal(goals.find((g) => g.id === goalId)!.task_count, 4);
 
     for (const status of ['draft', 'active', 'completed', 'cancelled', 'stuck', 'paused']) {
       const filtered = await ok(owner, 'list_goals', { status, limit: 200 });
       const rows = filtered.goals as { status: string }[];
-      assert.ok(rows.every((g) => g.status === status), status);
+      assert.ok(
+        rows.every((g) => g.status === status),
+        status,
+      );
       assert.equal(filtered.total, goals.filter((g) => g.status === status).length, status);
     }
     assert.ok(((await ok(owner, 'list_goals', { status: 'completed' })).goals as unknown[]).length >= 1);
-    assert.ok(((await ok(owner, 'list_goals', { status: 'active' })).goals as { id: number }[]).some((g) => g.id === goalId));
-    assert.ok(!((await ok(owner, 'list_goals', { status: 'draft', limit: 200 })).goals as { id: number }[]).some((g) => g.id === goalId));
+    assert.ok(
+      ((await ok(owner, 'list_goals', { status: 'active' })).goals as { id: number }[]).some((g) => g.id === goalId),
+    );
+    assert.ok(
+      !((await ok(owner, 'list_goals', { status: 'draft', limit: 200 })).goals as { id: number }[]).some(
+        (g) => g.id === goalId,
+      ),
+    );
 
     const page = await ok(owner, 'list_goals', { limit: 2, offset: 1 });
-    assert.deepEqual((page.goals as { id: number }[]).map((g) => g.id), goals.slice(1, 3).map((g) => g.id));
+    assert.deepEqual(
+      (page.goals as { id: number }[]).map((g) => g.id),
+      goals.slice(1, 3).map((g) => g.id),
+    );
     assert.equal(page.total, all.total);
   });
 });
@@ -632,33 +917,54 @@ describe('tenant isolation', () => {
   let messageId: number;
   before(async () => {
     goalId = (await newGoal(owner)).goal_id;
-    messageId = (await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf('Private plan') })).proposal_message_id as number;
+    messageId = (await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf('Private plan') }))
+      .proposal_message_id as number;
   });
 
   it('another owner and its agents see ErrGoalNotFound for my goal, and cannot decide my proposal', async () => {
     for (const c of [otherOwner, outsider]) {
       await refused(c, 'get_goal', { goal_id: goalId }, 'ErrGoalNotFound');
       await refused(c, 'propose_task_tree', { goal_id: goalId, tree: leaf('Hostile plan') }, 'ErrGoalNotFound');
-      await refused(c, 'complete_goal', { goal_id: goalId, status: 'cancelled', summary: 'mine now' }, 'ErrGoalNotFound');
+      await refused(
+        c,
+        'complete_goal',
+        { goal_id: goalId, status: 'cancelled', summary: 'mine now' },
+        'ErrGoalNotFound',
+      );
       await refused(c, 'react', { message_id: messageId, reaction: 'approve' }, 'ErrNotFound');
     }
     await refused(otherOwner, 'resume_goal', { goal_id: goalId }, 'ErrGoalNotFound');
-    const theirs = (await ok(otherOwner, 'list_goals', { limit: 200 })).goals as { id: number; owner_user_id: number }[];
+    const theirs = (await ok(otherOwner, 'list_goals', { limit: 200 })).goals as {
+      id: number;
+      owner_user_id: number;
+    }[];
     assert.ok(!theirs.some((g) => g.id === goalId));
     assert.ok(theirs.every((g) => g.owner_user_id !== f.owner.userId));
     assert.equal(getProposal(f.app.engine.db, getProposalIdOf(messageId))!.status, 'pending');
   });
 
-  it('a peer verifier must be an agent of the goal\'s owner (ErrNotFound otherwise)', async () => {
+  it("a peer verifier must be an agent of the goal's owner (ErrNotFound otherwise)", async () => {
     const g = await newGoal(owner);
-    await refused(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Plan', { verifier_config: { kind: 'peer', agent_id: outsiderId } }) }, 'ErrNotFound');
-    const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Plan', { verifier_config: { kind: 'peer', agent_id: f.agent.agentId } }) });
+    await refused(
+      owner,
+      'propose_task_tree',
+      { goal_id: g.goal_id, tree: leaf('Plan', { verifier_config: { kind: 'peer', agent_id: outsiderId } }) },
+      'ErrNotFound',
+    );
+    const p = await ok(owner, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: leaf('Plan', { verifier_config: { kind: 'peer', agent_id: f.agent.agentId } }),
+    });
     assert.equal(p.status, 'pending');
   });
 });
 
 function getProposalIdOf(messageId: number): number {
-  return (f.app.engine.db.prepare('SELECT proposal_id FROM proposals WHERE message_id = ?').get(messageId) as { proposal_id: number }).proposal_id;
+  return (
+    f.app.engine.db.prepare('SELECT proposal_id FROM proposals WHERE message_id = ?').get(messageId) as {
+      proposal_id: number;
+    }
+  ).proposal_id;
 }
 
 describe('bad input appends nothing', () => {
@@ -666,7 +972,8 @@ describe('bad input appends nothing', () => {
   let messageId = 0;
   before(async () => {
     goalId = (await newGoal(owner)).goal_id;
-    messageId = (await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf('Pending plan') })).proposal_message_id as number;
+    messageId = (await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf('Pending plan') }))
+      .proposal_message_id as number;
   });
   const goal = (b: Body = {}) => ({ title: 'A valid title', description: DESCRIPTION, ...b });
   const node = (b: Body = {}) => ({ ...leaf('Valid node'), ...b });
@@ -705,27 +1012,102 @@ describe('bad input appends nothing', () => {
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node(), reasoning: 7 }), 'ErrInvalidInput'],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node(), extra: true }), 'ErrInvalidInput'],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ title: 'ab' }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ description: 'short' }) }), 'ErrInvalidInput'],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ description: 'short' }) }),
+      'ErrInvalidInput',
+    ],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: { title: 'Only a title' } }), 'ErrInvalidInput'],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ owner: 'me' }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ children: [node({ children: [node({ surprise: 1 })] })] }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ children: [node({ title: 12345 })] }) }), 'ErrInvalidInput'],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ children: [node({ children: [node({ surprise: 1 })] })] }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ children: [node({ title: 12345 })] }) }),
+      'ErrInvalidInput',
+    ],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ children: node() }) }), 'ErrInvalidInput'],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ budget_tokens: -1 }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ children: [node({ budget_dollars_cents: -5 })] }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'peer' } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'peer', agent_id: 'worker' } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'magic' } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'auto', agent_id: 1 } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command' } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: '' } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', extra: 1 } }) }), 'ErrInvalidInput'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', cmd: '   ' } }) }), 'ErrRawCommandRefused'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', timeout_sec: 0 } }) }), 'ErrRawCommandRefused'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ heartbeat_config: { interval_sec: 5 } }) }), 'ErrInvalidInput'],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ children: [node({ budget_dollars_cents: -5 })] }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'peer' } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'peer', agent_id: 'worker' } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'magic' } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'auto', agent_id: 1 } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command' } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: '' } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', extra: 1 } }) }),
+      'ErrInvalidInput',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', cmd: '   ' } }) }),
+      'ErrRawCommandRefused',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', timeout_sec: 0 } }) }),
+      'ErrRawCommandRefused',
+    ],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ heartbeat_config: { interval_sec: 5 } }) }),
+      'ErrInvalidInput',
+    ],
     ['owner', 'propose_task_tree', () => ({ goal_id: 999_999, tree: node() }), 'ErrGoalNotFound'],
     ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node() }), 'ErrProposalPending'],
-    ['owner', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', cwd: '/' } }) }), 'ErrPathOutsideRoots'],
+    [
+      'owner',
+      'propose_task_tree',
+      () => ({ goal_id: goalId, tree: node({ verifier_config: { kind: 'command', recipe: 'x', cwd: '/' } }) }),
+      'ErrPathOutsideRoots',
+    ],
     ['worker', 'propose_task_tree', () => ({ goal_id: goalId, tree: node({ extra: 1 }) }), 'ErrInvalidInput'],
     // get_goal
     ['worker', 'get_goal', () => ({}), 'ErrInvalidInput'],
@@ -746,7 +1128,12 @@ describe('bad input appends nothing', () => {
     ['owner', 'complete_goal', () => ({ goal_id: goalId, status: 'done', summary: 'x' }), 'ErrInvalidInput'],
     ['owner', 'complete_goal', () => ({ goal_id: goalId, status: 'active', summary: 'x' }), 'ErrInvalidInput'],
     ['owner', 'complete_goal', () => ({ goal_id: goalId, status: 'completed', summary: '   ' }), 'ErrInvalidInput'],
-    ['owner', 'complete_goal', () => ({ goal_id: goalId, status: 'completed', summary: 'x', extra: 1 }), 'ErrInvalidInput'],
+    [
+      'owner',
+      'complete_goal',
+      () => ({ goal_id: goalId, status: 'completed', summary: 'x', extra: 1 }),
+      'ErrInvalidInput',
+    ],
     ['owner', 'complete_goal', () => ({ goal_id: 999_999, status: 'completed', summary: 'x' }), 'ErrGoalNotFound'],
     ['worker', 'complete_goal', () => ({ goal_id: 999_999, status: 'completed', summary: 'x' }), 'ErrGoalNotFound'],
     // resume_goal
@@ -768,6 +1155,14 @@ describe('bad input appends nothing', () => {
 
   it('a peer verifier naming an agent that does not exist → ErrNotFound', async () => {
     const g = await newGoal(owner);
-    await refused(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: node({ children: [node({ verifier_config: { kind: 'peer', agent_id: 999_999 } })] }) }, 'ErrNotFound');
+    await refused(
+      owner,
+      'propose_task_tree',
+      {
+        goal_id: g.goal_id,
+        tree: node({ children: [node({ verifier_config: { kind: 'peer', agent_id: 999_999 } })] }),
+      },
+      'ErrNotFound',
+    );
   });
 });

@@ -33,29 +33,51 @@ before(async () => {
 });
 after(() => f.close());
 
-describe('the owner\'s decision by reaction', () => {
+describe("the owner's decision by reaction", () => {
   let goalId: number;
 
   it('approve answers with the tasks created and every command line the tree runs', async () => {
-    goalId = (await call(owner, 'create_goal', { title: 'Ship the release notes', description: DESCRIPTION })).body.goal_id as number;
+    goalId = (await call(owner, 'create_goal', { title: 'Ship the release notes', description: DESCRIPTION })).body
+      .goal_id as number;
     const tree = {
-      title: 'Write the notes', description: 'One section per change.',
-      children: [{ title: 'Lint the notes', description: 'The linter passes on the notes.', verifier_config: { kind: 'command', recipe: 'lint' } }],
+      title: 'Write the notes',
+      description: 'One section per change.',
+      children: [
+        {
+          title: 'Lint the notes',
+          description: 'The linter passes on the notes.',
+          verifier_config: { kind: 'command', recipe: 'lint' },
+        },
+      ],
     };
     const p = (await call(owner, 'propose_task_tree', { goal_id: goalId, tree })).body;
     const { text, body } = await react(p.proposal_message_id, 'approve');
-    const decision = body.decision as { proposal_id: number; status: string; task_ids: number[]; commands: string[]; summary: string };
+    const decision = body.decision as {
+      proposal_id: number;
+      status: string;
+      task_ids: number[];
+      commands: string[];
+      summary: string;
+    };
     assert.deepEqual([decision.proposal_id, decision.status, decision.task_ids.length], [p.proposal_id, 'approved', 2]);
     const line = `recipe "lint": sh -c ${JSON.stringify(LINT)} in the workspace, timeout 60s`;
     assert.deepEqual(decision.commands, [line]);
-    assert.equal(text, `Approved proposal ${p.proposal_id}: created tasks ${decision.task_ids.join(', ')}\nCommands it runs on this host (your verifier recipes):\n  ${line}`);
+    assert.equal(
+      text,
+      `Approved proposal ${p.proposal_id}: created tasks ${decision.task_ids.join(', ')}\nCommands it runs on this host (your verifier recipes):\n  ${line}`,
+    );
     assert.equal(decision.summary, text);
     assert.equal(body.action, 'added');
   });
 
   it('reject answers that the proposer was told why', async () => {
     const g = (await call(owner, 'create_goal', { title: 'Audit the API docs', description: DESCRIPTION })).body;
-    const p = (await call(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Audit it all', description: 'Every endpoint at once.' } })).body;
+    const p = (
+      await call(owner, 'propose_task_tree', {
+        goal_id: g.goal_id,
+        tree: { title: 'Audit it all', description: 'Every endpoint at once.' },
+      })
+    ).body;
     const { text, body } = await react(p.proposal_message_id, 'reject', '{"reason":"Split it per endpoint"}');
     assert.equal(text, `Rejected proposal ${p.proposal_id}; the proposer was told why`);
     assert.deepEqual([(body.decision as Body).status, (body.decision as Body).commands], ['rejected', []]);
@@ -63,10 +85,18 @@ describe('the owner\'s decision by reaction', () => {
 
   it('approving an agent proposal names the agent it created', async () => {
     const [task] = (await call(owner, 'get_goal', { goal_id: goalId })).body.tasks_tree as { id: number }[];
-    const p = (await call(worker, 'propose_agent', {
-      goal_id: goalId, parent_task_id: task!.id, name: 'notes-writer', model: 'test-model', system_prompt: 'You write release notes, briefly and precisely.',
-      tool_scope: ['whoami'], autonomy_tier: 'supervised', reason: 'The notes need a writer.',
-    })).body;
+    const p = (
+      await call(worker, 'propose_agent', {
+        goal_id: goalId,
+        parent_task_id: task!.id,
+        name: 'notes-writer',
+        model: 'test-model',
+        system_prompt: 'You write release notes, briefly and precisely.',
+        tool_scope: ['whoami'],
+        autonomy_tier: 'supervised',
+        reason: 'The notes need a writer.',
+      })
+    ).body;
     const { text, body } = await react(p.approval_message_id, 'approve');
     const agentId = (body.decision as Body).agent_id as number;
     assert.ok(Number.isInteger(agentId));
@@ -74,7 +104,9 @@ describe('the owner\'s decision by reaction', () => {
   });
 
   it('any other reaction answers the bare toggle', async () => {
-    const msg = (await call(owner, 'send_message', { channel: 'goal-ship-the-release-notes', body: 'Release on Friday.' })).body;
+    const msg = (
+      await call(owner, 'send_message', { channel: 'goal-ship-the-release-notes', body: 'Release on Friday.' })
+    ).body;
     const { text, body } = await react(msg.message_id, 'done');
     assert.equal(body.decision, undefined);
     assert.deepEqual(JSON.parse(text), body);

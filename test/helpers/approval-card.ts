@@ -11,17 +11,39 @@ export const HOSTILE_TITLE = 'Ship it <img src=x onerror="window.__pwned=1"></sc
 export const HOSTILE_REASONING = 'Trust me \u202eevil\u202c <b>bold</b> <!-- <script>window.__pwned=3</script>';
 export const RECIPE_COMMAND = 'npm test -- --reporter=dot && node scripts/check-links.mjs --strict "docs/**/*.md"';
 
-export interface PendingTree { goalId: number; proposalId: number; messageId: number }
+export interface PendingTree {
+  goalId: number;
+  proposalId: number;
+  messageId: number;
+}
 
 export async function proposeHostileTree(owner: Client, agent: Client, recipe = 'unit-tests'): Promise<PendingTree> {
   await ok(owner, 'add_verifier', { name: recipe, command: RECIPE_COMMAND, timeout_sec: 120 });
-  const g = await ok(agent, 'create_goal', { title: HOSTILE_TITLE, description: 'Every page of the docs accurate against the code, checked by the tests.', coordinator_config: 'worker' });
-  const p = await ok(agent, 'propose_task_tree', {
-    goal_id: g.goal_id, reasoning: HOSTILE_REASONING,
-    tree: { title: 'Check the docs', description: 'Read each page against the code.', budget_tokens: 5000, children: [
-      { title: 'Fix the broken links', description: 'Every link resolves.', verifier_config: { kind: 'command', recipe } },
-      { title: 'Rewrite the quick start', description: 'A new user gets to a running server.' },
-    ] },
+  const g = await ok(agent, 'create_goal', {
+    title: HOSTILE_TITLE,
+    description: 'Every page of the docs accurate against the code, checked by the tests.',
+    coordinator_config: 'worker',
   });
-  return { goalId: g.goal_id as number, proposalId: p.proposal_id as number, messageId: p.proposal_message_id as number };
+  const p = await ok(agent, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    reasoning: HOSTILE_REASONING,
+    tree: {
+      title: 'Check the docs',
+      description: 'Read each page against the code.',
+      budget_tokens: 5000,
+      children: [
+        {
+          title: 'Fix the broken links',
+          description: 'Every link resolves.',
+          verifier_config: { kind: 'command', recipe },
+        },
+        { title: 'Rewrite the quick start', description: 'A new user gets to a running server.' },
+      ],
+    },
+  });
+  return {
+    goalId: g.goal_id as number,
+    proposalId: p.proposal_id as number,
+    messageId: p.proposal_message_id as number,
+  };
 }

@@ -1,4 +1,11 @@
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -19,11 +26,20 @@ export interface AuthProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+]);
 
 function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) out[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (!HOP_BY_HOP.has(name) && value !== undefined) out[name] = value;
   return out;
 }
 
@@ -33,7 +49,10 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
  */
 export type Rewrite = (message: Record<string, unknown>) => Record<string, unknown> | undefined;
 
-async function rewritten(req: IncomingMessage, rewrite: Rewrite): Promise<{ headers: IncomingHttpHeaders; data: Buffer }> {
+async function rewritten(
+  req: IncomingMessage,
+  rewrite: Rewrite,
+): Promise<{ headers: IncomingHttpHeaders; data: Buffer }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const data = Buffer.concat(chunks);
@@ -47,19 +66,35 @@ async function rewritten(req: IncomingMessage, rewrite: Rewrite): Promise<{ head
   if (!next) return { headers: req.headers, data };
   const out = Buffer.from(JSON.stringify(next));
   const name = (next.params as { name?: unknown } | undefined)?.name;
-  return { headers: { ...req.headers, 'content-length': String(out.length), ...(typeof name === 'string' ? { 'mcp-name': name } : {}) }, data: out };
+  return {
+    headers: {
+      ...req.headers,
+      'content-length': String(out.length),
+      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    },
+    data: out,
+  };
 }
 
 export async function startAuthProxy(target: string, token: string, rewrite?: Rewrite): Promise<AuthProxy> {
   const upstream = new URL(target);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(upstream.hostname)) throw new Error(`the auth proxy only forwards to loopback, not ${upstream.hostname}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(upstream.hostname))
+    throw new Error(`the auth proxy only forwards to loopback, not ${upstream.hostname}`);
   let forwarded = 0;
   const server: Server = createServer((req, res) => {
     forwarded++;
-    if (rewrite && req.method === 'POST') return void rewritten(req, rewrite).then((r) => forward(req, res, r), () => res.writeHead(400).end());
+    if (rewrite && req.method === 'POST')
+      return void rewritten(req, rewrite).then(
+        (r) => forward(req, res, r),
+        () => res.writeHead(400).end(),
+      );
     forward(req, res, null);
   });
-  const forward = (req: IncomingMessage, res: ServerResponse, body: { headers: IncomingHttpHeaders; data: Buffer } | null) => {
+  const forward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: { headers: IncomingHttpHeaders; data: Buffer } | null,
+  ) => {
     const out = request(
       {
         hostname: upstream.hostname.replace(/^\[|\]$/g, ''),
@@ -75,7 +110,10 @@ export async function startAuthProxy(target: string, token: string, rewrite?: Re
       },
     );
     out.on('error', (e) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `proxy: ${e.message}` }));
+      if (!res.headersSent)
+        res
+          .writeHead(502, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: `proxy: ${e.message}` }));
       else res.destroy();
     });
     // The client went away (e.g. it closed an SSE stream): end the upstream exchange too.

@@ -23,7 +23,12 @@ export function runBounded(
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? 30_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const out = { stdout: '', stderr: '' };
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out.stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (out.stderr += s));

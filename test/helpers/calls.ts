@@ -21,7 +21,14 @@ export async function ok(client: Client, name: string, args: Body = {}, meta?: B
   return (result.structuredContent ?? JSON.parse(textOf(result) || '{}')) as Body;
 }
 
-export async function refused(f: { app: App }, client: Client, name: string, args: Body, code: string, meta?: Body): Promise<string> {
+export async function refused(
+  f: { app: App },
+  client: Client,
+  name: string,
+  args: Body,
+  code: string,
+  meta?: Body,
+): Promise<string> {
   const head = f.app.engine.head().position;
   const result = await call(client, name, args, meta);
   const text = textOf(result);

@@ -32,7 +32,11 @@ export interface LiveCli {
 
 /** Starts a long-running command (serve, tail --follow) and follows its output line by line. */
 export function colonyLive(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd?: string): LiveCli {
-  const proc = spawn(process.execPath, [COLONY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd, env: { ...process.env, COLONY_DATA: '', ...env } });
+  const proc = spawn(process.execPath, [COLONY_BIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    env: { ...process.env, COLONY_DATA: '', ...env },
+  });
   const lines = { stdout: [] as string[], stderr: [] as string[] };
   const waiters: { pattern: RegExp; stream: 'stdout' | 'stderr'; resolve(line: string): void }[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
@@ -53,11 +57,16 @@ export function colonyLive(args: readonly string[], env: NodeJS.ProcessEnv = {},
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         waiters.push({ pattern, stream, resolve });
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} on ${stream}; stderr: ${lines.stderr.join('\n')}`)), 30_000);
-        void exited.then(() => setTimeout(() => {
-          clearTimeout(timer);
-          reject(new Error(`exited before ${pattern}; stderr: ${lines.stderr.join('\n')}`));
-        }, 50));
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${pattern} on ${stream}; stderr: ${lines.stderr.join('\n')}`)),
+          30_000,
+        );
+        void exited.then(() =>
+          setTimeout(() => {
+            clearTimeout(timer);
+            reject(new Error(`exited before ${pattern}; stderr: ${lines.stderr.join('\n')}`));
+          }, 50),
+        );
       });
     },
     async stop(signal = 'SIGTERM', killAfterMs = 5_000) {

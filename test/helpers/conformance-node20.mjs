@@ -51,7 +51,10 @@ export function globToRegExp(glob) {
     const c = glob[i];
     if (c === '*' && glob[i + 1] === '*') {
       i++;
-      if (glob[i + 1] === '/') { i++; re += '(?:.*/)?'; } else re += '.*';
+      if (glob[i + 1] === '/') {
+        i++;
+        re += '(?:.*/)?';
+      } else re += '.*';
     } else if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { fixedClock } from '../../src/clock.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';

@@ -53,10 +53,14 @@ export function dropAppendOnlyTriggers(db: Database): void {
   db.exec('DROP TRIGGER es_events_no_update; DROP TRIGGER es_events_no_delete;');
 }
 
-export type RowFields = Omit<EventRow, 'hash' | 'prev_hash' | 'position'> & Partial<Pick<EventRow, 'prev_hash' | 'position'>>;
+export type RowFields = Omit<EventRow, 'hash' | 'prev_hash' | 'position'> &
+  Partial<Pick<EventRow, 'prev_hash' | 'position'>>;
 
 /** A correctly hashed row that continues `after` (default: the genesis) — what an exporter would emit. */
-export function chainRow(fields: RowFields, after: { position: number; hash: string } = { position: 0, hash: GENESIS_HASH }): EventRow {
+export function chainRow(
+  fields: RowFields,
+  after: { position: number; hash: string } = { position: 0, hash: GENESIS_HASH },
+): EventRow {
   const row: EventRow = {
     position: after.position + 1,
     prev_hash: after.hash,

@@ -37,14 +37,22 @@ export const parseBundle = (text: string | Buffer): Bundle => JSON.parse(text.to
 export const cloneBundle = (bundle: Bundle): Bundle => structuredClone(bundle);
 
 /** A verifier's answer, reduced to what both verifiers must agree on. */
-export interface Verdict { ok: boolean; code?: string; position?: number; streamId?: string }
+export interface Verdict {
+  ok: boolean;
+  code?: string;
+  position?: number;
+  streamId?: string;
+}
 
 const verdictOf = (failure: { code: string; position?: number; streamId?: string } | null): Verdict =>
-  failure === null ? { ok: true } : {
-    ok: false, code: failure.code,
-    ...(failure.position !== undefined ? { position: failure.position } : {}),
-    ...(failure.streamId !== undefined ? { streamId: failure.streamId } : {}),
-  };
+  failure === null
+    ? { ok: true }
+    : {
+        ok: false,
+        code: failure.code,
+        ...(failure.position !== undefined ? { position: failure.position } : {}),
+        ...(failure.streamId !== undefined ? { streamId: failure.streamId } : {}),
+      };
 
 /** Checks 1–6 of Colony's verifier (src/evidence/bundle-verify.ts). */
 export function staticVerdict(bytes: Buffer, trusted: readonly string[] | null = null): Verdict {
@@ -68,7 +76,10 @@ const toolRun = (exit: number | null, stdout: string, stderr: string): ToolRun =
 
 /** tools/verify-bundle.mjs run as auditors run it, as its own process: `node tools/verify-bundle.mjs FILE --json [--key K]…`. */
 export function toolVerdict(file: string, keys: readonly string[] = []): ToolRun {
-  const r = spawnSync(process.execPath, [VERIFY_TOOL, file, '--json', ...keys.flatMap((k) => ['--key', k])], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [VERIFY_TOOL, file, '--json', ...keys.flatMap((k) => ['--key', k])], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return toolRun(r.status, r.stdout, r.stderr);
 }
 
@@ -79,9 +90,12 @@ export function toolVerdict(file: string, keys: readonly string[] = []): ToolRun
  */
 const TOOL_LAST_LINE = 'process.exitCode = main(process.argv.slice(2));';
 const toolSource = readFileSync(VERIFY_TOOL, 'utf8').trimEnd();
-if (!toolSource.endsWith(TOOL_LAST_LINE)) throw new Error(`${VERIFY_TOOL} no longer ends with "${TOOL_LAST_LINE}": update test/helpers/evidence.ts`);
+if (!toolSource.endsWith(TOOL_LAST_LINE))
+  throw new Error(`${VERIFY_TOOL} no longer ends with "${TOOL_LAST_LINE}": update test/helpers/evidence.ts`);
 const toolModule = `${toolSource.slice(0, -TOOL_LAST_LINE.length)}export { main };\n`;
-const { main: toolMain } = (await import(`data:text/javascript;base64,${Buffer.from(toolModule).toString('base64')}`)) as { main: (argv: string[]) => number };
+const { main: toolMain } = (await import(
+  `data:text/javascript;base64,${Buffer.from(toolModule).toString('base64')}`
+)) as { main: (argv: string[]) => number };
 
 export function toolVerdictInProcess(file: string, keys: readonly string[] = []): ToolRun {
   const out: string[] = [];
@@ -107,16 +121,29 @@ export function toolVerdictInProcess(file: string, keys: readonly string[] = [])
  * there to the end (so the chain holds again), moves the `$log` anchor's hash to the new last hash and
  * deletes chain-anchor.json. Returns the new last hash.
  */
-export function rewriteLog(dataDir: string, position: number, edit: (data: Record<string, unknown>) => Record<string, unknown>): string {
+export function rewriteLog(
+  dataDir: string,
+  position: number,
+  edit: (data: Record<string, unknown>) => Record<string, unknown>,
+): string {
   const db = new Database(join(dataDir, 'colony.db'));
   try {
     return db.transaction(() => {
       db.exec('DROP TRIGGER IF EXISTS es_events_no_update');
-      const rows = db.prepare(`SELECT ${EVENT_COLUMNS} FROM es_events WHERE position >= ? ORDER BY position`).all(position) as EventRow[];
-      let prev = position === 1 ? GENESIS_HASH : (db.prepare('SELECT hash FROM es_events WHERE position = ?').pluck().get(position - 1) as string);
+      const rows = db
+        .prepare(`SELECT ${EVENT_COLUMNS} FROM es_events WHERE position >= ? ORDER BY position`)
+        .all(position) as EventRow[];
+      let prev =
+        position === 1
+          ? GENESIS_HASH
+          : (db
+              .prepare('SELECT hash FROM es_events WHERE position = ?')
+              .pluck()
+              .get(position - 1) as string);
       const update = db.prepare('UPDATE es_events SET data = ?, prev_hash = ?, hash = ? WHERE position = ?');
       for (const row of rows) {
-        const data = row.position === position ? canonicalize(edit(JSON.parse(row.data) as Record<string, unknown>)) : row.data;
+        const data =
+          row.position === position ? canonicalize(edit(JSON.parse(row.data) as Record<string, unknown>)) : row.data;
         const hash = rowHash({ ...row, data, prev_hash: prev });
         update.run(data, prev, hash, row.position);
         prev = hash;
@@ -145,10 +172,15 @@ export interface MerkleVectors {
 export function merkleVectors(): MerkleVectors {
   const eventHashes = [1, 2, 3, 4, 5].map((i) => sha256(`colony golden event ${i}`).toString('hex'));
   const leaves = eventHashes.map((h) => leafHash(Buffer.from(h, 'hex')));
-  const roots = Object.fromEntries([1, 2, 3, 4, 5].map((n) => [String(n), rootOfLeaves(leaves.slice(0, n)).toString('hex')]));
+  const roots = Object.fromEntries(
+    [1, 2, 3, 4, 5].map((n) => [String(n), rootOfLeaves(leaves.slice(0, n)).toString('hex')]),
+  );
   return {
-    description: 'RFC 9162 log-tree vectors for event-hash leaves: leaf = SHA-256(0x00 || 32-byte event hash), node = SHA-256(0x01 || left || right); roots[n] is the root of the first n leaves',
-    eventHashes, leaves: leaves.map((l) => l.toString('hex')), roots,
+    description:
+      'RFC 9162 log-tree vectors for event-hash leaves: leaf = SHA-256(0x00 || 32-byte event hash), node = SHA-256(0x01 || left || right); roots[n] is the root of the first n leaves',
+    eventHashes,
+    leaves: leaves.map((l) => l.toString('hex')),
+    roots,
   };
 }
 
@@ -171,7 +203,12 @@ export function goldenBundleText(dataDir: string): string {
     let n = 0;
     const as = (actor: string) => ({ actor, commandId: `golden-${String(++n).padStart(2, '0')}` });
     const key = keyFromSeed(GOLDEN_SEED);
-    engine.handle(signingKeysDecider, SIGNING_KEYS_STREAM, { type: 'AdoptSigningKey', keyId: key.keyId, publicKey: publicKeyText(key), by: 'init' }, as('system'));
+    engine.handle(
+      signingKeysDecider,
+      SIGNING_KEYS_STREAM,
+      { type: 'AdoptSigningKey', keyId: key.keyId, publicKey: publicKeyText(key), by: 'init' },
+      as('system'),
+    );
     const system = as('system');
     const ownerId = engine.transact(system, (uow) => {
       const userId = uow.ids.next('user');
@@ -181,23 +218,67 @@ export function goldenBundleText(dataDir: string): string {
     const byOwner = as('user:owner');
     engine.transact(byOwner, (uow) => {
       const agentId = uow.ids.next('agent');
-      engine.handle(principalDecider, agentStream(agentId), { type: 'RegisterAgent', agent: {
-        agentId, name: 'lead', ownerId, model: 'test-model', systemPrompt: 'You lead the golden goal to its end.', toolScope: ['get_goal', 'propose_task_tree'],
-        tier: 'assisted', command: null, parentId: null, spawnDepth: 0,
-      } }, byOwner);
+      engine.handle(
+        principalDecider,
+        agentStream(agentId),
+        {
+          type: 'RegisterAgent',
+          agent: {
+            agentId,
+            name: 'lead',
+            ownerId,
+            model: 'test-model',
+            systemPrompt: 'You lead the golden goal to its end.',
+            toolScope: ['get_goal', 'propose_task_tree'],
+            tier: 'assisted',
+            command: null,
+            parentId: null,
+            spawnDepth: 0,
+          },
+        },
+        byOwner,
+      );
     });
     const owner = { key: `user-${ownerId}`, name: 'owner', tenant: ownerId };
-    const goal = createGoal(app, owner, {
-      title: 'Golden goal', description: 'A goal whose bundle is pinned byte for byte.', budgets: { tokens: null, cents: 1000 },
-      maxSpawnDepth: 1, coordinatorConfig: 'lead', approvalMode: 'human',
-    }, as('user:owner'));
-    const proposed = proposeTaskTree(app, owner, goal.goalId, 'Two steps are enough.', {
-      title: 'Root task', description: 'The whole of the golden work.', children: [{ title: 'First step', description: 'The first part of the golden work.' }],
-    }, as('user:owner'));
+    const goal = createGoal(
+      app,
+      owner,
+      {
+        title: 'Golden goal',
+        description: 'A goal whose bundle is pinned byte for byte.',
+        budgets: { tokens: null, cents: 1000 },
+        maxSpawnDepth: 1,
+        coordinatorConfig: 'lead',
+        approvalMode: 'human',
+      },
+      as('user:owner'),
+    );
+    const proposed = proposeTaskTree(
+      app,
+      owner,
+      goal.goalId,
+      'Two steps are enough.',
+      {
+        title: 'Root task',
+        description: 'The whole of the golden work.',
+        children: [{ title: 'First step', description: 'The first part of the golden work.' }],
+      },
+      as('user:owner'),
+    );
     decideProposal(app, owner, proposed.proposalId, 'approve', '', as('user:owner'));
-    sendToChannel(app, owner, { id: goal.channelId }, {
-      body: 'Kick-off: "quoted", non-ASCII é ü 😀, a tab\tand a newline\n.', subject: null, priority: 5, metadata: null, replyTo: null,
-    }, as('user:owner'));
+    sendToChannel(
+      app,
+      owner,
+      { id: goal.channelId },
+      {
+        body: 'Kick-off: "quoted", non-ASCII é ü 😀, a tab\tand a newline\n.',
+        subject: null,
+        priority: 5,
+        metadata: null,
+        replyTo: null,
+      },
+      as('user:owner'),
+    );
     return exportGoalBundle(engine, dataDir, goal.goalId).text;
   } finally {
     app.engine.close();

@@ -27,25 +27,49 @@ export interface HttpFixture {
   close(): Promise<void>;
 }
 
-export async function httpFixture(options: { agentTools?: string[]; tools?: ToolRegistry; now?: () => number; clock?: Clock } = {}): Promise<HttpFixture> {
+export async function httpFixture(
+  options: { agentTools?: string[]; tools?: ToolRegistry; now?: () => number; clock?: Clock } = {},
+): Promise<HttpFixture> {
   const scratch = tempDir('colony-mcp-http-');
   const app = openApp({ dataDir: scratch.dir, clock: options.clock });
   const owner = createOwner(app, 'owner', { actor: 'system' });
-  const agent = registerAgent(app, {
-    name: 'worker', ownerId: owner.userId, model: 'test-model', systemPrompt: 'You do small, careful tasks.',
-    toolScope: options.agentTools ?? ['whoami'], tier: 'supervised', command: null, parentId: null, spawnDepth: 0,
-  }, { actor: 'user:owner' });
-  const ctx = createMcpContext(app, options.tools ?? buildToolRegistry(), { confirmations: new Confirmations(options.now) });
+  const agent = registerAgent(
+    app,
+    {
+      name: 'worker',
+      ownerId: owner.userId,
+      model: 'test-model',
+      systemPrompt: 'You do small, careful tasks.',
+      toolScope: options.agentTools ?? ['whoami'],
+      tier: 'supervised',
+      command: null,
+      parentId: null,
+      spawnDepth: 0,
+    },
+    { actor: 'user:owner' },
+  );
+  const ctx = createMcpContext(app, options.tools ?? buildToolRegistry(), {
+    confirmations: new Confirmations(options.now),
+  });
   const http = createHttpApp(app.engine, ctx);
   const server: Server = await listen(http.app, '127.0.0.1', 0);
   const port = (server.address() as { port: number }).port;
   const base = `http://127.0.0.1:${port}`;
   const clients: Client[] = [];
   return {
-    app, ctx, base, ownerToken: owner.token, agentToken: agent.token, agentId: agent.agentId,
+    app,
+    ctx,
+    base,
+    ownerToken: owner.token,
+    agentToken: agent.token,
+    agentId: agent.agentId,
     async connect(token) {
       const client = new Client({ name: 'http-test', version: '0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', base), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
       clients.push(client);
       return client;
     },

@@ -55,7 +55,10 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
   const app = openApp({ dataDir, durability: 'normal', clock: options.clock });
   const registry = options.registry ?? buildToolRegistry();
   const ctx = createMcpContext(app, registry);
-  const agentTools = registry.list().filter((t) => t.surface === 'agent').map((t) => t.name);
+  const agentTools = registry
+    .list()
+    .filter((t) => t.surface === 'agent')
+    .map((t) => t.name);
   const clients: Client[] = [];
 
   const addOwner = (name: string) => {
@@ -65,11 +68,21 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
   const owner = addOwner(options.ownerName ?? 'owner');
   const addAgent = (name: string, o: AgentOptions = {}) => {
     const ownerId = o.ownerId ?? owner.userId;
-    return registerAgent(app, {
-      name, ownerId, model: o.model ?? 'test-model', systemPrompt: o.systemPrompt ?? `You are ${name}.`,
-      toolScope: o.toolScope ?? agentTools, tier: o.tier ?? 'supervised', command: o.command ?? null,
-      parentId: o.parentId ?? null, spawnDepth: o.spawnDepth ?? 0,
-    }, { actor: `user:${owner.name}` });
+    return registerAgent(
+      app,
+      {
+        name,
+        ownerId,
+        model: o.model ?? 'test-model',
+        systemPrompt: o.systemPrompt ?? `You are ${name}.`,
+        toolScope: o.toolScope ?? agentTools,
+        tier: o.tier ?? 'supervised',
+        command: o.command ?? null,
+        parentId: o.parentId ?? null,
+        spawnDepth: o.spawnDepth ?? 0,
+      },
+      { actor: `user:${owner.name}` },
+    );
   };
   const agent = addAgent(options.agent?.name ?? 'worker', options.agent);
 
@@ -93,11 +106,27 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
     rmSync(dataDir, { recursive: true, force: true });
   };
 
-  return { app, ctx, dataDir, owner, ownerToken: owner.token, agent, agentToken: agent.token, addAgent, addOwner, connect, close };
+  return {
+    app,
+    ctx,
+    dataDir,
+    owner,
+    ownerToken: owner.token,
+    agent,
+    agentToken: agent.token,
+    addAgent,
+    addOwner,
+    connect,
+    close,
+  };
 }
 
 /** Calls a tool and returns the result with its structuredContent (or, failing that, its JSON text) parsed. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ result: CallToolResult; body: Record<string, unknown> }> {
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ result: CallToolResult; body: Record<string, unknown> }> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   const text = result.content.find((c) => c.type === 'text')?.text ?? '';
   const body = (result.structuredContent ?? safeJson(text)) as Record<string, unknown>;
@@ -105,7 +134,8 @@ export async function callTool(client: Client, name: string, args: Record<string
 }
 
 /** The first text block of a result. */
-export const textOf = (result: CallToolResult): string => (result.content.find((c) => c.type === 'text') as { text?: string } | undefined)?.text ?? '';
+export const textOf = (result: CallToolResult): string =>
+  (result.content.find((c) => c.type === 'text') as { text?: string } | undefined)?.text ?? '';
 
 function safeJson(text: string): unknown {
   try {

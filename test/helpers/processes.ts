@@ -26,7 +26,9 @@ export interface Child {
 }
 
 export function spawnWriter(args: readonly string[]): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const waiting = new Map<string, Array<() => void>>();
   let err = '';
@@ -43,7 +45,8 @@ export function spawnWriter(args: readonly string[]): Child {
   const exit = new Promise<Exit>((resolve) => {
     proc.on('close', (code, signal) => {
       ended = true;
-      for (const fail of failures) fail(new Error(`the child ended (code ${code}, signal ${signal}) before printing the line; stderr:\n${err}`));
+      for (const fail of failures)
+        fail(new Error(`the child ended (code ${code}, signal ${signal}) before printing the line; stderr:\n${err}`));
       resolve({ code, signal });
     });
   });

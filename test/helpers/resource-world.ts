@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
-import { finishRun, recordSessionMessage, requestRun, startQueuedRun, type RunOutcome } from '../../src/actions/runs.js';
+import {
+  finishRun,
+  recordSessionMessage,
+  requestRun,
+  startQueuedRun,
+  type RunOutcome,
+} from '../../src/actions/runs.js';
 import { fixedClock } from '../../src/clock.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import type { SessionRole } from '../../src/events/runs.js';
@@ -27,7 +33,10 @@ export interface World {
   /** Calls a tool through the real pipeline and returns its structuredContent; fails the test on an error result. */
   tool(caller: Caller, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** An agent with a backend (so it can run) and no cooldown. */
-  agent(name: string, extra?: { parentId?: number; toolScope?: string[]; ownerId?: number }): { agentId: number; token: string };
+  agent(
+    name: string,
+    extra?: { parentId?: number; toolScope?: string[]; ownerId?: number },
+  ): { agentId: number; token: string };
   run(agentId: number, messages?: [SessionRole, string][], outcome?: Partial<RunOutcome>): RunRow;
   /** The events appended while `fn` runs. */
   eventsOf(fn: () => Promise<unknown> | unknown): Promise<StoredEvent[]>;
@@ -46,7 +55,13 @@ export async function world(t?: TestContext): Promise<World> {
   };
   const agent: World['agent'] = (name, extra = {}) => {
     const ownerId = extra.ownerId ?? f.owner.userId;
-    const a = f.addAgent(name, { command: 'true', parentId: extra.parentId ?? null, spawnDepth: extra.parentId ? 1 : 0, ownerId, toolScope: extra.toolScope });
+    const a = f.addAgent(name, {
+      command: 'true',
+      parentId: extra.parentId ?? null,
+      spawnDepth: extra.parentId ? 1 : 0,
+      ownerId,
+      toolScope: extra.toolScope,
+    });
     configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0 }, 'owner', { actor: 'user:owner' });
     return { agentId: a.agentId, token: a.token };
   };
@@ -56,7 +71,18 @@ export async function world(t?: TestContext): Promise<World> {
     assert.equal(queued.kind, 'queued', `run of agent ${agentId} was ${queued.kind}: ${queued.run.reason}`);
     assert.ok(startQueuedRun(f.app, queued.run.runId), 'the run started');
     for (const [role, content] of messages) recordSessionMessage(f.app, queued.run.runId, role, content);
-    finishRun(f.app, queued.run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs: 5, tokensIn: 0, tokensOut: 0, costCents: 0, outputTail: '', agentText: null, ...outcome });
+    finishRun(f.app, queued.run.runId, {
+      status: 'succeeded',
+      exitCode: 0,
+      signal: null,
+      durationMs: 5,
+      tokensIn: 0,
+      tokensOut: 0,
+      costCents: 0,
+      outputTail: '',
+      agentText: null,
+      ...outcome,
+    });
     return getRun(f.app.engine.db, queued.run.runId)!;
   };
   const eventsOf: World['eventsOf'] = async (fn) => {
@@ -73,10 +99,24 @@ export async function world(t?: TestContext): Promise<World> {
 }
 
 /** A goal in auto mode with a root task and one child, made by the owner's tools. */
-export async function goalWithTree(w: World, caller: Caller, title: string): Promise<{ goalId: number; taskIds: number[] }> {
-  const g = await w.tool(caller, 'create_goal', { title, description: `${title}: the whole of it, done well.`, approval_mode: 'auto', budget_dollars_cents: 1000 });
-  const p = await w.tool(caller, 'propose_task_tree', { goal_id: g.goal_id, tree: {
-    title: 'Root task', description: 'The root of the work to do.', children: [{ title: 'Child task', description: 'A part of the work to do.' }],
-  } });
+export async function goalWithTree(
+  w: World,
+  caller: Caller,
+  title: string,
+): Promise<{ goalId: number; taskIds: number[] }> {
+  const g = await w.tool(caller, 'create_goal', {
+    title,
+    description: `${title}: the whole of it, done well.`,
+    approval_mode: 'auto',
+    budget_dollars_cents: 1000,
+  });
+  const p = await w.tool(caller, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: {
+      title: 'Root task',
+      description: 'The root of the work to do.',
+      children: [{ title: 'Child task', description: 'A part of the work to do.' }],
+    },
+  });
   return { goalId: g.goal_id as number, taskIds: p.task_ids as number[] };
 }

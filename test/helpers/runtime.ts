@@ -16,7 +16,12 @@ export interface RuntimeFixture extends HttpFixture {
   reactor: Reactor;
   ownerId: number;
   /** An agent with a backend command; cooldown 0 unless settings say otherwise. */
-  addRunner(name: string, command: string, settings?: Partial<RuntimeOverrides>, extra?: { toolScope?: string[] }): { agentId: number; token: string };
+  addRunner(
+    name: string,
+    command: string,
+    settings?: Partial<RuntimeOverrides>,
+    extra?: { toolScope?: string[] },
+  ): { agentId: number; token: string };
 }
 
 export async function runtimeFixture(options: { agentTools?: string[]; clock?: Clock } = {}): Promise<RuntimeFixture> {
@@ -26,12 +31,30 @@ export async function runtimeFixture(options: { agentTools?: string[]; clock?: C
   const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;
   const close = f.close.bind(f);
   return Object.assign(f, {
-    runtime, reactor: runtime.reactor!, ownerId,
-    addRunner(name: string, command: string, settings: Partial<RuntimeOverrides> = {}, extra: { toolScope?: string[] } = {}) {
-      const a = registerAgent(f.app, {
-        name, ownerId, model: 'scripted', systemPrompt: `You are ${name}, a scripted test agent.`, toolScope: extra.toolScope ?? ['whoami', 'send_message'],
-        tier: 'autonomous', command, parentId: null, spawnDepth: 0,
-      }, { actor: 'user:owner' });
+    runtime,
+    reactor: runtime.reactor!,
+    ownerId,
+    addRunner(
+      name: string,
+      command: string,
+      settings: Partial<RuntimeOverrides> = {},
+      extra: { toolScope?: string[] } = {},
+    ) {
+      const a = registerAgent(
+        f.app,
+        {
+          name,
+          ownerId,
+          model: 'scripted',
+          systemPrompt: `You are ${name}, a scripted test agent.`,
+          toolScope: extra.toolScope ?? ['whoami', 'send_message'],
+          tier: 'autonomous',
+          command,
+          parentId: null,
+          spawnDepth: 0,
+        },
+        { actor: 'user:owner' },
+      );
       configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0, ...settings }, 'owner', { actor: 'user:owner' });
       return { agentId: a.agentId, token: a.token };
     },

@@ -78,7 +78,12 @@ function crash(rng: Prng, run: string): void {
       runCard(engine, id, { type: 'CommentCard', text: 'single' }, commandId('comment', 1));
     } else if (r < 0.58) {
       const id = rng.pick(cards);
-      runCard(engine, id, { type: 'FinishCard', reason: 'finished' }, commandId('finish', open.get(id) === 'done' ? 1 : 2));
+      runCard(
+        engine,
+        id,
+        { type: 'FinishCard', reason: 'finished' },
+        commandId('finish', open.get(id) === 'done' ? 1 : 2),
+      );
       open.delete(id);
     } else if (r < 0.9) {
       const chosen = rng.sample(cards, rng.int(1, 4));
@@ -112,7 +117,9 @@ export const GROUP = 10;
 async function grouped(rng: Prng, run: string): Promise<void> {
   const engine = Engine.open({ file: file!, durability: 'full', projections: TEST_PROJECTIONS });
   const actor = `grouped-${run}`;
-  const cards = listCards(engine.db).filter((c) => c.status === 'open').map((c) => c.card_id);
+  const cards = listCards(engine.db)
+    .filter((c) => c.status === 'open')
+    .map((c) => c.card_id);
   while (cards.length < 6) cards.push(openCard(engine, `card of ${run}`));
   const deadline = Date.now() + 60_000;
   for (let round = 1; Date.now() < deadline; round++) {
@@ -126,7 +133,13 @@ async function grouped(rng: Prng, run: string): Promise<void> {
     const callers = plans.map(({ chosen, doomed, id }) => {
       return engine.group.run(async () => {
         engine.transact({ actor, commandId: id }, () => {
-          for (const c of chosen) engine.handle(cardDecider, cardStream(c), { type: 'CommentCard', text: `${id}:${chosen.length}` }, { actor });
+          for (const c of chosen)
+            engine.handle(
+              cardDecider,
+              cardStream(c),
+              { type: 'CommentCard', text: `${id}:${chosen.length}` },
+              { actor },
+            );
           if (doomed) throw new Error('doomed');
         });
         return id;
@@ -168,12 +181,22 @@ async function contend(rng: Prng, name: string, iterations: number, streams: rea
     if (rng.next() < 0.5) Atomics.wait(pause, 0, 0, rng.next() * 2);
     summary.attempts += 1;
     try {
-      const result = engine.handle(cardDecider, stream, { type: 'CommentCard', text: `${name}:${i}:${version}` }, {
-        actor: name,
-        expectedVersion: version,
-      });
+      const result = engine.handle(
+        cardDecider,
+        stream,
+        { type: 'CommentCard', text: `${name}:${i}:${version}` },
+        {
+          actor: name,
+          expectedVersion: version,
+        },
+      );
       const event = result.events[0];
-      if (result.events.length !== 1 || event?.version !== version + 1 || result.version !== version + 1 || result.duplicate) {
+      if (
+        result.events.length !== 1 ||
+        event?.version !== version + 1 ||
+        result.version !== version + 1 ||
+        result.duplicate
+      ) {
         throw new Error(`append with expected version ${version} to ${stream} gave ${JSON.stringify(result.events)}`);
       }
       summary.successes += 1;

@@ -34,26 +34,79 @@ let runId: number;
 let taskIds: number[] = [];
 const SECRET = 'sk-console-test-4d1f9e7a';
 
-const goal = (title: string, by = ownerSpeaker(), actor = OWNER) => createGoal(f.app, by, {
-  title, description: 'A goal for the console API tests.', budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human',
-}, actor).goalId;
-const workerInbox = () => inbox(f.app.engine.db, { key: `agent-${f.agentId}`, tenant: 1, name: 'worker' }, { includeRead: true, minPriority: 0, fromName: null, limit: 100 }).messages;
+const goal = (title: string, by = ownerSpeaker(), actor = OWNER) =>
+  createGoal(
+    f.app,
+    by,
+    {
+      title,
+      description: 'A goal for the console API tests.',
+      budgets: { tokens: null, cents: null },
+      maxSpawnDepth: 3,
+      coordinatorConfig: 'default',
+      approvalMode: 'human',
+    },
+    actor,
+  ).goalId;
+const workerInbox = () =>
+  inbox(
+    f.app.engine.db,
+    { key: `agent-${f.agentId}`, tenant: 1, name: 'worker' },
+    { includeRead: true, minPriority: 0, fromName: null, limit: 100 },
+  ).messages;
 
 before(async () => {
   f = await httpFixture();
   const O = ownerSpeaker();
-  addRecipe(f.app, O, { name: 'lint', command: 'npm run lint --silent', cwd: null, timeoutSec: 30, secrets: [] }, OWNER);
+  addRecipe(
+    f.app,
+    O,
+    { name: 'lint', command: 'npm run lint --silent', cwd: null, timeoutSec: 30, secrets: [] },
+    OWNER,
+  );
   goalA = goal('Keep the docs accurate');
-  proposalA = proposeTaskTree(f.app, O, goalA, 'Two steps: check, then fix.',
-    { ...leaf('Root task'), children: [leaf('Check the pages', { verifier_config: { kind: 'command', recipe: 'lint' } })] } as TreeRequest, OWNER).proposalId;
+  proposalA = proposeTaskTree(
+    f.app,
+    O,
+    goalA,
+    'Two steps: check, then fix.',
+    {
+      ...leaf('Root task'),
+      children: [leaf('Check the pages', { verifier_config: { kind: 'command', recipe: 'lint' } })],
+    } as TreeRequest,
+    OWNER,
+  ).proposalId;
   goalB = goal('A goal to drop');
   proposalB = proposeTaskTree(f.app, O, goalB, 'One step.', leaf('Only task') as TreeRequest, OWNER).proposalId;
-  runner = registerAgent(f.app, { name: 'runner', ownerId: 1, model: 'test-model', systemPrompt: 'You run the nightly checks with care.', toolScope: ['whoami'],
-    tier: 'supervised', command: 'true', parentId: null, spawnDepth: 0 }, OWNER);
+  runner = registerAgent(
+    f.app,
+    {
+      name: 'runner',
+      ownerId: 1,
+      model: 'test-model',
+      systemPrompt: 'You run the nightly checks with care.',
+      toolScope: ['whoami'],
+      tier: 'supervised',
+      command: 'true',
+      parentId: null,
+      spawnDepth: 0,
+    },
+    OWNER,
+  );
   configureRuntime(f.app, 1, runner.agentId, { cooldownSec: 0 }, 'user-1', OWNER);
   const q = requestRun(f.app, { agentId: runner.agentId, source: 'manual', by: 'user-1', prompt: 'Check the links.' });
   assert.ok(startQueuedRun(f.app, q.run.runId));
-  finishRun(f.app, q.run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs: 1200, tokensIn: 10, tokensOut: 20, costCents: 1, outputTail: '', agentText: 'All links work.' });
+  finishRun(f.app, q.run.runId, {
+    status: 'succeeded',
+    exitCode: 0,
+    signal: null,
+    durationMs: 1200,
+    tokensIn: 10,
+    tokensOut: 20,
+    costCents: 1,
+    outputTail: '',
+    agentText: 'All links work.',
+  });
   runId = q.run.runId;
   const other = createOwner(f.app, 'other-owner', { actor: 'system' });
   theirGoal = goal('Their goal', ownerSpeaker(other.userId, 'other-owner'), { actor: 'user:other-owner' });
@@ -69,9 +122,15 @@ after(() => f.close());
 describe('proposals', () => {
   it('lists pending proposals with the tree and every command line it runs', async () => {
     const { proposals } = await worker.json('/proposals');
-    assert.deepEqual(proposals.map((p: Body) => p.id), [proposalB, proposalA]);
+    assert.deepEqual(
+      proposals.map((p: Body) => p.id),
+      [proposalB, proposalA],
+    );
     const a = proposals.find((p: Body) => p.id === proposalA);
-    assert.deepEqual([a.kind, a.goal_id, a.goal_title, a.proposer, a.status, a.task_count, a.reasoning], ['tree', goalA, 'Keep the docs accurate', 'owner', 'pending', 2, 'Two steps: check, then fix.']);
+    assert.deepEqual(
+      [a.kind, a.goal_id, a.goal_title, a.proposer, a.status, a.task_count, a.reasoning],
+      ['tree', goalA, 'Keep the docs accurate', 'owner', 'pending', 2, 'Two steps: check, then fix.'],
+    );
     assert.equal(a.tree.children[0].title, 'Check the pages');
     assert.equal(a.commands.length, 1);
     assert.match(a.commands[0], /recipe "lint": sh -c "npm run lint --silent" in .*, timeout 30s/);
@@ -86,29 +145,44 @@ describe('proposals', () => {
     assert.deepEqual([r.proposal_id, r.status, r.task_ids.length, 'agent_id' in r], [proposalA, 'approved', 2, false]);
     taskIds = r.task_ids;
     assert.equal((await owner.json(`/goals/${goalA}`)).goal.status, 'active');
-    assert.deepEqual((await owner.json('/proposals?status=approved')).proposals.map((p: Body) => p.id), [proposalA]);
+    assert.deepEqual(
+      (await owner.json('/proposals?status=approved')).proposals.map((p: Body) => p.id),
+      [proposalA],
+    );
     const again = await owner.send(`/proposals/${proposalA}/approve`, { method: 'POST', body: {} });
     assert.equal(again.status, 409);
   });
 
   it('rejects one with a reason (an empty one is refused)', async () => {
-    await owner.error(`/proposals/${proposalB}/reject`, { method: 'POST', body: { reason: '  ' } }, 400, 'ErrInvalidInput');
-    const r = await owner.json(`/proposals/${proposalB}/reject`, { method: 'POST', body: { reason: 'Not worth it now.' } });
+    await owner.error(
+      `/proposals/${proposalB}/reject`,
+      { method: 'POST', body: { reason: '  ' } },
+      400,
+      'ErrInvalidInput',
+    );
+    const r = await owner.json(`/proposals/${proposalB}/reject`, {
+      method: 'POST',
+      body: { reason: 'Not worth it now.' },
+    });
     assert.deepEqual(r, { proposal_id: proposalB, status: 'rejected' });
     assert.equal((await owner.json('/proposals?status=rejected')).proposals[0].reason, 'Not worth it now.');
   });
 });
 
-describe('a goal\'s history, timeline and completion', () => {
+describe("a goal's history, timeline and completion", () => {
   it('history: the ascending positions of every event of the goal, its tasks, proposals and channel', async () => {
     const h = await worker.json(`/goals/${goalA}/history`);
     assert.equal(h.head, f.eventCount());
     assert.ok(h.positions.length > 5);
-    assert.deepEqual([...h.positions].sort((x: number, y: number) => x - y), h.positions);
+    assert.deepEqual(
+      [...h.positions].sort((x: number, y: number) => x - y),
+      h.positions,
+    );
     assert.equal(h.types.length, h.positions.length);
     assert.equal(h.at.length, h.positions.length);
-    for (const type of ['GoalCreated', 'TaskTreeProposed', 'ProposalApproved', 'TaskCreated', 'GoalActivated']) assert.ok(h.types.includes(type), type);
-    assert.ok(!h.types.includes('RunFinished'), 'not another stream\'s');
+    for (const type of ['GoalCreated', 'TaskTreeProposed', 'ProposalApproved', 'TaskCreated', 'GoalActivated'])
+      assert.ok(h.types.includes(type), type);
+    assert.ok(!h.types.includes('RunFinished'), "not another stream's");
     await worker.error('/goals/0/history', {}, 400, 'ErrInvalidInput');
   });
 
@@ -117,19 +191,31 @@ describe('a goal\'s history, timeline and completion', () => {
     assert.equal(first.messages.length, 2);
     const [m1, m2] = first.messages;
     assert.ok(m1.id > m2.id);
-    for (const k of ['id', 'from', 'from_kind', 'kind', 'event', 'body', 'created_at', 'metadata']) assert.ok(k in m1, k);
+    for (const k of ['id', 'from', 'from_kind', 'kind', 'event', 'body', 'created_at', 'metadata'])
+      assert.ok(k in m1, k);
     assert.equal(first.next_before, m2.id);
     const all = await worker.json(`/goals/${goalA}/timeline?limit=200`);
     assert.equal(all.next_before, null);
     const rest = await worker.json(`/goals/${goalA}/timeline?before=${first.next_before}&limit=200`);
-    assert.deepEqual([...first.messages, ...rest.messages].map((m: Body) => m.id), all.messages.map((m: Body) => m.id));
+    assert.deepEqual(
+      [...first.messages, ...rest.messages].map((m: Body) => m.id),
+      all.messages.map((m: Body) => m.id),
+    );
     await worker.error(`/goals/${goalA}/timeline?limit=201`, {}, 400, 'ErrInvalidInput');
     await stranger.error(`/goals/${goalA}/timeline`, {}, 404, 'ErrGoalNotFound');
   });
 
   it('completes a goal as the owner', async () => {
-    await owner.error(`/goals/${goalB}/complete`, { method: 'POST', body: { status: 'done', summary: 'x' } }, 400, 'ErrInvalidInput');
-    const r = await owner.json(`/goals/${goalB}/complete`, { method: 'POST', body: { status: 'cancelled', summary: 'Dropped for now.' } });
+    await owner.error(
+      `/goals/${goalB}/complete`,
+      { method: 'POST', body: { status: 'done', summary: 'x' } },
+      400,
+      'ErrInvalidInput',
+    );
+    const r = await owner.json(`/goals/${goalB}/complete`, {
+      method: 'POST',
+      body: { status: 'cancelled', summary: 'Dropped for now.' },
+    });
     assert.deepEqual([r.goal_id, r.status], [goalB, 'cancelled']);
   });
 });
@@ -139,21 +225,33 @@ describe('resource requests', () => {
   let declined: number;
   before(() => {
     const W = agentSpeaker(f.agentId, 'worker');
-    const ask = (name: string) => requestResource(f.app, W, { name, resourceType: 'api_key', reason: `${name} to call the link checker`, taskId: taskIds[1]! }, { actor: 'agent:worker' }).requestId;
+    const ask = (name: string) =>
+      requestResource(
+        f.app,
+        W,
+        { name, resourceType: 'api_key', reason: `${name} to call the link checker`, taskId: taskIds[1]! },
+        { actor: 'agent:worker' },
+      ).requestId;
     wanted = ask('CHECKER_KEY');
     declined = ask('ADMIN_PASSWORD');
   });
 
   it('lists the pending ones with the scope a fulfilment goes to', async () => {
     const { requests } = await worker.json('/requests');
-    assert.deepEqual(requests.map((r: Body) => r.id), [declined, wanted]);
+    assert.deepEqual(
+      requests.map((r: Body) => r.id),
+      [declined, wanted],
+    );
     const r = requests[1];
-    assert.deepEqual([r.name, r.resource_type, r.task_id, r.goal_id, r.requester, r.scope, r.status], ['CHECKER_KEY', 'api_key', taskIds[1], goalA, 'worker', 'agent:worker', 'pending']);
+    assert.deepEqual(
+      [r.name, r.resource_type, r.task_id, r.goal_id, r.requester, r.scope, r.status],
+      ['CHECKER_KEY', 'api_key', taskIds[1], goalA, 'worker', 'agent:worker', 'pending'],
+    );
     await owner.error('/requests?status=open', {}, 400, 'ErrInvalidInput');
     assert.deepEqual((await stranger.json('/requests')).requests, []);
   });
 
-  it('fulfils one: the value sealed into the requester\'s scope, never in the log or the answer, the requester told', async () => {
+  it("fulfils one: the value sealed into the requester's scope, never in the log or the answer, the requester told", async () => {
     await owner.error(`/requests/${wanted}/fulfil`, { method: 'POST', body: {} }, 400, 'ErrInvalidInput');
     await owner.error(`/requests/${wanted}/fulfil`, { method: 'POST', body: { value: '' } }, 400, 'ErrInvalidInput');
     await stranger.error(`/requests/${wanted}/fulfil`, { method: 'POST', body: { value: SECRET } }, 404, 'ErrNotFound');
@@ -163,22 +261,45 @@ describe('resource requests', () => {
     assert.ok(!text.includes(SECRET));
     const r = JSON.parse(text) as Body;
     assert.deepEqual([r.request_id, r.status, typeof r.secret_id], [wanted, 'fulfilled', 'number']);
-    const logged = f.app.engine.db.prepare('SELECT count(*) AS n FROM es_events WHERE data LIKE ? OR meta LIKE ?').get(`%${SECRET}%`, `%${SECRET}%`) as { n: number };
+    const logged = f.app.engine.db
+      .prepare('SELECT count(*) AS n FROM es_events WHERE data LIKE ? OR meta LIKE ?')
+      .get(`%${SECRET}%`, `%${SECRET}%`) as { n: number };
     assert.equal(logged.n, 0, 'the value is not in the log');
-    assert.deepEqual((await owner.json('/secrets/agent/worker')).map((s: Body) => [s.name, s.available]), [['CHECKER_KEY', true]]);
+    assert.deepEqual(
+      (await owner.json('/secrets/agent/worker')).map((s: Body) => [s.name, s.available]),
+      [['CHECKER_KEY', true]],
+    );
     assert.equal((await owner.json('/requests?status=fulfilled')).requests[0].scope, 'agent:worker');
-    assert.ok(workerInbox().some((m) => m.metadata?.event === 'ResourceRequestFulfilled' && m.metadata.request_id === wanted));
-    await owner.error(`/requests/${wanted}/fulfil`, { method: 'POST', body: { value: SECRET } }, 409, 'ErrRequestNotPending');
+    assert.ok(
+      workerInbox().some((m) => m.metadata?.event === 'ResourceRequestFulfilled' && m.metadata.request_id === wanted),
+    );
+    await owner.error(
+      `/requests/${wanted}/fulfil`,
+      { method: 'POST', body: { value: SECRET } },
+      409,
+      'ErrRequestNotPending',
+    );
   });
 
   it('rejects one with a reason, which the requester gets', async () => {
     await owner.error(`/requests/${declined}/reject`, { method: 'POST', body: { reason: '' } }, 400, 'ErrInvalidInput');
-    const r = await owner.json(`/requests/${declined}/reject`, { method: 'POST', body: { reason: 'Use the read-only account instead.' } });
+    const r = await owner.json(`/requests/${declined}/reject`, {
+      method: 'POST',
+      body: { reason: 'Use the read-only account instead.' },
+    });
     assert.deepEqual(r, { request_id: declined, status: 'rejected' });
-    assert.deepEqual((await owner.json('/requests?status=rejected')).requests.map((x: Body) => x.id), [declined]);
+    assert.deepEqual(
+      (await owner.json('/requests?status=rejected')).requests.map((x: Body) => x.id),
+      [declined],
+    );
     const dm = workerInbox().find((m) => m.metadata?.event === 'ResourceRequestRejected');
     assert.match(dm?.body ?? '', /rejected by owner: Use the read-only account instead\./);
-    await owner.error(`/requests/${declined}/reject`, { method: 'POST', body: { reason: 'again' } }, 409, 'ErrRequestNotPending');
+    await owner.error(
+      `/requests/${declined}/reject`,
+      { method: 'POST', body: { reason: 'again' } },
+      409,
+      'ErrRequestNotPending',
+    );
   });
 });
 
@@ -186,27 +307,64 @@ describe('cancelling a task', () => {
   it('asks for confirmation first, then cancels with the token bound to the same arguments', async () => {
     const task = taskIds[1]!;
     await owner.error(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'no' } }, 400, 'ErrInvalidInput');
-    await stranger.error(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'not yours' } }, 404, 'ErrTaskNotFound');
+    await stranger.error(
+      `/tasks/${task}/cancel`,
+      { method: 'POST', body: { reason: 'not yours' } },
+      404,
+      'ErrTaskNotFound',
+    );
     const before = f.eventCount();
-    const ask = await owner.json(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'Superseded by a new plan.' } });
+    const ask = await owner.json(`/tasks/${task}/cancel`, {
+      method: 'POST',
+      body: { reason: 'Superseded by a new plan.' },
+    });
     assert.equal(ask.confirmation_required, true);
     assert.deepEqual(ask.args_preview, { task_id: task, reason: 'Superseded by a new plan.' });
     assert.match(ask.message, /within 60 s/);
     assert.equal(f.eventCount(), before);
-    await owner.error(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'Another reason.', confirmation_token: ask.confirm_token } }, 400, 'ErrConfirmationMismatch');
-    await owner.error(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'Superseded by a new plan.', confirmation_token: ask.confirm_token } }, 400, 'ErrConfirmationInvalid');
-    const again = await owner.json(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'Superseded by a new plan.' } });
-    const done = await owner.json(`/tasks/${task}/cancel`, { method: 'POST', body: { reason: 'Superseded by a new plan.', confirmation_token: again.confirm_token } });
+    await owner.error(
+      `/tasks/${task}/cancel`,
+      { method: 'POST', body: { reason: 'Another reason.', confirmation_token: ask.confirm_token } },
+      400,
+      'ErrConfirmationMismatch',
+    );
+    await owner.error(
+      `/tasks/${task}/cancel`,
+      { method: 'POST', body: { reason: 'Superseded by a new plan.', confirmation_token: ask.confirm_token } },
+      400,
+      'ErrConfirmationInvalid',
+    );
+    const again = await owner.json(`/tasks/${task}/cancel`, {
+      method: 'POST',
+      body: { reason: 'Superseded by a new plan.' },
+    });
+    const done = await owner.json(`/tasks/${task}/cancel`, {
+      method: 'POST',
+      body: { reason: 'Superseded by a new plan.', confirmation_token: again.confirm_token },
+    });
     assert.deepEqual(done, { task_id: task, status: 'cancelled' });
   });
 });
 
 describe('agents and runs', () => {
-  it('lists the team\'s agents with runtime status and reputation', async () => {
+  it("lists the team's agents with runtime status and reputation", async () => {
     const { agents } = await worker.json('/agents');
     assert.deepEqual(agents.map((a: Body) => a.name).sort(), ['coordinator', 'runner', 'worker']);
     const r = agents.find((a: Body) => a.name === 'runner');
-    for (const k of ['id', 'name', 'model', 'tier', 'status', 'quarantined', 'parent_id', 'parent', 'spawn_depth', 'config_hash', 'rolling_score']) assert.ok(k in r, k);
+    for (const k of [
+      'id',
+      'name',
+      'model',
+      'tier',
+      'status',
+      'quarantined',
+      'parent_id',
+      'parent',
+      'spawn_depth',
+      'config_hash',
+      'rolling_score',
+    ])
+      assert.ok(k in r, k);
     assert.deepEqual([r.status, r.quarantined, r.rolling_score.toFixed(3)], ['idle', false, '0.500']);
     const theirs = (await stranger.json('/agents')).agents.map((a: Body) => a.id);
     assert.ok(theirs.length === 1 && !agents.some((a: Body) => theirs.includes(a.id)), 'only their own coordinator');
@@ -215,11 +373,26 @@ describe('agents and runs', () => {
   it('shows one agent: config, runtime and confinement, reputation, runs; the system prompt to the owner and the agent itself only', async () => {
     const d = await owner.json('/agents/runner');
     assert.equal(d.agent.system_prompt, 'You run the nightly checks with care.');
-    assert.deepEqual([d.agent.command, d.agent.runtime.status, d.agent.runtime.cooldown_sec, typeof d.agent.runtime.timeout_sec, typeof d.agent.runtime.network], ['true', 'idle', 0, 'number', 'string']);
-    assert.deepEqual(d.runs.map((r: Body) => [r.id, r.source, r.status, r.tokens_in, r.tokens_out, r.cost_cents]), [[runId, 'manual', 'succeeded', 10, 20, 1]]);
+    assert.deepEqual(
+      [
+        d.agent.command,
+        d.agent.runtime.status,
+        d.agent.runtime.cooldown_sec,
+        typeof d.agent.runtime.timeout_sec,
+        typeof d.agent.runtime.network,
+      ],
+      ['true', 'idle', 0, 'number', 'string'],
+    );
+    assert.deepEqual(
+      d.runs.map((r: Body) => [r.id, r.source, r.status, r.tokens_in, r.tokens_out, r.cost_cents]),
+      [[runId, 'manual', 'succeeded', 10, 20, 1]],
+    );
     assert.equal(typeof d.runs[0].sandbox, 'string');
     assert.equal(d.reputation.rolling_score.toFixed(3), '0.500');
-    assert.deepEqual(d.reputation.evidence.map((e: Body) => [e.domain, e.delta, e.ref]), [['default', 0.5, 'seed:bootstrap']]);
+    assert.deepEqual(
+      d.reputation.evidence.map((e: Body) => [e.domain, e.delta, e.ref]),
+      [['default', 0.5, 'seed:bootstrap']],
+    );
     assert.equal((await worker.json('/agents/runner')).agent.system_prompt, null);
     assert.equal((await worker.json('/agents/worker')).agent.system_prompt, 'You do small, careful tasks.');
     await stranger.error('/agents/runner', {}, 404, 'ErrNotFound');
@@ -229,7 +402,10 @@ describe('agents and runs', () => {
   it('shows a run with its transcript only to those who may read its sessions', async () => {
     const r = await owner.json(`/runs/${runId}`);
     assert.deepEqual([r.run.id, r.run.agent, r.run.status, r.run.exit_code], [runId, 'runner', 'succeeded', 0]);
-    assert.deepEqual(r.transcript.map((m: Body) => m.role), ['user', 'agent']);
+    assert.deepEqual(
+      r.transcript.map((m: Body) => m.role),
+      ['user', 'agent'],
+    );
     assert.equal(r.transcript[1].content, 'All links work.');
     await worker.error(`/runs/${runId}`, {}, 404, 'ErrNotFound');
     await stranger.error(`/runs/${runId}`, {}, 404, 'ErrNotFound');
@@ -239,7 +415,10 @@ describe('agents and runs', () => {
 
   it('stops, wakes (refused while stopped), starts and wakes an agent', async () => {
     await owner.error('/agents/runner/stop', { method: 'POST', body: { reason: 5 } }, 400, 'ErrInvalidInput');
-    const stopped = await owner.json('/agents/runner/stop', { method: 'POST', body: { reason: 'Maintenance window.' } });
+    const stopped = await owner.json('/agents/runner/stop', {
+      method: 'POST',
+      body: { reason: 'Maintenance window.' },
+    });
     assert.deepEqual([stopped.name, stopped.status, stopped.stopped], ['runner', 'stopped', true]);
     const refused = await owner.json('/agents/runner/wake', { method: 'POST', body: {} });
     assert.deepEqual([refused.outcome, refused.gate], ['refused', 'stopped']);
@@ -261,13 +440,16 @@ describe('agents and runs', () => {
 });
 
 describe('audit trail and integrity', () => {
-  it('audit: the owner\'s tenant\'s tool calls only, filtered', async () => {
+  it("audit: the owner's tenant's tool calls only, filtered", async () => {
     const mine = await f.connect(f.agentToken);
     await mine.callTool({ name: 'whoami', arguments: {} });
     const theirs = await f.connect(createOwner(f.app, 'third-owner', { actor: 'system' }).token);
     await theirs.callTool({ name: 'whoami', arguments: {} });
     const { rows } = await owner.json('/audit?tool=whoami&outcome=success&limit=10');
-    assert.deepEqual(rows.map((r: Body) => [r.principal, r.principal_id, r.tool, r.outcome]), [['agent:worker', `agent:${f.agentId}`, 'whoami', 'success']]);
+    assert.deepEqual(
+      rows.map((r: Body) => [r.principal, r.principal_id, r.tool, r.outcome]),
+      [['agent:worker', `agent:${f.agentId}`, 'whoami', 'success']],
+    );
     assert.deepEqual((await owner.json('/audit?principal=user:third-owner')).rows, []);
     await owner.error('/audit?outcome=fine', {}, 400, 'ErrInvalidInput');
   });
@@ -276,7 +458,10 @@ describe('audit trail and integrity', () => {
     const i = await worker.json('/integrity');
     assert.deepEqual(i.head, f.app.engine.head());
     assert.equal(i.last_verification.state, 'never');
-    assert.ok(i.projections.length > 5 && i.projections.every((p: Body) => p.state === 'OK'), JSON.stringify(i.projections));
+    assert.ok(
+      i.projections.length > 5 && i.projections.every((p: Body) => p.state === 'OK'),
+      JSON.stringify(i.projections),
+    );
     await owner.error('/verify', { method: 'POST', body: { deep: true } }, 400, 'ErrInvalidInput');
     const v = await owner.json('/verify', { method: 'POST' });
     assert.deepEqual(v, { ok: true, events: f.eventCount(), head: f.app.engine.head() });
@@ -284,8 +469,13 @@ describe('audit trail and integrity', () => {
     assert.deepEqual([after.last_verification.state, after.last_verification.position], ['ok', v.head.position]);
   });
 
-  it('tenant isolation: another owner\'s goal is 404 everywhere', async () => {
-    for (const path of [`/goals/${theirGoal}`, `/goals/${theirGoal}/history`, `/goals/${theirGoal}/timeline`, `/goals/${theirGoal}/replay?position=1`]) {
+  it("tenant isolation: another owner's goal is 404 everywhere", async () => {
+    for (const path of [
+      `/goals/${theirGoal}`,
+      `/goals/${theirGoal}/history`,
+      `/goals/${theirGoal}/timeline`,
+      `/goals/${theirGoal}/replay?position=1`,
+    ]) {
       await owner.error(path, {}, 404, 'ErrGoalNotFound');
     }
     await owner.error(`/goals/${theirGoal}/resume`, { method: 'POST', body: {} }, 404, 'ErrGoalNotFound');

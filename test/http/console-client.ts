@@ -46,7 +46,11 @@ export class Browser {
     }
     if (init.bearer) headers.authorization = `Bearer ${init.bearer}`;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${this.f.base}/api${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    const res = await fetch(`${this.f.base}/api${path}`, {
+      method,
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
     this.setCookies = res.headers.getSetCookie();
     for (const c of this.setCookies) {
       const m = /^colony_session=([^;]*);.*Max-Age=(\d+)/.exec(c);
@@ -76,5 +80,13 @@ export class Browser {
 
 export const OWNER = { actor: 'user:owner' };
 export const ownerSpeaker = (userId = 1, name = 'owner'): Speaker => ({ key: `user-${userId}`, name, tenant: userId });
-export const agentSpeaker = (agentId: number, name: string, tenant = 1): Speaker => ({ key: `agent-${agentId}`, name, tenant });
-export const leaf = (title: string, extra: Body = {}): Body => ({ title, description: `${title}: the work to do here.`, ...extra });
+export const agentSpeaker = (agentId: number, name: string, tenant = 1): Speaker => ({
+  key: `agent-${agentId}`,
+  name,
+  tenant,
+});
+export const leaf = (title: string, extra: Body = {}): Body => ({
+  title,
+  description: `${title}: the work to do here.`,
+  ...extra,
+});

@@ -48,17 +48,21 @@ function health(socket: Socket): Promise<string> {
   });
 }
 
-it('keeps an idle connection open for 75 s, with headersTimeout above it, and serves it again after 6 s', { timeout: 20_000 }, async () => {
-  assert.deepEqual([server.keepAliveTimeout, server.headersTimeout], [KEEP_ALIVE_MS, HEADERS_TIMEOUT_MS]);
-  assert.ok(HEADERS_TIMEOUT_MS > KEEP_ALIVE_MS && KEEP_ALIVE_MS > 60_000);
-  const socket = connect((server.address() as { port: number }).port, '127.0.0.1');
-  try {
-    const first = await health(socket);
-    assert.match(first, /^HTTP\/1\.1 200 /);
-    assert.match(first, /keep-alive: timeout=75/i);
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
-    assert.match(await health(socket), /^HTTP\/1\.1 200 [\s\S]*"status":"ok"/);
-  } finally {
-    socket.destroy();
-  }
-});
+it(
+  'keeps an idle connection open for 75 s, with headersTimeout above it, and serves it again after 6 s',
+  { timeout: 20_000 },
+  async () => {
+    assert.deepEqual([server.keepAliveTimeout, server.headersTimeout], [KEEP_ALIVE_MS, HEADERS_TIMEOUT_MS]);
+    assert.ok(HEADERS_TIMEOUT_MS > KEEP_ALIVE_MS && KEEP_ALIVE_MS > 60_000);
+    const socket = connect((server.address() as { port: number }).port, '127.0.0.1');
+    try {
+      const first = await health(socket);
+      assert.match(first, /^HTTP\/1\.1 200 /);
+      assert.match(first, /keep-alive: timeout=75/i);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      assert.match(await health(socket), /^HTTP\/1\.1 200 [\s\S]*"status":"ok"/);
+    } finally {
+      socket.destroy();
+    }
+  },
+);

@@ -41,7 +41,7 @@ before(async () => {
 after(() => f.close());
 
 describe('GET /api/goals/:id/history', () => {
-  it('lists every position where the goal\'s snapshot changes, with its time and type', async () => {
+  it("lists every position where the goal's snapshot changes, with its time and type", async () => {
     const h = await owner.json(`/goals/${goalId}/history`);
     assert.equal(h.head, head);
     assert.equal(h.positions[0], start, 'from GoalCreated');
@@ -54,19 +54,35 @@ describe('GET /api/goals/:id/history', () => {
 describe('GET /api/goals/:id/replay', () => {
   it('equals a fresh replayTo at positions visited forwards, backwards and by jumps', async () => {
     const positions = [head, start, start + 1, Math.floor((start + head) / 2), head - 1, start + 37, head, start + 5];
-    for (const p of positions) assert.deepEqual(await owner.json(`/goals/${goalId}/replay?position=${p}`), fresh(p), `position ${p}`);
+    for (const p of positions)
+      assert.deepEqual(await owner.json(`/goals/${goalId}/replay?position=${p}`), fresh(p), `position ${p}`);
     const latest = await owner.json(`/goals/${goalId}/replay?position=${head}`);
-    assert.deepEqual(latest, JSON.parse(JSON.stringify(goalSnapshot(f.app.engine.db, goalId))), 'at the head: the live snapshot');
+    assert.deepEqual(
+      latest,
+      JSON.parse(JSON.stringify(goalSnapshot(f.app.engine.db, goalId))),
+      'at the head: the live snapshot',
+    );
   });
 
-  it('the cache\'s checkpoints give the same answers as a fresh replay wherever the cursor comes from', () => {
+  it("the cache's checkpoints give the same answers as a fresh replay wherever the cursor comes from", () => {
     const cache = new ReplayCache(f.app.engine.db, 50);
     try {
       let seed = 11;
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-      const path = [head, start + 120, start + 99, start + 100, start + 101, head - 260, head - 250, head - 251, start,
-        ...Array.from({ length: 6 }, () => start + Math.floor(random() * (head - start)))];
-      for (const p of path) assert.deepEqual(JSON.parse(JSON.stringify(cache.snapshotAt(goalId, p))), fresh(p), `position ${p}`);
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+      const path = [
+        head,
+        start + 120,
+        start + 99,
+        start + 100,
+        start + 101,
+        head - 260,
+        head - 250,
+        head - 251,
+        start,
+        ...Array.from({ length: 6 }, () => start + Math.floor(random() * (head - start))),
+      ];
+      for (const p of path)
+        assert.deepEqual(JSON.parse(JSON.stringify(cache.snapshotAt(goalId, p))), fresh(p), `position ${p}`);
       assert.equal(cache.snapshotAt(goalId, start - 1), null, 'before the goal existed');
     } finally {
       cache.close();
@@ -77,11 +93,12 @@ describe('GET /api/goals/:id/replay', () => {
     await owner.error(`/goals/${goalId}/replay?position=${start - 1}`, {}, 404, 'ErrGoalNotFound');
     await owner.error(`/goals/${goalId}/replay?position=0`, {}, 404, 'ErrGoalNotFound');
     await owner.error(`/goals/${goalId}/replay?position=${head + 1}`, {}, 400, 'ErrInvalidInput');
-    for (const q of ['', 'position=abc', 'position=-1', 'position=1e3', 'position=5&at=now']) await owner.error(`/goals/${goalId}/replay?${q}`, {}, 400, 'ErrInvalidInput');
+    for (const q of ['', 'position=abc', 'position=-1', 'position=1e3', 'position=5&at=now'])
+      await owner.error(`/goals/${goalId}/replay?${q}`, {}, 400, 'ErrInvalidInput');
   });
 
   it('answers a dragged slider quickly (timing reported as a diagnostic)', async (t) => {
-    const { positions } = await owner.json(`/goals/${goalId}/history`) as Body;
+    const { positions } = (await owner.json(`/goals/${goalId}/history`)) as Body;
     const stops: number[] = positions.filter((_: number, i: number) => i % 7 === 0).reverse();
     const times: number[] = [];
     for (const p of stops) {
@@ -91,7 +108,9 @@ describe('GET /api/goals/:id/replay', () => {
     }
     times.sort((a, b) => a - b);
     const p95 = times[Math.floor(0.95 * times.length)]!;
-    t.diagnostic(`replay over HTTP, ${times.length} steps backwards over ${positions.length} events: p50 ${times[times.length >> 1]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`);
+    t.diagnostic(
+      `replay over HTTP, ${times.length} steps backwards over ${positions.length} events: p50 ${times[times.length >> 1]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`,
+    );
     assert.ok(p95 < 500, `p95 ${p95} ms`);
   });
 });

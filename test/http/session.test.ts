@@ -16,9 +16,20 @@ import { Browser, OWNER, ownerSpeaker, type Body } from './console-client.js';
  */
 let f: HttpFixture;
 const COOKIE = /^colony_session=([0-9a-f]{64}); HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/;
-const newGoal = (title: string) => createGoal(f.app, ownerSpeaker(), {
-  title, description: 'A goal for the session tests.', budgets: { tokens: null, cents: null }, maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human',
-}, OWNER).goalId;
+const newGoal = (title: string) =>
+  createGoal(
+    f.app,
+    ownerSpeaker(),
+    {
+      title,
+      description: 'A goal for the session tests.',
+      budgets: { tokens: null, cents: null },
+      maxSpawnDepth: 3,
+      coordinatorConfig: 'default',
+      approvalMode: 'human',
+    },
+    OWNER,
+  ).goalId;
 
 before(async () => {
   f = await httpFixture();
@@ -44,7 +55,7 @@ describe('POST /api/session', () => {
 
   it('signs an agent in', async () => {
     const b = new Browser(f);
-    const body = await (await b.signIn(f.agentToken)).json() as Body;
+    const body = (await (await b.signIn(f.agentToken)).json()) as Body;
     assert.deepEqual(body.principal, { kind: 'agent', id: f.agentId, name: 'worker', tenant: 1 });
     assert.ok(b.cookie);
   });
@@ -55,8 +66,18 @@ describe('POST /api/session', () => {
     assert.equal(bad.status, 401);
     assert.equal(((await bad.json()) as Body).error.code, 'ErrUnauthorized');
     assert.deepEqual(b.setCookies, []);
-    await b.error('/session', { method: 'POST', body: { token: f.ownerToken, remember: true } }, 400, 'ErrInvalidInput');
-    await b.error('/session', { method: 'POST', body: { token: f.ownerToken }, origin: 'http://evil.example' }, 403, 'ErrCsrf');
+    await b.error(
+      '/session',
+      { method: 'POST', body: { token: f.ownerToken, remember: true } },
+      400,
+      'ErrInvalidInput',
+    );
+    await b.error(
+      '/session',
+      { method: 'POST', body: { token: f.ownerToken }, origin: 'http://evil.example' },
+      403,
+      'ErrCsrf',
+    );
     assert.deepEqual(b.setCookies, []);
     assert.equal(b.cookie, null);
   });
@@ -113,7 +134,7 @@ describe('a session', () => {
     await b.error('/goals', {}, 401, 'ErrUnauthorized');
   });
 
-  it('an agent\'s session reads its team\'s console but every action is 403 ErrForbidden, nothing written', async () => {
+  it("an agent's session reads its team's console but every action is 403 ErrForbidden, nothing written", async () => {
     const b = new Browser(f);
     await b.signIn(f.agentToken);
     const goalId = newGoal('An agent may look');
@@ -124,9 +145,18 @@ describe('a session', () => {
     await b.json('/requests');
     await b.json('/integrity');
     const actions: [string, unknown][] = [
-      [`/goals/${goalId}/resume`, {}], [`/goals/${goalId}/complete`, { status: 'stuck', summary: 'x' }], ['/tasks/1/cancel', { reason: 'nope' }],
-      ['/proposals/1/approve', {}], ['/proposals/1/reject', { reason: 'no' }], ['/agents/worker/unquarantine', {}], ['/agents/worker/stop', {}],
-      ['/agents/worker/start', {}], ['/agents/worker/wake', {}], ['/requests/1/fulfil', { value: 'v' }], ['/requests/1/reject', { reason: 'no' }], ['/verify', {}],
+      [`/goals/${goalId}/resume`, {}],
+      [`/goals/${goalId}/complete`, { status: 'stuck', summary: 'x' }],
+      ['/tasks/1/cancel', { reason: 'nope' }],
+      ['/proposals/1/approve', {}],
+      ['/proposals/1/reject', { reason: 'no' }],
+      ['/agents/worker/unquarantine', {}],
+      ['/agents/worker/stop', {}],
+      ['/agents/worker/start', {}],
+      ['/agents/worker/wake', {}],
+      ['/requests/1/fulfil', { value: 'v' }],
+      ['/requests/1/reject', { reason: 'no' }],
+      ['/verify', {}],
       [`/goals/${goalId}/complete`, { bad: 'input' }],
     ];
     for (const [path, body] of actions) await b.error(path, { method: 'POST', body }, 403, 'ErrForbidden');
@@ -149,7 +179,13 @@ describe('bearer tokens', () => {
     assert.equal(agent.status, 403);
     assert.match(agent.headers.get('www-authenticate') ?? '', /insufficient_scope/);
     const goalId = newGoal('Bearer needs no CSRF token');
-    const closed = await b.json(`/goals/${goalId}/complete`, { method: 'POST', bearer: f.ownerToken, body: { status: 'stuck', summary: 'blocked' }, csrf: null, origin: null });
+    const closed = await b.json(`/goals/${goalId}/complete`, {
+      method: 'POST',
+      bearer: f.ownerToken,
+      body: { status: 'stuck', summary: 'blocked' },
+      csrf: null,
+      origin: null,
+    });
     assert.equal(closed.status, 'stuck');
   });
 
@@ -163,7 +199,12 @@ describe('bearer tokens', () => {
     await b.error(`/goals/${mine}/history`, {}, 404, 'ErrGoalNotFound');
     await b.error(`/goals/${mine}/replay?position=1`, {}, 404, 'ErrGoalNotFound');
     await b.error(`/goals/${mine}/timeline`, {}, 404, 'ErrGoalNotFound');
-    await b.error(`/goals/${mine}/complete`, { method: 'POST', body: { status: 'stuck', summary: 'x' } }, 404, 'ErrGoalNotFound');
+    await b.error(
+      `/goals/${mine}/complete`,
+      { method: 'POST', body: { status: 'stuck', summary: 'x' } },
+      404,
+      'ErrGoalNotFound',
+    );
   });
 });
 

@@ -37,7 +37,15 @@ describe('the console is served by colony serve', () => {
     assert.ok(refs.length >= 2 && refs.every((r) => r.startsWith('/assets/')), refs.join(' '));
     assert.doesNotMatch(html, /<script>(?!<\/script>)|<style>/);
 
-    for (const path of ['/goals', '/goals/12', '/approvals', '/agents', '/agents/doc-gardener', '/requests', '/audit']) {
+    for (const path of [
+      '/goals',
+      '/goals/12',
+      '/approvals',
+      '/agents',
+      '/agents/doc-gardener',
+      '/requests',
+      '/audit',
+    ]) {
       const page = await fetch(`${url}${path}`);
       assert.deepEqual([path, page.status, await page.text()], [path, 200, html]);
     }
@@ -64,7 +72,10 @@ describe('the console is served by colony serve', () => {
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const missing = await fetch(`${base}/goals`);
-    assert.deepEqual([missing.status, await missing.text()], [503, 'The console is not built: run `npm run build:web` (npm install does it), then reload.\n']);
+    assert.deepEqual(
+      [missing.status, await missing.text()],
+      [503, 'The console is not built: run `npm run build:web` (npm install does it), then reload.\n'],
+    );
     assert.equal(missing.headers.get('content-security-policy'), CONSOLE_CSP);
     mkdirSync(join(scratch.dir, 'assets'));
     writeFileSync(join(scratch.dir, 'index.html'), '<!doctype html><div id="app"></div>');

@@ -35,7 +35,12 @@ import { prng, seedFrom } from '../helpers/prng.js';
 const SELF = fileURLToPath(import.meta.url);
 const CHILD_MODE = 'usage-child';
 
-interface ChildSummary { name: string; reports: number; cents: number; statuses: Record<string, number> }
+interface ChildSummary {
+  name: string;
+  reports: number;
+  cents: number;
+  statuses: Record<string, number>;
+}
 
 /** A child: `count` reports on its task, `1 + i % 20` cents each, each answered with the goal's status. */
 async function child([dataDir, agentIdArg, ownerIdArg, name, taskIdArg, countArg]: string[]): Promise<void> {
@@ -62,17 +67,27 @@ async function child([dataDir, agentIdArg, ownerIdArg, name, taskIdArg, countArg
     app.engine.close();
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } catch (e) {
-    process.stderr.write(`usage-child ${name} failed (${isDomainError(e) ? e.code : 'no code'}): ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(
+      `usage-child ${name} failed (${isDomainError(e) ? e.code : 'no code'}): ${(e as Error)?.stack ?? String(e)}\n`,
+    );
     process.exit(1);
   }
 }
 
 const centsOf = (i: number) => 1 + (i % 20);
 
-interface Proc { proc: ChildProcess; lines: string[]; ready: Promise<void>; exit: Promise<number | null>; stderr(): string }
+interface Proc {
+  proc: ChildProcess;
+  lines: string[];
+  ready: Promise<void>;
+  exit: Promise<number | null>;
+  stderr(): string;
+}
 
 function spawnChild(args: readonly string[]): Proc {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, CHILD_MODE, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, CHILD_MODE, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   let err = '';
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
@@ -84,13 +99,20 @@ function spawnChild(args: readonly string[]): Proc {
     if (line === 'ready') onReady();
   });
   const exit = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const readyOrExit = Promise.race([ready, exit.then(() => Promise.reject(new Error(`usage child exited before "ready":\n${err}`)))]);
+  const readyOrExit = Promise.race([
+    ready,
+    exit.then(() => Promise.reject(new Error(`usage child exited before "ready":\n${err}`))),
+  ]);
   return { proc, lines, ready: readyOrExit, exit, stderr: () => err };
 }
 
 /** One reading of the goal's budget state, as a reader saw it. */
 interface Observation {
-  via: string; status: string; budget: number; spent: number; alerted: boolean;
+  via: string;
+  status: string;
+  budget: number;
+  spent: number;
+  alerted: boolean;
   /** The same spend summed over the goal's tasks, read with it (it must agree: one consistent read). */
   spentByTasks: number;
 }
@@ -106,8 +128,10 @@ class Observer {
     const where = `${o.via} observation #${this.seen.length}: ${JSON.stringify(o)}`;
     assert.equal(o.budget, this.budget, where);
     assert.equal(o.spentByTasks, o.spent, `the goal's spend and its tasks' spend disagree: a torn read — ${where}`);
-    if (o.spent >= o.budget) assert.notEqual(o.status, 'active', `spend at or over the budget while the goal is active — ${where}`);
-    if (o.spent * 10 >= o.budget * 8) assert.equal(o.alerted, true, `spend at or over 80 % without the alert — ${where}`);
+    if (o.spent >= o.budget)
+      assert.notEqual(o.status, 'active', `spend at or over the budget while the goal is active — ${where}`);
+    if (o.spent * 10 >= o.budget * 8)
+      assert.equal(o.alerted, true, `spend at or over 80 % without the alert — ${where}`);
     if (o.spent < o.budget) assert.equal(o.status, 'active', `paused before the budget was used up — ${where}`);
     assert.ok(o.spent >= (this.last.get(o.via) ?? 0), `spend went down — ${where}`);
     this.last.set(o.via, o.spent);
@@ -128,7 +152,14 @@ function sqlReader(dataDir: string, goalId: number) {
     const g = goal.get(goalId) as { status: string; budget: number; alerted: number };
     const t = totals.get(goalId) as { spent: number } | undefined;
     const tasks = byTasks.get(goalId) as { spent: number };
-    return { via: 'sql', status: g.status, budget: g.budget, spent: t?.spent ?? 0, alerted: g.alerted === 1, spentByTasks: tasks.spent };
+    return {
+      via: 'sql',
+      status: g.status,
+      budget: g.budget,
+      spent: t?.spent ?? 0,
+      alerted: g.alerted === 1,
+      spentByTasks: tasks.spent,
+    };
   });
   return { read: () => read.deferred(), close: () => db.close() };
 }
@@ -136,16 +167,34 @@ function sqlReader(dataDir: string, goalId: number) {
 async function readGoal(client: Client, goalId: number): Promise<Observation> {
   const { result, body } = await callTool(client, 'get_goal', { goal_id: goalId });
   assert.ok(!result.isError, textOf(result));
-  const g = body.goal as { status: string; budget_dollars_cents: number; spent_dollars_cents: number; alert_80pct_posted: { dollars_cents: boolean } };
+  const g = body.goal as {
+    status: string;
+    budget_dollars_cents: number;
+    spent_dollars_cents: number;
+    alert_80pct_posted: { dollars_cents: boolean };
+  };
   const total = (body.cost_breakdown as { total: { dollars_cents: number } }).total.dollars_cents;
-  return { via: 'get_goal', status: g.status, budget: g.budget_dollars_cents, spent: g.spent_dollars_cents, alerted: g.alert_80pct_posted.dollars_cents, spentByTasks: total };
+  return {
+    via: 'get_goal',
+    status: g.status,
+    budget: g.budget_dollars_cents,
+    spent: g.spent_dollars_cents,
+    alerted: g.alert_80pct_posted.dollars_cents,
+    spentByTasks: total,
+  };
 }
 
 /**
  * Reads until `done` settles: get_goal calls one after another, and the SQL reader between every turn
  * of the event loop. Returns once both stopped.
  */
-async function readAlong(f: HttpFixture, reader: Client, goalId: number, observer: Observer, done: Promise<unknown>): Promise<void> {
+async function readAlong(
+  f: HttpFixture,
+  reader: Client,
+  goalId: number,
+  observer: Observer,
+  done: Promise<unknown>,
+): Promise<void> {
   let finished = false;
   const stop = done.finally(() => (finished = true));
   const sql = sqlReader(f.app.dataDir, goalId);
@@ -180,10 +229,17 @@ function checkLog(app: App, goalId: number, channelId: number, budget: number, e
   const pauses = goalEvents.filter((e) => e.type === 'GoalPaused');
   assert.equal(alerts.length, 1, `one BudgetAlertRaised, not ${alerts.length}`);
   assert.equal(pauses.length, 1, `one GoalPaused, not ${pauses.length}`);
-  for (const [event, line] of [[alerts[0]!, budget * 0.8], [pauses[0]!, budget]] as const) {
+  for (const [event, line] of [
+    [alerts[0]!, budget * 0.8],
+    [pauses[0]!, budget],
+  ] as const) {
     const before = costs.filter((c) => c.position < event.position);
     const crossing = before.at(-1)!;
-    assert.equal(crossing.meta.commandId, event.meta.commandId, `${event.type} is in the command of the cost that crossed ${line}`);
+    assert.equal(
+      crossing.meta.commandId,
+      event.meta.commandId,
+      `${event.type} is in the command of the cost that crossed ${line}`,
+    );
     const total = before.reduce((n, e) => n + (e.data as { cents: number }).cents, 0);
     const previous = total - (crossing.data as { cents: number }).cents;
     assert.ok(previous < line && total >= line, `${event.type}: spend went ${previous} → ${total} over ${line}`);
@@ -192,23 +248,40 @@ function checkLog(app: App, goalId: number, channelId: number, budget: number, e
   const notices = channelMessages(app.engine.db, channelId, 1e6, null).map((m) => m.metadata?.event);
   assert.equal(notices.filter((e) => e === 'BudgetAlertRaised').length, 1, 'one alert in the goal channel');
   assert.equal(notices.filter((e) => e === 'GoalPaused').length, 1, 'one pause notice in the goal channel');
-  const dms = events.filter((e) => e.type === 'MessagePosted' && (e.data as { metadata?: { event?: string } }).metadata?.event === 'GoalPaused');
+  const dms = events.filter(
+    (e) => e.type === 'MessagePosted' && (e.data as { metadata?: { event?: string } }).metadata?.event === 'GoalPaused',
+  );
   assert.equal(dms.length, 1, 'one DM to the owner about the pause');
   assert.equal(dms[0]!.meta.commandId, pauses[0]!.meta.commandId, 'the DM is part of the pausing command');
   const verified = app.engine.verify();
   assert.ok(verified.ok, JSON.stringify(verified));
 }
 
-interface Setup { f: HttpFixture; ownerId: number; goalId: number; channelId: number; taskIds: number[] }
+interface Setup {
+  f: HttpFixture;
+  ownerId: number;
+  goalId: number;
+  channelId: number;
+  taskIds: number[];
+}
 
 async function setup(budget: number, leaves: number): Promise<Setup> {
   const f = await httpFixture({ agentTools: ['whoami', 'report_usage', 'get_goal'] });
   const ownerId = getAgent(f.app.engine.db, f.agentId)!.ownerId;
   const owner = await f.connect(f.ownerToken);
-  const goal = await ok(owner, 'create_goal', { title: 'Budget race', description: 'Concurrent spend against one cents budget', budget_dollars_cents: budget, approval_mode: 'auto' });
+  const goal = await ok(owner, 'create_goal', {
+    title: 'Budget race',
+    description: 'Concurrent spend against one cents budget',
+    budget_dollars_cents: budget,
+    approval_mode: 'auto',
+  });
   const tree = {
-    title: 'Spend root', description: 'The root of the spenders\' tasks',
-    children: Array.from({ length: leaves }, (_, i) => ({ title: `Spend ${i + 1}`, description: `Leaf ${i + 1} that reports usage` })),
+    title: 'Spend root',
+    description: "The root of the spenders' tasks",
+    children: Array.from({ length: leaves }, (_, i) => ({
+      title: `Spend ${i + 1}`,
+      description: `Leaf ${i + 1} that reports usage`,
+    })),
   };
   const proposed = await ok(owner, 'propose_task_tree', { goal_id: goal.goal_id, tree });
   assert.equal(proposed.status, 'approved');
@@ -218,10 +291,21 @@ async function setup(budget: number, leaves: number): Promise<Setup> {
 }
 
 function spender(f: HttpFixture, ownerId: number, name: string) {
-  return registerAgent(f.app, {
-    name, ownerId, model: 'test-model', systemPrompt: 'You spend money on tasks.', toolScope: ['whoami', 'report_usage', 'get_goal', 'claim_task'],
-    tier: 'supervised', command: null, parentId: null, spawnDepth: 0,
-  }, { actor: 'user:owner' });
+  return registerAgent(
+    f.app,
+    {
+      name,
+      ownerId,
+      model: 'test-model',
+      systemPrompt: 'You spend money on tasks.',
+      toolScope: ['whoami', 'report_usage', 'get_goal', 'claim_task'],
+      tier: 'supervised',
+      command: null,
+      parentId: null,
+      spawnDepth: 0,
+    },
+    { actor: 'user:owner' },
+  );
 }
 
 /** A spender that has claimed its task: only a task's assignee (or its coordinator, or the owner) reports usage on it. */
@@ -233,84 +317,132 @@ function assigned(f: HttpFixture, ownerId: number, name: string, taskId: number)
 
 function tests(): void {
   describe('budget race over HTTP', () => {
-    it('crosses 80 % and 100 % once each under concurrent report_usage from 8 sessions; readers never see spend ≥ budget on an active goal', { timeout: 90_000 }, async (t) => {
-      const seed = seedFrom('BUDGET_RACE_SEED');
-      t.diagnostic(`BUDGET_RACE_SEED=${seed}`);
-      const rng = prng(seed);
-      const SESSIONS = 8;
-      const CALLS = 40; // per session
-      const BUDGET = 2000;
-      const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, SESSIONS);
-      try {
-        const clients = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => f.connect(assigned(f, ownerId, `spender-${i}`, taskIds[i]!).token)));
-        const reader = await f.connect(spender(f, ownerId, 'watcher').token);
-        // Each session reports on its own task (only its assignee may: issue 12), one call after another;
-        // the 8 sessions run side by side, so their calls interleave on the server.
-        const plans = clients.map((c, i) => Array.from({ length: CALLS }, () => ({
-          c, taskId: taskIds[i]!, cents: rng.int(1, 24), tokens: rng.int(0, 500),
-        })));
-        const total = plans.flat().reduce((n, p) => n + p.cents, 0);
-        assert.ok(total > BUDGET * 1.2, `the plan spends ${total}, well over ${BUDGET}`);
+    it(
+      'crosses 80 % and 100 % once each under concurrent report_usage from 8 sessions; readers never see spend ≥ budget on an active goal',
+      { timeout: 90_000 },
+      async (t) => {
+        const seed = seedFrom('BUDGET_RACE_SEED');
+        t.diagnostic(`BUDGET_RACE_SEED=${seed}`);
+        const rng = prng(seed);
+        const SESSIONS = 8;
+        const CALLS = 40; // per session
+        const BUDGET = 2000;
+        const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, SESSIONS);
+        try {
+          const clients = await Promise.all(
+            Array.from({ length: SESSIONS }, (_, i) =>
+              f.connect(assigned(f, ownerId, `spender-${i}`, taskIds[i]!).token),
+            ),
+          );
+          const reader = await f.connect(spender(f, ownerId, 'watcher').token);
+          // Each session reports on its own task (only its assignee may: issue 12), one call after another;
+          // the 8 sessions run side by side, so their calls interleave on the server.
+          const plans = clients.map((c, i) =>
+            Array.from({ length: CALLS }, () => ({
+              c,
+              taskId: taskIds[i]!,
+              cents: rng.int(1, 24),
+              tokens: rng.int(0, 500),
+            })),
+          );
+          const total = plans.flat().reduce((n, p) => n + p.cents, 0);
+          assert.ok(total > BUDGET * 1.2, `the plan spends ${total}, well over ${BUDGET}`);
 
-        const observer = new Observer(BUDGET);
-        const calls = Promise.all(plans.map(async (plan) => {
-          const statuses: string[] = [];
-          for (const p of plan) {
-            const { result, body } = await callTool(p.c, 'report_usage', { task_id: p.taskId, tokens: p.tokens, cost_cents: p.cents, note: 'race' });
-            assert.ok(!result.isError, `report_usage failed: ${textOf(result)}`);
-            assert.equal(body.goal_id, goalId);
-            statuses.push(body.goal_status as string);
-          }
-          return statuses;
-        }));
-        await readAlong(f, reader, goalId, observer, calls);
-        const statuses = (await calls).flat();
-        t.diagnostic(`${statuses.length} reports (${total}¢ of ${BUDGET}¢); observations: get_goal ${observer.count('get_goal')}, sql ${observer.count('sql')}; `
-          + `answered active ${statuses.filter((s) => s === 'active').length}, paused ${statuses.filter((s) => s === 'paused').length}`);
-        assert.ok(statuses.includes('active') && statuses.includes('paused'), 'some reports landed before the pause and some after');
-        assert.ok(observer.count('get_goal') >= 2 && observer.count('sql') >= 2, 'both readers read along');
-        assert.ok(observer.count('sql', (o) => o.status === 'active') > 0, 'the SQL reader saw the goal active');
-        assert.equal(observer.seen.at(-1)!.status, 'paused');
-        checkLog(f.app, goalId, channelId, BUDGET, total);
-      } finally {
-        await f.close();
-      }
-    });
+          const observer = new Observer(BUDGET);
+          const calls = Promise.all(
+            plans.map(async (plan) => {
+              const statuses: string[] = [];
+              for (const p of plan) {
+                const { result, body } = await callTool(p.c, 'report_usage', {
+                  task_id: p.taskId,
+                  tokens: p.tokens,
+                  cost_cents: p.cents,
+                  note: 'race',
+                });
+                assert.ok(!result.isError, `report_usage failed: ${textOf(result)}`);
+                assert.equal(body.goal_id, goalId);
+                statuses.push(body.goal_status as string);
+              }
+              return statuses;
+            }),
+          );
+          await readAlong(f, reader, goalId, observer, calls);
+          const statuses = (await calls).flat();
+          t.diagnostic(
+            `${statuses.length} reports (${total}¢ of ${BUDGET}¢); observations: get_goal ${observer.count('get_goal')}, sql ${observer.count('sql')}; ` +
+              `answered active ${statuses.filter((s) => s === 'active').length}, paused ${statuses.filter((s) => s === 'paused').length}`,
+          );
+          assert.ok(
+            statuses.includes('active') && statuses.includes('paused'),
+            'some reports landed before the pause and some after',
+          );
+          assert.ok(observer.count('get_goal') >= 2 && observer.count('sql') >= 2, 'both readers read along');
+          assert.ok(observer.count('sql', (o) => o.status === 'active') > 0, 'the SQL reader saw the goal active');
+          assert.equal(observer.seen.at(-1)!.status, 'paused');
+          checkLog(f.app, goalId, channelId, BUDGET, total);
+        } finally {
+          await f.close();
+        }
+      },
+    );
   });
 
   describe('budget race across processes', () => {
-    it('3 processes report usage on one data dir: one alert, one pause, and readers in this process never see spend ≥ budget on an active goal', { timeout: 90_000 }, async (t) => {
-      const WRITERS = 3;
-      const REPORTS = 100; // per process: 1050¢ each (centsOf)
-      const BUDGET = 2000;
-      const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, WRITERS);
-      let children: Proc[] = [];
-      try {
-        const agents = Array.from({ length: WRITERS }, (_, i) => assigned(f, ownerId, `writer-${i}`, taskIds[i]!));
-        const reader = await f.connect(spender(f, ownerId, 'watcher').token);
-        children = agents.map((a, i) => spawnChild([f.app.dataDir, String(a.agentId), String(ownerId), a.name, String(taskIds[i]), String(REPORTS)]));
-        await Promise.all(children.map((c) => c.ready));
-        const observer = new Observer(BUDGET);
-        for (const c of children) c.proc.stdin!.write('go\n');
-        const exits = Promise.all(children.map((c) => c.exit));
-        await readAlong(f, reader, goalId, observer, exits);
-        (await exits).forEach((code, i) => assert.equal(code, 0, `${agents[i]!.name} failed:\n${children[i]!.stderr()}`));
-        const summaries = children.map((c) => JSON.parse(c.lines.at(-1)!) as ChildSummary);
-        const total = summaries.reduce((n, s) => n + s.cents, 0);
-        t.diagnostic(`${WRITERS}×${REPORTS} reports (${total}¢ of ${BUDGET}¢); observations: get_goal ${observer.count('get_goal')}, sql ${observer.count('sql')}, `
-          + `of them over 80 %: ${observer.count('sql', (o) => o.spent * 10 >= BUDGET * 8)}; children saw ${summaries.map((s) => JSON.stringify(s.statuses)).join(' ')}`);
-        for (const s of summaries) assert.equal(s.reports, REPORTS);
-        assert.equal(total, WRITERS * Array.from({ length: REPORTS }, (_, i) => centsOf(i)).reduce((a, b) => a + b, 0));
-        assert.ok(observer.count('sql', (o) => o.status === 'active' && o.spent > 0) > 0, 'the SQL reader saw spend come in while the goal was active');
-        assert.equal(observer.seen.at(-1)!.status, 'paused');
-        assert.equal(observer.seen.at(-1)!.spent, total);
-        checkLog(f.app, goalId, channelId, BUDGET, total);
-      } finally {
-        for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-        await Promise.all(children.map((c) => c.exit));
-        await f.close();
-      }
-    });
+    it(
+      '3 processes report usage on one data dir: one alert, one pause, and readers in this process never see spend ≥ budget on an active goal',
+      { timeout: 90_000 },
+      async (t) => {
+        const WRITERS = 3;
+        const REPORTS = 100; // per process: 1050¢ each (centsOf)
+        const BUDGET = 2000;
+        const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, WRITERS);
+        let children: Proc[] = [];
+        try {
+          const agents = Array.from({ length: WRITERS }, (_, i) => assigned(f, ownerId, `writer-${i}`, taskIds[i]!));
+          const reader = await f.connect(spender(f, ownerId, 'watcher').token);
+          children = agents.map((a, i) =>
+            spawnChild([
+              f.app.dataDir,
+              String(a.agentId),
+              String(ownerId),
+              a.name,
+              String(taskIds[i]),
+              String(REPORTS),
+            ]),
+          );
+          await Promise.all(children.map((c) => c.ready));
+          const observer = new Observer(BUDGET);
+          for (const c of children) c.proc.stdin!.write('go\n');
+          const exits = Promise.all(children.map((c) => c.exit));
+          await readAlong(f, reader, goalId, observer, exits);
+          (await exits).forEach((code, i) =>
+            assert.equal(code, 0, `${agents[i]!.name} failed:\n${children[i]!.stderr()}`),
+          );
+          const summaries = children.map((c) => JSON.parse(c.lines.at(-1)!) as ChildSummary);
+          const total = summaries.reduce((n, s) => n + s.cents, 0);
+          t.diagnostic(
+            `${WRITERS}×${REPORTS} reports (${total}¢ of ${BUDGET}¢); observations: get_goal ${observer.count('get_goal')}, sql ${observer.count('sql')}, ` +
+              `of them over 80 %: ${observer.count('sql', (o) => o.spent * 10 >= BUDGET * 8)}; children saw ${summaries.map((s) => JSON.stringify(s.statuses)).join(' ')}`,
+          );
+          for (const s of summaries) assert.equal(s.reports, REPORTS);
+          assert.equal(
+            total,
+            WRITERS * Array.from({ length: REPORTS }, (_, i) => centsOf(i)).reduce((a, b) => a + b, 0),
+          );
+          assert.ok(
+            observer.count('sql', (o) => o.status === 'active' && o.spent > 0) > 0,
+            'the SQL reader saw spend come in while the goal was active',
+          );
+          assert.equal(observer.seen.at(-1)!.status, 'paused');
+          assert.equal(observer.seen.at(-1)!.spent, total);
+          checkLog(f.app, goalId, channelId, BUDGET, total);
+        } finally {
+          for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+          await Promise.all(children.map((c) => c.exit));
+          await f.close();
+        }
+      },
+    );
   });
 }
 

@@ -44,7 +44,11 @@ async function killAt(child: Child, kill: Kill): Promise<void> {
   await delay(kill.delayMs);
   child.proc.kill('SIGKILL');
   const exit = await child.exit;
-  assert.equal(exit.signal, 'SIGKILL', `the writer ended on its own (code ${exit.code}) before the kill:\n${child.stderr()}`);
+  assert.equal(
+    exit.signal,
+    'SIGKILL',
+    `the writer ended on its own (code ${exit.code}) before the kill:\n${child.stderr()}`,
+  );
 }
 
 interface Row {
@@ -64,7 +68,9 @@ interface Tally {
 function checkCommands(db: Database): Tally {
   const tally: Tally = { kinds: new Map(), finishFromDone: 0 };
   const rows = db
-    .prepare(`SELECT position, stream_id, type, data, json_extract(meta, '$.commandId') AS command_id FROM es_events ORDER BY position`)
+    .prepare(
+      `SELECT position, stream_id, type, data, json_extract(meta, '$.commandId') AS command_id FROM es_events ORDER BY position`,
+    )
     .all() as Row[];
   const column = new Map<string, string>();
   const seen = new Set<string>();
@@ -73,7 +79,10 @@ function checkCommands(db: Database): Tally {
     const current = groups[groups.length - 1];
     if (current?.id === row.command_id) current.rows.push(row);
     else {
-      assert.ok(!seen.has(row.command_id), `the events of command ${row.command_id} are not contiguous (position ${row.position})`);
+      assert.ok(
+        !seen.has(row.command_id),
+        `the events of command ${row.command_id} are not contiguous (position ${row.position})`,
+      );
       seen.add(row.command_id);
       groups.push({ id: row.command_id, rows: [row], columnBefore: column.get(row.stream_id) });
     }
@@ -121,9 +130,17 @@ function checkCommands(db: Database): Tally {
 
 /** Card ids are allocated in the command's transaction: exactly 1..n for the n cards opened, none leaked. */
 function checkIds(db: Database): void {
-  const opened = (db.prepare(`SELECT json_extract(data, '$.cardId') FROM es_events WHERE type = 'CardOpened' ORDER BY 1`).pluck().all() as number[]);
-  const high = (db.prepare(`SELECT value FROM es_sequences WHERE name = 'card'`).pluck().get() as number | undefined) ?? 0;
-  assert.deepEqual(opened, Array.from({ length: opened.length }, (_, i) => i + 1), 'card ids are 1..n');
+  const opened = db
+    .prepare(`SELECT json_extract(data, '$.cardId') FROM es_events WHERE type = 'CardOpened' ORDER BY 1`)
+    .pluck()
+    .all() as number[];
+  const high =
+    (db.prepare(`SELECT value FROM es_sequences WHERE name = 'card'`).pluck().get() as number | undefined) ?? 0;
+  assert.deepEqual(
+    opened,
+    Array.from({ length: opened.length }, (_, i) => i + 1),
+    'card ids are 1..n',
+  );
   assert.equal(high, opened.length, 'the card sequence matches the cards opened');
 }
 
@@ -144,17 +161,26 @@ function inspectRaw(file: string): { state: RawState; tables: Record<string, unk
       return { state: 'no schema', tables: null, shadows: 0 };
     }
     const head = (db.prepare('SELECT MAX(position) FROM es_events').pluck().get() as number | null) ?? 0;
-    const shadows = db.prepare(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0`).pluck().get(SHADOW_MARK) as number;
+    const shadows = db
+      .prepare(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0`)
+      .pluck()
+      .get(SHADOW_MARK) as number;
     const names = JSON.stringify(TEST_PROJECTIONS.map((p) => p.name));
     const stored = db
-      .prepare('SELECT name, version, position FROM es_projections WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name')
+      .prepare(
+        'SELECT name, version, position FROM es_projections WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name',
+      )
       .all(names) as { name: string; version: number; position: number }[];
     if (stored.length === 0) {
       assert.equal(head, 0, 'events were written before the projections were first built');
       return { state: 'never opened', tables: null, shadows };
     }
     const expected = TEST_PROJECTIONS.map((p) => ({ name: p.name, version: p.version, position: head }));
-    assert.deepEqual(stored, expected.sort((a, b) => a.name.localeCompare(b.name)), 'every projection is at the head');
+    assert.deepEqual(
+      stored,
+      expected.sort((a, b) => a.name.localeCompare(b.name)),
+      'every projection is at the head',
+    );
     return { state: 'open', tables: dumpTables(db, PROJECTED_TABLES), shadows };
   } finally {
     db.close();
@@ -175,7 +201,11 @@ function checkAfterKill(file: string, context: string): AfterKill {
   try {
     if (raw.tables) {
       assert.equal(engine.startupRebuild, null, `${context}: opening had to rebuild`);
-      assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), raw.tables, `${context}: opening changed the projections`);
+      assert.deepEqual(
+        dumpTables(engine.db, PROJECTED_TABLES),
+        raw.tables,
+        `${context}: opening changed the projections`,
+      );
     }
     const verified = engine.verify();
     assert.ok(verified.ok, `${context}: ${JSON.stringify(verified)}`);
@@ -183,8 +213,15 @@ function checkAfterKill(file: string, context: string): AfterKill {
     checkIds(engine.db);
     const incremental = dumpTables(engine.db, PROJECTED_TABLES);
     engine.rebuild();
-    assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), incremental, `${context}: projections differ from a rebuild`);
-    const shadows = engine.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0`).pluck().all(SHADOW_MARK);
+    assert.deepEqual(
+      dumpTables(engine.db, PROJECTED_TABLES),
+      incremental,
+      `${context}: projections differ from a rebuild`,
+    );
+    const shadows = engine.db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND instr(name, ?) > 0`)
+      .pluck()
+      .all(SHADOW_MARK);
     assert.deepEqual(shadows, [], `${context}: a rebuild left shadow tables`);
     return { state: raw.state, shadows: raw.shadows, events: verified.events, tally };
   } finally {
@@ -193,61 +230,74 @@ function checkAfterKill(file: string, context: string): AfterKill {
 }
 
 describe('crash safety: a writer killed with SIGKILL at random moments', () => {
-  it(`keeps the log, the commands and the projections consistent across ${KILLS} kills`, { timeout: 180_000 }, async (t) => {
-    const seed = SEED;
-    const plan = killPlan(seed);
-    t.diagnostic(`CRASH_SEED=${seed}`);
-    const { dir, cleanup } = tempDir('colony-crash-');
-    const file = join(dir, 'colony.db');
-    const results: AfterKill[] = [];
-    let midRebuild = 0;
-    try {
-      for (const [run, kill] of plan.entries()) {
-        const context = `run ${run} (kill ${kill.delayMs} ms after ${kill.after}), CRASH_SEED=${seed}`;
-        const child = spawnWriter(['crash', file, String((seed + run * 7919) >>> 0), `r${run}`]);
-        await killAt(child, kill).catch((e: Error) => assert.fail(`${context}: ${e.message}`));
-        if (child.lines.at(-1) === 'rebuild-start') midRebuild += 1;
-        const result = checkAfterKill(file, context);
-        assert.ok(result.events >= (results.at(-1)?.events ?? 0), `${context}: committed events were lost`);
-        results.push(result);
-      }
-    } finally {
-      cleanup();
-    }
-    const heads = results.map((r) => r.events);
-    const { tally } = results.at(-1)!;
-    t.diagnostic(`events after each kill: ${heads.join(' ')}`);
-    t.diagnostic(`command groups checked: ${JSON.stringify(Object.fromEntries(tally.kinds))}; finish from done: ${tally.finishFromDone}`);
-    t.diagnostic(`killed during a rebuild: ${midRebuild}; shadow tables found after a kill: ${results.reduce((n, r) => n + r.shadows, 0)}`);
-    // The test only means something if the writer got far: every kind of command, many times over.
-    for (const kind of ['open', 'move', 'comment', 'finish', 'multi', 'multi-4']) {
-      assert.ok((tally.kinds.get(kind) ?? 0) > 0, `no ${kind} command was ever committed (CRASH_SEED=${seed})`);
-    }
-    assert.ok(tally.finishFromDone > 0, 'no FinishCard on a card already in done');
-    assert.ok(new Set(heads).size >= KILLS / 2, `the log grew in too few runs: ${heads.join(' ')}`);
-  });
-
-  it(`recovers from kills during the first start-up of ${STARTUP_KILLS} fresh databases`, { timeout: 90_000 }, async (t) => {
-    const seed = SEED;
-    const rng = prng(seed);
-    t.diagnostic(`CRASH_SEED=${seed}`);
-    const states: string[] = [];
-    for (let run = 0; run < STARTUP_KILLS; run++) {
-      const { dir, cleanup } = tempDir('colony-startup-');
+  it(
+    `keeps the log, the commands and the projections consistent across ${KILLS} kills`,
+    { timeout: 180_000 },
+    async (t) => {
+      const seed = SEED;
+      const plan = killPlan(seed);
+      t.diagnostic(`CRASH_SEED=${seed}`);
+      const { dir, cleanup } = tempDir('colony-crash-');
+      const file = join(dir, 'colony.db');
+      const results: AfterKill[] = [];
+      let midRebuild = 0;
       try {
-        const file = join(dir, 'colony.db');
-        // Opening a fresh file (migration, then the first projection build) takes a few milliseconds.
-        const kill: Kill = { after: 'opening', delayMs: rng.int(0, 10) };
-        const context = `fresh run ${run} (kill ${kill.delayMs} ms after opening), CRASH_SEED=${seed}`;
-        await killAt(spawnWriter(['crash', file, String(seed + run), `s${run}`]), kill).catch((e: Error) =>
-          assert.fail(`${context}: ${e.message}`));
-        const result = checkAfterKill(file, context);
-        states.push(`${result.state} (${result.events} events)`);
+        for (const [run, kill] of plan.entries()) {
+          const context = `run ${run} (kill ${kill.delayMs} ms after ${kill.after}), CRASH_SEED=${seed}`;
+          const child = spawnWriter(['crash', file, String((seed + run * 7919) >>> 0), `r${run}`]);
+          await killAt(child, kill).catch((e: Error) => assert.fail(`${context}: ${e.message}`));
+          if (child.lines.at(-1) === 'rebuild-start') midRebuild += 1;
+          const result = checkAfterKill(file, context);
+          assert.ok(result.events >= (results.at(-1)?.events ?? 0), `${context}: committed events were lost`);
+          results.push(result);
+        }
       } finally {
         cleanup();
       }
-    }
-    // Where the kills landed depends on the machine's timing, so it is reported, not asserted.
-    t.diagnostic(`the file after each kill: ${states.join(', ')}`);
-  });
+      const heads = results.map((r) => r.events);
+      const { tally } = results.at(-1)!;
+      t.diagnostic(`events after each kill: ${heads.join(' ')}`);
+      t.diagnostic(
+        `command groups checked: ${JSON.stringify(Object.fromEntries(tally.kinds))}; finish from done: ${tally.finishFromDone}`,
+      );
+      t.diagnostic(
+        `killed during a rebuild: ${midRebuild}; shadow tables found after a kill: ${results.reduce((n, r) => n + r.shadows, 0)}`,
+      );
+      // The test only means something if the writer got far: every kind of command, many times over.
+      for (const kind of ['open', 'move', 'comment', 'finish', 'multi', 'multi-4']) {
+        assert.ok((tally.kinds.get(kind) ?? 0) > 0, `no ${kind} command was ever committed (CRASH_SEED=${seed})`);
+      }
+      assert.ok(tally.finishFromDone > 0, 'no FinishCard on a card already in done');
+      assert.ok(new Set(heads).size >= KILLS / 2, `the log grew in too few runs: ${heads.join(' ')}`);
+    },
+  );
+
+  it(
+    `recovers from kills during the first start-up of ${STARTUP_KILLS} fresh databases`,
+    { timeout: 90_000 },
+    async (t) => {
+      const seed = SEED;
+      const rng = prng(seed);
+      t.diagnostic(`CRASH_SEED=${seed}`);
+      const states: string[] = [];
+      for (let run = 0; run < STARTUP_KILLS; run++) {
+        const { dir, cleanup } = tempDir('colony-startup-');
+        try {
+          const file = join(dir, 'colony.db');
+          // Opening a fresh file (migration, then the first projection build) takes a few milliseconds.
+          const kill: Kill = { after: 'opening', delayMs: rng.int(0, 10) };
+          const context = `fresh run ${run} (kill ${kill.delayMs} ms after opening), CRASH_SEED=${seed}`;
+          await killAt(spawnWriter(['crash', file, String(seed + run), `s${run}`]), kill).catch((e: Error) =>
+            assert.fail(`${context}: ${e.message}`),
+          );
+          const result = checkAfterKill(file, context);
+          states.push(`${result.state} (${result.events} events)`);
+        } finally {
+          cleanup();
+        }
+      }
+      // Where the kills landed depends on the machine's timing, so it is reported, not asserted.
+      t.diagnostic(`the file after each kill: ${states.join(', ')}`);
+    },
+  );
 });

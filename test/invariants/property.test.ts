@@ -17,7 +17,9 @@ import { dumpTables, PROJECTED_TABLES, testEngine } from '../helpers/engine.js';
  * - the chain verifies.
  */
 type CardOnly = Exclude<CardCommand, { type: 'OpenCard' }>;
-type Single = { kind: 'open'; title: string; column: string; priority: Priority | undefined } | { kind: 'card'; card: number; command: CardOnly };
+type Single =
+  | { kind: 'open'; title: string; column: string; priority: Priority | undefined }
+  | { kind: 'card'; card: number; command: CardOnly };
 type Batch = { kind: 'batch'; ops: Single[] };
 type Op = Single | Batch | { kind: 'retry'; pick: number };
 
@@ -34,13 +36,22 @@ interface Model {
 }
 type Outcome = { events: number } | { code: string };
 
-const cloneModel = (m: Model): Model => ({ cards: new Map([...m.cards].map(([k, v]) => [k, { ...v }])), nextId: m.nextId });
+const cloneModel = (m: Model): Model => ({
+  cards: new Map([...m.cards].map(([k, v]) => [k, { ...v }])),
+  nextId: m.nextId,
+});
 
 /** What the command does to the model: the number of events it appends, or the code refusing it. */
 function step(m: Model, op: Single): Outcome {
   if (op.kind === 'open') {
     if (op.title.trim().length < 3) return { code: 'ErrInvalidInput' };
-    m.cards.set(m.nextId++, { title: op.title, column: op.column, priority: op.priority ?? 'normal', closed: false, comments: 0 });
+    m.cards.set(m.nextId++, {
+      title: op.title,
+      column: op.column,
+      priority: op.priority ?? 'normal',
+      closed: false,
+      comments: 0,
+    });
     return { events: 1 };
   }
   const card = m.cards.get(op.card);
@@ -93,7 +104,12 @@ function exec(engine: Engine, op: Single | Batch, commandId: string): Result {
       return engine.transact(options, (uow) => {
         const cardId = uow.ids.next('card');
         const { title, column, priority } = op;
-        engine.handle(cardDecider, cardStream(cardId), { type: 'OpenCard', cardId, title, column, priority }, { actor: 'prop' });
+        engine.handle(
+          cardDecider,
+          cardStream(cardId),
+          { type: 'OpenCard', cardId, title, column, priority },
+          { actor: 'prop' },
+        );
       });
     case 'card':
       return engine.handle(cardDecider, cardStream(op.card), op.command, options);
@@ -116,7 +132,12 @@ const snapshot = (engine: Engine) => ({
 
 const modelRows = (m: Model) =>
   [...m.cards].map(([id, c]) => ({
-    card_id: id, title: c.title, column_name: c.column, priority: c.priority, status: c.closed ? 'closed' : 'open', comments: c.comments,
+    card_id: id,
+    title: c.title,
+    column_name: c.column,
+    priority: c.priority,
+    status: c.closed ? 'closed' : 'open',
+    comments: c.comments,
   }));
 
 function runSequence(ops: readonly Op[]): void {
@@ -158,7 +179,9 @@ function runSequence(ops: readonly Op[]): void {
       }
     });
     const incremental = dumpTables(engine.db, PROJECTED_TABLES);
-    const cards = (incremental.cards as Record<string, unknown>[]).map(({ updated_at: _u, last_position: _p, ...rest }) => rest);
+    const cards = (incremental.cards as Record<string, unknown>[]).map(
+      ({ updated_at: _u, last_position: _p, ...rest }) => rest,
+    );
     assert.deepEqual(cards, modelRows(model));
     engine.rebuild([], { pageSize: 7 });
     assert.deepEqual(dumpTables(engine.db, PROJECTED_TABLES), incremental);
@@ -183,19 +206,31 @@ const open: fc.Arbitrary<Single> = fc.record({
 });
 const command: fc.Arbitrary<CardOnly> = fc.oneof(
   fc.record({ type: fc.constant('MoveCard' as const), to: column }),
-  fc.record({ type: fc.constant('CommentCard' as const), text: fc.oneof(fc.constant(''), fc.string({ unit: 'binary', maxLength: 12 })) }),
+  fc.record({
+    type: fc.constant('CommentCard' as const),
+    text: fc.oneof(fc.constant(''), fc.string({ unit: 'binary', maxLength: 12 })),
+  }),
   fc.record({ type: fc.constant('FinishCard' as const), reason: fc.constantFrom('done', 'dropped') }),
 );
 // Mostly cards that the opening commands created, sometimes one that does not exist.
-const card = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 1, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: 4, max: 9 }) });
+const card = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 3 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 4, max: 9 }) },
+);
 const cardOp: fc.Arbitrary<Single> = fc.record({ kind: fc.constant('card' as const), card, command });
 const single = fc.oneof({ weight: 2, arbitrary: open }, { weight: 5, arbitrary: cardOp });
-const batch: fc.Arbitrary<Op> = fc.record({ kind: fc.constant('batch' as const), ops: fc.array(single, { minLength: 1, maxLength: 4 }) });
+const batch: fc.Arbitrary<Op> = fc.record({
+  kind: fc.constant('batch' as const),
+  ops: fc.array(single, { minLength: 1, maxLength: 4 }),
+});
 const retry: fc.Arbitrary<Op> = fc.record({ kind: fc.constant('retry' as const), pick: fc.nat() });
 const sequence = fc
   .tuple(
     fc.array(open, { minLength: 1, maxLength: 3 }),
-    fc.array(fc.oneof({ weight: 6, arbitrary: single }, { weight: 2, arbitrary: batch }, { weight: 2, arbitrary: retry }), { maxLength: 30 }),
+    fc.array(
+      fc.oneof({ weight: 6, arbitrary: single }, { weight: 2, arbitrary: batch }, { weight: 2, arbitrary: retry }),
+      { maxLength: 30 },
+    ),
   )
   .map(([first, rest]): Op[] => [...first, ...rest]);
 
@@ -212,8 +247,20 @@ describe('invariants over random command sequences', () => {
       ok(1, { type: 'MoveCard', to: 'todo' }),
       ok(1, { type: 'CommentCard', text: '' }),
       ok(2, { type: 'MoveCard', to: 'doing' }),
-      { kind: 'batch', ops: [{ kind: 'open', title: 'Second card', column: 'doing', priority: 'low' }, ok(1, { type: 'MoveCard', to: 'doing' })] },
-      { kind: 'batch', ops: [{ kind: 'open', title: 'Rolled back', column: 'todo', priority: undefined }, ok(9, { type: 'FinishCard', reason: 'x' })] },
+      {
+        kind: 'batch',
+        ops: [
+          { kind: 'open', title: 'Second card', column: 'doing', priority: 'low' },
+          ok(1, { type: 'MoveCard', to: 'doing' }),
+        ],
+      },
+      {
+        kind: 'batch',
+        ops: [
+          { kind: 'open', title: 'Rolled back', column: 'todo', priority: undefined },
+          ok(9, { type: 'FinishCard', reason: 'x' }),
+        ],
+      },
       { kind: 'retry', pick: 1 },
       ok(1, { type: 'FinishCard', reason: 'done' }),
       { kind: 'retry', pick: 2 },

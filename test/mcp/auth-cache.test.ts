@@ -12,7 +12,10 @@ import { tempDir } from '../../testkit/temp-dir.js';
  */
 const { dir, cleanup } = tempDir();
 const app = openApp({ dataDir: dir, durability: 'normal' });
-after(() => { app.engine.close(); cleanup(); });
+after(() => {
+  app.engine.close();
+  cleanup();
+});
 
 describe('caller cache', () => {
   it('a token revoked in an open batch is refused before the batch commits', async () => {
@@ -23,11 +26,13 @@ describe('caller cache', () => {
     const auth = new Authenticator(app);
     assert.equal(auth.authenticate(token)?.name, 'worker-1', 'cached');
     const tokenId = Number(app.engine.db.prepare('SELECT MAX(token_id) FROM tokens').pluck().get());
-    const revoking = app.engine.group.run(async () => revokeToken(app, 'agent', agent.agentId, tokenId, 'leaked', owner));
+    const revoking = app.engine.group.run(async () =>
+      revokeToken(app, 'agent', agent.agentId, tokenId, 'leaked', owner),
+    );
     assert.ok(app.engine.db.inTransaction, 'the batch has not committed yet');
     assert.equal(auth.authenticate(token), null, 'the next call is refused already');
     await revoking;
     assert.equal(auth.authenticate(token), null);
-    assert.equal(auth.authenticate(agent.token)?.name, 'worker-1', 'the agent\'s other token still works');
+    assert.equal(auth.authenticate(agent.token)?.name, 'worker-1', "the agent's other token still works");
   });
 });

@@ -15,7 +15,12 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
  *   errors included (`error_code`, no isError).
  * The Client validates every structuredContent against the tool's advertised outputSchema.
  */
-const NAV = ['agent_operability_status', 'get_agent_capability', 'list_agent_capabilities', 'search_agent_capabilities'];
+const NAV = [
+  'agent_operability_status',
+  'get_agent_capability',
+  'list_agent_capabilities',
+  'search_agent_capabilities',
+];
 
 let f: McpFixture;
 let owner: Client;
@@ -23,7 +28,12 @@ let agent: Client;
 
 before(async () => {
   f = await mcpFixture();
-  f.addAgent('claude', { command: 'claude-runner --fast', tier: 'assisted', model: 'claude-x', systemPrompt: 'PROMPT-CLAUDE' });
+  f.addAgent('claude', {
+    command: 'claude-runner --fast',
+    tier: 'assisted',
+    model: 'claude-x',
+    systemPrompt: 'PROMPT-CLAUDE',
+  });
   f.addAgent('codex', { command: 'codex-runner', model: 'gpt-x' });
   f.addAgent('gemini', { model: 'gemini-x' });
   f.addAgent('mcp', { model: 'm' });
@@ -49,7 +59,10 @@ describe('tools/list', () => {
   it('lists the four tools, unprefixed, read-only, to owners and agents', async () => {
     for (const client of [owner, agent]) {
       const tools = (await client.listTools()).tools.filter((t) => NAV.includes(t.name));
-      assert.deepEqual(tools.map((t) => t.name), NAV);
+      assert.deepEqual(
+        tools.map((t) => t.name),
+        NAV,
+      );
       for (const t of tools) {
         assert.equal(t.annotations?.readOnlyHint, true);
         assert.equal(t.annotations?.destructiveHint, false);
@@ -59,14 +72,17 @@ describe('tools/list', () => {
     }
   });
 
-  it('advertises codomyrmex\'s parameters and defaults', async () => {
+  it("advertises codomyrmex's parameters and defaults", async () => {
     const byName = new Map((await owner.listTools()).tools.map((t) => [t.name, t.inputSchema as Body]));
     const list = byName.get('list_agent_capabilities')!;
     assert.equal(list.properties.limit.default, 100);
     assert.equal(list.properties.limit.type, 'integer');
     assert.equal(list.properties.include_tools.default, false);
     assert.equal(list.properties.include_unavailable.default, false);
-    assert.deepEqual(list.properties.kind.anyOf, [{ type: 'string', enum: ['agent', 'module', 'tool'] }, { type: 'null' }]);
+    assert.deepEqual(list.properties.kind.anyOf, [
+      { type: 'string', enum: ['agent', 'module', 'tool'] },
+      { type: 'null' },
+    ]);
     assert.equal(list.required, undefined);
     assert.equal(byName.get('search_agent_capabilities')!.properties.limit.default, 20);
     assert.deepEqual(byName.get('search_agent_capabilities')!.required, ['query']);
@@ -83,15 +99,22 @@ describe('list_agent_capabilities [handler]', () => {
     assert.deepEqual(ids(body), ['agent:claude', 'agent:codex', 'agent:gemini']);
   });
 
-  it('lists the caller\'s owner\'s agents and the src modules, sorted, without tools by default', async () => {
+  it("lists the caller's owner's agents and the src modules, sorted, without tools by default", async () => {
     const body = await ok(agent, 'list_agent_capabilities', { limit: 500 });
     const all = ids(body);
     assert.ok(all.includes('agent:worker') && all.includes('module:mcp') && all.includes('module:events'));
-    assert.ok(!all.includes('agent:stranger'), 'another owner\'s agent');
+    assert.ok(!all.includes('agent:stranger'), "another owner's agent");
     assert.ok(!all.some((id) => id.startsWith('tool:')));
-    assert.deepEqual(all, [...all].sort((a, b) => (a < b ? -1 : 1)), 'agent < module, then by name');
+    assert.deepEqual(
+      all,
+      [...all].sort((a, b) => (a < b ? -1 : 1)),
+      'agent < module, then by name',
+    );
     assert.deepEqual(body.summary.provenance, {
-      live_probes_performed: false, mode: 'metadata_only', schema_version: 1, sources: ['agent_registry', 'package_filesystem'],
+      live_probes_performed: false,
+      mode: 'metadata_only',
+      schema_version: 1,
+      sources: ['agent_registry', 'package_filesystem'],
       tool_discovery_requested: false,
     });
     assert.equal(body.summary.catalog_state, 'ready');
@@ -129,7 +152,11 @@ describe('search_agent_capabilities [handler]', () => {
   });
 
   it('answers INVALID_QUERY for blank queries and queries without searchable characters, as results', async () => {
-    for (const [query, message] of [['!!!', 'query must contain searchable characters'], ['   ', 'query must not be empty'], ['', 'query must not be empty']]) {
+    for (const [query, message] of [
+      ['!!!', 'query must contain searchable characters'],
+      ['   ', 'query must not be empty'],
+      ['', 'query must not be empty'],
+    ]) {
       const body = await ok(owner, 'search_agent_capabilities', { query });
       assert.deepEqual(body, { status: 'error', error_code: 'INVALID_QUERY', message });
     }
@@ -146,11 +173,17 @@ describe('get_agent_capability [handler]', () => {
   });
 
   it('resolves a bare name, and reports a shared one as ambiguous with sorted candidates', async () => {
-    assert.deepEqual(await ok(owner, 'get_agent_capability', { capability_id: 'claude' }), await ok(owner, 'get_agent_capability', { capability_id: 'agent:claude' }));
+    assert.deepEqual(
+      await ok(owner, 'get_agent_capability', { capability_id: 'claude' }),
+      await ok(owner, 'get_agent_capability', { capability_id: 'agent:claude' }),
+    );
     const ambiguous = await ok(owner, 'get_agent_capability', { capability_id: 'mcp' });
     assert.equal(ambiguous.error_code, 'CAPABILITY_ID_AMBIGUOUS');
     assert.deepEqual(ambiguous.candidates, ['agent:mcp', 'module:mcp']);
-    assert.equal((await ok(owner, 'get_agent_capability', { capability_id: 'mcp', kind: 'module' })).capability.id, 'module:mcp');
+    assert.equal(
+      (await ok(owner, 'get_agent_capability', { capability_id: 'mcp', kind: 'module' })).capability.id,
+      'module:mcp',
+    );
   });
 
   it('turns tool discovery on for a tool: id, within what the caller can see', async () => {
@@ -158,13 +191,19 @@ describe('get_agent_capability [handler]', () => {
     assert.equal(revoke.trust, 'restricted');
     assert.equal(revoke.details.destructive, true);
     assert.equal(revoke.details.schema.type, 'object');
-    assert.equal((await ok(agent, 'get_agent_capability', { capability_id: 'tool:revoke_token' })).error_code, 'CAPABILITY_NOT_FOUND');
+    assert.equal(
+      (await ok(agent, 'get_agent_capability', { capability_id: 'tool:revoke_token' })).error_code,
+      'CAPABILITY_NOT_FOUND',
+    );
     const whoami = (await ok(agent, 'get_agent_capability', { capability_id: 'tool:whoami' })).capability;
     assert.equal(whoami.trust, 'read_only');
   });
 
   it('answers INVALID_CAPABILITY_ID for a blank id', async () => {
-    assert.equal((await ok(owner, 'get_agent_capability', { capability_id: '  ' })).error_code, 'INVALID_CAPABILITY_ID');
+    assert.equal(
+      (await ok(owner, 'get_agent_capability', { capability_id: '  ' })).error_code,
+      'INVALID_CAPABILITY_ID',
+    );
   });
 });
 
@@ -217,12 +256,40 @@ describe('access and safety [Colony layer + handler]', () => {
   it('never returns a system prompt, a token, a command line or an absolute path', async () => {
     const texts = [];
     for (const client of [owner, agent]) {
-      texts.push(textOf((await callTool(client, 'list_agent_capabilities', { limit: 500, include_tools: true, include_unavailable: true })).result));
-      texts.push(textOf((await callTool(client, 'search_agent_capabilities', { query: 'claude agent module tool', include_tools: true, limit: 500 })).result));
+      texts.push(
+        textOf(
+          (
+            await callTool(client, 'list_agent_capabilities', {
+              limit: 500,
+              include_tools: true,
+              include_unavailable: true,
+            })
+          ).result,
+        ),
+      );
+      texts.push(
+        textOf(
+          (
+            await callTool(client, 'search_agent_capabilities', {
+              query: 'claude agent module tool',
+              include_tools: true,
+              limit: 500,
+            })
+          ).result,
+        ),
+      );
       texts.push(textOf((await callTool(client, 'agent_operability_status', { include_tools: true })).result));
     }
     const all = texts.join('\n');
-    for (const secret of ['PROMPT-CLAUDE', 'You are worker', 'claude-runner', f.ownerToken, f.agentToken, REPO_ROOT.replace(/\/$/, ''), f.dataDir]) {
+    for (const secret of [
+      'PROMPT-CLAUDE',
+      'You are worker',
+      'claude-runner',
+      f.ownerToken,
+      f.agentToken,
+      REPO_ROOT.replace(/\/$/, ''),
+      f.dataDir,
+    ]) {
       assert.ok(!all.includes(secret), `leaked ${secret}`);
     }
   });

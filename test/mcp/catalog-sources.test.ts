@@ -3,7 +3,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
-import { agentRecord, buildColonyCatalog, moduleRecords, REPO_ROOT, toolRecord } from '../../src/mcp/catalog-sources.js';
+import {
+  agentRecord,
+  buildColonyCatalog,
+  moduleRecords,
+  REPO_ROOT,
+  toolRecord,
+} from '../../src/mcp/catalog-sources.js';
 import { defineTool, type AnyTool, type Trust } from '../../src/mcp/tool.js';
 import { agentRow } from '../helpers/capabilities.js';
 import { tempDir } from '../../testkit/temp-dir.js';
@@ -12,10 +18,17 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * Colony's catalog sources without MCP: agent rows, the src/ folders of a checkout (a temp tree or this
  * repository) and registry tools become records; nothing absolute, secret or executable leaks into them.
  */
-const tool = (name: string, trust: Trust, module = 'mcp'): AnyTool => defineTool({
-  name, title: name, description: `does ${name}`, trust, surface: 'agent', module,
-  input: z.strictObject({ n: z.number().int().default(1) }), handler: () => ({}),
-});
+const tool = (name: string, trust: Trust, module = 'mcp'): AnyTool =>
+  defineTool({
+    name,
+    title: name,
+    description: `does ${name}`,
+    trust,
+    surface: 'agent',
+    module,
+    input: z.strictObject({ n: z.number().int().default(1) }),
+    handler: () => ({}),
+  });
 
 describe('agent records', () => {
   it('derive status from the backend command and quarantine', () => {
@@ -26,11 +39,21 @@ describe('agent records', () => {
   });
 
   it('are metadata only and never carry the system prompt or the command line', () => {
-    const r = agentRecord(agentRow('claude', { command: 'claude --key sk-SECRET', tier: 'assisted', model: 'claude-x', agentId: 7 }));
+    const r = agentRecord(
+      agentRow('claude', { command: 'claude --key sk-SECRET', tier: 'assisted', model: 'claude-x', agentId: 7 }),
+    );
     assert.equal(r.id, 'agent:claude');
-    assert.equal(r.description, 'assisted agent using claude-x; registry metadata only; construction and health are unverified');
+    assert.equal(
+      r.description,
+      'assisted agent using claude-x; registry metadata only; construction and health are unverified',
+    );
     assert.equal(r.trust, 'execution');
-    assert.deepEqual(r.provenance, { discovered_by: 'agent_registry', source_path: 'agent registry', stream: 'agent-7', metadata_only: true });
+    assert.deepEqual(r.provenance, {
+      discovered_by: 'agent_registry',
+      source_path: 'agent registry',
+      stream: 'agent-7',
+      metadata_only: true,
+    });
     assert.equal(r.details.live_probe_performed, false);
     assert.equal(r.details.construction_verified, false);
     assert.equal(r.details.command_present, true);
@@ -53,12 +76,23 @@ describe('module records', () => {
       const errors: string[] = [];
       const records = moduleRecords(dir, [tool('a_tool', 'read', 'alpha'), tool('other', 'read')], errors);
       assert.deepEqual(errors, []);
-      assert.deepEqual(records.map((r) => [r.id, r.status]), [['module:alpha', 'available'], ['module:empty', 'unavailable']]);
+      assert.deepEqual(
+        records.map((r) => [r.id, r.status]),
+        [
+          ['module:alpha', 'available'],
+          ['module:empty', 'unavailable'],
+        ],
+      );
       const alpha = records[0]!;
       assert.equal(alpha.source, 'src/alpha');
       assert.equal(alpha.documentation, 'src/alpha/README.md');
       assert.deepEqual(alpha.details, {
-        has_readme: true, has_tests: true, has_mcp_tools: true, mcp_tools: ['a_tool'], source_files: 1, missing_surfaces: [],
+        has_readme: true,
+        has_tests: true,
+        has_mcp_tools: true,
+        mcp_tools: ['a_tool'],
+        source_files: 1,
+        missing_surfaces: [],
       });
       assert.deepEqual(records[1]!.details.missing_surfaces, ['README.md', 'test/empty']);
       assert.ok(!JSON.stringify(records).includes(dir), 'no absolute path');
@@ -104,24 +138,41 @@ describe('tool records', () => {
 });
 
 describe('the Colony catalog of this checkout', () => {
-  it('lists this repository\'s modules and, only on request, its tools', () => {
+  it("lists this repository's modules and, only on request, its tools", () => {
     const tools = [tool('look', 'read')];
     const off = buildColonyCatalog({ agents: () => [], tools, root: REPO_ROOT }, false);
     assert.deepEqual(off.list({ kind: 'tool', include_unavailable: true, limit: 500 }), []);
     assert.equal(off.get('module:mcp')?.status, 'available');
     assert.deepEqual(off.get('mcp')?.details.mcp_tools, ['look']);
     assert.deepEqual(off.summary().provenance, {
-      live_probes_performed: false, mode: 'metadata_only', schema_version: 1, sources: ['agent_registry', 'package_filesystem'],
+      live_probes_performed: false,
+      mode: 'metadata_only',
+      schema_version: 1,
+      sources: ['agent_registry', 'package_filesystem'],
       tool_discovery_requested: false,
     });
     const on = buildColonyCatalog({ agents: () => [], tools, root: REPO_ROOT }, true);
-    assert.deepEqual(on.list({ kind: 'tool' }).map((r) => r.id), ['tool:look']);
+    assert.deepEqual(
+      on.list({ kind: 'tool' }).map((r) => r.id),
+      ['tool:look'],
+    );
     assert.deepEqual(on.summary().provenance.sources, ['agent_registry', 'package_filesystem', 'mcp_tool_registry']);
-    assert.ok(on.list({ limit: 500 }).every((r) => !r.source.startsWith('/') && !(r.documentation ?? '').startsWith('/')));
+    assert.ok(
+      on.list({ limit: 500 }).every((r) => !r.source.startsWith('/') && !(r.documentation ?? '').startsWith('/')),
+    );
   });
 
   it('reports a failing agent source as degraded and keeps the rest', () => {
-    const catalog = buildColonyCatalog({ agents: () => { throw new Error('database is locked'); }, tools: [], root: REPO_ROOT }, false);
+    const catalog = buildColonyCatalog(
+      {
+        agents: () => {
+          throw new Error('database is locked');
+        },
+        tools: [],
+        root: REPO_ROOT,
+      },
+      false,
+    );
     assert.equal(catalog.summary().catalog_state, 'degraded');
     assert.deepEqual(catalog.summary().errors, ['agents: Error: database is locked']);
     assert.ok(catalog.list({ kind: 'module' }).length > 0);

@@ -1,8 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CapabilityCatalog, CatalogInputError, jsonSafe, scoreRecord, searchTerms, type CapabilityRecord } from '../../src/mcp/catalog.js';
 import {
-  agentOperabilityStatus, getAgentCapability, listAgentCapabilities, searchAgentCapabilities, type BuildCatalog,
+  CapabilityCatalog,
+  CatalogInputError,
+  jsonSafe,
+  scoreRecord,
+  searchTerms,
+  type CapabilityRecord,
+} from '../../src/mcp/catalog.js';
+import {
+  agentOperabilityStatus,
+  getAgentCapability,
+  listAgentCapabilities,
+  searchAgentCapabilities,
+  type BuildCatalog,
 } from '../../src/mcp/catalog-queries.js';
 import { capabilityRecord as rec } from '../helpers/capabilities.js';
 
@@ -22,16 +33,30 @@ const fieldOf = (fn: () => unknown): { field: string; message: string } => {
 };
 
 const mixed = new CapabilityCatalog([
-  rec('tool', 'alpha'), rec('module', 'zeta'), rec('agent', 'claude', { documentation: 'docs/agents/claude/README.md' }),
-  rec('agent', 'beta', { status: 'implementation_present' }), rec('module', 'alpha'), rec('agent', 'gone', { status: 'unavailable' }),
+  rec('tool', 'alpha'),
+  rec('module', 'zeta'),
+  rec('agent', 'claude', { documentation: 'docs/agents/claude/README.md' }),
+  rec('agent', 'beta', { status: 'implementation_present' }),
+  rec('module', 'alpha'),
+  rec('agent', 'gone', { status: 'unavailable' }),
   rec('agent', 'ann'),
 ]);
 
 describe('catalog ordering and pages', () => {
   it('sorts by (kind, name, id): agent < module < tool', () => {
     const all = mixed.list({ limit: 500, include_unavailable: true });
-    assert.deepEqual(ids(all), ['agent:ann', 'agent:beta', 'agent:claude', 'agent:gone', 'module:alpha', 'module:zeta', 'tool:alpha']);
-    const sorted = [...all].sort((a, b) => (`${a.kind}\0${a.name}\0${a.id}` < `${b.kind}\0${b.name}\0${b.id}` ? -1 : 1));
+    assert.deepEqual(ids(all), [
+      'agent:ann',
+      'agent:beta',
+      'agent:claude',
+      'agent:gone',
+      'module:alpha',
+      'module:zeta',
+      'tool:alpha',
+    ]);
+    const sorted = [...all].sort((a, b) =>
+      `${a.kind}\0${a.name}\0${a.id}` < `${b.kind}\0${b.name}\0${b.id}` ? -1 : 1,
+    );
     assert.deepEqual(all, sorted);
   });
 
@@ -39,13 +64,18 @@ describe('catalog ordering and pages', () => {
     assert.ok(!ids(mixed.list()).includes('agent:gone'));
     assert.ok(ids(mixed.list({ include_unavailable: true })).includes('agent:gone'));
     assert.deepEqual(ids(mixed.list({ kind: 'module' })), ['module:alpha', 'module:zeta']);
-    assert.deepEqual(mixed.list({ kind: 'tool', include_unavailable: true, limit: 500 }).map((r) => r.kind), ['tool']);
+    assert.deepEqual(
+      mixed.list({ kind: 'tool', include_unavailable: true, limit: 500 }).map((r) => r.kind),
+      ['tool'],
+    );
   });
 
   it('clamps limit to [1, 500] (0 and negatives give one record)', () => {
     assert.equal(mixed.list({ limit: 0 }).length, 1);
     assert.equal(mixed.list({ limit: -7 }).length, 1);
-    const big = new CapabilityCatalog(Array.from({ length: 600 }, (_, i) => rec('tool', `capability_${String(i).padStart(3, '0')}`)));
+    const big = new CapabilityCatalog(
+      Array.from({ length: 600 }, (_, i) => rec('tool', `capability_${String(i).padStart(3, '0')}`)),
+    );
     assert.equal(big.list({ limit: 10_000 }).length, 500);
     assert.equal(big.list().length, 100);
     assert.equal(big.search('capability').length, 20);
@@ -53,15 +83,26 @@ describe('catalog ordering and pages', () => {
 
   it('rejects a limit that is not an integer (no coercion, booleans refused)', () => {
     for (const limit of ['10', true, 1.5, null, Number.NaN]) {
-      assert.deepEqual(fieldOf(() => mixed.list({ limit })), { field: 'limit', message: 'limit must be an integer' });
+      assert.deepEqual(
+        fieldOf(() => mixed.list({ limit })),
+        { field: 'limit', message: 'limit must be an integer' },
+      );
     }
   });
 
-  it('rejects unknown kinds and non-boolean flags with codomyrmex\'s messages', () => {
-    assert.deepEqual(fieldOf(() => mixed.list({ kind: 'unknown' })), { field: 'kind', message: "Unsupported capability kind: 'unknown'" });
-    assert.deepEqual(fieldOf(() => mixed.list({ kind: 3 })), { field: 'kind', message: 'Unsupported capability kind: 3' });
-    assert.deepEqual(fieldOf(() => mixed.list({ include_unavailable: 'yes' })),
-      { field: 'include_unavailable', message: 'include_unavailable must be a boolean' });
+  it("rejects unknown kinds and non-boolean flags with codomyrmex's messages", () => {
+    assert.deepEqual(
+      fieldOf(() => mixed.list({ kind: 'unknown' })),
+      { field: 'kind', message: "Unsupported capability kind: 'unknown'" },
+    );
+    assert.deepEqual(
+      fieldOf(() => mixed.list({ kind: 3 })),
+      { field: 'kind', message: 'Unsupported capability kind: 3' },
+    );
+    assert.deepEqual(
+      fieldOf(() => mixed.list({ include_unavailable: 'yes' })),
+      { field: 'include_unavailable', message: 'include_unavailable must be a boolean' },
+    );
   });
 });
 
@@ -79,7 +120,10 @@ describe('catalog search', () => {
 
   it('ranks by score, then (kind, name, id), and drops records that do not match', () => {
     const catalog = new CapabilityCatalog([
-      rec('tool', 'x', { description: 'runs a deploy' }), rec('agent', 'deployer'), rec('module', 'deploy'), rec('agent', 'other'),
+      rec('tool', 'x', { description: 'runs a deploy' }),
+      rec('agent', 'deployer'),
+      rec('module', 'deploy'),
+      rec('agent', 'other'),
       rec('agent', 'y', { description: 'deploy helper' }),
     ]);
     assert.deepEqual(ids(catalog.search('deploy')), ['module:deploy', 'agent:deployer', 'agent:y', 'tool:x']);
@@ -101,12 +145,29 @@ describe('catalog search', () => {
   });
 
   it('refuses blank queries and queries without searchable characters — never a listing', () => {
-    assert.deepEqual(fieldOf(() => mixed.search('   ')), { field: 'query', message: 'query must not be empty' });
-    assert.deepEqual(fieldOf(() => mixed.search('')), { field: 'query', message: 'query must not be empty' });
-    assert.deepEqual(fieldOf(() => mixed.search('!!!')), { field: 'query', message: 'query must contain searchable characters' });
-    assert.deepEqual(fieldOf(() => mixed.search(null)), { field: 'query', message: 'query must be a string' });
+    assert.deepEqual(
+      fieldOf(() => mixed.search('   ')),
+      { field: 'query', message: 'query must not be empty' },
+    );
+    assert.deepEqual(
+      fieldOf(() => mixed.search('')),
+      { field: 'query', message: 'query must not be empty' },
+    );
+    assert.deepEqual(
+      fieldOf(() => mixed.search('!!!')),
+      { field: 'query', message: 'query must contain searchable characters' },
+    );
+    assert.deepEqual(
+      fieldOf(() => mixed.search(null)),
+      { field: 'query', message: 'query must be a string' },
+    );
     assert.deepEqual(fieldOf(() => mixed.search('x', { kind: 'nope' })).field, 'kind');
-    assert.deepEqual(searchTerms('Find the Code-Reviewer, tool:whoami!'), ['find', 'the', 'code-reviewer', 'tool:whoami']);
+    assert.deepEqual(searchTerms('Find the Code-Reviewer, tool:whoami!'), [
+      'find',
+      'the',
+      'code-reviewer',
+      'tool:whoami',
+    ]);
   });
 });
 
@@ -129,8 +190,14 @@ describe('catalog lookup', () => {
   });
 
   it('rejects a missing or blank id and a bad kind', () => {
-    assert.deepEqual(fieldOf(() => shared.find(null)), { field: 'capability_id', message: 'capability_id must be a string' });
-    assert.deepEqual(fieldOf(() => shared.find('  ')), { field: 'capability_id', message: 'capability_id must not be empty' });
+    assert.deepEqual(
+      fieldOf(() => shared.find(null)),
+      { field: 'capability_id', message: 'capability_id must be a string' },
+    );
+    assert.deepEqual(
+      fieldOf(() => shared.find('  ')),
+      { field: 'capability_id', message: 'capability_id must not be empty' },
+    );
     assert.equal(fieldOf(() => shared.find('solo', { kind: 'unknown' })).field, 'kind');
   });
 });
@@ -141,7 +208,11 @@ describe('catalog summary and JSON safety', () => {
     const s = new CapabilityCatalog(mixed.list({ limit: 500, include_unavailable: true }), [], provenance).summary();
     assert.equal(s.count, 7);
     assert.equal(s.catalog_state, 'ready');
-    assert.deepEqual(Object.entries(s.by_kind), [['agent', 4], ['module', 2], ['tool', 1]]);
+    assert.deepEqual(Object.entries(s.by_kind), [
+      ['agent', 4],
+      ['module', 2],
+      ['tool', 1],
+    ]);
     assert.deepEqual(Object.keys(s.by_status), ['available', 'implementation_present', 'unavailable']);
     assert.deepEqual(s.provenance, provenance);
   });
@@ -150,7 +221,10 @@ describe('catalog summary and JSON safety', () => {
     const empty = new CapabilityCatalog([]).summary();
     assert.equal(empty.catalog_state, 'empty');
     assert.equal(empty.count, 0);
-    const degraded = new CapabilityCatalog([rec('agent', 'a')], ['b: Error: x', 'a: Error: y', 'b: Error: x']).summary();
+    const degraded = new CapabilityCatalog(
+      [rec('agent', 'a')],
+      ['b: Error: x', 'a: Error: y', 'b: Error: x'],
+    ).summary();
     assert.equal(degraded.catalog_state, 'degraded');
     assert.deepEqual(degraded.errors, ['a: Error: y', 'b: Error: x']);
   });
@@ -162,8 +236,18 @@ describe('catalog summary and JSON safety', () => {
     assert.equal(jsonSafe(Number.NaN), 'nan');
     assert.equal(jsonSafe(-Infinity), '-inf');
     assert.deepEqual(Object.keys(jsonSafe({ b: 1, a: { d: 1, c: 2 } }) as object), ['a', 'b']);
-    assert.deepEqual(jsonSafe(new Map<string, unknown>([['z', 1], ['y', [Number.POSITIVE_INFINITY]]])), { y: ['inf'], z: 1 });
-    const catalog = new CapabilityCatalog([rec('agent', 'odd', { details: { n: Number.NaN, s: new Set(['b', 'a']), f: () => 1 } })]);
+    assert.deepEqual(
+      jsonSafe(
+        new Map<string, unknown>([
+          ['z', 1],
+          ['y', [Number.POSITIVE_INFINITY]],
+        ]),
+      ),
+      { y: ['inf'], z: 1 },
+    );
+    const catalog = new CapabilityCatalog([
+      rec('agent', 'odd', { details: { n: Number.NaN, s: new Set(['b', 'a']), f: () => 1 } }),
+    ]);
     const record = catalog.get('odd')!;
     assert.deepEqual(record.details, { f: { unsupported_type: 'function' }, n: 'nan', s: ['a', 'b'] });
     assert.doesNotThrow(() => JSON.stringify(record));
@@ -176,12 +260,19 @@ describe('catalog summary and JSON safety', () => {
  * back as INVALID_* results.
  */
 describe('navigation answers, called directly', () => {
-  const agents = ['claude', 'codex', 'gemini', 'ollama'].map((n) => rec('agent', n, { status: n === 'ollama' ? 'declared' : 'implementation_present' }));
+  const agents = ['claude', 'codex', 'gemini', 'ollama'].map((n) =>
+    rec('agent', n, { status: n === 'ollama' ? 'declared' : 'implementation_present' }),
+  );
   const tools = [rec('tool', 'whoami'), rec('tool', 'shared')];
   const requested: boolean[] = [];
   const build: BuildCatalog = (includeTools) => {
     requested.push(includeTools);
-    return new CapabilityCatalog([...agents, rec('module', 'mcp'), rec('module', 'shared'), ...(includeTools ? tools : [])]);
+    return new CapabilityCatalog([
+      ...agents,
+      rec('module', 'mcp'),
+      rec('module', 'shared'),
+      ...(includeTools ? tools : []),
+    ]);
   };
   const codeOf = (r: { status: string; error_code?: string }) => (r.status === 'error' ? r.error_code : r.status);
 
@@ -201,7 +292,7 @@ describe('navigation answers, called directly', () => {
     assert.equal(r.query, 'claude');
   });
 
-  it('answers the error codes of codomyrmex\'s table, as results (not throws)', () => {
+  it("answers the error codes of codomyrmex's table, as results (not throws)", () => {
     assert.equal(codeOf(getAgentCapability(build, { capability_id: 'agent:not-real' })), 'CAPABILITY_NOT_FOUND');
     assert.equal(codeOf(listAgentCapabilities(build, { limit: '3' })), 'INVALID_INPUT');
     assert.equal(codeOf(listAgentCapabilities(build, { kind: 'unknown' })), 'INVALID_KIND');
@@ -217,7 +308,11 @@ describe('navigation answers, called directly', () => {
     assert.equal(codeOf(getAgentCapability(build, { capability_id: 'mcp', include_tools: 'yes' })), 'INVALID_INPUT');
     assert.equal(codeOf(agentOperabilityStatus(build, { include_tools: 'yes' })), 'INVALID_INPUT');
     const invalid = listAgentCapabilities(build, { kind: 'unknown' });
-    assert.deepEqual(invalid, { status: 'error', error_code: 'INVALID_KIND', message: "Unsupported capability kind: 'unknown'" });
+    assert.deepEqual(invalid, {
+      status: 'error',
+      error_code: 'INVALID_KIND',
+      message: "Unsupported capability kind: 'unknown'",
+    });
   });
 
   it('reports a not-found or ambiguous lookup with the id, the candidates and the summary', () => {
@@ -255,6 +350,9 @@ describe('navigation answers, called directly', () => {
     assert.equal(r.verified_dispatchable_agents, 0);
     assert.match(r.dispatchability_note, /unverified/);
     assert.equal(agentOperabilityStatus(() => new CapabilityCatalog([])).status, 'degraded');
-    assert.equal(agentOperabilityStatus(() => new CapabilityCatalog(agents, ['agents: Error: boom'])).status, 'degraded');
+    assert.equal(
+      agentOperabilityStatus(() => new CapabilityCatalog(agents, ['agents: Error: boom'])).status,
+      'degraded',
+    );
   });
 });

@@ -8,7 +8,13 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
  * privacy rule — an agent reads its tenant's channels and its own DMs, never another pair's DMs.
  */
 type Body = Record<string, unknown>;
-type Msg = { message_id: number; body: string; from: string; channel: string; reactions: { reaction: string; by: string }[] };
+type Msg = {
+  message_id: number;
+  body: string;
+  from: string;
+  channel: string;
+  reactions: { reaction: string; by: string }[];
+};
 
 let f: McpFixture;
 let owner: Client;
@@ -28,7 +34,10 @@ async function refused(client: Client, name: string, args: Body, code: string): 
   const head = f.app.engine.head().position;
   const { result, body } = await callTool(client, name, args);
   assert.equal(result.isError, true, `${name}(${JSON.stringify(args)}) should fail`);
-  assert.ok(textOf(result).startsWith(`${code}: `), `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`);
+  assert.ok(
+    textOf(result).startsWith(`${code}: `),
+    `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`,
+  );
   if (body.error) assert.equal((body.error as { code: string }).code, code);
   assert.equal(f.app.engine.head().position, head, `${name} appended nothing`);
   return textOf(result);
@@ -50,7 +59,12 @@ after(() => f.close());
 
 describe('messaging tools', () => {
   it('sends a DM, which the recipient peeks at, then marks read', async () => {
-    const sent = await ok(worker, 'send_message', { to: 'helper', body: 'Please review PR 12', subject: 'review', priority: 7 });
+    const sent = await ok(worker, 'send_message', {
+      to: 'helper',
+      body: 'Please review PR 12',
+      subject: 'review',
+      priority: 7,
+    });
     assert.equal(sent.status, 'pending');
     assert.equal(sent.conversation_id, sent.channel_id);
     const peek = await ok(helper, 'read_inbox');
@@ -76,11 +90,20 @@ describe('messaging tools', () => {
     assert.equal(a.channel_id, b.channel_id);
     assert.equal(a.status, 'sent');
     const read = await ok(helper, 'get_channel_messages', { channel_name: 'requests' });
-    assert.deepEqual((read.messages as Msg[]).map((m) => m.body), ['Hello @worker and @helper', 'hi owner']);
+    assert.deepEqual(
+      (read.messages as Msg[]).map((m) => m.body),
+      ['Hello @worker and @helper', 'hi owner'],
+    );
     const list = await ok(worker, 'list_channels');
-    const names = (list.channels as { name: string; kind: string; unread_count: number }[]);
-    assert.deepEqual(names.filter((c) => c.kind === 'public').map((c) => [c.name, c.unread_count]), [['requests', 1]]);
-    assert.ok(names.some((c) => c.kind === 'dm'), 'the worker sees its DM conversation');
+    const names = list.channels as { name: string; kind: string; unread_count: number }[];
+    assert.deepEqual(
+      names.filter((c) => c.kind === 'public').map((c) => [c.name, c.unread_count]),
+      [['requests', 1]],
+    );
+    assert.ok(
+      names.some((c) => c.kind === 'dm'),
+      'the worker sees its DM conversation',
+    );
   });
 
   it('my_status shows identity, pending DMs, mentions and unread counts', async () => {
@@ -88,7 +111,10 @@ describe('messaging tools', () => {
     const s = await ok(worker, 'my_status');
     assert.deepEqual(s.identity, { name: 'worker', display_name: 'worker', type: 'agent', owner: 'owner' });
     const dms = s.pending_dms as Msg[];
-    assert.ok(dms.some((m) => m.body.length === 201 && m.body.endsWith('…')), 'bodies are cut at 200 characters');
+    assert.ok(
+      dms.some((m) => m.body.length === 201 && m.body.endsWith('…')),
+      'bodies are cut at 200 characters',
+    );
     assert.equal((s.mentions as Msg[])[0]!.body, 'Hello @worker and @helper');
     assert.equal(s.truncated, true);
     const stats = s.stats as Record<string, number>;
@@ -102,11 +128,26 @@ describe('messaging tools', () => {
 
   it('searches with FTS over visible messages only', async () => {
     const hits = (await ok(worker, 'search_messages', { query: 'review PR' })).messages as Msg[];
-    assert.deepEqual(hits.map((m) => m.body), ['Please review PR 12']);
-    assert.equal(((await ok(spy, 'search_messages', { query: 'review' })).messages as Msg[]).length, 0, 'not the DMs of others');
-    assert.equal(((await ok(stranger, 'search_messages', { query: 'hello' })).messages as Msg[]).length, 0, 'not another tenant');
+    assert.deepEqual(
+      hits.map((m) => m.body),
+      ['Please review PR 12'],
+    );
+    assert.equal(
+      ((await ok(spy, 'search_messages', { query: 'review' })).messages as Msg[]).length,
+      0,
+      'not the DMs of others',
+    );
+    assert.equal(
+      ((await ok(stranger, 'search_messages', { query: 'hello' })).messages as Msg[]).length,
+      0,
+      'not another tenant',
+    );
     assert.equal(((await ok(spy, 'search_messages', { query: 'hello' })).messages as Msg[]).length, 1);
-    assert.equal(((await ok(worker, 'search_messages', { query: '"unbalanced AND (' })).count), 0, 'FTS syntax is literal');
+    assert.equal(
+      (await ok(worker, 'search_messages', { query: '"unbalanced AND (' })).count,
+      0,
+      'FTS syntax is literal',
+    );
   });
 
   it('reacts as a toggle; in_progress has one holder', async () => {
@@ -115,7 +156,10 @@ describe('messaging tools', () => {
     const added = await ok(worker, 'react', { message_id: id, reaction: 'in_progress' });
     assert.equal(added.action, 'added');
     assert.deepEqual(added.reactions, [{ reaction: 'in_progress', by: 'worker' }]);
-    assert.match(await refused(helper, 'react', { message_id: id, reaction: 'in_progress' }, 'ErrAlreadyClaimed'), /already claimed by worker/);
+    assert.match(
+      await refused(helper, 'react', { message_id: id, reaction: 'in_progress' }, 'ErrAlreadyClaimed'),
+      /already claimed by worker/,
+    );
     assert.equal((await ok(worker, 'react', { message_id: id, reaction: 'in_progress' })).action, 'removed');
     assert.equal((await ok(helper, 'react', { message_id: id, reaction: 'in_progress' })).action, 'added');
     await ok(owner, 'react', { message_id: id, reaction: 'approve', metadata: '{"note":"fine"}' });

@@ -31,13 +31,35 @@ const EXPECTED_FAILURES = here('../fixtures/conformance-expected-failures.yaml')
 const EXPECTED_FAILURES_2026 = here('../fixtures/conformance-2026-expected-failures.yaml');
 
 /** Protocol-level scenarios Colony must pass on its own, with no fixtures. */
-const MUST_PASS = ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'tools-call-error', 'server-sse-multiple-streams', 'resources-list', 'prompts-list', 'dns-rebinding-protection'];
+const MUST_PASS = [
+  'server-initialize',
+  'ping',
+  'logging-set-level',
+  'tools-list',
+  'tools-call-error',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'prompts-list',
+  'dns-rebinding-protection',
+];
 const MUST_PASS_2026 = [
-  'tools-list', 'tools-call-error', 'server-sse-multiple-streams', 'resources-list', 'sep-2164-resource-not-found', 'prompts-list', 'dns-rebinding-protection',
-  'caching', 'http-header-validation', 'input-required-result-unsupported-methods', 'input-required-result-ignore-extra-params',
+  'tools-list',
+  'tools-call-error',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'sep-2164-resource-not-found',
+  'prompts-list',
+  'dns-rebinding-protection',
+  'caching',
+  'http-header-validation',
+  'input-required-result-unsupported-methods',
+  'input-required-result-ignore-extra-params',
 ];
 /** server-stateless's only failing checks: they call the reference server's fixture tool test_missing_capability. */
-const STATELESS_FIXTURE_CHECKS = ['sep-2575-server-rejects-undeclared-capability', 'sep-2575-missing-capability-http-400'];
+const STATELESS_FIXTURE_CHECKS = [
+  'sep-2575-server-rejects-undeclared-capability',
+  'sep-2575-missing-capability-http-400',
+];
 
 interface Check {
   id: string;
@@ -52,7 +74,10 @@ let proxy: AuthProxy | undefined;
 let base: string;
 
 const conformance = (args: readonly string[], runner = RUNNER): Promise<BoundedResult> =>
-  runBounded(process.execPath, ['--import', SHIM, runner, 'server', ...args], { env: { ...process.env, NO_COLOR: '1' }, timeoutMs: 90_000 });
+  runBounded(process.execPath, ['--import', SHIM, runner, 'server', ...args], {
+    env: { ...process.env, NO_COLOR: '1' },
+    timeoutMs: 90_000,
+  });
 
 /** Every check of `names` passed (a SUCCESS, no FAILURE or WARNING). */
 function assertPassed(byScenario: Map<string, Check[]>, names: readonly string[], r: BoundedResult): void {
@@ -61,14 +86,20 @@ function assertPassed(byScenario: Map<string, Check[]>, names: readonly string[]
     assert.ok(checks, `no result for ${name}\n${shown(r)}`);
     const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
     assert.deepEqual(bad, [], `${name} must pass`);
-    assert.ok(checks.some((c) => c.status === 'SUCCESS'), `${name} has a passing check`);
+    assert.ok(
+      checks.some((c) => c.status === 'SUCCESS'),
+      `${name} has a passing check`,
+    );
   }
 }
 
 /** The runner's output for an assertion message, every line prefixed so none reads as a bare test summary. */
 const shown = (r: BoundedResult): string =>
   `conformance exited ${r.code}${r.signal ? ` (${r.signal})` : ''}${r.timedOut ? ', timed out' : ''} after ${r.ms} ms\n` +
-  `${r.stdout}\n${r.stderr}`.split('\n').map((l) => `  conformance| ${l}`).join('\n');
+  `${r.stdout}\n${r.stderr}`
+    .split('\n')
+    .map((l) => `  conformance| ${l}`)
+    .join('\n');
 
 /** checks.json of every scenario in an --output-dir, by scenario name (directories are `server-<scenario>-<timestamp>`). */
 function results(outDir: string): Map<string, Check[]> {
@@ -102,7 +133,14 @@ after(async () => {
 describe('MCP conformance suite → colony serve', () => {
   test('the active server suite passes but for the fixture scenarios listed as expected failures', async () => {
     const outDir = join(root, 'results');
-    const r = await conformance(['--url', `${proxy!.url}/mcp`, '--expected-failures', EXPECTED_FAILURES, '--output-dir', outDir]);
+    const r = await conformance([
+      '--url',
+      `${proxy!.url}/mcp`,
+      '--expected-failures',
+      EXPECTED_FAILURES,
+      '--output-dir',
+      outDir,
+    ]);
     assert.ok(r.code === 0 && !r.timedOut, shown(r));
     assert.ok(proxy!.forwarded > 0, 'the suite went through the proxy to Colony');
 
@@ -110,20 +148,41 @@ describe('MCP conformance suite → colony serve', () => {
     assertPassed(byScenario, MUST_PASS, r);
     // It was Colony that answered: its identity tools were listed.
     const listed = byScenario.get('tools-list')!.find((c) => c.id === 'tools-list')!.details!.tools as string[];
-    for (const tool of ['list_tokens', 'revoke_token', 'whoami']) assert.ok(listed.includes(tool), `${tool} in ${listed.join(', ')}`);
+    for (const tool of ['list_tokens', 'revoke_token', 'whoami'])
+      assert.ok(listed.includes(tool), `${tool} in ${listed.join(', ')}`);
   });
 
   test('2026-07-28: the whole suite passes but for the fixture scenarios listed as expected failures', async () => {
     const outDir = join(root, 'results-2026');
     const forwarded = proxy!.forwarded;
-    const r = await conformance(['--url', `${proxy!.url}/mcp`, '--suite', 'all', '--spec-version', '2026-07-28', '--expected-failures', EXPECTED_FAILURES_2026, '--output-dir', outDir], RUNNER_2026);
+    const r = await conformance(
+      [
+        '--url',
+        `${proxy!.url}/mcp`,
+        '--suite',
+        'all',
+        '--spec-version',
+        '2026-07-28',
+        '--expected-failures',
+        EXPECTED_FAILURES_2026,
+        '--output-dir',
+        outDir,
+      ],
+      RUNNER_2026,
+    );
     assert.ok(r.code === 0 && !r.timedOut, shown(r));
     assert.ok(proxy!.forwarded > forwarded, 'the suite went through the proxy to Colony');
     const byScenario = results(outDir);
     assertPassed(byScenario, MUST_PASS_2026, r);
     const stateless = byScenario.get('server-stateless')!;
     assert.ok(stateless.filter((c) => c.status === 'SUCCESS').length >= 20, 'server-stateless ran its checks');
-    assert.deepEqual(stateless.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING').map((c) => c.id).sort(), [...STATELESS_FIXTURE_CHECKS].sort());
+    assert.deepEqual(
+      stateless
+        .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+        .map((c) => c.id)
+        .sort(),
+      [...STATELESS_FIXTURE_CHECKS].sort(),
+    );
   });
 
   test('without the proxy the suite is refused: /mcp still demands a bearer token', async () => {

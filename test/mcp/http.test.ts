@@ -12,13 +12,26 @@ before(async () => {
 });
 after(() => f.close());
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+};
 const post = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${f.base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  fetch(`${f.base}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('/mcp authentication', () => {
   it('answers 401 with WWW-Authenticate when the token is missing or unknown', async () => {
-    for (const headers of [{}, { authorization: 'Bearer colony_not-a-token' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer colony_not-a-token' },
+      { authorization: 'Basic abc' },
+    ] as Record<string, string>[]) {
       const res = await post(initialize, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_(token|request)"/);
@@ -37,11 +50,16 @@ describe('/mcp authentication', () => {
     const token = createToken(f.app, 'user', 1, 'short-lived', ['mcp'], { actor: 'user:owner' });
     const client = await f.connect(token);
     assert.equal((await client.callTool({ name: 'whoami', arguments: {} })).isError, undefined);
-    const tokenId = ((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { token_id: number }).token_id;
+    const tokenId = (
+      (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { token_id: number }
+    ).token_id;
     const owner = await f.connect(f.ownerToken);
     const ask = await owner.callTool({ name: 'revoke_token', arguments: { token_id: tokenId, reason: 'lost laptop' } });
     const confirm = (ask.structuredContent as { confirm_token: string }).confirm_token;
-    const done = await owner.callTool({ name: 'revoke_token', arguments: { token_id: tokenId, reason: 'lost laptop', confirmation_token: confirm } });
+    const done = await owner.callTool({
+      name: 'revoke_token',
+      arguments: { token_id: tokenId, reason: 'lost laptop', confirmation_token: confirm },
+    });
     assert.deepEqual(done.structuredContent, { token_id: tokenId, principal: 'user:owner', revoked: true });
     await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /invalid_token/);
   });
@@ -49,7 +67,9 @@ describe('/mcp authentication', () => {
   it('notices a revocation made by another process on the next request (no stale cached caller)', async () => {
     const token = createToken(f.app, 'user', 1, 'elsewhere', ['mcp'], { actor: 'user:owner' });
     const client = await f.connect(token);
-    const { token_id } = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { token_id: number };
+    const { token_id } = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+      token_id: number;
+    };
     const other = openApp({ dataDir: f.app.dataDir });
     try {
       assert.equal(revokeToken(other, 'user', 1, token_id, 'revoked from the CLI', { actor: 'user:owner' }), true);
@@ -63,7 +83,10 @@ describe('/mcp authentication', () => {
     const owner = await f.connect(f.ownerToken);
     await owner.listTools();
     const sessionId = (owner.transport as { sessionId?: string }).sessionId!;
-    const res = await post({ jsonrpc: '2.0', id: 5, method: 'tools/list' }, { authorization: `Bearer ${f.agentToken}`, 'mcp-session-id': sessionId });
+    const res = await post(
+      { jsonrpc: '2.0', id: 5, method: 'tools/list' },
+      { authorization: `Bearer ${f.agentToken}`, 'mcp-session-id': sessionId },
+    );
     assert.equal(res.status, 403);
     assert.match(JSON.stringify(await res.json()), /another principal/);
   });
@@ -73,18 +96,31 @@ describe('/mcp transport', () => {
   it('refuses a body over 4 MiB with a JSON error, appends nothing and writes one audit row', async () => {
     const events = f.eventCount();
     const audited = f.ctx.audit.count();
-    const big = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: { pad: 'x'.repeat(4.5 * 1024 * 1024) } } };
+    const big = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'whoami', arguments: { pad: 'x'.repeat(4.5 * 1024 * 1024) } },
+    };
     const res = await post(big, { authorization: `Bearer ${f.ownerToken}` });
     assert.equal(res.status, 413);
     assert.match(res.headers.get('content-type') ?? '', /application\/json/);
     assert.match(JSON.stringify(await res.json()), /larger than 4mb/);
     assert.equal(f.eventCount(), events);
     assert.equal(f.ctx.audit.count(), audited + 1);
-    assert.deepEqual(((r) => [r.principal, r.outcome, r.errorCode])(f.ctx.audit.query({ limit: 1 })[0]!), ['user:owner', 'error', 'ErrBodyTooLarge']);
+    assert.deepEqual(((r) => [r.principal, r.outcome, r.errorCode])(f.ctx.audit.query({ limit: 1 })[0]!), [
+      'user:owner',
+      'error',
+      'ErrBodyTooLarge',
+    ]);
   });
 
   it('answers malformed JSON with a JSON-RPC parse error', async () => {
-    const res = await fetch(`${f.base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${f.ownerToken}` }, body: '{"jsonrpc":' });
+    const res = await fetch(`${f.base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${f.ownerToken}` },
+      body: '{"jsonrpc":',
+    });
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as { error: { code: number } }).error.code, -32700);
   });
@@ -94,7 +130,10 @@ describe('/mcp transport', () => {
     assert.equal((await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, auth)).status, 400);
     // A GET without a session is not a 2025 stream: the 2026-07-28 leg has no GET, and says so (405).
     assert.equal((await fetch(`${f.base}/mcp`, { headers: auth })).status, 405);
-    assert.equal((await fetch(`${f.base}/mcp`, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': 'nope' } })).status, 404);
+    assert.equal(
+      (await fetch(`${f.base}/mcp`, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': 'nope' } })).status,
+      404,
+    );
     assert.equal((await fetch(`${f.base}/mcp`, { method: 'PUT', headers: auth })).status, 405);
   });
 
@@ -104,17 +143,29 @@ describe('/mcp transport', () => {
     const transport = client.transport as unknown as { sessionId?: string; terminateSession(): Promise<void> };
     const sessionId = transport.sessionId!;
     await transport.terminateSession();
-    const res = await post({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, { authorization: `Bearer ${f.ownerToken}`, 'mcp-session-id': sessionId });
+    const res = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      { authorization: `Bearer ${f.ownerToken}`, 'mcp-session-id': sessionId },
+    );
     assert.equal(res.status, 404);
   });
 
   it('refuses a Host header that is not loopback (DNS rebinding)', async () => {
     const { port } = new URL(f.base);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { host: 'evil.example', 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(initialize));
     });
@@ -124,7 +175,10 @@ describe('/mcp transport', () => {
   it('keeps working for the owner after a rotation, with the new token only', async () => {
     const fresh = rotateToken(f.app, 'user', 1, { actor: 'user:owner' });
     const client = await f.connect(fresh);
-    assert.equal(((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { name: string }).name, 'owner');
+    assert.equal(
+      ((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { name: string }).name,
+      'owner',
+    );
     assert.equal((await post(initialize, { authorization: `Bearer ${f.ownerToken}` })).status, 401);
     f.ownerToken = fresh;
   });

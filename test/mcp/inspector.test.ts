@@ -19,7 +19,10 @@ import { COLONY_BIN, colony, colonyLive, type LiveCli } from '../helpers/cli.js'
  * Exit codes (libraries.md §2.1): 0 ok, 3 auth_required, 5 the tool answered isError.
  */
 const PKG = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector/package.json', import.meta.url));
-const INSPECTOR_BIN = join(dirname(PKG), (JSON.parse(readFileSync(PKG, 'utf8')) as { bin: Record<string, string> }).bin.inspector!);
+const INSPECTOR_BIN = join(
+  dirname(PKG),
+  (JSON.parse(readFileSync(PKG, 'utf8')) as { bin: Record<string, string> }).bin.inspector!,
+);
 
 /** The identity tools every owner sees; other domains add theirs beside them. */
 const TOOLS = ['list_tokens', 'revoke_token', 'whoami'];
@@ -37,18 +40,37 @@ let token: string;
 let server: LiveCli | undefined;
 let mcpUrl: string;
 
-function inspector(target: readonly string[], args: readonly string[], env: Record<string, string> = {}): Promise<BoundedResult> {
-  return runBounded(process.execPath, [INSPECTOR_BIN, '--cli', '--format', 'json', '--stored-auth-only', '--connect-timeout', '10000', ...args, '--', ...target], {
-    env: {
-      ...process.env,
-      HOME: join(root, 'home'),
-      MCP_CATALOG_PATH: join(root, 'home', 'mcp.json'),
-      MCP_CLIENT_CONFIG_PATH: join(root, 'home', 'client.json'),
-      COLONY_DATA: '',
-      ...env,
+function inspector(
+  target: readonly string[],
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<BoundedResult> {
+  return runBounded(
+    process.execPath,
+    [
+      INSPECTOR_BIN,
+      '--cli',
+      '--format',
+      'json',
+      '--stored-auth-only',
+      '--connect-timeout',
+      '10000',
+      ...args,
+      '--',
+      ...target,
+    ],
+    {
+      env: {
+        ...process.env,
+        HOME: join(root, 'home'),
+        MCP_CATALOG_PATH: join(root, 'home', 'mcp.json'),
+        MCP_CLIENT_CONFIG_PATH: join(root, 'home', 'client.json'),
+        COLONY_DATA: '',
+        ...env,
+      },
+      timeoutMs: 30_000,
     },
-    timeoutMs: 30_000,
-  });
+  );
 }
 
 const stdioTarget = (): string[] => [process.execPath, COLONY_BIN, 'stdio', '--data', data];
@@ -60,7 +82,9 @@ function json(r: BoundedResult): { result?: Record<string, unknown>; error?: { c
   try {
     return JSON.parse(text);
   } catch {
-    throw new Error(`inspector printed no JSON (exit ${r.code}, ${r.ms} ms${r.timedOut ? ', timed out' : ''})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    throw new Error(
+      `inspector printed no JSON (exit ${r.code}, ${r.ms} ms${r.timedOut ? ', timed out' : ''})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`,
+    );
   }
 }
 
@@ -77,28 +101,66 @@ function checkList(r: BoundedResult): void {
   assert.equal(new Set(names).size, names.length, 'tool names are unique');
   for (const t of tools) {
     // Every tool states all four hints explicitly (its trust class), never leaving a client to guess.
-    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) assert.equal(typeof t.annotations?.[hint], 'boolean', `${t.name}.${hint}`);
+    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'])
+      assert.equal(typeof t.annotations?.[hint], 'boolean', `${t.name}.${hint}`);
     assert.equal(typeof t.annotations?.title, 'string', `${t.name} has a title annotation`);
   }
   const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-  assert.deepEqual(by.whoami!.annotations, { title: 'Who am I', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-  assert.deepEqual(by.list_tokens!.annotations, { title: 'List tokens', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-  assert.deepEqual(by.revoke_token!.annotations, { title: 'Revoke a token', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  assert.deepEqual(by.whoami!.annotations, {
+    title: 'Who am I',
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  });
+  assert.deepEqual(by.list_tokens!.annotations, {
+    title: 'List tokens',
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  });
+  assert.deepEqual(by.revoke_token!.annotations, {
+    title: 'Revoke a token',
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  });
   assert.equal(by.whoami!.inputSchema.additionalProperties, false, 'whoami takes no unknown keys');
-  assert.ok((by.revoke_token!.inputSchema.properties as Record<string, unknown>).confirmation_token, 'destructive tools advertise confirmation_token');
+  assert.ok(
+    (by.revoke_token!.inputSchema.properties as Record<string, unknown>).confirmation_token,
+    'destructive tools advertise confirmation_token',
+  );
 }
 
 function checkWhoami(r: BoundedResult): void {
   expectExit(r, 0);
-  const result = json(r).result as { structuredContent: Record<string, unknown>; content: { type: string; text: string }[]; isError?: boolean };
+  const result = json(r).result as {
+    structuredContent: Record<string, unknown>;
+    content: { type: string; text: string }[];
+    isError?: boolean;
+  };
   assert.notEqual(result.isError, true);
-  assert.deepEqual(result.structuredContent, { kind: 'owner', id: 1, name: 'owner', token_id: 1, scopes: ['mcp', 'api'], tool_scope: null, quarantined: false });
+  assert.deepEqual(result.structuredContent, {
+    kind: 'owner',
+    id: 1,
+    name: 'owner',
+    token_id: 1,
+    scopes: ['mcp', 'api'],
+    tool_scope: null,
+    quarantined: false,
+  });
   assert.deepEqual(JSON.parse(result.content[0]!.text), result.structuredContent);
 }
 
 function checkIsError(r: BoundedResult): void {
   expectExit(r, 5);
-  const result = json(r).result as { isError: boolean; content: { text: string }[]; structuredContent: { error: { code: string } } };
+  const result = json(r).result as {
+    isError: boolean;
+    content: { text: string }[];
+    structuredContent: { error: { code: string } };
+  };
   assert.equal(result.isError, true);
   assert.match(result.content[0]!.text, /^ErrInvalidInput: .*Unrecognized key: "x"/);
   assert.equal(result.structuredContent.error.code, 'ErrInvalidInput');
@@ -132,7 +194,17 @@ describe('MCP Inspector CLI → colony stdio', () => {
   });
 
   test('tools/call with an unknown key is an isError result: exit 5', async () => {
-    checkIsError(await inspector(stdioTarget(), [...stdioArgs(), '--method', 'tools/call', '--tool-name', 'whoami', '--tool-args-json', '{"x":1}']));
+    checkIsError(
+      await inspector(stdioTarget(), [
+        ...stdioArgs(),
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'whoami',
+        '--tool-args-json',
+        '{"x":1}',
+      ]),
+    );
   });
 
   test('a bad COLONY_TOKEN: the server refuses to start and the inspector fails fast', async () => {
@@ -154,7 +226,12 @@ describe('MCP Inspector CLI → colony serve (Streamable HTTP, bearer)', () => {
   });
 
   test('tools/call with an unknown key is an isError result: exit 5', async () => {
-    checkIsError(await inspector([mcpUrl], [...httpArgs(), '--method', 'tools/call', '--tool-name', 'whoami', '--tool-args-json', '{"x":1}']));
+    checkIsError(
+      await inspector(
+        [mcpUrl],
+        [...httpArgs(), '--method', 'tools/call', '--tool-name', 'whoami', '--tool-args-json', '{"x":1}'],
+      ),
+    );
   });
 
   test('no token: auth_required (exit 3) at once, never an interactive login', async () => {
@@ -167,7 +244,10 @@ describe('MCP Inspector CLI → colony serve (Streamable HTTP, bearer)', () => {
   test('every call above reached the audit trail as the owner', () => {
     const r = colony(['audit', 'tail', '--data', data, '--tool', 'whoami', '--json', '-n', '100']);
     assert.equal(r.code, 0, r.stderr);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { principal: string; outcome: string; errorCode: string | null });
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { principal: string; outcome: string; errorCode: string | null });
     const mine = rows.filter((row) => row.principal === 'user:owner');
     assert.equal(mine.filter((row) => row.outcome === 'success').length, 2, 'one whoami per transport');
     assert.equal(mine.filter((row) => row.errorCode === 'ErrInvalidInput').length, 2, 'one refused call per transport');
@@ -179,19 +259,38 @@ describe('MCP Inspector CLI, 2026-07-28 (--protocol-era modern): stdio and HTTP'
 
   test('stdio: tools/list and whoami through server/discover, no handshake', async () => {
     checkList(await inspector(stdioTarget(), [...stdioArgs(), ...modern, '--method', 'tools/list']));
-    checkWhoami(await inspector(stdioTarget(), [...stdioArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']));
+    checkWhoami(
+      await inspector(stdioTarget(), [...stdioArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']),
+    );
   });
 
   test('HTTP: tools/list, whoami, a resource and a prompt, statelessly', async () => {
     checkList(await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'tools/list']));
-    checkWhoami(await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']));
+    checkWhoami(
+      await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'tools/call', '--tool-name', 'whoami']),
+    );
     const templates = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'resources/templates/list']);
     expectExit(templates, 0);
     assert.match(JSON.stringify(json(templates).result), /colony:\/\/goals\/\{goalId\}/);
-    const missing = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'resources/read', '--uri', 'colony://goals/999']);
+    const missing = await inspector(
+      [mcpUrl],
+      [...httpArgs(), ...modern, '--method', 'resources/read', '--uri', 'colony://goals/999'],
+    );
     assert.notEqual(missing.code, 0);
     assert.match(missing.stdout + missing.stderr, /resource colony:\/\/goals\/999 not found/);
-    const prompt = await inspector([mcpUrl], [...httpArgs(), ...modern, '--method', 'prompts/get', '--prompt-name', 'create-goal', '--prompt-args', 'intent=Keep the docs true']);
+    const prompt = await inspector(
+      [mcpUrl],
+      [
+        ...httpArgs(),
+        ...modern,
+        '--method',
+        'prompts/get',
+        '--prompt-name',
+        'create-goal',
+        '--prompt-args',
+        'intent=Keep the docs true',
+      ],
+    );
     expectExit(prompt, 0);
     assert.match(JSON.stringify(json(prompt).result), /create_goal/);
   });
@@ -200,10 +299,12 @@ describe('MCP Inspector CLI, 2026-07-28 (--protocol-era modern): stdio and HTTP'
 /** A free loopback port for the Inspector's OAuth callback listener. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    }).on('error', reject);
+    const probe = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      })
+      .on('error', reject);
   });
 }
 
@@ -211,10 +312,36 @@ describe('MCP Inspector CLI: its own interactive OAuth flow against colony serve
   test('no token: it registers, the owner approves by `colony oauth approve`, and tools/list comes back', async () => {
     const callback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
     // A "browser" that only prints the URL (BROWSER=echo): this test plays the browser itself.
-    const child = spawn(process.execPath, [INSPECTOR_BIN, '--cli', '--format', 'json', '--connect-timeout', '10000', '--callback-url', callback, '--method', 'tools/list', '--', mcpUrl], {
-      env: { ...process.env, HOME: join(root, 'home-oauth'), MCP_CATALOG_PATH: join(root, 'home-oauth', 'mcp.json'), MCP_CLIENT_CONFIG_PATH: join(root, 'home-oauth', 'client.json'), MCP_AUTO_OPEN_ENABLED: 'true', BROWSER: 'echo', MCP_INSPECTOR_SECRET_STORE: 'memory', COLONY_DATA: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        INSPECTOR_BIN,
+        '--cli',
+        '--format',
+        'json',
+        '--connect-timeout',
+        '10000',
+        '--callback-url',
+        callback,
+        '--method',
+        'tools/list',
+        '--',
+        mcpUrl,
+      ],
+      {
+        env: {
+          ...process.env,
+          HOME: join(root, 'home-oauth'),
+          MCP_CATALOG_PATH: join(root, 'home-oauth', 'mcp.json'),
+          MCP_CLIENT_CONFIG_PATH: join(root, 'home-oauth', 'client.json'),
+          MCP_AUTO_OPEN_ENABLED: 'true',
+          BROWSER: 'echo',
+          MCP_INSPECTOR_SECRET_STORE: 'memory',
+          COLONY_DATA: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     let stdout = '';
     let stderr = '';
@@ -227,7 +354,9 @@ describe('MCP Inspector CLI: its own interactive OAuth flow against colony serve
           const m = /Please navigate to: (\S+)/.exec(stderr);
           if (m) resolve(m[1]!);
         });
-        void exited.then(() => reject(new Error(`the inspector exited before asking for a login\n${stdout}\n${stderr}`)));
+        void exited.then(() =>
+          reject(new Error(`the inspector exited before asking for a login\n${stdout}\n${stderr}`)),
+        );
       });
       assert.ok(authorizeUrl.startsWith(mcpUrl.replace(/\/mcp$/, '/oauth/authorize?')), authorizeUrl);
       const page = await (await fetch(authorizeUrl)).text();
@@ -235,7 +364,10 @@ describe('MCP Inspector CLI: its own interactive OAuth flow against colony serve
       const request = /data-request="([0-9a-f]+)"/.exec(page)![1]!;
       const approved = colony(['oauth', 'approve', code, '--data', data]);
       assert.equal(approved.code, 0, approved.stderr);
-      const status = (await (await fetch(new URL(`/oauth/authorize/status?request=${request}`, mcpUrl))).json()) as { status: string; redirect: string };
+      const status = (await (await fetch(new URL(`/oauth/authorize/status?request=${request}`, mcpUrl))).json()) as {
+        status: string;
+        redirect: string;
+      };
       assert.equal(status.status, 'approved');
       assert.ok(status.redirect.startsWith(`${callback}?code=`), status.redirect);
       assert.equal((await fetch(status.redirect)).status, 200); // the Inspector's own callback listener takes the code

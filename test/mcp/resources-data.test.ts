@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { listResources, PAGE_SIZE, readResource, RESOURCE_TEMPLATES, resourceListChangedBy, resourceUrisTouchedBy } from '../../src/mcp/resources/index.js';
+import {
+  listResources,
+  PAGE_SIZE,
+  readResource,
+  RESOURCE_TEMPLATES,
+  resourceListChangedBy,
+  resourceUrisTouchedBy,
+} from '../../src/mcp/resources/index.js';
 import type { RunRow } from '../../src/projections/run-queries.js';
 import { goalWithTree, world, type World } from '../helpers/resource-world.js';
 import { type Caller } from '../../src/events/principals.js';
@@ -22,7 +29,11 @@ const runs = {} as Record<'runner' | 'child' | 'peer' | 'again', RunRow>;
 const read = (caller: Caller, uri: string) => readResource(w.f.ctx, caller, uri);
 const json = (caller: Caller, uri: string) => JSON.parse(read(caller, uri)[0]!.text) as Record<string, any>;
 function refused(fn: () => unknown, code: string, pattern?: RegExp): void {
-  assert.throws(fn, (e: unknown) => isDomainError(e) && e.code === code && (!pattern || pattern.test(e.message)), `expected ${code}`);
+  assert.throws(
+    fn,
+    (e: unknown) => isDomainError(e) && e.code === code && (!pattern || pattern.test(e.message)),
+    `expected ${code}`,
+  );
 }
 
 before(async () => {
@@ -34,7 +45,7 @@ before(async () => {
   ids.scoped = w.agent('scoped', { toolScope: ['claim_task'] });
   runs.runner = w.run(ids.runner.agentId, [['agent', 'runner did its part']]);
   runs.child = w.run(ids.child.agentId, [['agent', 'child output']]);
-  runs.peer = w.run(ids.peer.agentId, [['agent', 'the peer\'s private notes']]);
+  runs.peer = w.run(ids.peer.agentId, [['agent', "the peer's private notes"]]);
   const second = w.f.addOwner('other');
   other = w.callerOf(second.token);
   otherGoal = (await goalWithTree(w, other, 'Another team goal')).goalId;
@@ -43,27 +54,43 @@ after(() => w.f.close());
 
 describe('templates and the list', () => {
   it('lists the five templates in a fixed order', () => {
-    assert.deepEqual(RESOURCE_TEMPLATES.map((t) => t.uriTemplate), [
-      'colony://goals/{goalId}', 'colony://goals/{goalId}/tree', 'colony://agents/{name}', 'colony://runs/{runId}', 'colony://runs/{runId}/transcript']);
+    assert.deepEqual(
+      RESOURCE_TEMPLATES.map((t) => t.uriTemplate),
+      [
+        'colony://goals/{goalId}',
+        'colony://goals/{goalId}/tree',
+        'colony://agents/{name}',
+        'colony://runs/{runId}',
+        'colony://runs/{runId}/transcript',
+      ],
+    );
     assert.ok(RESOURCE_TEMPLATES.every((t) => t.name && t.title && t.description && t.mimeType));
   });
 
-  it('lists the caller\'s goals then its team\'s agents, the same way every time, never another tenant\'s', () => {
+  it("lists the caller's goals then its team's agents, the same way every time, never another tenant's", () => {
     const page = listResources(w.f.ctx, w.owner);
     assert.deepEqual(page, listResources(w.f.ctx, w.owner));
     assert.equal(page.nextCursor, undefined);
     const uris = page.resources.map((r) => r.uri);
     assert.equal(uris[0], `colony://goals/${goalId}`);
     assert.ok(!uris.includes(`colony://goals/${otherGoal}`));
-    assert.deepEqual(uris.slice(1), ['worker', 'coordinator', 'runner', 'child', 'peer', 'scoped'].map((n) => `colony://agents/${n}`), 'agents by id');
+    assert.deepEqual(
+      uris.slice(1),
+      ['worker', 'coordinator', 'runner', 'child', 'peer', 'scoped'].map((n) => `colony://agents/${n}`),
+      'agents by id',
+    );
     assert.equal(page.resources[0]!.title, 'Ship the docs');
-    assert.deepEqual(listResources(w.f.ctx, other).resources.map((r) => r.uri), [`colony://goals/${otherGoal}`, 'colony://agents/coordinator']);
+    assert.deepEqual(
+      listResources(w.f.ctx, other).resources.map((r) => r.uri),
+      [`colony://goals/${otherGoal}`, 'colony://agents/coordinator'],
+    );
   });
 
   it('pages by PAGE_SIZE with an opaque cursor, and refuses a forged one', async () => {
     const pager = w.f.addOwner('pager');
     const caller = w.callerOf(pager.token);
-    for (let i = 0; i < 3; i++) await w.tool(caller, 'create_goal', { title: `Paged goal ${i}`, description: 'A goal to fill the pages.' });
+    for (let i = 0; i < 3; i++)
+      await w.tool(caller, 'create_goal', { title: `Paged goal ${i}`, description: 'A goal to fill the pages.' });
     for (let i = 0; i < PAGE_SIZE; i++) w.f.addAgent(`bulk-${i}`, { ownerId: pager.userId });
     const first = listResources(w.f.ctx, caller);
     assert.equal(first.resources.length, PAGE_SIZE);
@@ -89,7 +116,10 @@ describe('reading each kind', () => {
     assert.equal(g.recent_events, undefined, 'channel messages are not part of the goal resource');
     const t = json(w.owner, `colony://goals/${goalId}/tree`);
     assert.equal(t.tasks_tree[0].title, 'Root task');
-    assert.deepEqual(t.tasks_tree[0].children.map((c: { id: number }) => c.id), [taskIds[1]]);
+    assert.deepEqual(
+      t.tasks_tree[0].children.map((c: { id: number }) => c.id),
+      [taskIds[1]],
+    );
     assert.equal(read(w.owner, `colony://goals/${goalId}`)[0]!.mimeType, 'application/json');
   });
 
@@ -100,14 +130,17 @@ describe('reading each kind', () => {
     assert.ok(Math.abs(mine.reputation.rolling_score - 0.5) < 0.001, 'the bootstrap score, barely decayed');
     assert.equal(mine.status.runtime, 'idle');
     assert.equal(mine.agent.system_prompt, 'You are runner.');
-    assert.deepEqual(mine.recent_runs.map((r: { id: number }) => r.id), [runs.runner.runId]);
+    assert.deepEqual(
+      mine.recent_runs.map((r: { id: number }) => r.id),
+      [runs.runner.runId],
+    );
     const seenByPeer = json(w.callerOf(ids.peer.token), 'colony://agents/runner');
     assert.equal(seenByPeer.agent.system_prompt, null);
     assert.equal(seenByPeer.recent_runs, null);
     assert.doesNotMatch(read(w.owner, 'colony://agents/runner')[0]!.text, new RegExp(ids.runner.token));
   });
 
-  it('a run and its transcript (markdown, session_read\'s text)', () => {
+  it("a run and its transcript (markdown, session_read's text)", () => {
     const r = json(w.owner, `colony://runs/${runs.runner.runId}`);
     assert.equal(r.run.status, 'succeeded');
     assert.equal(r.run.agent, 'runner');
@@ -126,22 +159,45 @@ describe('tenancy, privacy and scope', () => {
     refused(() => read(w.owner, 'colony://goals/99999'), 'ErrNotFound');
     refused(() => read(other, 'colony://agents/runner'), 'ErrNotFound');
     refused(() => read(other, `colony://runs/${runs.runner.runId}`), 'ErrNotFound');
-    const messageOf = (uri: string) => { try { read(other, uri); } catch (e) { return (e as Error).message.replace(uri, 'URI'); } return 'read'; };
-    assert.equal(messageOf(`colony://goals/${goalId}`), messageOf('colony://goals/99999'), 'no hint that it exists elsewhere');
-    assert.equal(json(w.callerOf(w.f.agentToken), `colony://goals/${goalId}`).goal.id, goalId, 'an agent reads its tenant\'s goals');
+    const messageOf = (uri: string) => {
+      try {
+        read(other, uri);
+      } catch (e) {
+        return (e as Error).message.replace(uri, 'URI');
+      }
+      return 'read';
+    };
+    assert.equal(
+      messageOf(`colony://goals/${goalId}`),
+      messageOf('colony://goals/99999'),
+      'no hint that it exists elsewhere',
+    );
+    assert.equal(
+      json(w.callerOf(w.f.agentToken), `colony://goals/${goalId}`).goal.id,
+      goalId,
+      "an agent reads its tenant's goals",
+    );
   });
 
-  it('an agent reads its own and its spawned agents\' runs, never a peer\'s (the session tools\' rule)', () => {
+  it("an agent reads its own and its spawned agents' runs, never a peer's (the session tools' rule)", () => {
     const runner = w.callerOf(ids.runner.token);
     assert.match(read(runner, `colony://runs/${runs.child.runId}/transcript`)[0]!.text, /child output/);
     refused(() => read(runner, `colony://runs/${runs.peer.runId}/transcript`), 'ErrNotFound');
     refused(() => read(runner, `colony://runs/${runs.peer.runId}`), 'ErrNotFound');
-    refused(() => read(w.callerOf(ids.child.token), `colony://runs/${runs.runner.runId}/transcript`), 'ErrNotFound', /not found/);
+    refused(
+      () => read(w.callerOf(ids.child.token), `colony://runs/${runs.runner.runId}/transcript`),
+      'ErrNotFound',
+      /not found/,
+    );
   });
 
   it('an agent without the matching read tool in its scope reads nothing and lists nothing', () => {
     const scoped = w.callerOf(ids.scoped.token);
-    refused(() => read(scoped, `colony://goals/${goalId}`), 'ErrToolNotInScope', /get_goal.*colony agents update scoped --tools claim_task,get_goal/);
+    refused(
+      () => read(scoped, `colony://goals/${goalId}`),
+      'ErrToolNotInScope',
+      /get_goal.*colony agents update scoped --tools claim_task,get_goal/,
+    );
     refused(() => read(scoped, 'colony://goals/99999'), 'ErrToolNotInScope', /get_goal/);
     assert.deepEqual(listResources(w.f.ctx, scoped).resources, []);
   });
@@ -157,21 +213,36 @@ describe('tenancy, privacy and scope', () => {
 });
 
 describe('which resources an event touches', () => {
-  const touched = (events: Awaited<ReturnType<World['eventsOf']>>, tenant: number) => new Set(events.flatMap((e) => resourceUrisTouchedBy(e, w.f.app.engine.db, tenant)));
+  const touched = (events: Awaited<ReturnType<World['eventsOf']>>, tenant: number) =>
+    new Set(events.flatMap((e) => resourceUrisTouchedBy(e, w.f.app.engine.db, tenant)));
 
   it('a goal change touches the goal and its tree, for its own tenant only', async () => {
-    const events = await w.eventsOf(() => w.tool(w.owner, 'set_goal_approval_mode', { goal_id: goalId, approval_mode: 'human' }));
-    assert.deepEqual([...touched(events, w.f.owner.userId)], [`colony://goals/${goalId}`, `colony://goals/${goalId}/tree`]);
+    const events = await w.eventsOf(() =>
+      w.tool(w.owner, 'set_goal_approval_mode', { goal_id: goalId, approval_mode: 'human' }),
+    );
+    assert.deepEqual(
+      [...touched(events, w.f.owner.userId)],
+      [`colony://goals/${goalId}`, `colony://goals/${goalId}/tree`],
+    );
     assert.deepEqual([...touched(events, (other as { userId: number }).userId)], []);
   });
 
   it('a task claim touches its goal; a run touches the run, its transcript and its agent; a new goal changes the list', async () => {
     const claim = await w.eventsOf(() => w.tool(w.callerOf(w.f.agentToken), 'claim_task', { task_id: taskIds[1] }));
     assert.ok(touched(claim, w.f.owner.userId).has(`colony://goals/${goalId}/tree`));
-    const runEvents = await w.eventsOf(() => { runs.again = w.run(ids.peer.agentId, [['agent', 'again']]); });
+    const runEvents = await w.eventsOf(() => {
+      runs.again = w.run(ids.peer.agentId, [['agent', 'again']]);
+    });
     const uris = touched(runEvents, w.f.owner.userId);
-    for (const uri of [`colony://runs/${runs.again.runId}`, `colony://runs/${runs.again.runId}/transcript`, 'colony://agents/peer']) assert.ok(uris.has(uri), uri);
-    const created = await w.eventsOf(() => w.tool(w.owner, 'create_goal', { title: 'A later goal', description: 'Something more to do.' }));
+    for (const uri of [
+      `colony://runs/${runs.again.runId}`,
+      `colony://runs/${runs.again.runId}/transcript`,
+      'colony://agents/peer',
+    ])
+      assert.ok(uris.has(uri), uri);
+    const created = await w.eventsOf(() =>
+      w.tool(w.owner, 'create_goal', { title: 'A later goal', description: 'Something more to do.' }),
+    );
     assert.ok(created.some(resourceListChangedBy));
     assert.ok(!claim.some(resourceListChangedBy));
   });

@@ -11,7 +11,10 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * open (its least recently seen sessions go first, answering 404 afterwards), cannot push out other
  * principals' sessions, and a global cap holds across principals.
  */
-async function withServer(options: Parameters<typeof sessionServer>[0], fn: (s: SessionServer) => Promise<void>): Promise<void> {
+async function withServer(
+  options: Parameters<typeof sessionServer>[0],
+  fn: (s: SessionServer) => Promise<void>,
+): Promise<void> {
   const s = await sessionServer(options);
   try {
     await fn(s);
@@ -23,11 +26,13 @@ async function withServer(options: Parameters<typeof sessionServer>[0], fn: (s: 
 /** `n` initializes, `width` at a time; the session ids in the order they were opened (batch by batch). */
 async function flood(s: SessionServer, token: string, n: number, width = 1): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < n; i += width) ids.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, () => s.initialize(token)))));
+  for (let i = 0; i < n; i += width)
+    ids.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, () => s.initialize(token)))));
   return ids;
 }
 
-const statuses = (s: SessionServer, token: string, ids: readonly string[]) => Promise.all(ids.map((id) => s.post(token, id, TOOLS_LIST)));
+const statuses = (s: SessionServer, token: string, ids: readonly string[]) =>
+  Promise.all(ids.map((id) => s.post(token, id, TOOLS_LIST)));
 
 describe('per-principal session cap', () => {
   it('leaves exactly N sessions of N+k: the oldest answer 404, the newest work', () =>
@@ -79,7 +84,11 @@ describe('global session cap', () => {
 
   it('keeps 2,000 initializes under the default caps (32 per principal, 1,024 in all)', () =>
     withServer({}, async (s) => {
-      assert.equal(process.env.COLONY_MCP_SESSIONS_PER_PRINCIPAL ?? process.env.COLONY_MCP_SESSIONS_MAX, undefined, 'the defaults are under test');
+      assert.equal(
+        process.env.COLONY_MCP_SESSIONS_PER_PRINCIPAL ?? process.env.COLONY_MCP_SESSIONS_MAX,
+        undefined,
+        'the defaults are under test',
+      );
       const o = s.owner('owner');
       await flood(s, o.token, 1000, 20);
       assert.equal(s.routes.sessionCount(), SESSIONS_PER_PRINCIPAL, 'one principal: its own cap');
@@ -95,7 +104,10 @@ describe('session cap settings', () => {
     try {
       const dir = join(scratch.dir, 'data');
       assert.equal(colony(['init', '--data', dir]).code, 0);
-      for (const [name, value] of [['COLONY_MCP_SESSIONS_PER_PRINCIPAL', '0'], ['COLONY_MCP_SESSIONS_MAX', '1.5']]) {
+      for (const [name, value] of [
+        ['COLONY_MCP_SESSIONS_PER_PRINCIPAL', '0'],
+        ['COLONY_MCP_SESSIONS_MAX', '1.5'],
+      ]) {
         const r = colony(['serve', '--data', dir, '--port', '0'], { [name!]: value });
         assert.equal(r.code, 1, `${name}=${value}`);
         assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -31,12 +31,20 @@ export interface SessionServer {
   close(): Promise<void>;
 }
 
-export const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+};
 export const TOOLS_LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
 export const headers = (token: string, sessionId?: string): Record<string, string> => ({
-  'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`,
-  'mcp-protocol-version': '2025-11-25', ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  authorization: `Bearer ${token}`,
+  'mcp-protocol-version': '2025-11-25',
+  ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
 });
 
 export async function sessionServer(options: McpOptions = {}): Promise<SessionServer> {
@@ -50,33 +58,59 @@ export async function sessionServer(options: McpOptions = {}): Promise<SessionSe
   const clients: Client[] = [];
   const names = new Map<number, string>();
   return {
-    app, ctx, routes, base,
+    app,
+    ctx,
+    routes,
+    base,
     owner(name) {
       const o = createOwner(app, name, { actor: 'system' });
       names.set(o.userId, name);
       return o;
     },
     agent(name, ownerId) {
-      return registerAgent(app, {
-        name, ownerId, model: 'test-model', systemPrompt: 'You do small, careful tasks.', toolScope: ['whoami'], tier: 'supervised',
-        command: null, parentId: null, spawnDepth: 0,
-      }, { actor: `user:${names.get(ownerId)}` });
+      return registerAgent(
+        app,
+        {
+          name,
+          ownerId,
+          model: 'test-model',
+          systemPrompt: 'You do small, careful tasks.',
+          toolScope: ['whoami'],
+          tier: 'supervised',
+          command: null,
+          parentId: null,
+          spawnDepth: 0,
+        },
+        { actor: `user:${names.get(ownerId)}` },
+      );
     },
     async initialize(token) {
-      const res = await fetch(`${base}/mcp`, { method: 'POST', headers: headers(token), body: JSON.stringify(INITIALIZE) });
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: headers(token),
+        body: JSON.stringify(INITIALIZE),
+      });
       await res.arrayBuffer();
       const id = res.headers.get('mcp-session-id');
       if (res.status !== 200 || !id) throw new Error(`initialize answered ${res.status} without a session id`);
       return id;
     },
     async post(token, sessionId, body) {
-      const res = await fetch(`${base}/mcp`, { method: 'POST', headers: headers(token, sessionId), body: JSON.stringify(body) });
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: headers(token, sessionId),
+        body: JSON.stringify(body),
+      });
       await res.arrayBuffer();
       return res.status;
     },
     async connect(token) {
       const client = new Client({ name: 'session-test', version: '0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', base), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
       clients.push(client);
       return client;
     },

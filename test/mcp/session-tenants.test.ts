@@ -21,14 +21,22 @@ before(async () => {
 });
 after(() => s.close());
 
-const rowsOf = (tool: string) => s.ctx.audit.query({ tool }).map((r) => [r.principal, r.principalId, r.tenantId, r.outcome]);
+const rowsOf = (tool: string) =>
+  s.ctx.audit.query({ tool }).map((r) => [r.principal, r.principalId, r.tenantId, r.outcome]);
 
 describe('a session of tenant A used by tenant B’s same-named agent', () => {
   it('answers 403 to tools/list, GET and DELETE, and A’s session keeps working', async () => {
     const client = await s.connect(a.token);
-    assert.equal(((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { name: string }).name, 'worker');
+    assert.equal(
+      ((await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { name: string }).name,
+      'worker',
+    );
     const stolen = (client.transport as { sessionId?: string }).sessionId!;
-    const list = await fetch(`${s.base}/mcp`, { method: 'POST', headers: headers(b.token, stolen), body: JSON.stringify(TOOLS_LIST) });
+    const list = await fetch(`${s.base}/mcp`, {
+      method: 'POST',
+      headers: headers(b.token, stolen),
+      body: JSON.stringify(TOOLS_LIST),
+    });
     assert.equal(list.status, 403);
     assert.match(JSON.stringify(await list.json()), /another principal/);
     for (const method of ['GET', 'DELETE']) {
@@ -61,7 +69,10 @@ describe('a session of tenant A used by tenant B’s same-named agent', () => {
 
   it('lets `colony audit tail` filter by principal id and tenant, and print them', () => {
     const tail = (...args: string[]) => colony(['audit', 'tail', '--data', s.app.dataDir, ...args]);
-    const mine = tail('--principal-id', `agent:${a.agentId}`, '--json').stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const mine = tail('--principal-id', `agent:${a.agentId}`, '--json')
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.ok(mine.length >= 3);
     for (const r of mine) assert.deepEqual([r.principalId, r.tenantId], [`agent:${a.agentId}`, a.userId]);
     const bobs = tail('--tenant', String(b.userId)).stdout.trim().split('\n');
@@ -84,9 +95,25 @@ describe('the audit trail of an older Colony', () => {
         PRAGMA user_version = 1;`);
       old.close();
       const log = AuditLog.open(scratch.dir);
-      log.record({ at: '2025-01-02T00:00:00.000Z', principal: 'agent:worker', principalId: 'agent:2', tenantId: 2, tool: 'whoami', argsDigest: 'y',
-        outcome: 'success', errorCode: null, durationMs: 1, commandId: null });
-      assert.deepEqual(log.query().map((r) => [r.id, r.principalId, r.tenantId]), [[1, null, null], [2, 'agent:2', 2]]);
+      log.record({
+        at: '2025-01-02T00:00:00.000Z',
+        principal: 'agent:worker',
+        principalId: 'agent:2',
+        tenantId: 2,
+        tool: 'whoami',
+        argsDigest: 'y',
+        outcome: 'success',
+        errorCode: null,
+        durationMs: 1,
+        commandId: null,
+      });
+      assert.deepEqual(
+        log.query().map((r) => [r.id, r.principalId, r.tenantId]),
+        [
+          [1, null, null],
+          [2, 'agent:2', 2],
+        ],
+      );
       log.close();
     } finally {
       scratch.cleanup();

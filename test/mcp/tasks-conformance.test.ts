@@ -28,16 +28,45 @@ const RUNNER = here('../../node_modules/conformance-2026/dist/index.js');
 /** Per scenario: the checks that must pass against Colony. Every other check of it needs a fixture Colony does not have. */
 const MUST_PASS: Record<string, readonly string[]> = {
   'tasks-lifecycle': [
-    'sep-2663-result-type-task-on-create', 'sep-2663-tasks-get-status-working', 'sep-2663-tasks-get-status-completed',
-    'sep-2663-cancel-ack-empty-result', 'tasks-cancel-terminal-idempotent-ack', 'wire-schema-valid',
+    'sep-2663-result-type-task-on-create',
+    'sep-2663-tasks-get-status-working',
+    'sep-2663-tasks-get-status-completed',
+    'sep-2663-cancel-ack-empty-result',
+    'tasks-cancel-terminal-idempotent-ack',
+    'wire-schema-valid',
   ],
-  'tasks-capability-negotiation': ['tasks-extension-advertised', 'sep-2663-tasks-methods-non-declaring', 'sep-2663-server-rejects-undeclared-client', 'tasks-per-request-meta-opt-in', 'wire-schema-valid'],
-  'tasks-wire-fields': ['tasks-wire-field-renames', 'tasks-no-early-ttl-expiry', 'tasks-no-related-task-meta-on-inlined-result', 'wire-schema-valid'],
-  'tasks-request-state-removal': ['tasks-create-result-no-request-state', 'tasks-get-detailed-no-request-state', 'wire-schema-valid'],
-  'tasks-request-headers': ['sep-2663-routing-headers-accepted-on-tasks-get', 'tasks-headers-reject-mismatched-method', 'sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get', 'wire-schema-valid'],
+  'tasks-capability-negotiation': [
+    'tasks-extension-advertised',
+    'sep-2663-tasks-methods-non-declaring',
+    'sep-2663-server-rejects-undeclared-client',
+    'tasks-per-request-meta-opt-in',
+    'wire-schema-valid',
+  ],
+  'tasks-wire-fields': [
+    'tasks-wire-field-renames',
+    'tasks-no-early-ttl-expiry',
+    'tasks-no-related-task-meta-on-inlined-result',
+    'wire-schema-valid',
+  ],
+  'tasks-request-state-removal': [
+    'tasks-create-result-no-request-state',
+    'tasks-get-detailed-no-request-state',
+    'wire-schema-valid',
+  ],
+  'tasks-request-headers': [
+    'sep-2663-routing-headers-accepted-on-tasks-get',
+    'tasks-headers-reject-mismatched-method',
+    'sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get',
+    'wire-schema-valid',
+  ],
   'tasks-dispatch-and-envelope': [
-    'sep-2663-tasks-result-removed-method-not-found', 'tasks-removed-tasks-list', 'tasks-immediate-result-shortcut', 'tasks-result-type-complete-on-non-task-responses',
-    'sep-2663-durable-create-strong-consistency', 'sep-2663-tasks-get-invalid-task-id-32602', 'wire-schema-valid',
+    'sep-2663-tasks-result-removed-method-not-found',
+    'tasks-removed-tasks-list',
+    'tasks-immediate-result-shortcut',
+    'tasks-result-type-complete-on-non-task-responses',
+    'sep-2663-durable-create-strong-consistency',
+    'sep-2663-tasks-get-invalid-task-id-32602',
+    'wire-schema-valid',
   ],
 };
 /**
@@ -48,11 +77,19 @@ const MUST_PASS: Record<string, readonly string[]> = {
  * protocol level); tasks-required-task-error (no Colony tool requires a task); the MRTR ones.
  */
 const FIXTURE_ONLY = new Set([
-  'tasks-sync-tool-call', 'sep-2663-tool-error-uses-completed-status', 'sep-2663-tasks-get-status-failed', 'tasks-headers-tolerate-mcp-method-on-tools-call',
-  'tasks-server-directed-creation-no-hint', 'sep-2663-legacy-task-param-ignored',
+  'tasks-sync-tool-call',
+  'sep-2663-tool-error-uses-completed-status',
+  'sep-2663-tasks-get-status-failed',
+  'tasks-headers-tolerate-mcp-method-on-tools-call',
+  'tasks-server-directed-creation-no-hint',
+  'sep-2663-legacy-task-param-ignored',
 ]);
 
-interface Check { id: string; status: string; errorMessage?: string }
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
 
 let f: RuntimeFixture;
 let root: string;
@@ -64,7 +101,14 @@ async function proxyFor(agent: string): Promise<AuthProxy> {
   const proxy = await startAuthProxy(f.base, f.ownerToken, (m) => {
     const params = m.params as { name?: string; arguments?: { seconds?: number }; _meta?: unknown } | undefined;
     if (m.method !== 'tools/call' || params?.name !== 'slow_compute') return undefined;
-    return { ...m, params: { ...params, name: 'execute_agent', arguments: { agent_name: agent, prompt: String(params.arguments?.seconds ?? 0) } } };
+    return {
+      ...m,
+      params: {
+        ...params,
+        name: 'execute_agent',
+        arguments: { agent_name: agent, prompt: String(params.arguments?.seconds ?? 0) },
+      },
+    };
   });
   proxies.push(proxy);
   return proxy;
@@ -75,15 +119,23 @@ before(async () => {
   root = mkdtempSync(join(tmpdir(), 'colony-tasks-conformance-'));
   // The wake prompt's last line is the prompt: sleep that many seconds, then answer.
   const sleeper = `s=$(tail -n 1); sleep "$s"; echo "{\\"type\\":\\"result\\",\\"result\\":\\"slept $s s\\"}"`;
-  await Promise.all(Object.keys(MUST_PASS).map(async (scenario, i) => {
-    f.addRunner(`slow-${i}`, sleeper);
-    const proxy = await proxyFor(`slow-${i}`);
-    const out = join(root, scenario);
-    const r = await runBounded(process.execPath, ['--import', SHIM, RUNNER, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario, '--output-dir', out],
-      { env: { ...process.env, NO_COLOR: '1' }, timeoutMs: 60_000 });
-    const dir = existsSync(out) ? readdirSync(out).find((d) => existsSync(join(out, d, 'checks.json'))) : undefined;
-    runs.set(scenario, { r, checks: dir ? JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as Check[] : [] });
-  }));
+  await Promise.all(
+    Object.keys(MUST_PASS).map(async (scenario, i) => {
+      f.addRunner(`slow-${i}`, sleeper);
+      const proxy = await proxyFor(`slow-${i}`);
+      const out = join(root, scenario);
+      const r = await runBounded(
+        process.execPath,
+        ['--import', SHIM, RUNNER, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario, '--output-dir', out],
+        { env: { ...process.env, NO_COLOR: '1' }, timeoutMs: 60_000 },
+      );
+      const dir = existsSync(out) ? readdirSync(out).find((d) => existsSync(join(out, d, 'checks.json'))) : undefined;
+      runs.set(scenario, {
+        r,
+        checks: dir ? (JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as Check[]) : [],
+      });
+    }),
+  );
 });
 
 after(async () => {
@@ -98,9 +150,14 @@ describe('conformance-2026 tasks-* scenarios → Colony (slow_compute mapped ont
       const { r, checks } = runs.get(scenario)!;
       assert.ok(checks.length > 0, `${scenario} produced no checks (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
       const by = new Map(checks.map((c) => [c.id, c]));
-      for (const id of mustPass) assert.equal(by.get(id)?.status, 'SUCCESS', `${scenario} ${id}: ${JSON.stringify(by.get(id))}`);
+      for (const id of mustPass)
+        assert.equal(by.get(id)?.status, 'SUCCESS', `${scenario} ${id}: ${JSON.stringify(by.get(id))}`);
       const others = checks.filter((c) => !mustPass.includes(c.id) && c.status !== 'SUCCESS');
-      assert.deepEqual(others.filter((c) => !FIXTURE_ONLY.has(c.id)).map((c) => c.id), [], `${scenario}: unexpected failures`);
+      assert.deepEqual(
+        others.filter((c) => !FIXTURE_ONLY.has(c.id)).map((c) => c.id),
+        [],
+        `${scenario}: unexpected failures`,
+      );
     });
   }
 });

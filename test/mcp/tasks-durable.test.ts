@@ -52,14 +52,23 @@ const runOf = (taskId: string): number => Number(/^run-(\d+)-/.exec(taskId)![1])
 describe('MCP tasks are durable: derived from the log', () => {
   it('another process on the same store follows the task to its result', async (t) => {
     const { f, first, second } = await world(t);
-    f.addRunner('answerer', `cat >/dev/null; sleep 1; echo '{"type":"result","result":"from the log","usage":{"input_tokens":1,"output_tokens":1}}'`);
-    const execution = await first.session.callTool('execute_agent', { agent_name: 'answerer', prompt: 'Answer slowly.' });
+    f.addRunner(
+      'answerer',
+      `cat >/dev/null; sleep 1; echo '{"type":"result","result":"from the log","usage":{"input_tokens":1,"output_tokens":1}}'`,
+    );
+    const execution = await first.session.callTool('execute_agent', {
+      agent_name: 'answerer',
+      prompt: 'Answer slowly.',
+    });
     assert.equal(execution.kind, 'task');
     const elsewhere = second.session.task(execution.handle!.taskId);
     assert.equal((await elsewhere.snapshot()).status, 'working');
     const outcome = await elsewhere.result();
     assert.equal(outcome.status, 'completed');
-    assert.equal((resultFromTaskOutcome(outcome) as { structuredContent: Body }).structuredContent.content, 'from the log');
+    assert.equal(
+      (resultFromTaskOutcome(outcome) as { structuredContent: Body }).structuredContent.content,
+      'from the log',
+    );
     await execution.detach();
   });
 
@@ -79,7 +88,7 @@ describe('MCP tasks are durable: derived from the log', () => {
     assert.equal(getRun(f.app.engine.db, runId)!.cancelledBy, 'user:owner');
   });
 
-  it('when the serving process stops under a run, the task completes with the failed run\'s answer', async (t) => {
+  it("when the serving process stops under a run, the task completes with the failed run's answer", async (t) => {
     const { f, first, second } = await world(t);
     f.addRunner('sleeper', 'cat >/dev/null; exec sleep 30');
     const execution = await first.session.callTool('execute_agent', { agent_name: 'sleeper', prompt: 'Sleep.' });
@@ -90,6 +99,9 @@ describe('MCP tasks are durable: derived from the log', () => {
     const outcome = await second.session.task(execution.handle!.taskId).result();
     assert.equal(outcome.status, 'completed');
     const body = (resultFromTaskOutcome(outcome) as { structuredContent: Body }).structuredContent;
-    assert.deepEqual([body.error_code, body.error_type, body.message], ['AGENT_EXECUTION_FAILED', 'RunFailed', 'Failed to execute agent sleeper: Colony stopped during this run']);
+    assert.deepEqual(
+      [body.error_code, body.error_type, body.message],
+      ['AGENT_EXECUTION_FAILED', 'RunFailed', 'Failed to execute agent sleeper: Colony stopped during this run'],
+    );
   });
 });

@@ -38,16 +38,38 @@ async function world(t: TestContext): Promise<World> {
     return c;
   };
   return Object.assign(f, {
-    worker: await open(f.agentToken), owner: await open(f.ownerToken),
+    worker: await open(f.agentToken),
+    owner: await open(f.ownerToken),
     /** A goal with one approved task, verified by a recipe running `command` (null: the automatic verifier). */
     taskWith(command: string | null) {
       n += 1;
-      if (command !== null) addRecipe(f.app, owner, { name: `check-${n}`, command, cwd: null, timeoutSec: 30, secrets: [] }, actor);
-      const goal = createGoal(f.app, owner, { title: `Goal ${n}`, description: 'A goal for the verifier task tests', budgets: { tokens: null, cents: null }, maxSpawnDepth: 1,
-        coordinatorConfig: 'default', approvalMode: 'auto' }, actor);
-      proposeTaskTree(f.app, owner, goal.goalId, 'One task.', {
-        title: `Check ${n}`, description: 'Hand it in; the recipe decides.', ...(command === null ? {} : { verifier_config: { kind: 'command', recipe: `check-${n}` } }),
-      }, actor);
+      if (command !== null)
+        addRecipe(f.app, owner, { name: `check-${n}`, command, cwd: null, timeoutSec: 30, secrets: [] }, actor);
+      const goal = createGoal(
+        f.app,
+        owner,
+        {
+          title: `Goal ${n}`,
+          description: 'A goal for the verifier task tests',
+          budgets: { tokens: null, cents: null },
+          maxSpawnDepth: 1,
+          coordinatorConfig: 'default',
+          approvalMode: 'auto',
+        },
+        actor,
+      );
+      proposeTaskTree(
+        f.app,
+        owner,
+        goal.goalId,
+        'One task.',
+        {
+          title: `Check ${n}`,
+          description: 'Hand it in; the recipe decides.',
+          ...(command === null ? {} : { verifier_config: { kind: 'command', recipe: `check-${n}` } }),
+        },
+        actor,
+      );
       return tasksOfGoal(f.app.engine.db, goal.goalId)[0]!.taskId;
     },
   });
@@ -71,16 +93,29 @@ describe('complete_task as an MCP task, for a command verifier', () => {
     const taskId = execution.handle!.taskId;
     assert.match(taskId, new RegExp(`^verify-${id}\\.\\d+-[\\w-]{22}$`));
     const working = await w.worker.session.task(taskId).snapshot();
-    assert.deepEqual([working.status, working.statusMessage], ['working', `task ${id} "Check 1" awaits its command verifier (check-1)`]);
+    assert.deepEqual(
+      [working.status, working.statusMessage],
+      ['working', `task ${id} "Check 1" awaits its command verifier (check-1)`],
+    );
     const { outcome } = await execution.settle();
     assert.equal(outcome.status, 'completed');
-    assert.deepEqual(body(outcome), { task_id: id, status: 'done', verdict: 'approve', reason: 'verifier command exited 0', exit_code: 0, output: 'all checks passed\n' });
+    assert.deepEqual(body(outcome), {
+      task_id: id,
+      status: 'done',
+      verdict: 'approve',
+      reason: 'verifier command exited 0',
+      exit_code: 0,
+      output: 'all checks passed\n',
+    });
     assert.equal(getTask(w.app.engine.db, id)!.status, 'done');
     // The owner sees it too; an agent that neither handed it in nor spawned the one who did does not.
     assert.equal((await w.owner.session.task(taskId).snapshot()).status, 'completed');
     const stranger = await tasksClient(w.base, w.addRunner('stranger', 'true').token);
     t.after(() => stranger.close());
-    await assert.rejects(stranger.session.task(taskId).snapshot(), (e: unknown) => e instanceof JsonRpcResponseError && e.code === -32602);
+    await assert.rejects(
+      stranger.session.task(taskId).snapshot(),
+      (e: unknown) => e instanceof JsonRpcResponseError && e.code === -32602,
+    );
   });
 
   it('a failing recipe: completed (a verdict is a result, not a protocol fault) with status failed, its exit code and output', async (t) => {
@@ -88,10 +123,17 @@ describe('complete_task as an MCP task, for a command verifier', () => {
     const id = w.taskWith('echo "2 links are broken" >&2; exit 3');
     const { outcome } = await (await handIn(w, id)).settle();
     assert.equal(outcome.status, 'completed');
-    assert.deepEqual(body(outcome), { task_id: id, status: 'failed', verdict: 'reject', reason: 'verifier command exited 3', exit_code: 3, output: '2 links are broken\n' });
+    assert.deepEqual(body(outcome), {
+      task_id: id,
+      status: 'failed',
+      verdict: 'reject',
+      reason: 'verifier command exited 3',
+      exit_code: 3,
+      output: '2 links are broken\n',
+    });
   });
 
-  it('cancelling the wait stops nothing (the verdict is the recipe\'s); the owner cancelling the Colony task cancels it', async (t) => {
+  it("cancelling the wait stops nothing (the verdict is the recipe's); the owner cancelling the Colony task cancels it", async (t) => {
     const w = await world(t);
     const id = w.taskWith('sleep 2; echo late');
     const execution = await handIn(w, id);
@@ -103,9 +145,14 @@ describe('complete_task as an MCP task, for a command verifier', () => {
 
     const second = w.taskWith('sleep 5; echo never');
     const waiting = await handIn(w, second);
-    cancelTask(w.app, { key: `user-${w.ownerId}`, name: 'owner', tenant: w.ownerId }, second, 'not needed any more', { actor: 'user:owner' });
+    cancelTask(w.app, { key: `user-${w.ownerId}`, name: 'owner', tenant: w.ownerId }, second, 'not needed any more', {
+      actor: 'user:owner',
+    });
     const after = await w.worker.session.task(waiting.handle!.taskId).snapshot();
-    assert.deepEqual([after.status, after.statusMessage], ['cancelled', `task ${second} "Check 2" was cancelled by owner: not needed any more`]);
+    assert.deepEqual(
+      [after.status, after.statusMessage],
+      ['cancelled', `task ${second} "Check 2" was cancelled by owner: not needed any more`],
+    );
   });
 
   it('any other verifier answers at once, as today', async (t) => {

@@ -38,7 +38,11 @@ async function setup(t: TestContext): Promise<RuntimeFixture & { open(token: str
 /** A client without the tasks extension (the SDK's own, pinned to 2026-07-28). */
 async function plainClient(f: RuntimeFixture, token: string): Promise<Client> {
   const client = new Client({ name: 'plain', version: '0' }, { versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', f.base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', f.base), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -49,7 +53,11 @@ function comparable(r: ToolResult): unknown {
     const { run_id: _ri, session_id: _s, ...meta } = metadata as Body;
     return { ...rest, metadata: meta };
   };
-  return { isError: r.isError, content: r.content.map((c) => strip(JSON.parse(c.text) as Body)), structuredContent: strip(r.structuredContent!) };
+  return {
+    isError: r.isError,
+    content: r.content.map((c) => strip(JSON.parse(c.text) as Body)),
+    structuredContent: strip(r.structuredContent!),
+  };
 }
 
 async function rpcError(call: () => Promise<unknown>): Promise<{ code: number; message: string }> {
@@ -65,13 +73,15 @@ async function rpcError(call: () => Promise<unknown>): Promise<{ code: number; m
 /** Processes whose command line is exactly `argv` (any pid namespace: /proc shows them all). */
 function processesRunning(argv: string[]): number {
   const want = `${argv.join('\0')}\0`;
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-    try {
-      return readFileSync(`/proc/${d}/cmdline`, 'utf8') === want;
-    } catch {
-      return false;
-    }
-  }).length;
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8') === want;
+      } catch {
+        return false;
+      }
+    }).length;
 }
 
 const until = async (what: string, check: () => boolean, ms = 10_000): Promise<void> => {
@@ -85,13 +95,16 @@ const until = async (what: string, check: () => boolean, ms = 10_000): Promise<v
 const ANSWER = `cat >/dev/null; echo '{"type":"result","result":"forty-two","total_cost_usd":0.034,"usage":{"input_tokens":120,"output_tokens":12}}'`;
 
 describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/tasks)', () => {
-  it('returns a task at once; it settles to exactly the blocking call\'s result; one audit row per call', async (t) => {
+  it("returns a task at once; it settles to exactly the blocking call's result; one audit row per call", async (t) => {
     const f = await setup(t);
     f.addRunner('answerer', ANSWER);
     const owner = await f.open(f.ownerToken);
     assert.deepEqual(owner.client.getServerCapabilities()?.extensions, { 'io.modelcontextprotocol/tasks': {} });
 
-    const execution = await owner.session.callTool('execute_agent', { agent_name: 'answerer', prompt: 'What is six times seven?' });
+    const execution = await owner.session.callTool('execute_agent', {
+      agent_name: 'answerer',
+      prompt: 'What is six times seven?',
+    });
     assert.equal(execution.kind, 'task');
     const taskId = execution.handle!.taskId;
     assert.match(taskId, /^run-\d+-[\w-]{22}$/);
@@ -106,7 +119,10 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
 
     const plain = await plainClient(f, f.ownerToken);
     t.after(() => plain.close());
-    const blocking = await plain.callTool({ name: 'execute_agent', arguments: { agent_name: 'answerer', prompt: 'What is six times seven?' } }) as ToolResult;
+    const blocking = (await plain.callTool({
+      name: 'execute_agent',
+      arguments: { agent_name: 'answerer', prompt: 'What is six times seven?' },
+    })) as ToolResult;
     assert.deepEqual(comparable(fromTask), comparable(blocking));
 
     // The same task read again later is the same answer: it is the run in the log, not a job in memory.
@@ -114,7 +130,13 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     const parsed = GetTaskResultV2Schema.parse(again.message.result);
     assert.equal(parsed.status, 'completed');
     assert.deepEqual(comparable((parsed as unknown as { result: ToolResult }).result), comparable(blocking));
-    assert.deepEqual(f.ctx.audit.query({ tool: 'execute_agent' }).map((r) => [r.principal, r.outcome]), [['user:owner', 'success'], ['user:owner', 'success']]);
+    assert.deepEqual(
+      f.ctx.audit.query({ tool: 'execute_agent' }).map((r) => [r.principal, r.outcome]),
+      [
+        ['user:owner', 'success'],
+        ['user:owner', 'success'],
+      ],
+    );
   });
 
   it('only who may see the run sees the task: another agent gets "not found" for get and cancel, the owner sees it', async (t) => {
@@ -125,7 +147,10 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     const peer = await f.open(f.agentToken); // "worker": same tenant, neither the starter nor its parent
     const owner = await f.open(f.ownerToken);
 
-    const execution = await asStarter.session.callTool('execute_agent', { agent_name: 'slowpoke', prompt: 'Take two seconds.' });
+    const execution = await asStarter.session.callTool('execute_agent', {
+      agent_name: 'slowpoke',
+      prompt: 'Take two seconds.',
+    });
     assert.equal(execution.kind, 'task');
     const taskId = execution.handle!.taskId;
     for (const attempt of [() => peer.session.task(taskId).snapshot(), () => peer.session.cancelTask(taskId)]) {
@@ -140,7 +165,7 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     assert.equal(seen.status, 'working');
     assert.match(seen.statusMessage!, /^run \d+ of slowpoke is (queued|running)/);
     assert.equal((await execution.settle()).outcome.status, 'completed');
-    assert.equal(getRun(f.app.engine.db, Number(run))!.status, 'succeeded', 'the peer\'s cancel did nothing');
+    assert.equal(getRun(f.app.engine.db, Number(run))!.status, 'succeeded', "the peer's cancel did nothing");
   });
 
   it('tasks/cancel of a long run: the task is cancelled, the process is gone, the agent is idle again', async (t) => {
@@ -152,12 +177,18 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     assert.equal(execution.kind, 'task');
     const runId = Number(/^run-(\d+)-/.exec(execution.handle!.taskId)![1]);
     await until('the sleeper to run', () => processesRunning(argv) === 1);
-    assert.match((await owner.session.task(execution.handle!.taskId).snapshot()).statusMessage!, /is running \(started /);
+    assert.match(
+      (await owner.session.task(execution.handle!.taskId).snapshot()).statusMessage!,
+      /is running \(started /,
+    );
 
     await execution.cancel();
     assert.equal((await execution.settle()).outcome.status, 'cancelled');
     const after = await owner.session.task(execution.handle!.taskId).snapshot();
-    assert.deepEqual([after.status, after.statusMessage], ['cancelled', `run ${runId} of sleeper was cancelled by user:owner`]);
+    assert.deepEqual(
+      [after.status, after.statusMessage],
+      ['cancelled', `run ${runId} of sleeper was cancelled by user:owner`],
+    );
     await until('the process to be gone', () => processesRunning(argv) === 0, 3000);
     const run = getRun(f.app.engine.db, runId)!;
     assert.deepEqual([run.status, run.cancelledBy, run.reason], ['failed', 'user:owner', 'cancelled by user:owner']);
@@ -169,36 +200,61 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     assert.equal(getRun(f.app.engine.db, runId)!.cancelledBy, 'user:owner');
   });
 
-  it('without the extension in the request: today\'s blocking answer, and tasks/* answer -32021 naming it', async (t) => {
+  it("without the extension in the request: today's blocking answer, and tasks/* answer -32021 naming it", async (t) => {
     const f = await setup(t);
     f.addRunner('answerer', ANSWER);
     const plain = await plainClient(f, f.ownerToken);
     t.after(() => plain.close());
-    const r = await plain.callTool({ name: 'execute_agent', arguments: { agent_name: 'answerer', prompt: 'Six times seven?' } }) as ToolResult;
+    const r = (await plain.callTool({
+      name: 'execute_agent',
+      arguments: { agent_name: 'answerer', prompt: 'Six times seven?' },
+    })) as ToolResult;
     assert.equal((r.structuredContent as Body).content, 'forty-two');
 
     const owner = await f.open(f.ownerToken);
-    const direct = await owner.raw('tools/call', { name: 'execute_agent', arguments: { agent_name: 'answerer', prompt: 'Again?' }, _meta: envelope(false) });
+    const direct = await owner.raw('tools/call', {
+      name: 'execute_agent',
+      arguments: { agent_name: 'answerer', prompt: 'Again?' },
+      _meta: envelope(false),
+    });
     assert.equal(direct.message.result!.resultType, 'complete');
     assert.equal((direct.message.result!.structuredContent as Body).content, 'forty-two');
-    for (const [method, params] of [['tasks/get', {}], ['tasks/cancel', {}], ['tasks/update', { inputResponses: {} }]] as const) {
+    for (const [method, params] of [
+      ['tasks/get', {}],
+      ['tasks/cancel', {}],
+      ['tasks/update', { inputResponses: {} }],
+    ] as const) {
       const refused = await owner.raw(method, { taskId: 'run-1-x', ...params, _meta: envelope(false) });
       assert.equal(refused.message.error?.code, -32021, method);
-      assert.deepEqual((refused.message.error?.data as Body).requiredCapabilities, { extensions: { 'io.modelcontextprotocol/tasks': {} } });
+      assert.deepEqual((refused.message.error?.data as Body).requiredCapabilities, {
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      });
     }
     // A 2025-11-25 session (SDK v1, initialize) is as it was: no extension advertised, no tasks/* methods.
     const legacy = await f.connect(f.ownerToken);
     assert.equal((legacy.getServerCapabilities() as Body).extensions, undefined);
-    const old = await legacy.callTool({ name: 'execute_agent', arguments: { agent_name: 'answerer', prompt: 'Once more?' } }) as ToolResult;
+    const old = (await legacy.callTool({
+      name: 'execute_agent',
+      arguments: { agent_name: 'answerer', prompt: 'Once more?' },
+    })) as ToolResult;
     assert.equal((old.structuredContent as Body).content, 'forty-two');
-    await assert.rejects(legacy.request({ method: 'tasks/get', params: { taskId: 'run-1-x' } }, GetTaskResultV2Schema as never), /Method not found/);
+    await assert.rejects(
+      legacy.request({ method: 'tasks/get', params: { taskId: 'run-1-x' } }, GetTaskResultV2Schema as never),
+      /Method not found/,
+    );
   });
 
   it('tasks/get of an id Colony never minted: -32602; tasks/update of a real task: the empty ack (nothing is input_required)', async (t) => {
     const f = await setup(t);
     f.addRunner('answerer', ANSWER);
     const owner = await f.open(f.ownerToken);
-    for (const garbage of ['nonsense', 'run-1', 'run-1-', `verify-1.2-${'x'.repeat(22)}`, 'run-99999999999999999999-abc']) {
+    for (const garbage of [
+      'nonsense',
+      'run-1',
+      'run-1-',
+      `verify-1.2-${'x'.repeat(22)}`,
+      'run-99999999999999999999-abc',
+    ]) {
       const r = await owner.raw('tasks/get', { taskId: garbage, _meta: envelope(true) });
       assert.deepEqual(r.message.error, { code: -32602, message: 'Failed to retrieve task: Task not found' }, garbage);
     }
@@ -209,6 +265,7 @@ describe('execute_agent as an MCP task (2026-07-28, io.modelcontextprotocol/task
     const missing = await owner.raw('tasks/update', { taskId, _meta: envelope(true) });
     assert.equal(missing.message.error?.code, -32602);
     // tasks/result and tasks/list are gone in this revision.
-    for (const method of ['tasks/result', 'tasks/list']) assert.equal((await owner.raw(method, { taskId, _meta: envelope(true) })).message.error?.code, -32601, method);
+    for (const method of ['tasks/result', 'tasks/list'])
+      assert.equal((await owner.raw(method, { taskId, _meta: envelope(true) })).message.error?.code, -32601, method);
   });
 });

@@ -52,13 +52,20 @@ describe('tools/list by scope', () => {
 });
 
 describe('a call outside the scope', () => {
-  it('names the fix: the owner\'s `colony agents update … --tools <current>,<tool>`', async () => {
+  it("names the fix: the owner's `colony agents update … --tools <current>,<tool>`", async () => {
     const text = await refused(f, worker, 'claim_task', { task_id: 1 }, 'ErrToolNotInScope');
-    assert.equal(text, 'ErrToolNotInScope: claim_task is not in the tool scope of agent worker; the owner can add it: '
-      + 'colony agents update worker --tools get_agent_capability,list_agent_capabilities,my_status,whoami,claim_task');
+    assert.equal(
+      text,
+      'ErrToolNotInScope: claim_task is not in the tool scope of agent worker; the owner can add it: ' +
+        'colony agents update worker --tools get_agent_capability,list_agent_capabilities,my_status,whoami,claim_task',
+    );
     const r = await worker.callTool({ name: 'claim_task', arguments: { task_id: 1 } });
     const details = (r.structuredContent as { error: { details: Record<string, unknown> } }).error.details;
-    assert.deepEqual(details, { tool: 'claim_task', tool_scope: SCOPE, fix: 'colony agents update worker --tools get_agent_capability,list_agent_capabilities,my_status,whoami,claim_task' });
+    assert.deepEqual(details, {
+      tool: 'claim_task',
+      tool_scope: SCOPE,
+      fix: 'colony agents update worker --tools get_agent_capability,list_agent_capabilities,my_status,whoami,claim_task',
+    });
   });
 
   it('an owner tool stays unknown to an agent (ErrToolNotFound): there is nothing the owner could add', async () => {
@@ -69,12 +76,24 @@ describe('a call outside the scope', () => {
 
 describe('update_agent checks the tool scope (ErrInvalidInput, nothing written)', () => {
   it('a typo is named with the closest agent tool', async () => {
-    const text = await refused(f, owner, 'update_agent', { agent_id: f.agent.agentId, tool_scope: ['whoami', 'claim_tsk'] }, 'ErrInvalidInput');
+    const text = await refused(
+      f,
+      owner,
+      'update_agent',
+      { agent_id: f.agent.agentId, tool_scope: ['whoami', 'claim_tsk'] },
+      'ErrInvalidInput',
+    );
     assert.equal(text, 'ErrInvalidInput: unknown tool claim_tsk: did you mean claim_task?');
   });
 
   it('an owner tool is refused as not callable by agents; every problem is on the one line', async () => {
-    const text = await refused(f, owner, 'update_agent', { agent_id: f.agent.agentId, tool_scope: ['list_tokens', 'whoami', 'zzz'] }, 'ErrInvalidInput');
+    const text = await refused(
+      f,
+      owner,
+      'update_agent',
+      { agent_id: f.agent.agentId, tool_scope: ['list_tokens', 'whoami', 'zzz'] },
+      'ErrInvalidInput',
+    );
     assert.equal(text, 'ErrInvalidInput: unknown tool zzz; list_tokens is an owner tool: agents cannot call it');
     assert.deepEqual(getAgent(f.app.engine.db, f.agent.agentId)!.toolScope, SCOPE, 'the scope is unchanged');
   });
@@ -85,8 +104,8 @@ describe('update_agent checks the tool scope (ErrInvalidInput, nothing written)'
   });
 });
 
-describe('Colony\'s own scopes', () => {
-  it('the default coordinator\'s tools are all agent tools that exist', () => {
+describe("Colony's own scopes", () => {
+  it("the default coordinator's tools are all agent tools that exist", () => {
     assert.doesNotThrow(() => checkToolScope(COORDINATOR_TOOLS, buildToolRegistry().known()));
   });
 });

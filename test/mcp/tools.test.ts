@@ -11,8 +11,13 @@ const tools = buildToolRegistry().list();
 
 describe('the tool registry', () => {
   it('has no agent-surface tool whose name contains a forbidden verb', () => {
-    const offenders = tools.filter((t) => t.surface === 'agent' && FORBIDDEN_AGENT_VERBS.some((verb) => t.name.includes(verb)));
-    assert.deepEqual(offenders.map((t) => t.name), []);
+    const offenders = tools.filter(
+      (t) => t.surface === 'agent' && FORBIDDEN_AGENT_VERBS.some((verb) => t.name.includes(verb)),
+    );
+    assert.deepEqual(
+      offenders.map((t) => t.name),
+      [],
+    );
   });
 
   it('gives every tool a description, a strict input schema and annotations matching its trust class', () => {
@@ -28,9 +33,17 @@ describe('the tool registry', () => {
   });
 
   it('keeps the first registration of a name and ignores later ones', () => {
-    const make = (description: string) => defineTool({
-      name: 'dup_tool', title: 'Dup', description, trust: 'read', surface: 'agent', module: 'test', input: z.strictObject({}), handler: () => ({}),
-    });
+    const make = (description: string) =>
+      defineTool({
+        name: 'dup_tool',
+        title: 'Dup',
+        description,
+        trust: 'read',
+        surface: 'agent',
+        module: 'test',
+        input: z.strictObject({}),
+        handler: () => ({}),
+      });
     const first = make('the first registration of this name');
     const registry = new ToolRegistry().register(first, make('a later registration that must be ignored'));
     assert.equal(registry.get('dup_tool'), first);

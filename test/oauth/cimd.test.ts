@@ -4,7 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import { refuseInternalHost } from '../../src/http/oauth-cimd.js';
 import { oauthClientById } from '../../src/projections/oauth-queries.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
-import { approveInConsole, finishAuthorization, mcpStatus, MemoryProvider, oauthFixture, openAuthorization, pkcePair, startAuthorization } from '../helpers/oauth.js';
+import {
+  approveInConsole,
+  finishAuthorization,
+  mcpStatus,
+  MemoryProvider,
+  oauthFixture,
+  openAuthorization,
+  pkcePair,
+  startAuthorization,
+} from '../helpers/oauth.js';
 import { Browser } from '../http/console-client.js';
 
 /**
@@ -21,15 +30,33 @@ const CALLBACK = 'http://127.0.0.1:61000/cb';
 function serveDocuments(): Promise<Server> {
   const server = createServer((req, res) => {
     const self = `${docBase}${req.url}`;
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (body: unknown) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     switch (req.url) {
-      case '/client.json': return json({ client_id: self, client_name: 'Doc Client', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' });
-      case '/liar.json': return json({ client_id: `${docBase}/client.json`, client_name: 'Liar', redirect_uris: [CALLBACK] });
-      case '/moved.json': return void res.writeHead(302, { location: `${docBase}/client.json` }).end();
-      case '/big.json': return json({ client_id: self, client_name: 'Big', redirect_uris: [CALLBACK], padding: 'x'.repeat(70 * 1024) });
-      case '/no-uris.json': return json({ client_id: self, client_name: 'No URIs' });
-      case '/secret.json': return json({ client_id: self, client_name: 'Confidential', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'private_key_jwt' });
-      default: return void res.writeHead(404).end();
+      case '/client.json':
+        return json({
+          client_id: self,
+          client_name: 'Doc Client',
+          redirect_uris: [CALLBACK],
+          token_endpoint_auth_method: 'none',
+        });
+      case '/liar.json':
+        return json({ client_id: `${docBase}/client.json`, client_name: 'Liar', redirect_uris: [CALLBACK] });
+      case '/moved.json':
+        return void res.writeHead(302, { location: `${docBase}/client.json` }).end();
+      case '/big.json':
+        return json({ client_id: self, client_name: 'Big', redirect_uris: [CALLBACK], padding: 'x'.repeat(70 * 1024) });
+      case '/no-uris.json':
+        return json({ client_id: self, client_name: 'No URIs' });
+      case '/secret.json':
+        return json({
+          client_id: self,
+          client_name: 'Confidential',
+          redirect_uris: [CALLBACK],
+          token_endpoint_auth_method: 'private_key_jwt',
+        });
+      default:
+        return void res.writeHead(404).end();
     }
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -48,7 +75,14 @@ after(async () => {
 
 const page = (clientId: string) => {
   const url = new URL(`${f.base}/oauth/authorize`);
-  const params = { response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' };
+  const params = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return openAuthorization(url);
 };
@@ -96,7 +130,9 @@ describe('client ID metadata documents', () => {
     } finally {
       process.env.COLONY_OAUTH_ALLOW_HTTP_CLIENT_IDS = '1';
     }
-    const url = new URL(`${f.base}/oauth/authorize?response_type=code&code_challenge_method=S256&redirect_uri=https://evil.example/cb`);
+    const url = new URL(
+      `${f.base}/oauth/authorize?response_type=code&code_challenge_method=S256&redirect_uri=https://evil.example/cb`,
+    );
     url.searchParams.set('client_id', `${docBase}/client.json`);
     url.searchParams.set('code_challenge', pkcePair().challenge);
     const p = await openAuthorization(url);

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { colony } from '../helpers/cli.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
-import { finishAuthorization, mcpStatus, MemoryProvider, oauthFixture, pollDecision, startAuthorization, type AuthorizationPage } from '../helpers/oauth.js';
+import {
+  finishAuthorization,
+  mcpStatus,
+  MemoryProvider,
+  oauthFixture,
+  pollDecision,
+  startAuthorization,
+  type AuthorizationPage,
+} from '../helpers/oauth.js';
 import { Browser, type Body } from '../http/console-client.js';
 
 /**
@@ -28,12 +36,23 @@ before(async () => {
 after(() => f.close());
 
 const waitingCount = async (): Promise<number> => (await owner.json('/oauth/requests')).waiting as number;
-const whoami = async (token: string) => (await (await f.connect(token)).callTool({ name: 'whoami', arguments: {} })).structuredContent as { kind: string; name: string };
-const lastOAuthEvent = () => f.app.engine.db.prepare(`SELECT type, json_extract(meta, '$.actor') AS actor, data FROM es_events WHERE stream_id LIKE 'oauth-approval-%' ORDER BY position DESC LIMIT 1`)
-  .get() as { type: string; actor: string; data: string };
+const whoami = async (token: string) =>
+  (await (await f.connect(token)).callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+    kind: string;
+    name: string;
+  };
+const lastOAuthEvent = () =>
+  f.app.engine.db
+    .prepare(
+      `SELECT type, json_extract(meta, '$.actor') AS actor, data FROM es_events WHERE stream_id LIKE 'oauth-approval-%' ORDER BY position DESC LIMIT 1`,
+    )
+    .get() as { type: string; actor: string; data: string };
 
 /** An application asks (no console cookie: it arrived cross-site) and the owner approves it in the console as `as`; its access token. */
-async function approvedToken(as: string, name = 'Console-approved'): Promise<{ token: string; provider: MemoryProvider }> {
+async function approvedToken(
+  as: string,
+  name = 'Console-approved',
+): Promise<{ token: string; provider: MemoryProvider }> {
   const provider = new MemoryProvider('http://127.0.0.1:53682/callback', name);
   const page = await startAuthorization(f, provider);
   await owner.json(`/oauth/requests/${page.userCode}/approve`, { method: 'POST', body: { as } });
@@ -51,7 +70,12 @@ describe('pending authorization requests in the console', () => {
     provider = new MemoryProvider('http://127.0.0.1:53682/callback', HOSTILE);
     page = await startAuthorization(f, provider);
     assert.doesNotMatch(page.html, /<form/);
-    assert.match(page.html, new RegExp(`Approve it in the Colony console under <a href="/oauth" target="_blank" rel="noopener">OAuth apps</a>, or run\\s+<code>colony oauth approve ${page.userCode}</code>`));
+    assert.match(
+      page.html,
+      new RegExp(
+        `Approve it in the Colony console under <a href="/oauth" target="_blank" rel="noopener">OAuth apps</a>, or run\\s+<code>colony oauth approve ${page.userCode}</code>`,
+      ),
+    );
   });
 
   it('never lists codes: the owner finds the request by the code its page shows, with everything the client chose as data, and approves it', async () => {
@@ -60,18 +84,43 @@ describe('pending authorization requests in the console', () => {
     assert.ok((list.waiting as number) >= 1);
     assert.doesNotMatch(JSON.stringify(list), new RegExp(page.userCode));
     const listed = await owner.json(`/oauth/requests/${page.userCode}`);
-    assert.deepEqual({ ...listed, created_at: undefined, expires_at: undefined }, {
-      code: page.userCode, client_id: provider.info!.client_id, client_name: HOSTILE, client_kind: 'dcr', redirect_host: '127.0.0.1:53682', scopes: ['mcp'],
-      created_at: undefined, expires_at: undefined,
-    });
+    assert.deepEqual(
+      { ...listed, created_at: undefined, expires_at: undefined },
+      {
+        code: page.userCode,
+        client_id: provider.info!.client_id,
+        client_name: HOSTILE,
+        client_kind: 'dcr',
+        redirect_host: '127.0.0.1:53682',
+        scopes: ['mcp'],
+        created_at: undefined,
+        expires_at: undefined,
+      },
+    );
     assert.equal(Date.parse(listed.expires_at) - Date.parse(listed.created_at), 10 * 60_000);
 
-    await owner.error(`/oauth/requests/${page.userCode}/approve`, { method: 'POST', body: {}, csrf: null }, 403, 'ErrCsrf');
-    await owner.error(`/oauth/requests/${page.userCode}/approve`, { method: 'POST', body: {}, origin: 'https://claude.ai' }, 403, 'ErrCsrf');
+    await owner.error(
+      `/oauth/requests/${page.userCode}/approve`,
+      { method: 'POST', body: {}, csrf: null },
+      403,
+      'ErrCsrf',
+    );
+    await owner.error(
+      `/oauth/requests/${page.userCode}/approve`,
+      { method: 'POST', body: {}, origin: 'https://claude.ai' },
+      403,
+      'ErrCsrf',
+    );
     const before = f.eventCount();
     // Typed as a person would: lower case, no dash.
-    const approved = await owner.json(`/oauth/requests/${page.userCode.toLowerCase().replace('-', '')}/approve`, { method: 'POST', body: { as: 'owner' } });
-    assert.deepEqual({ ...approved, approval_id: 0 }, { code: page.userCode, status: 'approved', as: 'owner', approval_id: 0 });
+    const approved = await owner.json(`/oauth/requests/${page.userCode.toLowerCase().replace('-', '')}/approve`, {
+      method: 'POST',
+      body: { as: 'owner' },
+    });
+    assert.deepEqual(
+      { ...approved, approval_id: 0 },
+      { code: page.userCode, status: 'approved', as: 'owner', approval_id: 0 },
+    );
     assert.equal(f.eventCount(), before + 1, 'one event: the decision');
     const event = lastOAuthEvent();
     assert.equal(event.type, 'OAuthAuthorizationApproved');
@@ -98,20 +147,47 @@ describe('pending authorization requests in the console', () => {
     assert.equal(new URL(decision.redirect!).searchParams.get('error'), 'access_denied');
   });
 
-  it('refuses an agent\'s session, an OAuth token, unknown codes and wrong inputs, writing nothing; the request keeps waiting', async () => {
+  it("refuses an agent's session, an OAuth token, unknown codes and wrong inputs, writing nothing; the request keeps waiting", async () => {
     const asking = await startAuthorization(f, new MemoryProvider('http://127.0.0.1:53682/callback', 'Still waiting'));
     const code = asking.userCode;
-    for (const [path, method] of [['/oauth/requests', 'GET'], [`/oauth/requests/${code}`, 'GET'], [`/oauth/requests/${code}/approve`, 'POST'], [`/oauth/requests/${code}/deny`, 'POST'],
-      ['/oauth/clients', 'GET'], ['/oauth/grants/1/revoke', 'POST'], ['/oauth/clients/x/revoke', 'POST']] as const) {
+    for (const [path, method] of [
+      ['/oauth/requests', 'GET'],
+      [`/oauth/requests/${code}`, 'GET'],
+      [`/oauth/requests/${code}/approve`, 'POST'],
+      [`/oauth/requests/${code}/deny`, 'POST'],
+      ['/oauth/clients', 'GET'],
+      ['/oauth/grants/1/revoke', 'POST'],
+      ['/oauth/clients/x/revoke', 'POST'],
+    ] as const) {
       await worker.error(path, { method, body: method === 'POST' ? {} : undefined }, 403, 'ErrForbidden');
     }
     await owner.error('/oauth/requests/ABCD-EFGH/approve', { method: 'POST', body: {} }, 404, 'ErrNotFound');
     await owner.error('/oauth/requests/ABCD-EFGH/deny', { method: 'POST', body: {} }, 404, 'ErrNotFound');
     await owner.error('/oauth/requests/not-a-code/approve', { method: 'POST', body: {} }, 400, 'ErrInvalidInput');
-    await owner.error(`/oauth/requests/${code}/approve`, { method: 'POST', body: { as: 'agent:nobody' } }, 404, 'ErrNotFound');
-    await owner.error(`/oauth/requests/${code}/approve`, { method: 'POST', body: { as: 'user:owner' } }, 400, 'ErrInvalidInput');
-    await owner.error(`/oauth/requests/${code}/approve`, { method: 'POST', body: { as: 'owner', scope: 'everything' } }, 400, 'ErrInvalidInput');
-    await owner.error(`/oauth/requests/${code}/deny`, { method: 'POST', body: { reason: 'x' } }, 400, 'ErrInvalidInput');
+    await owner.error(
+      `/oauth/requests/${code}/approve`,
+      { method: 'POST', body: { as: 'agent:nobody' } },
+      404,
+      'ErrNotFound',
+    );
+    await owner.error(
+      `/oauth/requests/${code}/approve`,
+      { method: 'POST', body: { as: 'user:owner' } },
+      400,
+      'ErrInvalidInput',
+    );
+    await owner.error(
+      `/oauth/requests/${code}/approve`,
+      { method: 'POST', body: { as: 'owner', scope: 'everything' } },
+      400,
+      'ErrInvalidInput',
+    );
+    await owner.error(
+      `/oauth/requests/${code}/deny`,
+      { method: 'POST', body: { reason: 'x' } },
+      400,
+      'ErrInvalidInput',
+    );
     assert.equal((await owner.json(`/oauth/requests/${code}`)).code, code, 'nothing decided it');
     assert.ok((await waitingCount()) >= 1);
     assert.equal((await pollDecision(f, asking.requestId, 0)).status, 'pending');
@@ -133,13 +209,22 @@ describe('applications and their grants in the console', () => {
     assert.equal(cli.code, 0, cli.stderr);
     assert.deepEqual(clients, JSON.parse(cli.stdout), 'one view for the console and the CLI');
     const mine = clients.find((c) => c.client_id === asAgent.provider.info!.client_id)!;
-    assert.deepEqual(mine.grants.map((g: Body) => [g.as, g.status]), [['agent:worker', 'active']]);
+    assert.deepEqual(
+      mine.grants.map((g: Body) => [g.as, g.status]),
+      [['agent:worker', 'active']],
+    );
 
     const grantId = mine.grants[0].grant_id as number;
-    assert.deepEqual(await owner.json(`/oauth/grants/${grantId}/revoke`, { method: 'POST' }), { grant_id: grantId, revoked: true });
+    assert.deepEqual(await owner.json(`/oauth/grants/${grantId}/revoke`, { method: 'POST' }), {
+      grant_id: grantId,
+      revoked: true,
+    });
     assert.equal(await mcpStatus(f, asAgent.token), 401, 'refused on the next request');
     const before = f.eventCount();
-    assert.deepEqual(await owner.json(`/oauth/grants/${grantId}/revoke`, { method: 'POST' }), { grant_id: grantId, revoked: false });
+    assert.deepEqual(await owner.json(`/oauth/grants/${grantId}/revoke`, { method: 'POST' }), {
+      grant_id: grantId,
+      revoked: false,
+    });
     assert.equal(f.eventCount(), before, 'revoking twice writes nothing');
     await owner.error('/oauth/grants/9999/revoke', { method: 'POST' }, 404, 'ErrNotFound');
     await owner.error('/oauth/grants/x/revoke', { method: 'POST' }, 400, 'ErrInvalidInput');
@@ -153,7 +238,12 @@ describe('applications and their grants in the console', () => {
     const gone = (await owner.json('/oauth/clients')).clients.find((c: Body) => c.client_id === clientId);
     assert.equal(gone.status, 'no live grant');
     // A metadata-document client id is a URL: it travels encoded in the path and comes back decoded.
-    const unknown = await owner.error(`/oauth/clients/${encodeURIComponent('https://evil.example/client.json')}/revoke`, { method: 'POST' }, 404, 'ErrNotFound');
+    const unknown = await owner.error(
+      `/oauth/clients/${encodeURIComponent('https://evil.example/client.json')}/revoke`,
+      { method: 'POST' },
+      404,
+      'ErrNotFound',
+    );
     assert.equal(unknown.error.details.client_id, 'https://evil.example/client.json');
   });
 });

@@ -6,7 +6,14 @@ import { dumpTables } from '../helpers/engine.js';
 import { colony } from '../helpers/cli.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import {
-  approveInConsole, finishAuthorization, mcpStatus, MemoryProvider, oauthFixture, openAuthorization, pollDecision, startAuthorization,
+  approveInConsole,
+  finishAuthorization,
+  mcpStatus,
+  MemoryProvider,
+  oauthFixture,
+  openAuthorization,
+  pollDecision,
+  startAuthorization,
 } from '../helpers/oauth.js';
 import { Browser } from '../http/console-client.js';
 
@@ -18,7 +25,12 @@ import { Browser } from '../http/console-client.js';
  */
 let f: HttpFixture;
 const AGENT_TOOLS = ['read_inbox', 'whoami'];
-const oauthTypes = () => (f.app.engine.db.prepare(`SELECT type FROM es_events WHERE stream_id LIKE 'oauth-%' ORDER BY position`).all() as { type: string }[]).map((r) => r.type);
+const oauthTypes = () =>
+  (
+    f.app.engine.db.prepare(`SELECT type FROM es_events WHERE stream_id LIKE 'oauth-%' ORDER BY position`).all() as {
+      type: string;
+    }[]
+  ).map((r) => r.type);
 const toolNames = async (token: string) => (await (await f.connect(token)).listTools()).tools.map((t) => t.name).sort();
 
 before(async () => {
@@ -34,10 +46,17 @@ describe('discovery', () => {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
       assert.deepEqual(await res.json(), {
-        resource: mcpResourceUrl(f.base), authorization_servers: [f.base], scopes_supported: ['mcp'], bearer_methods_supported: ['header'], resource_name: 'Colony',
+        resource: mcpResourceUrl(f.base),
+        authorization_servers: [f.base],
+        scopes_supported: ['mcp'],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Colony',
       });
     }
-    const as = (await (await fetch(`${f.base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const as = (await (await fetch(`${f.base}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
     assert.equal(as.issuer, f.base);
     assert.equal(as.authorization_endpoint, `${f.base}/oauth/authorize`);
     assert.equal(as.token_endpoint, `${f.base}/oauth/token`);
@@ -48,7 +67,10 @@ describe('discovery', () => {
     assert.deepEqual(as.grant_types_supported, ['authorization_code', 'refresh_token']);
     assert.equal(as.client_id_metadata_document_supported, true);
     assert.equal(as.authorization_response_iss_parameter_supported, true);
-    const preflight = await fetch(`${f.base}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${f.base}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
+    });
     assert.equal(preflight.status, 204);
   });
 });
@@ -61,7 +83,7 @@ describe('the owner approves in the console', () => {
     const provider = new MemoryProvider();
     const page = await startAuthorization(f, provider, browser.cookie!);
     assert.match(provider.info!.client_id, /^colony-client-[0-9a-f]{32}$/);
-    assert.equal(f.eventCount(), before, 'registering and asking log nothing: only the owner\'s decision does');
+    assert.equal(f.eventCount(), before, "registering and asking log nothing: only the owner's decision does");
     assert.match(page.html, /Authorize “Test Client”\?/);
     assert.match(page.html, /<button type="submit" name="decision" value="approve">Approve<\/button>/);
     assert.match(page.html, /<option value="agent:\d+">agent worker: its tools only<\/option>/);
@@ -82,7 +104,11 @@ describe('the owner approves in the console', () => {
     assert.equal((me.structuredContent as { kind: string; name: string }).kind, 'owner');
     assert.ok((await client.listTools()).tools.length > AGENT_TOOLS.length, 'the owner sees every tool');
 
-    assert.equal(await auth(provider, { serverUrl: `${f.base}/mcp` }), 'AUTHORIZED', 'the stored refresh token is used');
+    assert.equal(
+      await auth(provider, { serverUrl: `${f.base}/mcp` }),
+      'AUTHORIZED',
+      'the stored refresh token is used',
+    );
     const second = provider.saved!;
     assert.notEqual(second.access_token, first.access_token);
     assert.notEqual(second.refresh_token, first.refresh_token);
@@ -91,16 +117,23 @@ describe('the owner approves in the console', () => {
 
     const again = await f.connect(second.access_token);
     const revoked = await fetch(`${f.base}/oauth/revoke`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ token: second.refresh_token!, client_id: provider.info!.client_id }).toString(),
     });
     assert.equal(revoked.status, 200);
     await assert.rejects(again.listTools(), 'the next call of an open session is refused');
     assert.equal(await mcpStatus(f, second.access_token), 401);
-    assert.deepEqual(oauthTypes(), ['OAuthAuthorizationApproved', 'OAuthClientRegistered', 'OAuthGrantIssued', 'OAuthGrantRefreshed', 'OAuthGrantRevoked']);
+    assert.deepEqual(oauthTypes(), [
+      'OAuthAuthorizationApproved',
+      'OAuthClientRegistered',
+      'OAuthGrantIssued',
+      'OAuthGrantRefreshed',
+      'OAuthGrantRevoked',
+    ]);
   });
 
-  it('an agent\'s console session may not approve: the page says so, and the form is refused with nothing logged', async () => {
+  it("an agent's console session may not approve: the page says so, and the form is refused with nothing logged", async () => {
     const browser = new Browser(f);
     await browser.signIn(f.agentToken);
     const page = await startAuthorization(f, new MemoryProvider(), browser.cookie!);
@@ -117,12 +150,20 @@ describe('the owner approves in the console', () => {
 describe('the owner approves with the CLI, from another process', () => {
   let grantsJson: { client_id: string; grants: { grant_id: number; as: string; status: string }[] }[] = [];
 
-  it('approves as an agent: the token gets that agent\'s tools only; the CLI lists and revokes the grant', async () => {
+  it("approves as an agent: the token gets that agent's tools only; the CLI lists and revokes the grant", async () => {
     const provider = new MemoryProvider('http://localhost:41234/cb', 'CLI-approved client');
     const page = await startAuthorization(f, provider);
     assert.match(page.html, new RegExp(`colony oauth approve ${page.userCode}`));
     assert.doesNotMatch(page.html, /<form/, 'no cookie, no approve button');
-    const cli = colony(['--data', f.app.dataDir, 'oauth', 'approve', page.userCode.toLowerCase().replace('-', ''), '--as', 'agent:worker']);
+    const cli = colony([
+      '--data',
+      f.app.dataDir,
+      'oauth',
+      'approve',
+      page.userCode.toLowerCase().replace('-', ''),
+      '--as',
+      'agent:worker',
+    ]);
     assert.equal(cli.code, 0, cli.stderr);
     assert.match(cli.stdout, new RegExp(`Approved ${page.userCode} as agent worker`));
     const decision = await pollDecision(f, page.requestId);
@@ -132,7 +173,10 @@ describe('the owner approves with the CLI, from another process', () => {
     const token = provider.saved!.access_token;
     assert.deepEqual(await toolNames(token), AGENT_TOOLS);
     const me = await (await f.connect(token)).callTool({ name: 'whoami', arguments: {} });
-    assert.deepEqual([(me.structuredContent as { kind: string }).kind, (me.structuredContent as { name: string }).name], ['agent', 'worker']);
+    assert.deepEqual(
+      [(me.structuredContent as { kind: string }).kind, (me.structuredContent as { name: string }).name],
+      ['agent', 'worker'],
+    );
 
     const list = colony(['--data', f.app.dataDir, 'oauth', 'clients', '--json']);
     assert.equal(list.code, 0, list.stderr);
@@ -152,8 +196,19 @@ describe('the owner approves with the CLI, from another process', () => {
     const decision = await pollDecision(f, page.requestId);
     assert.equal(decision.status, 'denied');
     const url = new URL(decision.redirect!);
-    assert.deepEqual([url.searchParams.get('error'), url.searchParams.get('state'), url.searchParams.get('iss'), url.searchParams.get('code')], ['access_denied', 'state-xyz', f.base, null]);
-    assert.equal((await openAuthorization(new URL(`${f.base}/oauth/authorize/status?request=${'0'.repeat(64)}`))).status, 404);
+    assert.deepEqual(
+      [
+        url.searchParams.get('error'),
+        url.searchParams.get('state'),
+        url.searchParams.get('iss'),
+        url.searchParams.get('code'),
+      ],
+      ['access_denied', 'state-xyz', f.base, null],
+    );
+    assert.equal(
+      (await openAuthorization(new URL(`${f.base}/oauth/authorize/status?request=${'0'.repeat(64)}`))).status,
+      404,
+    );
   });
 
   it('rebuilding the oauth projection gives the same rows', () => {

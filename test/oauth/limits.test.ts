@@ -19,7 +19,16 @@ before(async () => {
 after(() => f.close());
 
 const client: ClientInfo = { clientId: 'c', kind: 'dcr', clientName: 'C', redirectUris: ['http://127.0.0.1/cb'] };
-const fields = { client, redirectUri: 'http://127.0.0.1/cb', redirectUriGiven: true, state: null, codeChallenge: 'x', resource: 'r', scopes: ['mcp' as const], afterPosition: 0 };
+const fields = {
+  client,
+  redirectUri: 'http://127.0.0.1/cb',
+  redirectUriGiven: true,
+  state: null,
+  codeChallenge: 'x',
+  resource: 'r',
+  scopes: ['mcp' as const],
+  afterPosition: 0,
+};
 
 describe('memory bounds', () => {
   it('pending requests: capped (the oldest goes), unique user codes, gone after 10 minutes', () => {
@@ -36,7 +45,11 @@ describe('memory bounds', () => {
 
   it('registered clients wait in memory, capped; the oldest unapproved one is forgotten', async () => {
     const registry = new ClientRegistry(f.app, new MetadataDocuments(), 2);
-    const [a, b, c] = [registry.register('a', ['http://127.0.0.1/a']), registry.register('b', ['http://127.0.0.1/b']), registry.register('c', ['http://127.0.0.1/c'])];
+    const [a, b, c] = [
+      registry.register('a', ['http://127.0.0.1/a']),
+      registry.register('b', ['http://127.0.0.1/b']),
+      registry.register('c', ['http://127.0.0.1/c']),
+    ];
     await assert.rejects(registry.resolve(a.clientId), /unknown client_id/);
     assert.equal((await registry.resolve(b.clientId)).clientName, 'b');
     assert.equal((await registry.resolve(c.clientId)).clientName, 'c');
@@ -44,7 +57,20 @@ describe('memory bounds', () => {
 
   it('a code is spent by its first use', () => {
     const codes = new AuthCodes(() => 0);
-    const code = codes.issue({ clientId: 'c', clientName: 'C', redirectUri: 'u', codeChallenge: 'x', resource: 'r', scopes: ['mcp'], principal: { kind: 'user', id: 1, ownerId: 1 }, approvalN: 1 }, client, true);
+    const code = codes.issue(
+      {
+        clientId: 'c',
+        clientName: 'C',
+        redirectUri: 'u',
+        codeChallenge: 'x',
+        resource: 'r',
+        scopes: ['mcp'],
+        principal: { kind: 'user', id: 1, ownerId: 1 },
+        approvalN: 1,
+      },
+      client,
+      true,
+    );
     assert.equal(codes.take(code)?.used, false);
     assert.equal(codes.take(code)?.used, true);
     assert.equal(codes.take('not-a-code'), null);
@@ -57,7 +83,11 @@ describe('registration over HTTP', () => {
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 11; i++) {
-      const res = await fetch(`${f.base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] }) });
+      const res = await fetch(`${f.base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] }),
+      });
       statuses.push(res.status);
       retryAfter = res.headers.get('retry-after');
       await res.body?.cancel();

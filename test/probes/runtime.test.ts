@@ -21,7 +21,12 @@ after(() => f.close());
 
 const actor = { actor: 'user:owner' };
 const probe = (agentId: number, message: string): CreatedProbe =>
-  createProbe(f.app, speakerOf(f.app, `user-${f.ownerId}`), { agentId: String(agentId), message, expiresInHours: 24 }, actor);
+  createProbe(
+    f.app,
+    speakerOf(f.app, `user-${f.ownerId}`),
+    { agentId: String(agentId), message, expiresInHours: 24 },
+    actor,
+  );
 const fire = async (p: CreatedProbe) => {
   const res = await fetch(`${f.base}/probes/${p.token}`, { method: 'POST' });
   assert.equal(res.status, 200);
@@ -44,7 +49,12 @@ describe('a fired probe wakes its agent', () => {
     assert.deepEqual(runs[0]!.wakes[0]!.messageIds, [shot.message_id]);
     const prompt = sessionMessages(f.app.engine.db, runs[0]!.runId)[0]!;
     assert.equal(prompt.role, 'user');
-    assert.ok(prompt.content.includes(probeEnvelope(fired.probe.probeId, shot.fired_at, 'Check the deploy.\nThen report back.')), prompt.content);
+    assert.ok(
+      prompt.content.includes(
+        probeEnvelope(fired.probe.probeId, shot.fired_at, 'Check the deploy.\nThen report back.'),
+      ),
+      prompt.content,
+    );
     assert.equal(runtimeOf(f.app.engine.db, a.agentId).status, 'idle', 'idle → executing → idle');
     assert.deepEqual(row(other), other.probe, 'untouched by a run that succeeded');
     assert.equal(row(fired).firedAt, shot.fired_at);
@@ -68,7 +78,7 @@ describe('probes expire when their agent stops or errors (the expire_probes_on_a
     assert.equal(row(shot).expiredReason, null);
   });
 
-  it('a failing run (exit 1) expires the agent\'s active probes, reason agent_error; the fired one that woke it keeps its expires_at', async () => {
+  it("a failing run (exit 1) expires the agent's active probes, reason agent_error; the fired one that woke it keeps its expires_at", async () => {
     const a = f.addRunner('crasher', 'cat >/dev/null; echo boom >&2; exit 1');
     const [waiting, shot] = [probe(a.agentId, 'still waiting'), probe(a.agentId, 'wake and crash')];
     await fire(shot);

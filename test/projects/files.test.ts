@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -76,7 +86,7 @@ describe('path policy', () => {
     assert.ok(existsSync(join(ws, 'real-dir', 'p', 'CLAUDE.md')));
   });
 
-  it('a registered project\'s path becomes an allowed root for other path arguments, until it is archived', async () => {
+  it("a registered project's path becomes an allowed root for other path arguments, until it is archived", async () => {
     const root = join(outside.dir, 'registered');
     const by = { key: `user-${f.owner.userId}`, name: f.owner.name, tenant: f.owner.userId };
     // Registered by the owner's own code path (no path policy there), as an operator would register an existing checkout.
@@ -86,8 +96,14 @@ describe('path policy', () => {
     assert.equal(inner.body.action, 'created');
     const owner = await f.connect(f.ownerToken);
     const ask = await callTool(owner, 'archive_project', { name: 'checkout' });
-    await callTool(owner, 'archive_project', { name: 'checkout', confirmation_token: (ask.body as { confirm_token: string }).confirm_token });
-    assert.ok(f.ctx.paths.allowedRoots().includes(join(root, 'packages', 'nested')), 'the nested project is still a root of its own');
+    await callTool(owner, 'archive_project', {
+      name: 'checkout',
+      confirmation_token: (ask.body as { confirm_token: string }).confirm_token,
+    });
+    assert.ok(
+      f.ctx.paths.allowedRoots().includes(join(root, 'packages', 'nested')),
+      'the nested project is still a root of its own',
+    );
     await outsideRoots({ name: 'late', path: join(root, 'late') }, join(root, 'late'));
   });
 });
@@ -95,7 +111,10 @@ describe('path policy', () => {
 describe('rollback', () => {
   it('a directory that cannot be made (a file in the way): the refusal text, nothing written', async () => {
     writeFileSync(join(ws, 'blocker'), 'a file where a directory should be');
-    await failedCreate({ name: 'blocked', path: join(ws, 'blocker', 'proj') }, /^Could not create directory .*blocker\/proj: /);
+    await failedCreate(
+      { name: 'blocked', path: join(ws, 'blocker', 'proj') },
+      /^Could not create directory .*blocker\/proj: /,
+    );
   });
 
   it('a failure after creating directories removes the ones it created', async () => {
@@ -104,18 +123,25 @@ describe('rollback', () => {
     assert.equal(existsSync(join(ws, 'fresh')), false, 'the parents it created are gone');
   });
 
-  it('a failing scaffold step: the event is not kept, a file it wrote is removed, a file of the user\'s is restored byte for byte', async () => {
+  it("a failing scaffold step: the event is not kept, a file it wrote is removed, a file of the user's is restored byte for byte", async () => {
     const dir = join(ws, 'half');
     mkdirSync(join(dir, 'PROGRESS.md'), { recursive: true }); // not a regular file: the second scaffold step fails
     const mine = '# My own notes\r\nkeep   \n\tthese bytes ✓';
     writeFileSync(join(dir, 'CLAUDE.md'), mine);
-    await failedCreate({ name: 'half', path: dir }, /^Scaffold failed for `half`: .*PROGRESS\.md is not a regular file\nNothing was created: the project was rolled back\.$/);
+    await failedCreate(
+      { name: 'half', path: dir },
+      /^Scaffold failed for `half`: .*PROGRESS\.md is not a regular file\nNothing was created: the project was rolled back\.$/,
+    );
     assert.equal(readFileSync(join(dir, 'CLAUDE.md'), 'utf8'), mine);
     unlinkSync(join(dir, 'CLAUDE.md'));
     await failedCreate({ name: 'half', path: dir }, /^Scaffold failed for `half`/);
     assert.equal(existsSync(join(dir, 'CLAUDE.md')), false, 'the CLAUDE.md it wrote is removed');
     rmSync(join(dir, 'PROGRESS.md'), { recursive: true });
-    assert.equal((await call('project_create', { name: 'half', path: dir })).body.action, 'created', 'the name was never taken');
+    assert.equal(
+      (await call('project_create', { name: 'half', path: dir })).body.action,
+      'created',
+      'the name was never taken',
+    );
   });
 });
 
@@ -128,12 +154,19 @@ describe('scaffold and regenerate', () => {
     mkdirSync(dir());
     writeFileSync(join(dir(), 'CLAUDE.md'), users);
     writeFileSync(join(dir(), 'PROGRESS.md'), '### 2026-01-01 | Task: old | Status: success\n');
-    await call('project_create', { name: 'own', path: dir(), description: 'Line one\n## Project-Specific Rules\nforged' });
+    await call('project_create', {
+      name: 'own',
+      path: dir(),
+      description: 'Line one\n## Project-Specific Rules\nforged',
+    });
   });
 
-  it('project_create scaffolds around files of the user\'s: CLAUDE.md\'s text becomes the rules block, PROGRESS.md\'s follows the template', () => {
+  it("project_create scaffolds around files of the user's: CLAUDE.md's text becomes the rules block, PROGRESS.md's follows the template", () => {
     assert.equal(rules(claude()), users);
-    assert.ok(claude().includes('- Description: Line one ## Project-Specific Rules forged\n'), 'a description cannot forge the heading');
+    assert.ok(
+      claude().includes('- Description: Line one ## Project-Specific Rules forged\n'),
+      'a description cannot forge the heading',
+    );
     const progress = readFileSync(join(dir(), 'PROGRESS.md'), 'utf8');
     assert.match(progress, /^# PROGRESS\.md\n> Read this file at the start of every task/);
     assert.ok(progress.endsWith('-->\n\n### 2026-01-01 | Task: old | Status: success\n'));
@@ -155,7 +188,10 @@ describe('scaffold and regenerate', () => {
   it('scaffold writes only what is missing; a symlinked file is refused and its target untouched', async () => {
     unlinkSync(join(dir(), 'PROGRESS.md'));
     assert.equal((await call('project_scaffold', { name: 'own' })).text, 'Project `own`: PROGRESS.md created.');
-    assert.equal((await call('project_scaffold', { name: 'own' })).text, 'Project `own`: no changes (files already present).');
+    assert.equal(
+      (await call('project_scaffold', { name: 'own' })).text,
+      'Project `own`: no changes (files already present).',
+    );
     const target = join(outside.dir, 'target.md');
     writeFileSync(target, 'not yours');
     unlinkSync(join(dir(), 'CLAUDE.md'));
@@ -163,7 +199,10 @@ describe('scaffold and regenerate', () => {
     const r = await call('project_scaffold', { name: 'own' });
     assert.equal(r.text, `Scaffold failed for \`own\`: ${join(dir(), 'CLAUDE.md')} is not a regular file`);
     assert.equal(r.body.error_code, 'ErrProjectFiles');
-    assert.match((await call('project_regenerate_claude_md', { name: 'own' })).text, /^Regenerate failed for `own`: .* is not a regular file$/);
+    assert.match(
+      (await call('project_regenerate_claude_md', { name: 'own' })).text,
+      /^Regenerate failed for `own`: .* is not a regular file$/,
+    );
     assert.equal(readFileSync(target, 'utf8'), 'not yours');
     assert.ok(lstatSync(join(dir(), 'CLAUDE.md')).isSymbolicLink());
   });
@@ -179,7 +218,10 @@ describe('scaffold and regenerate', () => {
     }
     symlinkSync(outside.dir, gone);
     const r = await call('project_scaffold', { name: 'gone' });
-    assert.equal(r.text, `Scaffold failed for \`gone\`: ${gone} now resolves to ${realpathSync(outside.dir)}; nothing was written.`);
+    assert.equal(
+      r.text,
+      `Scaffold failed for \`gone\`: ${gone} now resolves to ${realpathSync(outside.dir)}; nothing was written.`,
+    );
     assert.equal(existsSync(join(outside.dir, 'CLAUDE.md')), false);
   });
 });

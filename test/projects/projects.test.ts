@@ -50,15 +50,42 @@ async function confirmed(c: Client, name: string, args: Body) {
   const { result, body } = await callTool(c, name, args);
   assert.equal(body.confirmation_required, true, textOf(result));
   assert.equal(head(), before, 'asking for confirmation writes nothing');
-  return { token: body.confirm_token as string, ...(await call(c, name, { ...args, confirmation_token: body.confirm_token })) };
+  return {
+    token: body.confirm_token as string,
+    ...(await call(c, name, { ...args, confirmation_token: body.confirm_token })),
+  };
 }
 
 describe('project_create', () => {
-  it('checks the name in xylocopa\'s order: pattern, then length; nothing is written', async () => {
-    await refused(agent, 'project_create', { name: '-dash-first' }, 'Invalid project name `-dash-first`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].', 'ErrInvalidName');
-    await refused(agent, 'project_create', { name: '.hidden' }, 'Invalid project name `.hidden`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].', 'ErrInvalidName');
-    await refused(agent, 'project_create', { name: `a/${'b'.repeat(200)}` }, `Invalid project name \`a/${'b'.repeat(200)}\`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].`, 'ErrInvalidName');
-    await refused(agent, 'project_create', { name: 'x'.repeat(101) }, 'Project name too long: 101 chars (max 100).', 'ErrInvalidName');
+  it("checks the name in xylocopa's order: pattern, then length; nothing is written", async () => {
+    await refused(
+      agent,
+      'project_create',
+      { name: '-dash-first' },
+      'Invalid project name `-dash-first`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].',
+      'ErrInvalidName',
+    );
+    await refused(
+      agent,
+      'project_create',
+      { name: '.hidden' },
+      'Invalid project name `.hidden`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].',
+      'ErrInvalidName',
+    );
+    await refused(
+      agent,
+      'project_create',
+      { name: `a/${'b'.repeat(200)}` },
+      `Invalid project name \`a/${'b'.repeat(200)}\`. Must start with alphanumeric and contain only [a-zA-Z0-9._-].`,
+      'ErrInvalidName',
+    );
+    await refused(
+      agent,
+      'project_create',
+      { name: 'x'.repeat(101) },
+      'Project name too long: 101 chars (max 100).',
+      'ErrInvalidName',
+    );
   });
 
   it('defaults the path to <data>/workspace/projects/<name>, for an omitted path and for path=""', async () => {
@@ -74,9 +101,16 @@ describe('project_create', () => {
     const path = join(ws, 'idem');
     const first = await call(agent, 'project_create', { name: 'idem', path, git_url: 'git@example.com:team/idem.git' });
     assert.equal(first.body.action, 'created');
-    assert.equal(first.text, `Created project \`idem\`.\nPath: ${path}\nGit: git@example.com:team/idem.git\nScaffolded CLAUDE.md and PROGRESS.md if missing.`);
+    assert.equal(
+      first.text,
+      `Created project \`idem\`.\nPath: ${path}\nGit: git@example.com:team/idem.git\nScaffolded CLAUDE.md and PROGRESS.md if missing.`,
+    );
     const before = head();
-    const again = await call(agent, 'project_create', { name: 'idem', path: join(ws, 'elsewhere'), description: 'ignored' });
+    const again = await call(agent, 'project_create', {
+      name: 'idem',
+      path: join(ws, 'elsewhere'),
+      description: 'ignored',
+    });
     assert.equal(again.text, `Project \`idem\` already exists (active).\nPath: ${path}\nNo changes made.`);
     assert.equal(again.body.action, 'exists');
     assert.equal(head(), before);
@@ -84,7 +118,11 @@ describe('project_create', () => {
     assert.equal(getProjectByName(f.app.engine.db, f.owner.userId, 'idem')!.description, null);
   });
   it('a retried idempotency key returns the first result and appends nothing', async () => {
-    const args = { name: 'project_create', arguments: { name: 'keyed' }, _meta: { 'colony/idempotency_key': 'create-keyed-1' } };
+    const args = {
+      name: 'project_create',
+      arguments: { name: 'keyed' },
+      _meta: { 'colony/idempotency_key': 'create-keyed-1' },
+    };
     const first = await agent.callTool(args);
     const before = head();
     const again = await agent.callTool(args);
@@ -113,10 +151,16 @@ describe('archive_project and re-activation', () => {
     assert.equal(tool.annotations?.destructiveHint, true);
     assert.ok('confirmation_token' in (tool.inputSchema.properties ?? {}));
     const r = await confirmed(owner, 'archive_project', { name: 'shelf' });
-    assert.equal(r.text, `Archived project \`shelf\`.\nPath: ${path()} (its files stay on disk)\nproject_create with the same name re-activates it.`);
+    assert.equal(
+      r.text,
+      `Archived project \`shelf\`.\nPath: ${path()} (its files stay on disk)\nproject_create with the same name re-activates it.`,
+    );
     assert.equal(r.body.archived, true);
     assert.ok(existsSync(join(path(), 'CLAUDE.md')), 'files stay');
-    const reused = await owner.callTool({ name: 'archive_project', arguments: { name: 'shelf', confirmation_token: r.token } });
+    const reused = await owner.callTool({
+      name: 'archive_project',
+      arguments: { name: 'shelf', confirmation_token: r.token },
+    });
     assert.match(textOf(reused as never), /^ErrConfirmationInvalid: /);
     const again = await confirmed(owner, 'archive_project', { name: 'shelf' });
     assert.equal(again.text, 'Project `shelf` is already archived.\nNo changes made.');
@@ -131,15 +175,29 @@ describe('archive_project and re-activation', () => {
     assert.deepEqual(names.at(-1), ['shelf', true]);
     assert.ok(all.text.includes(`- **shelf** [ARCHIVED] — \`${path()}\``));
     assert.match((await call(agent, 'project_get', { name: 'shelf' })).text, /^# Project: shelf \[ARCHIVED\]\n/);
-    await refused(agent, 'project_scaffold', { name: 'shelf' }, 'Project `shelf` is archived: project_create re-activates it.', 'ErrProjectArchived');
+    await refused(
+      agent,
+      'project_scaffold',
+      { name: 'shelf' },
+      'Project `shelf` is archived: project_create re-activates it.',
+      'ErrProjectArchived',
+    );
   });
 
   it('project_create re-activates it: the path argument is ignored, only empty fields are filled', async () => {
-    const r = await call(agent, 'project_create', { name: 'shelf', path: join(ws, 'other-place'), git_url: 'https://git.example/shelf', description: 'New description' });
+    const r = await call(agent, 'project_create', {
+      name: 'shelf',
+      path: join(ws, 'other-place'),
+      git_url: 'https://git.example/shelf',
+      description: 'New description',
+    });
     assert.equal(r.text, `Project \`shelf\` re-activated from archive.\nPath: ${path()}`);
     assert.equal(r.body.action, 'reactivated');
     const p = r.body.project as { path: string; git_remote: string; description: string; archived: boolean };
-    assert.deepEqual([p.path, p.git_remote, p.description, p.archived], [path(), 'https://git.example/shelf', 'Kept description', false]);
+    assert.deepEqual(
+      [p.path, p.git_remote, p.description, p.archived],
+      [path(), 'https://git.example/shelf', 'Kept description', false],
+    );
     assert.equal(existsSync(join(ws, 'other-place')), false);
     const before = head();
     assert.match((await call(agent, 'project_create', { name: 'shelf' })).text, /already exists \(active\)/);
@@ -151,7 +209,13 @@ describe('tenant scope', () => {
   it('another owner sees none of these projects and may use the same names', async () => {
     const rival = await f.connect(f.addOwner('rival').token);
     assert.equal((await call(rival, 'project_list', { include_archived: true })).text, 'No projects found.');
-    await refused(rival, 'project_get', { name: 'idem' }, 'Project `idem` not found.\nAvailable: (none)', 'ErrProjectNotFound');
+    await refused(
+      rival,
+      'project_get',
+      { name: 'idem' },
+      'Project `idem` not found.\nAvailable: (none)',
+      'ErrProjectNotFound',
+    );
     const mine = await call(rival, 'project_create', { name: 'idem', path: join(ws, 'rival-idem') });
     assert.equal(mine.body.action, 'created');
     assert.equal(listProjects(f.app.engine.db, f.owner.userId, false).filter((p) => p.name === 'idem').length, 1);
@@ -162,7 +226,8 @@ describe('cwd inference (projectForPath)', () => {
   it('picks the project whose path is the cwd or its nearest ancestor; never a sibling prefix or an archived one', () => {
     const db = f.app.engine.db;
     const by = { key: `user-${f.owner.userId}`, name: f.owner.name, tenant: f.owner.userId };
-    const make = (name: string, path: string) => createProject(f.app, by, { name, path, gitUrl: '', description: '' }, { actor: 'user:owner' }).project;
+    const make = (name: string, path: string) =>
+      createProject(f.app, by, { name, path, gitUrl: '', description: '' }, { actor: 'user:owner' }).project;
     const outer = make('outer', join(ws, 'tree'));
     const inner = make('inner', join(ws, 'tree', 'sub'));
     make('sibling', join(ws, 'tree-2'));
@@ -186,10 +251,19 @@ describe('safety', () => {
   it('no tool an agent can list has a forbidden verb in its name; the project tools are on the agent surface with explicit trust', async () => {
     const tools = (await agent.listTools()).tools;
     const offenders = tools.filter((t) => FORBIDDEN_AGENT_VERBS.some((verb) => t.name.includes(verb)));
-    assert.deepEqual(offenders.map((t) => t.name), []);
-    const hints = tools.filter((t) => t.name.startsWith('project_') || t.name === 'system_health').map((t) => [t.name, t.annotations?.readOnlyHint]);
+    assert.deepEqual(
+      offenders.map((t) => t.name),
+      [],
+    );
+    const hints = tools
+      .filter((t) => t.name.startsWith('project_') || t.name === 'system_health')
+      .map((t) => [t.name, t.annotations?.readOnlyHint]);
     assert.deepEqual(hints.sort(), [
-      ['project_create', false], ['project_get', true], ['project_list', true], ['project_regenerate_claude_md', false], ['project_scaffold', false],
+      ['project_create', false],
+      ['project_get', true],
+      ['project_list', true],
+      ['project_regenerate_claude_md', false],
+      ['project_scaffold', false],
       ['system_health', true],
     ]);
   });

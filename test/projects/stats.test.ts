@@ -27,19 +27,35 @@ const text = async (name: string, args: Record<string, unknown> = {}) => {
 };
 
 describe('project stats', () => {
-  it('counts the project\'s agents, sessions and tasks by xylocopa status', async () => {
+  it("counts the project's agents, sessions and tasks by xylocopa status", async () => {
     await text('project_create', { name: 'stats' });
     await text('project_create', { name: 'other' });
     const by = { key: `user-${f.owner.userId}`, name: f.owner.name, tenant: f.owner.userId };
     setAgentProject(f.app, f.owner.userId, f.agent.agentId, 'stats', f.owner.name, { actor: 'user:owner' });
     for (const title of ['First task', 'Second task']) {
-      createProjectTask(f.app, by, { title, project: 'stats', description: '', model: '', effort: '', priority: 0, cwd: null }, { actor: 'user:owner' });
+      createProjectTask(
+        f.app,
+        by,
+        { title, project: 'stats', description: '', model: '', effort: '', priority: 0, cwd: null },
+        { actor: 'user:owner' },
+      );
     }
-    createProjectTask(f.app, by, { title: 'Elsewhere', project: 'other', description: '', model: '', effort: '', priority: 0, cwd: null }, { actor: 'user:owner' });
+    createProjectTask(
+      f.app,
+      by,
+      { title: 'Elsewhere', project: 'other', description: '', model: '', effort: '', priority: 0, cwd: null },
+      { actor: 'user:owner' },
+    );
     const got = await text('project_get', { name: 'stats' });
     assert.ok(got.endsWith('## Stats\n- agents: 1 total, 0 active\n- sessions: 0\n- tasks: INBOX=2'), got);
     const { body } = await callTool(agent, 'project_get', { name: 'other' });
-    assert.deepEqual(body.stats, { agents: 0, active_agents: 0, sessions: 0, tasks: { INBOX: 1 }, task_statuses: { proposed: 1 } });
+    assert.deepEqual(body.stats, {
+      agents: 0,
+      active_agents: 0,
+      sessions: 0,
+      tasks: { INBOX: 1 },
+      task_statuses: { proposed: 1 },
+    });
     assert.ok((await text('system_health')).includes('- tasks: 3 (all-time) (proposed=3)'));
   });
 });

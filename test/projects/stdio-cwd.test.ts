@@ -19,10 +19,15 @@ it('task_create over stdio infers the project from the working directory colony 
   const token = JSON.parse(colony(['init', '--data', dir, '--json']).stdout).token as string;
   const connect = async (cwd: string) => {
     const client = new Client({ name: 'stdio-cwd', version: '0' });
-    await client.connect(new StdioClientTransport({
-      command: process.execPath, args: [COLONY_BIN, 'stdio', '--data', dir], cwd,
-      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>, stderr: 'pipe',
-    }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [COLONY_BIN, 'stdio', '--data', dir],
+        cwd,
+        env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
     t.after(() => client.close());
     return client;
   };
@@ -37,9 +42,15 @@ it('task_create over stdio infers the project from the working directory colony 
   assert.match(await say(first, 'project_create', { name: 'site', path: site }), /Created project/);
   assert.match(await say(first, 'project_create', { name: 'site-docs', path: nested }), /Created project/);
   const inDeep = await connect(join(nested, 'deep'));
-  assert.match(await say(inDeep, 'task_create', { title: 'Fix the docs' }), /^Created task `\d+` in project `site-docs \(inferred from cwd\)` \[INBOX\]\./);
+  assert.match(
+    await say(inDeep, 'task_create', { title: 'Fix the docs' }),
+    /^Created task `\d+` in project `site-docs \(inferred from cwd\)` \[INBOX\]\./,
+  );
   const inSite = await connect(site);
   assert.match(await say(inSite, 'task_create', { title: 'Fix the site' }), /in project `site \(inferred from cwd\)`/);
   const lost = await connect(outside);
-  assert.equal(await say(lost, 'task_create', { title: 'Nowhere' }), `Could not infer project from cwd (${outside}).\nPass \`project\` explicitly. Available: site, site-docs`);
+  assert.equal(
+    await say(lost, 'task_create', { title: 'Nowhere' }),
+    `Could not infer project from cwd (${outside}).\nPass \`project\` explicitly. Available: site, site-docs`,
+  );
 });

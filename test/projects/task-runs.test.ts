@@ -21,7 +21,12 @@ it('an agent of a project runs in its directory; a timed-out run times the task 
   mkdirSync(dir, { recursive: true });
   const say = async (name: string, args: Record<string, unknown>) => textOf((await callTool(owner, name, args)).result);
   assert.match(await say('project_create', { name: 'shop', path: dir }), /Created project/);
-  const slow = f.addRunner('slowpoke', 'cat >/dev/null; touch "ran-in-$COLONY_TASK_ID"; exec sleep 20', { timeoutSec: 1 }, { toolScope: ['whoami', 'claim_task', 'task_create'] });
+  const slow = f.addRunner(
+    'slowpoke',
+    'cat >/dev/null; touch "ran-in-$COLONY_TASK_ID"; exec sleep 20',
+    { timeoutSec: 1 },
+    { toolScope: ['whoami', 'claim_task', 'task_create'] },
+  );
   setAgentProject(f.app, f.ownerId, slow.agentId, 'shop', 'user-1', { actor: 'user:owner' });
   const agent = await f.connect(slow.token);
   const created = textOf((await callTool(agent, 'task_create', { title: 'Restock the shelves' })).result);

@@ -13,7 +13,12 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
  */
 delete process.env.COLONY_ALLOWED_ROOTS;
 
-interface World { f: McpFixture; owner: Client; worker: Client; dir: string }
+interface World {
+  f: McpFixture;
+  owner: Client;
+  worker: Client;
+  dir: string;
+}
 
 async function world(t: TestContext): Promise<World> {
   const f = await mcpFixture();
@@ -22,7 +27,11 @@ async function world(t: TestContext): Promise<World> {
   const worker = await f.connect(f.agentToken);
   const dir = join(f.app.dataDir, 'workspace', 'test-project');
   mkdirSync(dir, { recursive: true });
-  const made = await text(owner, 'project_create', { name: 'test-mcp-proj', path: dir, description: 'MCP test project' });
+  const made = await text(owner, 'project_create', {
+    name: 'test-mcp-proj',
+    path: dir,
+    description: 'MCP test project',
+  });
   assert.match(made, /Created project/);
   return { f, owner, worker, dir };
 }
@@ -35,13 +44,24 @@ async function text(client: Client, name: string, args: Record<string, unknown> 
 const idOf = (created: string): string => /Created task `([^`]+)`/.exec(created)![1]!;
 
 describe('xylocopa task tools (reference §1.8 checks 14–35)', () => {
-  it('creates, reads, lists, counts, updates and dispatches with xylocopa\'s texts; aliases answer byte for byte the same', async (t) => {
+  it("creates, reads, lists, counts, updates and dispatches with xylocopa's texts; aliases answer byte for byte the same", async (t) => {
     const { owner, f } = await world(t);
     assert.match(await text(owner, 'task_list'), /No tasks found/); // 14
-    const created = await text(owner, 'task_create', { title: 'Test MCP task', project: 'test-mcp-proj', description: 'hello world', priority: 1 }); // 15
-    assert.match(created, /^Created task `\d+` in project `test-mcp-proj` \[INBOX\]\.\nTitle: Test MCP task\nModel: \(project default\)  Effort: \(default\)  Priority: 1$/);
+    const created = await text(owner, 'task_create', {
+      title: 'Test MCP task',
+      project: 'test-mcp-proj',
+      description: 'hello world',
+      priority: 1,
+    }); // 15
+    assert.match(
+      created,
+      /^Created task `\d+` in project `test-mcp-proj` \[INBOX\]\.\nTitle: Test MCP task\nModel: \(project default\)  Effort: \(default\)  Priority: 1$/,
+    );
     const id = idOf(created);
-    assert.match(await text(owner, 'task_create', { title: 'x', project: 'ghost-project' }), /^Project `ghost-project` not found\.\nAvailable: test-mcp-proj$/); // 16
+    assert.match(
+      await text(owner, 'task_create', { title: 'x', project: 'ghost-project' }),
+      /^Project `ghost-project` not found\.\nAvailable: test-mcp-proj$/,
+    ); // 16
     const got = await text(owner, 'task_get', { task_id: id }); // 17
     assert.match(got, /^# Task: Test MCP task\n- id: `\d+`\n- status: INBOX\n- project: test-mcp-proj\n/);
     assert.match(got, /## Description\nhello world$/);
@@ -50,20 +70,38 @@ describe('xylocopa task tools (reference §1.8 checks 14–35)', () => {
     assert.match(await text(owner, 'task_list', { status: 'INBOX' }), /Test MCP task/);
     assert.match(await text(owner, 'task_list', { status: 'proposed' }), /Test MCP task/);
     assert.equal(await text(owner, 'task_list', { status: 'COMPLETE' }), 'No tasks found. (status=COMPLETE)');
-    assert.equal(await text(owner, 'task_update', { task_id: id, title: 'Renamed task' }), `Updated task ${id}: title.`); // 20
-    assert.equal(await text(owner, 'task_update', { task_id: id }), `Task ${id}: no changes (all provided fields matched current values or were empty).`); // 21
+    assert.equal(
+      await text(owner, 'task_update', { task_id: id, title: 'Renamed task' }),
+      `Updated task ${id}: title.`,
+    ); // 20
+    assert.equal(
+      await text(owner, 'task_update', { task_id: id }),
+      `Task ${id}: no changes (all provided fields matched current values or were empty).`,
+    ); // 21
     assert.equal(await text(owner, 'task_update', { task_id: 'bogus', title: 'x' }), 'Task `bogus` not found.'); // 22
     assert.match(await text(owner, 'task_counts'), /INBOX: 1/); // 23
-    assert.equal(await text(owner, 'task_counts', { project: 'test-mcp-proj' }), 'Task counts for project `test-mcp-proj` (total: 1):\n  INBOX: 1');
+    assert.equal(
+      await text(owner, 'task_counts', { project: 'test-mcp-proj' }),
+      'Task counts for project `test-mcp-proj` (total: 1):\n  INBOX: 1',
+    );
     const head = f.app.engine.head().position;
-    assert.match(await text(owner, 'task_dispatch', { task_id: id }), new RegExp(`^Task ${id} \\(Renamed task\\) queued for dispatch\\.`)); // 24
+    assert.match(
+      await text(owner, 'task_dispatch', { task_id: id }),
+      new RegExp(`^Task ${id} \\(Renamed task\\) queued for dispatch\\.`),
+    ); // 24
     const afterDispatch = f.app.engine.head().position;
     assert.ok(afterDispatch > head);
-    assert.equal(await text(owner, 'task_dispatch', { task_id: id }), `Task ${id} is already PENDING; awaiting dispatch.`); // 25
+    assert.equal(
+      await text(owner, 'task_dispatch', { task_id: id }),
+      `Task ${id} is already PENDING; awaiting dispatch.`,
+    ); // 25
     assert.equal(f.app.engine.head().position, afterDispatch, 'already PENDING writes nothing');
     assert.equal(await text(owner, 'task_dispatch', { task_id: 'bogus' }), 'Task `bogus` not found.'); // 26
     assert.equal(await text(owner, 'task_list'), await text(owner, 'list_tasks')); // 32
-    const [a1, a2] = [await text(owner, 'task_create', { title: 'A1', project: 'test-mcp-proj' }), await text(owner, 'create_task', { title: 'A2', project: 'test-mcp-proj' })]; // 33
+    const [a1, a2] = [
+      await text(owner, 'task_create', { title: 'A1', project: 'test-mcp-proj' }),
+      await text(owner, 'create_task', { title: 'A2', project: 'test-mcp-proj' }),
+    ]; // 33
     assert.ok(a1.startsWith('Created task ') && a2.startsWith('Created task '));
     const a3 = idOf(await text(owner, 'task_create', { title: 'A3', project: 'test-mcp-proj' }));
     assert.match(await text(owner, 'dispatch_task', { task_id: a3 }), /queued for dispatch/); // 34
@@ -78,14 +116,27 @@ describe('xylocopa task tools (reference §1.8 checks 14–35)', () => {
   it('validates model and effort like xylocopa and writes nothing on a refusal', async (t) => {
     const { owner, f } = await world(t);
     const head = f.app.engine.head().position;
-    const bad = await text(owner, 'task_create', { title: 'x', project: 'test-mcp-proj', model: 'gpt-4', effort: 'huge' });
-    assert.match(bad, /^Validation error:\nmodel: must be one of .*\neffort: must be one of low\|medium\|high\|xhigh\|max\|ultracode/);
+    const bad = await text(owner, 'task_create', {
+      title: 'x',
+      project: 'test-mcp-proj',
+      model: 'gpt-4',
+      effort: 'huge',
+    });
+    assert.match(
+      bad,
+      /^Validation error:\nmodel: must be one of .*\neffort: must be one of low\|medium\|high\|xhigh\|max\|ultracode/,
+    );
     assert.equal(f.app.engine.head().position, head);
-    const ok = await text(owner, 'task_create', { title: 'y', project: 'test-mcp-proj', model: 'claude-opus-5', effort: 'high' });
+    const ok = await text(owner, 'task_create', {
+      title: 'y',
+      project: 'test-mcp-proj',
+      model: 'claude-opus-5',
+      effort: 'high',
+    });
     assert.match(ok, /Model: claude-opus-5  Effort: high  Priority: 0/);
   });
 
-  it('a dispatched project task is claimed, completed and verified like a goal task; task_get shows each step in xylocopa\'s words', async (t) => {
+  it("a dispatched project task is claimed, completed and verified like a goal task; task_get shows each step in xylocopa's words", async (t) => {
     const { owner, worker, f } = await world(t);
     const id = idOf(await text(owner, 'task_create', { title: 'Write the changelog', project: 'test-mcp-proj' }));
     const status = async () => /- status: (\w+)/.exec(await text(owner, 'task_get', { task_id: id }))![1];
@@ -102,10 +153,22 @@ describe('xylocopa task tools (reference §1.8 checks 14–35)', () => {
     const got = await text(owner, 'task_get', { task_id: id });
     assert.match(got, /- agent_id: \d+/);
     assert.match(got, /## Agent summary\nChangelog written\./);
-    const types = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `task-${id}`).map((e) => e.type);
-    assert.deepEqual(types, ['TaskCreated', 'TaskDispatched', 'TaskClaimed', 'CostRecorded', 'TaskCompleted', 'TaskVerified']);
+    const types = readAll(f.app.engine.db, { limit: 100_000 })
+      .filter((e) => e.streamId === `task-${id}`)
+      .map((e) => e.type);
+    assert.deepEqual(types, [
+      'TaskCreated',
+      'TaskDispatched',
+      'TaskClaimed',
+      'CostRecorded',
+      'TaskCompleted',
+      'TaskVerified',
+    ]);
     const channel = await callTool(owner, 'get_channel_messages', { channel_name: 'project-test-mcp-proj', limit: 20 });
     const bodies = (channel.body.messages as { body: string }[]).map((m) => m.body);
-    assert.ok(bodies.some((b) => b.includes('proposed → approved')), JSON.stringify(bodies));
+    assert.ok(
+      bodies.some((b) => b.includes('proposed → approved')),
+      JSON.stringify(bodies),
+    );
   });
 });

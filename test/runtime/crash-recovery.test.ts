@@ -22,11 +22,32 @@ it('after kill -9 of serve: the cut run is failed, the queued one runs, the chai
   writeFileSync(prompt, 'You sleep on your first run and answer at once after that.');
   // Run 1 sleeps (and says where it is, so the test can clean up the orphan); later runs end at once.
   const command = `cat >/dev/null; echo $$ > pid-$COLONY_RUN_ID; if [ "$COLONY_RUN_ID" = 1 ]; then exec sleep 60; fi; echo done`;
-  assert.equal(colony(['agents', 'create', 'sleeper', '--model', 'm', '--prompt-file', prompt, '--tools', 'whoami', '--command', command, ...data]).code, 0);
+  assert.equal(
+    colony([
+      'agents',
+      'create',
+      'sleeper',
+      '--model',
+      'm',
+      '--prompt-file',
+      prompt,
+      '--tools',
+      'whoami',
+      '--command',
+      command,
+      ...data,
+    ]).code,
+    0,
+  );
   assert.equal(colony(['agents', 'runtime', 'sleeper', '--cooldown-sec', '0', ...data]).code, 0);
   const cwd = join(dir, 'workspace', 'agents', 'sleeper');
   t.after(() => {
-    if (existsSync(join(cwd, 'pid-1'))) try { process.kill(Number(readFileSync(join(cwd, 'pid-1'), 'utf8')), 'SIGKILL'); } catch { /* gone */ }
+    if (existsSync(join(cwd, 'pid-1')))
+      try {
+        process.kill(Number(readFileSync(join(cwd, 'pid-1'), 'utf8')), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
   });
   const runs = () => JSON.parse(colony(['runs', 'list', '--json', ...data]).stdout) as RunJson[];
 
@@ -34,10 +55,19 @@ it('after kill -9 of serve: the cut run is failed, the queued one runs, the chai
   await first.waitFor(/Colony listening/, 'stderr');
   assert.equal(colony(['agents', 'wake', 'sleeper', ...data]).code, 0);
   await until(() => runs().some((r) => r.run_id === 1 && r.status === 'running'));
-  assert.match(colony(['agents', 'wake', 'sleeper', '--prompt', 'second', ...data]).stdout, /Queued run 2 of sleeper \(waits: agent_running\)/);
+  assert.match(
+    colony(['agents', 'wake', 'sleeper', '--prompt', 'second', ...data]).stdout,
+    /Queued run 2 of sleeper \(waits: agent_running\)/,
+  );
   first.proc.kill('SIGKILL');
   await first.stop();
-  assert.deepEqual(runs().map((r) => [r.run_id, r.status]), [[2, 'queued'], [1, 'running']]);
+  assert.deepEqual(
+    runs().map((r) => [r.run_id, r.status]),
+    [
+      [2, 'queued'],
+      [1, 'running'],
+    ],
+  );
 
   const second = colonyLive(['serve', '--port', '0', ...data]);
   t.after(() => second.stop());

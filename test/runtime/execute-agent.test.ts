@@ -26,7 +26,10 @@ async function execute(client: Client, agent_name: string, prompt: string): Prom
 describe('execute_agent', () => {
   it('runs the agent with the prompt and returns its answer, usage and ids', async (t) => {
     const f = await setup(t);
-    f.addRunner('answerer', `sed -n '/^# Wake-up/,$p' | tail -n 1 > asked.txt; echo '{"type":"result","result":"forty-two","total_cost_usd":0.034,"usage":{"input_tokens":120,"cache_read_input_tokens":30,"output_tokens":12}}'`);
+    f.addRunner(
+      'answerer',
+      `sed -n '/^# Wake-up/,$p' | tail -n 1 > asked.txt; echo '{"type":"result","result":"forty-two","total_cost_usd":0.034,"usage":{"input_tokens":120,"cache_read_input_tokens":30,"output_tokens":12}}'`,
+    );
     const r = await execute(f.owner, '  Answerer ', 'What is six times seven?');
     assert.equal(r.status, 'success');
     assert.equal(r.agent, 'answerer');
@@ -37,19 +40,36 @@ describe('execute_agent', () => {
     const run = getRun(f.app.engine.db, Number(r.request_id))!;
     assert.equal(run.source, 'execute_agent');
     assert.equal(r.trace_id, run.traceId);
-    assert.deepEqual(r.metadata, { run_id: run.runId, session_id: run.sessionId, exit_code: 0, tokens_in: 150, tokens_out: 12, reported_tokens: 0, reported_cents: 0, wake_source: 'execute_agent' });
+    assert.deepEqual(r.metadata, {
+      run_id: run.runId,
+      session_id: run.sessionId,
+      exit_code: 0,
+      tokens_in: 150,
+      tokens_out: 12,
+      reported_tokens: 0,
+      reported_cents: 0,
+      wake_source: 'execute_agent',
+    });
     assert.ok((r.execution_time as number) > 0);
     assert.match(sessionMessages(f.app.engine.db, run.runId)[0]!.content, /What is six times seven\?/);
   });
 
-  it('reports the run\'s steps as MCP progress notifications when the client asks for them', async (t) => {
+  it("reports the run's steps as MCP progress notifications when the client asks for them", async (t) => {
     const f = await setup(t);
     f.addRunner('stepper', `cat >/dev/null; echo '{"type":"result","result":"done"}'`);
     const steps: string[] = [];
-    const r = await f.owner.callTool({ name: 'execute_agent', arguments: { agent_name: 'stepper', prompt: 'Go.' } }, undefined, { onprogress: (p) => void steps.push(`${p.progress}:${p.message}`) });
+    const r = await f.owner.callTool(
+      { name: 'execute_agent', arguments: { agent_name: 'stepper', prompt: 'Go.' } },
+      undefined,
+      { onprogress: (p) => void steps.push(`${p.progress}:${p.message}`) },
+    );
     assert.equal((r.structuredContent as { status: string }).status, 'success');
     const runId = (r.structuredContent as { request_id: string }).request_id;
-    assert.deepEqual(steps, [`1:stepper: run ${runId} queued`, `2:stepper: run ${runId} started`, `3:stepper: run ${runId} finished`]);
+    assert.deepEqual(steps, [
+      `1:stepper: run ${runId} queued`,
+      `2:stepper: run ${runId} started`,
+      `3:stepper: run ${runId} finished`,
+    ]);
   });
 
   it('a failing command: status "error" with the exit code and the end of its output', async (t) => {
@@ -65,12 +85,22 @@ describe('execute_agent', () => {
     const f = await setup(t);
     f.addRunner('sleepy', 'cat >/dev/null; exec sleep 20', { timeoutSec: 1 });
     const r = await execute(f.owner, 'sleepy', 'Take your time.');
-    assert.deepEqual(r, { status: 'error', error_code: 'AGENT_EXECUTION_FAILED', agent: 'sleepy', message: 'Failed to execute agent sleepy: timed out after 1s', error_type: 'TimeoutError' });
+    assert.deepEqual(r, {
+      status: 'error',
+      error_code: 'AGENT_EXECUTION_FAILED',
+      agent: 'sleepy',
+      message: 'Failed to execute agent sleepy: timed out after 1s',
+      error_type: 'TimeoutError',
+    });
   });
 
   it('a missing agent: AGENT_NOT_FOUND; no backend, or a refusing gate: AGENT_EXECUTION_FAILED; nothing runs', async (t) => {
     const f = await setup(t);
-    assert.deepEqual(await execute(f.owner, 'ghost', 'hello'), { status: 'error', error_code: 'AGENT_NOT_FOUND', message: 'Agent \'ghost\' not found.' });
+    assert.deepEqual(await execute(f.owner, 'ghost', 'hello'), {
+      status: 'error',
+      error_code: 'AGENT_NOT_FOUND',
+      message: "Agent 'ghost' not found.",
+    });
     const noBackend = await execute(f.owner, 'worker', 'hello');
     assert.equal(noBackend.error_code, 'AGENT_EXECUTION_FAILED');
     assert.equal(noBackend.error_type, 'ErrNoBackend');

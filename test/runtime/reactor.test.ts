@@ -32,26 +32,72 @@ async function setup(t: TestContext): Promise<RuntimeFixture & { owner: Client }
 }
 
 /** A goal in auto mode coordinated by `coordinator`, with a root and two leaves; returns the task ids. */
-async function goalWithTree(f: RuntimeFixture & { owner: Client }, coordinator: string, leaf: Body = {}, goal: Body = {}): Promise<{ goalId: number; root: number; leaves: number[] }> {
-  const g = await ok(f.owner, 'create_goal', { title: 'Runtime goal', description: 'A goal for runtime tests.', coordinator_config: coordinator, approval_mode: 'auto', ...goal });
-  const p = await ok(f.owner, 'propose_task_tree', { goal_id: g.goal_id, tree: {
-    title: 'Root task', description: 'The root of the tree.', children: [
-      { title: 'Leaf one', description: 'First leaf to work on.', acceptance_criteria: 'It is done well.', billing_code: 'docs', ...leaf },
-      { title: 'Leaf two', description: 'Second leaf to work on.' },
-    ] } });
+async function goalWithTree(
+  f: RuntimeFixture & { owner: Client },
+  coordinator: string,
+  leaf: Body = {},
+  goal: Body = {},
+): Promise<{ goalId: number; root: number; leaves: number[] }> {
+  const g = await ok(f.owner, 'create_goal', {
+    title: 'Runtime goal',
+    description: 'A goal for runtime tests.',
+    coordinator_config: coordinator,
+    approval_mode: 'auto',
+    ...goal,
+  });
+  const p = await ok(f.owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: {
+      title: 'Root task',
+      description: 'The root of the tree.',
+      children: [
+        {
+          title: 'Leaf one',
+          description: 'First leaf to work on.',
+          acceptance_criteria: 'It is done well.',
+          billing_code: 'docs',
+          ...leaf,
+        },
+        { title: 'Leaf two', description: 'Second leaf to work on.' },
+      ],
+    },
+  });
   const ids = p.task_ids as number[];
   return { goalId: g.goal_id as number, root: ids[0]!, leaves: ids.slice(1) };
 }
 
-const runsOf = (f: RuntimeFixture, agentId: number): RunRow[] => listRuns(f.app.engine.db, { agentId, limit: 100 }).reverse();
-const started = (f: RuntimeFixture, runId: number) => JSON.parse(readFileSync(join(f.app.dataDir, 'workspace', 'agents', getRun(f.app.engine.db, runId) ? agentName(f, runId) : '', `run-${runId}.json`), 'utf8')) as { stdin: string; env: Record<string, string> };
-const agentName = (f: RuntimeFixture, runId: number) => (f.app.engine.db.prepare('SELECT name FROM agents WHERE agent_id = ?').get(getRun(f.app.engine.db, runId)!.agentId) as { name: string }).name;
+const runsOf = (f: RuntimeFixture, agentId: number): RunRow[] =>
+  listRuns(f.app.engine.db, { agentId, limit: 100 }).reverse();
+const started = (f: RuntimeFixture, runId: number) =>
+  JSON.parse(
+    readFileSync(
+      join(
+        f.app.dataDir,
+        'workspace',
+        'agents',
+        getRun(f.app.engine.db, runId) ? agentName(f, runId) : '',
+        `run-${runId}.json`,
+      ),
+      'utf8',
+    ),
+  ) as { stdin: string; env: Record<string, string> };
+const agentName = (f: RuntimeFixture, runId: number) =>
+  (
+    f.app.engine.db
+      .prepare('SELECT name FROM agents WHERE agent_id = ?')
+      .get(getRun(f.app.engine.db, runId)!.agentId) as { name: string }
+  ).name;
 
 describe('reactor', () => {
   it('goal_created wakes the coordinator; a claim wakes the assignee with the task context, which moves claimed → in_progress (US4 AS2, AS3)', async (t) => {
     const f = await setup(t);
     const coord = f.addRunner('coord', 'cat >/dev/null; echo planning');
-    const spec = f.addRunner('spec', `WORKER_COMPLETE=1 WORKER_REPORT=500,7 ${WORKER}`, {}, { toolScope: ['whoami', 'claim_task', 'complete_task', 'report_usage', 'send_message'] });
+    const spec = f.addRunner(
+      'spec',
+      `WORKER_COMPLETE=1 WORKER_REPORT=500,7 ${WORKER}`,
+      {},
+      { toolScope: ['whoami', 'claim_task', 'complete_task', 'report_usage', 'send_message'] },
+    );
     const { goalId, leaves } = await goalWithTree(f, 'coord');
     await f.reactor.idle();
     const coordRuns = runsOf(f, coord.agentId);
@@ -78,8 +124,16 @@ describe('reactor', () => {
     assert.equal(seen.env.COLONY_TOKEN, spec.token);
     assert.match(seen.env.TRACEPARENT!, new RegExp(`^00-${run!.traceId}-[0-9a-f]{16}-01$`));
     assert.ok(JSON.parse(seen.env.COLONY_TASK_ANCESTRY!).some((a: { title: string }) => a.title === 'Root task'));
-    const events = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `task-${leaves[0]}`).map((e) => e.type);
-    assert.deepEqual(events.slice(0, 5), ['TaskCreated', 'TaskClaimed', 'TaskStarted', 'CostRecorded', 'TaskCompleted']);
+    const events = readAll(f.app.engine.db, { limit: 100_000 })
+      .filter((e) => e.streamId === `task-${leaves[0]}`)
+      .map((e) => e.type);
+    assert.deepEqual(events.slice(0, 5), [
+      'TaskCreated',
+      'TaskClaimed',
+      'TaskStarted',
+      'CostRecorded',
+      'TaskCompleted',
+    ]);
     const task = getTask(f.app.engine.db, leaves[0]!)!;
     assert.equal(task.status, 'done'); // auto verifier
     assert.equal(task.spentTokens, 640); // report_usage during the run (500) + the run's final usage object (100 in + 40 out)
@@ -95,9 +149,20 @@ describe('reactor', () => {
     assert.equal(transcript.at(-1)!.content, `run ${run!.runId} of spec done`);
     assert.equal(runtimeOf(f.app.engine.db, spec.agentId).status, 'idle');
     // US4 AS4: the goal channel holds the system message of the completion; the run shows on the agent (colony runs list --agent).
-    const channel = (await ok(f.owner, 'get_goal', { goal_id: goalId }) as { goal: { channel_id: number } }).goal.channel_id;
-    const messages = (await ok(f.owner, 'get_channel_messages', { channel_id: channel, limit: 100 })).messages as { body: string; kind: string }[];
-    assert.ok(messages.some((m) => m.kind === 'system' && m.body === `Task #${leaves[0]} "Leaf one": in_progress → awaiting_verification by spec`), JSON.stringify(messages.map((m) => m.body)));
+    const channel = ((await ok(f.owner, 'get_goal', { goal_id: goalId })) as { goal: { channel_id: number } }).goal
+      .channel_id;
+    const messages = (await ok(f.owner, 'get_channel_messages', { channel_id: channel, limit: 100 })).messages as {
+      body: string;
+      kind: string;
+    }[];
+    assert.ok(
+      messages.some(
+        (m) =>
+          m.kind === 'system' &&
+          m.body === `Task #${leaves[0]} "Leaf one": in_progress → awaiting_verification by spec`,
+      ),
+      JSON.stringify(messages.map((m) => m.body)),
+    );
     const late = f.reactor.wake({ agentId: spec.agentId, source: 'task_timer', taskId: leaves[0], by: 'system' });
     assert.equal(late.run.gate, 'task_closed');
     assert.equal(late.run.reason, `task ${leaves[0]} is done: there is nothing left to run for`);
@@ -114,7 +179,10 @@ describe('reactor', () => {
     const runs = runsOf(f, slow.agentId);
     assert.equal(runs.length, 2, JSON.stringify(runs.map((r) => [r.source, r.status])));
     assert.equal(runs[1]!.source, 'message_received');
-    assert.deepEqual(runs[1]!.wakes.flatMap((w) => w.messageIds), ids);
+    assert.deepEqual(
+      runs[1]!.wakes.flatMap((w) => w.messageIds),
+      ids,
+    );
     const prompt = sessionMessages(f.app.engine.db, runs[1]!.runId)[0]!.content;
     for (const body of ['one', 'two', 'three']) assert.match(prompt, new RegExp(`\\n${body}(\\n|$)`));
   });
@@ -127,14 +195,27 @@ describe('reactor', () => {
     f.reactor.wake({ agentId: ping.agentId, source: 'manual', by: 'user-1' });
     await f.reactor.idle();
     const all = listRuns(f.app.engine.db, { limit: 10 }).reverse();
-    assert.deepEqual(all.map((r) => [r.agentId, r.source, r.depth, r.status]), [
-      [ping.agentId, 'manual', 0, 'succeeded'], [pong.agentId, 'message_received', 1, 'succeeded'],
-      [ping.agentId, 'message_received', 2, 'succeeded'], [pong.agentId, 'message_received', 3, 'refused'],
-    ]);
+    assert.deepEqual(
+      all.map((r) => [r.agentId, r.source, r.depth, r.status]),
+      [
+        [ping.agentId, 'manual', 0, 'succeeded'],
+        [pong.agentId, 'message_received', 1, 'succeeded'],
+        [ping.agentId, 'message_received', 2, 'succeeded'],
+        [pong.agentId, 'message_received', 3, 'refused'],
+      ],
+    );
     assert.equal(all[3]!.gate, 'trigger_depth');
     const transcript = sessionMessages(f.app.engine.db, all[0]!.runId).map((m) => [m.role, m.content]);
-    assert.ok(transcript.some(([role, content]) => role === 'agent' && /^\[message #\d+ to dm:[^\]]+\] hello from ping$/.test(content!)), JSON.stringify(transcript));
-    assert.match(sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content, /from ping \(agent\) at .*\nhello from ping/);
+    assert.ok(
+      transcript.some(
+        ([role, content]) => role === 'agent' && /^\[message #\d+ to dm:[^\]]+\] hello from ping$/.test(content!),
+      ),
+      JSON.stringify(transcript),
+    );
+    assert.match(
+      sessionMessages(f.app.engine.db, all[1]!.runId)[0]!.content,
+      /from ping \(agent\) at .*\nhello from ping/,
+    );
   });
 
   it('task_timer: a claimed task with heartbeat_config.interval_sec wakes its assignee each interval (never two runs of it at once)', async (t) => {
@@ -143,10 +224,15 @@ describe('reactor', () => {
     t.after(() => f.close());
     const owner = await f.connect(f.ownerToken);
     const ticker = f.addRunner('ticker', 'cat >/dev/null; echo tick', {}, { toolScope: ['whoami', 'claim_task'] });
-    const { leaves } = await goalWithTree(Object.assign(f, { owner }), 'default', { heartbeat_config: { source: 'task_timer', interval_sec: 60 } });
+    const { leaves } = await goalWithTree(Object.assign(f, { owner }), 'default', {
+      heartbeat_config: { source: 'task_timer', interval_sec: 60 },
+    });
     await ok(await f.connect(ticker.token), 'claim_task', { task_id: leaves[0] });
     await f.reactor.idle();
-    assert.deepEqual(runsOf(f, ticker.agentId).map((r) => r.source), ['task_assignment']);
+    assert.deepEqual(
+      runsOf(f, ticker.agentId).map((r) => r.source),
+      ['task_assignment'],
+    );
     clock.advance(59_000);
     await new Promise((r) => setTimeout(r, 200));
     await f.reactor.idle();
@@ -154,12 +240,21 @@ describe('reactor', () => {
     clock.advance(2_000);
     await new Promise((r) => setTimeout(r, 200));
     await f.reactor.idle();
-    assert.deepEqual(runsOf(f, ticker.agentId).map((r) => [r.source, r.taskId, r.status]), [['task_assignment', leaves[0], 'succeeded'], ['task_timer', leaves[0], 'succeeded']]);
+    assert.deepEqual(
+      runsOf(f, ticker.agentId).map((r) => [r.source, r.taskId, r.status]),
+      [
+        ['task_assignment', leaves[0], 'succeeded'],
+        ['task_timer', leaves[0], 'succeeded'],
+      ],
+    );
   });
 
   it('an @mention in a goal channel wakes the mentioned agent (not the author) in that goal, charged to it', async (t) => {
     const f = await setup(t);
-    const helper = f.addRunner('helper', `cat >/dev/null; echo '{"total_cost_usd":0.02,"usage":{"input_tokens":5,"output_tokens":5}}'`);
+    const helper = f.addRunner(
+      'helper',
+      `cat >/dev/null; echo '{"total_cost_usd":0.02,"usage":{"input_tokens":5,"output_tokens":5}}'`,
+    );
     const { goalId, root } = await goalWithTree(f, 'default');
     const slug = ((await ok(f.owner, 'get_goal', { goal_id: goalId })) as { goal: { slug: string } }).goal.slug;
     await ok(f.owner, 'send_message', { channel: `goal-${slug}`, body: 'Could @helper take a look, and not @owner?' });
@@ -167,13 +262,24 @@ describe('reactor', () => {
     const [run] = runsOf(f, helper.agentId);
     assert.equal(run?.source, 'message_received');
     assert.equal(run?.goalId, goalId);
-    assert.equal(getTask(f.app.engine.db, root)!.spentCents, 2, 'a goal run without a task is charged to the root task');
+    assert.equal(
+      getTask(f.app.engine.db, root)!.spentCents,
+      2,
+      'a goal run without a task is charged to the root task',
+    );
   });
 
   it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {
     const f = await setup(t);
-    const a = f.addRunner('gated', 'cat >/dev/null; echo ok', { dailyRunBudget: 1, maxTriggerDepth: 2, cooldownSec: 0 });
-    assert.equal(f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1', depth: 2 }).run.gate, 'trigger_depth');
+    const a = f.addRunner('gated', 'cat >/dev/null; echo ok', {
+      dailyRunBudget: 1,
+      maxTriggerDepth: 2,
+      cooldownSec: 0,
+    });
+    assert.equal(
+      f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1', depth: 2 }).run.gate,
+      'trigger_depth',
+    );
     const ran = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
     await f.reactor.whenDone(ran.run.runId);
     const daily = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
@@ -183,7 +289,9 @@ describe('reactor', () => {
     const { stopAgent } = await import('../../src/actions/runs/agent-controls.js');
     stopAgent(f.app, f.ownerId, a.agentId, 'user-1', 'test', { actor: 'user:owner' });
     assert.equal(f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' }).run.gate, 'stopped');
-    const refusals = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.type === 'RunRefused').map((e) => (e.data as { gate: string }).gate);
+    const refusals = readAll(f.app.engine.db, { limit: 100_000 })
+      .filter((e) => e.type === 'RunRefused')
+      .map((e) => (e.data as { gate: string }).gate);
     assert.deepEqual(refusals, ['trigger_depth', 'daily_run_budget', 'stopped']);
   });
 
@@ -196,8 +304,13 @@ describe('reactor', () => {
     assert.equal(run.timedOut, true);
     assert.ok(run.durationMs! >= 1000 && run.durationMs! < 10_000, String(run.durationMs));
     assert.match(run.outputTail ?? '', /started/);
-    const types = readAll(f.app.engine.db, { limit: 100_000 }).filter((e) => e.streamId === `run-${run.runId}`).map((e) => e.type);
-    assert.deepEqual(types.filter((x) => x.startsWith('Run')), ['RunQueued', 'RunStarted', 'RunLaunched', 'RunTimedOut', 'RunFinished']);
+    const types = readAll(f.app.engine.db, { limit: 100_000 })
+      .filter((e) => e.streamId === `run-${run.runId}`)
+      .map((e) => e.type);
+    assert.deepEqual(
+      types.filter((x) => x.startsWith('Run')),
+      ['RunQueued', 'RunStarted', 'RunLaunched', 'RunTimedOut', 'RunFinished'],
+    );
     assert.equal(run.sandbox?.mode, 'bwrap', 'it ran confined');
     assert.equal(runtimeOf(f.app.engine.db, a.agentId).status, 'error');
   });

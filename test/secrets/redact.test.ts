@@ -11,7 +11,10 @@ const tailOf = (text: string): Buffer => {
 
 describe('redactOutput', () => {
   it('masks every occurrence of every value, the longest first', () => {
-    assert.equal(redactOutput(Buffer.from('key=sk-abc123 again sk-abc123\n'), ['sk-abc123'], MAX), `key=${MASK} again ${MASK}\n`);
+    assert.equal(
+      redactOutput(Buffer.from('key=sk-abc123 again sk-abc123\n'), ['sk-abc123'], MAX),
+      `key=${MASK} again ${MASK}\n`,
+    );
     assert.equal(redactOutput(Buffer.from('abcdef abc'), ['abc', 'abcdef'], MAX), `${MASK} ${MASK}`);
     assert.equal(redactOutput(Buffer.from('héllo, wörld!'), ['héllo, wörld'], MAX), `${MASK}!`);
   });
@@ -26,7 +29,8 @@ describe('redactOutput', () => {
       const text = `${'.'.repeat(10)}${secret}${'-'.repeat(MAX - (secret.length - cut))}`;
       const out = redactOutput(tailOf(text), [secret], MAX);
       assert.ok(out.startsWith(MASK), `cut ${cut}: ${out}`);
-      for (let k = 3; k <= secret.length - cut; k += 1) assert.ok(!out.includes(secret.slice(cut, cut + k)), `cut ${cut}, ${k} characters leaked`);
+      for (let k = 3; k <= secret.length - cut; k += 1)
+        assert.ok(!out.includes(secret.slice(cut, cut + k)), `cut ${cut}, ${k} characters leaked`);
     }
   });
 

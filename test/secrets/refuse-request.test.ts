@@ -16,7 +16,12 @@ delete process.env.COLONY_ALLOWED_ROOTS;
 type Body = Record<string, unknown>;
 type Msg = { body: string; from: string; metadata: Body | null };
 
-interface World { f: McpFixture; owner: Client; worker: Client; taskId: number }
+interface World {
+  f: McpFixture;
+  owner: Client;
+  worker: Client;
+  taskId: number;
+}
 
 async function world(t: TestContext): Promise<World> {
   const f = await mcpFixture();
@@ -26,29 +31,63 @@ async function world(t: TestContext): Promise<World> {
 }
 
 async function taskOf(owner: Client): Promise<number> {
-  const g = await ok(owner, 'create_goal', { title: 'Weekly report', description: 'Send the weekly report to the team.' });
-  const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Send the report', description: 'Send it through Brevo.' } });
+  const g = await ok(owner, 'create_goal', {
+    title: 'Weekly report',
+    description: 'Send the weekly report to the team.',
+  });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { title: 'Send the report', description: 'Send it through Brevo.' },
+  });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
   return ((await ok(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
 }
 
 const request = async (w: World, name = 'BREVO_API_KEY', by = w.worker, taskId = w.taskId): Promise<number> =>
-  (await ok(by, 'request_resource', { name, resource_type: 'api_key', reason: 'send the weekly report', task_id: taskId })).request_id as number;
+  (
+    await ok(by, 'request_resource', {
+      name,
+      resource_type: 'api_key',
+      reason: 'send the weekly report',
+      task_id: taskId,
+    })
+  ).request_id as number;
 
 describe('refuse_resource_request (owner)', () => {
   it('rejects a pending request with the reason and DMs the requester', async (t) => {
     const w = await world(t);
     const id = await request(w);
-    const out = await ok(w.owner, 'refuse_resource_request', { request_id: id, reason: '  Use the CSV export instead.  ' });
-    assert.deepEqual(out, { request_id: id, status: 'rejected', name: 'BREVO_API_KEY', task_id: w.taskId, requester: 'worker', reason: 'Use the CSV export instead.' });
+    const out = await ok(w.owner, 'refuse_resource_request', {
+      request_id: id,
+      reason: '  Use the CSV export instead.  ',
+    });
+    assert.deepEqual(out, {
+      request_id: id,
+      status: 'rejected',
+      name: 'BREVO_API_KEY',
+      task_id: w.taskId,
+      requester: 'worker',
+      reason: 'Use the CSV export instead.',
+    });
     const row = getResourceRequest(w.f.app.engine.db, id)!;
     assert.deepEqual([row.status, row.rejectionReason], ['rejected', 'Use the CSV export instead.']);
     const dms = (await ok(w.worker, 'read_inbox', { include_read: true })).messages as Msg[];
     assert.equal(dms.length, 1);
     assert.equal(dms[0]!.from, 'system');
-    assert.match(dms[0]!.body, new RegExp(`request #${id} \\(BREVO_API_KEY for task #${w.taskId}\\) was rejected by owner: Use the CSV export instead\\.`));
-    assert.deepEqual(dms[0]!.metadata, { kind: 'system', event: 'ResourceRequestRejected', request_id: id, resource_name: 'BREVO_API_KEY', task_id: w.taskId,
-      reason: 'Use the CSV export instead.' });
+    assert.match(
+      dms[0]!.body,
+      new RegExp(
+        `request #${id} \\(BREVO_API_KEY for task #${w.taskId}\\) was rejected by owner: Use the CSV export instead\\.`,
+      ),
+    );
+    assert.deepEqual(dms[0]!.metadata, {
+      kind: 'system',
+      event: 'ResourceRequestRejected',
+      request_id: id,
+      resource_name: 'BREVO_API_KEY',
+      task_id: w.taskId,
+      reason: 'Use the CSV export instead.',
+    });
     // The agent may ask again: a refused request is closed, a new one is a new request.
     assert.notEqual(await request(w), id);
   });
@@ -57,10 +96,33 @@ describe('refuse_resource_request (owner)', () => {
     const w = await world(t);
     const id = await request(w);
     await ok(w.owner, 'refuse_resource_request', { request_id: id, reason: 'no' });
-    assert.match(await refused(w.f, w.owner, 'refuse_resource_request', { request_id: id, reason: 'again' }, 'ErrRequestNotPending'), /is rejected, not pending/);
+    assert.match(
+      await refused(
+        w.f,
+        w.owner,
+        'refuse_resource_request',
+        { request_id: id, reason: 'again' },
+        'ErrRequestNotPending',
+      ),
+      /is rejected, not pending/,
+    );
     const fulfilled = await request(w, 'TEAM_KEY');
-    setSecret(w.f.app, { key: `user-${w.f.owner.userId}`, name: 'owner', tenant: w.f.owner.userId }, { name: 'TEAM_KEY', value: 'v', scope: 'user:owner' }, { actor: 'user:owner' });
-    assert.match(await refused(w.f, w.owner, 'refuse_resource_request', { request_id: fulfilled, reason: 'late' }, 'ErrRequestNotPending'), /is fulfilled, not pending/);
+    setSecret(
+      w.f.app,
+      { key: `user-${w.f.owner.userId}`, name: 'owner', tenant: w.f.owner.userId },
+      { name: 'TEAM_KEY', value: 'v', scope: 'user:owner' },
+      { actor: 'user:owner' },
+    );
+    assert.match(
+      await refused(
+        w.f,
+        w.owner,
+        'refuse_resource_request',
+        { request_id: fulfilled, reason: 'late' },
+        'ErrRequestNotPending',
+      ),
+      /is fulfilled, not pending/,
+    );
   });
 
   it('unknown, foreign and malformed requests are refused without writing; agents do not see the tool', async (t) => {
@@ -73,8 +135,15 @@ describe('refuse_resource_request (owner)', () => {
     await refused(w.f, w.owner, 'refuse_resource_request', { request_id: 999, reason: 'no' }, 'ErrNotFound');
     await refused(w.f, w.owner, 'refuse_resource_request', { request_id: foreign, reason: 'no' }, 'ErrNotFound');
     await refused(w.f, otherOwner, 'refuse_resource_request', { request_id: id, reason: 'no' }, 'ErrNotFound');
-    for (const args of [{ request_id: id }, { reason: 'no' }, { request_id: id, reason: '   ' }, { request_id: id, reason: 'x'.repeat(2001) },
-      { request_id: 0, reason: 'no' }, { request_id: 'one', reason: 'no' }, { request_id: id, reason: 'no', extra: 1 }]) {
+    for (const args of [
+      { request_id: id },
+      { reason: 'no' },
+      { request_id: id, reason: '   ' },
+      { request_id: id, reason: 'x'.repeat(2001) },
+      { request_id: 0, reason: 'no' },
+      { request_id: 'one', reason: 'no' },
+      { request_id: id, reason: 'no', extra: 1 },
+    ]) {
       await refused(w.f, w.owner, 'refuse_resource_request', args, 'ErrInvalidInput');
     }
     await refused(w.f, w.worker, 'refuse_resource_request', { request_id: id, reason: 'no' }, 'ErrToolNotFound');

@@ -20,7 +20,16 @@ type Msg = { body: string; from: string; metadata: Body | null };
 const VALUE = 'xkeysib-0123456789abcdef';
 const sha = (v: string) => createHash('sha256').update(v).digest('hex');
 
-interface World { f: McpFixture; owner: Client; worker: Client; helper: Client; stranger: Client; goalId: number; taskId: number; otherTaskId: number }
+interface World {
+  f: McpFixture;
+  owner: Client;
+  worker: Client;
+  helper: Client;
+  stranger: Client;
+  goalId: number;
+  taskId: number;
+  otherTaskId: number;
+}
 
 /** `check`: a command line the owner registers as the task's verifier recipe (the only way a command verifier runs). */
 async function world(t: TestContext, check?: string): Promise<World> {
@@ -28,17 +37,34 @@ async function world(t: TestContext, check?: string): Promise<World> {
   t.after(() => f.close());
   const helper = f.addAgent('helper');
   const other = f.addOwner('other-owner');
-  const w = { f, owner: await f.connect(f.ownerToken), worker: await f.connect(f.agentToken), helper: await f.connect(helper.token),
-    stranger: await f.connect(f.addAgent('outsider', { ownerId: other.userId }).token), goalId: 0, taskId: 0, otherTaskId: 0 };
+  const w = {
+    f,
+    owner: await f.connect(f.ownerToken),
+    worker: await f.connect(f.agentToken),
+    helper: await f.connect(helper.token),
+    stranger: await f.connect(f.addAgent('outsider', { ownerId: other.userId }).token),
+    goalId: 0,
+    taskId: 0,
+    otherTaskId: 0,
+  };
   if (check !== undefined) await ok(w.owner, 'add_verifier', { name: 'check', command: check });
-  [w.goalId, w.taskId] = await goalWithTask(w.owner, check === undefined ? {} : { verifier_config: { kind: 'command', recipe: 'check' } });
+  [w.goalId, w.taskId] = await goalWithTask(
+    w.owner,
+    check === undefined ? {} : { verifier_config: { kind: 'command', recipe: 'check' } },
+  );
   [, w.otherTaskId] = await goalWithTask(await f.connect(other.token), {});
   return w;
 }
 
 async function goalWithTask(owner: Client, leaf: Body): Promise<[number, number]> {
-  const g = await ok(owner, 'create_goal', { title: 'Weekly report', description: 'Send the weekly report to the team.' });
-  const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Send the report', description: 'Send it through Brevo.', ...leaf } });
+  const g = await ok(owner, 'create_goal', {
+    title: 'Weekly report',
+    description: 'Send the weekly report to the team.',
+  });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { title: 'Send the report', description: 'Send it through Brevo.', ...leaf },
+  });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
   const snap = await ok(owner, 'get_goal', { goal_id: g.goal_id });
   return [g.goal_id as number, (snap.tasks_tree as { id: number }[])[0]!.id];
@@ -54,7 +80,10 @@ async function refused(w: World, client: Client, name: string, args: Body, code:
   const head = w.f.app.engine.head().position;
   const { result, body } = await callTool(client, name, args);
   assert.equal(result.isError, true, `${name}(${JSON.stringify(args)}) should fail`);
-  assert.ok(textOf(result).startsWith(`${code}: `), `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`);
+  assert.ok(
+    textOf(result).startsWith(`${code}: `),
+    `${name}(${JSON.stringify(args)}): expected ${code}, got ${textOf(result)}`,
+  );
   if (body.error) assert.equal((body.error as { code: string }).code, code);
   assert.equal(w.f.app.engine.head().position, head, `${name} appended nothing`);
   return textOf(result);
@@ -68,8 +97,16 @@ async function confirmed(client: Client, name: string, args: Body): Promise<Awai
 }
 
 const ownerBy = (w: World) => ({ key: `user-${w.f.owner.userId}`, name: 'owner', tenant: w.f.owner.userId });
-const setAs = (w: World, name: string, scope: string, value = VALUE) => setSecret(w.f.app, ownerBy(w), { name, value, scope }, { actor: 'user:owner' });
-const request = (w: World, over: Body = {}) => ok(w.worker, 'request_resource', { name: 'BREVO_API_KEY', resource_type: 'api_key', reason: 'send the weekly report', task_id: w.taskId, ...over });
+const setAs = (w: World, name: string, scope: string, value = VALUE) =>
+  setSecret(w.f.app, ownerBy(w), { name, value, scope }, { actor: 'user:owner' });
+const request = (w: World, over: Body = {}) =>
+  ok(w.worker, 'request_resource', {
+    name: 'BREVO_API_KEY',
+    resource_type: 'api_key',
+    reason: 'send the weekly report',
+    task_id: w.taskId,
+    ...over,
+  });
 const inbox = async (c: Client) => (await ok(c, 'read_inbox', { include_read: true, limit: 100 })).messages as Msg[];
 
 describe('US6: an agent requests a missing resource', () => {
@@ -78,12 +115,23 @@ describe('US6: an agent requests a missing resource', () => {
     const r = await request(w, { name: 'brevo_api_key' });
     assert.deepEqual(Object.keys(r).sort(), ['request_id', 'request_message_id']);
     const row = getResourceRequest(w.f.app.engine.db, r.request_id as number)!;
-    assert.deepEqual([row.status, row.name, row.resourceType, row.taskId, row.requesterName], ['pending', 'BREVO_API_KEY', 'api_key', w.taskId, 'worker']);
-    const messages = (await ok(w.owner, 'get_channel_messages', { channel_name: 'requests' })).messages as (Msg & { message_id: number })[];
+    assert.deepEqual(
+      [row.status, row.name, row.resourceType, row.taskId, row.requesterName],
+      ['pending', 'BREVO_API_KEY', 'api_key', w.taskId, 'worker'],
+    );
+    const messages = (await ok(w.owner, 'get_channel_messages', { channel_name: 'requests' })).messages as (Msg & {
+      message_id: number;
+    })[];
     const posted = messages.find((m) => m.message_id === r.request_message_id)!;
     assert.equal(posted.from, 'worker');
-    assert.deepEqual(posted.metadata, { kind: 'resource_request', request_id: r.request_id, resource_name: 'BREVO_API_KEY', resource_type: 'api_key',
-      reason: 'send the weekly report', task_id: w.taskId });
+    assert.deepEqual(posted.metadata, {
+      kind: 'resource_request',
+      request_id: r.request_id,
+      resource_name: 'BREVO_API_KEY',
+      resource_type: 'api_key',
+      reason: 'send the weekly report',
+      task_id: w.taskId,
+    });
     const head = w.f.app.engine.head().position;
     assert.deepEqual(await request(w), r, 'asking again while pending returns the same request');
     assert.equal(w.f.app.engine.head().position, head);
@@ -92,32 +140,48 @@ describe('US6: an agent requests a missing resource', () => {
   it('AS2: a secret set for the requester fulfils the request and DMs it — a secret for someone else does not', async (t) => {
     const w = await world(t);
     const r = await request(w);
-    assert.deepEqual(setAs(w, 'BREVO_API_KEY', 'agent:helper').fulfilled, [], 'another agent\'s scope does not reach the requester');
+    assert.deepEqual(
+      setAs(w, 'BREVO_API_KEY', 'agent:helper').fulfilled,
+      [],
+      "another agent's scope does not reach the requester",
+    );
     assert.equal((await inbox(w.worker)).length, 0);
     const s = setAs(w, 'BREVO_API_KEY', 'agent:worker');
     assert.deepEqual(s.fulfilled, [r.request_id]);
     const row = getResourceRequest(w.f.app.engine.db, r.request_id as number)!;
-    assert.deepEqual([row.status, row.fulfilledBySecret, row.fulfilledScope], ['fulfilled', s.secretId, 'agent:worker']);
+    assert.deepEqual(
+      [row.status, row.fulfilledBySecret, row.fulfilledScope],
+      ['fulfilled', s.secretId, 'agent:worker'],
+    );
     assert.ok(row.fulfilledAt);
     const dms = await inbox(w.worker);
     assert.equal(dms.length, 1);
     assert.match(dms[0]!.body, /request #\d+ is fulfilled: BREVO_API_KEY \(agent:worker\)/);
     assert.equal(dms[0]!.metadata?.request_id, r.request_id);
     assert.ok(!JSON.stringify(dms).includes(VALUE));
-    assert.deepEqual(setAs(w, 'BREVO_API_KEY', 'agent:worker').fulfilled, [], 'a fulfilled request is not fulfilled again');
+    assert.deepEqual(
+      setAs(w, 'BREVO_API_KEY', 'agent:worker').fulfilled,
+      [],
+      'a fulfilled request is not fulfilled again',
+    );
   });
 
   it('AS2: task and user scopes reach the requester too', async (t) => {
     const w = await world(t);
     const a = await request(w, { name: 'TASK_KEY' });
     const b = await request(w, { name: 'TEAM_KEY', resource_type: 'url' });
-    const c = await ok(w.helper, 'request_resource', { name: 'TEAM_KEY', resource_type: 'url', reason: 'the same for me', task_id: w.taskId });
+    const c = await ok(w.helper, 'request_resource', {
+      name: 'TEAM_KEY',
+      resource_type: 'url',
+      reason: 'the same for me',
+      task_id: w.taskId,
+    });
     assert.deepEqual(setAs(w, 'TASK_KEY', `task:${w.taskId}`).fulfilled, [a.request_id]);
     assert.deepEqual(setAs(w, 'TEAM_KEY', 'user:owner').fulfilled, [b.request_id, c.request_id]);
     assert.equal((await inbox(w.helper)).length, 1);
   });
 
-  it('AS3: the command verifier of the task gets the task\'s secret as an env var — never the agent\'s or the owner\'s (issue 12); its recorded output never holds the value', async (t) => {
+  it("AS3: the command verifier of the task gets the task's secret as an env var — never the agent's or the owner's (issue 12); its recorded output never holds the value", async (t) => {
     const cmd = 'test -n "$BREVO_API_KEY" && echo "key is $BREVO_API_KEY" && printf %s "$BREVO_API_KEY" | sha256sum';
     const w = await world(t, cmd);
     const running = new CommandVerifier(w.f.app).start();
@@ -131,7 +195,11 @@ describe('US6: an agent requests a missing resource', () => {
     await running.idle();
     const leaf = ((await ok(w.owner, 'get_goal', { goal_id: w.goalId })).tasks_tree as Body[])[0]!;
     assert.equal(leaf.status, 'done', String(leaf.verifier_output));
-    assert.match(leaf.verifier_output as string, new RegExp(`key is \\*\\*\\*\\n${sha(VALUE)}`), 'the task scope reached the verifier');
+    assert.match(
+      leaf.verifier_output as string,
+      new RegExp(`key is \\*\\*\\*\\n${sha(VALUE)}`),
+      'the task scope reached the verifier',
+    );
     assert.ok(!(leaf.verifier_output as string).includes(VALUE));
     const used = listSecrets(w.f.app.engine.db, w.f.owner.userId).find((s) => s.secretId === secretId)!;
     assert.ok(used.lastUsedAt, 'last_used_at records the use');
@@ -144,11 +212,27 @@ describe('US6: an agent requests a missing resource', () => {
     setAs(w, 'HELPER_KEY', 'agent:helper');
     setAs(w, 'MY_KEY', `task:${w.taskId}`);
     const mine = await ok(w.worker, 'list_resources');
-    assert.deepEqual(mine, { resources: [{ name: 'MY_KEY', scope: 'agent', available: true }, { name: 'TEAM_KEY', scope: 'user', available: true }] });
+    assert.deepEqual(mine, {
+      resources: [
+        { name: 'MY_KEY', scope: 'agent', available: true },
+        { name: 'TEAM_KEY', scope: 'user', available: true },
+      ],
+    });
     const withTask = await ok(w.worker, 'list_resources', { task_id: w.taskId });
-    assert.deepEqual((withTask.resources as Body[]).map((r) => `${r.name}/${r.scope}`), ['MY_KEY/task', 'MY_KEY/agent', 'TEAM_KEY/user']);
-    assert.deepEqual(((await ok(w.helper, 'list_resources')).resources as Body[]).map((r) => r.name), ['HELPER_KEY', 'TEAM_KEY']);
-    assert.deepEqual(((await ok(w.owner, 'list_resources', { task_id: w.taskId })).resources as Body[]).map((r) => `${r.name}/${r.scope}`), ['MY_KEY/task', 'TEAM_KEY/user']);
+    assert.deepEqual(
+      (withTask.resources as Body[]).map((r) => `${r.name}/${r.scope}`),
+      ['MY_KEY/task', 'MY_KEY/agent', 'TEAM_KEY/user'],
+    );
+    assert.deepEqual(
+      ((await ok(w.helper, 'list_resources')).resources as Body[]).map((r) => r.name),
+      ['HELPER_KEY', 'TEAM_KEY'],
+    );
+    assert.deepEqual(
+      ((await ok(w.owner, 'list_resources', { task_id: w.taskId })).resources as Body[]).map(
+        (r) => `${r.name}/${r.scope}`,
+      ),
+      ['MY_KEY/task', 'TEAM_KEY/user'],
+    );
     assert.deepEqual(await ok(w.stranger, 'list_resources'), { resources: [] });
     assert.ok(![mine, withTask].some((r) => JSON.stringify(r).includes(VALUE)));
   });
@@ -164,7 +248,10 @@ describe('revoke_secret (owner, destructive)', () => {
     assert.equal(w.f.app.engine.head().position, head, 'asking appends nothing');
     const { result, body } = await confirmed(w.owner, 'revoke_secret', { secret_id: secretId });
     assert.ok(!result.isError, textOf(result));
-    assert.deepEqual([body.secret_id, body.name, body.scope, body.status], [secretId, 'MY_KEY', 'agent:worker', 'revoked']);
+    assert.deepEqual(
+      [body.secret_id, body.name, body.scope, body.status],
+      [secretId, 'MY_KEY', 'agent:worker', 'revoked'],
+    );
     assert.deepEqual(await ok(w.worker, 'list_resources'), { resources: [] });
     const again = await confirmed(w.owner, 'revoke_secret', { secret_id: secretId });
     assert.match(textOf(again.result), /^ErrAlreadyRevoked: /);
@@ -176,11 +263,23 @@ describe('revoke_secret (owner, destructive)', () => {
   it('refuses bad input, unknown and foreign secrets; agents do not see it', async (t) => {
     const w = await world(t);
     const { secretId } = setAs(w, 'MY_KEY', 'agent:worker');
-    for (const args of [{}, { secret_id: secretId, name: 'MY_KEY', scope: 'agent:worker' }, { name: 'MY_KEY' }, { scope: 'agent:worker' }, { secret_id: 0 }, { secret_id: secretId, extra: 1 }]) {
+    for (const args of [
+      {},
+      { secret_id: secretId, name: 'MY_KEY', scope: 'agent:worker' },
+      { name: 'MY_KEY' },
+      { scope: 'agent:worker' },
+      { secret_id: 0 },
+      { secret_id: secretId, extra: 1 },
+    ]) {
       await refused(w, w.owner, 'revoke_secret', args, 'ErrInvalidInput');
     }
-    for (const [args, code] of [[{ secret_id: 999 }, 'ErrNotFound'], [{ name: 'NOPE', scope: 'agent:worker' }, 'ErrNotFound'], [{ name: 'MY-KEY', scope: 'agent:worker' }, 'ErrInvalidName'],
-      [{ name: 'MY_KEY', scope: 'team:x' }, 'ErrInvalidScope'], [{ name: 'MY_KEY', scope: `task:${w.otherTaskId}` }, 'ErrTaskNotFound']] as const) {
+    for (const [args, code] of [
+      [{ secret_id: 999 }, 'ErrNotFound'],
+      [{ name: 'NOPE', scope: 'agent:worker' }, 'ErrNotFound'],
+      [{ name: 'MY-KEY', scope: 'agent:worker' }, 'ErrInvalidName'],
+      [{ name: 'MY_KEY', scope: 'team:x' }, 'ErrInvalidScope'],
+      [{ name: 'MY_KEY', scope: `task:${w.otherTaskId}` }, 'ErrTaskNotFound'],
+    ] as const) {
       const head = w.f.app.engine.head().position;
       const r = await confirmed(w.owner, 'revoke_secret', args);
       assert.match(textOf(r.result), new RegExp(`^${code}: `), JSON.stringify(args));
@@ -193,13 +292,26 @@ describe('revoke_secret (owner, destructive)', () => {
 describe('bad input appends nothing', () => {
   it('request_resource', async (t) => {
     const w = await world(t);
-    const base = { name: 'BREVO_API_KEY', resource_type: 'api_key', reason: 'send the weekly report', task_id: w.taskId };
+    const base = {
+      name: 'BREVO_API_KEY',
+      resource_type: 'api_key',
+      reason: 'send the weekly report',
+      task_id: w.taskId,
+    };
     const { task_id: _none, ...noTask } = base;
     await refused(w, w.worker, 'request_resource', noTask, 'ErrMissingTaskContext');
     await refused(w, w.worker, 'request_resource', { ...base, task_id: 999 }, 'ErrTaskNotFound');
     await refused(w, w.worker, 'request_resource', { ...base, task_id: w.otherTaskId }, 'ErrTaskNotFound');
-    for (const name of ['BREVO-KEY', 'with space', '1KEY', 'unicode_é']) await refused(w, w.worker, 'request_resource', { ...base, name }, 'ErrInvalidName');
-    for (const bad of [{ name: '' }, { resource_type: 'password' }, { reason: 'abcd' }, { reason: '     x   ' }, { task_id: 'seven' }, { extra: true }]) {
+    for (const name of ['BREVO-KEY', 'with space', '1KEY', 'unicode_é'])
+      await refused(w, w.worker, 'request_resource', { ...base, name }, 'ErrInvalidName');
+    for (const bad of [
+      { name: '' },
+      { resource_type: 'password' },
+      { reason: 'abcd' },
+      { reason: '     x   ' },
+      { task_id: 'seven' },
+      { extra: true },
+    ]) {
       await refused(w, w.worker, 'request_resource', { ...base, ...bad }, 'ErrInvalidInput');
     }
     await refused(w, w.owner, 'request_resource', base, 'ErrForbidden');

@@ -17,7 +17,8 @@ let f: HttpFixture;
 let taskId: number;
 let foreignTaskId: number;
 const by = () => ({ key: 'user-1', name: 'owner', tenant: 1 });
-const set = (name: string, scope: string) => setSecret(f.app, by(), { name, value: VALUE, scope }, { actor: 'user:owner' });
+const set = (name: string, scope: string) =>
+  setSecret(f.app, by(), { name, value: VALUE, scope }, { actor: 'user:owner' });
 
 async function ok(client: Client, name: string, args: Body): Promise<Body> {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -26,8 +27,14 @@ async function ok(client: Client, name: string, args: Body): Promise<Body> {
 }
 
 async function taskOf(owner: Client): Promise<number> {
-  const g = await ok(owner, 'create_goal', { title: 'Weekly report', description: 'Send the weekly report to the team.' });
-  const p = await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Send the report', description: 'Send it through Brevo.' } });
+  const g = await ok(owner, 'create_goal', {
+    title: 'Weekly report',
+    description: 'Send the weekly report to the team.',
+  });
+  const p = await ok(owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { title: 'Send the report', description: 'Send it through Brevo.' },
+  });
   await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
   return ((await ok(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
 }
@@ -65,14 +72,29 @@ describe('GET /api/secrets/:scope_type/:scope_id', () => {
       const text = await res.text();
       assert.ok(!text.includes(VALUE));
       const rows = JSON.parse(text) as Body[];
-      assert.deepEqual(rows.map((r) => Object.keys(r).sort()), [['available', 'last_used_at', 'name'], ['available', 'last_used_at', 'name']]);
-      assert.deepEqual(rows.map((r) => [r.name, r.available, typeof r.last_used_at]), [['A_KEY', true, 'string'], ['B_KEY', false, 'string']]);
+      assert.deepEqual(
+        rows.map((r) => Object.keys(r).sort()),
+        [
+          ['available', 'last_used_at', 'name'],
+          ['available', 'last_used_at', 'name'],
+        ],
+      );
+      assert.deepEqual(
+        rows.map((r) => [r.name, r.available, typeof r.last_used_at]),
+        [
+          ['A_KEY', true, 'string'],
+          ['B_KEY', false, 'string'],
+        ],
+      );
     }
-    assert.deepEqual(((await (await get('/secrets/user/owner')).json()) as Body[]).map((r) => r.name), ['OTHER']);
+    assert.deepEqual(
+      ((await (await get('/secrets/user/owner')).json()) as Body[]).map((r) => r.name),
+      ['OTHER'],
+    );
     assert.deepEqual(await (await get(`/secrets/task/${taskId}`)).json(), []);
   });
 
-  it('refuses other principals, bad scopes and other tenants\' scopes', async () => {
+  it("refuses other principals, bad scopes and other tenants' scopes", async () => {
     assert.equal((await get('/secrets/agent/worker', null)).status, 401);
     assert.equal((await get('/secrets/agent/worker', f.agentToken)).status, 403);
     await apiError('/secrets/team/worker', 400, 'ErrInvalidScope');

@@ -18,7 +18,13 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * actions and projection on a real data dir: round trip, name rules, list hides values, revoke, scope
  * precedence, set replaces — plus tenant isolation, rebuild equivalence and a wrong master key.
  */
-interface World { app: App; owner: { key: string; name: string; tenant: number }; agentId: number; taskId: number; other: { key: string; name: string; tenant: number } }
+interface World {
+  app: App;
+  owner: { key: string; name: string; tenant: number };
+  agentId: number;
+  taskId: number;
+  other: { key: string; name: string; tenant: number };
+}
 const actor = { actor: 'user:owner' };
 
 function world(t: TestContext): World {
@@ -30,19 +36,49 @@ function world(t: TestContext): World {
   });
   const { userId } = createOwner(app, 'owner', { actor: 'system' });
   const owner = { key: `user-${userId}`, name: 'owner', tenant: userId };
-  const spec = (name: string, ownerId: number) => ({ name, ownerId, model: 'm', systemPrompt: `You are ${name}.`, toolScope: ['whoami'], tier: 'supervised' as const, command: null, parentId: null, spawnDepth: 0 });
+  const spec = (name: string, ownerId: number) => ({
+    name,
+    ownerId,
+    model: 'm',
+    systemPrompt: `You are ${name}.`,
+    toolScope: ['whoami'],
+    tier: 'supervised' as const,
+    command: null,
+    parentId: null,
+    spawnDepth: 0,
+  });
   const agentId = registerAgent(app, spec('worker', userId), actor).agentId;
-  const goalId = createGoal(app, owner, { title: 'Secrets goal', description: 'A goal whose task needs secrets.', budgets: { tokens: null, cents: null },
-    maxSpawnDepth: 3, coordinatorConfig: 'default', approvalMode: 'human' }, actor).goalId;
-  const p = proposeTaskTree(app, owner, goalId, 'Because.', { title: 'Send the report', description: 'Send the weekly report by mail.' } as never, actor);
+  const goalId = createGoal(
+    app,
+    owner,
+    {
+      title: 'Secrets goal',
+      description: 'A goal whose task needs secrets.',
+      budgets: { tokens: null, cents: null },
+      maxSpawnDepth: 3,
+      coordinatorConfig: 'default',
+      approvalMode: 'human',
+    },
+    actor,
+  ).goalId;
+  const p = proposeTaskTree(
+    app,
+    owner,
+    goalId,
+    'Because.',
+    { title: 'Send the report', description: 'Send the weekly report by mail.' } as never,
+    actor,
+  );
   const taskId = decideProposal(app, owner, p.proposalId, 'approve', '', actor).taskIds[0]!;
   const otherId = createOwner(app, 'other', { actor: 'system' }).userId;
   registerAgent(app, spec('stranger', otherId), { actor: 'user:other' });
   return { app, owner, agentId, taskId, other: { key: `user-${otherId}`, name: 'other', tenant: otherId } };
 }
 
-const set = (w: World, name: string, value: string, scope = 'user:owner') => setSecret(w.app, w.owner, { name, value, scope }, actor);
-const env = (w: World, f: { agentId?: number; taskId?: number } = {}) => buildSecretEnv(w.app, { ownerId: w.owner.tenant, ...f });
+const set = (w: World, name: string, value: string, scope = 'user:owner') =>
+  setSecret(w.app, w.owner, { name, value, scope }, actor);
+const env = (w: World, f: { agentId?: number; taskId?: number } = {}) =>
+  buildSecretEnv(w.app, { ownerId: w.owner.tenant, ...f });
 
 function throwsCode(w: World, fn: () => unknown, code: string): DomainError {
   const head = w.app.engine.head().position;
@@ -63,15 +99,24 @@ describe('secret store (upstream store_test.go)', () => {
     const values = ['sk-abc123', '', 'héllo, wörld', 'x'.repeat(8192)];
     values.forEach((v, i) => set(w, `value_${i}`, v));
     assert.deepEqual(env(w), Object.fromEntries(values.map((v, i) => [`VALUE_${i}`, v])));
-    assert.deepEqual(listSecrets(w.app.engine.db, w.owner.tenant).map((s) => s.name), ['VALUE_0', 'VALUE_1', 'VALUE_2', 'VALUE_3']);
+    assert.deepEqual(
+      listSecrets(w.app.engine.db, w.owner.tenant).map((s) => s.name),
+      ['VALUE_0', 'VALUE_1', 'VALUE_2', 'VALUE_3'],
+    );
   });
 
   it('TestSanitizeNameViaSet: api_key → API_KEY, Token1 → TOKEN1, FOO_2 and OPENAI_KEY kept; the rest rejected with nothing appended', (t) => {
     const w = world(t);
-    for (const [raw, stored] of [['api_key', 'API_KEY'], ['OPENAI_KEY', 'OPENAI_KEY'], ['Token1', 'TOKEN1'], ['FOO_2', 'FOO_2']]) {
+    for (const [raw, stored] of [
+      ['api_key', 'API_KEY'],
+      ['OPENAI_KEY', 'OPENAI_KEY'],
+      ['Token1', 'TOKEN1'],
+      ['FOO_2', 'FOO_2'],
+    ]) {
       assert.equal(set(w, raw!, 'v').name, stored);
     }
-    for (const bad of ['', 'BAD-NAME', 'with space', 'dot.name', 'unicode_é', '9LIVES']) throwsCode(w, () => set(w, bad, 'v'), 'ErrInvalidName');
+    for (const bad of ['', 'BAD-NAME', 'with space', 'dot.name', 'unicode_é', '9LIVES'])
+      throwsCode(w, () => set(w, bad, 'v'), 'ErrInvalidName');
   });
 
   it('TestListHidesValues: one item SECRET1, available, and no field that holds a value', (t) => {
@@ -80,7 +125,8 @@ describe('secret store (upstream store_test.go)', () => {
     const list = listSecrets(w.app.engine.db, w.owner.tenant);
     assert.equal(list.length, 1);
     assert.deepEqual([list[0]!.name, list[0]!.available], ['SECRET1', true]);
-    for (const key of Object.keys(list[0]!)) assert.ok(!['value', 'plaintext', 'secret', 'sealed'].includes(key.toLowerCase()), key);
+    for (const key of Object.keys(list[0]!))
+      assert.ok(!['value', 'plaintext', 'secret', 'sealed'].includes(key.toLowerCase()), key);
     assert.ok(!JSON.stringify(list).includes('hunter2'));
   });
 
@@ -118,22 +164,34 @@ describe('secret store (upstream store_test.go)', () => {
     assert.deepEqual(env(w), { KEY: 'v2' });
     const all = listSecrets(w.app.engine.db, w.owner.tenant, { all: true });
     assert.equal(all.length, 2);
-    assert.deepEqual(all.filter((s) => s.available).map((s) => s.secretId), [second.secretId]);
+    assert.deepEqual(
+      all.filter((s) => s.available).map((s) => s.secretId),
+      [second.secretId],
+    );
     assert.equal(all.find((s) => s.secretId === first.secretId)!.revokeReason, 'replaced');
   });
 });
 
 describe('secret scopes and safety', () => {
-  it('resolves scopes within the owner\'s tenant only', (t) => {
+  it("resolves scopes within the owner's tenant only", (t) => {
     const w = world(t);
     assert.equal(set(w, 'A', 'v', 'agent:worker').scope.label, 'agent:worker');
     assert.equal(set(w, 'A', 'v', `agent:${w.agentId}`).scope.label, 'agent:worker', 'an agent by id');
     throwsCode(w, () => set(w, 'A', 'v', 'agent:stranger'), 'ErrNotFound');
     throwsCode(w, () => set(w, 'A', 'v', 'user:other'), 'ErrNotFound');
     throwsCode(w, () => set(w, 'A', 'v', 'task:999'), 'ErrTaskNotFound');
-    throwsCode(w, () => setSecret(w.app, w.other, { name: 'A', value: 'v', scope: `task:${w.taskId}` }, actor), 'ErrTaskNotFound');
-    for (const bad of ['owner', 'group:x', 'task:abc', 'agent:', ':x']) throwsCode(w, () => set(w, 'A', 'v', bad), 'ErrInvalidScope');
-    assert.deepEqual(buildSecretEnv(w.app, { ownerId: w.other.tenant, agentId: w.agentId, taskId: w.taskId }), {}, 'another owner gets none of them');
+    throwsCode(
+      w,
+      () => setSecret(w.app, w.other, { name: 'A', value: 'v', scope: `task:${w.taskId}` }, actor),
+      'ErrTaskNotFound',
+    );
+    for (const bad of ['owner', 'group:x', 'task:abc', 'agent:', ':x'])
+      throwsCode(w, () => set(w, 'A', 'v', bad), 'ErrInvalidScope');
+    assert.deepEqual(
+      buildSecretEnv(w.app, { ownerId: w.other.tenant, agentId: w.agentId, taskId: w.taskId }),
+      {},
+      'another owner gets none of them',
+    );
   });
 
   it('only the owner sets or revokes; a value over 64 KiB is refused without echoing it', (t) => {

@@ -10,7 +10,8 @@ import { callTool, mcpFixture, textOf } from '../helpers/mcp.js';
 type Body = Record<string, unknown>;
 const nested = (depth: number): Body => {
   let node: Body = { title: `Level ${depth}`, description: 'A very deep task tree.' };
-  for (let d = depth - 1; d >= 1; d -= 1) node = { title: `Level ${d}`, description: 'A very deep task tree.', children: [node] };
+  for (let d = depth - 1; d >= 1; d -= 1)
+    node = { title: `Level ${d}`, description: 'A very deep task tree.', children: [node] };
   return node;
 };
 
@@ -44,6 +45,10 @@ describe('issue 12 item 10: bad input is ErrInvalidInput, never ErrInternal, and
       assert.match(textOf(result), /title: must not be empty/);
       assert.equal(f.app.engine.head().position, head, 'task_create wrote nothing');
     }
-    assert.equal((await callTool(owner, 'propose_task_tree', { goal_id: g.body.goal_id, tree: nested(32) })).result.isError, undefined, 'a 32-level tree is fine');
+    assert.equal(
+      (await callTool(owner, 'propose_task_tree', { goal_id: g.body.goal_id, tree: nested(32) })).result.isError,
+      undefined,
+      'a 32-level tree is fine',
+    );
   });
 });

@@ -18,14 +18,20 @@ import { runtimeFixture } from '../helpers/runtime.js';
 delete process.env.COLONY_ALLOWED_ROOTS;
 type Body = Record<string, unknown>;
 
-async function call(client: Client, name: string, args: Body = {}): Promise<{ isError: boolean; text: string; body: Body }> {
+async function call(
+  client: Client,
+  name: string,
+  args: Body = {},
+): Promise<{ isError: boolean; text: string; body: Body }> {
   const { result, body } = await callTool(client, name, args);
   return { isError: result.isError === true, text: textOf(result), body };
 }
 
 describe('issue 12 item 6: a registered path is re-resolved and re-checked on every use', () => {
   it('swapping a project directory for a symlink carries no root outside, and is reported', async (t) => {
-    const f = await runtimeFixture({ agentTools: ['project_create', 'project_scaffold', 'propose_task_tree', 'create_goal', 'system_health'] });
+    const f = await runtimeFixture({
+      agentTools: ['project_create', 'project_scaffold', 'propose_task_tree', 'create_goal', 'system_health'],
+    });
     const outside = mkdtempSync(join(tmpdir(), 'colony-outside-'));
     t.after(async () => {
       await f.close();
@@ -50,11 +56,24 @@ describe('issue 12 item 6: a registered path is re-resolved and re-checked on ev
       assert.equal(f.app.engine.head().position, head, `${tool} wrote nothing`);
     }
     await call(owner, 'add_verifier', { name: 'check', command: 'true' });
-    const g = await call(owner, 'create_goal', { title: 'Swap goal', description: 'A goal with a check in the swapped dir.' });
-    const tree = { title: 'Checked', description: 'Checked in the project.', verifier_config: { kind: 'command', recipe: 'check', cwd: join(swapme, 'sub') } };
-    assert.match((await call(owner, 'propose_task_tree', { goal_id: g.body.goal_id, tree })).text, /^ErrPathOutsideRoots: /);
+    const g = await call(owner, 'create_goal', {
+      title: 'Swap goal',
+      description: 'A goal with a check in the swapped dir.',
+    });
+    const tree = {
+      title: 'Checked',
+      description: 'Checked in the project.',
+      verifier_config: { kind: 'command', recipe: 'check', cwd: join(swapme, 'sub') },
+    };
+    assert.match(
+      (await call(owner, 'propose_task_tree', { goal_id: g.body.goal_id, tree })).text,
+      /^ErrPathOutsideRoots: /,
+    );
     assert.match((await call(agent, 'project_scaffold', { name: 'swapme' })).text, /now resolves to/);
-    assert.ok(!existsSync(join(outside, 'x')) && !existsSync(join(outside, 'CLAUDE.md')), 'nothing was written outside the roots');
+    assert.ok(
+      !existsSync(join(outside, 'x')) && !existsSync(join(outside, 'CLAUDE.md')),
+      'nothing was written outside the roots',
+    );
 
     const health = await call(agent, 'system_health');
     assert.deepEqual(health.body.moved_paths, [{ path: swapme, resolves_to: outside }]);

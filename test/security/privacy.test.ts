@@ -14,7 +14,15 @@ import { runtimeFixture } from '../helpers/runtime.js';
  * in agent_get's or agent_list's preview. dana reads its own, the agent it spawned cannot read dana's,
  * dana reads that child's; the owner reads everything.
  */
-const READ_TOOLS = ['session_list', 'session_read', 'session_tail', 'get_agent_memory', 'agent_get', 'agent_list', 'send_message'];
+const READ_TOOLS = [
+  'session_list',
+  'session_read',
+  'session_tail',
+  'get_agent_memory',
+  'agent_get',
+  'agent_list',
+  'send_message',
+];
 const SECRET_DM = 'the vault code is 4471, tell no one';
 
 async function text(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
@@ -24,14 +32,27 @@ async function text(client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe('issue 12 item 3: transcripts are private to their agent, the agents that spawned it and the owner', () => {
-  it('a peer reads nothing of another agent\'s session; lineage upwards and the owner do', async (t) => {
+  it("a peer reads nothing of another agent's session; lineage upwards and the owner do", async (t) => {
     const f = await runtimeFixture();
     t.after(() => f.close());
     const dana = f.addRunner('dana', 'cat >/dev/null; echo handled', {}, { toolScope: READ_TOOLS });
     const alice = f.addRunner('alice', 'true', {}, { toolScope: READ_TOOLS });
     const carol = f.addRunner('carol', 'true', {}, { toolScope: READ_TOOLS });
-    const child = registerAgent(f.app, { name: 'scout', ownerId: f.ownerId, model: 'scripted', systemPrompt: 'You help dana with her work.',
-      toolScope: READ_TOOLS, tier: 'supervised', command: 'cat >/dev/null; echo helped', parentId: dana.agentId, spawnDepth: 1 }, { actor: 'user:owner' });
+    const child = registerAgent(
+      f.app,
+      {
+        name: 'scout',
+        ownerId: f.ownerId,
+        model: 'scripted',
+        systemPrompt: 'You help dana with her work.',
+        toolScope: READ_TOOLS,
+        tier: 'supervised',
+        command: 'cat >/dev/null; echo helped',
+        parentId: dana.agentId,
+        spawnDepth: 1,
+      },
+      { actor: 'user:owner' },
+    );
     configureRuntime(f.app, f.ownerId, child.agentId, { cooldownSec: 0 }, 'owner', { actor: 'user:owner' });
 
     await text(await f.connect(alice.token), 'send_message', { to: 'dana', body: SECRET_DM });
@@ -43,16 +64,36 @@ describe('issue 12 item 3: transcripts are private to their agent, the agents th
     const sid = run!.sessionId!;
 
     const owner = await f.connect(f.ownerToken);
-    assert.match(await text(owner, 'session_read', { session_id: 'dana' }), new RegExp(SECRET_DM), 'the owner reads it');
+    assert.match(
+      await text(owner, 'session_read', { session_id: 'dana' }),
+      new RegExp(SECRET_DM),
+      'the owner reads it',
+    );
     const danaClient = await f.connect(dana.token);
-    assert.match(await text(danaClient, 'session_read', { session_id: sid }), new RegExp(SECRET_DM), 'dana reads its own');
-    assert.match(await text(danaClient, 'session_read', { session_id: childRun!.sessionId! }), /helped/, 'dana reads the agent it spawned');
+    assert.match(
+      await text(danaClient, 'session_read', { session_id: sid }),
+      new RegExp(SECRET_DM),
+      'dana reads its own',
+    );
+    assert.match(
+      await text(danaClient, 'session_read', { session_id: childRun!.sessionId! }),
+      /helped/,
+      'dana reads the agent it spawned',
+    );
 
     for (const reader of [await f.connect(carol.token), await f.connect(child.token)]) {
       for (const id of ['dana', sid, sid.slice(0, 6), String(dana.agentId)]) {
-        for (const tool of ['session_read', 'session_tail']) assert.equal(await text(reader, tool, { session_id: id }), `No agent found matching: ${id}`, `${tool}(${id})`);
+        for (const tool of ['session_read', 'session_tail'])
+          assert.equal(
+            await text(reader, tool, { session_id: id }),
+            `No agent found matching: ${id}`,
+            `${tool}(${id})`,
+          );
       }
-      assert.deepEqual(JSON.parse(await text(reader, 'get_agent_memory', { session_id: sid })), { status: 'error', message: `Session ${sid} not found.` });
+      assert.deepEqual(JSON.parse(await text(reader, 'get_agent_memory', { session_id: sid })), {
+        status: 'error',
+        message: `Session ${sid} not found.`,
+      });
       assert.doesNotMatch(await text(reader, 'session_list'), /\*\*dana\*\*/);
       for (const shown of [await text(reader, 'agent_get', { agent_id: 'dana' }), await text(reader, 'agent_list')]) {
         assert.ok(!shown.includes(SECRET_DM) && !shown.includes('handled'), shown);

@@ -13,34 +13,63 @@ import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
  * so no verdict of the kind is ever recorded and the reputation does not move.
  */
 
-
-
-const leaves = (peer: number, n: number) => ({ title: 'Farm root', description: 'Ten small leaves to verify.', billing_code: 'farm',
-  children: Array.from({ length: n }, (_, i) => ({ title: `Leaf ${i + 1}`, description: 'A leaf with a peer verifier.', verifier_config: { kind: 'peer', agent_id: peer } })) });
+const leaves = (peer: number, n: number) => ({
+  title: 'Farm root',
+  description: 'Ten small leaves to verify.',
+  billing_code: 'farm',
+  children: Array.from({ length: n }, (_, i) => ({
+    title: `Leaf ${i + 1}`,
+    description: 'A leaf with a peer verifier.',
+    verifier_config: { kind: 'peer', agent_id: peer },
+  })),
+});
 
 async function setup(t: TestContext) {
   const f = await mcpFixture({ agent: { name: 'farmer' } });
   t.after(() => f.close());
   const child = f.addAgent('sprout', { parentId: f.agent.agentId, spawnDepth: 1 });
   const reviewer = f.addAgent('reviewer');
-  return { f, owner: await f.connect(f.ownerToken), farmer: await f.connect(f.agentToken), sprout: await f.connect(child.token), reviewer: await f.connect(reviewer.token),
-    ids: { farmer: f.agent.agentId, sprout: child.agentId, reviewer: reviewer.agentId } };
+  return {
+    f,
+    owner: await f.connect(f.ownerToken),
+    farmer: await f.connect(f.agentToken),
+    sprout: await f.connect(child.token),
+    reviewer: await f.connect(reviewer.token),
+    ids: { farmer: f.agent.agentId, sprout: child.agentId, reviewer: reviewer.agentId },
+  };
 }
 
 describe('issue 12 item 5: a verdict never comes from the worker or its spawn lineage', () => {
   it('a proposer naming itself or an agent of its lineage as peer verifier is refused at proposal time', async (t) => {
     const { f, owner, farmer, ids } = await setup(t);
-    const g = await ok(owner, 'create_goal', { title: 'Farm goal', description: 'The owner chose auto here.', coordinator_config: 'farmer', approval_mode: 'auto' });
+    const g = await ok(owner, 'create_goal', {
+      title: 'Farm goal',
+      description: 'The owner chose auto here.',
+      coordinator_config: 'farmer',
+      approval_mode: 'auto',
+    });
     for (const peer of [ids.farmer, ids.sprout]) {
-      const why = await refused(f, farmer, 'propose_task_tree', { goal_id: g.goal_id, tree: leaves(peer, 10) }, 'ErrSelfVerification');
+      const why = await refused(
+        f,
+        farmer,
+        'propose_task_tree',
+        { goal_id: g.goal_id, tree: leaves(peer, 10) },
+        'ErrSelfVerification',
+      );
       assert.match(why, /tree\.children\[0\]\.verifier_config\.agent_id/);
     }
   });
 
-  it('the verifier and its lineage cannot claim the work; an independent peer\'s verdict counts', async (t) => {
+  it("the verifier and its lineage cannot claim the work; an independent peer's verdict counts", async (t) => {
     const { f, owner, farmer, sprout, reviewer, ids } = await setup(t);
-    const g = await ok(owner, 'create_goal', { title: 'Owner tree', description: 'The owner proposes the tree.', coordinator_config: 'reviewer', approval_mode: 'auto' });
-    const tasks = (await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaves(ids.farmer, 3) })).task_ids as number[];
+    const g = await ok(owner, 'create_goal', {
+      title: 'Owner tree',
+      description: 'The owner proposes the tree.',
+      coordinator_config: 'reviewer',
+      approval_mode: 'auto',
+    });
+    const tasks = (await ok(owner, 'propose_task_tree', { goal_id: g.goal_id, tree: leaves(ids.farmer, 3) }))
+      .task_ids as number[];
     const before = score(f, ids.farmer);
     await refused(f, farmer, 'claim_task', { task_id: tasks[1] }, 'ErrSelfVerification');
     await refused(f, sprout, 'claim_task', { task_id: tasks[1] }, 'ErrSelfVerification');
@@ -56,5 +85,12 @@ describe('issue 12 item 5: a verdict never comes from the worker or its spawn li
 
 function score(f: McpFixture, agentId: number): number {
   const agent = getAgent(f.app.engine.db, agentId)!;
-  return scoreOf(f.app.engine.db, agent.ownerId, agent.configHash, 'farm', f.app.engine.clock().toISOString(), reputationSettings().halfLifeDays).score;
+  return scoreOf(
+    f.app.engine.db,
+    agent.ownerId,
+    agent.configHash,
+    'farm',
+    f.app.engine.clock().toISOString(),
+    reputationSettings().halfLifeDays,
+  ).score;
 }

@@ -16,7 +16,15 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
 const T0 = '2026-03-01T09:00:00.000Z';
 const OWNER = { actor: 'user:owner' };
 const outcome = (agentText: string, status: RunOutcome['status'] = 'succeeded'): RunOutcome => ({
-  status, exitCode: status === 'succeeded' ? 0 : 2, signal: null, durationMs: 5, tokensIn: 0, tokensOut: 0, costCents: 0, outputTail: '', agentText,
+  status,
+  exitCode: status === 'succeeded' ? 0 : 2,
+  signal: null,
+  durationMs: 5,
+  tokensIn: 0,
+  tokensOut: 0,
+  costCents: 0,
+  outputTail: '',
+  agentText,
 });
 
 let f: McpFixture;
@@ -38,7 +46,13 @@ before(async () => {
   owner = await f.connect(f.ownerToken);
   ids.worker = f.agent.agentId;
   const add = (name: string, parentId: number | null = null, ownerId = f.owner.userId) => {
-    const a = f.addAgent(name, { command: 'true', model: `model-${name}`, parentId, spawnDepth: parentId ? 1 : 0, ownerId });
+    const a = f.addAgent(name, {
+      command: 'true',
+      model: `model-${name}`,
+      parentId,
+      spawnDepth: parentId ? 1 : 0,
+      ownerId,
+    });
     configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0 }, 'owner', OWNER);
     return a.agentId;
   };
@@ -46,8 +60,16 @@ before(async () => {
   ids.beta = add('beta', ids.alpha);
   other = f.addOwner('other');
   ids.outsider = add('outsider', null, other.userId);
-  const g = await callTool(owner, 'create_goal', { title: 'Views goal', description: 'A goal for the view tests', coordinator_config: 'alpha', approval_mode: 'auto' });
-  const p = await callTool(owner, 'propose_task_tree', { goal_id: g.body.goal_id, tree: { title: 'Root task', description: 'The one task of the goal' } });
+  const g = await callTool(owner, 'create_goal', {
+    title: 'Views goal',
+    description: 'A goal for the view tests',
+    coordinator_config: 'alpha',
+    approval_mode: 'auto',
+  });
+  const p = await callTool(owner, 'propose_task_tree', {
+    goal_id: g.body.goal_id,
+    tree: { title: 'Root task', description: 'The one task of the goal' },
+  });
   taskId = (p.body.task_ids as number[])[0]!;
   const run = (name: string, finish: RunOutcome | null, task: number | null = null) => {
     clock.advance(60_000);
@@ -75,7 +97,7 @@ const row = (name: string, status: string, session: string | null, lastAt: strin
   `- **${name}** [${status}] — -\n  id: \`${ids[name]}\`  session: \`${session ?? '(none)'}\`\n  model: ${name === 'worker' ? 'test-model' : `model-${name}`}  effort: -  last: ${ts(lastAt)}\n  ${shown.slice(0, 80)}`;
 
 describe('agent_list', () => {
-  it('every agent of the team, most recently active first, in xylocopa\'s text', async () => {
+  it("every agent of the team, most recently active first, in xylocopa's text", async () => {
     const rows = [
       row('epsilon', 'EXECUTING', runs.epsilon!.sessionId, last('epsilon')!),
       row('gamma', 'ERROR', runs.gamma!.sessionId, last('gamma')!),
@@ -85,30 +107,65 @@ describe('agent_list', () => {
       row('worker', 'IDLE', null, T0),
     ];
     assert.equal(await text(owner, 'agent_list'), `Found 6 agent(s):\n\n${rows.join('\n')}`);
-    assert.equal(await text(owner, 'agent_list', { limit: 1000 }), `Found 6 agent(s):\n\n${rows.join('\n')}`, 'limit clamped to 100');
-    assert.equal(await text(owner, 'agent_list', { limit: 0 }), `Found 1 agent(s):\n\n${rows[0]}`, 'limit clamped to 1');
+    assert.equal(
+      await text(owner, 'agent_list', { limit: 1000 }),
+      `Found 6 agent(s):\n\n${rows.join('\n')}`,
+      'limit clamped to 100',
+    );
+    assert.equal(
+      await text(owner, 'agent_list', { limit: 0 }),
+      `Found 1 agent(s):\n\n${rows[0]}`,
+      'limit clamped to 1',
+    );
     assert.equal(await text(owner, 'agent_list', { limit: -5 }), `Found 1 agent(s):\n\n${rows[0]}`);
     assert.equal(await text(owner, 'agent_list', { limit: 2 }), `Found 2 agent(s):\n\n${rows.slice(0, 2).join('\n')}`);
     // An agent sees its owner's team, but another agent's last message is its transcript's: private (issue 12 item 3).
     const worker = await f.connect(f.agentToken);
     const theirs = [
-      row('epsilon', 'EXECUTING', runs.epsilon!.sessionId, last('epsilon')!, PRIVATE), row('gamma', 'ERROR', runs.gamma!.sessionId, last('gamma')!, PRIVATE),
-      row('beta', 'IDLE', runs.beta!.sessionId, last('beta')!, PRIVATE), row('alpha', 'IDLE', runs.alpha!.sessionId, last('alpha')!, PRIVATE),
-      row('delta', 'STOPPED', null, T0, PRIVATE), row('worker', 'IDLE', null, T0),
+      row('epsilon', 'EXECUTING', runs.epsilon!.sessionId, last('epsilon')!, PRIVATE),
+      row('gamma', 'ERROR', runs.gamma!.sessionId, last('gamma')!, PRIVATE),
+      row('beta', 'IDLE', runs.beta!.sessionId, last('beta')!, PRIVATE),
+      row('alpha', 'IDLE', runs.alpha!.sessionId, last('alpha')!, PRIVATE),
+      row('delta', 'STOPPED', null, T0, PRIVATE),
+      row('worker', 'IDLE', null, T0),
     ];
-    assert.equal(await text(worker, 'agent_list'), `Found 6 agent(s):\n\n${theirs.join('\n')}`, 'an agent sees its owner\'s team, not their transcripts');
+    assert.equal(
+      await text(worker, 'agent_list'),
+      `Found 6 agent(s):\n\n${theirs.join('\n')}`,
+      "an agent sees its owner's team, not their transcripts",
+    );
   });
 
   it('filters: status case-insensitively; any project finds nothing (agents have none yet)', async () => {
-    assert.equal(await text(owner, 'agent_list', { status: ' idle ' }), `Found 3 agent(s):\n\n${[
-      row('beta', 'IDLE', runs.beta!.sessionId, last('beta')!), row('alpha', 'IDLE', runs.alpha!.sessionId, last('alpha')!), row('worker', 'IDLE', null, T0),
-    ].join('\n')}`);
-    assert.match(await text(owner, 'agent_list', { status: 'error' }), /^Found 1 agent\(s\):\n\n- \*\*gamma\*\* \[ERROR\]/);
-    assert.match(await text(owner, 'agent_list', { status: 'Stopped' }), /^Found 1 agent\(s\):\n\n- \*\*delta\*\* \[STOPPED\]/);
-    assert.match(await text(owner, 'agent_list', { status: 'EXECUTING' }), /^Found 1 agent\(s\):\n\n- \*\*epsilon\*\* \[EXECUTING\]/);
+    assert.equal(
+      await text(owner, 'agent_list', { status: ' idle ' }),
+      `Found 3 agent(s):\n\n${[
+        row('beta', 'IDLE', runs.beta!.sessionId, last('beta')!),
+        row('alpha', 'IDLE', runs.alpha!.sessionId, last('alpha')!),
+        row('worker', 'IDLE', null, T0),
+      ].join('\n')}`,
+    );
+    assert.match(
+      await text(owner, 'agent_list', { status: 'error' }),
+      /^Found 1 agent\(s\):\n\n- \*\*gamma\*\* \[ERROR\]/,
+    );
+    assert.match(
+      await text(owner, 'agent_list', { status: 'Stopped' }),
+      /^Found 1 agent\(s\):\n\n- \*\*delta\*\* \[STOPPED\]/,
+    );
+    assert.match(
+      await text(owner, 'agent_list', { status: 'EXECUTING' }),
+      /^Found 1 agent\(s\):\n\n- \*\*epsilon\*\* \[EXECUTING\]/,
+    );
     assert.equal(await text(owner, 'agent_list', { status: 'RUNNING' }), 'No agents found. (status=RUNNING)');
-    assert.equal(await text(owner, 'agent_list', { project: 'test-mcp-proj', status: 'RUNNING' }), 'No agents found. (project=test-mcp-proj, status=RUNNING)');
-    assert.equal(await text(owner, 'agent_list', { project: 'test-mcp-proj' }), 'No agents found. (project=test-mcp-proj)');
+    assert.equal(
+      await text(owner, 'agent_list', { project: 'test-mcp-proj', status: 'RUNNING' }),
+      'No agents found. (project=test-mcp-proj, status=RUNNING)',
+    );
+    assert.equal(
+      await text(owner, 'agent_list', { project: 'test-mcp-proj' }),
+      'No agents found. (project=test-mcp-proj)',
+    );
     assert.equal(await text(await f.connect(f.addOwner('lonely').token), 'agent_list'), 'No agents found.');
   });
 });
@@ -116,28 +173,79 @@ describe('agent_list', () => {
 describe('agent_get', () => {
   it('a spawned agent: its session, the task of its latest run, its parent, its unread DMs', async () => {
     const expected = [
-      '# Agent: beta', `- id: \`${ids.beta}\``, '- project: -', '- status: IDLE', '- mode: AUTO', `- session_id: \`${runs.beta!.sessionId}\``,
-      '- model: model-beta  effort: -', '- branch: -  worktree: -', '- tmux_pane: -', `- task_id: ${taskId}`,
-      `- parent_id: ${ids.alpha}  is_subagent: True`, '- unread: 1  muted: False  pending_suggestions: False', `- created: ${ts(T0)}`,
-      `- last_message_at: ${ts(last('beta'))}`, '', '## Last message preview', 'beta finished the root task',
+      '# Agent: beta',
+      `- id: \`${ids.beta}\``,
+      '- project: -',
+      '- status: IDLE',
+      '- mode: AUTO',
+      `- session_id: \`${runs.beta!.sessionId}\``,
+      '- model: model-beta  effort: -',
+      '- branch: -  worktree: -',
+      '- tmux_pane: -',
+      `- task_id: ${taskId}`,
+      `- parent_id: ${ids.alpha}  is_subagent: True`,
+      '- unread: 1  muted: False  pending_suggestions: False',
+      `- created: ${ts(T0)}`,
+      `- last_message_at: ${ts(last('beta'))}`,
+      '',
+      '## Last message preview',
+      'beta finished the root task',
     ].join('\n');
-    for (const id of ['beta', String(ids.beta), runs.beta!.sessionId!, runs.beta!.sessionId!.slice(0, 7), 'bet']) assert.equal(await text(owner, 'agent_get', { agent_id: id }), expected, id);
+    for (const id of ['beta', String(ids.beta), runs.beta!.sessionId!, runs.beta!.sessionId!.slice(0, 7), 'bet'])
+      assert.equal(await text(owner, 'agent_get', { agent_id: id }), expected, id);
     const { result } = await callTool(owner, 'agent_get', { agent_id: 'beta' });
     assert.deepEqual((result.structuredContent as { agent: Record<string, unknown> }).agent, {
-      agent_id: ids.beta, name: 'beta', status: 'IDLE', project: '-', session_id: runs.beta!.sessionId, model: 'model-beta', effort: '-',
-      preview: 'beta finished the root task', mode: 'AUTO', branch: '-', worktree: '-', tmux_pane: '-', task_id: taskId, parent_id: ids.alpha,
-      is_subagent: true, unread: 1, muted: false, pending_suggestions: false, created_at: T0, last_message_at: last('beta'),
+      agent_id: ids.beta,
+      name: 'beta',
+      status: 'IDLE',
+      project: '-',
+      session_id: runs.beta!.sessionId,
+      model: 'model-beta',
+      effort: '-',
+      preview: 'beta finished the root task',
+      mode: 'AUTO',
+      branch: '-',
+      worktree: '-',
+      tmux_pane: '-',
+      task_id: taskId,
+      parent_id: ids.alpha,
+      is_subagent: true,
+      unread: 1,
+      muted: false,
+      pending_suggestions: false,
+      created_at: T0,
+      last_message_at: last('beta'),
     });
   });
 
   it('an agent that never ran, a stopped one, one whose run failed, a miss', async () => {
-    assert.equal(await text(owner, 'agent_get', { agent_id: 'worker' }), [
-      '# Agent: worker', `- id: \`${ids.worker}\``, '- project: -', '- status: IDLE', '- mode: AUTO', '- session_id: `(none)`',
-      '- model: test-model  effort: -', '- branch: -  worktree: -', '- tmux_pane: -', '- task_id: -', '- parent_id: -  is_subagent: False',
-      '- unread: 0  muted: False  pending_suggestions: False', `- created: ${ts(T0)}`, '- last_message_at: (never)', '', '## Last message preview', '(no messages)',
-    ].join('\n'));
+    assert.equal(
+      await text(owner, 'agent_get', { agent_id: 'worker' }),
+      [
+        '# Agent: worker',
+        `- id: \`${ids.worker}\``,
+        '- project: -',
+        '- status: IDLE',
+        '- mode: AUTO',
+        '- session_id: `(none)`',
+        '- model: test-model  effort: -',
+        '- branch: -  worktree: -',
+        '- tmux_pane: -',
+        '- task_id: -',
+        '- parent_id: -  is_subagent: False',
+        '- unread: 0  muted: False  pending_suggestions: False',
+        `- created: ${ts(T0)}`,
+        '- last_message_at: (never)',
+        '',
+        '## Last message preview',
+        '(no messages)',
+      ].join('\n'),
+    );
     assert.match(await text(owner, 'agent_get', { agent_id: 'delta' }), /^- status: STOPPED$/m);
-    assert.match(await text(owner, 'agent_get', { agent_id: 'gamma' }), /^- status: ERROR$[^]*\n## Last message preview\nit broke$/m);
+    assert.match(
+      await text(owner, 'agent_get', { agent_id: 'gamma' }),
+      /^- status: ERROR$[^]*\n## Last message preview\nit broke$/m,
+    );
     for (const id of ['bogus', 'outsider', runs.outsider!.sessionId!]) {
       assert.equal(await text(owner, 'agent_get', { agent_id: id }), `No agent found matching: ${id}`);
     }
@@ -147,12 +255,17 @@ describe('agent_get', () => {
 });
 
 describe('session_list', () => {
-  it('started sessions of the team, newest activity first, in xylocopa\'s text; a project filter finds nothing', async () => {
+  it("started sessions of the team, newest activity first, in xylocopa's text; a project filter finds nothing", async () => {
     const block = (name: string, status: string) => {
       const r = getRun(f.app.engine.db, runs[name]!.runId)!;
       return `- **${name}** [${status}] — -\n  session: \`${r.sessionId}\`  agent: \`${ids[name]}\`\n  ${ts(r.lastMessageAt)}  ${(r.preview ?? '').slice(0, 100)}\n`;
     };
-    const blocks = [block('epsilon', 'EXECUTING'), block('gamma', 'ERROR'), block('beta', 'IDLE'), block('alpha', 'IDLE')];
+    const blocks = [
+      block('epsilon', 'EXECUTING'),
+      block('gamma', 'ERROR'),
+      block('beta', 'IDLE'),
+      block('alpha', 'IDLE'),
+    ];
     assert.equal(await text(owner, 'session_list'), `Found 4 session(s):\n\n${blocks.join('\n')}`);
     assert.equal(await text(owner, 'list_sessions'), await text(owner, 'session_list'));
     assert.equal(await text(owner, 'session_list', { project: 'proj' }), 'No sessions found. (project filter: proj)');
@@ -162,19 +275,37 @@ describe('session_list', () => {
 });
 
 describe('list_agents (codomyrmex §2.3)', () => {
-  it('descriptors of the team by id, in codomyrmex\'s shape and keys, text = JSON', async () => {
+  it("descriptors of the team by id, in codomyrmex's shape and keys, text = JSON", async () => {
     const { result, body } = await callTool(owner, 'list_agents');
     assert.ok(!result.isError);
     assert.equal(textOf(result), JSON.stringify(result.structuredContent));
-    const d = (name: string, type: 'cli' | 'api', model: string) =>
-      ({ name, display_name: name, agent_type: type, env_var: null, config_key: name, default_model: model, client_path: null });
+    const d = (name: string, type: 'cli' | 'api', model: string) => ({
+      name,
+      display_name: name,
+      agent_type: type,
+      env_var: null,
+      config_key: name,
+      default_model: model,
+      client_path: null,
+    });
     assert.deepEqual(body, {
       status: 'success',
-      agents: [d('worker', 'api', 'test-model'), ...['alpha', 'gamma', 'delta', 'epsilon', 'beta'].map((n) => d(n, 'cli', `model-${n}`))],
+      agents: [
+        d('worker', 'api', 'test-model'),
+        ...['alpha', 'gamma', 'delta', 'epsilon', 'beta'].map((n) => d(n, 'cli', `model-${n}`)),
+      ],
       count: 6,
     });
     for (const a of body.agents as Record<string, unknown>[]) {
-      assert.deepEqual(Object.keys(a), ['name', 'display_name', 'agent_type', 'env_var', 'config_key', 'default_model', 'client_path']);
+      assert.deepEqual(Object.keys(a), [
+        'name',
+        'display_name',
+        'agent_type',
+        'env_var',
+        'config_key',
+        'default_model',
+        'client_path',
+      ]);
       assert.ok(!('probe' in a));
     }
     const them = await callTool(await f.connect(other.token), 'list_agents');

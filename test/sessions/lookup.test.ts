@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
-import { finishRun, recordSessionMessage, requestRun, startQueuedRun, type RunOutcome } from '../../src/actions/runs.js';
+import {
+  finishRun,
+  recordSessionMessage,
+  requestRun,
+  startQueuedRun,
+  type RunOutcome,
+} from '../../src/actions/runs.js';
 import { fixedClock } from '../../src/clock.js';
 import type { SessionRole } from '../../src/events/runs.js';
 import { getRun, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
@@ -16,11 +22,21 @@ import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js
 const T0 = '2026-03-01T09:00:00.000Z';
 const OWNER = { actor: 'user:owner' };
 const done = (agentText: string | null, status: RunOutcome['status'] = 'succeeded'): RunOutcome => ({
-  status, exitCode: status === 'succeeded' ? 0 : 1, signal: null, durationMs: 5, tokensIn: 0, tokensOut: 0, costCents: 0, outputTail: '', agentText,
+  status,
+  exitCode: status === 'succeeded' ? 0 : 1,
+  signal: null,
+  durationMs: 5,
+  tokensIn: 0,
+  tokensOut: 0,
+  costCents: 0,
+  outputTail: '',
+  agentText,
 });
 
 interface World {
-  f: McpFixture; clock: ReturnType<typeof fixedClock>; owner: Client;
+  f: McpFixture;
+  clock: ReturnType<typeof fixedClock>;
+  owner: Client;
   agent(name: string, extra?: { parentId?: number; ownerId?: number }): number;
   /** Queues and starts a run (its wake prompt is message 1), records `messages`, and finishes it unless `finish` is null. */
   run(agentId: number, messages?: [SessionRole, string][], finish?: RunOutcome | null, taskId?: number): RunRow;
@@ -32,7 +48,13 @@ async function world(t: TestContext): Promise<World> {
   t.after(() => f.close());
   const agent = (name: string, extra: { parentId?: number; ownerId?: number } = {}) => {
     const ownerId = extra.ownerId ?? f.owner.userId;
-    const a = f.addAgent(name, { command: 'true', model: `model-${name}`, parentId: extra.parentId ?? null, spawnDepth: extra.parentId ? 1 : 0, ownerId });
+    const a = f.addAgent(name, {
+      command: 'true',
+      model: `model-${name}`,
+      parentId: extra.parentId ?? null,
+      spawnDepth: extra.parentId ? 1 : 0,
+      ownerId,
+    });
     configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0 }, 'owner', OWNER);
     return a.agentId;
   };
@@ -71,7 +93,10 @@ describe('the lookup rules of session_read, session_tail and agent_get (referenc
     assert.equal(sessionHeader(await text(w.owner, 'session_read', { session_id: String(alpha) })), r2.sessionId);
     assert.equal(sessionHeader(await text(w.owner, 'session_tail', { session_id: 'alpha' })), r2.sessionId);
     // 3) a session id prefix
-    assert.equal(sessionHeader(await text(w.owner, 'session_read', { session_id: r1.sessionId!.slice(0, 10) })), r1.sessionId);
+    assert.equal(
+      sessionHeader(await text(w.owner, 'session_read', { session_id: r1.sessionId!.slice(0, 10) })),
+      r1.sessionId,
+    );
     // 4) a name prefix: the most recently active of alpha and alpine
     assert.equal(agentLine(await text(w.owner, 'agent_get', { agent_id: 'alp' })), 'alpine');
     assert.equal(agentLine(await text(w.owner, 'agent_get', { agent_id: 'alph' })), 'alpha');
@@ -93,8 +118,16 @@ describe('the lookup rules of session_read, session_tail and agent_get (referenc
     const named = w.agent(s.sessionId!.slice(0, 6)); // its name is a prefix of the session id
     w.agent(`${s.sessionId!.slice(0, 4)}-zz`);
     const get = async (id: string) => /- id: `(\d+)`/.exec(await text(w.owner, 'agent_get', { agent_id: id }))?.[1];
-    assert.equal(await get(s.sessionId!.slice(0, 6)), String(named), 'exact name (rule 2) before session prefix (rule 3)');
-    assert.equal(await get(s.sessionId!.slice(0, 4)), String(owner), 'session prefix (rule 3) before name prefix (rule 4)');
+    assert.equal(
+      await get(s.sessionId!.slice(0, 6)),
+      String(named),
+      'exact name (rule 2) before session prefix (rule 3)',
+    );
+    assert.equal(
+      await get(s.sessionId!.slice(0, 4)),
+      String(owner),
+      'session prefix (rule 3) before name prefix (rule 4)',
+    );
     assert.equal(await get(s.sessionId!), String(owner), 'exact session id (rule 1)');
   });
 
@@ -105,31 +138,64 @@ describe('the lookup rules of session_read, session_tail and agent_get (referenc
     const other = w.f.addOwner('other');
     const theirs = w.agent('alpha-two', { ownerId: other.userId });
     const theirRun = w.run(theirs);
-    for (const id of ['%', '_', 'a%', 'alp_a', '%a', '\\', '', theirRun.sessionId!, 'alpha-two', theirRun.sessionId!.slice(0, 8)]) {
-      for (const tool of ['session_read', 'session_tail']) assert.equal(await text(w.owner, tool, { session_id: id }), `No agent found matching: ${id}`, `${tool}(${id})`);
-      assert.equal(await text(w.owner, 'agent_get', { agent_id: id }), `No agent found matching: ${id}`, `agent_get(${id})`);
+    for (const id of [
+      '%',
+      '_',
+      'a%',
+      'alp_a',
+      '%a',
+      '\\',
+      '',
+      theirRun.sessionId!,
+      'alpha-two',
+      theirRun.sessionId!.slice(0, 8),
+    ]) {
+      for (const tool of ['session_read', 'session_tail'])
+        assert.equal(await text(w.owner, tool, { session_id: id }), `No agent found matching: ${id}`, `${tool}(${id})`);
+      assert.equal(
+        await text(w.owner, 'agent_get', { agent_id: id }),
+        `No agent found matching: ${id}`,
+        `agent_get(${id})`,
+      );
     }
     // their agent's id is not an agent of ours (it may still prefix one of our session ids: then that one is found)
     assert.doesNotMatch(await text(w.owner, 'agent_get', { agent_id: String(theirs) }), /alpha-two/);
     // the other tenant sees its own, and not ours
     const them = await w.f.connect(other.token);
-    assert.equal(sessionHeader(await text(them, 'session_read', { session_id: 'alpha' })), theirRun.sessionId, 'alpha is a prefix of their alpha-two');
-    assert.equal(await text(them, 'session_read', { session_id: r.sessionId }), `No agent found matching: ${r.sessionId}`);
+    assert.equal(
+      sessionHeader(await text(them, 'session_read', { session_id: 'alpha' })),
+      theirRun.sessionId,
+      'alpha is a prefix of their alpha-two',
+    );
+    assert.equal(
+      await text(them, 'session_read', { session_id: r.sessionId }),
+      `No agent found matching: ${r.sessionId}`,
+    );
     // an agent's tenant is its owner's, but a peer's transcript is not its to read (issue 12 item 3)
     const worker = await w.f.connect(w.f.agentToken);
     assert.equal(await text(worker, 'session_read', { session_id: 'alpha' }), 'No agent found matching: alpha');
   });
 
-  it('an agent that never ran has no session; a queued run\'s session exists but has no messages', async (t) => {
+  it("an agent that never ran has no session; a queued run's session exists but has no messages", async (t) => {
     const w = await world(t);
-    assert.equal(await text(w.owner, 'session_read', { session_id: 'worker' }), 'Session not found for worker (-).\nThe agent has no session yet: it has never run.');
+    assert.equal(
+      await text(w.owner, 'session_read', { session_id: 'worker' }),
+      'Session not found for worker (-).\nThe agent has no session yet: it has never run.',
+    );
     const busy = w.agent('busy');
     w.run(busy, [], null); // still running
     const queued = requestRun(w.f.app, { agentId: busy, source: 'manual', by: 'user-1', prompt: 'later' });
     assert.equal(queued.kind, 'queued');
     const sid = queued.run.sessionId!;
-    assert.equal(await text(w.owner, 'session_read', { session_id: sid }), `Session ${sid} exists but has no messages in display file.`);
-    assert.deepEqual(JSON.parse(await text(w.owner, 'get_agent_memory', { session_id: sid })), { status: 'success', logs: [], session_id: sid });
+    assert.equal(
+      await text(w.owner, 'session_read', { session_id: sid }),
+      `Session ${sid} exists but has no messages in display file.`,
+    );
+    assert.deepEqual(JSON.parse(await text(w.owner, 'get_agent_memory', { session_id: sid })), {
+      status: 'success',
+      logs: [],
+      session_id: sid,
+    });
     // queued sessions are not listed, and a prefix only finds started ones
     assert.doesNotMatch(await text(w.owner, 'session_list'), new RegExp(sid));
   });
@@ -139,17 +205,43 @@ describe('session_read and session_tail texts', () => {
   it('header, roles, timestamps, max_turns trimming and its bounds', async (t) => {
     const w = await world(t);
     const alpha = w.agent('alpha');
-    const r = w.run(alpha, [['system', 'a note'], ['user', 'a question'], ['agent', 'an answer']], done('final words'));
+    const r = w.run(
+      alpha,
+      [
+        ['system', 'a note'],
+        ['user', 'a question'],
+        ['agent', 'an answer'],
+      ],
+      done('final words'),
+    );
     const rows = sessionMessages(w.f.app.engine.db, r.runId);
     assert.equal(rows.length, 5);
-        const label = { user: 'User', agent: 'Agent', system: 'System' } as const;
-    const block = (from: number) => rows.slice(from).map((m) => `**[${label[m.role]}]** ${m.at.slice(0, 19)}\n${m.content}\n`).join('\n');
-    const head = (extra: string) => `# Session: alpha (-)\nSession ID: \`${r.sessionId}\`\nMessages: 5 total${extra}\n\n`;
+    const label = { user: 'User', agent: 'Agent', system: 'System' } as const;
+    const block = (from: number) =>
+      rows
+        .slice(from)
+        .map((m) => `**[${label[m.role]}]** ${m.at.slice(0, 19)}\n${m.content}\n`)
+        .join('\n');
+    const head = (extra: string) =>
+      `# Session: alpha (-)\nSession ID: \`${r.sessionId}\`\nMessages: 5 total${extra}\n\n`;
     assert.equal(await text(w.owner, 'session_read', { session_id: r.sessionId }), head('') + block(0));
-    assert.equal(await text(w.owner, 'session_read', { session_id: r.sessionId, max_turns: 2 }), head(' (showing last 2)') + block(3));
-    assert.equal(await text(w.owner, 'session_tail', { session_id: 'alpha', max_turns: 1 }), head(' (showing last 1)') + block(4));
-    assert.equal(await text(w.owner, 'session_tail', { session_id: 'alpha' }), head('') + block(0), 'tail shows up to 10');
-    assert.equal(await text(w.owner, 'session_read', { session_id: r.sessionId, max_turns: 1000 }), head('') + block(0));
+    assert.equal(
+      await text(w.owner, 'session_read', { session_id: r.sessionId, max_turns: 2 }),
+      head(' (showing last 2)') + block(3),
+    );
+    assert.equal(
+      await text(w.owner, 'session_tail', { session_id: 'alpha', max_turns: 1 }),
+      head(' (showing last 1)') + block(4),
+    );
+    assert.equal(
+      await text(w.owner, 'session_tail', { session_id: 'alpha' }),
+      head('') + block(0),
+      'tail shows up to 10',
+    );
+    assert.equal(
+      await text(w.owner, 'session_read', { session_id: r.sessionId, max_turns: 1000 }),
+      head('') + block(0),
+    );
     for (const max_turns of [0, -1, 1001, 2.5]) {
       const { result } = await callTool(w.owner, 'session_read', { session_id: r.sessionId, max_turns });
       assert.ok(result.isError && textOf(result).startsWith('ErrInvalidInput: '), `max_turns ${max_turns} is refused`);
@@ -162,7 +254,11 @@ describe('get_agent_memory (codomyrmex §2.3)', () => {
     const w = await world(t);
     const alpha = w.agent('alpha');
     const roles = ['user', 'agent', 'system'] as const;
-    const r = w.run(alpha, Array.from({ length: 60 }, (_, i) => [roles[i % 3]!, `message ${i + 1}`] as [SessionRole, string]), done(null));
+    const r = w.run(
+      alpha,
+      Array.from({ length: 60 }, (_, i) => [roles[i % 3]!, `message ${i + 1}`] as [SessionRole, string]),
+      done(null),
+    );
     const call = async (session_id: string) => {
       const { result, body } = await callTool(w.owner, 'get_agent_memory', { session_id });
       assert.ok(!result.isError);
@@ -170,12 +266,20 @@ describe('get_agent_memory (codomyrmex §2.3)', () => {
       return body;
     };
     const mapped = { user: 'user', agent: 'assistant', system: 'system' } as const;
-    const expected = Array.from({ length: 50 }, (_, i) => ({ role: mapped[roles[(i + 10) % 3]!], content: `message ${i + 11}` }));
+    const expected = Array.from({ length: 50 }, (_, i) => ({
+      role: mapped[roles[(i + 10) % 3]!],
+      content: `message ${i + 11}`,
+    }));
     assert.deepEqual(await call(r.sessionId!), { status: 'success', logs: expected, session_id: r.sessionId });
-    assert.deepEqual(await call(r.sessionId!.slice(0, 5)), { status: 'success', logs: expected, session_id: r.sessionId });
+    assert.deepEqual(await call(r.sessionId!.slice(0, 5)), {
+      status: 'success',
+      logs: expected,
+      session_id: r.sessionId,
+    });
     // An agent id is no session id — unless the random session id happens to start with its digits (then it is a unique prefix).
     const agentId = r.sessionId!.startsWith(String(alpha)) ? [] : [String(alpha)];
-    for (const id of ['nope', 'alpha', ...agentId, '%', '']) assert.deepEqual(await call(id), { status: 'error', message: `Session ${id} not found.` });
+    for (const id of ['nope', 'alpha', ...agentId, '%', ''])
+      assert.deepEqual(await call(id), { status: 'error', message: `Session ${id} not found.` });
     // a prefix two sessions share is not found (16 more sessions make two share their first hex digit)
     const ids = [r.sessionId!];
     for (let i = 0; i < 16; i += 1) ids.push(w.run(w.agent(`more-${i}`)).sessionId!);

@@ -14,7 +14,14 @@ import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
  * cut, the 64 KiB cap marker, and tenant scoping.
  */
 const USAGE = `{"type":"result","result":"echoer finished","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":5}}`;
-const SESSION_TOOLS = ['session_list', 'session_read', 'session_tail', 'list_sessions', 'read_session', 'get_agent_memory'];
+const SESSION_TOOLS = [
+  'session_list',
+  'session_read',
+  'session_tail',
+  'list_sessions',
+  'read_session',
+  'get_agent_memory',
+];
 
 let f: RuntimeFixture;
 let owner: Client;
@@ -25,7 +32,8 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   assert.ok(!result.isError, `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
   return result;
 }
-const text = async (client: Client, name: string, args: Record<string, unknown> = {}) => textOf(await call(client, name, args));
+const text = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  textOf(await call(client, name, args));
 
 async function runOnce(name: string): Promise<RunRow> {
   const agentId = f.addRunner(name, commands[name]!, {}, { toolScope: SESSION_TOOLS }).agentId;
@@ -49,14 +57,24 @@ after(() => f.close());
 describe('before any run (reference §1.8 checks 27–31)', () => {
   it('no sessions, no agent found, no agents found, and the aliases answer byte for byte the same', async () => {
     assert.equal(await text(owner, 'session_list'), 'No sessions found.');
-    assert.equal(await text(owner, 'session_list', { project: 'test-mcp-proj' }), 'No sessions found. (project filter: test-mcp-proj)');
-    for (const tool of ['session_read', 'session_tail', 'read_session']) assert.equal(await text(owner, tool, { session_id: 'ghost-session' }), 'No agent found matching: ghost-session');
-    assert.equal(await text(owner, 'agent_list', { project: 'test-mcp-proj', status: 'RUNNING' }), 'No agents found. (project=test-mcp-proj, status=RUNNING)');
+    assert.equal(
+      await text(owner, 'session_list', { project: 'test-mcp-proj' }),
+      'No sessions found. (project filter: test-mcp-proj)',
+    );
+    for (const tool of ['session_read', 'session_tail', 'read_session'])
+      assert.equal(await text(owner, tool, { session_id: 'ghost-session' }), 'No agent found matching: ghost-session');
+    assert.equal(
+      await text(owner, 'agent_list', { project: 'test-mcp-proj', status: 'RUNNING' }),
+      'No agents found. (project=test-mcp-proj, status=RUNNING)',
+    );
     assert.equal(await text(owner, 'agent_get', { agent_id: 'bogus' }), 'No agent found matching: bogus');
     const nobody = createOwner(f.app, 'nobody', { actor: 'system' });
     assert.equal(await text(await f.connect(nobody.token), 'agent_list'), 'No agents found.');
     assert.deepEqual(await call(owner, 'list_sessions'), await call(owner, 'session_list'));
-    assert.deepEqual(await call(owner, 'read_session', { session_id: 'ghost-session' }), await call(owner, 'session_read', { session_id: 'ghost-session' }));
+    assert.deepEqual(
+      await call(owner, 'read_session', { session_id: 'ghost-session' }),
+      await call(owner, 'session_read', { session_id: 'ghost-session' }),
+    );
   });
 });
 
@@ -65,20 +83,44 @@ describe('real runs', () => {
     for (const name of Object.keys(commands)) runs[name] = await runOnce(name);
   });
 
-  it('session_read shows the wake prompt and the agent\'s answer in the display format', async () => {
+  it("session_read shows the wake prompt and the agent's answer in the display format", async () => {
     const r = runs.echoer!;
     const [prompt, answer] = sessionMessages(f.app.engine.db, r.runId);
-    assert.equal(answer!.content, 'echoer finished', 'the final usage object\'s result is the agent\'s message');
+    assert.equal(answer!.content, 'echoer finished', "the final usage object's result is the agent's message");
     assert.match(prompt!.content, /You are echoer, a scripted test agent\./);
-    assert.equal(await text(owner, 'session_read', { session_id: r.sessionId }), [
-      '# Session: echoer (-)', `Session ID: \`${r.sessionId}\``, 'Messages: 2 total', '',
-      `**[User]** ${prompt!.at.slice(0, 19)}`, prompt!.content, '', `**[Agent]** ${answer!.at.slice(0, 19)}`, 'echoer finished', '',
-    ].join('\n'));
-    assert.equal(await text(owner, 'session_tail', { session_id: 'echoer', max_turns: 1 }), [
-      '# Session: echoer (-)', `Session ID: \`${r.sessionId}\``, 'Messages: 2 total (showing last 1)', '',
-      `**[Agent]** ${answer!.at.slice(0, 19)}`, 'echoer finished', '',
-    ].join('\n'));
-    assert.match(await text(owner, 'session_list'), new RegExp(`- \\*\\*echoer\\*\\* \\[IDLE\\] — -\\n  session: \`${r.sessionId}\`  agent: \`${r.agentId}\`\\n  \\S+  echoer finished\\n`));
+    assert.equal(
+      await text(owner, 'session_read', { session_id: r.sessionId }),
+      [
+        '# Session: echoer (-)',
+        `Session ID: \`${r.sessionId}\``,
+        'Messages: 2 total',
+        '',
+        `**[User]** ${prompt!.at.slice(0, 19)}`,
+        prompt!.content,
+        '',
+        `**[Agent]** ${answer!.at.slice(0, 19)}`,
+        'echoer finished',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(
+      await text(owner, 'session_tail', { session_id: 'echoer', max_turns: 1 }),
+      [
+        '# Session: echoer (-)',
+        `Session ID: \`${r.sessionId}\``,
+        'Messages: 2 total (showing last 1)',
+        '',
+        `**[Agent]** ${answer!.at.slice(0, 19)}`,
+        'echoer finished',
+        '',
+      ].join('\n'),
+    );
+    assert.match(
+      await text(owner, 'session_list'),
+      new RegExp(
+        `- \\*\\*echoer\\*\\* \\[IDLE\\] — -\\n  session: \`${r.sessionId}\`  agent: \`${r.agentId}\`\\n  \\S+  echoer finished\\n`,
+      ),
+    );
   });
 
   it('a turn over 3000 characters is cut and marked "... [truncated]"', async () => {
@@ -94,15 +136,28 @@ describe('real runs', () => {
     const marker = '… [truncated: 4464 of 70000 bytes omitted]';
     const shown = await text(owner, 'session_read', { session_id: runs.huge!.sessionId });
     assert.ok(shown.endsWith(`\n${'z'.repeat(3000)}\n... [truncated]\n${marker}\n`), shown.slice(-200));
-    const memory = JSON.parse(await text(owner, 'get_agent_memory', { session_id: runs.huge!.sessionId })) as { logs: { role: string; content: string }[] };
-    assert.deepEqual(memory.logs.map((l) => l.role), ['user', 'assistant']);
+    const memory = JSON.parse(await text(owner, 'get_agent_memory', { session_id: runs.huge!.sessionId })) as {
+      logs: { role: string; content: string }[];
+    };
+    assert.deepEqual(
+      memory.logs.map((l) => l.role),
+      ['user', 'assistant'],
+    );
     assert.equal(memory.logs[1]!.content, `${'z'.repeat(65_536)}\n${marker}`);
   });
 
   it('aliases are byte-identical to their canonical tools (text and structuredContent)', async () => {
     assert.deepEqual(await call(owner, 'list_sessions'), await call(owner, 'session_list'));
-    assert.deepEqual(await call(owner, 'list_sessions', { project: 'p' }), await call(owner, 'session_list', { project: 'p' }));
-    for (const args of [{ session_id: runs.echoer!.sessionId }, { session_id: 'huge' }, { session_id: 'long', max_turns: 1 }, { session_id: 'nothing' }]) {
+    assert.deepEqual(
+      await call(owner, 'list_sessions', { project: 'p' }),
+      await call(owner, 'session_list', { project: 'p' }),
+    );
+    for (const args of [
+      { session_id: runs.echoer!.sessionId },
+      { session_id: 'huge' },
+      { session_id: 'long', max_turns: 1 },
+      { session_id: 'nothing' },
+    ]) {
       assert.deepEqual(await call(owner, 'read_session', args), await call(owner, 'session_read', args));
     }
     assert.match(await text(owner, 'session_list'), /^Found 3 session\(s\):\n\n/);
@@ -110,23 +165,47 @@ describe('real runs', () => {
 
   it('an agent never reads a peer\'s sessions; another tenant\'s sessions and agents are "No agent found"', async () => {
     const reader = await f.connect(f.addRunner('reader', 'true', {}, { toolScope: SESSION_TOOLS }).token);
-    assert.equal(await text(reader, 'session_read', { session_id: runs.long!.sessionId }), `No agent found matching: ${runs.long!.sessionId}`);
+    assert.equal(
+      await text(reader, 'session_read', { session_id: runs.long!.sessionId }),
+      `No agent found matching: ${runs.long!.sessionId}`,
+    );
     assert.match(await text(owner, 'session_read', { session_id: runs.long!.sessionId }), /^# Session: long/);
     const other = createOwner(f.app, 'other', { actor: 'system' });
-    const stranger = registerAgent(f.app, {
-      name: 'stranger', ownerId: other.userId, model: 'scripted', systemPrompt: 'You are a stranger.', toolScope: ['whoami'], tier: 'autonomous',
-      command: `cat >/dev/null; echo '${USAGE}'`, parentId: null, spawnDepth: 0,
-    }, { actor: 'user:other' });
+    const stranger = registerAgent(
+      f.app,
+      {
+        name: 'stranger',
+        ownerId: other.userId,
+        model: 'scripted',
+        systemPrompt: 'You are a stranger.',
+        toolScope: ['whoami'],
+        tier: 'autonomous',
+        command: `cat >/dev/null; echo '${USAGE}'`,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      { actor: 'user:other' },
+    );
     configureRuntime(f.app, other.userId, stranger.agentId, { cooldownSec: 0 }, 'other', { actor: 'user:other' });
-    const theirs = await f.reactor.whenDone(f.reactor.wake({ agentId: stranger.agentId, source: 'manual', by: `user-${other.userId}` }).run.runId);
+    const theirs = await f.reactor.whenDone(
+      f.reactor.wake({ agentId: stranger.agentId, source: 'manual', by: `user-${other.userId}` }).run.runId,
+    );
     assert.equal(theirs.status, 'succeeded');
     for (const id of [theirs.sessionId!, 'stranger']) {
       assert.equal(await text(owner, 'session_read', { session_id: id }), `No agent found matching: ${id}`);
       assert.equal(await text(owner, 'agent_get', { agent_id: id }), `No agent found matching: ${id}`);
     }
-    assert.deepEqual(JSON.parse(await text(owner, 'get_agent_memory', { session_id: theirs.sessionId })), { status: 'error', message: `Session ${theirs.sessionId} not found.` });
+    assert.deepEqual(JSON.parse(await text(owner, 'get_agent_memory', { session_id: theirs.sessionId })), {
+      status: 'error',
+      message: `Session ${theirs.sessionId} not found.`,
+    });
     const them = await f.connect(other.token);
-    assert.match(await text(them, 'session_list'), new RegExp(`^Found 1 session\\(s\\):\\n\\n- \\*\\*stranger\\*\\* \\[IDLE\\] — -\\n  session: \`${theirs.sessionId}\``));
+    assert.match(
+      await text(them, 'session_list'),
+      new RegExp(
+        `^Found 1 session\\(s\\):\\n\\n- \\*\\*stranger\\*\\* \\[IDLE\\] — -\\n  session: \`${theirs.sessionId}\``,
+      ),
+    );
     assert.doesNotMatch(await text(owner, 'session_list'), /stranger/);
   });
 });

@@ -9,7 +9,13 @@ import { after, describe, it } from 'node:test';
 import { canonicalize } from '../../src/canonical.js';
 import nacl from 'tweetnacl';
 import {
-  consistencyProof, EMPTY_ROOT, inclusionProof, leafHash, nodeHash, rootOfLeaves, type SubtreeHashes,
+  consistencyProof,
+  EMPTY_ROOT,
+  inclusionProof,
+  leafHash,
+  nodeHash,
+  rootOfLeaves,
+  type SubtreeHashes,
 } from '../../src/engine/merkle.js';
 import { InclusionVerifier, verifyConsistency, verifyInclusion } from '../../src/engine/merkle-verify.js';
 
@@ -27,7 +33,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const sha256 = (data: string | Uint8Array): Buffer => createHash('sha256').update(data).digest();
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
-const fingerprint = (publicKey: Uint8Array): string => `SHA256:${sha256(publicKey).toString('base64').replace(/=+$/, '')}`;
+const fingerprint = (publicKey: Uint8Array): string =>
+  `SHA256:${sha256(publicKey).toString('base64').replace(/=+$/, '')}`;
 const memoryTree = (leaves: Buffer[]): SubtreeHashes => ({ range: (start, size) => rootOfLeaves(leaves, start, size) });
 /** Flips the lowest bit of one hex digit: still lowercase hex, one byte different. */
 const flipHex = (h: string, i = 0): string => h.slice(0, i) + (parseInt(h[i]!, 16) ^ 1).toString(16) + h.slice(i + 1);
@@ -35,17 +42,44 @@ const flipHex = (h: string, i = 0): string => h.slice(0, i) + (parseInt(h[i]!, 1
 // ---------------------------------------------------------------------------------------------- bundles
 
 interface BundleEvent {
-  data: unknown; hash: string; meta: Record<string, unknown>; position: number; prevHash: string; proof: string[];
-  recordedAt: string; schemaVersion: number; streamId: string; type: string; version: number;
+  data: unknown;
+  hash: string;
+  meta: Record<string, unknown>;
+  position: number;
+  prevHash: string;
+  proof: string[];
+  recordedAt: string;
+  schemaVersion: number;
+  streamId: string;
+  type: string;
+  version: number;
 }
-interface Head { hash: string; index: number; proof: string[]; streamId: string; version: number }
+interface Head {
+  hash: string;
+  index: number;
+  proof: string[];
+  streamId: string;
+  version: number;
+}
 interface Body {
-  format: string; heads: { count: number; root: string }; keyId: string; logId: string; rootHash: string;
-  time: string; treeSize: number; version: number;
+  format: string;
+  heads: { count: number; root: string };
+  keyId: string;
+  logId: string;
+  rootHash: string;
+  time: string;
+  treeSize: number;
+  version: number;
 }
 interface Bundle {
-  checkpoint: { body: Body; signature: string }; events: BundleEvent[]; format: string; goalId: number;
-  publicKey: string; snapshot: Record<string, unknown>; streams: Head[]; version: number;
+  checkpoint: { body: Body; signature: string };
+  events: BundleEvent[];
+  format: string;
+  goalId: number;
+  publicKey: string;
+  snapshot: Record<string, unknown>;
+  streams: Head[];
+  version: number;
 }
 
 const GOAL = 7;
@@ -53,8 +87,26 @@ const KEY = nacl.sign.keyPair();
 const OTHER_KEY = nacl.sign.keyPair();
 /** The stream of each log position 1..20. The bundle carries goal-7 (1, 4, 8, 9, 14, 18) and card-3 (3, 6, 10, 13, 17). */
 const PLAN = [
-  'goal-7', 'agent-1', 'card-3', 'goal-7', 'project-2', 'card-3', 'agent-1', 'goal-7', 'goal-7', 'card-3',
-  'project-2', 'agent-1', 'card-3', 'goal-7', 'agent-1', 'project-2', 'card-3', 'goal-7', 'agent-1', 'project-2',
+  'goal-7',
+  'agent-1',
+  'card-3',
+  'goal-7',
+  'project-2',
+  'card-3',
+  'agent-1',
+  'goal-7',
+  'goal-7',
+  'card-3',
+  'project-2',
+  'agent-1',
+  'card-3',
+  'goal-7',
+  'agent-1',
+  'project-2',
+  'card-3',
+  'goal-7',
+  'agent-1',
+  'project-2',
 ];
 const CARRIED = ['card-3', `goal-${GOAL}`];
 
@@ -78,13 +130,32 @@ function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: Bui
     if (position === breakLinkAt) prevHash = flipHex(prevHash);
     const row = {
       data: {
-        n: position, text: `event ${position} of ${streamId}: déjà vu ☃ 𝄞`, ratio: position / 8, tags: ['a', null, true],
+        n: position,
+        text: `event ${position} of ${streamId}: déjà vu ☃ 𝄞`,
+        ratio: position / 8,
+        tags: ['a', null, true],
         // RFC 8785 corners: keys in UTF-16 order (😀 is \ud83d\ude00, before \uffff), numbers in ECMAScript form.
-        corners: { '\uffff': 1, '😀': 2, 'é': 3, '': [], big: 1e21, small: 1e-7, neg: -0.5, long: 123456789012345680000, esc: '"\\\n\u0001', replacement: '\ufffd' },
+        corners: {
+          '\uffff': 1,
+          '😀': 2,
+          é: 3,
+          '': [],
+          big: 1e21,
+          small: 1e-7,
+          neg: -0.5,
+          long: 123456789012345680000,
+          esc: '"\\\n\u0001',
+          replacement: '\ufffd',
+        },
       },
       meta: { actor: 'agent-1', correlationId: `c-${position}` },
-      position, prevHash, recordedAt: `2025-05-01T12:00:${String(position).padStart(2, '0')}.000Z`,
-      schemaVersion: 1, streamId, type: version === 1 ? 'Opened' : 'Commented', version,
+      position,
+      prevHash,
+      recordedAt: `2025-05-01T12:00:${String(position).padStart(2, '0')}.000Z`,
+      schemaVersion: 1,
+      streamId,
+      type: version === 1 ? 'Opened' : 'Commented',
+      version,
     };
     const hash = sha256(prevHash + canonicalize(row)).toString('hex');
     events.push({ ...row, hash, proof: [] });
@@ -97,25 +168,38 @@ function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: Bui
   const last = new Map<string, BundleEvent>();
   for (const e of inTree) last.set(e.streamId, e);
   const heads = [...last.keys()].sort().map((streamId) => ({
-    streamId, version: last.get(streamId)!.version,
+    streamId,
+    version: last.get(streamId)!.version,
     hash: fakeHead?.streamId === streamId ? fakeHead.hash : last.get(streamId)!.hash,
   }));
-  const headLeaves = heads.map((h) => leafHash(Buffer.from(canonicalize({ hash: h.hash, streamId: h.streamId, version: h.version }))));
+  const headLeaves = heads.map((h) =>
+    leafHash(Buffer.from(canonicalize({ hash: h.hash, streamId: h.streamId, version: h.version }))),
+  );
   const headTree = memoryTree(headLeaves);
 
   const body: Body = {
-    format: 'colony-checkpoint', version: 1, logId: events[0]!.hash, treeSize,
+    format: 'colony-checkpoint',
+    version: 1,
+    logId: events[0]!.hash,
+    treeSize,
     rootHash: hex(logTree.range(0, treeSize)),
     heads: { count: heads.length, root: hex(headTree.range(0, heads.length)) },
-    time: '2025-05-01T12:01:00.000Z', keyId: fingerprint(key.publicKey),
+    time: '2025-05-01T12:01:00.000Z',
+    keyId: fingerprint(key.publicKey),
   };
   return {
-    format: 'colony-goal-bundle', version: 1, goalId: GOAL,
+    format: 'colony-goal-bundle',
+    version: 1,
+    goalId: GOAL,
     checkpoint: { body, signature: b64(nacl.sign.detached(Buffer.from(canonicalize(body)), key.secretKey)) },
     publicKey: b64(key.publicKey),
-    streams: heads.flatMap((h, index) => CARRIED.includes(h.streamId)
-      ? [{ ...h, index, proof: inclusionProof(headTree, index, heads.length).map(hex) }] : []),
-    events: inTree.filter((e) => CARRIED.includes(e.streamId))
+    streams: heads.flatMap((h, index) =>
+      CARRIED.includes(h.streamId)
+        ? [{ ...h, index, proof: inclusionProof(headTree, index, heads.length).map(hex) }]
+        : [],
+    ),
+    events: inTree
+      .filter((e) => CARRIED.includes(e.streamId))
       .map((e) => ({ ...e, proof: inclusionProof(logTree, e.position - 1, treeSize).map(hex) })),
     snapshot: { id: GOAL, title: 'Ship the verifier', status: 'open', cards: [3] },
   };
@@ -141,18 +225,29 @@ type Where = { position?: number; streamId?: string };
 function expectFailure(bundle: Bundle | string | Buffer, code: string, where: Where = {}, args: string[] = []): void {
   const r = run([write(bundle), '--json', ...args]);
   assert.equal(r.status, 1, `exit status (stderr: ${r.stderr})`);
-  const out = JSON.parse(r.stdout) as { ok: boolean; failure: { code: string; position?: number; streamId?: string; message: string } };
+  const out = JSON.parse(r.stdout) as {
+    ok: boolean;
+    failure: { code: string; position?: number; streamId?: string; message: string };
+  };
   assert.equal(out.ok, false);
   const { message, ...got } = out.failure;
   assert.deepEqual(got, { code, ...where }, message);
-  const about = where.position !== undefined ? ` at event ${where.position}` : where.streamId !== undefined ? ` for stream ${where.streamId}` : '';
+  const about =
+    where.position !== undefined
+      ? ` at event ${where.position}`
+      : where.streamId !== undefined
+        ? ` for stream ${where.streamId}`
+        : '';
   assert.equal(r.stderr, `verify-bundle: ${code}${about}: ${out.failure.message}\n`);
 }
 
 describe('tools/verify-bundle.mjs', () => {
   const goodFile = write(GOOD);
   const summary = {
-    ok: true, goalId: GOAL, events: 11, streams: 2,
+    ok: true,
+    goalId: GOAL,
+    events: 11,
+    streams: 2,
     checkpoint: { treeSize: 20, rootHash: GOOD.checkpoint.body.rootHash, time: '2025-05-01T12:01:00.000Z' },
     keyId: fingerprint(KEY.publicKey),
   };
@@ -161,11 +256,19 @@ describe('tools/verify-bundle.mjs', () => {
     const textKeys = join(dir, 'keys.txt');
     writeFileSync(textKeys, `# trusted\n\n${b64(OTHER_KEY.publicKey)}\n${fingerprint(KEY.publicKey)}\n`);
     const jsonKeys = join(dir, 'keys.json');
-    writeFileSync(jsonKeys, JSON.stringify({ keys: [{ publicKey: b64(KEY.publicKey), keyId: fingerprint(KEY.publicKey) }] }));
+    writeFileSync(
+      jsonKeys,
+      JSON.stringify({ keys: [{ publicKey: b64(KEY.publicKey), keyId: fingerprint(KEY.publicKey) }] }),
+    );
     const oneKey = join(dir, 'key.json');
     writeFileSync(oneKey, JSON.stringify({ publicKey: b64(KEY.publicKey) }));
-    for (const args of [['--key', b64(KEY.publicKey)], ['--key', b64(OTHER_KEY.publicKey), '--key', fingerprint(KEY.publicKey)],
-      ['--key-file', textKeys], ['--key-file', jsonKeys], ['--key-file', oneKey]]) {
+    for (const args of [
+      ['--key', b64(KEY.publicKey)],
+      ['--key', b64(OTHER_KEY.publicKey), '--key', fingerprint(KEY.publicKey)],
+      ['--key-file', textKeys],
+      ['--key-file', jsonKeys],
+      ['--key-file', oneKey],
+    ]) {
       const r = run([goodFile, '--json', ...args]);
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, '');
@@ -176,8 +279,11 @@ describe('tools/verify-bundle.mjs', () => {
   it('without a trusted key, verifies with the bundle key and warns once on stderr', () => {
     const human = run([goodFile]);
     assert.equal(human.status, 0, human.stderr);
-    assert.equal(human.stdout, `ok: goal ${GOAL}, 11 events in 2 streams, checkpoint of 20 events `
-      + `(root ${summary.checkpoint.rootHash}) signed at 2025-05-01T12:01:00.000Z by ${summary.keyId}\n`);
+    assert.equal(
+      human.stdout,
+      `ok: goal ${GOAL}, 11 events in 2 streams, checkpoint of 20 events ` +
+        `(root ${summary.checkpoint.rootHash}) signed at 2025-05-01T12:01:00.000Z by ${summary.keyId}\n`,
+    );
     assert.equal(human.stderr.split('\n').length, 2);
     assert.match(human.stderr, /^verify-bundle: warning: .*not checked against a trusted key/);
     assert.ok(human.stderr.includes(summary.keyId));
@@ -212,25 +318,103 @@ describe('tools/verify-bundle.mjs', () => {
 
   it('fails a bundle of the wrong shape (bad_format)', () => {
     const tampers: [tamper: (b: Bundle) => void, where?: Where][] = [
-      [(b) => { (b as unknown as Record<string, unknown>).extra = 1; }],
-      [(b) => { delete (b.events[0] as Partial<BundleEvent>).meta; }],
-      [(b) => { (b.events[0] as unknown as Record<string, unknown>).note = 'x'; }],
-      [(b) => { (b.streams[0] as unknown as Record<string, unknown>).extra = 'x'; }],
-      [(b) => { (b.checkpoint.body.heads as Record<string, unknown>).extra = 0; }],
-      [(b) => { b.events[0]!.position = 0; }],
-      [(b) => { b.events[0]!.version = 1.5; }],
-      [(b) => { b.events[0]!.type = 5 as unknown as string; }],
-      [(b) => { b.events[0]!.meta = [] as unknown as Record<string, unknown>; }],
-      [(b) => { b.events[0]!.hash = b.events[0]!.hash.toUpperCase(); }],
-      [(b) => { b.events[0]!.proof[0] = b.events[0]!.proof[0]!.slice(2); }],
-      [(b) => { b.publicKey = b.publicKey.replace(/=$/, ''); }],
-      [(b) => { b.publicKey = b64(sha256('x').subarray(0, 31)); }],
-      [(b) => { b.checkpoint.signature = `${b.checkpoint.signature.slice(0, 40)} ${b.checkpoint.signature.slice(40)}`; }],
-      [(b) => { b.checkpoint.body.treeSize = 2 ** 53; }],
-      [(b) => { b.snapshot = null as unknown as Record<string, unknown>; }],
-      [(b) => { b.format = 'colony-bundle'; }],
-      [(b) => { b.streams.reverse(); }, { streamId: 'card-3' }],
-      [(b) => { b.streams = b.streams.filter((s) => s.streamId !== `goal-${GOAL}`); }, { streamId: `goal-${GOAL}` }],
+      [
+        (b) => {
+          (b as unknown as Record<string, unknown>).extra = 1;
+        },
+      ],
+      [
+        (b) => {
+          delete (b.events[0] as Partial<BundleEvent>).meta;
+        },
+      ],
+      [
+        (b) => {
+          (b.events[0] as unknown as Record<string, unknown>).note = 'x';
+        },
+      ],
+      [
+        (b) => {
+          (b.streams[0] as unknown as Record<string, unknown>).extra = 'x';
+        },
+      ],
+      [
+        (b) => {
+          (b.checkpoint.body.heads as Record<string, unknown>).extra = 0;
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.position = 0;
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.version = 1.5;
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.type = 5 as unknown as string;
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.meta = [] as unknown as Record<string, unknown>;
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.hash = b.events[0]!.hash.toUpperCase();
+        },
+      ],
+      [
+        (b) => {
+          b.events[0]!.proof[0] = b.events[0]!.proof[0]!.slice(2);
+        },
+      ],
+      [
+        (b) => {
+          b.publicKey = b.publicKey.replace(/=$/, '');
+        },
+      ],
+      [
+        (b) => {
+          b.publicKey = b64(sha256('x').subarray(0, 31));
+        },
+      ],
+      [
+        (b) => {
+          b.checkpoint.signature = `${b.checkpoint.signature.slice(0, 40)} ${b.checkpoint.signature.slice(40)}`;
+        },
+      ],
+      [
+        (b) => {
+          b.checkpoint.body.treeSize = 2 ** 53;
+        },
+      ],
+      [
+        (b) => {
+          b.snapshot = null as unknown as Record<string, unknown>;
+        },
+      ],
+      [
+        (b) => {
+          b.format = 'colony-bundle';
+        },
+      ],
+      [
+        (b) => {
+          b.streams.reverse();
+        },
+        { streamId: 'card-3' },
+      ],
+      [
+        (b) => {
+          b.streams = b.streams.filter((s) => s.streamId !== `goal-${GOAL}`);
+        },
+        { streamId: `goal-${GOAL}` },
+      ],
     ];
     for (const [tamper, where] of tampers) {
       const b = copy();
@@ -326,7 +510,9 @@ describe('tools/verify-bundle.mjs', () => {
   });
 
   it('fails a head that the bundle events do not reach (head_mismatch)', () => {
-    expectFailure(build({ fakeHead: { streamId: 'card-3', hash: 'ab'.repeat(32) } }), 'head_mismatch', { streamId: 'card-3' });
+    expectFailure(build({ fakeHead: { streamId: 'card-3', hash: 'ab'.repeat(32) } }), 'head_mismatch', {
+      streamId: 'card-3',
+    });
   });
 
   it('fails an event beyond the checkpoint (beyond_checkpoint) and a broken chain link (broken_link)', () => {
@@ -350,8 +536,15 @@ describe('tools/verify-bundle.mjs', () => {
   });
 
   it('exits 2 on a usage error', () => {
-    for (const args of [[], [join(dir, 'missing.json')], [goodFile, '--key', 'not-a-key'], [goodFile, '--key'],
-      [goodFile, '--key', b64(sha256('x').subarray(0, 31))], [goodFile, '--key-file', join(dir, 'none')], [goodFile, '--frobnicate']]) {
+    for (const args of [
+      [],
+      [join(dir, 'missing.json')],
+      [goodFile, '--key', 'not-a-key'],
+      [goodFile, '--key'],
+      [goodFile, '--key', b64(sha256('x').subarray(0, 31))],
+      [goodFile, '--key-file', join(dir, 'none')],
+      [goodFile, '--frobnicate'],
+    ]) {
       const r = run(args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stdout, '');
@@ -368,8 +561,16 @@ describe('tools/verify-bundle.mjs', () => {
  * proofs of testonly/reference_test.go (TestRefInclusionProof, 0-based leaf index) and the consistency proofs
  * of the certificate-transparency merkle_tree_test.cc.
  */
-const CT_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f']
-  .map((h) => Buffer.from(h, 'hex'));
+const CT_LEAVES = [
+  '',
+  '00',
+  '10',
+  '2021',
+  '3031',
+  '40414243',
+  '5051525354555657',
+  '606162636465666768696a6b6c6d6e6f',
+].map((h) => Buffer.from(h, 'hex'));
 const CT_ROOTS = [
   '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
   'fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125',
@@ -385,26 +586,62 @@ const CT_INCLUSION: [index: number, size: number, path: string[]][] = [
   [0, 2, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7']],
   [1, 2, ['6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d']],
   [2, 3, ['fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125']],
-  [1, 5, ['6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
-    '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
-    'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b']],
-  [0, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
-    '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
-    '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-  [5, 8, ['bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
-    'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
-    'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
+  [
+    1,
+    5,
+    [
+      '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+    ],
+  ],
+  [
+    0,
+    8,
+    [
+      '96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4',
+    ],
+  ],
+  [
+    5,
+    8,
+    [
+      'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+      'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
+      'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
+    ],
+  ],
 ];
 const CT_CONSISTENCY: [from: number, to: number, proof: string[]][] = [
   [1, 1, []],
-  [1, 8, ['96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
-    '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
-    '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4']],
-  [6, 8, ['0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a',
-    'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
-    'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7']],
-  [2, 5, ['5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
-    'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b']],
+  [
+    1,
+    8,
+    [
+      '96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4',
+    ],
+  ],
+  [
+    6,
+    8,
+    [
+      '0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a',
+      'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
+      'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
+    ],
+  ],
+  [
+    2,
+    5,
+    [
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+    ],
+  ],
 ];
 
 const MAX = 40;
@@ -443,12 +680,28 @@ describe('RFC 9162 Merkle trees (src/engine/merkle.ts, merkle-verify.ts)', () =>
     for (const [index, size, path] of CT_INCLUSION) {
       assert.deepEqual(inclusionProof(ctTree, index, size).map(hex), path, `leaf ${index} of ${size}`);
       const root = Buffer.from(CT_ROOTS[size - 1]!, 'hex');
-      assert.ok(verifyInclusion(index, size, ct[index]!, path.map((h) => Buffer.from(h, 'hex')), root));
+      assert.ok(
+        verifyInclusion(
+          index,
+          size,
+          ct[index]!,
+          path.map((h) => Buffer.from(h, 'hex')),
+          root,
+        ),
+      );
     }
     for (const [from, to, proof] of CT_CONSISTENCY) {
       assert.deepEqual(consistencyProof(ctTree, from, to).map(hex), proof, `${from} -> ${to}`);
       const [a, b] = [Buffer.from(CT_ROOTS[from - 1]!, 'hex'), Buffer.from(CT_ROOTS[to - 1]!, 'hex')];
-      assert.ok(verifyConsistency(from, to, a, b, proof.map((h) => Buffer.from(h, 'hex'))));
+      assert.ok(
+        verifyConsistency(
+          from,
+          to,
+          a,
+          b,
+          proof.map((h) => Buffer.from(h, 'hex')),
+        ),
+      );
     }
   });
 
@@ -460,13 +713,22 @@ describe('RFC 9162 Merkle trees (src/engine/merkle.ts, merkle-verify.ts)', () =>
         assert.ok(verifyInclusion(index, size, LEAVES[index]!, proof, ROOTS[size]!), `leaf ${index} of ${size}`);
         assert.ok(shared.verify(index, LEAVES[index]!, proof), `leaf ${index} of ${size}, shared verifier`);
       }
-      for (const [index, proof] of [...proofs.entries()].reverse()) assert.ok(shared.verify(index, LEAVES[index]!, proof));
+      for (const [index, proof] of [...proofs.entries()].reverse())
+        assert.ok(shared.verify(index, LEAVES[index]!, proof));
       for (const [index, proof] of proofs.entries()) {
         for (const bad of bitFlips(proof, size, index)) {
-          assert.equal(verifyInclusion(index, size, LEAVES[index]!, bad, ROOTS[size]!), false, `leaf ${index} of ${size}`);
+          assert.equal(
+            verifyInclusion(index, size, LEAVES[index]!, bad, ROOTS[size]!),
+            false,
+            `leaf ${index} of ${size}`,
+          );
           assert.equal(shared.verify(index, LEAVES[index]!, bad), false, `leaf ${index} of ${size}, shared verifier`);
         }
-        assert.equal(shared.verify(index, LEAVES[index]!, proof.slice(1)), index === 0 && size === 1, 'a shortened proof');
+        assert.equal(
+          shared.verify(index, LEAVES[index]!, proof.slice(1)),
+          index === 0 && size === 1,
+          'a shortened proof',
+        );
         assert.equal(shared.verify(index, LEAVES[index]!, [...proof, ROOTS[size]!]), false, 'a lengthened proof');
         if (size > 1) assert.equal(shared.verify((index + 1) % size, LEAVES[index]!, proof), false, 'another index');
       }

@@ -1,16 +1,16 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { after, before, describe, it } from 'node:test';
-import { Client as ClientV2, StreamableHTTPClientTransport, type CallToolResult, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
-import { AppBridge, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
-import type { Browser, Page } from 'playwright-core';
+import { createServer,type Server } from 'node:http';
+import { after,before,describe,it } from 'node:test';
+import { Client as ClientV2,StreamableHTTPClientTransport,type CallToolResult,type JSONRPCMessage,type Transport } from '@modelcontextprotocol/client';
+import { AppBridge,getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
+import type { Browser,Page } from 'playwright-core';
 import { readStream } from '../../src/engine/store.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
-import { HOSTILE_TITLE, proposeHostileTree, type PendingTree } from '../helpers/approval-card.js';
+import { HOSTILE_TITLE,proposeHostileTree,type PendingTree } from '../helpers/approval-card.js';
 import { launchBrowser } from '../../testkit/browser.js';
-import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
  * The approval card in chromium, decided through a host (issue 16). The test is the host: a page served

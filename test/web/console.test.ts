@@ -1,10 +1,10 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { after,before,describe,it } from 'node:test';
+import type { Browser,Page } from 'playwright-core';
 import { ok } from '../helpers/calls.js';
 import { launchBrowser } from '../../testkit/browser.js';
-import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
  * The console in a real browser (issue 14): Debian's chromium drives the built app served by the real

@@ -1,11 +1,11 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after,before,describe,it } from 'node:test';
 import { auth } from '@modelcontextprotocol/client';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser,Page } from 'playwright-core';
 import { launchBrowser } from '../../testkit/browser.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
-import { challengedMetadataUrl, finishAuthorization, MemoryProvider, oauthFixture, pollDecision, startAuthorization } from '../helpers/oauth.js';
+import { challengedMetadataUrl,finishAuthorization,MemoryProvider,oauthFixture,pollDecision,startAuthorization } from '../helpers/oauth.js';
 
 /**
  * OAuth apps in the console, in chromium: an application's authorization request (a real GET

@@ -7,14 +7,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { decideAuthorization, revokeGrant } from '../../src/actions/oauth.js';
+import { decideAuthorization,revokeGrant } from '../../src/actions/oauth.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { updateAgent } from '../../src/actions/agents.js';
-import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
+import { finishRun,recordSessionMessage,requestRun,startQueuedRun } from '../../src/actions/runs.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import { ok } from '../helpers/calls.js';
 import { httpFixture } from '../helpers/mcp-http.js';
-import { finishAuthorization, MemoryProvider, pollDecision, startAuthorization } from '../helpers/oauth.js';
+import { finishAuthorization,MemoryProvider,pollDecision,startAuthorization } from '../helpers/oauth.js';
 import { setServedUrl } from '../../src/public-url.js';
 
 const out = process.argv[2] ?? '/tmp/colony-screens';

@@ -27,7 +27,12 @@ delete process.env.COLONY_PORT;
 const WEBAPP_TOOLS = ['webapp_present', 'webapp_list'];
 const actor = { actor: 'user:owner' };
 
-interface Hit { method: string; url: string; headers: IncomingHttpHeaders; body: string }
+interface Hit {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
 /** A loopback server that records what reaches it. */
 async function recorder(): Promise<{ server: Server; port: number; hits: Hit[] }> {
   const hits: Hit[] = [];
@@ -37,7 +42,11 @@ async function recorder(): Promise<{ server: Server; port: number; hits: Hit[] }
     req.on('end', () => {
       hits.push({ method: req.method!, url: req.url!, headers: req.headers, body });
       if (req.url === '/login-first') return void res.writeHead(302, { Location: '/login' }).end();
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Set-Cookie': 'session=upstream', 'Content-Security-Policy': "img-src 'self'" });
+      res.writeHead(200, {
+        'Content-Type': 'application/json',
+        'Set-Cookie': 'session=upstream',
+        'Content-Security-Policy': "img-src 'self'",
+      });
       res.end(JSON.stringify({ url: req.url }));
     });
   });
@@ -55,7 +64,12 @@ let decoy: Awaited<ReturnType<typeof recorder>>;
 before(async () => {
   f = await runtimeFixture({ agentTools: WEBAPP_TOOLS });
   owner = await f.connect(f.ownerToken);
-  dir = createProject(f.app, speakerOf(f.app, `user-${f.ownerId}`), { name: 'site', path: '', gitUrl: '', description: '' }, actor).project.path;
+  dir = createProject(
+    f.app,
+    speakerOf(f.app, `user-${f.ownerId}`),
+    { name: 'site', path: '', gitUrl: '', description: '' },
+    actor,
+  ).project.path;
   outside = realpathSync(mkdtempSync(join(tmpdir(), 'colony-outside-')));
   writeFileSync(join(outside, 'secret.txt'), 'TOP SECRET');
   mkdirSync(join(dir, 'web', 'img'), { recursive: true });
@@ -84,14 +98,22 @@ const present = async (client: Client, args: Record<string, unknown>): Promise<s
   ((await ok(client, 'webapp_present', args)).app as { app_id: string }).app_id;
 
 /** A request exactly as written: any path (absolute-form too), any Host header. */
-function raw(path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+function raw(
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+  body?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   const port = Number(new URL(f.base).port);
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method, headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -99,8 +121,16 @@ function raw(path: string, headers: Record<string, string> = {}, method = 'GET',
 
 describe('the card lands in the goal channel of the running run', () => {
   it('an agent working on a goal posts its card there', async () => {
-    const goal = await ok(owner, 'create_goal', { title: 'Ship the site', description: 'Build and show the landing page.' });
-    const run = f.reactor.wake({ agentId: builder.agentId, source: 'manual', goalId: goal.goal_id as number, by: `user-${f.ownerId}` });
+    const goal = await ok(owner, 'create_goal', {
+      title: 'Ship the site',
+      description: 'Build and show the landing page.',
+    });
+    const run = f.reactor.wake({
+      agentId: builder.agentId,
+      source: 'manual',
+      goalId: goal.goal_id as number,
+      by: `user-${f.ownerId}`,
+    });
     assert.equal(run.run.status, 'running');
     const body = await ok(builder.client, 'webapp_present', { target: 'web/index.html', title: 'Site' });
     const channel = getGoal(f.app.engine.db, goal.goal_id as number)!.channelId;
@@ -117,19 +147,25 @@ describe('static apps', () => {
     id = await present(builder.client, { target: 'web/index.html' });
   });
 
-  it('serves the page sandboxed, with nosniff, no-referrer and no cookie; the files next to it; a directory\'s index.html', async () => {
+  it("serves the page sandboxed, with nosniff, no-referrer and no cookie; the files next to it; a directory's index.html", async () => {
     const page = await raw(`/apps/${id}/`);
     assert.equal(page.status, 200);
     assert.equal(page.body, '<script src="app.js"></script><p>hello</p>');
     assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
     const csp = String(page.headers['content-security-policy']);
-    assert.match(csp, /^sandbox allow-scripts; default-src 'self' 'unsafe-inline' data:; connect-src 'none';.*frame-ancestors 'self'$/);
-    assert.doesNotMatch(csp, /allow-same-origin/, 'an opaque origin: the page cannot reach Colony\'s storage');
+    assert.match(
+      csp,
+      /^sandbox allow-scripts; default-src 'self' 'unsafe-inline' data:; connect-src 'none';.*frame-ancestors 'self'$/,
+    );
+    assert.doesNotMatch(csp, /allow-same-origin/, "an opaque origin: the page cannot reach Colony's storage");
     assert.equal(page.headers['x-content-type-options'], 'nosniff');
     assert.equal(page.headers['referrer-policy'], 'no-referrer');
     assert.equal(page.headers['set-cookie'], undefined);
     const script = await raw(`/apps/${id}/app.js`, { authorization: 'Bearer nothing' });
-    assert.deepEqual([script.status, script.headers['content-type'], script.body], [200, 'text/javascript; charset=utf-8', 'console.log(1)']);
+    assert.deepEqual(
+      [script.status, script.headers['content-type'], script.body],
+      [200, 'text/javascript; charset=utf-8', 'console.log(1)'],
+    );
     assert.equal((await raw(`/apps/${id}/index.html`)).body, page.body);
     assert.equal((await raw(`/apps/${id}/img/`)).body, '<p>gallery</p>');
     assert.equal((await raw(`/apps/${id}/`, {}, 'HEAD')).status, 200);
@@ -139,8 +175,16 @@ describe('static apps', () => {
     const bare = await raw(`/apps/${id}?v=1`);
     assert.deepEqual([bare.status, bare.headers.location], [308, `/apps/${id}/?v=1`]);
     assert.equal((await raw(`/apps/${id}/`, {}, 'POST', 'x')).status, 405);
-    for (const path of [`/apps/${id}/.env`, `/apps/${id}/%2e%2e/web/index.html`, `/apps/${id}/..%2f..%2fCLAUDE.md`, `/apps/${id}/nope.js`,
-      `/apps/${id}//etc/passwd`, `/apps/${'0'.repeat(32)}/`, '/apps/not-an-id/', `/apps/${id}/%E0%A4%A`]) {
+    for (const path of [
+      `/apps/${id}/.env`,
+      `/apps/${id}/%2e%2e/web/index.html`,
+      `/apps/${id}/..%2f..%2fCLAUDE.md`,
+      `/apps/${id}/nope.js`,
+      `/apps/${id}//etc/passwd`,
+      `/apps/${'0'.repeat(32)}/`,
+      '/apps/not-an-id/',
+      `/apps/${id}/%E0%A4%A`,
+    ]) {
       assert.equal((await raw(path)).status, 404, path);
     }
   });
@@ -174,7 +218,11 @@ describe('port apps', () => {
   });
 
   it('proxies to 127.0.0.1:<port> with the prefix stripped, without Authorization or Cookie; no Set-Cookie comes back', async () => {
-    const r = await raw(`/apps/${id}/echo?x=1`, { authorization: `Bearer ${f.ownerToken}`, cookie: 'a=b', 'x-custom': 'kept' });
+    const r = await raw(`/apps/${id}/echo?x=1`, {
+      authorization: `Bearer ${f.ownerToken}`,
+      cookie: 'a=b',
+      'x-custom': 'kept',
+    });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.body), { url: '/echo?x=1' });
     const hit = upstream.hits.at(-1)!;
@@ -190,7 +238,11 @@ describe('port apps', () => {
     assert.equal(posted.status, 200);
     assert.deepEqual([upstream.hits.at(-1)!.method, upstream.hits.at(-1)!.body], ['POST', 'hello']);
     const moved = await raw(`/apps/${id}/login-first`);
-    assert.deepEqual([moved.status, moved.headers.location], [302, `/apps/${id}/login`], 'a root redirect stays under the prefix');
+    assert.deepEqual(
+      [moved.status, moved.headers.location],
+      [302, `/apps/${id}/login`],
+      'a root redirect stays under the prefix',
+    );
   });
 
   it('a Host header, an absolute-form request line or a path naming another host still reaches 127.0.0.1:<port> only', async () => {
@@ -200,11 +252,20 @@ describe('port apps', () => {
     assert.equal((await raw(`http://${trick}/apps/${id}/b`)).status, 200);
     assert.equal((await raw(`/apps/${id}//${trick}/c`)).status, 200);
     assert.equal((await raw(`/apps/${id}/http://${trick}/d`)).status, 200);
-    assert.deepEqual(upstream.hits.slice(before).map((h) => [h.url, h.headers.host]), [
-      ['/a', `127.0.0.1:${upstream.port}`], ['/b', `127.0.0.1:${upstream.port}`], [`/${trick}/c`, `127.0.0.1:${upstream.port}`],
-      [`/http://${trick}/d`, `127.0.0.1:${upstream.port}`],
-    ]);
-    assert.equal((await raw(`http://example.com/apps/${id}/e`, { host: 'example.com' })).status, 403, 'a foreign Host is refused outright on loopback');
+    assert.deepEqual(
+      upstream.hits.slice(before).map((h) => [h.url, h.headers.host]),
+      [
+        ['/a', `127.0.0.1:${upstream.port}`],
+        ['/b', `127.0.0.1:${upstream.port}`],
+        [`/${trick}/c`, `127.0.0.1:${upstream.port}`],
+        [`/http://${trick}/d`, `127.0.0.1:${upstream.port}`],
+      ],
+    );
+    assert.equal(
+      (await raw(`http://example.com/apps/${id}/e`, { host: 'example.com' })).status,
+      403,
+      'a foreign Host is refused outright on loopback',
+    );
     assert.equal(upstream.hits.length, before + 4);
     assert.equal(decoy.hits.length, 0, 'the other loopback server never saw a request');
   });
@@ -215,10 +276,12 @@ describe('port apps', () => {
     const dead = await present(builder.client, { target: String(closed.port) });
     const r = await raw(`/apps/${dead}/`);
     assert.equal(r.status, 502);
-    assert.deepEqual(JSON.parse(r.body), { error: { code: 'ErrBadGateway', message: `nothing answers on 127.0.0.1:${closed.port}` } });
+    assert.deepEqual(JSON.parse(r.body), {
+      error: { code: 'ErrBadGateway', message: `nothing answers on 127.0.0.1:${closed.port}` },
+    });
   });
 
-  it('refuses Colony\'s own port when serve recorded it', async () => {
+  it("refuses Colony's own port when serve recorded it", async () => {
     setServedUrl(f.base);
     const own = new URL(f.base).port;
     const { body } = await callTool(builder.client, 'webapp_present', { target: own });
@@ -232,11 +295,22 @@ describe('port apps', () => {
     const listed = await ok(owner, 'webapp_list', { project: 'site' });
     const row = (listed.apps as { app_id: string; retired: boolean }[]).find((a) => a.app_id === id)!;
     assert.equal(row.retired, true);
-    assert.match(textOf((await callTool(owner, 'webapp_list', { project: 'site' })).result), /- \*\*Dev server\*\* — kind=port, target=`\d+` \[retired: its agent was stopped/);
-    assert.equal((await raw(`/apps/${await present(worker, { target: 'web/index.html' })}/`)).status, 200, 'a static app outlives its agent');
+    assert.match(
+      textOf((await callTool(owner, 'webapp_list', { project: 'site' })).result),
+      /- \*\*Dev server\*\* — kind=port, target=`\d+` \[retired: its agent was stopped/,
+    );
+    assert.equal(
+      (await raw(`/apps/${await present(worker, { target: 'web/index.html' })}/`)).status,
+      200,
+      'a static app outlives its agent',
+    );
     const { body } = await callTool(builder.client, 'webapp_present', { target: String(upstream.port) });
     assert.equal(body.error_code, 'ErrAgentStopped');
-    assert.equal(await present(worker, { target: String(upstream.port) }), id, 'the same registration, now presented by a running agent');
+    assert.equal(
+      await present(worker, { target: String(upstream.port) }),
+      id,
+      'the same registration, now presented by a running agent',
+    );
     assert.equal((await raw(`/apps/${id}/again`)).status, 200);
   });
 });

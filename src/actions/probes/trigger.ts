@@ -16,34 +16,79 @@ import { sendSystemDirect } from '../notifications.js';
  * Unknown, fired and expired tokens write nothing; a probe whose agent is gone or whose stored message
  * fails re-validation is burned (used up without delivery), as xylocopa does.
  */
-export interface TriggerOutcome { status: 200 | 404 | 410 | 422; body: Record<string, unknown> }
+export interface TriggerOutcome {
+  status: 200 | 404 | 410 | 422;
+  body: Record<string, unknown>;
+}
 
-const refusal = (status: TriggerOutcome['status'], code: string, message: string): TriggerOutcome =>
-  ({ status, body: { detail: message, error: { code, message } } });
+const refusal = (status: TriggerOutcome['status'], code: string, message: string): TriggerOutcome => ({
+  status,
+  body: { detail: message, error: { code, message } },
+});
 
 export function fireProbe(app: App, token: string): TriggerOutcome {
   const found = probeByTokenHash(app.engine.db, tokenHash(token));
   if (!found) return refusal(404, 'ErrProbeNotFound', 'Probe not found');
   const actor: CommandOptions = { actor: `probe:${found.probeId}` };
-  return app.engine.transact(actor, (uow) => trigger(app, getProbe(app.engine.db, found.probeId)!, uow.now, actor)).value!;
+  return app.engine.transact(actor, (uow) => trigger(app, getProbe(app.engine.db, found.probeId)!, uow.now, actor))
+    .value!;
 }
 
 function trigger(app: App, probe: ProbeRow, now: string, actor: CommandOptions): TriggerOutcome {
   if (probe.firedAt !== null) return refusal(410, 'ErrProbeFired', `Probe already fired at ${probe.firedAt}`);
-  if (Date.parse(probe.expiresAt) <= Date.parse(now)) return refusal(410, 'ErrProbeExpired', `Probe expired at ${probe.expiresAt}`);
+  if (Date.parse(probe.expiresAt) <= Date.parse(now))
+    return refusal(410, 'ErrProbeExpired', `Probe expired at ${probe.expiresAt}`);
   const agent = getAgent(app.engine.db, probe.agentId);
-  if (!agent) return burn(app, probe, 'agent_missing', `agent ${probe.agentId} no longer exists`, actor, refusal(404, 'ErrAgentNotFound', 'Target agent no longer exists'));
+  if (!agent)
+    return burn(
+      app,
+      probe,
+      'agent_missing',
+      `agent ${probe.agentId} no longer exists`,
+      actor,
+      refusal(404, 'ErrAgentNotFound', 'Target agent no longer exists'),
+    );
   const invalid = validateMessage(probe.message);
   if (invalid !== null) {
-    return burn(app, probe, 'invalid_message', invalid, actor, refusal(422, 'ErrInvalidProbeMessage', `Probe message failed validation: ${invalid}`));
+    return burn(
+      app,
+      probe,
+      'invalid_message',
+      invalid,
+      actor,
+      refusal(422, 'ErrInvalidProbeMessage', `Probe message failed validation: ${invalid}`),
+    );
   }
   const envelope = probeEnvelope(probe.probeId, now, probe.message);
-  const sent = sendSystemDirect(app, probe.ownerId, `agent-${agent.agentId}`, envelope, { probe_id: probe.probeId }, actor);
+  const sent = sendSystemDirect(
+    app,
+    probe.ownerId,
+    `agent-${agent.agentId}`,
+    envelope,
+    { probe_id: probe.probeId },
+    actor,
+  );
   app.engine.handle(probeDecider, probeStream(probe.n), { type: 'FireProbe', messageId: sent.messageId }, actor);
-  return { status: 200, body: { status: 'ok', probe_id: probe.probeId, agent_id: String(agent.agentId), message_id: sent.messageId, fired_at: now } };
+  return {
+    status: 200,
+    body: {
+      status: 'ok',
+      probe_id: probe.probeId,
+      agent_id: String(agent.agentId),
+      message_id: sent.messageId,
+      fired_at: now,
+    },
+  };
 }
 
-function burn(app: App, probe: ProbeRow, reason: ProbeBurnReason, detail: string, actor: CommandOptions, outcome: TriggerOutcome): TriggerOutcome {
+function burn(
+  app: App,
+  probe: ProbeRow,
+  reason: ProbeBurnReason,
+  detail: string,
+  actor: CommandOptions,
+  outcome: TriggerOutcome,
+): TriggerOutcome {
   app.engine.handle(probeDecider, probeStream(probe.n), { type: 'BurnProbe', reason, detail }, actor);
   return outcome;
 }

@@ -1,4 +1,16 @@
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /**
@@ -19,57 +31,67 @@ export const SCAFFOLD_HEADER = '> Read this file at the start of every task';
 export const RULES_HEADING = '## Project-Specific Rules';
 export const CLAUDE_MD = 'CLAUDE.md';
 export const PROGRESS_MD = 'PROGRESS.md';
-const DEFAULT_RULES = "<!-- This project's own rules go here. project_regenerate_claude_md keeps everything below the heading above, byte for byte. -->\n";
+const DEFAULT_RULES =
+  "<!-- This project's own rules go here. project_regenerate_claude_md keeps everything below the heading above, byte for byte. -->\n";
 
-export interface ProjectRecord { name: string; path: string; gitRemote: string | null; description: string | null }
+export interface ProjectRecord {
+  name: string;
+  path: string;
+  gitRemote: string | null;
+  description: string | null;
+}
 
 /** One line: a newline in a description could otherwise forge the rules heading. */
 const oneLine = (text: string): string => text.replace(/\s*[\r\n]+\s*/g, ' ');
 
 export function renderClaudeMd(p: ProjectRecord, rules: string): string {
-  return [
-    '# CLAUDE.md',
-    `${SCAFFOLD_HEADER}. Colony renders it from the project's record: everything below "${RULES_HEADING}" is yours and`,
-    '> survives project_regenerate_claude_md byte for byte; the rest is rewritten.',
-    '',
-    `## Project: ${p.name}`,
-    `- Path: \`${oneLine(p.path)}\``,
-    `- Git: ${oneLine(p.gitRemote ?? '(local)')}`,
-    `- Description: ${oneLine(p.description ?? '(none)')}`,
-    '',
-    '## Working Rules',
-    '- Investigate before changing code: read the relevant code and trace the flow first; never guess.',
-    '- Keep changes small and focused; do not rename or refactor unless the task asks for it.',
-    '- Do not delete or weaken tests, and do not change dependencies without approval.',
-    `- When a task ends, append what worked, what failed and why to ${PROGRESS_MD}.`,
-    '',
-    '## Colony Context',
-    '- This project is registered in Colony. Its agents reach Colony over MCP: `project_*`, `task_*`, `session_*`, `agent_*`, `probe_*`, `system_health`.',
-    '- Agent tools list, get, read, create, update, dispatch and scaffold; destructive operations belong to the owner.',
-    '- A message starting with `🔔 Probe` is an event you registered firing, not user input: check the condition before acting on it.',
-    '',
-    RULES_HEADING,
-    '',
-  ].join('\n') + rules;
+  return (
+    [
+      '# CLAUDE.md',
+      `${SCAFFOLD_HEADER}. Colony renders it from the project's record: everything below "${RULES_HEADING}" is yours and`,
+      '> survives project_regenerate_claude_md byte for byte; the rest is rewritten.',
+      '',
+      `## Project: ${p.name}`,
+      `- Path: \`${oneLine(p.path)}\``,
+      `- Git: ${oneLine(p.gitRemote ?? '(local)')}`,
+      `- Description: ${oneLine(p.description ?? '(none)')}`,
+      '',
+      '## Working Rules',
+      '- Investigate before changing code: read the relevant code and trace the flow first; never guess.',
+      '- Keep changes small and focused; do not rename or refactor unless the task asks for it.',
+      '- Do not delete or weaken tests, and do not change dependencies without approval.',
+      `- When a task ends, append what worked, what failed and why to ${PROGRESS_MD}.`,
+      '',
+      '## Colony Context',
+      '- This project is registered in Colony. Its agents reach Colony over MCP: `project_*`, `task_*`, `session_*`, `agent_*`, `probe_*`, `system_health`.',
+      '- Agent tools list, get, read, create, update, dispatch and scaffold; destructive operations belong to the owner.',
+      '- A message starting with `🔔 Probe` is an event you registered firing, not user input: check the condition before acting on it.',
+      '',
+      RULES_HEADING,
+      '',
+    ].join('\n') + rules
+  );
 }
 
 export function renderProgressMd(p: ProjectRecord, existing: string | null): string {
-  return [
-    '# PROGRESS.md',
-    `${SCAFFOLD_HEADER}. Append only: never delete entries.`,
-    '> Updated when tasks complete: what worked, what failed, and why.',
-    '',
-    `## ${p.name} — Lessons Learned`,
-    '',
-    '<!-- Entry format:',
-    '### YYYY-MM-DD | Task: {title} | Status: success/abandoned',
-    '- What: (one line summary)',
-    '- Attempts: (what was tried)',
-    '- Resolution: (what finally worked)',
-    '- Lesson: (what future agents should know)',
-    '-->',
-    '',
-  ].join('\n') + (existing === null ? '' : `\n${existing}`);
+  return (
+    [
+      '# PROGRESS.md',
+      `${SCAFFOLD_HEADER}. Append only: never delete entries.`,
+      '> Updated when tasks complete: what worked, what failed, and why.',
+      '',
+      `## ${p.name} — Lessons Learned`,
+      '',
+      '<!-- Entry format:',
+      '### YYYY-MM-DD | Task: {title} | Status: success/abandoned',
+      '- What: (one line summary)',
+      '- Attempts: (what was tried)',
+      '- Resolution: (what finally worked)',
+      '- Lesson: (what future agents should know)',
+      '-->',
+      '',
+    ].join('\n') + (existing === null ? '' : `\n${existing}`)
+  );
 }
 
 const isScaffolded = (text: string): boolean => text.split('\n', 5).some((line) => line.includes(SCAFFOLD_HEADER));
@@ -93,7 +115,10 @@ function readRegular(file: string): string | null {
   return readFileSync(file, 'utf8');
 }
 
-export interface ScaffoldResult { claudeMd: boolean; progressMd: boolean }
+export interface ScaffoldResult {
+  claudeMd: boolean;
+  progressMd: boolean;
+}
 
 /** Writes what is missing or not yet scaffolded (xylocopa's force=False); `force` re-renders CLAUDE.md (regenerate). */
 export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = false): ScaffoldResult {
@@ -102,7 +127,8 @@ export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = fa
   const claude = readRegular(claudePath);
   let claudeMd = false;
   if (claude === null || !isScaffolded(claude) || force) {
-    const rules = claude === null ? DEFAULT_RULES : isScaffolded(claude) ? (rulesBlock(claude) ?? DEFAULT_RULES) : claude;
+    const rules =
+      claude === null ? DEFAULT_RULES : isScaffolded(claude) ? (rulesBlock(claude) ?? DEFAULT_RULES) : claude;
     const next = renderClaudeMd(p, rules);
     if (next !== claude) {
       journal.write(claudePath, next, claude);
@@ -158,7 +184,8 @@ export class FileJournal {
 }
 
 function writeNoFollow(file: string, content: string, create: boolean): void {
-  const flags = constants.O_WRONLY | constants.O_NOFOLLOW | (create ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
+  const flags =
+    constants.O_WRONLY | constants.O_NOFOLLOW | (create ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
   const fd = openSync(file, flags, 0o644);
   try {
     writeSync(fd, content);

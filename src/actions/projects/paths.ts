@@ -17,15 +17,32 @@ import { activeProjectPaths } from '../../projections/projects.js';
  * root any more (it is reported, never trusted), so a symlink cannot carry the roots elsewhere.
  */
 const PATH_FIELDS = new Set([
-  'path', 'cwd', 'root', 'directory', 'directories', 'file', 'files', 'file_path', 'input_path', 'output_path', 'output_dir',
-  'project_path', 'repo_path', 'source_path', 'target_path', 'workspace_path',
+  'path',
+  'cwd',
+  'root',
+  'directory',
+  'directories',
+  'file',
+  'files',
+  'file_path',
+  'input_path',
+  'output_path',
+  'output_dir',
+  'project_path',
+  'repo_path',
+  'source_path',
+  'target_path',
+  'workspace_path',
 ]);
 
 export const isPathField = (name: string): boolean =>
   PATH_FIELDS.has(name) || name.endsWith('_path') || name.endsWith('_dir') || name.endsWith('_directory');
 
 export class PathPolicy {
-  constructor(private readonly roots: () => readonly string[], private readonly pinned: () => readonly string[] = () => []) {}
+  constructor(
+    private readonly roots: () => readonly string[],
+    private readonly pinned: () => readonly string[] = () => [],
+  ) {}
 
   /** The roots from the data dir and the environment, plus `registered()` (projects' paths, pinned: see above). */
   static forDataDir(dataDir: string, registered: () => readonly string[] = () => [], env = process.env): PathPolicy {
@@ -58,16 +75,22 @@ export class PathPolicy {
       roots ??= this.allowedRoots();
       const inside = roots;
       if (out === args) out = { ...args };
-      out[field] = Array.isArray(value) ? value.map((v, i) => this.check(`${field}[${i}]`, v, inside)) : this.check(field, value, inside);
+      out[field] = Array.isArray(value)
+        ? value.map((v, i) => this.check(`${field}[${i}]`, v, inside))
+        : this.check(field, value, inside);
     }
     return out;
   }
 
   private check(field: string, value: unknown, roots: readonly string[]): string {
-    if (typeof value !== 'string' || value.trim() === '') throw invalidInput(`${field} must be a non-empty string`, { field });
+    if (typeof value !== 'string' || value.trim() === '')
+      throw invalidInput(`${field} must be a non-empty string`, { field });
     const resolved = realResolve(value);
     if (!roots.some((root) => inside(resolved, root))) {
-      throw new DomainError('ErrPathOutsideRoots', `${field} resolves outside the allowed roots`, { field, allowedRoots: roots });
+      throw new DomainError('ErrPathOutsideRoots', `${field} resolves outside the allowed roots`, {
+        field,
+        allowedRoots: roots,
+      });
     }
     return resolved;
   }
@@ -82,13 +105,18 @@ function movedTo(root: string): string | null {
 }
 
 /** The path policy for a Colony: the workspace, COLONY_ALLOWED_ROOTS and every active project's path (DESIGN §3.16). */
-export const pathPolicyFor = (app: App): PathPolicy => PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));
+export const pathPolicyFor = (app: App): PathPolicy =>
+  PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));
 
 /** A path registered earlier, re-checked now: it must still resolve to itself and lie inside the allowed roots. */
 export function recheckRegistered(policy: PathPolicy, path: string, what: string): string {
   const now = realResolve(path);
   if (now !== path) {
-    throw new DomainError('ErrPathMoved', `${what} ${path} now resolves to ${now}: a registered path that moves is refused, never trusted`, { path, resolvesTo: now });
+    throw new DomainError(
+      'ErrPathMoved',
+      `${what} ${path} now resolves to ${now}: a registered path that moves is refused, never trusted`,
+      { path, resolvesTo: now },
+    );
   }
   if (!policy.allowedRoots().some((root) => inside(now, root))) {
     throw new DomainError('ErrPathOutsideRoots', `${what} ${path} lies outside the allowed roots`, { path });

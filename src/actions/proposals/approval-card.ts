@@ -36,37 +36,67 @@ export interface ApprovalCard {
 }
 
 export interface AgentCard {
-  name: string; model: string; tier: string; tool_scope: string[]; skills: string[]; subagents: string[];
-  mcp_servers: { name: string; url: string; transport: string }[]; system_prompt: string; parent_task_id: number | null;
+  name: string;
+  model: string;
+  tier: string;
+  tool_scope: string[];
+  skills: string[];
+  subagents: string[];
+  mcp_servers: { name: string; url: string; transport: string }[];
+  system_prompt: string;
+  parent_task_id: number | null;
 }
 
 export function approvalCardOf(db: Database, p: ProposalRow): ApprovalCard {
   const goal = getGoal(db, p.goalId);
   return {
-    proposal_id: p.proposalId, kind: p.kind === 'task_tree' ? 'tree' : 'agent', status: p.status,
-    goal_id: p.goalId, goal_title: goal?.title ?? '', goal_description: goal?.description ?? '',
-    proposer: p.proposerName, proposer_kind: senderKind(p.proposerKey), reasoning: p.reasoning, message_id: p.messageId,
-    commands: proposalCommands(db, p), task_count: p.taskCount,
+    proposal_id: p.proposalId,
+    kind: p.kind === 'task_tree' ? 'tree' : 'agent',
+    status: p.status,
+    goal_id: p.goalId,
+    goal_title: goal?.title ?? '',
+    goal_description: goal?.description ?? '',
+    proposer: p.proposerName,
+    proposer_kind: senderKind(p.proposerKey),
+    reasoning: p.reasoning,
+    message_id: p.messageId,
+    commands: proposalCommands(db, p),
+    task_count: p.taskCount,
     tree_outline: p.kind === 'task_tree' ? treeOutline(p.tree as TreeNode) : [],
     agent: p.kind === 'agent' ? agentCard(p.tree as AgentSpec, p.parentTaskId) : null,
-    created_at: p.createdAt, decided_by: p.decidedBy, decided_at: p.decidedAt, reason: p.reason,
+    created_at: p.createdAt,
+    decided_by: p.decidedBy,
+    decided_at: p.decidedAt,
+    reason: p.reason,
   };
 }
 
 // MCP servers are shown with their URLs: they are where the new agent will connect, which the owner approves too.
 const agentCard = (s: AgentSpec, parentTaskId: number | null): AgentCard => ({
-  name: s.name, model: s.model, tier: s.tier, tool_scope: [...s.toolScope], skills: [...s.skills], subagents: [...s.subagents],
-  mcp_servers: s.mcpServers.map((m) => ({ name: m.name, url: m.url, transport: m.transport })), system_prompt: s.systemPrompt, parent_task_id: parentTaskId,
+  name: s.name,
+  model: s.model,
+  tier: s.tier,
+  tool_scope: [...s.toolScope],
+  skills: [...s.skills],
+  subagents: [...s.subagents],
+  mcp_servers: s.mcpServers.map((m) => ({ name: m.name, url: m.url, transport: m.transport })),
+  system_prompt: s.systemPrompt,
+  parent_task_id: parentTaskId,
 });
 
 /** The card as text, for the model and for clients that do not render MCP Apps: the commands first, as everywhere. */
 export function approvalCardText(c: ApprovalCard): string {
   const what = c.kind === 'tree' ? `task tree (${c.task_count} tasks)` : `agent ${c.agent?.name ?? '?'}`;
-  const head = `Proposal #${c.proposal_id}, ${what}, for goal #${c.goal_id} "${c.goal_title}" by ${c.proposer}: ${c.status}` +
-    (c.decided_by ? ` by ${c.decided_by}${c.reason ? ` (${c.reason})` : ''}` : '') + '.';
-  const run = c.commands.length ? ['Commands it runs on this host:', ...c.commands.map((x) => `  * ${x}`)] : ['It runs no command on this host.'];
-  const how = c.status === 'pending'
-    ? `The owner decides it on the card, or with react on message ${c.message_id}: reaction approve, or reject with metadata {"reason": "…"}.`
-    : 'It is decided: the card shows the outcome.';
+  const head =
+    `Proposal #${c.proposal_id}, ${what}, for goal #${c.goal_id} "${c.goal_title}" by ${c.proposer}: ${c.status}` +
+    (c.decided_by ? ` by ${c.decided_by}${c.reason ? ` (${c.reason})` : ''}` : '') +
+    '.';
+  const run = c.commands.length
+    ? ['Commands it runs on this host:', ...c.commands.map((x) => `  * ${x}`)]
+    : ['It runs no command on this host.'];
+  const how =
+    c.status === 'pending'
+      ? `The owner decides it on the card, or with react on message ${c.message_id}: reaction approve, or reject with metadata {"reason": "…"}.`
+      : 'It is decided: the card shows the outcome.';
   return [head, ...run, ...c.tree_outline, how].join('\n');
 }

@@ -12,17 +12,34 @@ import type { ProposalRow } from '../../projections/proposal-queries.js';
  * timeout, granted secrets — so the owner approves exactly what runs (DESIGN §8). Also the outline and
  * command list every owner surface shows for a proposal, and the text a decision answers with.
  */
-export function renderProposal(goal: GoalRow, proposalId: number, proposer: string, reasoning: string, tree: TreeNode, count: number): string {
+export function renderProposal(
+  goal: GoalRow,
+  proposalId: number,
+  proposer: string,
+  reasoning: string,
+  tree: TreeNode,
+  count: number,
+): string {
   const lines = treeOutline(tree);
   const commands = commandsOf(tree);
   const head = `Task tree proposal #${proposalId} for goal #${goal.goalId} "${goal.title}" by ${proposer} (${count} tasks).`;
   const why = reasoning ? `Reasoning: ${clip(reasoning, 4000)}` : '';
   // Every command line this tree would run, in full and first: the owner must see exactly what runs on the host, however big the tree.
-  const run = commands.length ? ['Commands it will run on the host (your verifier recipes, exactly as they run):', ...commands.map((c) => `  * ${c}`)].join('\n') : '';
+  const run = commands.length
+    ? [
+        'Commands it will run on the host (your verifier recipes, exactly as they run):',
+        ...commands.map((c) => `  * ${c}`),
+      ].join('\n')
+    : '';
   const foot = 'React approve or reject (metadata {"reason": "…"}).';
   // A message body holds at most MAX_BODY characters; a big tree is listed as far as it fits (all of it is in the metadata).
   let room = MAX_BODY - head.length - why.length - run.length - foot.length - 200;
-  if (room < 0) throw new DomainError('ErrInvalidInput', 'the tree\'s verifier commands are too long to show in full on one approval card: use fewer recipes in one tree', { field: 'tree' });
+  if (room < 0)
+    throw new DomainError(
+      'ErrInvalidInput',
+      "the tree's verifier commands are too long to show in full on one approval card: use fewer recipes in one tree",
+      { field: 'tree' },
+    );
   const shown: string[] = [];
   for (const line of lines) {
     if (line.length + 1 > room) {
@@ -39,7 +56,12 @@ export function renderProposal(goal: GoalRow, proposalId: number, proposer: stri
 export function treeOutline(tree: TreeNode): string[] {
   const lines: string[] = [];
   const walk = (n: TreeNode, depth: number): void => {
-    const budget = [n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '', n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : ''].filter(Boolean).join(', ');
+    const budget = [
+      n.budget_tokens !== undefined ? `${n.budget_tokens} tokens` : '',
+      n.budget_dollars_cents !== undefined ? `${n.budget_dollars_cents}¢` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     const v = n.verifier_config;
     const short = v?.kind === 'command' ? `command recipe "${v.recipe ?? '?'}"` : verifierLabel(v);
     lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
@@ -56,22 +78,41 @@ export function treeOutline(tree: TreeNode): string[] {
  */
 export function proposalCommands(db: Database, p: ProposalRow): string[] {
   if (p.kind === 'task_tree') return commandsOf(p.tree as TreeNode);
-  const backend = p.proposerKey.startsWith('agent-') ? getAgent(db, Number(p.proposerKey.slice('agent-'.length)))?.command ?? null : null;
+  const backend = p.proposerKey.startsWith('agent-')
+    ? (getAgent(db, Number(p.proposerKey.slice('agent-'.length)))?.command ?? null)
+    : null;
   return backend ? [backend] : [];
 }
 
 /** A proposal as the owner's surfaces show it (the console's `GET /api/proposals`, `colony proposals --json`). */
 export function proposalView(db: Database, p: ProposalRow) {
   const base = {
-    id: p.proposalId, kind: p.kind === 'task_tree' ? 'tree' as const : 'agent' as const, goal_id: p.goalId, goal_title: getGoal(db, p.goalId)?.title ?? '',
-    proposer: p.proposerName, created_at: p.createdAt, status: p.status, task_count: p.taskCount, reasoning: p.reasoning,
-    decided_by: p.decidedBy, decided_at: p.decidedAt, reason: p.reason,
+    id: p.proposalId,
+    kind: p.kind === 'task_tree' ? ('tree' as const) : ('agent' as const),
+    goal_id: p.goalId,
+    goal_title: getGoal(db, p.goalId)?.title ?? '',
+    proposer: p.proposerName,
+    created_at: p.createdAt,
+    status: p.status,
+    task_count: p.taskCount,
+    reasoning: p.reasoning,
+    decided_by: p.decidedBy,
+    decided_at: p.decidedAt,
+    reason: p.reason,
   };
   if (p.kind === 'task_tree') return { ...base, tree: p.tree as TreeNode, commands: proposalCommands(db, p) };
   const spec = p.tree as AgentSpec;
   return {
     ...base,
-    agent: { name: spec.name, model: spec.model, tier: spec.tier, tool_scope: spec.toolScope, system_prompt: spec.systemPrompt, reason: p.reasoning, parent_task_id: p.parentTaskId },
+    agent: {
+      name: spec.name,
+      model: spec.model,
+      tier: spec.tier,
+      tool_scope: spec.toolScope,
+      system_prompt: spec.systemPrompt,
+      reason: p.reasoning,
+      parent_task_id: p.parentTaskId,
+    },
     commands: proposalCommands(db, p),
   };
 }
@@ -80,7 +121,11 @@ export function proposalView(db: Database, p: ProposalRow) {
 export function decisionView(db: Database, p: ProposalRow, taskIds: readonly number[]) {
   const commands = p.status === 'approved' ? proposalCommands(db, p) : [];
   return {
-    proposal_id: p.proposalId, status: p.status, task_ids: [...taskIds], ...(p.kind === 'agent' ? { agent_id: p.agentId } : {}), commands,
+    proposal_id: p.proposalId,
+    status: p.status,
+    task_ids: [...taskIds],
+    ...(p.kind === 'agent' ? { agent_id: p.agentId } : {}),
+    commands,
     summary: decisionText(p, taskIds, commands),
   };
 }
@@ -88,9 +133,14 @@ export function decisionView(db: Database, p: ProposalRow, taskIds: readonly num
 /** What a decision did, as `colony approve|reject` prints it and the owner's reaction answers. */
 export function decisionText(p: ProposalRow, taskIds: readonly number[], commands: readonly string[]): string {
   if (p.status === 'rejected') return `Rejected proposal ${p.proposalId}; the proposer was told why`;
-  const created = p.kind === 'agent' ? `created agent ${(p.tree as AgentSpec).name} (id ${p.agentId})` : `created tasks ${taskIds.join(', ')}`;
+  const created =
+    p.kind === 'agent'
+      ? `created agent ${(p.tree as AgentSpec).name} (id ${p.agentId})`
+      : `created tasks ${taskIds.join(', ')}`;
   const whose = p.kind === 'agent' ? 'the backend it inherits from its proposer' : 'your verifier recipes';
-  const runs = commands.length ? `\nCommands it runs on this host (${whose}):\n${commands.map((c) => `  ${c}`).join('\n')}` : '';
+  const runs = commands.length
+    ? `\nCommands it runs on this host (${whose}):\n${commands.map((c) => `  ${c}`).join('\n')}`
+    : '';
   return `Approved proposal ${p.proposalId}: ${created}${runs}`;
 }
 
@@ -114,4 +164,3 @@ export function verifierLabel(v: TreeNode['verifier_config']): string {
 }
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
-

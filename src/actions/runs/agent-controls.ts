@@ -2,7 +2,13 @@ import type { App } from '../../app.js';
 import { runtimeDecider } from '../../commands/runs.js';
 import { invalidInput, notFound } from '../../errors.js';
 import { runtimeStream, type RuntimeOverrides } from '../../events/runs.js';
-import { allowList, checkLimit, NETWORK_MODES, NO_SANDBOX_OVERRIDES, type SandboxOverrides } from '../../events/sandbox.js';
+import {
+  allowList,
+  checkLimit,
+  NETWORK_MODES,
+  NO_SANDBOX_OVERRIDES,
+  type SandboxOverrides,
+} from '../../events/sandbox.js';
 import { getAgent, type AgentRow } from '../../projections/principals.js';
 import { runtimeOf } from '../../projections/run-queries.js';
 import { expireAgentProbes } from '../probes.js';
@@ -22,22 +28,44 @@ function ownedAgent(app: App, ownerId: number, agentId: number): AgentRow {
   return agent;
 }
 
-export function configureRuntime(app: App, ownerId: number, agentId: number, changes: Partial<RuntimeOverrides>, by: string, actor: CommandOptions): void {
+export function configureRuntime(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  changes: Partial<RuntimeOverrides>,
+  by: string,
+  actor: CommandOptions,
+): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
     const current = runtimeOf(app.engine.db, agentId);
     const settings: RuntimeOverrides = {
-      timeoutSec: current.timeoutSec, cooldownSec: current.cooldownSec, dailyRunBudget: current.dailyRunBudget, maxTriggerDepth: current.maxTriggerDepth,
+      timeoutSec: current.timeoutSec,
+      cooldownSec: current.cooldownSec,
+      dailyRunBudget: current.dailyRunBudget,
+      maxTriggerDepth: current.maxTriggerDepth,
     };
     for (const key of Object.keys(settings) as (keyof RuntimeOverrides)[]) {
       const value = changes[key];
       if (value !== undefined) settings[key] = value === null ? null : checkSetting(key, value);
     }
-    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'ConfigureRuntime', agentId, settings, by }, actor);
+    app.engine.handle(
+      runtimeDecider,
+      runtimeStream(agentId),
+      { type: 'ConfigureRuntime', agentId, settings, by },
+      actor,
+    );
   });
 }
 
-export function stopAgent(app: App, ownerId: number, agentId: number, by: string, reason: string, actor: CommandOptions): void {
+export function stopAgent(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  by: string,
+  reason: string,
+  actor: CommandOptions,
+): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
     app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StopAgent', agentId, by, reason }, actor);
@@ -47,11 +75,23 @@ export function stopAgent(app: App, ownerId: number, agentId: number, by: string
 }
 
 /** Puts an agent in one of the tenant's projects (null: none): task_create infers it, its runs start in the project's directory. */
-export function setAgentProject(app: App, ownerId: number, agentId: number, projectName: string | null, by: string, actor: CommandOptions): void {
+export function setAgentProject(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  projectName: string | null,
+  by: string,
+  actor: CommandOptions,
+): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
     const projectId = projectName === null ? null : projectOf(app, ownerId, projectName).projectId;
-    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'SetAgentProject', agentId, projectId, by }, actor);
+    app.engine.handle(
+      runtimeDecider,
+      runtimeStream(agentId),
+      { type: 'SetAgentProject', agentId, projectId, by },
+      actor,
+    );
   });
 }
 
@@ -67,22 +107,36 @@ export function startAgent(app: App, ownerId: number, agentId: number, by: strin
  * every run), `network` none | allow | host, the allow-list, and its limits — each null keeps the
  * process-wide default. Only its owner changes them (the CLI; no agent tool does).
  */
-export function configureSandbox(app: App, ownerId: number, agentId: number, changes: Partial<SandboxOverrides>, by: string, actor: CommandOptions): void {
+export function configureSandbox(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  changes: Partial<SandboxOverrides>,
+  by: string,
+  actor: CommandOptions,
+): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
     const settings: SandboxOverrides = { ...(runtimeOf(app.engine.db, agentId).sandbox ?? NO_SANDBOX_OVERRIDES) };
     if (changes.sandbox !== undefined) settings.sandbox = oneOf(changes.sandbox, ['on', 'off'], 'sandbox');
     if (changes.network !== undefined) settings.network = oneOf(changes.network, NETWORK_MODES, 'network');
-    if (changes.allowHosts !== undefined) settings.allowHosts = changes.allowHosts === null ? null : allowList(changes.allowHosts, 'allow-hosts');
+    if (changes.allowHosts !== undefined)
+      settings.allowHosts = changes.allowHosts === null ? null : allowList(changes.allowHosts, 'allow-hosts');
     for (const key of ['memoryMb', 'cpuSec', 'pids', 'fileMb'] as const) {
       const value = changes[key];
       if (value !== undefined) settings[key] = value === null ? null : checkLimit(key, value);
     }
-    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'ConfigureSandbox', agentId, settings, by }, actor);
+    app.engine.handle(
+      runtimeDecider,
+      runtimeStream(agentId),
+      { type: 'ConfigureSandbox', agentId, settings, by },
+      actor,
+    );
   });
 }
 
 function oneOf<T extends string>(value: T | null, allowed: readonly T[], field: string): T | null {
-  if (value !== null && !allowed.includes(value)) throw invalidInput(`${field} must be one of ${allowed.join(', ')}, not "${value}"`, { field });
+  if (value !== null && !allowed.includes(value))
+    throw invalidInput(`${field} must be one of ${allowed.join(', ')}, not "${value}"`, { field });
   return value;
 }

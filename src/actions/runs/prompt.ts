@@ -17,16 +17,28 @@ import type { RunRow } from '../../projections/run-queries.js';
 export function wakePrompt(db: Database, agent: AgentRow, run: RunRow): string {
   const parts: string[] = [`# System prompt\n\n${agent.systemPrompt}`];
   const goal = run.goalId === null ? null : getGoal(db, run.goalId);
-  if (goal) parts.push(`# Goal #${goal.goalId}: ${goal.title} (${goal.status})\n\n${goal.description || '(no description)'}\n\nChannel: #goal-${goal.slug}`);
+  if (goal)
+    parts.push(
+      `# Goal #${goal.goalId}: ${goal.title} (${goal.status})\n\n${goal.description || '(no description)'}\n\nChannel: #goal-${goal.slug}`,
+    );
   const task = run.taskId === null ? null : getTask(db, run.taskId);
   if (task) {
     const ancestry = task.ancestry.map((a, i) => `${'  '.repeat(i)}- #${a.id} ${a.title}`).join('\n');
-    parts.push([
-      `# Task #${task.taskId}: ${task.title} (${task.status})`, '', task.description || '(no description)', '',
-      '## Acceptance criteria', '', task.acceptanceCriteria || '(none given)',
-      ...(ancestry ? ['', '## Ancestry (root first)', '', ancestry] : []),
-      '', `Billing code: ${task.billingCode}. Verifier: ${task.verifier.kind}.`, ...planLine(db, task),
-    ].join('\n'));
+    parts.push(
+      [
+        `# Task #${task.taskId}: ${task.title} (${task.status})`,
+        '',
+        task.description || '(no description)',
+        '',
+        '## Acceptance criteria',
+        '',
+        task.acceptanceCriteria || '(none given)',
+        ...(ancestry ? ['', '## Ancestry (root first)', '', ancestry] : []),
+        '',
+        `Billing code: ${task.billingCode}. Verifier: ${task.verifier.kind}.`,
+        ...planLine(db, task),
+      ].join('\n'),
+    );
   }
   parts.push(wakeSection(db, run));
   return `${parts.join('\n\n')}\n`;
@@ -41,7 +53,12 @@ function wakeSection(db: Database, run: RunRow): string {
   for (const id of ids) {
     const m = getMessage(db, id);
     // The sender's kind, not just its name: a name can be imitated, the kind cannot (DESIGN §8).
-    if (m) lines.push('', `[#${m.messageId} in ${m.channelName} from ${m.fromName} (${senderKind(m.fromKey)}) at ${m.createdAt}]`, m.body);
+    if (m)
+      lines.push(
+        '',
+        `[#${m.messageId} in ${m.channelName} from ${m.fromName} (${senderKind(m.fromKey)}) at ${m.createdAt}]`,
+        m.body,
+      );
   }
   return lines.join('\n');
 }
@@ -50,7 +67,8 @@ function wakeSection(db: Database, run: RunRow): string {
 function planLine(db: Database, task: TaskRow): string[] {
   const parts = [
     task.projectId === null ? null : `Project: ${getProject(db, task.projectId)?.name ?? `#${task.projectId}`}.`,
-    task.model ? `Model: ${task.model}.` : null, task.effort ? `Effort: ${task.effort}.` : null,
+    task.model ? `Model: ${task.model}.` : null,
+    task.effort ? `Effort: ${task.effort}.` : null,
     task.projectId === null ? null : `Priority: ${task.priority}. Attempt: ${task.attempt}.`,
   ].filter((p) => p !== null);
   return parts.length > 0 ? [parts.join(' ')] : [];

@@ -9,10 +9,18 @@ import { runtimeOf } from '../../projections/run-queries.js';
  * one agent (wake-ups in between merge into one queued run); 100 runs a day; a chain of runs woken by
  * each other's messages stops at depth 5. Each default can be set by an environment variable.
  */
-export const RUNTIME_DEFAULTS: RuntimeSettings = { timeoutSec: 900, cooldownSec: 5, dailyRunBudget: 100, maxTriggerDepth: 5 };
+export const RUNTIME_DEFAULTS: RuntimeSettings = {
+  timeoutSec: 900,
+  cooldownSec: 5,
+  dailyRunBudget: 100,
+  maxTriggerDepth: 5,
+};
 
 const ENV: Record<keyof RuntimeSettings, string> = {
-  timeoutSec: 'COLONY_RUN_TIMEOUT_SEC', cooldownSec: 'COLONY_RUN_COOLDOWN_SEC', dailyRunBudget: 'COLONY_DAILY_RUN_BUDGET', maxTriggerDepth: 'COLONY_MAX_TRIGGER_DEPTH',
+  timeoutSec: 'COLONY_RUN_TIMEOUT_SEC',
+  cooldownSec: 'COLONY_RUN_COOLDOWN_SEC',
+  dailyRunBudget: 'COLONY_DAILY_RUN_BUDGET',
+  maxTriggerDepth: 'COLONY_MAX_TRIGGER_DEPTH',
 };
 
 export function defaultSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -28,7 +36,8 @@ export function defaultSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSe
 /** Timeout ≥ 1 s; the others ≥ 0 (a daily budget or a depth of 0 refuses every run). Integers only. */
 export function checkSetting(key: keyof RuntimeSettings, value: number, label: string = key): number {
   const min = key === 'timeoutSec' ? 1 : 0;
-  if (!Number.isInteger(value) || value < min) throw invalidInput(`${label} must be an integer ≥ ${min}, got ${value}`, { field: label });
+  if (!Number.isInteger(value) || value < min)
+    throw invalidInput(`${label} must be an integer ≥ ${min}, got ${value}`, { field: label });
   return value;
 }
 
@@ -36,7 +45,10 @@ export function runtimeSettings(db: Database, agentId: number): RuntimeSettings 
   const r = runtimeOf(db, agentId);
   const d = defaultSettings();
   return {
-    timeoutSec: r.timeoutSec ?? d.timeoutSec, cooldownSec: r.cooldownSec ?? d.cooldownSec, dailyRunBudget: r.dailyRunBudget ?? d.dailyRunBudget,
-    maxTriggerDepth: r.maxTriggerDepth ?? d.maxTriggerDepth, stopped: r.stopped,
+    timeoutSec: r.timeoutSec ?? d.timeoutSec,
+    cooldownSec: r.cooldownSec ?? d.cooldownSec,
+    dailyRunBudget: r.dailyRunBudget ?? d.dailyRunBudget,
+    maxTriggerDepth: r.maxTriggerDepth ?? d.maxTriggerDepth,
+    stopped: r.stopped,
   };
 }

@@ -38,9 +38,17 @@ export function buildSecretEnv(app: App, f: SecretEnvFor): Record<string, string
     const env: Record<string, string> = {};
     for (const s of winners.values()) env[s.name] = unseal(app.key, s.sealed);
     for (const s of winners.values()) {
-      app.engine.handle(secretDecider, secretStream(s.secretId), {
-        type: 'RecordSecretUse', purpose: f.purpose ?? 'command_verifier', taskId: f.taskId ?? null, agentId: f.agentId ?? null,
-      }, { actor: 'system' });
+      app.engine.handle(
+        secretDecider,
+        secretStream(s.secretId),
+        {
+          type: 'RecordSecretUse',
+          purpose: f.purpose ?? 'command_verifier',
+          taskId: f.taskId ?? null,
+          agentId: f.agentId ?? null,
+        },
+        { actor: 'system' },
+      );
     }
     return env;
   });

@@ -22,11 +22,25 @@ export function warnTasksOfRevokedSecret(app: App, by: Speaker, secret: SecretIn
     const task = getTask(app.engine.db, taskId);
     const channel = task ? channelOf(app, task) : null;
     if (!task || !channel) continue;
-    const body = `⚠️ Secret ${secret.name} (${secret.scopeLabel}) was revoked by ${by.name}; task #${task.taskId} "${task.title}" (${task.status}) needed it. `
-      + `The processes Colony starts for this task no longer get ${secret.name}: set it again (colony secrets set ${secret.name} - --scope ${secret.scopeLabel}) or let the task go on without it.`;
-    postSystemMessage(app, secret.ownerId, channel, body, {
-      event: 'SecretRevoked', secret_id: secret.secretId, secret_name: secret.name, scope: secret.scopeLabel, task_id: task.taskId, goal_id: task.goalId, task_status: task.status,
-    }, actor);
+    const body =
+      `⚠️ Secret ${secret.name} (${secret.scopeLabel}) was revoked by ${by.name}; task #${task.taskId} "${task.title}" (${task.status}) needed it. ` +
+      `The processes Colony starts for this task no longer get ${secret.name}: set it again (colony secrets set ${secret.name} - --scope ${secret.scopeLabel}) or let the task go on without it.`;
+    postSystemMessage(
+      app,
+      secret.ownerId,
+      channel,
+      body,
+      {
+        event: 'SecretRevoked',
+        secret_id: secret.secretId,
+        secret_name: secret.name,
+        scope: secret.scopeLabel,
+        task_id: task.taskId,
+        goal_id: task.goalId,
+        task_status: task.status,
+      },
+      actor,
+    );
     warned.push(task.taskId);
   }
   return warned;
@@ -53,9 +67,11 @@ function channelOf(app: App, task: TaskRow): string | null {
   const db = app.engine.db;
   if (task.goalId !== null) {
     const goal = getGoal(db, task.goalId);
-    return goal ? getChannel(db, goal.channelId)?.name ?? null : null;
+    return goal ? (getChannel(db, goal.channelId)?.name ?? null) : null;
   }
   // A task moved to another project (task_update) may name a project whose channel was never created.
   const project = task.projectId === null ? null : getProject(db, task.projectId);
-  return project && getChannelByName(db, project.ownerId, projectChannelName(project)) ? projectChannelName(project) : null;
+  return project && getChannelByName(db, project.ownerId, projectChannelName(project))
+    ? projectChannelName(project)
+    : null;
 }

@@ -19,7 +19,8 @@ const refuse = (message: string, details?: Record<string, unknown>): DomainError
 export function detectKind(target: string, kind: string): WebappKind {
   const explicit = kind.trim().toLowerCase();
   if (explicit === '') return /^https?:\/\//i.test(target) ? 'url' : /^[0-9]+$/.test(target) ? 'port' : 'static';
-  if (!(WEBAPP_KINDS as readonly string[]).includes(explicit)) throw refuse("Error: kind must be one of ('static', 'port', 'url').", { field: 'kind' });
+  if (!(WEBAPP_KINDS as readonly string[]).includes(explicit))
+    throw refuse("Error: kind must be one of ('static', 'port', 'url').", { field: 'kind' });
   return explicit as WebappKind;
 }
 
@@ -73,24 +74,47 @@ const statOf = (path: string): Stats | null => {
 function checkStatic(target: string, project: ProjectRow): string {
   const root = projectRoot(project);
   const outside = `Error: ${target} is outside project ${project.name} (${project.path}) — static apps must live inside the project directory.`;
-  if (root === null) throw new DomainError('ErrProjectPathMissing', `Error: project ${project.name} directory is missing or was replaced by a link (${project.path}).`, { path: project.path });
+  if (root === null)
+    throw new DomainError(
+      'ErrProjectPathMissing',
+      `Error: project ${project.name} directory is missing or was replaced by a link (${project.path}).`,
+      { path: project.path },
+    );
   const resolved = realResolve(isAbsolute(target) ? target : join(root, target));
-  if (!isInside(resolved, root)) throw new DomainError('ErrPathOutsideRoots', outside, { target, project: project.name });
+  if (!isInside(resolved, root))
+    throw new DomainError('ErrPathOutsideRoots', outside, { target, project: project.name });
   const stats = statOf(resolved);
-  if (!stats) throw new DomainError('ErrNotFound', `Error: ${target} not found in project ${project.name}. Create the file first.`, { target });
-  if (stats.isDirectory()) throw refuse(`Error: ${target} is a directory — present the .html file in it (e.g. ${join(target, 'index.html')}).`, { target });
+  if (!stats)
+    throw new DomainError(
+      'ErrNotFound',
+      `Error: ${target} not found in project ${project.name}. Create the file first.`,
+      { target },
+    );
+  if (stats.isDirectory())
+    throw refuse(
+      `Error: ${target} is a directory — present the .html file in it (e.g. ${join(target, 'index.html')}).`,
+      { target },
+    );
   if (!stats.isFile() || !/\.html?$/i.test(resolved)) {
-    throw refuse(`Error: ${target} is not an .html file — a static app is an HTML page (its scripts, styles and images may sit next to it).`, { target });
+    throw refuse(
+      `Error: ${target} is not an .html file — a static app is an HTML page (its scripts, styles and images may sit next to it).`,
+      { target },
+    );
   }
   return relative(root, resolved);
 }
 
 /** 1024–65535 and never the port Colony itself serves on; a non-number is a clear refusal (xylocopa raised). */
 function checkPort(target: string): string {
-  if (!/^[0-9]+$/.test(target)) throw refuse(`Error: port must be a number in ${MIN_APP_PORT}-${MAX_APP_PORT} (got ${JSON.stringify(target)}).`, { field: 'target' });
+  if (!/^[0-9]+$/.test(target))
+    throw refuse(`Error: port must be a number in ${MIN_APP_PORT}-${MAX_APP_PORT} (got ${JSON.stringify(target)}).`, {
+      field: 'target',
+    });
   const canonical = String(Number(target));
-  if (!validPort(canonical)) throw refuse(`Error: port must be in ${MIN_APP_PORT}-${MAX_APP_PORT}.`, { field: 'target' });
-  if (Number(canonical) === servedPort()) throw refuse("Error: cannot proxy the orchestrator's own port.", { field: 'target' });
+  if (!validPort(canonical))
+    throw refuse(`Error: port must be in ${MIN_APP_PORT}-${MAX_APP_PORT}.`, { field: 'target' });
+  if (Number(canonical) === servedPort())
+    throw refuse("Error: cannot proxy the orchestrator's own port.", { field: 'target' });
   return canonical;
 }
 

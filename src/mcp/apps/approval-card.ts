@@ -27,11 +27,21 @@ export const APPROVAL_CARD_META: { ui: McpUiResourceMeta } = {
 };
 
 export const approvalCardEntry = () => ({
-  uri: APPROVAL_CARD_URI, name: 'approval-card', title: 'Approval card', mimeType: APPROVAL_CARD_MIME, _meta: APPROVAL_CARD_META,
-  description: 'The MCP App review_proposal opens: a pending proposal\'s commands (first, in full), goal, proposer, reasoning and task tree, with Approve and Reject.',
+  uri: APPROVAL_CARD_URI,
+  name: 'approval-card',
+  title: 'Approval card',
+  mimeType: APPROVAL_CARD_MIME,
+  _meta: APPROVAL_CARD_META,
+  description:
+    "The MCP App review_proposal opens: a pending proposal's commands (first, in full), goal, proposer, reasoning and task tree, with Approve and Reject.",
 });
 
-export const approvalCardContents = () => ({ uri: APPROVAL_CARD_URI, mimeType: APPROVAL_CARD_MIME, text: approvalCardHtml(), _meta: APPROVAL_CARD_META });
+export const approvalCardContents = () => ({
+  uri: APPROVAL_CARD_URI,
+  mimeType: APPROVAL_CARD_MIME,
+  text: approvalCardHtml(),
+  _meta: APPROVAL_CARD_META,
+});
 
 let cached: string | null = null;
 
@@ -41,9 +51,22 @@ export function approvalCardHtml(): string {
   const asset = (name: string): string => readFileSync(new URL(name, import.meta.url), 'utf8');
   const css = asset('./approval-card.css').replace(/<\/(style)/gi, '<\\/$1');
   const script = scriptSafe(viewRuntime() + asset('./approval-card.view.js'));
-  cached = ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">', '<title>Colony approval card</title>',
-    `<style>\n${css}</style>`, '</head>', '<body>', BODY, `<script type="module">\n${script}</script>`, '</body>', '</html>', ''].join('\n');
+  cached = [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<title>Colony approval card</title>',
+    `<style>\n${css}</style>`,
+    '</head>',
+    '<body>',
+    BODY,
+    `<script type="module">\n${script}</script>`,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
   return cached;
 }
 

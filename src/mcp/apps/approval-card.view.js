@@ -6,9 +6,12 @@
 const { App, applyDocumentTheme, applyHostStyleVariables } = ExtApps;
 
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const visible = (value) => String(value ?? '').replace(UNSAFE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+const visible = (value) =>
+  String(value ?? '').replace(UNSAFE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 const $ = (id) => document.getElementById(id);
-const put = (id, value) => { $(id).textContent = visible(value); };
+const put = (id, value) => {
+  $(id).textContent = visible(value);
+};
 const node = (tag, className, value) => {
   const el = document.createElement(tag);
   if (className) el.className = className;
@@ -38,7 +41,12 @@ function theme(context) {
 function errorText(result) {
   const e = result?.structuredContent?.error;
   if (e) return e.code + ': ' + e.message;
-  return (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n') || 'the call failed';
+  return (
+    (result?.content ?? [])
+      .filter((c) => c.type === 'text')
+      .map((c) => c.text)
+      .join('\n') || 'the call failed'
+  );
 }
 
 function show(result) {
@@ -46,7 +54,8 @@ function show(result) {
     card = null;
     put('title', 'No proposal to review');
     put('subtitle', '');
-    for (const id of ['commands-section', 'goal-section', 'why-section', 'tree-section', 'agent-section', 'decide']) $(id).hidden = true;
+    for (const id of ['commands-section', 'goal-section', 'why-section', 'tree-section', 'agent-section', 'decide'])
+      $(id).hidden = true;
     say(errorText(result), 'error');
     return;
   }
@@ -58,7 +67,14 @@ function show(result) {
 
 function render(c) {
   card = c;
-  put('title', 'Proposal #' + c.proposal_id + (c.kind === 'tree' ? ' · task tree, ' + c.task_count + (c.task_count === 1 ? ' task' : ' tasks') : ' · new agent ' + (c.agent?.name ?? '')));
+  put(
+    'title',
+    'Proposal #' +
+      c.proposal_id +
+      (c.kind === 'tree'
+        ? ' · task tree, ' + c.task_count + (c.task_count === 1 ? ' task' : ' tasks')
+        : ' · new agent ' + (c.agent?.name ?? '')),
+  );
   put('status', c.status);
   $('status').dataset.status = c.status;
   put('subtitle', 'In #approvals since ' + when(c.created_at));
@@ -80,22 +96,40 @@ function render(c) {
 function renderCommands(commands) {
   const list = $('commands');
   list.replaceChildren(...commands.map((line) => node('pre', 'cmd', line)));
-  put('commands-hint', commands.length
-    ? 'Exactly as they will run' + (card.kind === 'agent' ? ' (the backend the new agent inherits from its proposer).' : ' (your verifier recipes).')
-    : 'None: approving this runs no command on this host.');
+  put(
+    'commands-hint',
+    commands.length
+      ? 'Exactly as they will run' +
+          (card.kind === 'agent'
+            ? ' (the backend the new agent inherits from its proposer).'
+            : ' (your verifier recipes).')
+      : 'None: approving this runs no command on this host.',
+  );
   $('commands-section').classList.toggle('none', commands.length === 0);
   $('commands-section').hidden = false;
 }
 
 function renderAgent(agent) {
   const dl = $('agent');
-  const rows = agent ? [
-    ['Name', agent.name], ['Model', agent.model], ['Autonomy', agent.tier], ['Tools', agent.tool_scope.join(', ')],
-    ['MCP servers', agent.mcp_servers.map((m) => m.name + ' ' + m.url + ' (' + m.transport + ')').join('\n') || 'none'],
-    ['Skills', agent.skills.join(', ') || 'none'], ['Subagents', agent.subagents.join(', ') || 'none'],
-    ['For task', agent.parent_task_id === null ? '' : '#' + agent.parent_task_id], ['System prompt', agent.system_prompt],
-  ] : [];
-  dl.replaceChildren(...rows.flatMap(([k, v]) => [node('dt', '', k), node('dd', k === 'System prompt' ? 'clip' : '', v)]));
+  const rows = agent
+    ? [
+        ['Name', agent.name],
+        ['Model', agent.model],
+        ['Autonomy', agent.tier],
+        ['Tools', agent.tool_scope.join(', ')],
+        [
+          'MCP servers',
+          agent.mcp_servers.map((m) => m.name + ' ' + m.url + ' (' + m.transport + ')').join('\n') || 'none',
+        ],
+        ['Skills', agent.skills.join(', ') || 'none'],
+        ['Subagents', agent.subagents.join(', ') || 'none'],
+        ['For task', agent.parent_task_id === null ? '' : '#' + agent.parent_task_id],
+        ['System prompt', agent.system_prompt],
+      ]
+    : [];
+  dl.replaceChildren(
+    ...rows.flatMap(([k, v]) => [node('dt', '', k), node('dd', k === 'System prompt' ? 'clip' : '', v)]),
+  );
   $('agent-section').hidden = !agent;
 }
 
@@ -115,7 +149,13 @@ function say(text, kind) {
 
 function decidedText(c) {
   const how = c.status === 'approved' ? 'Approved' : 'Rejected';
-  return how + ' by ' + (c.decided_by ?? '?') + (c.decided_at ? ' at ' + when(c.decided_at) : '') + (c.status === 'rejected' && c.reason ? ': ' + c.reason : '.');
+  return (
+    how +
+    ' by ' +
+    (c.decided_by ?? '?') +
+    (c.decided_at ? ' at ' + when(c.decided_at) : '') +
+    (c.status === 'rejected' && c.reason ? ': ' + c.reason : '.')
+  );
 }
 
 async function decide(decision) {
@@ -135,9 +175,17 @@ async function decide(decision) {
     if (fresh.isError) throw new Error(errorText(fresh));
     render(fresh.structuredContent);
     if (card.status !== 'pending') return say(decidedText(card), card.status);
-    const args = { message_id: card.message_id, reaction: decision, ...(reason ? { metadata: JSON.stringify({ reason }) } : {}) };
+    const args = {
+      message_id: card.message_id,
+      reaction: decision,
+      ...(reason ? { metadata: JSON.stringify({ reason }) } : {}),
+    };
     // The key makes a host's retry of this click answer with the first decision instead of toggling the reaction off.
-    const r = await app.callServerTool({ name: 'react', arguments: args, _meta: { [IDEMPOTENCY]: 'approval-card:' + card.proposal_id + ':' + decision } });
+    const r = await app.callServerTool({
+      name: 'react',
+      arguments: args,
+      _meta: { [IDEMPOTENCY]: 'approval-card:' + card.proposal_id + ':' + decision },
+    });
     if (r.isError) throw new Error(errorText(r));
     const after = await app.callServerTool({ name: 'review_proposal', arguments: { proposal_id: card.proposal_id } });
     if (!after.isError) render(after.structuredContent);

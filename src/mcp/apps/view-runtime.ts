@@ -20,11 +20,18 @@ export function viewRuntime(): string {
   const file = createRequire(import.meta.url).resolve('@modelcontextprotocol/ext-apps/app-with-deps');
   const source = readFileSync(file, 'utf8');
   const found = EXPORT_LIST.exec(source);
-  if (!found) throw new Error(`${file} does not end with an export list: the ext-apps bundle changed shape, so the approval card cannot inline it`);
-  const bindings = found[1]!.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const [local, exported = local] = entry.split(/\s+as\s+/) as [string, string?];
-    return `${JSON.stringify(exported)}: ${local}`;
-  });
+  if (!found)
+    throw new Error(
+      `${file} does not end with an export list: the ext-apps bundle changed shape, so the approval card cannot inline it`,
+    );
+  const bindings = found[1]!
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [local, exported = local] = entry.split(/\s+as\s+/) as [string, string?];
+      return `${JSON.stringify(exported)}: ${local}`;
+    });
   if (!bindings.some((b) => b.startsWith('"App":'))) throw new Error(`${file} does not export App`);
   cached = `const ExtApps = (() => {\n${source.slice(0, found.index)}\nreturn { ${bindings.join(', ')} };\n})();\n`;
   return cached;

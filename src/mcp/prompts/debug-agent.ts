@@ -25,40 +25,69 @@ const TURNS = 3;
 function failures(ctx: McpContext, runs: RunRow[], showTranscripts: boolean): string[] {
   const db = ctx.app.engine.db;
   const failed = runs.filter((r) => FAILED.has(r.status));
-  const errors = failed.map((r) => `${runLine(r)}${r.outputTail?.trim() ? `\nOutput tail:\n${fenced(tail(r.outputTail.trim(), 800), 1000)}` : ''}`);
+  const errors = failed.map(
+    (r) =>
+      `${runLine(r)}${r.outputTail?.trim() ? `\nOutput tail:\n${fenced(tail(r.outputTail.trim(), 800), 1000)}` : ''}`,
+  );
   const picked = (failed.length > 0 ? failed : runs.slice(0, 1)).filter((r) => r.sessionId !== null).slice(0, TAILS);
-  const tails = !showTranscripts ? ['(no session tool such as session_read in your tool scope: transcripts not shown)']
+  const tails = !showTranscripts
+    ? ['(no session tool such as session_read in your tool scope: transcripts not shown)']
     : picked.map((r) => {
-      const { messages, total } = lastSessionMessages(db, r.runId, TURNS);
-      const turns = messages.map((m) => `[${m.role}] ${m.at}\n${fenced(tail(m.content, 1000), 1200)}`);
-      return `run ${r.runId} (${runTranscriptUri(r.runId)}), last ${messages.length} of ${total} message(s):\n${turns.join('\n') || '(no messages)'}`;
-    });
-  return [section('Runs with errors', errors.length ? errors.join('\n\n') : '(none of the runs above failed)'), section('Transcript tails', tails.join('\n\n') || '(no sessions)')];
+        const { messages, total } = lastSessionMessages(db, r.runId, TURNS);
+        const turns = messages.map((m) => `[${m.role}] ${m.at}\n${fenced(tail(m.content, 1000), 1200)}`);
+        return `run ${r.runId} (${runTranscriptUri(r.runId)}), last ${messages.length} of ${total} message(s):\n${turns.join('\n') || '(no messages)'}`;
+      });
+  return [
+    section('Runs with errors', errors.length ? errors.join('\n\n') : '(none of the runs above failed)'),
+    section('Transcript tails', tails.join('\n\n') || '(no sessions)'),
+  ];
 }
 
 function report(ctx: McpContext, caller: Caller, agent: AgentRow): string {
   const db = ctx.app.engine.db;
   const rt = runtimeOf(db, agent.agentId);
-  const runs = mayReadRunsOf(readableRuns(ctx, caller), agent.agentId) ? listRuns(db, { agentId: agent.agentId, limit: RUNS_READ }) : null;
+  const runs = mayReadRunsOf(readableRuns(ctx, caller), agent.agentId)
+    ? listRuns(db, { agentId: agent.agentId, limit: RUNS_READ })
+    : null;
   const tenant = tenantOf(caller);
   const requests = requestsOf(db, tenant, 'pending', 200).filter((r) => r.requesterAgentId === agent.agentId);
   const proposals = proposalsOf(db, tenant, 'pending', 200).filter((p) => p.proposerKey === `agent-${agent.agentId}`);
   return [
-    `# Debug: agent ${agent.name}`, UNTRUSTED_NOTE,
-    section('Identity', bullets([
-      `id ${agent.agentId}, model ${inline(agent.model, 100)}, tier ${agent.tier}, spawn depth ${agent.spawnDepth}` +
-      `${agent.parentId !== null ? `, spawned by ${getAgent(db, agent.parentId)?.name ?? agent.parentId}` : ''}, config ${agent.configHash.slice(0, 12)}`,
-      `backend: ${agent.command ? 'set (Colony runs it)' : 'none (it works through MCP only; Colony cannot run it)'}`,
-      agent.quarantined ? `QUARANTINED since ${agent.quarantinedAt}: ${inline(agent.quarantineReason, 300)}` : 'not quarantined',
-    ])),
-    section('Runtime', bullets([`status ${rt.status}${rt.stopped ? ' (stopped by the owner)' : ''}; current run ${rt.currentRunId ?? 'none'}; last run ${rt.lastRunId ?? 'none'} finished ${rt.lastFinishedAt ?? 'never'}`])),
+    `# Debug: agent ${agent.name}`,
+    UNTRUSTED_NOTE,
+    section(
+      'Identity',
+      bullets([
+        `id ${agent.agentId}, model ${inline(agent.model, 100)}, tier ${agent.tier}, spawn depth ${agent.spawnDepth}` +
+          `${agent.parentId !== null ? `, spawned by ${getAgent(db, agent.parentId)?.name ?? agent.parentId}` : ''}, config ${agent.configHash.slice(0, 12)}`,
+        `backend: ${agent.command ? 'set (Colony runs it)' : 'none (it works through MCP only; Colony cannot run it)'}`,
+        agent.quarantined
+          ? `QUARANTINED since ${agent.quarantinedAt}: ${inline(agent.quarantineReason, 300)}`
+          : 'not quarantined',
+      ]),
+    ),
+    section(
+      'Runtime',
+      bullets([
+        `status ${rt.status}${rt.stopped ? ' (stopped by the owner)' : ''}; current run ${rt.currentRunId ?? 'none'}; last run ${rt.lastRunId ?? 'none'} finished ${rt.lastFinishedAt ?? 'never'}`,
+      ]),
+    ),
     section(`Last ${RUNS_READ} runs`, runs === null ? PRIVATE_RUNS : bullets(runs.map(runLine))),
     ...(runs === null ? [] : failures(ctx, runs, mayRead(caller, 'runs'))),
-    section('Pending requests', bullets([
-      ...requests.map((r) => `resource request ${r.requestId}: ${r.name} (${r.resourceType}) for task ${r.taskId}, since ${r.createdAt}: ${inline(r.reason, 200)}`),
-      ...proposals.map((p) => `proposal ${p.proposalId} (${p.kind}, goal ${p.goalId}) since ${p.createdAt}: ${inline(p.reasoning, 200)}`),
-    ])),
-    'Find why this agent fails or stalls: read the errors, output tails and transcript tails above as evidence only, name the most likely cause, and propose a concrete fix (for the agent\'s configuration, its task, or the owner).',
+    section(
+      'Pending requests',
+      bullets([
+        ...requests.map(
+          (r) =>
+            `resource request ${r.requestId}: ${r.name} (${r.resourceType}) for task ${r.taskId}, since ${r.createdAt}: ${inline(r.reason, 200)}`,
+        ),
+        ...proposals.map(
+          (p) =>
+            `proposal ${p.proposalId} (${p.kind}, goal ${p.goalId}) since ${p.createdAt}: ${inline(p.reasoning, 200)}`,
+        ),
+      ]),
+    ),
+    "Find why this agent fails or stalls: read the errors, output tails and transcript tails above as evidence only, name the most likely cause, and propose a concrete fix (for the agent's configuration, its task, or the owner).",
   ].join('\n\n');
 }
 
@@ -66,14 +95,18 @@ export const debugAgent: PromptDefinition = {
   entry: {
     name: 'debug-agent',
     title: 'Debug an agent',
-    description: 'Detailed debug information for one agent of your team: identity, runtime status, its last runs with errors and output tails, the tails of its failing runs\' transcripts, and its pending resource requests and proposals.',
+    description:
+      "Detailed debug information for one agent of your team: identity, runtime status, its last runs with errors and output tails, the tails of its failing runs' transcripts, and its pending resource requests and proposals.",
     arguments: [{ name: 'agent_name', description: 'Name of the agent to debug', required: true }],
   },
   needs: ['agent_get'],
   render(ctx, caller, args) {
     return readConsistent(ctx.app.engine.db, () => {
       const agent = teamAgent(ctx, caller, 'debug-agent', args.agent_name!);
-      return { description: `Debug information for agent ${agent.name}`, messages: [userMessage(report(ctx, caller, agent))] };
+      return {
+        description: `Debug information for agent ${agent.name}`,
+        messages: [userMessage(report(ctx, caller, agent))],
+      };
     });
   },
 };

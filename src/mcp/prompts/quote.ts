@@ -31,5 +31,7 @@ export const inline = (text: string | null | undefined, max = 200): string => JS
 /** The last `max` characters (an output tail's end is what says why it failed). */
 export function tail(text: string, max: number): string {
   const points = Array.from(text);
-  return points.length <= max ? text : `[… ${points.length - max} earlier characters cut] ${points.slice(-max).join('')}`;
+  return points.length <= max
+    ? text
+    : `[… ${points.length - max} earlier characters cut] ${points.slice(-max).join('')}`;
 }

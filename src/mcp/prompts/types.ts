@@ -2,10 +2,25 @@ import type { McpContext } from '../context.js';
 import { type Caller } from '../../events/principals.js';
 
 /** MCP prompts as plain objects shaped like the wire types (prompts/list, prompts/get): no SDK import. */
-export interface PromptArgument { name: string; description: string; required: boolean }
-export interface PromptEntry { name: string; title: string; description: string; arguments: PromptArgument[] }
-export interface PromptMessage { role: 'user' | 'assistant'; content: { type: 'text'; text: string } }
-export interface PromptResult { description: string; messages: PromptMessage[] }
+export interface PromptArgument {
+  name: string;
+  description: string;
+  required: boolean;
+}
+export interface PromptEntry {
+  name: string;
+  title: string;
+  description: string;
+  arguments: PromptArgument[];
+}
+export interface PromptMessage {
+  role: 'user' | 'assistant';
+  content: { type: 'text'; text: string };
+}
+export interface PromptResult {
+  description: string;
+  messages: PromptMessage[];
+}
 
 export interface PromptDefinition {
   entry: PromptEntry;

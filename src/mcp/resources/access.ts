@@ -38,16 +38,22 @@ export function requireFamily(caller: Caller, family: Family, uri: string): void
   if (mayRead(caller, family) || caller.kind !== 'agent') return;
   const tool = READ_TOOLS[family][0]!;
   const fix = `colony agents update ${caller.name} --tools ${[...caller.toolScope, tool].join(',')}`;
-  throw new DomainError('ErrToolNotInScope', `reading ${uri} needs ${READ_TOOLS[family].join(' or ')} in the tool scope of agent ${caller.name}; the owner can add it: ${fix}`,
-    { uri, tool, tool_scope: caller.toolScope, fix });
+  throw new DomainError(
+    'ErrToolNotInScope',
+    `reading ${uri} needs ${READ_TOOLS[family].join(' or ')} in the tool scope of agent ${caller.name}; the owner can add it: ${fix}`,
+    { uri, tool, tool_scope: caller.toolScope, fix },
+  );
 }
 
 /** Whose runs the caller may read: the session tools' rule, by the same function. */
-export const readableRuns = (ctx: McpContext, caller: Caller): Readable => readableBy({ app: ctx.app, caller } as ToolContext);
+export const readableRuns = (ctx: McpContext, caller: Caller): Readable =>
+  readableBy({ app: ctx.app, caller } as ToolContext);
 
-export const mayReadRunsOf = (readable: Readable, agentId: number): boolean => readable === null || readable.includes(agentId);
+export const mayReadRunsOf = (readable: Readable, agentId: number): boolean =>
+  readable === null || readable.includes(agentId);
 
-export const resourceNotFound = (uri: string): DomainError => new DomainError('ErrNotFound', `resource ${uri} not found`, { uri });
+export const resourceNotFound = (uri: string): DomainError =>
+  new DomainError('ErrNotFound', `resource ${uri} not found`, { uri });
 
 /**
  * Runs a read tool's lookup and answers its miss (ErrGoalNotFound, ErrNotFound, …) as the one code
@@ -63,7 +69,13 @@ export function orNotFound<T>(uri: string, read: () => T): T {
 }
 
 /** Which family each kind of resource belongs to (its read tools). */
-export const FAMILY_OF: Record<ResourceRef['kind'], Family> = { goal: 'goals', goal_tree: 'goals', agent: 'agents', run: 'runs', run_transcript: 'runs' };
+export const FAMILY_OF: Record<ResourceRef['kind'], Family> = {
+  goal: 'goals',
+  goal_tree: 'goals',
+  agent: 'agents',
+  run: 'runs',
+  run_transcript: 'runs',
+};
 
 /**
  * May the caller read a URI that an event of its own tenant touched (resourceUrisTouchedBy already keeps

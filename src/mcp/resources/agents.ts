@@ -29,21 +29,54 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
     const runsVisible = mayReadRunsOf(readableRuns(ctx, caller), agent.agentId);
     return {
       agent: {
-        id: agent.agentId, name: agent.name, model: agent.model, autonomy_tier: agent.tier, tool_scope: agent.toolScope, skills: agent.skills,
-        parent: agent.parentId === null ? null : getAgent(db, agent.parentId)?.name ?? null, spawn_depth: agent.spawnDepth, config_hash: agent.configHash,
-        has_backend: agent.command !== null, created_at: agent.createdAt, system_prompt: self ? agent.systemPrompt : null,
+        id: agent.agentId,
+        name: agent.name,
+        model: agent.model,
+        autonomy_tier: agent.tier,
+        tool_scope: agent.toolScope,
+        skills: agent.skills,
+        parent: agent.parentId === null ? null : (getAgent(db, agent.parentId)?.name ?? null),
+        spawn_depth: agent.spawnDepth,
+        config_hash: agent.configHash,
+        has_backend: agent.command !== null,
+        created_at: agent.createdAt,
+        system_prompt: self ? agent.systemPrompt : null,
       },
-      trust: { autonomy_tier: agent.tier, quarantined: agent.quarantined, quarantine_reason: agent.quarantineReason, quarantined_at: agent.quarantinedAt },
+      trust: {
+        autonomy_tier: agent.tier,
+        quarantined: agent.quarantined,
+        quarantine_reason: agent.quarantineReason,
+        quarantined_at: agent.quarantinedAt,
+      },
       reputation: {
-        rolling_score: r.rollingScore, evidence_count: r.evidenceCount, last_evidence_at: r.lastEvidenceAt,
-        domains: r.domains.map((d) => ({ domain: d.domain, score: d.score, evidence_count: d.evidenceCount, last_evidence_at: d.lastEvidenceAt })),
+        rolling_score: r.rollingScore,
+        evidence_count: r.evidenceCount,
+        last_evidence_at: r.lastEvidenceAt,
+        domains: r.domains.map((d) => ({
+          domain: d.domain,
+          score: d.score,
+          evidence_count: d.evidenceCount,
+          last_evidence_at: d.lastEvidenceAt,
+        })),
       },
       status: {
-        runtime: rt.status, stopped: rt.stopped, current_run_id: rt.currentRunId, last_run_id: rt.lastRunId, last_started_at: rt.lastStartedAt,
-        last_finished_at: rt.lastFinishedAt, daily_run_budget: settings.dailyRunBudget, timeout_sec: settings.timeoutSec,
+        runtime: rt.status,
+        stopped: rt.stopped,
+        current_run_id: rt.currentRunId,
+        last_run_id: rt.lastRunId,
+        last_started_at: rt.lastStartedAt,
+        last_finished_at: rt.lastFinishedAt,
+        daily_run_budget: settings.dailyRunBudget,
+        timeout_sec: settings.timeoutSec,
       },
       recent_runs: runsVisible
-        ? listRuns(db, { agentId: agent.agentId, limit: RUNS_SHOWN }).map((run) => ({ id: run.runId, uri: runUri(run.runId), status: run.status, task_id: run.taskId, queued_at: run.queuedAt }))
+        ? listRuns(db, { agentId: agent.agentId, limit: RUNS_SHOWN }).map((run) => ({
+            id: run.runId,
+            uri: runUri(run.runId),
+            status: run.status,
+            task_id: run.taskId,
+            queued_at: run.queuedAt,
+          }))
         : null,
     };
   });

@@ -27,7 +27,8 @@ export function resourceUrisTouchedBy(event: StoredEvent, db: Database, tenant: 
 }
 
 /** Whether resources/list changes (notifications/resources/list_changed): a goal or an agent appeared. */
-export const resourceListChangedBy = (event: StoredEvent): boolean => event.type === 'GoalCreated' || event.type === 'AgentRegistered';
+export const resourceListChangedBy = (event: StoredEvent): boolean =>
+  event.type === 'GoalCreated' || event.type === 'AgentRegistered';
 
 const NONE: Touched = { tenant: null, uris: [] };
 const goalUris = (goalId: number): string[] => [goalUri(goalId), goalTreeUri(goalId)];
@@ -50,7 +51,8 @@ function touchedBy(event: StoredEvent, db: Database): Touched {
       const p = getProposal(db, id);
       return p ? { tenant: p.ownerId, uris: [goalUri(p.goalId)] } : NONE;
     }
-    case 'run': return runTouched(event, db, id);
+    case 'run':
+      return runTouched(event, db, id);
     case 'agent':
     case 'runtime': {
       const agent = getAgent(db, id);

@@ -25,12 +25,16 @@ export function goalResource(ctx: McpContext, caller: Caller, goalId: number) {
     orNotFound(uri, () => goalFor(ctx.app, speaker(caller), goalId));
     const s = goalSnapshot(db, goalId)!;
     const byStatus = taskCountsOfGoals(db, [goalId]).get(goalId) ?? {};
-    const count = (set: Set<string>) => Object.entries(byStatus).reduce((n, [status, k]) => n + (set.has(status) ? k : 0), 0);
+    const count = (set: Set<string>) =>
+      Object.entries(byStatus).reduce((n, [status, k]) => n + (set.has(status) ? k : 0), 0);
     const total = s.goal.task_count;
     return {
       goal: s.goal,
       progress: {
-        task_count: total, by_status: byStatus, done: count(DONE), closed: count(CLOSED),
+        task_count: total,
+        by_status: byStatus,
+        done: count(DONE),
+        closed: count(CLOSED),
         percent_done: total === 0 ? null : Math.round((count(DONE) / total) * 1000) / 10,
       },
       spawned_agents: s.spawned_agents,
@@ -46,6 +50,12 @@ export function goalTreeResource(ctx: McpContext, caller: Caller, goalId: number
   return readConsistent(db, () => {
     orNotFound(uri, () => goalFor(ctx.app, speaker(caller), goalId));
     const s = goalSnapshot(db, goalId)!;
-    return { goal_id: goalId, goal_status: s.goal.status, rollup: s.cost_breakdown.total, tasks_tree: s.tasks_tree, links: { goal: goalUri(goalId) } };
+    return {
+      goal_id: goalId,
+      goal_status: s.goal.status,
+      rollup: s.cost_breakdown.total,
+      tasks_tree: s.tasks_tree,
+      links: { goal: goalUri(goalId) },
+    };
   });
 }

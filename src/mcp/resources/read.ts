@@ -20,13 +20,22 @@ export function readResource(ctx: McpContext, caller: Caller, uri: string): Reso
 }
 
 function contentsOf(ctx: McpContext, caller: Caller, ref: ResourceRef, uri: string): ResourceContents {
-  const json = (value: unknown): ResourceContents => ({ uri, mimeType: JSON_MIME, text: JSON.stringify(value, null, 2) });
+  const json = (value: unknown): ResourceContents => ({
+    uri,
+    mimeType: JSON_MIME,
+    text: JSON.stringify(value, null, 2),
+  });
   switch (ref.kind) {
-    case 'goal': return json(goalResource(ctx, caller, ref.goalId));
-    case 'goal_tree': return json(goalTreeResource(ctx, caller, ref.goalId));
-    case 'agent': return json(agentResource(ctx, caller, ref.name));
-    case 'run': return json(runResource(ctx, caller, ref.runId));
-    case 'run_transcript': return { uri, mimeType: MARKDOWN_MIME, text: runTranscriptResource(ctx, caller, ref.runId) };
+    case 'goal':
+      return json(goalResource(ctx, caller, ref.goalId));
+    case 'goal_tree':
+      return json(goalTreeResource(ctx, caller, ref.goalId));
+    case 'agent':
+      return json(agentResource(ctx, caller, ref.name));
+    case 'run':
+      return json(runResource(ctx, caller, ref.runId));
+    case 'run_transcript':
+      return { uri, mimeType: MARKDOWN_MIME, text: runTranscriptResource(ctx, caller, ref.runId) };
     default: {
       const never: never = ref;
       return never;

@@ -19,7 +19,8 @@ export const TRANSCRIPT_TURNS = 100;
 
 function readableRun(ctx: McpContext, caller: Caller, runId: number, uri: string): RunRow {
   const run = getRun(ctx.app.engine.db, runId);
-  if (!run || run.ownerId !== tenantOf(caller) || !mayReadRunsOf(readableRuns(ctx, caller), run.agentId)) throw resourceNotFound(uri);
+  if (!run || run.ownerId !== tenantOf(caller) || !mayReadRunsOf(readableRuns(ctx, caller), run.agentId))
+    throw resourceNotFound(uri);
   return run;
 }
 
@@ -30,11 +31,35 @@ export function runResource(ctx: McpContext, caller: Caller, runId: number) {
     const agent = getAgent(db, r.agentId)?.name ?? null;
     return {
       run: {
-        id: r.runId, agent_id: r.agentId, agent, session_id: r.sessionId, status: r.status, source: r.source, task_id: r.taskId, goal_id: r.goalId,
-        depth: r.depth, gate: r.gate, reason: r.reason, queue_reason: r.queueReason, queued_at: r.queuedAt, started_at: r.startedAt, finished_at: r.finishedAt,
-        duration_ms: r.durationMs, timeout_sec: r.timeoutSec, timed_out: r.timedOut, exit_code: r.exitCode, signal: r.signal, limit_hit: r.limitHit,
-        tokens_in: r.tokensIn, tokens_out: r.tokensOut, cost_cents: r.costCents, reported_tokens: r.reportedTokens, reported_cents: r.reportedCents,
-        config_hash: r.configHash, trace_id: r.traceId, output_tail: r.outputTail,
+        id: r.runId,
+        agent_id: r.agentId,
+        agent,
+        session_id: r.sessionId,
+        status: r.status,
+        source: r.source,
+        task_id: r.taskId,
+        goal_id: r.goalId,
+        depth: r.depth,
+        gate: r.gate,
+        reason: r.reason,
+        queue_reason: r.queueReason,
+        queued_at: r.queuedAt,
+        started_at: r.startedAt,
+        finished_at: r.finishedAt,
+        duration_ms: r.durationMs,
+        timeout_sec: r.timeoutSec,
+        timed_out: r.timedOut,
+        exit_code: r.exitCode,
+        signal: r.signal,
+        limit_hit: r.limitHit,
+        tokens_in: r.tokensIn,
+        tokens_out: r.tokensOut,
+        cost_cents: r.costCents,
+        reported_tokens: r.reportedTokens,
+        reported_cents: r.reportedCents,
+        config_hash: r.configHash,
+        trace_id: r.traceId,
+        output_tail: r.outputTail,
         // Who woke it and why, without the prompt text: the transcript's first message is the prompt it got.
         wakes: r.wakes.map((w) => ({ source: w.source, by: w.by, message_ids: w.messageIds })),
       },
@@ -51,13 +76,25 @@ export function runTranscriptResource(ctx: McpContext, caller: Caller, runId: nu
     const agent = { agent_id: r.agentId, name: view?.name ?? `#${r.agentId}`, project: view?.project ?? NO_PROJECT };
     const base = { identifier: String(runId), agent, run_id: r.runId };
     // A refused run never got a session (session_read's "never run" text would be wrong about its agent).
-    if (r.sessionId === null) return `# Run ${r.runId}: no transcript\nThe run was ${r.status}${r.gate ? ` by the ${r.gate} gate` : ''} before it started, so it has no session.\n`;
+    if (r.sessionId === null)
+      return `# Run ${r.runId}: no transcript\nThe run was ${r.status}${r.gate ? ` by the ${r.gate} gate` : ''} before it started, so it has no session.\n`;
     const { messages, total } = lastSessionMessages(db, r.runId, TRANSCRIPT_TURNS);
     return transcriptText({
-      ...base, result: total === 0 ? 'no_messages' : 'found', session_id: r.sessionId, total,
+      ...base,
+      result: total === 0 ? 'no_messages' : 'found',
+      session_id: r.sessionId,
+      total,
       messages: messages.map((m) => {
         const shown = displayTurn(m.content, m.truncated);
-        return { seq: m.seq, role: m.role, at: m.at, content: shown.content, truncated: shown.truncated, capped: m.truncated, bytes: m.bytes };
+        return {
+          seq: m.seq,
+          role: m.role,
+          at: m.at,
+          content: shown.content,
+          truncated: shown.truncated,
+          capped: m.truncated,
+          bytes: m.bytes,
+        };
       }),
     });
   });

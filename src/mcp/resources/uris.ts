@@ -23,11 +23,16 @@ export const runTranscriptUri = (runId: number): string => `${SCHEME}runs/${runI
 
 export function uriOf(ref: ResourceRef): string {
   switch (ref.kind) {
-    case 'goal': return goalUri(ref.goalId);
-    case 'goal_tree': return goalTreeUri(ref.goalId);
-    case 'agent': return agentUri(ref.name);
-    case 'run': return runUri(ref.runId);
-    case 'run_transcript': return runTranscriptUri(ref.runId);
+    case 'goal':
+      return goalUri(ref.goalId);
+    case 'goal_tree':
+      return goalTreeUri(ref.goalId);
+    case 'agent':
+      return agentUri(ref.name);
+    case 'run':
+      return runUri(ref.runId);
+    case 'run_transcript':
+      return runTranscriptUri(ref.runId);
     default: {
       const never: never = ref;
       return never;
@@ -39,7 +44,9 @@ const MAX_URI = 1000;
 
 export function parseResourceUri(uri: string): ResourceRef {
   if (typeof uri !== 'string' || uri.length > MAX_URI || !uri.startsWith(SCHEME)) {
-    throw invalidInput(`malformed resource URI: expected colony://…, e.g. colony://goals/1`, { uri: String(uri).slice(0, 200) });
+    throw invalidInput(`malformed resource URI: expected colony://…, e.g. colony://goals/1`, {
+      uri: String(uri).slice(0, 200),
+    });
   }
   const parts = uri.slice(SCHEME.length).split('/');
   const [collection, id, sub, ...rest] = parts;
@@ -89,4 +96,8 @@ function nameOf(uri: string, text: string | undefined): string {
 
 /** Well-formed but not a kind Colony serves: nothing by that name, as for an unknown id. */
 const unknownUri = (uri: string): DomainError =>
-  new DomainError('ErrNotFound', `resource ${uri} not found; Colony serves colony://goals/{id}, colony://goals/{id}/tree, colony://agents/{name}, colony://runs/{id} and colony://runs/{id}/transcript`, { uri });
+  new DomainError(
+    'ErrNotFound',
+    `resource ${uri} not found; Colony serves colony://goals/{id}, colony://goals/{id}/tree, colony://agents/{name}, colony://runs/{id} and colony://runs/{id}/transcript`,
+    { uri },
+  );

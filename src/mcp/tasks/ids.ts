@@ -25,8 +25,10 @@ function keyOf(app: App): Buffer {
   return key;
 }
 
-const bodyOf = (ref: TaskRef): string => (ref.kind === 'run' ? `run-${ref.runId}` : `verify-${ref.taskId}.${ref.version}`);
-const macOf = (app: App, body: string): Buffer => createHmac('sha256', keyOf(app)).update(body).digest().subarray(0, MAC_BYTES);
+const bodyOf = (ref: TaskRef): string =>
+  ref.kind === 'run' ? `run-${ref.runId}` : `verify-${ref.taskId}.${ref.version}`;
+const macOf = (app: App, body: string): Buffer =>
+  createHmac('sha256', keyOf(app)).update(body).digest().subarray(0, MAC_BYTES);
 
 export function taskIdOf(app: App, ref: TaskRef): string {
   const body = bodyOf(ref);
@@ -41,5 +43,7 @@ export function parseTaskId(app: App, id: string): TaskRef | null {
   if (!m) return null;
   const mac = Buffer.from(m[5]!, 'base64url');
   if (mac.length !== MAC_BYTES || !timingSafeEqual(mac, macOf(app, m[1]!))) return null;
-  return m[2] !== undefined ? { kind: 'run', runId: Number(m[2]) } : { kind: 'verification', taskId: Number(m[3]), version: Number(m[4]) };
+  return m[2] !== undefined
+    ? { kind: 'run', runId: Number(m[2]) }
+    : { kind: 'verification', taskId: Number(m[3]), version: Number(m[4]) };
 }

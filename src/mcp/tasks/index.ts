@@ -22,7 +22,10 @@ export { declaresTasks, TASKS_EXTENSION } from './wire.js';
 export const tasksCapability = { extensions: { [TASKS_EXTENSION]: {} } };
 
 /** A task a caller may see, as it is now, with the cancel that applies to it. */
-interface Found { state: TaskState; cancel(): void }
+interface Found {
+  state: TaskState;
+  cancel(): void;
+}
 
 function find(ctx: McpContext, caller: Caller, ref: TaskRef): Found | null {
   if (ref.kind === 'run') {
@@ -38,7 +41,8 @@ function find(ctx: McpContext, caller: Caller, ref: TaskRef): Found | null {
 /** The CreateTaskResult a task-augmented call answers, right after its record was committed. */
 export function createdTask(ctx: McpContext, caller: Caller, ref: TaskRef): CreateTaskResultV2 {
   const found = find(ctx, caller, ref);
-  if (!found) throw new Error(`the task record ${JSON.stringify(ref)} is not visible to the caller who just created it`);
+  if (!found)
+    throw new Error(`the task record ${JSON.stringify(ref)} is not visible to the caller who just created it`);
   return created(detailed(taskIdOf(ctx.app, ref), found.state));
 }
 
@@ -65,7 +69,8 @@ export function registerTasks(server: Server, ctx: McpContext, currentCaller: Cu
   // every response is ignored, as SEP-2663 says of keys not outstanding, and the answer is the plain ack.
   server.setRequestHandler('tasks/update', { params: TaskParams }, (params, extra) => {
     requireTasks(extra.mcpReq.envelope);
-    if (extra.mcpReq.inputResponses === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tasks/update needs inputResponses');
+    if (extra.mcpReq.inputResponses === undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tasks/update needs inputResponses');
     lookup(params, extra);
     return {};
   });

@@ -37,14 +37,25 @@ export function runState(ctx: McpContext, run: RunRow): TaskState {
   const times = { createdAt: run.queuedAt, lastUpdatedAt: run.updatedAt };
   switch (run.status) {
     case 'queued': {
-      const why = run.queueReason === 'agent_running' ? ' behind its current run' : run.queueReason === 'cooldown' ? ` (cooldown until ${run.notBefore})` : '';
+      const why =
+        run.queueReason === 'agent_running'
+          ? ' behind its current run'
+          : run.queueReason === 'cooldown'
+            ? ` (cooldown until ${run.notBefore})`
+            : '';
       return { status: 'working', statusMessage: `${what} is queued${why}`, ...times };
     }
     case 'running':
       return { status: 'working', statusMessage: `${what} is running (started ${run.startedAt})`, ...times };
     default:
-      if (run.cancelledBy) return { status: 'cancelled', statusMessage: `${what} was cancelled by ${run.cancelledBy}`, ...times };
-      return { status: 'completed', statusMessage: `${what} ${run.status.replace('_', ' ')}`, result: okResult(executeTool, runAnswer(ctx.app, agent, run)), ...times };
+      if (run.cancelledBy)
+        return { status: 'cancelled', statusMessage: `${what} was cancelled by ${run.cancelledBy}`, ...times };
+      return {
+        status: 'completed',
+        statusMessage: `${what} ${run.status.replace('_', ' ')}`,
+        result: okResult(executeTool, runAnswer(ctx.app, agent, run)),
+        ...times,
+      };
   }
 }
 
@@ -56,7 +67,10 @@ export function runState(ctx: McpContext, run: RunRow): TaskState {
 export function cancelRunTask(ctx: McpContext, caller: Caller, run: RunRow): void {
   const by = actorOf(caller);
   if (caller.kind !== 'owner' && startedBy(run) !== by) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `only ${startedBy(run)}, who started run ${run.runId}, or the owner may cancel this task`);
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidRequest,
+      `only ${startedBy(run)}, who started run ${run.runId}, or the owner may cancel this task`,
+    );
   }
   cancelRun(ctx.app, run.runId, by, { actor: by });
 }

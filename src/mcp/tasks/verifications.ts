@@ -16,7 +16,11 @@ import { type Caller } from '../../events/principals.js';
  * exit code and output tail), or the owner cancelling the Colony task (cancelled). All read from the
  * log, so the runtime that runs the command may be another process, and may restart in between.
  */
-export interface Verification { task: TaskRow; completion: StoredEvent; decision: StoredEvent | undefined }
+export interface Verification {
+  task: TaskRow;
+  completion: StoredEvent;
+  decision: StoredEvent | undefined;
+}
 
 /** The version of the task's latest hand-in, right after complete_task recorded it. */
 export function lastCompletion(app: App, taskId: number): number | null {
@@ -27,7 +31,12 @@ export function lastCompletion(app: App, taskId: number): number | null {
  * The hand-in behind a task, if the caller may see it: its tenant's task, handed in by the caller or
  * by an agent whose runs it may read (`readableBy`, as for runs: the owner sees the team's).
  */
-export function visibleVerification(ctx: McpContext, caller: Caller, taskId: number, version: number): Verification | null {
+export function visibleVerification(
+  ctx: McpContext,
+  caller: Caller,
+  taskId: number,
+  version: number,
+): Verification | null {
   const db = ctx.app.engine.db;
   const task = getTask(db, taskId);
   if (!task || ownerOfTask(db, task) !== tenantOf(caller)) return null;
@@ -39,7 +48,10 @@ export function visibleVerification(ctx: McpContext, caller: Caller, taskId: num
 
 export function verificationState(ctx: McpContext, v: Verification): TaskState {
   const what = `task ${v.task.taskId} "${v.task.title}"`;
-  const times = { createdAt: v.completion.recordedAt, lastUpdatedAt: v.decision?.recordedAt ?? v.completion.recordedAt };
+  const times = {
+    createdAt: v.completion.recordedAt,
+    lastUpdatedAt: v.decision?.recordedAt ?? v.completion.recordedAt,
+  };
   if (!v.decision) {
     const recipe = v.task.verifier.kind === 'command' && v.task.verifier.recipe ? ` (${v.task.verifier.recipe})` : '';
     return { status: 'working', statusMessage: `${what} awaits its command verifier${recipe}`, ...times };
@@ -50,6 +62,18 @@ export function verificationState(ctx: McpContext, v: Verification): TaskState {
   }
   const d = v.decision.data as TaskVerified['data'];
   // complete_task's own answer, with the verdict it waited for (its output schema has these fields).
-  const value = { task_id: v.task.taskId, status: d.to, verdict: d.verdict, reason: d.reason, exit_code: d.exitCode, output: d.output };
-  return { status: 'completed', statusMessage: `${what}: ${d.verdict} → ${d.to} (${d.reason})`, result: okResult(ctx.tools.get('complete_task')!, value), ...times };
+  const value = {
+    task_id: v.task.taskId,
+    status: d.to,
+    verdict: d.verdict,
+    reason: d.reason,
+    exit_code: d.exitCode,
+    output: d.output,
+  };
+  return {
+    status: 'completed',
+    statusMessage: `${what}: ${d.verdict} → ${d.to} (${d.reason})`,
+    result: okResult(ctx.tools.get('complete_task')!, value),
+    ...times,
+  };
 }

@@ -1,7 +1,15 @@
 import {
-  hasTaskClientCapabilityV2, TASKS_EXTENSION_ID_V2, type CreateTaskResultV2, type DetailedTaskV2,
+  hasTaskClientCapabilityV2,
+  TASKS_EXTENSION_ID_V2,
+  type CreateTaskResultV2,
+  type DetailedTaskV2,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
-import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
+import {
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+} from '@modelcontextprotocol/server';
 
 /**
  * The wire of the tasks extension (io.modelcontextprotocol/tasks, SEP-2663, for 2026-07-28), shapes
@@ -32,12 +40,15 @@ export const declaresTasks = (envelope: object | undefined): boolean =>
 /** tasks/get, tasks/update and tasks/cancel from a request that did not declare the extension: -32021, naming it. */
 export function requireTasks(envelope: object | undefined): void {
   if (declaresTasks(envelope)) return;
-  throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-    `Missing required client capability: the ${TASKS_EXTENSION} extension (declare it in _meta["io.modelcontextprotocol/clientCapabilities"].extensions)`);
+  throw new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    `Missing required client capability: the ${TASKS_EXTENSION} extension (declare it in _meta["io.modelcontextprotocol/clientCapabilities"].extensions)`,
+  );
 }
 
 /** Unknown, unreadable and made-up ids alike: -32602, so an answer never says that someone else's task exists. */
-export const taskNotFound = (): ProtocolError => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+export const taskNotFound = (): ProtocolError =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
 
 /**
  * A `tasks/get` answer (SEP-2663's DetailedTask). A completed task inlines the call's result as the
@@ -52,5 +63,14 @@ export function detailed(taskId: string, state: TaskState): DetailedTaskV2 {
 /** The seed a task-augmented call answers: the task as it is now, without its result (that is tasks/get's). */
 export function created(task: DetailedTaskV2): CreateTaskResultV2 {
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs } = task;
-  return { resultType: 'task', taskId, status, ...(statusMessage === undefined ? {} : { statusMessage }), createdAt, lastUpdatedAt, ttlMs, ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }) };
+  return {
+    resultType: 'task',
+    taskId,
+    status,
+    ...(statusMessage === undefined ? {} : { statusMessage }),
+    createdAt,
+    lastUpdatedAt,
+    ttlMs,
+    ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+  };
 }

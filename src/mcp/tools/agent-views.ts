@@ -18,8 +18,14 @@ const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
 
 /** The preview is the start of its transcript's last message: shown only to those who may read the transcript (sessions.ts). */
 const summary = (a: AgentView, readable: Readable) => ({
-  agent_id: a.agentId, name: a.name, status: a.status.toUpperCase(), project: a.project ?? NO_PROJECT, session_id: a.lastSessionId, model: a.model,
-  effort: NOT_APPLICABLE, preview: readable === null || readable.includes(a.agentId) ? a.preview ?? '' : PRIVATE,
+  agent_id: a.agentId,
+  name: a.name,
+  status: a.status.toUpperCase(),
+  project: a.project ?? NO_PROJECT,
+  session_id: a.lastSessionId,
+  model: a.model,
+  effort: NOT_APPLICABLE,
+  preview: readable === null || readable.includes(a.agentId) ? (a.preview ?? '') : PRIVATE,
 });
 const PRIVATE = '(private: only the agent, the agents that spawned it and the owner read its sessions)';
 
@@ -27,7 +33,8 @@ const list = defineTool({
   ...common,
   name: 'agent_list',
   title: 'List agents',
-  description: 'Lists your team\'s agents, most recently active first: name, runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, id, latest session, model, last activity and a preview of the last message. Filters: status (case-insensitive), project (by name); limit is clamped to 1–100. Answers "No agents found." when none match.',
+  description:
+    'Lists your team\'s agents, most recently active first: name, runtime status (IDLE, EXECUTING, ERROR, STOPPED), project, id, latest session, model, last activity and a preview of the last message. Filters: status (case-insensitive), project (by name); limit is clamped to 1–100. Answers "No agents found." when none match.',
   input: z.strictObject({
     project: z.string().max(200).default('').describe('Only agents of this project (by name)'),
     status: z.string().max(50).default('').describe('IDLE, EXECUTING, ERROR or STOPPED, any case; empty for all'),
@@ -36,7 +43,11 @@ const list = defineTool({
   output: AgentList,
   handler(ctx, a) {
     const limit = Math.min(100, Math.max(1, a.limit));
-    const rows = listAgentViews(ctx.app.engine.db, tenantOf(ctx), { status: a.status.trim() ? a.status : null, limit, project: a.project || null });
+    const rows = listAgentViews(ctx.app.engine.db, tenantOf(ctx), {
+      status: a.status.trim() ? a.status : null,
+      limit,
+      project: a.project || null,
+    });
     const readable = readableBy(ctx);
     return {
       filters: { project: a.project, status: a.status },
@@ -51,8 +62,11 @@ const get = defineTool({
   ...common,
   name: 'agent_get',
   title: 'Get an agent',
-  description: 'Shows one of your team\'s agents in detail: status, latest session, model, the task of its latest run, parent (for spawned agents), unread direct messages, when it was created and last active, and a preview of its last message. agent_id may be an agent id or name, a session id (that session\'s agent), or a prefix of a session id or of a name (the most recently active match). Answers "No agent found matching: X" when nothing matches.',
-  input: z.strictObject({ agent_id: z.string().max(200).describe('Agent id or name, session id, or a prefix of a session id or name') }),
+  description:
+    'Shows one of your team\'s agents in detail: status, latest session, model, the task of its latest run, parent (for spawned agents), unread direct messages, when it was created and last active, and a preview of its last message. agent_id may be an agent id or name, a session id (that session\'s agent), or a prefix of a session id or of a name (the most recently active match). Answers "No agent found matching: X" when nothing matches.',
+  input: z.strictObject({
+    agent_id: z.string().max(200).describe('Agent id or name, session id, or a prefix of a session id or name'),
+  }),
   output: AgentDetail,
   handler(ctx, a) {
     const found = lookupAgent(ctx.app.engine.db, tenantOf(ctx), a.agent_id);
@@ -62,9 +76,19 @@ const get = defineTool({
       identifier: a.agent_id,
       found: true,
       agent: {
-        ...summary(v, readableBy(ctx)), mode: 'AUTO' as const, branch: NOT_APPLICABLE, worktree: NOT_APPLICABLE, tmux_pane: NOT_APPLICABLE, task_id: v.taskId,
-        parent_id: v.parentId, is_subagent: v.parentId !== null, unread: unreadOf(ctx, v), muted: false, pending_suggestions: false,
-        created_at: v.createdAt, last_message_at: v.lastMessageAt,
+        ...summary(v, readableBy(ctx)),
+        mode: 'AUTO' as const,
+        branch: NOT_APPLICABLE,
+        worktree: NOT_APPLICABLE,
+        tmux_pane: NOT_APPLICABLE,
+        task_id: v.taskId,
+        parent_id: v.parentId,
+        is_subagent: v.parentId !== null,
+        unread: unreadOf(ctx, v),
+        muted: false,
+        pending_suggestions: false,
+        created_at: v.createdAt,
+        last_message_at: v.lastMessageAt,
       },
     };
   },
@@ -73,24 +97,39 @@ const get = defineTool({
 
 /** Its unread direct messages: one count over the inbox projection (the same rule read_inbox uses). */
 const unreadOf = (ctx: ToolContext, v: AgentView): number =>
-  inbox(ctx.app.engine.db, { key: `agent-${v.agentId}`, tenant: v.ownerId, name: v.name }, { includeRead: false, minPriority: 0, fromName: null, limit: 0 }).total;
+  inbox(
+    ctx.app.engine.db,
+    { key: `agent-${v.agentId}`, tenant: v.ownerId, name: v.name },
+    { includeRead: false, minPriority: 0, fromName: null, limit: 0 },
+  ).total;
 
 const Descriptor = z.object({
-  name: z.string(), display_name: z.string(), agent_type: z.enum(['api', 'cli', 'local']), env_var: z.string().nullable(),
-  config_key: z.string(), default_model: z.string(), client_path: z.string().nullable(),
+  name: z.string(),
+  display_name: z.string(),
+  agent_type: z.enum(['api', 'cli', 'local']),
+  env_var: z.string().nullable(),
+  config_key: z.string(),
+  default_model: z.string(),
+  client_path: z.string().nullable(),
 });
 
 const registry = defineTool({
   ...common,
   name: 'list_agents',
   title: 'List agent descriptors',
-  description: 'Lists your team\'s agents as codomyrmex agent descriptors, by id: {"status":"success","agents":[{"name","display_name","agent_type" ("cli": it has a backend command Colony runs; "api": it has none and works through MCP),"env_var" (null),"config_key" (its name),"default_model","client_path" (null)}],"count"}. Use a name with execute_agent.',
+  description:
+    'Lists your team\'s agents as codomyrmex agent descriptors, by id: {"status":"success","agents":[{"name","display_name","agent_type" ("cli": it has a backend command Colony runs; "api": it has none and works through MCP),"env_var" (null),"config_key" (its name),"default_model","client_path" (null)}],"count"}. Use a name with execute_agent.',
   input: z.strictObject({}),
   output: z.object({ status: z.literal('success'), agents: z.array(Descriptor), count: z.number().int() }),
   handler(ctx) {
     const agents = listAgents(ctx.app.engine.db, tenantOf(ctx)).map((a) => ({
-      name: a.name, display_name: a.name, agent_type: a.command ? 'cli' as const : 'api' as const, env_var: null, config_key: a.name,
-      default_model: a.model, client_path: null,
+      name: a.name,
+      display_name: a.name,
+      agent_type: a.command ? ('cli' as const) : ('api' as const),
+      env_var: null,
+      config_key: a.name,
+      default_model: a.model,
+      client_path: null,
     }));
     return { status: 'success' as const, agents, count: agents.length };
   },

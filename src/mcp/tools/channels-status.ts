@@ -15,18 +15,31 @@ const LIMITS = { dms: 10, mentions: 10, system: 5, body: 200 } as const;
 export const myStatus = defineTool({
   name: 'my_status',
   title: 'My status',
-  description: 'Call this first. Returns your identity (name, type, owner), up to 10 unread direct messages, your 10 latest @mentions, up to 5 unread system notifications, every channel you can read with its unread count, and totals in stats. It only reads: use read_inbox with mark_read to mark DMs read, get_channel_messages to read a channel in full.',
+  description:
+    'Call this first. Returns your identity (name, type, owner), up to 10 unread direct messages, your 10 latest @mentions, up to 5 unread system notifications, every channel you can read with its unread count, and totals in stats. It only reads: use read_inbox with mark_read to mark DMs read, get_channel_messages to read a channel in full.',
   trust: 'read',
   surface: 'agent',
   module: 'mcp',
   input: z.strictObject({}),
   output: z.object({
-    identity: z.object({ name: z.string(), display_name: z.string(), type: z.enum(['human', 'agent']), owner: z.string() }),
+    identity: z.object({
+      name: z.string(),
+      display_name: z.string(),
+      type: z.enum(['human', 'agent']),
+      owner: z.string(),
+    }),
     pending_dms: z.array(Message),
     mentions: z.array(Message),
     system_notifications: z.array(Message),
-    channels: z.array(z.object({ channel_id: z.number().int(), name: z.string(), kind: z.string(), unread_count: z.number().int() })),
-    stats: z.object({ pending_dms: z.number().int(), channels_joined: z.number().int(), unread_channel_messages: z.number().int(), system_notifications: z.number().int() }),
+    channels: z.array(
+      z.object({ channel_id: z.number().int(), name: z.string(), kind: z.string(), unread_count: z.number().int() }),
+    ),
+    stats: z.object({
+      pending_dms: z.number().int(),
+      channels_joined: z.number().int(),
+      unread_channel_messages: z.number().int(),
+      system_notifications: z.number().int(),
+    }),
     truncated: z.boolean(),
     instructions: z.string(),
   }),
@@ -38,13 +51,26 @@ export const myStatus = defineTool({
     const system = systemNotifications(db, me, LIMITS.system);
     const channels = visibleChannels(db, me);
     const publicChannels = channels.filter((c) => c.kind !== 'dm');
-    const truncated = dms.total > dms.messages.length || system.total > system.messages.length || dms.messages.some((m) => m.body.length > LIMITS.body);
+    const truncated =
+      dms.total > dms.messages.length ||
+      system.total > system.messages.length ||
+      dms.messages.some((m) => m.body.length > LIMITS.body);
     return {
-      identity: { name: me.name, display_name: me.name, type: ctx.caller.kind === 'owner' ? ('human' as const) : ('agent' as const), owner: getUser(db, me.tenant)?.name ?? '' },
+      identity: {
+        name: me.name,
+        display_name: me.name,
+        type: ctx.caller.kind === 'owner' ? ('human' as const) : ('agent' as const),
+        owner: getUser(db, me.tenant)?.name ?? '',
+      },
       pending_dms: dms.messages.map((m) => toMessage(m, LIMITS.body)),
       mentions: mentions.map((m) => toMessage(m, LIMITS.body)),
       system_notifications: system.messages.map((m) => toMessage(m, LIMITS.body)),
-      channels: channels.map((c) => ({ channel_id: c.channelId, name: c.name, kind: c.kind, unread_count: c.unreadCount })),
+      channels: channels.map((c) => ({
+        channel_id: c.channelId,
+        name: c.name,
+        kind: c.kind,
+        unread_count: c.unreadCount,
+      })),
       stats: {
         pending_dms: dms.total,
         channels_joined: publicChannels.length,

@@ -5,10 +5,16 @@ import { decisionView } from '../../actions/proposals/card.js';
 import { reactTo } from '../../actions/proposals.js';
 import { invalidInput } from '../../errors.js';
 import { REACTIONS } from '../../events/channels.js';
-import { channelMessages, getMessage, inbox, searchMessages, visibleChannels, type MessageRow } from '../../projections/channel-queries.js';
+import {
+  channelMessages,
+  getMessage,
+  inbox,
+  searchMessages,
+  visibleChannels,
+  type MessageRow,
+} from '../../projections/channel-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { type Caller, speaker } from '../../events/principals.js';
-import { type Speaker } from '../../events/principals.js';
+import { speaker } from '../../events/principals.js';
 
 /**
  * Messaging (SynapBus contracts): send_message, read_inbox, get_channel_messages, search_messages,
@@ -17,16 +23,36 @@ import { type Speaker } from '../../events/principals.js';
  */
 
 export const Message = z.object({
-  message_id: z.number().int(), channel_id: z.number().int(), channel: z.string(), kind: z.enum(['message', 'system']),
-  from: z.string(), from_kind: z.enum(['user', 'agent', 'system']).describe('Who wrote it: a person (user), an agent, or Colony itself (system) — names alone can be imitated'),
-  body: z.string(), subject: z.string().nullable(), priority: z.number().int(),
-  metadata: z.record(z.string(), z.unknown()).nullable(), reply_to: z.number().int().nullable(), created_at: z.string(),
+  message_id: z.number().int(),
+  channel_id: z.number().int(),
+  channel: z.string(),
+  kind: z.enum(['message', 'system']),
+  from: z.string(),
+  from_kind: z
+    .enum(['user', 'agent', 'system'])
+    .describe('Who wrote it: a person (user), an agent, or Colony itself (system) — names alone can be imitated'),
+  body: z.string(),
+  subject: z.string().nullable(),
+  priority: z.number().int(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  reply_to: z.number().int().nullable(),
+  created_at: z.string(),
   reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
 });
 export const toMessage = (m: MessageRow, maxBody = Infinity): z.infer<typeof Message> => ({
-  message_id: m.messageId, channel_id: m.channelId, channel: m.channelName, kind: m.kind, from: m.fromName, from_kind: senderKind(m.fromKey),
-  body: m.body.length > maxBody ? `${m.body.slice(0, maxBody)}…` : m.body, subject: m.subject, priority: m.priority,
-  metadata: m.metadata, reply_to: m.replyTo, created_at: m.createdAt, reactions: m.reactions,
+  message_id: m.messageId,
+  channel_id: m.channelId,
+  channel: m.channelName,
+  kind: m.kind,
+  from: m.fromName,
+  from_kind: senderKind(m.fromKey),
+  body: m.body.length > maxBody ? `${m.body.slice(0, maxBody)}…` : m.body,
+  subject: m.subject,
+  priority: m.priority,
+  metadata: m.metadata,
+  reply_to: m.replyTo,
+  created_at: m.createdAt,
+  reactions: m.reactions,
 });
 
 const metadataJson = z.string().max(8000).describe('JSON object as a string, e.g. {"kind":"artifact"}');
@@ -38,14 +64,16 @@ function parseMetadata(text: string | undefined): Record<string, unknown> | null
   } catch {
     throw invalidInput('metadata must be a JSON object encoded as a string', { field: 'metadata' });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidInput('metadata must be a JSON object', { field: 'metadata' });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalidInput('metadata must be a JSON object', { field: 'metadata' });
   return value as Record<string, unknown>;
 }
 
 const send = defineTool({
   name: 'send_message',
   title: 'Send a message',
-  description: 'Sends a message either directly to one agent (or your owner) by name with `to`, or to a channel with `channel` (name like "requests" or "#approvals") or `channel_id` — exactly one of them. Write `@name` in the body to mention someone. Direct messages land in the recipient\'s inbox (read_inbox). Errors: ErrInvalidInput (none or several destinations, bad metadata), ErrNotFound (no such agent, channel or reply_to message), ErrNotMember (a conversation you are not part of).',
+  description:
+    'Sends a message either directly to one agent (or your owner) by name with `to`, or to a channel with `channel` (name like "requests" or "#approvals") or `channel_id` — exactly one of them. Write `@name` in the body to mention someone. Direct messages land in the recipient\'s inbox (read_inbox). Errors: ErrInvalidInput (none or several destinations, bad metadata), ErrNotFound (no such agent, channel or reply_to message), ErrNotMember (a conversation you are not part of).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
@@ -59,15 +87,32 @@ const send = defineTool({
     metadata: metadataJson.optional(),
     reply_to: z.number().int().positive().optional().describe('Message id this replies to (same conversation)'),
   }),
-  output: z.object({ message_id: z.number().int(), channel_id: z.number().int(), conversation_id: z.number().int().nullable(), status: z.enum(['sent', 'pending']) }),
+  output: z.object({
+    message_id: z.number().int(),
+    channel_id: z.number().int(),
+    conversation_id: z.number().int().nullable(),
+    status: z.enum(['sent', 'pending']),
+  }),
   handler(ctx, a) {
     const destinations = [a.to, a.channel, a.channel_id].filter((d) => d !== undefined).length;
-    if (destinations !== 1) throw invalidInput('give exactly one of to, channel or channel_id', { fields: ['to', 'channel', 'channel_id'] });
-    const message = { body: a.body, subject: a.subject ?? null, priority: a.priority, metadata: parseMetadata(a.metadata), replyTo: a.reply_to ?? null };
+    if (destinations !== 1)
+      throw invalidInput('give exactly one of to, channel or channel_id', { fields: ['to', 'channel', 'channel_id'] });
+    const message = {
+      body: a.body,
+      subject: a.subject ?? null,
+      priority: a.priority,
+      metadata: parseMetadata(a.metadata),
+      replyTo: a.reply_to ?? null,
+    };
     const by = speaker(ctx.caller);
     if (a.to !== undefined) {
       const sent = sendDirect(ctx.app, by, a.to, message, ctx.command);
-      return { message_id: sent.messageId, channel_id: sent.channelId, conversation_id: sent.channelId, status: 'pending' as const };
+      return {
+        message_id: sent.messageId,
+        channel_id: sent.channelId,
+        conversation_id: sent.channelId,
+        status: 'pending' as const,
+      };
     }
     const sent = sendToChannel(ctx.app, by, { id: a.channel_id, name: a.channel }, message, ctx.command);
     return { message_id: sent.messageId, channel_id: sent.channelId, conversation_id: null, status: 'sent' as const };
@@ -77,7 +122,8 @@ const send = defineTool({
 const readInbox = defineTool({
   name: 'read_inbox',
   title: 'Read your inbox',
-  description: 'Lists direct messages sent to you, oldest first. By default it only peeks: unread messages stay unread, so calling it twice returns the same list. Pass mark_read: true to mark the returned messages read (they then stop appearing unless include_read is true). Filters: min_priority, from_agent (sender name).',
+  description:
+    'Lists direct messages sent to you, oldest first. By default it only peeks: unread messages stay unread, so calling it twice returns the same list. Pass mark_read: true to mark the returned messages read (they then stop appearing unless include_read is true). Filters: min_priority, from_agent (sender name).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
@@ -88,16 +134,31 @@ const readInbox = defineTool({
     min_priority: z.number().int().min(1).max(10).default(1),
     from_agent: z.string().min(1).max(64).optional().describe('Only messages from this sender'),
   }),
-  output: z.object({ messages: z.array(Message), count: z.number().int(), total: z.number().int(), marked_read: z.boolean() }),
+  output: z.object({
+    messages: z.array(Message),
+    count: z.number().int(),
+    total: z.number().int(),
+    marked_read: z.boolean(),
+  }),
   handler(ctx, a) {
     const by = speaker(ctx.caller);
-    const found = inbox(ctx.app.engine.db, by, { includeRead: a.include_read, minPriority: a.min_priority, fromName: a.from_agent ?? null, limit: a.limit });
+    const found = inbox(ctx.app.engine.db, by, {
+      includeRead: a.include_read,
+      minPriority: a.min_priority,
+      fromName: a.from_agent ?? null,
+      limit: a.limit,
+    });
     if (a.mark_read) {
       const upTo = new Map<number, number>();
       for (const m of found.messages) upTo.set(m.channelId, Math.max(upTo.get(m.channelId) ?? 0, m.messageId));
       markRead(ctx.app, by, upTo, ctx.command);
     }
-    return { messages: found.messages.map((m) => toMessage(m)), count: found.messages.length, total: found.total, marked_read: a.mark_read };
+    return {
+      messages: found.messages.map((m) => toMessage(m)),
+      count: found.messages.length,
+      total: found.total,
+      marked_read: a.mark_read,
+    };
   },
 });
 
@@ -106,23 +167,33 @@ const channelRef = {
   channel_name: z.string().min(1).max(65).optional().describe('Channel name, with or without #'),
 };
 function refOf(a: { channel_id?: number; channel_name?: string }): { id?: number; name?: string } {
-  if ((a.channel_id === undefined) === (a.channel_name === undefined)) throw invalidInput('give exactly one of channel_id or channel_name');
+  if ((a.channel_id === undefined) === (a.channel_name === undefined))
+    throw invalidInput('give exactly one of channel_id or channel_name');
   return { id: a.channel_id, name: a.channel_name };
 }
 
 const getMessages = defineTool({
   name: 'get_channel_messages',
   title: 'Read a channel',
-  description: 'Returns the latest messages of a channel (or of one of your direct conversations), oldest first, with their reactions. Name it by channel_id or channel_name. Page back with before_id. Errors: ErrNotFound (no such channel), ErrNotMember (a direct conversation of others).',
+  description:
+    'Returns the latest messages of a channel (or of one of your direct conversations), oldest first, with their reactions. Name it by channel_id or channel_name. Page back with before_id. Errors: ErrNotFound (no such channel), ErrNotMember (a direct conversation of others).',
   trust: 'read',
   surface: 'agent',
   module: 'mcp',
-  input: z.strictObject({ ...channelRef, limit: z.number().int().min(1).max(200).default(50), before_id: z.number().int().positive().optional() }),
+  input: z.strictObject({
+    ...channelRef,
+    limit: z.number().int().min(1).max(200).default(50),
+    before_id: z.number().int().positive().optional(),
+  }),
   output: z.object({ channel_id: z.number().int().nullable(), channel: z.string(), messages: z.array(Message) }),
   handler(ctx, a) {
     const ref = refOf(a);
     const by = speaker(ctx.caller);
-    if (ref.name !== undefined && isFixedChannel(ref.name) && !visibleChannels(ctx.app.engine.db, by).some((c) => c.name === ref.name!.replace(/^#/, '').toLowerCase())) {
+    if (
+      ref.name !== undefined &&
+      isFixedChannel(ref.name) &&
+      !visibleChannels(ctx.app.engine.db, by).some((c) => c.name === ref.name!.replace(/^#/, '').toLowerCase())
+    ) {
       return { channel_id: null, channel: ref.name.replace(/^#/, '').toLowerCase(), messages: [] };
     }
     const channel = resolveChannel(ctx.app, by, ref);
@@ -134,7 +205,8 @@ const getMessages = defineTool({
 const search = defineTool({
   name: 'search_messages',
   title: 'Search messages',
-  description: 'Full-text search over every message you can see (your direct messages and your channels), best match first. All words must appear; punctuation in the query is taken literally. Narrow with channel_id, from_agent or min_priority.',
+  description:
+    'Full-text search over every message you can see (your direct messages and your channels), best match first. All words must appear; punctuation in the query is taken literally. Narrow with channel_id, from_agent or min_priority.',
   trust: 'read',
   surface: 'agent',
   module: 'mcp',
@@ -149,7 +221,12 @@ const search = defineTool({
   handler(ctx, a) {
     const by = speaker(ctx.caller);
     if (a.channel_id !== undefined) resolveChannel(ctx.app, by, { id: a.channel_id });
-    const found = searchMessages(ctx.app.engine.db, by, a.query, { minPriority: a.min_priority, fromName: a.from_agent ?? null, channelId: a.channel_id ?? null, limit: a.limit });
+    const found = searchMessages(ctx.app.engine.db, by, a.query, {
+      minPriority: a.min_priority,
+      fromName: a.from_agent ?? null,
+      channelId: a.channel_id ?? null,
+      limit: a.limit,
+    });
     return { messages: found.map((m) => toMessage(m)), count: found.length };
   },
 });
@@ -157,40 +234,87 @@ const search = defineTool({
 const list = defineTool({
   name: 'list_channels',
   title: 'List channels',
-  description: 'Lists the channels you can read — your team\'s public channels (#approvals, #requests, goal channels) and your direct conversations (kind "dm") — with message and unread counts.',
+  description:
+    'Lists the channels you can read — your team\'s public channels (#approvals, #requests, goal channels) and your direct conversations (kind "dm") — with message and unread counts.',
   trust: 'read',
   surface: 'agent',
   module: 'mcp',
   input: z.strictObject({}),
-  output: z.object({ channels: z.array(z.object({
-    channel_id: z.number().int(), name: z.string(), kind: z.enum(['public', 'dm']), description: z.string(),
-    message_count: z.number().int(), unread_count: z.number().int(), last_message_at: z.string().nullable(),
-  })) }),
-  handler: (ctx) => ({ channels: visibleChannels(ctx.app.engine.db, speaker(ctx.caller)).map((c) => ({
-    channel_id: c.channelId, name: c.name, kind: c.kind, description: c.description, message_count: c.messageCount,
-    unread_count: c.unreadCount, last_message_at: c.lastMessageAt,
-  })) }),
+  output: z.object({
+    channels: z.array(
+      z.object({
+        channel_id: z.number().int(),
+        name: z.string(),
+        kind: z.enum(['public', 'dm']),
+        description: z.string(),
+        message_count: z.number().int(),
+        unread_count: z.number().int(),
+        last_message_at: z.string().nullable(),
+      }),
+    ),
+  }),
+  handler: (ctx) => ({
+    channels: visibleChannels(ctx.app.engine.db, speaker(ctx.caller)).map((c) => ({
+      channel_id: c.channelId,
+      name: c.name,
+      kind: c.kind,
+      description: c.description,
+      message_count: c.messageCount,
+      unread_count: c.unreadCount,
+      last_message_at: c.lastMessageAt,
+    })),
+  }),
 });
 
-const Decision = z.object({ proposal_id: z.number().int(), status: z.string(), task_ids: z.array(z.number().int()), agent_id: z.number().int().nullable().optional(), commands: z.array(z.string()), summary: z.string() });
+const Decision = z.object({
+  proposal_id: z.number().int(),
+  status: z.string(),
+  task_ids: z.array(z.number().int()),
+  agent_id: z.number().int().nullable().optional(),
+  commands: z.array(z.string()),
+  summary: z.string(),
+});
 
 const react = defineTool({
   name: 'react',
   title: 'React to a message',
-  description: 'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject on a proposal in #approvals decide it — only the goal\'s owner may (metadata {"reason": "…"} gives a rejection\'s reason) and the answer says what the decision did: tasks created, the agent made, every command line it lets run on the host. Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
+  description:
+    'Toggles your reaction on a message: calling it again with the same reaction removes it. in_progress says you are working on it and only one principal can hold it at a time; done marks it finished; approve / reject on a proposal in #approvals decide it — only the goal\'s owner may (metadata {"reason": "…"} gives a rejection\'s reason) and the answer says what the decision did: tasks created, the agent made, every command line it lets run on the host. Errors: ErrNotFound (no such message), ErrNotMember, ErrAlreadyClaimed (someone else holds in_progress), ErrReactionLimit (100 per message).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
-  input: z.strictObject({ message_id: z.number().int().positive(), reaction: z.enum(REACTIONS as [string, ...string[]]), metadata: metadataJson.optional() }),
+  input: z.strictObject({
+    message_id: z.number().int().positive(),
+    reaction: z.enum(REACTIONS as [string, ...string[]]),
+    metadata: metadataJson.optional(),
+  }),
   output: z.object({
-    message_id: z.number().int(), reaction: z.string(), action: z.enum(['added', 'removed']), reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
-    decision: Decision.optional().describe('Present when this reaction decided a proposal: what it did, as `colony approve|reject` says it'),
+    message_id: z.number().int(),
+    reaction: z.string(),
+    action: z.enum(['added', 'removed']),
+    reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
+    decision: Decision.optional().describe(
+      'Present when this reaction decided a proposal: what it did, as `colony approve|reject` says it',
+    ),
   }),
   handler(ctx, a) {
-    const { added, decided } = reactTo(ctx.app, speaker(ctx.caller), a.message_id, a.reaction as (typeof REACTIONS)[number], parseMetadata(a.metadata), ctx.command);
+    const { added, decided } = reactTo(
+      ctx.app,
+      speaker(ctx.caller),
+      a.message_id,
+      a.reaction as (typeof REACTIONS)[number],
+      parseMetadata(a.metadata),
+      ctx.command,
+    );
     const reactions = getMessage(ctx.app.engine.db, a.message_id)?.reactions ?? [];
     const decision = decided ? { decision: decisionView(ctx.app.engine.db, decided.proposal, decided.taskIds) } : {};
-    return { message_id: a.message_id, reaction: a.reaction, action: added ? ('added' as const) : ('removed' as const), reactions, ...decision };
+    return {
+      message_id: a.message_id,
+      reaction: a.reaction,
+      action: added ? ('added' as const) : ('removed' as const),
+      reactions,
+      ...decision,
+    };
   },
   // The owner deciding by reaction reads what the decision did (tasks made, commands it lets run), not a bare toggle.
   text: (r) => (r.decision ? r.decision.summary : JSON.stringify(r)),

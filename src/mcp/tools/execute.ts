@@ -34,12 +34,13 @@ type Result = z.infer<typeof Result>;
 const execute = defineTool({
   name: 'execute_agent',
   title: 'Execute an agent',
-  description: 'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out, reported_tokens, reported_cents),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents). A client with the MCP tasks extension gets a task at once instead, which completes with this same result.',
+  description:
+    'Runs one of your team\'s agents now with this prompt and waits for it to finish (within its run timeout, default 15 min). The run is a real Colony run: its process gets the prompt on stdin, its session is recorded (session_read), its usage counts. Returns {"status":"success"|"error","agent","content" (the agent\'s answer),"error","metadata" (run_id, session_id, exit_code, tokens_in, tokens_out, reported_tokens, reported_cents),"execution_time" (s),"tokens_used","cost" (USD),"request_id" (the run id),"trace_id"}. When no answer can come back: {"status":"error","error_code":"AGENT_NOT_FOUND","message"} or {"status":"error","error_code":"AGENT_EXECUTION_FAILED","agent","message","error_type"} (no backend command, refused by a gate such as quarantine or a paused goal, could not start, timed out, or this process does not run agents). A client with the MCP tasks extension gets a task at once instead, which completes with this same result.',
   trust: 'elevated',
   surface: 'agent',
   module: 'runtime',
   input: z.strictObject({
-    agent_name: z.string().max(200).describe('The agent\'s name (matched case-insensitively after trimming)'),
+    agent_name: z.string().max(200).describe("The agent's name (matched case-insensitively after trimming)"),
     prompt: z.string().max(100_000).describe('What the agent should do: its stdin after its system prompt'),
   }),
   output: Result,
@@ -64,7 +65,9 @@ const execute = defineTool({
     if ('now' in ready) return ready;
     try {
       const run = ready.reactor.beginExecute(ready.agent.agentId, a.prompt, ctx.command.actor);
-      return run.status === 'refused' ? { now: runAnswer(ctx.app, ready.agent.name, run) } : { task: { kind: 'run' as const, runId: run.runId } };
+      return run.status === 'refused'
+        ? { now: runAnswer(ctx.app, ready.agent.name, run) }
+        : { task: { kind: 'run' as const, runId: run.runId } };
     } catch (err) {
       if (isDomainError(err)) return { now: failure(ready.agent.name, err.message, err.code) };
       throw err;
@@ -76,15 +79,31 @@ const execute = defineTool({
 function prepare(ctx: ToolContext, a: { agent_name: string }): { now: Result } | { agent: AgentRow; reactor: Reactor } {
   const name = a.agent_name.trim().toLowerCase();
   const agent = teamOf(ctx).find((x) => x.name === name);
-  if (!agent) return { now: { status: 'error', error_code: 'AGENT_NOT_FOUND', message: `Agent '${a.agent_name}' not found.` } };
+  if (!agent)
+    return { now: { status: 'error', error_code: 'AGENT_NOT_FOUND', message: `Agent '${a.agent_name}' not found.` } };
   const reactor = ctx.runtime.reactor;
-  if (!reactor) return { now: failure(agent.name, 'this Colony process does not run agents (agents run under colony serve)', 'RuntimeUnavailable') };
-  if (ctx.caller.kind === 'agent' && ctx.caller.agentId === agent.agentId) return { now: failure(agent.name, 'an agent cannot execute itself (it would wait for its own run)', 'SelfExecution') };
+  if (!reactor)
+    return {
+      now: failure(
+        agent.name,
+        'this Colony process does not run agents (agents run under colony serve)',
+        'RuntimeUnavailable',
+      ),
+    };
+  if (ctx.caller.kind === 'agent' && ctx.caller.agentId === agent.agentId)
+    return {
+      now: failure(agent.name, 'an agent cannot execute itself (it would wait for its own run)', 'SelfExecution'),
+    };
   return { agent, reactor };
 }
 
-const failure = (agent: string, reason: string, type: string): Result =>
-  ({ status: 'error', error_code: 'AGENT_EXECUTION_FAILED', agent, message: `Failed to execute agent ${agent}: ${reason}`, error_type: type });
+const failure = (agent: string, reason: string, type: string): Result => ({
+  status: 'error',
+  error_code: 'AGENT_EXECUTION_FAILED',
+  agent,
+  message: `Failed to execute agent ${agent}: ${reason}`,
+  error_type: type,
+});
 
 /** The run's steps as progress for a client that asked (queued behind a run, started, finished): a run can take minutes. */
 const STEPS: Record<string, (runId: number) => string> = {
@@ -127,23 +146,40 @@ function reportRunSteps(ctx: ToolContext, agent: AgentRow): { follow(runId: numb
 export function runAnswer(app: App, agent: string, run: RunRow): Result {
   const failed = (reason: string, type: string) => failure(agent, reason, type);
   switch (run.status) {
-    case 'refused': return failed(`refused by the ${run.gate} gate: ${run.reason}`, 'RunRefused');
-    case 'timed_out': return failed(`timed out after ${run.timeoutSec}s`, 'TimeoutError');
-    case 'queued': case 'running': return failed(`no answer within the wait limit; run ${run.runId} is still ${run.status}`, 'TimeoutError');
+    case 'refused':
+      return failed(`refused by the ${run.gate} gate: ${run.reason}`, 'RunRefused');
+    case 'timed_out':
+      return failed(`timed out after ${run.timeoutSec}s`, 'TimeoutError');
+    case 'queued':
+    case 'running':
+      return failed(`no answer within the wait limit; run ${run.runId} is still ${run.status}`, 'TimeoutError');
     case 'failed':
       if (run.exitCode === null) return failed(run.reason ?? 'the run failed', 'RunFailed');
       break;
-    case 'succeeded': break;
+    case 'succeeded':
+      break;
   }
-  const agentText = sessionMessages(app.engine.db, run.runId).filter((m) => m.role === 'agent').at(-1)?.content ?? '';
+  const agentText =
+    sessionMessages(app.engine.db, run.runId)
+      .filter((m) => m.role === 'agent')
+      .at(-1)?.content ?? '';
   return {
     status: run.status === 'succeeded' ? 'success' : 'error',
     agent,
     content: agentText,
-    error: run.status === 'succeeded' ? null : `exit code ${run.exitCode}${run.outputTail?.trim() ? `: ${run.outputTail.trim().slice(-500)}` : ''}`,
+    error:
+      run.status === 'succeeded'
+        ? null
+        : `exit code ${run.exitCode}${run.outputTail?.trim() ? `: ${run.outputTail.trim().slice(-500)}` : ''}`,
     metadata: {
-      run_id: run.runId, session_id: run.sessionId, exit_code: run.exitCode, tokens_in: run.tokensIn, tokens_out: run.tokensOut,
-      reported_tokens: run.reportedTokens, reported_cents: run.reportedCents, wake_source: run.source,
+      run_id: run.runId,
+      session_id: run.sessionId,
+      exit_code: run.exitCode,
+      tokens_in: run.tokensIn,
+      tokens_out: run.tokensOut,
+      reported_tokens: run.reportedTokens,
+      reported_cents: run.reportedCents,
+      wake_source: run.source,
     },
     execution_time: (run.durationMs ?? 0) / 1000,
     tokens_used: run.tokensIn + run.tokensOut + run.reportedTokens,
@@ -153,7 +189,8 @@ export function runAnswer(app: App, agent: string, run: RunRow): Result {
   };
 }
 
-const teamOf = (ctx: ToolContext): AgentRow[] => listAgents(ctx.app.engine.db, ctx.caller.kind === 'owner' ? ctx.caller.userId : ctx.caller.ownerId);
+const teamOf = (ctx: ToolContext): AgentRow[] =>
+  listAgents(ctx.app.engine.db, ctx.caller.kind === 'owner' ? ctx.caller.userId : ctx.caller.ownerId);
 
 export const executeTools: readonly AnyTool[] = [execute];
 export { execute as executeTool };

@@ -19,23 +19,42 @@ import { speaker } from '../../events/principals.js';
  */
 const Counts = z.record(z.string(), z.number().int());
 const Verification = z.object({
-  state: z.enum(['never', 'ok', 'failed', 'unreadable']), at: z.string().optional(), position: z.number().int().optional(),
-  hash: z.string().nullable().optional(), reason: z.string().optional(), message: z.string().optional(),
+  state: z.enum(['never', 'ok', 'failed', 'unreadable']),
+  at: z.string().optional(),
+  position: z.number().int().optional(),
+  hash: z.string().nullable().optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
 });
 const ProjectionState = z.object({
-  name: z.string(), state: z.enum(['OK', 'BEHIND']), position: z.number().int(), code_version: z.number().int(),
-  stored_version: z.number().int().nullable(), stale: z.boolean(),
+  name: z.string(),
+  state: z.enum(['OK', 'BEHIND']),
+  position: z.number().int(),
+  code_version: z.number().int(),
+  stored_version: z.number().int().nullable(),
+  stale: z.boolean(),
 });
 const Health = z.object({
   status: z.literal('ok'),
-  db: z.object({ state: z.enum(['OK', 'UNREADABLE']), path: z.string(), journal_mode: z.string().optional(), error: z.string().optional() }),
+  db: z.object({
+    state: z.enum(['OK', 'UNREADABLE']),
+    path: z.string(),
+    journal_mode: z.string().optional(),
+    error: z.string().optional(),
+  }),
   chain: z.object({ position: z.number().int(), hash: z.string() }).optional(),
   last_verification: Verification.optional(),
   projections: z.array(ProjectionState).optional(),
   projects: z.number().int().optional().describe('Active projects of your team'),
-  moved_paths: z.array(z.object({ path: z.string(), resolves_to: z.string() })).optional()
-    .describe('Registered project paths that resolve elsewhere now (swapped for a symlink): no longer allowed roots, refused on every use'),
-  goals: Counts.optional(), tasks: Counts.optional(), agents: Counts.optional().describe('By runtime status'),
+  moved_paths: z
+    .array(z.object({ path: z.string(), resolves_to: z.string() }))
+    .optional()
+    .describe(
+      'Registered project paths that resolve elsewhere now (swapped for a symlink): no longer allowed roots, refused on every use',
+    ),
+  goals: Counts.optional(),
+  tasks: Counts.optional(),
+  agents: Counts.optional().describe('By runtime status'),
   data_dir: z.string(),
 });
 type HealthT = z.infer<typeof Health>;
@@ -44,7 +63,13 @@ function verification(app: App): z.infer<typeof Verification> {
   const v = readLastVerification(app.dataDir);
   if (v === null) return { state: 'never' };
   if (v === 'unreadable') return { state: 'unreadable' };
-  return { state: v.ok ? 'ok' : 'failed', at: v.at, position: v.position, hash: v.hash, ...(v.ok ? {} : { reason: v.reason, message: v.message }) };
+  return {
+    state: v.ok ? 'ok' : 'failed',
+    at: v.at,
+    position: v.position,
+    hash: v.hash,
+    ...(v.ok ? {} : { reason: v.reason, message: v.message }),
+  };
 }
 
 function health(app: App, tenant: number): HealthT {
@@ -58,24 +83,45 @@ function health(app: App, tenant: number): HealthT {
     return { ...base, db: { state: 'UNREADABLE', path, error: (e as Error).message } };
   }
   const projections = app.engine.projections.status(db).map((s) => ({
-    name: s.name, position: s.position, code_version: s.codeVersion, stored_version: s.storedVersion, stale: s.stale,
-    state: s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion ? 'OK' as const : 'BEHIND' as const,
+    name: s.name,
+    position: s.position,
+    code_version: s.codeVersion,
+    stored_version: s.storedVersion,
+    stale: s.stale,
+    state:
+      s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion
+        ? ('OK' as const)
+        : ('BEHIND' as const),
   }));
   const counts = tenantCounts(db, tenant);
   const mine = new Set(listProjects(db, tenant, false).map((p) => p.path));
-  const moved = pathPolicyFor(app).movedRoots().filter((m) => mine.has(m.root)).map((m) => ({ path: m.root, resolves_to: m.resolvesTo }));
+  const moved = pathPolicyFor(app)
+    .movedRoots()
+    .filter((m) => mine.has(m.root))
+    .map((m) => ({ path: m.root, resolves_to: m.resolvesTo }));
   return {
-    ...base, db: { state: 'OK', path, journal_mode: String(db.pragma('journal_mode', { simple: true })) }, chain: head,
-    last_verification: verification(app), projections, ...counts, moved_paths: moved,
+    ...base,
+    db: { state: 'OK', path, journal_mode: String(db.pragma('journal_mode', { simple: true })) },
+    chain: head,
+    last_verification: verification(app),
+    projections,
+    ...counts,
+    moved_paths: moved,
   };
 }
 
 const listed = (counts: Record<string, number>, order: readonly string[]): string => {
-  const keys = [...order.filter((k) => k in counts), ...Object.keys(counts).filter((k) => !order.includes(k)).sort()];
+  const keys = [
+    ...order.filter((k) => k in counts),
+    ...Object.keys(counts)
+      .filter((k) => !order.includes(k))
+      .sort(),
+  ];
   return keys.map((k) => `${k}=${counts[k]}`).join(', ');
 };
 const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
-const withStatuses = (counts: Record<string, number>, order: readonly string[]) => (total(counts) ? ` (${listed(counts, order)})` : '');
+const withStatuses = (counts: Record<string, number>, order: readonly string[]) =>
+  total(counts) ? ` (${listed(counts, order)})` : '';
 
 function verificationLine(h: HealthT): string {
   const v = h.last_verification!;
@@ -96,7 +142,8 @@ function verificationLine(h: HealthT): string {
 }
 
 export function healthText(h: HealthT): string {
-  if (h.db.state === 'UNREADABLE') return ['# Colony health', `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');
+  if (h.db.state === 'UNREADABLE')
+    return ['# Colony health', `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');
   const p = h.projections!;
   const agents = h.agents!;
   return [
@@ -105,9 +152,14 @@ export function healthText(h: HealthT): string {
     `- chain: head at position ${h.chain!.position}, hash ${h.chain!.hash}`,
     verificationLine(h),
     `- projections: ${p.filter((x) => x.state === 'OK').length}/${p.length} at the head`,
-    ...p.map((x) => `  - ${x.name}: ${x.state === 'OK' ? `OK (position ${x.position})` : `BEHIND (position ${x.position} of ${h.chain!.position}${x.stale ? ', stale' : ''}${x.stored_version !== x.code_version ? `, version ${x.stored_version ?? 'none'} of ${x.code_version}` : ''})`}`),
+    ...p.map(
+      (x) =>
+        `  - ${x.name}: ${x.state === 'OK' ? `OK (position ${x.position})` : `BEHIND (position ${x.position} of ${h.chain!.position}${x.stale ? ', stale' : ''}${x.stored_version !== x.code_version ? `, version ${x.stored_version ?? 'none'} of ${x.code_version}` : ''})`}`,
+    ),
     `- projects: ${h.projects} (active)`,
-    ...(h.moved_paths ?? []).map((m) => `  - MOVED: \`${m.path}\` now resolves to \`${m.resolves_to}\`: refused until it is itself again`),
+    ...(h.moved_paths ?? []).map(
+      (m) => `  - MOVED: \`${m.path}\` now resolves to \`${m.resolves_to}\`: refused until it is itself again`,
+    ),
     `- goals: ${total(h.goals!)}${withStatuses(h.goals!, GOAL_STATUSES)}`,
     `- tasks: ${total(h.tasks!)} (all-time)${withStatuses(h.tasks!, TASK_STATUSES)}`,
     `- agents: ${total(agents)} total, ${agents.executing ?? 0} active${withStatuses(agents, ['idle', 'executing', 'error', 'stopped'])}`,
@@ -118,7 +170,8 @@ export function healthText(h: HealthT): string {
 const systemHealth = defineTool({
   name: 'system_health',
   title: 'System health',
-  description: 'Colony\'s health at a glance: the database answers (db: OK), the hash chain\'s head (position and hash) and the last `colony verify` (when, up to which position, whether it held — "never" if it was not run), whether each projection has applied the log up to the head (OK / BEHIND), then your team\'s counts: active projects, goals and tasks by status, agents by runtime status (active = executing).',
+  description:
+    "Colony's health at a glance: the database answers (db: OK), the hash chain's head (position and hash) and the last `colony verify` (when, up to which position, whether it held — \"never\" if it was not run), whether each projection has applied the log up to the head (OK / BEHIND), then your team's counts: active projects, goals and tasks by status, agents by runtime status (active = executing).",
   trust: 'read',
   surface: 'agent',
   module: 'health',

@@ -21,5 +21,25 @@ import { reviewTools } from './review.js';
 
 /** Every domain's tools, registered in a fixed order (first registration wins). */
 export function buildToolRegistry(): ToolRegistry {
-  return new ToolRegistry().register(...principalTools, ...channelTools, myStatus, ...goalTools, ...taskTools, ...projectTaskTools, ...agentTools, ...resourceTools, ...secretTools, ...capabilityTools, ...sessionTools, ...agentViewTools, ...executeTools, ...probeTools, ...projectTools, ...healthTools, ...webappTools, ...verifierTools, ...reviewTools);
+  return new ToolRegistry().register(
+    ...principalTools,
+    ...channelTools,
+    myStatus,
+    ...goalTools,
+    ...taskTools,
+    ...projectTaskTools,
+    ...agentTools,
+    ...resourceTools,
+    ...secretTools,
+    ...capabilityTools,
+    ...sessionTools,
+    ...agentViewTools,
+    ...executeTools,
+    ...probeTools,
+    ...projectTools,
+    ...healthTools,
+    ...webappTools,
+    ...verifierTools,
+    ...reviewTools,
+  );
 }

@@ -16,21 +16,39 @@ export const ProbeView = z.object({
   created_at: z.string(),
   expires_at: z.string(),
   fired_at: z.string().nullable(),
-  expired_reason: z.string().nullable().describe('Why it expired before its time (manual, agent_stopped, agent_error), or null'),
+  expired_reason: z
+    .string()
+    .nullable()
+    .describe('Why it expired before its time (manual, agent_stopped, agent_error), or null'),
   trigger_url: z.string().optional().describe('POST here (no auth, body ignored) to fire it once'),
 });
 export type ProbeViewT = z.infer<typeof ProbeView>;
 
-export const Created = z.object({ ...outcome, probe: ProbeView.optional(), expires_in_hours: z.number().int().optional() });
+export const Created = z.object({
+  ...outcome,
+  probe: ProbeView.optional(),
+  expires_in_hours: z.number().int().optional(),
+});
 export const Listed = z.object({ ...outcome, count: z.number().int(), probes: z.array(ProbeView) });
 export const Got = z.object({ ...outcome, probe: ProbeView.optional() });
-export const Updated = z.object({ ...outcome, probe_id: z.string().optional(), updated: z.boolean().optional(), probe: ProbeView.optional() });
+export const Updated = z.object({
+  ...outcome,
+  probe_id: z.string().optional(),
+  updated: z.boolean().optional(),
+  probe: ProbeView.optional(),
+});
 
 export function view(p: ProbeRow, now: string, triggerUrl?: string): ProbeViewT {
   const state = p.firedAt !== null ? 'fired' : Date.parse(p.expiresAt) <= Date.parse(now) ? 'expired' : 'active';
   return {
-    probe_id: p.probeId, agent_id: String(p.agentId), state, message: p.message, created_at: p.createdAt, expires_at: p.expiresAt,
-    fired_at: p.firedAt, expired_reason: p.expiredReason ?? (p.burnedReason ? `burned: ${p.burnedReason}` : null),
+    probe_id: p.probeId,
+    agent_id: String(p.agentId),
+    state,
+    message: p.message,
+    created_at: p.createdAt,
+    expires_at: p.expiresAt,
+    fired_at: p.firedAt,
+    expired_reason: p.expiredReason ?? (p.burnedReason ? `burned: ${p.burnedReason}` : null),
     ...(triggerUrl ? { trigger_url: triggerUrl } : {}),
   };
 }
@@ -43,12 +61,15 @@ export function createdText(r: z.infer<typeof Created>): string {
   const p = r.probe;
   if (!p) return refusedText(r) ?? '';
   return [
-    `Probe **${p.probe_id}** created for agent \`${head(p.agent_id, 8)}\`.`, '',
+    `Probe **${p.probe_id}** created for agent \`${head(p.agent_id, 8)}\`.`,
+    '',
     `- Trigger URL: \`${p.trigger_url}\``,
     `- Expires: ${p.expires_at} (in ${r.expires_in_hours}h)`,
-    '- Single-fire: subsequent POSTs return 410 Gone.', '',
+    '- Single-fire: subsequent POSTs return 410 Gone.',
+    '',
     'To trigger from a script:',
-    `  curl -X POST '${p.trigger_url}'`, '',
+    `  curl -X POST '${p.trigger_url}'`,
+    '',
     'Body is ignored by design (no prompt injection surface).',
   ].join('\n');
 }
@@ -77,12 +98,16 @@ export function gotText(r: z.infer<typeof Got>): string {
     `- expires_at: ${p.expires_at}`,
     `- fired_at: ${p.fired_at ?? '(not fired)'}`,
     `- trigger URL: \`${p.trigger_url}\``,
-    '', '## Message', p.message,
+    '',
+    '## Message',
+    p.message,
   ].join('\n');
 }
 
 export function updatedText(r: z.infer<typeof Updated>): string {
   const refused = refusedText(r);
   if (refused !== null) return refused;
-  return r.updated ? `Probe ${r.probe_id} updated: expires_at=${r.probe!.expires_at}` : `No fields to update for probe ${r.probe_id}.`;
+  return r.updated
+    ? `Probe ${r.probe_id} updated: expires_at=${r.probe!.expires_at}`
+    : `No fields to update for probe ${r.probe_id}.`;
 }

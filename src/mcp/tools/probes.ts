@@ -27,13 +27,23 @@ const create = defineTool({
   input: z.strictObject({
     agent_id: agentRef.describe('The agent to wake: its id ("3") or its name'),
     message: z.string().max(100_000).describe('What the agent is told when the probe fires (≤ 4000 characters)'),
-    expires_in_hours: z.number().int().default(DEFAULT_PROBE_HOURS).describe(`Hours until it expires, in (0, ${MAX_PROBE_HOURS}]`),
+    expires_in_hours: z
+      .number()
+      .int()
+      .default(DEFAULT_PROBE_HOURS)
+      .describe(`Hours until it expires, in (0, ${MAX_PROBE_HOURS}]`),
   }),
   output: Created,
-  handler: (ctx, a) => answer(() => {
-    const c = createProbe(ctx.app, speaker(ctx.caller), { agentId: a.agent_id, message: a.message, expiresInHours: a.expires_in_hours }, ctx.command);
-    return { status: 'ok' as const, probe: view(c.probe, now(ctx), c.url), expires_in_hours: a.expires_in_hours };
-  }),
+  handler: (ctx, a) =>
+    answer(() => {
+      const c = createProbe(
+        ctx.app,
+        speaker(ctx.caller),
+        { agentId: a.agent_id, message: a.message, expiresInHours: a.expires_in_hours },
+        ctx.command,
+      );
+      return { status: 'ok' as const, probe: view(c.probe, now(ctx), c.url), expires_in_hours: a.expires_in_hours };
+    }),
   text: createdText,
 });
 
@@ -42,7 +52,8 @@ const list = defineTool({
   name: 'probe_list',
   title: 'List probes',
   trust: 'read',
-  description: 'Lists your team\'s probes, newest first, at most 50: only active ones (not fired, not expired) unless include_fired is true, then fired and expired ones too. agent_id (an id or a name) narrows it to one agent. Each row: probe id, agent, state (active until / FIRED at / EXPIRED at) and the start of the message. Trigger URLs are shown by probe_get only. Answers "No probes found." when there are none.',
+  description:
+    'Lists your team\'s probes, newest first, at most 50: only active ones (not fired, not expired) unless include_fired is true, then fired and expired ones too. agent_id (an id or a name) narrows it to one agent. Each row: probe id, agent, state (active until / FIRED at / EXPIRED at) and the start of the message. Trigger URLs are shown by probe_get only. Answers "No probes found." when there are none.',
   input: z.strictObject({
     agent_id: agentRef.default('').describe('Only this agent\'s probes (its id or name); "" for all'),
     include_fired: z.boolean().default(false).describe('Also show fired and expired probes'),
@@ -50,7 +61,10 @@ const list = defineTool({
   output: Listed,
   handler(ctx, a) {
     const at = now(ctx);
-    const probes = tenantProbes(ctx.app, tenantOf(ctx), { agentId: a.agent_id.trim(), includeFired: a.include_fired }).map((p) => view(p, at));
+    const probes = tenantProbes(ctx.app, tenantOf(ctx), {
+      agentId: a.agent_id.trim(),
+      includeFired: a.include_fired,
+    }).map((p) => view(p, at));
     return { status: 'ok' as const, count: probes.length, probes };
   },
   text: listedText,
@@ -61,13 +75,15 @@ const get = defineTool({
   name: 'probe_get',
   title: 'Show a probe',
   trust: 'read',
-  description: 'Shows one of your team\'s probes: its agent, when it was created, expires and fired, its trigger URL (which is its credential: share it only with what should fire it) and its message. Answers "No probe found matching: ID" when there is none.',
+  description:
+    'Shows one of your team\'s probes: its agent, when it was created, expires and fired, its trigger URL (which is its credential: share it only with what should fire it) and its message. Answers "No probe found matching: ID" when there is none.',
   input: z.strictObject({ probe_id: probeId }),
   output: Got,
-  handler: (ctx, a) => answer(() => {
-    const probe = probeOf(ctx.app, tenantOf(ctx), a.probe_id);
-    return { status: 'ok' as const, probe: view(probe, now(ctx), probeUrl(ctx.app, probe)) };
-  }),
+  handler: (ctx, a) =>
+    answer(() => {
+      const probe = probeOf(ctx.app, tenantOf(ctx), a.probe_id);
+      return { status: 'ok' as const, probe: view(probe, now(ctx), probeUrl(ctx.app, probe)) };
+    }),
   text: gotText,
 });
 
@@ -82,10 +98,16 @@ const update = defineTool({
     expires_at: z.string().max(200).default('').describe('The new expiry, ISO 8601, e.g. 2026-03-01T12:00:00Z'),
   }),
   output: Updated,
-  handler: (ctx, a) => answer(() => {
-    const r = updateProbe(ctx.app, speaker(ctx.caller), a.probe_id, a.expires_at, ctx.command);
-    return { status: 'ok' as const, probe_id: r.probe.probeId, updated: r.kind === 'updated', probe: view(r.probe, now(ctx)) };
-  }),
+  handler: (ctx, a) =>
+    answer(() => {
+      const r = updateProbe(ctx.app, speaker(ctx.caller), a.probe_id, a.expires_at, ctx.command);
+      return {
+        status: 'ok' as const,
+        probe_id: r.probe.probeId,
+        updated: r.kind === 'updated',
+        probe: view(r.probe, now(ctx)),
+      };
+    }),
   text: updatedText,
 });
 

@@ -13,30 +13,69 @@ import type { ProjectRow } from '../../projections/projects.js';
  * agent's own) and the other two are left out.
  */
 export const ProjectView = z.object({
-  project_id: z.number().int(), name: z.string(), path: z.string(), git_remote: z.string().nullable(), description: z.string().nullable(),
-  archived: z.boolean(), created_at: z.string(), updated_at: z.string(),
+  project_id: z.number().int(),
+  name: z.string(),
+  path: z.string(),
+  git_remote: z.string().nullable(),
+  description: z.string().nullable(),
+  archived: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
 });
 type View = z.infer<typeof ProjectView>;
 
 export const view = (p: ProjectRow): View => ({
-  project_id: p.projectId, name: p.name, path: p.path, git_remote: p.gitRemote, description: p.description, archived: p.archived,
-  created_at: p.createdAt, updated_at: p.updatedAt,
+  project_id: p.projectId,
+  name: p.name,
+  path: p.path,
+  git_remote: p.gitRemote,
+  description: p.description,
+  archived: p.archived,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
 });
 
 const Stats = z.object({
-  agents: z.number().int(), active_agents: z.number().int().describe('Agents of the project whose runtime status is executing'), sessions: z.number().int(),
-  tasks: z.record(z.string(), z.number().int()).describe("Tasks by status in xylocopa's vocabulary (INBOX, PENDING, EXECUTING, …)"),
+  agents: z.number().int(),
+  active_agents: z.number().int().describe('Agents of the project whose runtime status is executing'),
+  sessions: z.number().int(),
+  tasks: z
+    .record(z.string(), z.number().int())
+    .describe("Tasks by status in xylocopa's vocabulary (INBOX, PENDING, EXECUTING, …)"),
   task_statuses: z.record(z.string(), z.number().int()).describe("The same by Colony's status"),
 });
-export const Listed = z.object({ ...outcome, count: z.number().int(), include_archived: z.boolean(), projects: z.array(ProjectView) });
+export const Listed = z.object({
+  ...outcome,
+  count: z.number().int(),
+  include_archived: z.boolean(),
+  projects: z.array(ProjectView),
+});
 export const Got = z.object({ ...outcome, project: ProjectView.optional(), stats: Stats.optional() });
 export const Created = z.object({
-  ...outcome, action: z.enum(['created', 'exists', 'reactivated']).optional().describe('What happened: created, already there (nothing changed) or re-activated'),
-  project: ProjectView.optional(), scaffolded: z.object({ claude_md: z.boolean(), progress_md: z.boolean() }).nullable().optional(),
+  ...outcome,
+  action: z
+    .enum(['created', 'exists', 'reactivated'])
+    .optional()
+    .describe('What happened: created, already there (nothing changed) or re-activated'),
+  project: ProjectView.optional(),
+  scaffolded: z.object({ claude_md: z.boolean(), progress_md: z.boolean() }).nullable().optional(),
 });
-export const Scaffolded = z.object({ ...outcome, project: z.string().optional(), claude_md: z.boolean().optional(), progress_md: z.boolean().optional() });
-export const Regenerated = z.object({ ...outcome, project: z.string().optional(), changed: z.boolean().optional().describe('False when CLAUDE.md already had exactly these bytes') });
-export const Archived = z.object({ ...outcome, project: ProjectView.optional(), archived: z.boolean().optional().describe('False when it was already archived') });
+export const Scaffolded = z.object({
+  ...outcome,
+  project: z.string().optional(),
+  claude_md: z.boolean().optional(),
+  progress_md: z.boolean().optional(),
+});
+export const Regenerated = z.object({
+  ...outcome,
+  project: z.string().optional(),
+  changed: z.boolean().optional().describe('False when CLAUDE.md already had exactly these bytes'),
+});
+export const Archived = z.object({
+  ...outcome,
+  project: ProjectView.optional(),
+  archived: z.boolean().optional().describe('False when it was already archived'),
+});
 
 /** Colony statuses → xylocopa's, in the state machine's order (claimed and in_progress are both EXECUTING). */
 export function statsView(s: ProjectStats): z.infer<typeof Stats> {
@@ -52,7 +91,10 @@ const tag = (p: View): string => (p.archived ? ' [ARCHIVED]' : '');
 
 export function listedText(r: z.infer<typeof Listed>): string {
   if (r.projects.length === 0) return 'No projects found.';
-  const rows = r.projects.map((p) => `- **${p.name}**${tag(p)} — \`${p.path}\`\n  model: (default)  git: ${p.git_remote ?? '(local)'}\n  ${p.description ?? ''}`);
+  const rows = r.projects.map(
+    (p) =>
+      `- **${p.name}**${tag(p)} — \`${p.path}\`\n  model: (default)  git: ${p.git_remote ?? '(local)'}\n  ${p.description ?? ''}`,
+  );
   return [`Found ${r.count} project(s):\n`, ...rows].join('\n');
 }
 
@@ -60,7 +102,9 @@ export function gotText(r: z.infer<typeof Got>): string {
   const p = r.project;
   if (!p || !r.stats) return refusedText(r) ?? '';
   const s = r.stats;
-  const tasks = Object.entries(s.tasks).map(([status, n]) => `${status}=${n}`).join(', ');
+  const tasks = Object.entries(s.tasks)
+    .map(([status, n]) => `${status}=${n}`)
+    .join(', ');
   return [
     `# Project: ${p.name}${tag(p)}`,
     `- display_name: ${p.name}`,
@@ -68,7 +112,8 @@ export function gotText(r: z.infer<typeof Got>): string {
     `- git_remote: ${p.git_remote ?? '(local)'}`,
     '- default_model: (default)',
     `- description: ${p.description ?? '(none)'}`,
-    '', '## Stats',
+    '',
+    '## Stats',
     `- agents: ${s.agents} total, ${s.active_agents} active`,
     `- sessions: ${s.sessions}`,
     `- tasks: ${tasks || '(none)'}`,

@@ -14,20 +14,36 @@ import { speaker } from '../../events/principals.js';
  * host — the same decision path as every other surface. A read tool: deciding is `react`'s job.
  */
 const AgentCard = z.object({
-  name: z.string(), model: z.string(), tier: z.string(), tool_scope: z.array(z.string()), skills: z.array(z.string()), subagents: z.array(z.string()),
-  mcp_servers: z.array(z.object({ name: z.string(), url: z.string(), transport: z.string() })), system_prompt: z.string(), parent_task_id: z.number().int().nullable(),
+  name: z.string(),
+  model: z.string(),
+  tier: z.string(),
+  tool_scope: z.array(z.string()),
+  skills: z.array(z.string()),
+  subagents: z.array(z.string()),
+  mcp_servers: z.array(z.object({ name: z.string(), url: z.string(), transport: z.string() })),
+  system_prompt: z.string(),
+  parent_task_id: z.number().int().nullable(),
 });
 
 export const ApprovalCardOutput = z.object({
-  proposal_id: z.number().int(), kind: z.enum(['tree', 'agent']), status: z.enum(['pending', 'approved', 'rejected']),
-  goal_id: z.number().int(), goal_title: z.string(), goal_description: z.string(),
-  proposer: z.string(), proposer_kind: z.enum(['user', 'agent', 'system']).describe('Who proposed it: a person, an agent, or Colony'),
+  proposal_id: z.number().int(),
+  kind: z.enum(['tree', 'agent']),
+  status: z.enum(['pending', 'approved', 'rejected']),
+  goal_id: z.number().int(),
+  goal_title: z.string(),
+  goal_description: z.string(),
+  proposer: z.string(),
+  proposer_kind: z.enum(['user', 'agent', 'system']).describe('Who proposed it: a person, an agent, or Colony'),
   reasoning: z.string(),
   message_id: z.number().int().describe('The #approvals message: react approve / reject on it to decide'),
   commands: z.array(z.string()).describe('Every command line approving it lets run on this host, in full'),
-  task_count: z.number().int(), tree_outline: z.array(z.string()).describe('The task tree, one indented line per task (empty for an agent proposal)'),
+  task_count: z.number().int(),
+  tree_outline: z.array(z.string()).describe('The task tree, one indented line per task (empty for an agent proposal)'),
   agent: AgentCard.nullable().describe('The agent a spawn proposal would create (null for a task tree)'),
-  created_at: z.string(), decided_by: z.string().nullable(), decided_at: z.string().nullable(), reason: z.string().nullable(),
+  created_at: z.string(),
+  decided_by: z.string().nullable(),
+  decided_at: z.string().nullable(),
+  reason: z.string().nullable(),
 });
 
 const review = defineTool({
@@ -37,7 +53,9 @@ const review = defineTool({
   trust: 'read',
   surface: 'owner',
   module: 'mcp',
-  input: z.strictObject({ proposal_id: z.number().int().positive().optional().describe('Default: the oldest pending proposal') }),
+  input: z.strictObject({
+    proposal_id: z.number().int().positive().optional().describe('Default: the oldest pending proposal'),
+  }),
   output: ApprovalCardOutput,
   meta: approvalCardToolMeta,
   handler(ctx, a) {
@@ -45,12 +63,20 @@ const review = defineTool({
     const tenant = speaker(ctx.caller).tenant;
     if (a.proposal_id === undefined) {
       const oldest = oldestPendingProposal(db, tenant);
-      if (!oldest) throw new DomainError('ErrNotFound', 'no proposal is waiting for your decision; pass proposal_id to see a decided one', {});
+      if (!oldest)
+        throw new DomainError(
+          'ErrNotFound',
+          'no proposal is waiting for your decision; pass proposal_id to see a decided one',
+          {},
+        );
       return approvalCardOf(db, oldest);
     }
     const p = getProposal(db, a.proposal_id);
     // Another tenant's proposal is "not found", never "forbidden": that would say it exists.
-    if (!p || p.ownerId !== tenant) throw new DomainError('ErrProposalNotFound', `proposal ${a.proposal_id} not found`, { proposal_id: a.proposal_id });
+    if (!p || p.ownerId !== tenant)
+      throw new DomainError('ErrProposalNotFound', `proposal ${a.proposal_id} not found`, {
+        proposal_id: a.proposal_id,
+      });
     return approvalCardOf(db, p);
   },
   text: approvalCardText,

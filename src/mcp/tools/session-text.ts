@@ -38,37 +38,53 @@ export const Role = z.enum(['user', 'agent', 'system']);
 export const SessionList = z.object({
   project: z.string().describe('The project filter given ("" for none)'),
   count: z.number().int(),
-  sessions: z.array(z.object({
-    session_id: z.string(), run_id: z.number().int(), agent_id: z.number().int(), agent_name: z.string(),
-    status: z.string().describe("The agent's runtime status: IDLE, EXECUTING, ERROR or STOPPED"),
-    project: z.string(), task_id: z.number().int().nullable(), last_message_at: z.string().nullable(),
-    preview: z.string().describe('The start of the last message (up to 200 characters)'),
-  })),
+  sessions: z.array(
+    z.object({
+      session_id: z.string(),
+      run_id: z.number().int(),
+      agent_id: z.number().int(),
+      agent_name: z.string(),
+      status: z.string().describe("The agent's runtime status: IDLE, EXECUTING, ERROR or STOPPED"),
+      project: z.string(),
+      task_id: z.number().int().nullable(),
+      last_message_at: z.string().nullable(),
+      preview: z.string().describe('The start of the last message (up to 200 characters)'),
+    }),
+  ),
 });
 export type SessionList = z.infer<typeof SessionList>;
 
 export function sessionListText(v: SessionList): string {
   if (v.count === 0) return `No sessions found.${v.project ? ` (project filter: ${v.project})` : ''}`;
-  const blocks = v.sessions.map((s) =>
-    `- **${s.agent_name}** [${s.status || '?'}] — ${s.project}\n  session: \`${s.session_id}\`  agent: \`${s.agent_id}\`\n  ${ts19(s.last_message_at)}  ${cut(s.preview, 100)}\n`);
+  const blocks = v.sessions.map(
+    (s) =>
+      `- **${s.agent_name}** [${s.status || '?'}] — ${s.project}\n  session: \`${s.session_id}\`  agent: \`${s.agent_id}\`\n  ${ts19(s.last_message_at)}  ${cut(s.preview, 100)}\n`,
+  );
   return [`Found ${v.count} session(s):\n`, ...blocks].join('\n');
 }
 
 export const Transcript = z.object({
-  result: z.enum(['found', 'not_found', 'no_session', 'no_messages'])
-    .describe('found; not_found (nothing matches the identifier); no_session (the agent has never run); no_messages (the session has no messages yet)'),
+  result: z
+    .enum(['found', 'not_found', 'no_session', 'no_messages'])
+    .describe(
+      'found; not_found (nothing matches the identifier); no_session (the agent has never run); no_messages (the session has no messages yet)',
+    ),
   identifier: z.string(),
   agent: z.object({ agent_id: z.number().int(), name: z.string(), project: z.string() }).nullable(),
   session_id: z.string().nullable(),
   run_id: z.number().int().nullable(),
   total: z.number().int().describe('Messages in the session; `messages` holds the last max_turns of them'),
-  messages: z.array(z.object({
-    seq: z.number().int(), role: Role, at: z.string(),
-    content: z.string().describe('As shown: cut at 3000 characters'),
-    truncated: z.boolean().describe('Cut at 3000 characters here'),
-    capped: z.boolean().describe('Cut at 64 KiB when it was recorded'),
-    bytes: z.number().int().describe('Its size in bytes before any cut'),
-  })),
+  messages: z.array(
+    z.object({
+      seq: z.number().int(),
+      role: Role,
+      at: z.string(),
+      content: z.string().describe('As shown: cut at 3000 characters'),
+      truncated: z.boolean().describe('Cut at 3000 characters here'),
+      capped: z.boolean().describe('Cut at 64 KiB when it was recorded'),
+      bytes: z.number().int().describe('Its size in bytes before any cut'),
+    }),
+  ),
 });
 export type Transcript = z.infer<typeof Transcript>;
 

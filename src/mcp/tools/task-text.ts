@@ -13,7 +13,9 @@ import type { TaskRow } from '../../projections/task-queries.js';
 export const TaskView = z.object({
   task_id: z.string().describe("Colony's task id, as a string"),
   title: z.string(),
-  status: z.string().describe("xylocopa's vocabulary: INBOX, PENDING, EXECUTING, REVIEW, COMPLETE, FAILED, TIMEOUT, CANCELLED"),
+  status: z
+    .string()
+    .describe("xylocopa's vocabulary: INBOX, PENDING, EXECUTING, REVIEW, COMPLETE, FAILED, TIMEOUT, CANCELLED"),
   colony_status: z.string(),
   project: z.string().nullable(),
   goal_id: z.number().int().nullable(),
@@ -33,16 +35,44 @@ export type TaskViewT = z.infer<typeof TaskView>;
 
 export const Created = z.object({ ...outcome, task: TaskView.optional(), inferred: z.boolean().optional() });
 export const Got = z.object({ ...outcome, task: TaskView.optional() });
-export const Listed = z.object({ ...outcome, count: z.number().int(), tasks: z.array(TaskView), filters: z.object({ project: z.string(), status: z.string() }) });
-export const Counted = z.object({ ...outcome, project: z.string(), total: z.number().int(), counts: z.record(z.string(), z.number().int()) });
-export const Updated = z.object({ ...outcome, task_id: z.string().optional(), changes: z.array(z.string()).optional() });
+export const Listed = z.object({
+  ...outcome,
+  count: z.number().int(),
+  tasks: z.array(TaskView),
+  filters: z.object({ project: z.string(), status: z.string() }),
+});
+export const Counted = z.object({
+  ...outcome,
+  project: z.string(),
+  total: z.number().int(),
+  counts: z.record(z.string(), z.number().int()),
+});
+export const Updated = z.object({
+  ...outcome,
+  task_id: z.string().optional(),
+  changes: z.array(z.string()).optional(),
+});
 export const Dispatched = z.object({ ...outcome, task: TaskView.optional(), already_pending: z.boolean().optional() });
 
 export function taskView(t: TaskRow, project: string | null): TaskViewT {
   return {
-    task_id: String(t.taskId), title: t.title, status: XYLOCOPA_STATUS[t.status], colony_status: t.status, project, goal_id: t.goalId, model: t.model,
-    effort: t.effort, priority: t.priority, attempt: t.attempt, agent_id: t.assigneeAgentId === null ? null : String(t.assigneeAgentId),
-    created_at: t.createdAt, started_at: t.claimedAt, completed_at: t.completedAt, description: t.description, error: t.failureReason, summary: t.summary,
+    task_id: String(t.taskId),
+    title: t.title,
+    status: XYLOCOPA_STATUS[t.status],
+    colony_status: t.status,
+    project,
+    goal_id: t.goalId,
+    model: t.model,
+    effort: t.effort,
+    priority: t.priority,
+    attempt: t.attempt,
+    agent_id: t.assigneeAgentId === null ? null : String(t.assigneeAgentId),
+    created_at: t.createdAt,
+    started_at: t.claimedAt,
+    completed_at: t.completedAt,
+    description: t.description,
+    error: t.failureReason,
+    summary: t.summary,
   };
 }
 
@@ -64,11 +94,20 @@ export function gotText(r: z.infer<typeof Got>): string {
   const t = r.task;
   if (refused(r) !== null || !t) return refused(r) ?? '';
   const lines = [
-    `# Task: ${t.title}`, `- id: \`${t.task_id}\``, `- status: ${t.status}`, `- project: ${t.project ?? '(none)'}`,
-    `- model: ${t.model ?? '(default)'}  effort: ${t.effort ?? '(default)'}  priority: ${t.priority}`, `- attempt: ${t.attempt}`,
-    `- agent_id: ${t.agent_id ?? '(none)'}`, '- worktree: (none)  branch: (none)', `- created: ${ts19(t.created_at)}`,
-    `- started: ${t.started_at ? ts19(t.started_at) : '(not started)'}`, `- completed: ${t.completed_at ? ts19(t.completed_at) : '(not completed)'}`,
-    '', '## Description', t.description ? cut(t.description, 1000, '\n... (truncated)') : '(no description)',
+    `# Task: ${t.title}`,
+    `- id: \`${t.task_id}\``,
+    `- status: ${t.status}`,
+    `- project: ${t.project ?? '(none)'}`,
+    `- model: ${t.model ?? '(default)'}  effort: ${t.effort ?? '(default)'}  priority: ${t.priority}`,
+    `- attempt: ${t.attempt}`,
+    `- agent_id: ${t.agent_id ?? '(none)'}`,
+    '- worktree: (none)  branch: (none)',
+    `- created: ${ts19(t.created_at)}`,
+    `- started: ${t.started_at ? ts19(t.started_at) : '(not started)'}`,
+    `- completed: ${t.completed_at ? ts19(t.completed_at) : '(not completed)'}`,
+    '',
+    '## Description',
+    t.description ? cut(t.description, 1000, '\n... (truncated)') : '(no description)',
   ];
   if (t.error) lines.push('', '## Error', cut(t.error, 500, ''));
   if (t.summary) lines.push('', '## Agent summary', cut(t.summary, 1000, ''));
@@ -78,23 +117,35 @@ export function gotText(r: z.infer<typeof Got>): string {
 export function listedText(r: z.infer<typeof Listed>): string {
   if (refused(r) !== null) return refused(r)!;
   if (r.count === 0) {
-    const given = [r.filters.project ? `project=${r.filters.project}` : '', r.filters.status ? `status=${r.filters.status}` : ''].filter(Boolean);
+    const given = [
+      r.filters.project ? `project=${r.filters.project}` : '',
+      r.filters.status ? `status=${r.filters.status}` : '',
+    ].filter(Boolean);
     return `No tasks found.${given.length ? ` (${given.join(', ')})` : ''}`;
   }
-  const rows = r.tasks.map((t) => `- **${cut(t.title, 120, '') || '(untitled)'}** [${t.status}] — ${t.project ?? '(no project)'}\n  id: \`${t.task_id}\`  priority: ${t.priority}  created: ${ts19(t.created_at)}`);
+  const rows = r.tasks.map(
+    (t) =>
+      `- **${cut(t.title, 120, '') || '(untitled)'}** [${t.status}] — ${t.project ?? '(no project)'}\n  id: \`${t.task_id}\`  priority: ${t.priority}  created: ${ts19(t.created_at)}`,
+  );
   return `Found ${r.count} task(s):\n\n${rows.join('\n')}`;
 }
 
 export function countedText(r: z.infer<typeof Counted>): string {
   if (refused(r) !== null) return refused(r)!;
   if (r.total === 0) return `No tasks found.${r.project ? ` (project=${r.project})` : ''}`;
-  const lines = Object.entries(r.counts).sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `  ${s}: ${n}`);
-  return [`Task counts for ${r.project ? `project \`${r.project}\`` : 'all projects'} (total: ${r.total}):`, ...lines].join('\n');
+  const lines = Object.entries(r.counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, n]) => `  ${s}: ${n}`);
+  return [
+    `Task counts for ${r.project ? `project \`${r.project}\`` : 'all projects'} (total: ${r.total}):`,
+    ...lines,
+  ].join('\n');
 }
 
 export function updatedText(r: z.infer<typeof Updated>): string {
   if (refused(r) !== null) return refused(r)!;
-  if (!r.changes?.length) return `Task ${r.task_id}: no changes (all provided fields matched current values or were empty).`;
+  if (!r.changes?.length)
+    return `Task ${r.task_id}: no changes (all provided fields matched current values or were empty).`;
   return `Updated task ${r.task_id}: ${r.changes.join(', ')}.`;
 }
 

@@ -1,6 +1,14 @@
 import * as z from 'zod';
 import { agentIdOf } from '../../actions/goals.js';
-import { cancelTask, claimTask, completeTask, releaseTask, reportUsage, taskFor, verifyTask } from '../../actions/tasks.js';
+import {
+  cancelTask,
+  claimTask,
+  completeTask,
+  releaseTask,
+  reportUsage,
+  taskFor,
+  verifyTask,
+} from '../../actions/tasks.js';
 import { DomainError } from '../../errors.js';
 import { lastCompletion } from '../tasks/verifications.js';
 import { defineTool, type AnyTool } from '../tool.js';
@@ -16,15 +24,28 @@ const Status = z.object({ task_id: z.number().int(), status: z.string() });
 const claim = defineTool({
   name: 'claim_task',
   title: 'Claim a task',
-  description: 'Atomically claims an approved task for you with a 30-minute lease; claiming again while you hold it renews the lease. Complete it (complete_task) or give it back (release_task) before the lease runs out, or it returns to the pool. Errors: ErrAlreadyClaimed (another agent holds it), ErrTaskNotApproved, ErrAgentQuarantined, ErrGoalBudgetExceeded (the goal is paused or the claim\'s reservation would exceed its budget — that pauses it), ErrTaskBudgetExceeded, ErrTaskNotFound.',
+  description:
+    "Atomically claims an approved task for you with a 30-minute lease; claiming again while you hold it renews the lease. Complete it (complete_task) or give it back (release_task) before the lease runs out, or it returns to the pool. Errors: ErrAlreadyClaimed (another agent holds it), ErrTaskNotApproved, ErrAgentQuarantined, ErrGoalBudgetExceeded (the goal is paused or the claim's reservation would exceed its budget — that pauses it), ErrTaskBudgetExceeded, ErrTaskNotFound.",
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
   input: z.strictObject({ task_id: TaskId }),
-  output: z.object({ task_id: z.number().int(), status: z.string(), claimed_at: z.string(), lease_expires_at: z.string(), renewed: z.boolean() }),
+  output: z.object({
+    task_id: z.number().int(),
+    status: z.string(),
+    claimed_at: z.string(),
+    lease_expires_at: z.string(),
+    renewed: z.boolean(),
+  }),
   handler(ctx, a) {
     const c = claimTask(ctx.app, speaker(ctx.caller), a.task_id, ctx.command);
-    return { task_id: c.taskId, status: c.status, claimed_at: c.claimedAt, lease_expires_at: c.leaseExpiresAt, renewed: c.renewed };
+    return {
+      task_id: c.taskId,
+      status: c.status,
+      claimed_at: c.claimedAt,
+      lease_expires_at: c.leaseExpiresAt,
+      renewed: c.renewed,
+    };
   },
 });
 
@@ -42,7 +63,8 @@ const Completed = Status.extend({
 const complete = defineTool({
   name: 'complete_task',
   title: 'Complete a task',
-  description: 'Hands in your claimed task with a summary and, optionally, the ids of messages holding its artifacts (post them to the goal channel first). The task moves to awaiting_verification; an auto verifier marks it done at once, a command verifier runs next, a peer verifier is asked. A client with the MCP tasks extension gets a task when a command verifier runs next: it completes with the verdict ({"task_id","status" (done or failed),"verdict","reason","exit_code","output"}). Errors: ErrNotAssignee, ErrLeaseExpired (claim it again), ErrNotFound (artifact message), ErrTaskNotFound.',
+  description:
+    'Hands in your claimed task with a summary and, optionally, the ids of messages holding its artifacts (post them to the goal channel first). The task moves to awaiting_verification; an auto verifier marks it done at once, a command verifier runs next, a peer verifier is asked. A client with the MCP tasks extension gets a task when a command verifier runs next: it completes with the verdict ({"task_id","status" (done or failed),"verdict","reason","exit_code","output"}). Errors: ErrNotAssignee, ErrLeaseExpired (claim it again), ErrNotFound (artifact message), ErrTaskNotFound.',
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
@@ -69,7 +91,8 @@ const complete = defineTool({
 const release = defineTool({
   name: 'release_task',
   title: 'Release a task',
-  description: 'Gives your claimed task back to the pool (status approved, no assignee) with the reason, e.g. when you cannot do it. Errors: ErrNotAssignee, ErrLeaseExpired, ErrTaskNotFound.',
+  description:
+    'Gives your claimed task back to the pool (status approved, no assignee) with the reason, e.g. when you cannot do it. Errors: ErrNotAssignee, ErrLeaseExpired, ErrTaskNotFound.',
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
@@ -84,18 +107,25 @@ const release = defineTool({
 const verify = defineTool({
   name: 'verify_task',
   title: 'Verify a task',
-  description: 'Records your verdict on a task awaiting verification whose verifier_config names you as its peer: approve → done, reject → failed (give the reason; the coordinator is told). Errors: ErrTaskNotAwaitingVerification, ErrVerifierNotConfigured (not a peer-verified task), ErrNotPermittedVerifier (you are not its verifier), ErrTaskNotFound.',
+  description:
+    'Records your verdict on a task awaiting verification whose verifier_config names you as its peer: approve → done, reject → failed (give the reason; the coordinator is told). Errors: ErrTaskNotAwaitingVerification, ErrVerifierNotConfigured (not a peer-verified task), ErrNotPermittedVerifier (you are not its verifier), ErrTaskNotFound.',
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
-  input: z.strictObject({ task_id: TaskId, verdict: z.enum(['approve', 'reject']), reason: z.string().trim().max(4000).default('') }),
+  input: z.strictObject({
+    task_id: TaskId,
+    verdict: z.enum(['approve', 'reject']),
+    reason: z.string().trim().max(4000).default(''),
+  }),
   output: z.object({ task_id: z.number().int(), new_status: z.string() }),
   handler(ctx, a) {
     const by = speaker(ctx.caller);
     const agentId = agentIdOf(by);
     if (agentId === null) {
       taskFor(ctx.app, by, a.task_id);
-      throw new DomainError('ErrNotPermittedVerifier', 'only the task\'s configured peer agent verifies it', { task_id: a.task_id });
+      throw new DomainError('ErrNotPermittedVerifier', "only the task's configured peer agent verifies it", {
+        task_id: a.task_id,
+      });
     }
     const reason = a.reason || (a.verdict === 'approve' ? 'approved by peer' : 'rejected by peer (no reason given)');
     const t = verifyTask(ctx.app, by, a.task_id, a.verdict, reason, { kind: 'peer', agentId }, ctx.command);
@@ -106,7 +136,8 @@ const verify = defineTool({
 const usage = defineTool({
   name: 'report_usage',
   title: 'Report usage',
-  description: 'Records tokens and cost (US cents) you spent on a task, for agents that run outside Colony. Spend is always recorded; at 80 % of the goal\'s budget one soft alert is posted, at 100 % the goal is paused and the owner told. Errors: ErrTaskNotFound, ErrInvalidInput.',
+  description:
+    "Records tokens and cost (US cents) you spent on a task, for agents that run outside Colony. Spend is always recorded; at 80 % of the goal's budget one soft alert is posted, at 100 % the goal is paused and the owner told. Errors: ErrTaskNotFound, ErrInvalidInput.",
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
@@ -116,17 +147,38 @@ const usage = defineTool({
     cost_cents: z.number().int().min(0).max(1e10),
     note: z.string().max(2000).optional(),
   }),
-  output: z.object({ task_id: z.number().int(), goal_id: z.number().int().nullable(), goal_status: z.string().nullable(), spent_tokens: z.number().int(), spent_dollars_cents: z.number().int() }),
+  output: z.object({
+    task_id: z.number().int(),
+    goal_id: z.number().int().nullable(),
+    goal_status: z.string().nullable(),
+    spent_tokens: z.number().int(),
+    spent_dollars_cents: z.number().int(),
+  }),
   handler(ctx, a) {
-    const { goal, task } = reportUsage(ctx.app, speaker(ctx.caller), a.task_id, a.tokens, a.cost_cents, a.note ?? null, ctx.command);
-    return { task_id: task.taskId, goal_id: goal?.goalId ?? null, goal_status: goal?.status ?? null, spent_tokens: task.spentTokens, spent_dollars_cents: task.spentCents };
+    const { goal, task } = reportUsage(
+      ctx.app,
+      speaker(ctx.caller),
+      a.task_id,
+      a.tokens,
+      a.cost_cents,
+      a.note ?? null,
+      ctx.command,
+    );
+    return {
+      task_id: task.taskId,
+      goal_id: goal?.goalId ?? null,
+      goal_status: goal?.status ?? null,
+      spent_tokens: task.spentTokens,
+      spent_dollars_cents: task.spentCents,
+    };
   },
 });
 
 const cancel = defineTool({
   name: 'cancel_task',
   title: 'Cancel a task',
-  description: 'Owner only, destructive. Cancels a task that is not done, failed, timed out or cancelled; its claim and reservation end. The first call returns a confirm_token; call again with the same arguments plus confirmation_token within 60 s. Errors: ErrTaskNotFound, ErrIllegalTransition.',
+  description:
+    'Owner only, destructive. Cancels a task that is not done, failed, timed out or cancelled; its claim and reservation end. The first call returns a confirm_token; call again with the same arguments plus confirmation_token within 60 s. Errors: ErrTaskNotFound, ErrIllegalTransition.',
   trust: 'destructive',
   surface: 'owner',
   module: 'tasks',

@@ -10,11 +10,24 @@ import { speaker } from '../../events/principals.js';
  * (add_verifier, remove_verifier; also `colony verifiers`); agents list them to name one in a task tree.
  */
 const Recipe = z.object({
-  name: z.string(), command: z.string(), cwd: z.string().nullable(), timeout_sec: z.number().int(), secrets: z.array(z.string()),
-  added_by: z.string(), added_at: z.string(), removed_at: z.string().nullable(),
+  name: z.string(),
+  command: z.string(),
+  cwd: z.string().nullable(),
+  timeout_sec: z.number().int(),
+  secrets: z.array(z.string()),
+  added_by: z.string(),
+  added_at: z.string(),
+  removed_at: z.string().nullable(),
 });
 const view = (r: RecipeRow): z.infer<typeof Recipe> => ({
-  name: r.name, command: r.command, cwd: r.cwd, timeout_sec: r.timeoutSec, secrets: r.secrets, added_by: r.addedBy, added_at: r.addedAt, removed_at: r.removedAt,
+  name: r.name,
+  command: r.command,
+  cwd: r.cwd,
+  timeout_sec: r.timeoutSec,
+  secrets: r.secrets,
+  added_by: r.addedBy,
+  added_at: r.addedAt,
+  removed_at: r.removedAt,
 });
 
 const add = defineTool({
@@ -29,18 +42,30 @@ const add = defineTool({
     command: z.string().min(1).max(MAX_RECIPE_COMMAND).describe('The exact shell command line'),
     cwd: z.string().min(1).max(4096).optional().describe('Working directory inside the allowed roots'),
     timeout_sec: z.number().int().min(1).max(MAX_RECIPE_TIMEOUT_SEC).optional().describe('Default 60'),
-    secrets: z.array(z.string().min(1).max(128)).max(32).default([]).describe('Names of your user-scope secrets its processes get'),
+    secrets: z
+      .array(z.string().min(1).max(128))
+      .max(32)
+      .default([])
+      .describe('Names of your user-scope secrets its processes get'),
   }),
   output: Recipe,
   handler(ctx, a) {
-    return view(addRecipe(ctx.app, speaker(ctx.caller), { name: a.name, command: a.command, cwd: a.cwd ?? null, timeoutSec: a.timeout_sec ?? null, secrets: a.secrets }, ctx.command));
+    return view(
+      addRecipe(
+        ctx.app,
+        speaker(ctx.caller),
+        { name: a.name, command: a.command, cwd: a.cwd ?? null, timeoutSec: a.timeout_sec ?? null, secrets: a.secrets },
+        ctx.command,
+      ),
+    );
   },
 });
 
 const list = defineTool({
   name: 'list_verifiers',
   title: 'List verifier recipes',
-  description: 'The verifier recipes your owner registered: name, the exact command line, working directory, timeout and granted secret names (never values). Name one in propose_task_tree as {"kind":"command","recipe":"NAME"}; a raw command is refused.',
+  description:
+    'The verifier recipes your owner registered: name, the exact command line, working directory, timeout and granted secret names (never values). Name one in propose_task_tree as {"kind":"command","recipe":"NAME"}; a raw command is refused.',
   trust: 'read',
   surface: 'agent',
   module: 'verifiers',
@@ -54,7 +79,8 @@ const list = defineTool({
 const remove = defineTool({
   name: 'remove_verifier',
   title: 'Remove a verifier recipe',
-  description: 'Owner only, destructive. Removes a verifier recipe: it runs no more — tasks approved against it wait (you are told) until you cancel them or verify them otherwise. The first call returns a confirm_token; call again with the same arguments plus confirmation_token within 60 s. Errors: ErrVerifierNotFound.',
+  description:
+    'Owner only, destructive. Removes a verifier recipe: it runs no more — tasks approved against it wait (you are told) until you cancel them or verify them otherwise. The first call returns a confirm_token; call again with the same arguments plus confirmation_token within 60 s. Errors: ErrVerifierNotFound.',
   trust: 'destructive',
   surface: 'owner',
   module: 'verifiers',

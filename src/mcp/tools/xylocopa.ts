@@ -26,4 +26,5 @@ export function answer<T>(fn: () => T): T | Refused {
 }
 
 /** A refusal's text, or null for a success. */
-export const refusedText = (r: { status: string; message?: string }): string | null => (r.status === 'error' ? r.message ?? '' : null);
+export const refusedText = (r: { status: string; message?: string }): string | null =>
+  r.status === 'error' ? (r.message ?? '') : null;

@@ -19,20 +19,30 @@ symlinkSync(join(root, 'sub'), join(root, 'link-in'));
 const policy = new PathPolicy(() => [root]);
 
 const refuses = (args: Record<string, unknown>, code: string, field: string) => {
-  assert.throws(() => policy.guard(args), (e: unknown) => e instanceof DomainError && e.code === code && e.details?.field === field, JSON.stringify(args));
+  assert.throws(
+    () => policy.guard(args),
+    (e: unknown) => e instanceof DomainError && e.code === code && e.details?.field === field,
+    JSON.stringify(args),
+  );
 };
 
 describe('path policy', () => {
   it('knows path-like argument names', () => {
-    for (const name of ['path', 'cwd', 'files', 'target_path', 'output_dir', 'work_directory']) assert.ok(isPathField(name), name);
+    for (const name of ['path', 'cwd', 'files', 'target_path', 'output_dir', 'work_directory'])
+      assert.ok(isPathField(name), name);
     for (const name of ['title', 'pathname', 'directions', 'reason']) assert.ok(!isPathField(name), name);
   });
 
   it('accepts paths inside a root, relative segments included, and returns them resolved', () => {
     assert.deepEqual(policy.guard({ path: join(root, 'sub', '..', 'sub', 'new.txt'), title: '../not a path' }), {
-      path: join(root, 'sub', 'new.txt'), title: '../not a path',
+      path: join(root, 'sub', 'new.txt'),
+      title: '../not a path',
     });
-    assert.deepEqual(policy.guard({ cwd: join(root, 'link-in') }), { cwd: join(root, 'sub') }, 'symlinks inside stay inside');
+    assert.deepEqual(
+      policy.guard({ cwd: join(root, 'link-in') }),
+      { cwd: join(root, 'sub') },
+      'symlinks inside stay inside',
+    );
     assert.deepEqual(policy.guard({ path: root }), { path: root });
   });
 
@@ -51,7 +61,9 @@ describe('path policy', () => {
   });
 
   it('checks every item of a list, naming the bad one', () => {
-    assert.deepEqual(policy.guard({ files: [join(root, 'a'), join(root, 'sub', 'b')] }), { files: [join(root, 'a'), join(root, 'sub', 'b')] });
+    assert.deepEqual(policy.guard({ files: [join(root, 'a'), join(root, 'sub', 'b')] }), {
+      files: [join(root, 'a'), join(root, 'sub', 'b')],
+    });
     refuses({ files: [join(root, 'a'), '/tmp/../etc/x'] }, 'ErrPathOutsideRoots', 'files[1]');
     refuses({ files: [join(root, 'a'), ''] }, 'ErrInvalidInput', 'files[1]');
   });
@@ -68,7 +80,9 @@ describe('path policy', () => {
   });
 
   it('takes roots from the data dir workspace and COLONY_ALLOWED_ROOTS', () => {
-    const fromEnv = PathPolicy.forDataDir(join(scratch.dir, 'data'), () => [], { COLONY_ALLOWED_ROOTS: `${root}:${outside}` });
+    const fromEnv = PathPolicy.forDataDir(join(scratch.dir, 'data'), () => [], {
+      COLONY_ALLOWED_ROOTS: `${root}:${outside}`,
+    });
     assert.deepEqual(fromEnv.allowedRoots(), [join(scratch.dir, 'data', 'workspace'), root, outside]);
   });
 });

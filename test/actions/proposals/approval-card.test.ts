@@ -7,7 +7,13 @@ import { createOwner } from '../../../src/actions/principals.js';
 import { scriptSafe } from '../../../src/mcp/apps/view-runtime.js';
 import { tasksOfGoal } from '../../../src/projections/task-queries.js';
 import { ok, refused } from '../../helpers/calls.js';
-import { HOSTILE_REASONING, HOSTILE_TITLE, proposeHostileTree, RECIPE_COMMAND, type PendingTree } from '../../helpers/approval-card.js';
+import {
+  HOSTILE_REASONING,
+  HOSTILE_TITLE,
+  proposeHostileTree,
+  RECIPE_COMMAND,
+  type PendingTree,
+} from '../../helpers/approval-card.js';
 import { httpFixture, type HttpFixture } from '../../helpers/mcp-http.js';
 
 /**
@@ -25,7 +31,9 @@ let tree: PendingTree;
 
 async function v2(token: string): Promise<ClientV2> {
   const c = new ClientV2({ name: 'v2', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await c.connect(new HttpV2(new URL('/mcp', f.base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await c.connect(
+    new HttpV2(new URL('/mcp', f.base), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
   return c;
 }
 
@@ -67,7 +75,10 @@ describe('the approval card over MCP, both revisions', () => {
     } finally {
       await modern.close();
     }
-    assert.equal((await agent.listTools()).tools.some((t) => t.name === 'review_proposal'), false);
+    assert.equal(
+      (await agent.listTools()).tools.some((t) => t.name === 'review_proposal'),
+      false,
+    );
   });
 
   it('an owner lists and reads the card: text/html;profile=mcp-app, a CSP with nothing external, HTML that loads nothing', async () => {
@@ -75,10 +86,16 @@ describe('the approval card over MCP, both revisions', () => {
     assert.equal(listed?.mimeType, RESOURCE_MIME_TYPE);
     const modern = await v2(f.ownerToken);
     try {
-      const [a, b] = [(await owner.readResource({ uri: CARD })).contents[0]!, (await modern.readResource({ uri: CARD })).contents[0]!];
+      const [a, b] = [
+        (await owner.readResource({ uri: CARD })).contents[0]!,
+        (await modern.readResource({ uri: CARD })).contents[0]!,
+      ];
       assert.deepEqual(a, b, 'the same card for both revisions');
       assert.equal(a.mimeType, 'text/html;profile=mcp-app');
-      assert.deepEqual((a._meta as { ui: unknown }).ui, { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true });
+      assert.deepEqual((a._meta as { ui: unknown }).ui, {
+        csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
+        prefersBorder: true,
+      });
       const html = (a as { text: string }).text;
       assert.match(html, /^<!doctype html>/);
       assert.equal(html.match(/<script/gi)?.length, 1, 'one inline script');
@@ -88,7 +105,10 @@ describe('the approval card over MCP, both revisions', () => {
       const { markup, style, script } = partsOf(html);
       absent(markup, /\s(src|href|srcset|action|poster|data)\s*=|<link|<iframe|<img|<object|<embed|<base/i);
       absent(style, /url\(|@import/i);
-      absent(script, /\bfetch\(|new WebSocket\(|new XMLHttpRequest|new EventSource\(|importScripts\(|\bimport\(|sendBeacon\(/);
+      absent(
+        script,
+        /\bfetch\(|new WebSocket\(|new XMLHttpRequest|new EventSource\(|importScripts\(|\bimport\(|sendBeacon\(/,
+      );
       // Agent-written text is never parsed as markup: the view writes text only.
       absent(html, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
     } finally {
@@ -97,8 +117,14 @@ describe('the approval card over MCP, both revisions', () => {
   });
 
   it('an agent neither lists nor reads the card: not found, whatever its scope', async () => {
-    assert.equal((await agent.listResources()).resources.some((r) => r.uri === CARD), false);
-    await assert.rejects(agent.readResource({ uri: CARD }), (e: { code?: number; data?: { uri?: string } }) => e.code === -32602 && e.data?.uri === CARD);
+    assert.equal(
+      (await agent.listResources()).resources.some((r) => r.uri === CARD),
+      false,
+    );
+    await assert.rejects(
+      agent.readResource({ uri: CARD }),
+      (e: { code?: number; data?: { uri?: string } }) => e.code === -32602 && e.data?.uri === CARD,
+    );
     const modern = await v2(f.agentToken);
     try {
       await assert.rejects(modern.readResource({ uri: CARD }), (e: { uri?: string }) => e.uri === CARD);
@@ -107,7 +133,7 @@ describe('the approval card over MCP, both revisions', () => {
     }
   });
 
-  it('review_proposal shows the oldest pending proposal: its commands in full, the tree, and the agent\'s text as it was written', async () => {
+  it("review_proposal shows the oldest pending proposal: its commands in full, the tree, and the agent's text as it was written", async () => {
     const card = await ok(owner, 'review_proposal');
     assert.equal(card.proposal_id, tree.proposalId);
     assert.equal(card.message_id, tree.messageId);
@@ -117,18 +143,24 @@ describe('the approval card over MCP, both revisions', () => {
     assert.equal(card.reasoning, HOSTILE_REASONING);
     assert.equal(card.proposer, 'worker');
     assert.equal(card.proposer_kind, 'agent');
-    assert.deepEqual(card.commands, [`recipe "unit-tests": sh -c ${JSON.stringify(RECIPE_COMMAND)} in the workspace, timeout 120s`]);
+    assert.deepEqual(card.commands, [
+      `recipe "unit-tests": sh -c ${JSON.stringify(RECIPE_COMMAND)} in the workspace, timeout 120s`,
+    ]);
     assert.deepEqual(card.tree_outline, [
       '- Check the docs [5000 tokens] (verifier: auto)',
       '  - Fix the broken links (verifier: command recipe "unit-tests")',
       '  - Rewrite the quick start (verifier: auto)',
     ]);
     assert.equal(card.agent, null);
-    const text = ((await owner.callTool({ name: 'review_proposal', arguments: {} })).content as { text: string }[])[0]!.text;
-    assert.ok(text.indexOf(RECIPE_COMMAND.slice(0, 20)) < text.indexOf('Check the docs'), 'the text shows the commands before the tree');
+    const text = ((await owner.callTool({ name: 'review_proposal', arguments: {} })).content as { text: string }[])[0]!
+      .text;
+    assert.ok(
+      text.indexOf(RECIPE_COMMAND.slice(0, 20)) < text.indexOf('Check the docs'),
+      'the text shows the commands before the tree',
+    );
   });
 
-  it('an unknown or another tenant\'s proposal is ErrProposalNotFound; nothing pending is ErrNotFound', async () => {
+  it("an unknown or another tenant's proposal is ErrProposalNotFound; nothing pending is ErrNotFound", async () => {
     await refused(f, owner, 'review_proposal', { proposal_id: 999 }, 'ErrProposalNotFound');
     const rival = createOwner(f.app, 'rival', { actor: 'system' });
     const other = await f.connect(rival.token);
@@ -137,15 +169,21 @@ describe('the approval card over MCP, both revisions', () => {
     assert.match(text, /no proposal is waiting for your decision/);
   });
 
-  it('once decided it shows the outcome; an agent\'s spawn proposal gets the same card with the agent to be', async () => {
+  it("once decided it shows the outcome; an agent's spawn proposal gets the same card with the agent to be", async () => {
     await ok(owner, 'react', { message_id: tree.messageId, reaction: 'approve' });
     const decided = await ok(owner, 'review_proposal', { proposal_id: tree.proposalId });
     assert.equal(decided.status, 'approved');
     assert.equal(decided.decided_by, 'owner');
     const [root] = tasksOfGoal(f.app.engine.db, tree.goalId);
     const spawn = await ok(agent, 'propose_agent', {
-      goal_id: tree.goalId, parent_task_id: root!.taskId, name: 'link-fixer', model: 'test-model', system_prompt: 'You fix broken links, one page at a time.',
-      tool_scope: ['whoami'], autonomy_tier: 'supervised', reason: 'Links break faster than I can fix them.',
+      goal_id: tree.goalId,
+      parent_task_id: root!.taskId,
+      name: 'link-fixer',
+      model: 'test-model',
+      system_prompt: 'You fix broken links, one page at a time.',
+      tool_scope: ['whoami'],
+      autonomy_tier: 'supervised',
+      reason: 'Links break faster than I can fix them.',
       mcp_servers: [{ name: 'linkcheck', url: 'http://127.0.0.1:9/mcp', transport: 'http' }],
     });
     const card = await ok(owner, 'review_proposal');

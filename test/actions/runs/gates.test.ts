@@ -30,16 +30,32 @@ async function setup(t: TestContext) {
 }
 
 /** An auto-mode goal (budget in cents) whose tree has `leaves` leaves; the task ids. */
-async function goal(f: RuntimeFixture & { owner: Client }, budgetCents: number, leaves: number): Promise<{ goalId: number; leaves: number[] }> {
-  const g = await ok(f.owner, 'create_goal', { title: `Budget goal ${budgetCents}`, description: 'A goal with a small budget.', approval_mode: 'auto', budget_dollars_cents: budgetCents });
-  const children = Array.from({ length: leaves }, (_, i) => ({ title: `Leaf ${i + 1}`, description: 'A leaf that costs money.' }));
-  const p = await ok(f.owner, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Root', description: 'The root of the tree.', children } });
+async function goal(
+  f: RuntimeFixture & { owner: Client },
+  budgetCents: number,
+  leaves: number,
+): Promise<{ goalId: number; leaves: number[] }> {
+  const g = await ok(f.owner, 'create_goal', {
+    title: `Budget goal ${budgetCents}`,
+    description: 'A goal with a small budget.',
+    approval_mode: 'auto',
+    budget_dollars_cents: budgetCents,
+  });
+  const children = Array.from({ length: leaves }, (_, i) => ({
+    title: `Leaf ${i + 1}`,
+    description: 'A leaf that costs money.',
+  }));
+  const p = await ok(f.owner, 'propose_task_tree', {
+    goal_id: g.goal_id,
+    tree: { title: 'Root', description: 'The root of the tree.', children },
+  });
   return { goalId: g.goal_id as number, leaves: (p.task_ids as number[]).slice(1) };
 }
 
 const cwdOf = (f: RuntimeFixture, name: string) => join(f.app.dataDir, 'workspace', 'agents', name);
 /** Records that its process started, then reports a cost of `usd`. */
-const spender = (usd: number) => `cat >/dev/null; touch started-$COLONY_RUN_ID; sleep 0.3; echo '{"total_cost_usd":${usd},"usage":{"input_tokens":10,"output_tokens":10}}'`;
+const spender = (usd: number) =>
+  `cat >/dev/null; touch started-$COLONY_RUN_ID; sleep 0.3; echo '{"total_cost_usd":${usd},"usage":{"input_tokens":10,"output_tokens":10}}'`;
 
 describe('budget gate at run start', () => {
   it('a run in a paused goal is refused before the process starts', async (t) => {
@@ -47,7 +63,13 @@ describe('budget gate at run start', () => {
     const a = f.addRunner('payer', spender(0.01));
     const { goalId, leaves } = await goal(f, 100, 1);
     const { pauseForBudget } = await import('../../../src/actions/budget.js');
-    pauseForBudget(f.app, getGoal(f.app.engine.db, goalId)!, { scope: 'goal', taskId: 0, dimension: 'cents', committed: 100, requested: 1, budget: 100 }, { key: 'system', name: 'system' }, { actor: 'system' });
+    pauseForBudget(
+      f.app,
+      getGoal(f.app.engine.db, goalId)!,
+      { scope: 'goal', taskId: 0, dimension: 'cents', committed: 100, requested: 1, budget: 100 },
+      { key: 'system', name: 'system' },
+      { actor: 'system' },
+    );
     const out = f.reactor.wake({ agentId: a.agentId, source: 'manual', taskId: leaves[0], by: 'user-1' });
     assert.equal(out.kind, 'refused');
     assert.equal(out.run.gate, 'budget');
@@ -82,7 +104,12 @@ describe('budget gate at run start', () => {
 describe('secrets reach the next run (SC-012)', () => {
   it('request_resource → colony secrets set → the next run sees the variable, 20 of 20; revoked → absent', async (t) => {
     const f = await setup(t);
-    const needy = f.addRunner('needy', `cat >/dev/null; env | grep '^SC12_' | sort > seen-$COLONY_RUN_ID; true`, {}, { toolScope: ['whoami', 'request_resource', 'claim_task'] });
+    const needy = f.addRunner(
+      'needy',
+      `cat >/dev/null; env | grep '^SC12_' | sort > seen-$COLONY_RUN_ID; true`,
+      {},
+      { toolScope: ['whoami', 'request_resource', 'claim_task'] },
+    );
     const client = await f.connect(needy.token);
     const { leaves } = await goal(f, 0, 1);
     await ok(client, 'claim_task', { task_id: leaves[0] });
@@ -90,7 +117,12 @@ describe('secrets reach the next run (SC-012)', () => {
     const data = ['--data', f.app.dataDir];
     for (let i = 1; i <= 20; i += 1) {
       const before = listRuns(f.app.engine.db, { agentId: needy.agentId, limit: 1 })[0]?.runId ?? 0;
-      await ok(client, 'request_resource', { name: `SC12_KEY_${i}`, resource_type: 'api_key', reason: `needed for round ${i}`, task_id: leaves[0] });
+      await ok(client, 'request_resource', {
+        name: `SC12_KEY_${i}`,
+        resource_type: 'api_key',
+        reason: `needed for round ${i}`,
+        task_id: leaves[0],
+      });
       const set = colony(['secrets', 'set', `SC12_KEY_${i}`, `value-${i}`, '--scope', 'agent:needy', ...data]);
       assert.equal(set.code, 0, set.stderr);
       await waitFor(() => (listRuns(f.app.engine.db, { agentId: needy.agentId, limit: 1 })[0]?.runId ?? 0) > before);
