@@ -43,7 +43,10 @@ export async function startChild(
         createInterface({ input: proc[s]! }).on('line', (line) => {
           tail = `${tail}${line}\n`.slice(-4000);
           const m = s === stream ? ready.exec(line) : null;
-          if (m) (clearTimeout(timer), resolve(m));
+          if (m) {
+            clearTimeout(timer);
+            resolve(m);
+          }
         });
       }
       void exited.then(() => (clearTimeout(timer), reject(new Error(`exited before ${ready}`))));
@@ -51,6 +54,6 @@ export async function startChild(
     return { match, stop };
   } catch (e) {
     await stop();
-    throw new Error(`${args.join(' ')}: ${(e as Error).message}\n${tail}`);
+    throw new Error(`${args.join(' ')}: ${(e as Error).message}\n${tail}`, { cause: e });
   }
 }

@@ -38,7 +38,7 @@ import { CardWorkload } from './workload.js';
  *   up to date (serve's checkpoints keep it so). Baseline: the same rows read raw, stream by stream, and
  *   JSON.stringify'd. Bundle bytes against those raw bytes; proof hashes per event against log2 n.
  * evidence_merkle_extend_s: extendMerkle on that log from an empty cache (the one-time cost when a log
- *   from before issue 17 signs its first checkpoint). Baseline: a raw loop that reads every row's hash in
+ *   written before Colony kept a Merkle tree signs its first checkpoint). Baseline: a raw loop that reads every row's hash in
  *   pages and computes its leaf hash.
  * evidence_checkpoint_ms (diagnostic): signCheckpoint at the head of that big log, 1,000 events after the
  *   previous one. Baseline: the time 1,000 commands of the mix take without the tree (from

@@ -121,7 +121,7 @@ function alternate(
   return { baseline: median(rates.baseline), subject: median(rates.subject), cpuRatio: median(rates.cpuRatio) };
 }
 
-/** What src/mcp/call.ts hands a tool: a fresh command id, not recorded (no idempotency key). */
+/** What src/mcp/call-pipeline.ts hands a tool: a fresh command id, not recorded (no idempotency key). */
 function command(by: Speaker): CommandOptions {
   const commandId = newCommandId();
   return {

@@ -266,7 +266,7 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
       Object.assign(results, benchRebuild(dir, events));
     }
     if (want('evidence')) {
-      say('signed evidence (issue 17): append with the Merkle tree, export and verify of a goal bundle…');
+      say('signed evidence: append with the Merkle tree, export and verify of a goal bundle…');
       Object.assign(results, await benchEvidence(dir, { quick: options.quick }, say));
     }
     // Last: its big stores' seeding garbage would land on the in-process figures above.

@@ -145,7 +145,9 @@ async function stdioSession(args: string[], env: Record<string, string>): Promis
   try {
     await client.connect(transport);
   } catch (e) {
-    throw new Error(`stdio server ${args.join(' ')} did not start: ${(e as Error).message}\n${stderr}`);
+    throw new Error(`stdio server ${args.join(' ')} did not start: ${(e as Error).message}\n${stderr}`, {
+      cause: e,
+    });
   }
   await client.listTools();
   return { client, close: () => client.close(), stderr: () => stderr };

@@ -5,7 +5,7 @@ import { reputationOf } from '../src/actions/reputation.js';
 import { openApp } from '../src/app.js';
 import { reputationDecider } from '../src/commands/reputation.js';
 import { agentStream } from '../src/events/principals.js';
-import { getAgent } from '../src/projections/principals.js';
+import { getAgent } from '../src/projections/principal-queries.js';
 import { alternateMs, latencyFigures, type Figure } from './util.js';
 
 /**

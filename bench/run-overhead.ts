@@ -15,7 +15,7 @@ import { figure, median, type Figure } from './util.js';
  * process, its end recorded (durability FULL) — for an agent that runs unconfined. Value =
  * median(wake → RunFinished) − median(raw spawn); baseline = the raw spawn alone (`/bin/sh -c true`
  * with the same stdio, waited for). Target < 50 ms.
- * run_sandbox_overhead_ms: what confinement adds (issue 13) — the same run of an agent in its sandbox
+ * run_sandbox_overhead_ms: what confinement adds — the same run of an agent in its sandbox
  * (bubblewrap, network allow with its sockets and socat listeners, prlimit, a cgroup where possible)
  * minus the unconfined run, measured in the same rounds; baseline = the unconfined run. Target ≤ 50 ms.
  * The three kinds alternate by round.

@@ -24,8 +24,8 @@ import { oauthProjection } from './projections/oauth.js';
 import type { Clock } from './clock.js';
 
 /**
- * The composition root: the product's projections and how Colony opens a data dir. Each domain adds
- * its projections here as it lands.
+ * The composition root: the product's projections and how Colony opens a data dir. A new projection
+ * is added to productProjections; on the next start the engine builds it from the log.
  */
 export const productProjections: readonly AnyProjection[] = [
   streamsProjection,

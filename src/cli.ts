@@ -36,7 +36,7 @@ export function buildProgram(): Command {
     .option('--data <dir>', 'data directory (default: $COLONY_DATA or ./.colony)')
     .option('--durability <mode>', 'full (default: survives power loss) or normal (faster; $COLONY_DURABILITY)')
     .configureOutput({ outputError: (text, write) => write(`colony: ${terminalSafe(text.replace(/^error: /, ''))}`) })
-    // Agent-written text reaches the output of most commands: every one gets the guard (src/cli/terminal.ts)
+    // Agent-written text reaches the output of most commands: every one gets the guard (src/terminal.ts)
     // but `colony stdio`, whose stdout is the MCP protocol for a client, not a terminal.
     .hook('preAction', (_program, command) => {
       if (!(command.parent === program && command.name() === 'stdio')) guardOutput(process.stdout);

@@ -1,5 +1,5 @@
 /**
- * Time is injected: deciders never read the clock themselves (engine rule 2), and tests mock this —
+ * Time is injected: deciders never read the clock themselves (they are pure), and tests mock this —
  * the only thing tests are allowed to mock.
  */
 export type Clock = () => Date;

@@ -1,6 +1,7 @@
 /**
  * Errors with a stable code. Domain code throws these; a throw inside a command's transaction rolls the
- * whole command back, and `mcp/results.ts` (later) is the one place that turns them into tool results.
+ * whole command back. `mcp/results.ts` turns them into MCP tool results, `http/api-common.ts` into JSON
+ * with an HTTP status, and the CLI prints `<Code>: <message>`.
  * Codes follow SynapBus's style: `Err` + PascalCase, never renamed once published.
  */
 export class DomainError extends Error {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import nacl from 'tweetnacl';
 
 /**
- * The master key (DESIGN §3.11): 32 random bytes in `<data>/secrets.key`, mode 0600, created once with
+ * The master key: 32 random bytes in `<data>/secrets.key`, mode 0600, created once with
  * O_EXCL so two processes never race to two keys. A key file of the wrong size stops Colony with a
  * clear error and is never overwritten (that would make every sealed value unreadable).
  * Sealed values are base64(nonce ‖ secretbox(plaintext)).

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import nacl from 'tweetnacl';
 
 /**
- * The data directory's Ed25519 signing key (issue 17): it signs checkpoints of the log, so an auditor who
+ * The data directory's Ed25519 signing key: it signs checkpoints of the log, so an auditor who
  * trusts only its public key can check a goal bundle offline. `<data>/signing.key` holds the 32-byte seed,
  * mode 0600, created once with O_EXCL (two processes never race to two keys) and never overwritten; a file
  * of the wrong size stops Colony with a clear error, like the master key.

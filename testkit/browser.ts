@@ -1,7 +1,7 @@
 import { chromium, type Browser } from 'playwright-core';
 
 /**
- * Debian's chromium driven by playwright-core (DESIGN §6; .ci/run installs it): headless, no sandbox
+ * Debian's chromium driven by playwright-core for the console's browser tests (.ci/run installs it): headless, no sandbox
  * (tests run as root), and none of the background networking a closed machine refuses.
  */
 export const CHROMIUM = process.env.COLONY_CHROMIUM ?? '/usr/bin/chromium';

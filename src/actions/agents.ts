@@ -3,16 +3,16 @@ import { principalDecider } from '../commands/principals.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import { DomainError } from '../errors.js';
 import { agentStream, type Tier } from '../events/principals.js';
-import { getAgent, type AgentRow } from '../projections/principals.js';
+import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import { seedFromParent } from './agents/materialize.js';
 import { configHash, type AgentMcpServer } from '../events/agent-config.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
- * Config updates (FR-015, DESIGN §3.8, §3.10): a change of model, prompt, tools, skills, MCP servers or
- * subagents gives the agent a new config hash, seeded at 70 % of the old hash's score in each of its
- * domains (in the same command); evidence keeps going to the hash it was earned under. A tier or
- * command change alone keeps the hash.
+ * Config updates: a change of model, prompt, tools, skills, MCP servers or subagents gives the agent a
+ * new config hash, seeded at 70 % of the old hash's score in each of its domains (in the same command);
+ * evidence keeps going to the hash it was earned under. A tier or command change alone keeps the hash;
+ * a change of nothing records nothing (the principal decider says so: commands/principals.ts).
  */
 export interface AgentChanges {
   model?: string;
@@ -57,8 +57,7 @@ export function updateAgent(
       mcp_servers: next.mcpServers,
       subagents: next.subagents,
     });
-    if (hash === before.configHash && next.tier === before.tier && next.command === before.ownCommand) return;
-    app.engine.handle(
+    const { events } = app.engine.handle(
       principalDecider,
       agentStream(agentId),
       {
@@ -70,11 +69,12 @@ export function updateAgent(
           configHash: hash,
           previousHash: before.configHash,
         },
+        before: { tier: before.tier, command: before.ownCommand },
         knownTools: changes.toolScope === undefined ? undefined : knownTools,
       },
       actor,
     );
-    hashChanged = hash !== before.configHash;
+    hashChanged = events.length > 0 && hash !== before.configHash;
     if (hashChanged) seedFromParent(app, getAgent(app.engine.db, agentId)!, before, actor, before.configHash);
   });
   return { agent: getAgent(app.engine.db, agentId)!, hashChanged };

@@ -1,8 +1,9 @@
 import type { App } from '../app.js';
-import { goalDecider, type Who } from '../commands/goals.js';
+import { goalDecider } from '../commands/goals.js';
+import type { BudgetLine, Refusal } from '../commands/task-budget.js';
 import { taskDecider } from '../commands/tasks.js';
-import { DomainError } from '../errors.js';
-import { goalStream, type BudgetDimension, type GoalEvent } from '../events/goals.js';
+import { goalStream, type GoalEvent } from '../events/goals.js';
+import type { By } from '../events/principals.js';
 import { taskStream, type Amount } from '../events/tasks.js';
 import { goalTotals, type GoalRow } from '../projections/goal-queries.js';
 import { committedInSubtree, getTask, rollupSubtree, type TaskRow } from '../projections/task-queries.js';
@@ -10,108 +11,47 @@ import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
 
 /**
- * Budgets (DESIGN §3.7), inside the task commands' transactions: the gate a claim passes before work
- * starts (goal budget, then each budgeted ancestor task), the goal's reaction to new spend (one 80 %
- * alert, the pause at 100 %), each budgeted task's (its own one 80 % alert), and the owner's DM whenever
- * a goal pauses for budget.
+ * Budgets, inside the task and run commands' transactions: the facts the budget gate decides on (the
+ * task decider for a claim, the run decider for a run), the goal's pause when work was refused for its
+ * budget, the reaction to new spend — the goal's (one 80 % alert, the pause at 100 %) and each budgeted
+ * task's (its one 80 % alert), each decided by its decider — and the owner's DM whenever a goal pauses.
  */
-/**
- * Only a claim the decider would make passes the budget gate: on an approved task, or on one whose lease
- * ran out. Renewals, claims on a task another agent holds, on a task that is not approved or on a closed
- * goal are the decider's to answer (ErrAlreadyClaimed, ErrTaskNotApproved, ErrGoalClosed) — they must
- * not pause the goal for budget.
- */
-export function freshClaim(task: TaskRow, goal: GoalRow, now: string): boolean {
-  if (goal.status === 'completed' || goal.status === 'cancelled') return false;
-  if (task.status === 'approved') return true;
-  const held = task.status === 'claimed' || task.status === 'in_progress';
-  return held && task.leaseExpiresAt !== null && Date.parse(task.leaseExpiresAt) <= Date.parse(now);
-}
-
-export interface Refusal {
-  scope: 'goal' | 'task';
-  taskId: number;
-  dimension: BudgetDimension;
-  committed: number;
-  requested: number;
-  budget: number;
-}
+export type { Refusal };
 
 /**
- * The first budget the claim would break: the goal's, then each budgeted task from the claimed one up to
- * its root. The task's own open reservation (a lease that ran out) is not counted: this claim replaces it.
+ * What the budget gate checks work on `task` (null: work on no task) against: the goal's budget with its
+ * spend and open reservations, then each budgeted task from `task` up to its root with its subtree's.
  */
-export function budgetRefusal(app: App, goal: GoalRow, task: TaskRow, reservation: Amount): Refusal | null {
-  if (goal.status === 'paused') return null; // the decider refuses a paused goal itself
-  const t = goalTotals(app.engine.db, goal.goalId);
-  const others = (c: { tokens: number; cents: number }) => ({
-    tokens: c.tokens - task.reservedTokens,
-    cents: c.cents - task.reservedCents,
-  });
-  const checks: [
-    Refusal['scope'],
-    number,
-    { tokens: number | null; cents: number | null },
-    { tokens: number; cents: number },
-  ][] = [
-    [
-      'goal',
-      goal.goalId,
-      { tokens: goal.budgetTokens, cents: goal.budgetCents },
-      others({ tokens: t.spentTokens + t.reservedTokens, cents: t.spentCents + t.reservedCents }),
-    ],
-  ];
-  for (const id of [task.taskId, ...task.ancestry.map((a) => a.id).reverse()]) {
-    const node = id === task.taskId ? task : getTask(app.engine.db, id);
-    if (node && (node.budgetTokens !== null || node.budgetCents !== null)) {
-      checks.push([
-        'task',
-        id,
-        { tokens: node.budgetTokens, cents: node.budgetCents },
-        others(committedInSubtree(app.engine.db, id)),
-      ]);
-    }
-  }
-  for (const [scope, id, budget, committed] of checks) {
-    for (const dimension of ['tokens', 'cents'] as const) {
-      const cap = budget[dimension];
-      const requested = reservation[dimension];
-      if (cap === null || cap <= 0) continue;
-      if (committed[dimension] + requested > cap || committed[dimension] >= cap) {
-        return {
-          scope,
-          taskId: scope === 'task' ? id : task.taskId,
-          dimension,
-          committed: committed[dimension],
-          requested,
-          budget: cap,
-        };
-      }
-    }
-  }
-  return null;
-}
-
-export function budgetError(r: Refusal): DomainError {
-  const what = r.scope === 'goal' ? "the goal's" : `task ${r.taskId}'s`;
-  const code = r.scope === 'goal' ? 'ErrGoalBudgetExceeded' : 'ErrTaskBudgetExceeded';
-  const paused = r.scope === 'goal' ? '; the goal is paused until the owner raises the budget and resumes it' : '';
-  return new DomainError(
-    code,
-    `${what} ${r.dimension} budget would be exceeded: ${r.committed} committed + ${r.requested} requested > ${r.budget}${paused}`,
+export function budgetLines(app: App, goal: GoalRow, task: TaskRow | null): BudgetLine[] {
+  const db = app.engine.db;
+  const t = goalTotals(db, goal.goalId);
+  const lines: BudgetLine[] = [
     {
-      scope: r.scope,
-      task_id: r.taskId,
-      dimension: r.dimension,
-      committed: r.committed,
-      requested: r.requested,
-      budget: r.budget,
+      scope: 'goal',
+      taskId: task?.taskId ?? 0,
+      budget: { tokens: goal.budgetTokens, cents: goal.budgetCents },
+      committed: { tokens: t.spentTokens + t.reservedTokens, cents: t.spentCents + t.reservedCents },
     },
-  );
+  ];
+  for (const id of task ? [task.taskId, ...task.ancestry.map((a) => a.id).reverse()] : []) {
+    const node = id === task!.taskId ? task : getTask(db, id);
+    if (!node || (node.budgetTokens === null && node.budgetCents === null)) continue;
+    const c = committedInSubtree(db, id);
+    lines.push({
+      scope: 'task',
+      taskId: id,
+      budget: { tokens: node.budgetTokens, cents: node.budgetCents },
+      committed: { tokens: c.tokens, cents: c.cents },
+    });
+  }
+  return lines;
 }
+
+/** A task's open reservation: a claim after its lease ran out replaces it, so the gate does not count it twice. */
+export const heldReservation = (task: TaskRow): Amount => ({ tokens: task.reservedTokens, cents: task.reservedCents });
 
 /** A claim refused for the goal's budget pauses the goal (if it still runs). */
-export function pauseForBudget(app: App, goal: GoalRow, r: Refusal, by: Who, actor: CommandOptions): void {
+export function pauseForBudget(app: App, goal: GoalRow, r: Refusal, by: By, actor: CommandOptions): void {
   const { events } = app.engine.handle(
     goalDecider,
     goalStream(goal.goalId),

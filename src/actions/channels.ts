@@ -11,7 +11,7 @@ import {
 } from '../events/channels.js';
 import type { StoredEvent } from '../engine/event.js';
 import { getChannel, getChannelByName, messageFacts, type ChannelRow } from '../projections/channel-queries.js';
-import { getAgentByName, getUser } from '../projections/principals.js';
+import { getAgentByName, getUser } from '../projections/principal-queries.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
@@ -70,12 +70,7 @@ export function sendDirect(app: App, by: Speaker, to: string, message: Message, 
   return post(
     app,
     actor,
-    () => {
-      const recipient = recipientKey(app, by.tenant, to);
-      if (recipient === by.key)
-        throw new DomainError('ErrInvalidInput', 'you cannot send a direct message to yourself', { to });
-      return ensureDm(app, by.tenant, by.key, recipient, actor);
-    },
+    () => ensureDm(app, by.tenant, by.key, recipientKey(app, by.tenant, to), actor, to),
     by,
     'message',
     message,
@@ -90,9 +85,13 @@ export function createPublicChannel(
   description: string,
   actor: CommandOptions,
 ): number {
-  if (getChannelByName(app.engine.db, tenant, name))
-    throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
-  return ensureChannel(app, tenant, name, 'public', [], description, actor);
+  return app.engine.transact(actor, (uow) => {
+    const nameTaken = getChannelByName(app.engine.db, tenant, name) !== null;
+    const channelId = uow.ids.next('channel');
+    const channel = { channelId, ownerId: tenant, name, kind: 'public' as const, members: [], description };
+    app.engine.handle(channelDecider, channelStream(channelId), { type: 'CreateChannel', channel, nameTaken }, actor);
+    return channelId;
+  }).value!;
 }
 
 export function post(
@@ -122,8 +121,16 @@ export function ensureFixedChannel(app: App, tenant: number, name: string, actor
   return ensureChannel(app, tenant, name, 'public', [], description, actor);
 }
 
-export function ensureDm(app: App, tenant: number, a: string, b: string, actor: CommandOptions): number {
-  return ensureChannel(app, tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', actor);
+/** `addressedAs`: for a direct message, the recipient as the sender named it (a message to oneself is refused). */
+export function ensureDm(
+  app: App,
+  tenant: number,
+  a: string,
+  b: string,
+  actor: CommandOptions,
+  addressedAs?: string,
+): number {
+  return ensureChannel(app, tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', actor, addressedAs);
 }
 
 /** Idempotent by name lookup, inside the caller's transaction (so two writers cannot both create it). */
@@ -135,6 +142,7 @@ function ensureChannel(
   members: string[],
   description: string,
   actor: CommandOptions,
+  addressedAs?: string,
 ): number {
   const existing = getChannelByName(app.engine.db, tenant, name);
   if (existing) return existing.channelId;
@@ -143,7 +151,11 @@ function ensureChannel(
     app.engine.handle(
       channelDecider,
       channelStream(channelId),
-      { type: 'CreateChannel', channel: { channelId, ownerId: tenant, name, kind, members, description } },
+      {
+        type: 'CreateChannel',
+        channel: { channelId, ownerId: tenant, name, kind, members, description },
+        ...(addressedAs === undefined ? {} : { addressedAs }),
+      },
       actor,
     );
     return channelId;

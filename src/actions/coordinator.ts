@@ -1,11 +1,11 @@
 import type { App } from '../app.js';
 import { DomainError } from '../errors.js';
-import { getAgentByName, type AgentRow } from '../projections/principals.js';
+import { getAgentByName, type AgentRow } from '../projections/principal-queries.js';
 import { registerAgent } from './principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
- * The pre-built coordinator (seed 001 D13): one per owner, named `coordinator`, created the first time
+ * The pre-built coordinator: one per owner, named `coordinator`, created the first time
  * a goal asks for the `default` template. Its token is sealed like every agent's, so Colony can start
  * it; the owner reveals or rotates it from the CLI.
  */

@@ -11,7 +11,8 @@ import { type CommandOptions } from '../engine/handle.js';
 
 /**
  * Goal commands shared by the MCP tools, the REST API and the CLI: each is one transaction. A goal is
- * visible only inside its owner's tenant; any other caller gets ErrGoalNotFound, never a hint.
+ * visible only inside its owner's tenant; any other caller gets ErrGoalNotFound, never a hint. Who may
+ * do what is the goal decider's to say (commands/goals.ts): these functions find the goal and route.
  */
 export const isOwner = (by: Speaker): boolean => by.key === `user-${by.tenant}`;
 export const agentIdOf = (by: Speaker): number | null =>
@@ -42,7 +43,6 @@ export interface CreatedGoal {
 }
 
 export function createGoal(app: App, by: Speaker, input: NewGoal, actor: CommandOptions): CreatedGoal {
-  checkApprovalMode(by, input.approvalMode);
   const result = app.engine.transact(actor, (uow) => {
     const db = app.engine.db;
     const coordinator = resolveCoordinator(app, by.tenant, input.coordinatorConfig, actor);
@@ -68,6 +68,7 @@ export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Command
           approvalMode: input.approvalMode,
           by: by.name,
         },
+        by: who(by),
       },
       actor,
     );
@@ -93,6 +94,10 @@ function replayed(app: App, events: readonly { type: string; data: unknown }[]):
   };
 }
 
+/**
+ * The first of `base`, `base-2` … `base-99` no goal of the owner uses. It names the goal's channel, which
+ * is created before the goal, so a title with none left is refused here (ErrSlugTaken).
+ */
 function freeSlug(db: App['engine']['db'], ownerId: number, base: string): string {
   if (!slugTaken(db, ownerId, base)) return base;
   for (let n = 2; n <= 99; n += 1) if (!slugTaken(db, ownerId, `${base}-${n}`)) return `${base}-${n}`;
@@ -101,7 +106,7 @@ function freeSlug(db: App['engine']['db'], ownerId: number, base: string): strin
   });
 }
 
-/** complete_goal: the owner or the goal's coordinator closes it as completed, stuck or cancelled. */
+/** complete_goal: closes the goal as completed, stuck or cancelled (its owner or its coordinator). */
 export function closeGoal(
   app: App,
   by: Speaker,
@@ -111,32 +116,13 @@ export function closeGoal(
   actor: CommandOptions,
 ): GoalRow {
   app.engine.transact(actor, () => {
-    const goal = goalFor(app, by, goalId);
-    if (!isOwner(by) && agentIdOf(by) !== goal.coordinatorAgentId) {
-      throw new DomainError('ErrForbidden', `only the goal's owner or its coordinator may complete goal ${goalId}`, {
-        goal_id: goalId,
-      });
-    }
+    goalFor(app, by, goalId);
     app.engine.handle(goalDecider, goalStream(goalId), { type: 'CloseGoal', to, summary, by: who(by) }, actor);
   });
   return getGoal(app.engine.db, goalId)!;
 }
 
-/**
- * Auto-approval is the owner's choice (DESIGN §8): an agent — which a prompt injection may drive — never
- * turns it on, or it would approve its own proposals. It covers only registered commands (verifier recipes).
- */
-function checkApprovalMode(by: Speaker, mode: ApprovalMode): void {
-  if (mode === 'auto' && !isOwner(by)) {
-    throw new DomainError(
-      'ErrApprovalModeForbidden',
-      'approval_mode "auto" is the owner\'s choice: create the goal in "human" mode; the owner may switch it (set_goal_approval_mode, `colony goals mode ID auto`)',
-      { approval_mode: mode },
-    );
-  }
-}
-
-/** The owner switches a goal between human and automatic approval of its proposals. */
+/** Switches a goal between human and automatic approval of its proposals (its owner). */
 export function setApprovalMode(
   app: App,
   by: Speaker,
@@ -144,7 +130,6 @@ export function setApprovalMode(
   to: ApprovalMode,
   actor: CommandOptions,
 ): GoalRow {
-  if (!isOwner(by)) throw new DomainError('ErrApprovalModeForbidden', "only the goal's owner sets its approval mode");
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);
     app.engine.handle(goalDecider, goalStream(goalId), { type: 'SetApprovalMode', to, by: who(by) }, actor);
@@ -152,7 +137,7 @@ export function setApprovalMode(
   return getGoal(app.engine.db, goalId)!;
 }
 
-/** resume_goal: the owner sets a paused (or stuck) goal active again, optionally with new budgets. */
+/** resume_goal: sets a paused (or stuck) goal active again, optionally with new budgets (its owner). */
 export function resumeGoal(
   app: App,
   by: Speaker,
@@ -160,7 +145,6 @@ export function resumeGoal(
   budgets: Partial<Budgets>,
   actor: CommandOptions,
 ): GoalRow {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', "only the goal's owner may resume it");
   app.engine.transact(actor, () => {
     goalFor(app, by, goalId);
     const t = goalTotals(app.engine.db, goalId);

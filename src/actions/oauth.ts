@@ -159,15 +159,18 @@ export function revokeClientGrants(app: App, ownerId: number, clientId: string, 
 
 /**
  * RFC 7009: a client ends its own grant with either of its tokens. Unknown tokens are not an error (the
- * spec answers 200 either way); a token of another client's grant is.
+ * spec answers 200 either way); a token of another client's grant is (the decider says so).
  */
 export function revokeByToken(app: App, token: string, clientId: string): 'revoked' | 'unknown' {
   const found = oauthTokenByHash(app.engine.db, tokenHash(token));
   const grant = found && getOAuthGrant(app.engine.db, found.grantN);
   if (!grant) return 'unknown';
-  if (grant.clientId !== clientId)
-    throw new DomainError('ErrOAuthUnauthorizedClient', 'this token was issued to another client');
-  revokeGrant(app, grant.grantN, 'client', { actor: clientActor(clientId) });
+  app.engine.handle(
+    oauthDecider,
+    oauthGrantStream(grant.grantN),
+    { type: 'RevokeGrant', reason: 'client', clientId },
+    { actor: clientActor(clientId) },
+  );
   return 'revoked';
 }
 

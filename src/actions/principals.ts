@@ -3,6 +3,7 @@ import type { CommandOptions } from '../engine/handle.js';
 import { principalDecider } from '../commands/principals.js';
 import { DomainError, notFound } from '../errors.js';
 import type { KnownTools } from '../commands/tool-scope.js';
+import type { AgentNameFacts } from '../commands/agent-names.js';
 import { agentStream, userStream, type AgentRegistered, type Speaker, type TokenScope } from '../events/principals.js';
 import { seal } from '../masterkey.js';
 import {
@@ -14,7 +15,7 @@ import {
   listUsers,
   tokensOf,
   type UserRow,
-} from '../projections/principals.js';
+} from '../projections/principal-queries.js';
 import { seedRootReputation } from './reputation.js';
 import { newToken, tokenHash } from '../tokens.js';
 
@@ -29,10 +30,9 @@ export function ownerOf(app: App): UserRow | null {
 export function createOwner(app: App, name: string, by: CommandOptions): { userId: number; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
-    if (getUserByName(engine.db, name))
-      throw new DomainError('ErrPrincipalExists', `a user named ${name} already exists`);
+    const nameTaken = getUserByName(engine.db, name) !== null;
     const userId = uow.ids.next('user');
-    engine.handle(principalDecider, userStream(userId), { type: 'CreateUser', userId, name }, by);
+    engine.handle(principalDecider, userStream(userId), { type: 'CreateUser', userId, name, nameTaken }, by);
     const token = issue(app, 'user', userId, 'owner token', ['mcp', 'api'], false, uow.ids.next('token'), by);
     return { userId, token };
   });
@@ -42,68 +42,38 @@ export function createOwner(app: App, name: string, by: CommandOptions): { userI
 
 export type AgentSpec = Omit<AgentRegistered['data'], 'agentId'>;
 
-/**
- * Names a message, a mention or a verdict could be mistaken for: the owner's own, and words that stand
- * for a person or for Colony. An agent never takes one (DESIGN §8: an agent acts only as itself).
- */
-export const RESERVED_AGENT_NAMES: ReadonlySet<string> = new Set([
-  'owner',
-  'system',
-  'colony',
-  'admin',
-  'administrator',
-  'root',
-  'user',
-  'users',
-  'agent',
-  'agents',
-  'all',
-  'everyone',
-  'here',
-  'channel',
-  'anonymous',
-  'approvals',
-  'requests',
-  'human',
-  'operator',
-  'moderator',
-  'support',
-  'security',
-]);
-
-/** Refuses a name an agent of this owner may not take: reserved, the owner's own, or another active agent's. */
-export function checkAgentName(app: App, ownerId: number, name: string): void {
-  if (RESERVED_AGENT_NAMES.has(name) || getUser(app.engine.db, ownerId)?.name === name) {
-    throw new DomainError(
-      'ErrAgentNameReserved',
-      `"${name}" cannot name an agent: it is reserved or it is a person's name in this team, and messages to it must reach that person`,
-      { name },
-    );
-  }
-  if (getAgentByName(app.engine.db, ownerId, name))
-    throw new DomainError('ErrAgentNameTaken', `an agent named ${name} already exists`, { name });
+/** The facts an agent's name is decided on in the owner's team (commands/agent-names.ts). */
+export function agentNameFacts(app: App, ownerId: number, name: string): AgentNameFacts {
+  return {
+    ownerName: getUser(app.engine.db, ownerId)?.name ?? null,
+    taken: getAgentByName(app.engine.db, ownerId, name) !== null,
+  };
 }
 
-/** `knownTools` (the tool registry's names): given, the scope may name only agent-surface tools (commands/tool-scope.ts). */
+/**
+ * `knownTools` (the tool registry's names): given, the scope may name only agent-surface tools
+ * (commands/tool-scope.ts). `agentId`: the id the caller took for it already (an approved spawn).
+ */
 export function registerAgent(
   app: App,
   spec: AgentSpec,
   by: CommandOptions,
   knownTools?: KnownTools,
+  agentId?: number,
 ): { agentId: number; name: string; token: string } {
   const { engine } = app;
   const result = engine.transact(by, (uow) => {
-    checkAgentName(app, spec.ownerId, spec.name);
-    const agentId = uow.ids.next('agent');
+    const names = agentNameFacts(app, spec.ownerId, spec.name);
+    const id = agentId ?? uow.ids.next('agent');
     engine.handle(
       principalDecider,
-      agentStream(agentId),
-      { type: 'RegisterAgent', agent: { agentId, ...spec }, knownTools },
+      agentStream(id),
+      { type: 'RegisterAgent', agent: { agentId: id, ...spec }, knownTools, names },
       by,
     );
-    if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, agentId)!, by);
-    const token = issue(app, 'agent', agentId, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
-    return { agentId, name: spec.name, token };
+    if (spec.parentId === null) seedRootReputation(app, getAgent(engine.db, id)!, by);
+    const token = issue(app, 'agent', id, 'agent token', ['mcp'], true, uow.ids.next('token'), by);
+    return { agentId: id, name: spec.name, token };
   });
   if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran; its token was shown then');
   return result.value;

@@ -1,11 +1,11 @@
 import { publicBaseUrl } from '../public-url.js';
 import { randomBytes } from 'node:crypto';
 import type { App } from '../app.js';
-import { probeDecider, validateMessage } from '../commands/probes.js';
-import { DomainError, invalidInput } from '../errors.js';
-import { MAX_ACTIVE_PROBES, MAX_PROBE_HOURS, probeStream, type ProbeExpiryReason } from '../events/probes.js';
+import { probeDecider } from '../commands/probes.js';
+import { DomainError } from '../errors.js';
+import { probeStream, type ProbeExpiryReason } from '../events/probes.js';
 import { seal, unseal } from '../masterkey.js';
-import { getAgent, getAgentByName, type AgentRow } from '../projections/principals.js';
+import { getAgent, getAgentByName, type AgentRow } from '../projections/principal-queries.js';
 import {
   activeProbeCount,
   activeProbesOf,
@@ -16,7 +16,6 @@ import {
 } from '../projections/probes.js';
 import { tokenHash } from '../tokens.js';
 import { who } from './goals.js';
-import { parseIsoTimestamp, pyRepr } from './probes/iso-time.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
@@ -24,9 +23,9 @@ export { validateMessage } from '../commands/probes.js';
 export { fireProbe, type TriggerOutcome } from './probes/trigger.js';
 
 /**
- * Probe commands (xylocopa's probe_* tools, reference §1.5), each one transaction, scoped to the
- * caller's tenant (xylocopa does not scope probe reads; reference §1.9 item 4). Refusals are
- * DomainErrors whose message is xylocopa's text, checked in xylocopa's order before anything is written.
+ * Probe commands (xylocopa's probe_* tools), each one transaction, scoped to the caller's tenant (xylocopa
+ * does not scope probe reads). The action reads the facts and routes; the probe decider refuses, with
+ * xylocopa's texts in its order, before anything is written.
  */
 export interface CreatedProbe {
   probe: ProbeRow;
@@ -49,48 +48,32 @@ export function probeUrl(app: App, probe: ProbeRow): string {
   return triggerUrl(unseal(app.key, sealedTokenOf(app.engine.db, probe.probeId)!));
 }
 
+/** probe_create: a new probe and its trigger token (stored as its hash, and sealed so probe_get can show the URL again). */
 export function createProbe(
   app: App,
   by: Speaker,
   input: { agentId: string; message: string; expiresInHours: number },
   actor: CommandOptions,
 ): CreatedProbe {
-  const ref = input.agentId.trim();
-  if (ref === '') throw invalidInput('Error: agent_id is required.');
-  if (!(input.expiresInHours > 0 && input.expiresInHours <= MAX_PROBE_HOURS))
-    throw invalidInput(`Error: expires_in_hours must be in (0, ${MAX_PROBE_HOURS}].`);
-  const invalid = validateMessage(input.message);
-  if (invalid !== null) throw invalidInput(`Error: ${invalid}`);
   const token = randomBytes(16).toString('hex');
   const result = app.engine.transact(actor, (uow) => {
-    const agent = agentOf(app, by.tenant, ref);
-    if (!agent)
-      throw new DomainError('ErrNotFound', `Error: agent ${input.agentId} not found.`, { agent_id: input.agentId });
-    const active = activeProbeCount(app.engine.db, agent.agentId, uow.now);
-    if (active >= MAX_ACTIVE_PROBES) {
-      throw new DomainError(
-        'ErrProbeLimit',
-        `Error: agent ${String(agent.agentId).slice(0, 8)} already has ${active} active probes (limit ${MAX_ACTIVE_PROBES}). ` +
-          'Use probe_update to expire some, or wait for them to time out.',
-        { agent_id: agent.agentId, active },
-      );
-    }
+    const agent = agentOf(app, by.tenant, input.agentId.trim());
+    const activeProbes = agent ? activeProbeCount(app.engine.db, agent.agentId, uow.now) : 0;
     const n = uow.ids.next('probe');
     const probeId = freshProbeId(app);
     app.engine.handle(
       probeDecider,
       probeStream(n),
       {
-        type: 'CreateProbe',
+        type: 'RegisterProbe',
+        request: input,
+        agent: agent && { agentId: agent.agentId, activeProbes },
         probe: {
           probeId,
           n,
-          agentId: agent.agentId,
           ownerId: by.tenant,
           tokenHash: tokenHash(token),
           sealedToken: seal(app.key, token),
-          message: input.message.trim(),
-          expiresAt: new Date(Date.parse(uow.now) + input.expiresInHours * 3_600_000).toISOString(),
           by: who(by),
         },
       },
@@ -133,11 +116,7 @@ export function tenantProbes(app: App, tenant: number, f: { agentId: string; inc
   });
 }
 
-/**
- * probe_update(expires_at): xylocopa's checks in its order. A time that is not in the future cancels the
- * probe. Unlike xylocopa, the new time may be at most 168 h ahead, as at creation — otherwise an update
- * would make a single-fire credential live forever (reference §1.9 item 4 calls the missing cap a gap).
- */
+/** probe_update(expires_at): the probe decider checks the time ('' changes nothing; a past time cancels). */
 export function updateProbe(
   app: App,
   by: Speaker,
@@ -145,28 +124,15 @@ export function updateProbe(
   expiresAt: string,
   actor: CommandOptions,
 ): ProbeUpdate {
-  const result = app.engine.transact(actor, (uow) => {
+  const result = app.engine.transact(actor, () => {
     const probe = probeOf(app, by.tenant, probeId);
-    if (probe.firedAt !== null)
-      throw new DomainError('ErrProbeFired', `Probe ${probe.probeId} already fired — cannot update.`, {
-        probe_id: probe.probeId,
-      });
-    if (expiresAt === '') return 'unchanged' as const;
-    const at = parseIsoTimestamp(expiresAt);
-    if (!at)
-      throw invalidInput(`Error: invalid expires_at ISO timestamp: ${pyRepr(expiresAt)}`, { field: 'expires_at' });
-    if (at.getTime() > Date.parse(uow.now) + MAX_PROBE_HOURS * 3_600_000) {
-      throw invalidInput(`Error: expires_at must be at most ${MAX_PROBE_HOURS} hours from now.`, {
-        field: 'expires_at',
-      });
-    }
-    app.engine.handle(
+    const { events } = app.engine.handle(
       probeDecider,
       probeStream(probe.n),
-      { type: 'UpdateProbe', expiresAt: at.toISOString(), by: who(by) },
+      { type: 'UpdateProbe', expiresAt, by: who(by) },
       actor,
     );
-    return 'updated' as const;
+    return events.length > 0 ? ('updated' as const) : ('unchanged' as const);
   });
   return { kind: result.value ?? 'updated', probe: getProbe(app.engine.db, probeId)! };
 }

@@ -1,21 +1,23 @@
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '../app.js';
-import { orNull, projectDecider, projectNameError } from '../commands/projects.js';
+import { orNull, projectDecider } from '../commands/projects.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from '../engine/event.js';
 import { projectStream } from '../events/projects.js';
 import { getProject, getProjectByName, listProjects, type ProjectRow } from '../projections/projects.js';
-import { isOwner, who } from './goals.js';
+import { who } from './goals.js';
 import { FileJournal, scaffoldFiles, type ProjectRecord, type ScaffoldResult } from './projects/files.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
- * Project commands (xylocopa's project_* tools, reference §1.5), scoped to the caller's tenant. Refusals
- * are DomainErrors whose message is xylocopa's text, checked in its order before anything is written.
- * The caller passes a `path` the path policy already resolved and accepted (DESIGN §3.16); "" means the
- * default, `<data>/workspace/projects/<name>`, which lies inside the workspace root by construction.
+ * Project commands (xylocopa's project_* tools), scoped to the caller's tenant. Refusals are DomainErrors
+ * whose message is xylocopa's text: the project decider makes those of project_create and archive_project
+ * before anything is written; project_scaffold and project_regenerate_claude_md write files but no event,
+ * so their checks of the project and its directory are made here. The caller passes a `path` the path
+ * policy already resolved and accepted; "" means the default, `<data>/workspace/projects/<name>`, which
+ * lies inside the workspace root by construction.
  */
 export type CreateOutcome = 'created' | 'exists' | 'reactivated';
 export interface CreatedProject {
@@ -31,9 +33,9 @@ export interface NewProject {
 }
 
 /**
- * Every project lookup that misses says the same (reference §1.9 item 2 made consistent): xylocopa's
- * ``Project `X` not found.`` plus the tenant's active projects to choose from — project_get's list, now
- * everywhere, including for tools that take a project name (task_create…).
+ * Every project lookup that misses says the same: xylocopa's ``Project `X` not found.`` plus the tenant's
+ * active projects to choose from — project_get's list, for every tool that takes a project name
+ * (task_create…) alike.
  */
 export function projectNotFound(app: App, tenant: number, name: string): DomainError {
   const names = listProjects(app.engine.db, tenant, false).map((p) => p.name);
@@ -51,28 +53,25 @@ export function projectOf(app: App, tenant: number, name: string): ProjectRow {
   return project;
 }
 
+/**
+ * project_create: a name the tenant has goes to that project (an archived one comes back, an active one is
+ * left as it is: 'exists'); a new name creates the project and its directory and files, all or nothing.
+ */
 export function createProject(app: App, by: Speaker, input: NewProject, actor: CommandOptions): CreatedProject {
-  const bad = projectNameError(input.name);
-  if (bad !== null) throw new DomainError('ErrInvalidName', bad, { field: 'name' });
   const journal = new FileJournal();
   try {
     const result = app.engine.transact(actor, (uow) => {
       const existing = getProjectByName(app.engine.db, by.tenant, input.name);
-      if (existing?.archived) {
-        app.engine.handle(
+      if (existing) {
+        const { events } = app.engine.handle(
           projectDecider,
           projectStream(existing.projectId),
-          {
-            type: 'ReactivateProject',
-            gitRemote: orNull(input.gitUrl),
-            description: orNull(input.description),
-            by: who(by),
-          },
+          { type: 'ReactivateProject', gitRemote: input.gitUrl, description: input.description, by: who(by) },
           actor,
         );
-        return { outcome: 'reactivated' as const, projectId: existing.projectId, scaffold: null };
+        const outcome: CreateOutcome = events.length > 0 ? 'reactivated' : 'exists';
+        return { outcome, projectId: existing.projectId, scaffold: null };
       }
-      if (existing) return { outcome: 'exists' as const, projectId: existing.projectId, scaffold: null };
       const n = uow.ids.next('project');
       const record: ProjectRecord = {
         name: input.name,
@@ -83,7 +82,7 @@ export function createProject(app: App, by: Speaker, input: NewProject, actor: C
       app.engine.handle(
         projectDecider,
         projectStream(n),
-        { type: 'CreateProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } },
+        { type: 'RegisterProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } },
         actor,
       );
       return { outcome: 'created' as const, projectId: n, scaffold: writeFiles(journal, record) };
@@ -187,20 +186,17 @@ export function regenerateClaudeMd(app: App, by: Speaker, name: string): { proje
   return { project: p, changed: filesStep(p, 'Regenerate', (j) => scaffoldFiles(j, p, true)).claudeMd };
 }
 
-/** archive_project (owner only): a soft delete; the files stay and the name stays taken. */
+/** archive_project: a soft delete (the files stay and the name stays taken), the owner's alone (the project decider refuses anyone else). */
 export function archiveProject(
   app: App,
   by: Speaker,
   name: string,
   actor: CommandOptions,
 ): { project: ProjectRow; archived: boolean } {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner may archive a project');
   const result = app.engine.transact(actor, () => {
     const p = projectOf(app, by.tenant, name);
-    return (
-      app.engine.handle(projectDecider, projectStream(p.projectId), { type: 'ArchiveProject', by: who(by) }, actor)
-        .events.length > 0
-    );
+    const command = { type: 'ArchiveProject' as const, by: who(by) };
+    return app.engine.handle(projectDecider, projectStream(p.projectId), command, actor).events.length > 0;
   });
   return { project: projectOf(app, by.tenant, name), archived: result.value ?? result.events.length > 0 };
 }

@@ -1,16 +1,17 @@
 import type { App } from '../app.js';
-import { reputationDecider } from '../commands/reputation.js';
+import { reputationDecider, type DomainRecord } from '../commands/reputation.js';
 import { DomainError } from '../errors.js';
 import { agentStream } from '../events/principals.js';
 import type { TaskVerified } from '../events/tasks.js';
-import { getAgent, type AgentRow } from '../projections/principals.js';
+import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import { hasEvidence, meanScore, scoreOf, scoresOf, type Score } from '../projections/reputation.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
 
 /**
- * Reputation commands (DESIGN §3.8): seed rows, evidence from verdicts, the quarantine check that runs
- * whenever evidence is appended, and the owner's unquarantine. Settings come from the environment:
+ * Reputation commands: seed rows, evidence from verdicts, the quarantine check that runs whenever evidence
+ * is appended, and the owner's unquarantine; the reputation decider decides them (commands/reputation.ts),
+ * these functions read its facts and route. Settings come from the environment:
  * COLONY_REPUTATION_HALF_LIFE_DAYS (30), COLONY_QUARANTINE_THRESHOLD (0.3) and
  * COLONY_REPUTATION_DELTAS ("peer=0.1,command=0.1,auto=0.05,reject=-0.2").
  */
@@ -47,12 +48,9 @@ export function reputationSettings(env: NodeJS.ProcessEnv = process.env): Reputa
   };
 }
 
-export const BOOTSTRAP_SCORE = 0.5;
-
 /**
- * Appends one piece of evidence for the agent's config, then (for negative evidence) the quarantine check. The first
- * evidence in a domain is preceded by that domain's seed row (see seedScore), so a first small delta
- * never takes a fresh config from neutral to near zero.
+ * Appends one piece of evidence for the agent's config (after its domain's seed row when it is the first
+ * there), then the quarantine check. The reputation decider decides both (commands/reputation.ts).
  */
 export function recordEvidence(
   app: App,
@@ -67,53 +65,15 @@ export function recordEvidence(
     const stream = agentStream(agent.agentId);
     const settings = reputationSettings();
     const now = app.engine.clock().toISOString();
-    // An index probe, not the domain's score: every verdict asks this, and an agent's evidence only grows.
-    if (!ref.startsWith('seed') && !hasEvidence(app.engine.db, agent.ownerId, configHash, domain)) {
-      const seed = seedScore(app, agent, domain, now, settings.halfLifeDays);
-      app.engine.handle(
-        reputationDecider,
-        stream,
-        {
-          type: 'RecordEvidence',
-          evidence: {
-            agentId: agent.agentId,
-            ownerId: agent.ownerId,
-            configHash,
-            domain,
-            delta: seed.delta,
-            weight: 1,
-            ref: seed.ref,
-          },
-        },
-        actor,
-      );
-    }
-    app.engine.handle(
-      reputationDecider,
-      stream,
-      {
-        type: 'RecordEvidence',
-        evidence: {
-          agentId: agent.agentId,
-          ownerId: agent.ownerId,
-          configHash,
-          domain,
-          delta,
-          weight: 1,
-          ref,
-        },
-      },
-      actor,
-    );
-    // Only bad evidence can quarantine: a good verdict on a score that decay (or an earlier quarantine the
-    // owner lifted) left below the threshold is not a reason to — time decay alone never quarantines.
-    if (!(delta < 0)) return;
+    const evidence = { agentId: agent.agentId, ownerId: agent.ownerId, configHash, domain, delta, weight: 1, ref };
+    const record = domainRecord(app, agent, configHash, domain, now, settings.halfLifeDays);
+    app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence, record }, actor);
     // Quarantine is about the agent as it is now: its current config's scores, wherever this evidence went.
     const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, agent.configHash, now, settings.halfLifeDays));
     const { events } = app.engine.handle(
       reputationDecider,
       stream,
-      { type: 'CheckQuarantine', agentId: agent.agentId, meanScore: mean, threshold: settings.threshold },
+      { type: 'CheckQuarantine', agentId: agent.agentId, delta, meanScore: mean, threshold: settings.threshold },
       actor,
     );
     const quarantined = events.find((e) => e.type === 'AgentQuarantined');
@@ -130,27 +90,49 @@ export function recordEvidence(
   });
 }
 
-/** A domain's seed: 0.5 for a root agent, 0.7 × its parent's current score in that domain for a spawned one. */
-function seedScore(
+/**
+ * The config's record in the domain: whether it has started and, for one that has not, its parent's
+ * config and current score there (an index probe first: every verdict asks, and an agent's evidence only grows).
+ */
+function domainRecord(
   app: App,
   agent: AgentRow,
+  configHash: string,
   domain: string,
   now: string,
   halfLifeDays: number,
-): { delta: number; ref: string } {
+): DomainRecord {
+  if (hasEvidence(app.engine.db, agent.ownerId, configHash, domain)) return { started: true, parent: null };
   const parent = agent.parentId === null ? null : getAgent(app.engine.db, agent.parentId);
-  if (!parent) return { delta: BOOTSTRAP_SCORE, ref: 'seed:bootstrap' };
+  if (!parent) return { started: false, parent: null };
   const score = scoreOf(app.engine.db, parent.ownerId, parent.configHash, domain, now, halfLifeDays).score;
-  return { delta: SEED_FRACTION * score, ref: `seed_from_parent:${parent.configHash}` };
+  return { started: false, parent: { configHash: parent.configHash, score } };
 }
 
-export const SEED_FRACTION = 0.7;
+/** Starts the agent's record in `domain` from `parent`'s score there (null: a root agent's bootstrap seed). */
+export function seedRecord(
+  app: App,
+  agent: AgentRow,
+  domain: string,
+  parent: DomainRecord['parent'],
+  actor: CommandOptions,
+): void {
+  const started = hasEvidence(app.engine.db, agent.ownerId, agent.configHash, domain);
+  app.engine.handle(
+    reputationDecider,
+    agentStream(agent.agentId),
+    {
+      type: 'SeedRecord',
+      evidence: { agentId: agent.agentId, ownerId: agent.ownerId, configHash: agent.configHash, domain },
+      record: { started, parent },
+    },
+    actor,
+  );
+}
 
-/** A root agent's seed row: 0.5 in `default`, so its first small delta does not drop it near 0. */
+/** A root agent's record in `default` starts at the bootstrap score. */
 export function seedRootReputation(app: App, agent: AgentRow, actor: CommandOptions): void {
-  // Keyed by config hash: an earlier agent with the same config already started this record; a second seed would inflate it.
-  if (hasEvidence(app.engine.db, agent.ownerId, agent.configHash, 'default')) return;
-  recordEvidence(app, agent, 'default', BOOTSTRAP_SCORE, 'seed:bootstrap', actor);
+  seedRecord(app, agent, 'default', null, actor);
 }
 
 /** Evidence from each verdict among `events` for the task's assignee (domain = billing code, else default). */

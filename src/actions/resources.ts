@@ -3,25 +3,22 @@ import { resourceDecider } from '../commands/resources.js';
 import { secretName } from '../commands/secrets.js';
 import { DomainError } from '../errors.js';
 import { RESOURCE_REQUEST_KIND, resourceRequestStream, type ResourceType } from '../events/resources.js';
-import type { ScopeType, SecretScope } from '../events/secrets.js';
-import {
-  getResourceRequest,
-  pendingRequestOf,
-  pendingRequests,
-  type ResourceRequestRow,
-} from '../projections/resources.js';
+import type { ScopeType } from '../events/secrets.js';
+import { getResourceRequest, pendingRequestOf, type ResourceRequestRow } from '../projections/resources.js';
 import { activeSecretsIn, type ScopeKey } from '../projections/secrets.js';
-import { sendToChannel } from './channels.js';
-import { agentIdOf, isOwner, who } from './goals.js';
+import { sendToChannel, type Sent } from './channels.js';
+import { agentIdOf, who } from './goals.js';
 import { taskFor } from './tasks.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
 
 /**
- * Resources (reference US6): an agent asks for a missing secret on a task (request_resource), sees
- * which names it can use (list_resources — names, scopes, availability, never values), and the owner's
- * `secrets set` fulfils the requests it answers.
+ * Resources: an agent asks for a missing secret on a task (request_resource), sees which names it can
+ * use (list_resources — names, scopes, availability, never values), and the owner rejects one here;
+ * the owner's `secrets set` fulfils the requests it answers (resources/answered.ts), and the console
+ * answers one request with a value (resources/fulfil.ts). Who may ask, reject or be answered is the
+ * resource-request decider's to say.
  */
 export interface NewRequest {
   name: string;
@@ -40,12 +37,6 @@ export interface Requested {
  * for the same name on the same task while the first request is pending returns that request.
  */
 export function requestResource(app: App, by: Speaker, input: NewRequest, actor: CommandOptions): Requested {
-  const agentId = agentIdOf(by);
-  if (agentId === null)
-    throw new DomainError(
-      'ErrForbidden',
-      'only agents request resources; the owner sets them with `colony secrets set`',
-    );
   if (input.taskId === undefined) {
     throw new DomainError(
       'ErrMissingTaskContext',
@@ -53,29 +44,19 @@ export function requestResource(app: App, by: Speaker, input: NewRequest, actor:
     );
   }
   const taskId = input.taskId;
+  // The name as it is stored: also the key the requester's pending request is found by.
   const name = secretName(input.name);
+  const agentId = agentIdOf(by);
   const result = app.engine.transact(actor, (uow) => {
     const { task } = taskFor(app, by, taskId);
-    const pending = pendingRequestOf(app.engine.db, agentId, taskId, name);
+    const pending = agentId === null ? null : pendingRequestOf(app.engine.db, agentId, taskId, name);
     if (pending) return { requestId: pending.requestId, messageId: pending.messageId, existing: true };
     const requestId = uow.ids.next(RESOURCE_REQUEST_KIND);
     const reason = input.reason.trim();
-    const body =
-      `Resource request #${requestId} from ${by.name}: ${name} (${input.resourceType}) for task #${taskId} "${task.title}" — ${reason}\n` +
-      `Fulfil it with: colony secrets set ${name} - --scope agent:${by.name}   (or --scope task:${taskId}, or user:<owner>)`;
-    const metadata = {
-      kind: 'resource_request',
-      request_id: requestId,
-      resource_name: name,
-      resource_type: input.resourceType,
-      reason,
-      task_id: taskId,
-    };
-    const sent = sendToChannel(
+    const sent = postRequest(
       app,
       by,
-      { name: 'requests' },
-      { body, subject: `Resource request: ${name}`, priority: 6, metadata, replyTo: null },
+      { requestId, name, reason, taskId, title: task.title, type: input.resourceType },
       actor,
     );
     app.engine.handle(
@@ -111,46 +92,31 @@ export function requestResource(app: App, by: Speaker, input: NewRequest, actor:
   return result.value;
 }
 
-/** Whether a secret in `scope` reaches the requester: its agent, its task, or the owner's user scope (every agent's). */
-const covers = (scope: SecretScope, r: { requesterAgentId: number; taskId: number }): boolean =>
-  scope.type === 'user' ||
-  (scope.type === 'agent' && scope.id === r.requesterAgentId) ||
-  (scope.type === 'task' && scope.id === r.taskId);
-
-/** Inside `secrets set`: marks the pending requests the new secret answers fulfilled and DMs each requester. */
-export function fulfilRequests(
+/** The request as a structured message in `#requests`, with the command that fulfils it. */
+function postRequest(
   app: App,
   by: Speaker,
-  secret: { secretId: number; name: string; scope: SecretScope },
+  r: { requestId: number; name: string; reason: string; taskId: number; title: string; type: ResourceType },
   actor: CommandOptions,
-): number[] {
-  const answered = pendingRequests(app.engine.db, by.tenant, secret.name).filter((r) => covers(secret.scope, r));
-  for (const r of answered) {
-    app.engine.handle(
-      resourceDecider,
-      resourceRequestStream(r.requestId),
-      { type: 'FulfilRequest', secretId: secret.secretId, scope: secret.scope.label, by: who(by) },
-      actor,
-    );
-    const body =
-      `Your resource request #${r.requestId} is fulfilled: ${secret.name} (${secret.scope.label}) is now set. Colony passes it as the ` +
-      `environment variable ${secret.name} to the processes it starts for task #${r.taskId}; its value is never shown over MCP.`;
-    sendSystemDirect(
-      app,
-      by.tenant,
-      `agent-${r.requesterAgentId}`,
-      body,
-      {
-        event: 'ResourceRequestFulfilled',
-        request_id: r.requestId,
-        resource_name: secret.name,
-        scope: secret.scope.label,
-        task_id: r.taskId,
-      },
-      actor,
-    );
-  }
-  return answered.map((r) => r.requestId);
+): Sent {
+  const body =
+    `Resource request #${r.requestId} from ${by.name}: ${r.name} (${r.type}) for task #${r.taskId} "${r.title}" — ${r.reason}\n` +
+    `Fulfil it with: colony secrets set ${r.name} - --scope agent:${by.name}   (or --scope task:${r.taskId}, or user:<owner>)`;
+  const metadata = {
+    kind: 'resource_request',
+    request_id: r.requestId,
+    resource_name: r.name,
+    resource_type: r.type,
+    reason: r.reason,
+    task_id: r.taskId,
+  };
+  return sendToChannel(
+    app,
+    by,
+    { name: 'requests' },
+    { body, subject: `Resource request: ${r.name}`, priority: 6, metadata, replyTo: null },
+    actor,
+  );
 }
 
 /** The owner declines a pending request with a reason: ResourceRequestRejected and a DM to the requester, in one command. */
@@ -161,7 +127,6 @@ export function rejectRequest(
   reason: string,
   actor: CommandOptions,
 ): ResourceRequestRow {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner rejects resource requests');
   app.engine.transact(actor, () => {
     const r = requestOf(app, by, requestId);
     const { events } = app.engine.handle(

@@ -1,21 +1,22 @@
 import type { App } from '../app.js';
 import { secretDecider, secretName } from '../commands/secrets.js';
-import { DomainError, invalidInput, notFound } from '../errors.js';
-import { MAX_SECRET_BYTES, SCOPE_TYPES, secretStream, type ScopeType, type SecretScope } from '../events/secrets.js';
+import { DomainError, notFound } from '../errors.js';
+import { SCOPE_TYPES, secretStream, type ScopeType, type SecretScope } from '../events/secrets.js';
 import { seal } from '../masterkey.js';
 import { getTask, ownerOfTask } from '../projections/task-queries.js';
-import { getAgent, getAgentByName, getUser, getUserByName } from '../projections/principals.js';
+import { getAgent, getAgentByName, getUser, getUserByName } from '../projections/principal-queries.js';
 import { activeSecret, getSecret, type SecretInfo } from '../projections/secrets.js';
-import { isOwner, who } from './goals.js';
-import { fulfilRequests } from './resources.js';
+import { who } from './goals.js';
+import { fulfilRequests } from './resources/answered.js';
 import { warnTasksOfRevokedSecret } from './secrets/warnings.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
- * Secret commands (DESIGN §3.11) shared by the CLI, the owner's MCP tool and REST: each is one
- * transaction. Only the owner sets and revokes; the value is sealed before it reaches the decider and
- * never leaves this module in plaintext (the env-map builder, in actions/secrets/env.ts, is the only opener).
+ * Secret commands shared by the CLI, the owner's MCP tool and REST: each is one transaction that finds
+ * the scope and the secrets it touches and routes to the secret decider, which lets only the owner set
+ * and revoke. The value is sealed before it reaches the decider and never leaves this module in
+ * plaintext (the env-map builder, in actions/secrets/env.ts, is the only opener).
  */
 export interface SetResult {
   secretId: number;
@@ -69,24 +70,19 @@ export function resolveScope(app: App, ownerId: number, scope: string | { type: 
   }
 }
 
-function mustBeOwner(by: Speaker, what: string): void {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', `only the owner ${what} secrets`);
-}
-
 /**
  * `secrets set`: seals the value, replaces the active secret of that (scope, name) — history is kept —
- * and fulfils the pending requests it answers (each requester gets a DM), all in one command.
+ * and fulfils the pending requests it answers (each requester gets a DM), all in one command. `answers`:
+ * a request the owner answers with this value, which it must fulfil (resources/fulfil.ts).
  */
 export function setSecret(
   app: App,
   by: Speaker,
-  input: { name: string; value: string; scope: string },
+  input: { name: string; value: string; scope: string; answers?: number },
   actor: CommandOptions,
 ): SetResult {
-  mustBeOwner(by, 'sets');
+  // The name as it is stored: also the key the secret it replaces is found by.
   const name = secretName(input.name);
-  if (Buffer.byteLength(input.value, 'utf8') > MAX_SECRET_BYTES)
-    throw invalidInput(`a secret value may hold at most ${MAX_SECRET_BYTES} bytes`, { field: 'value' });
   const result = app.engine.transact(actor, (uow) => {
     const scope = resolveScope(app, by.tenant, input.scope);
     const previous = activeSecret(app.engine.db, by.tenant, scope, name);
@@ -113,10 +109,11 @@ export function setSecret(
           replaces: previous?.secretId ?? null,
           by: who(by),
         },
+        valueBytes: Buffer.byteLength(input.value, 'utf8'),
       },
       actor,
     );
-    const fulfilled = fulfilRequests(app, by, { secretId, name, scope }, actor);
+    const fulfilled = fulfilRequests(app, by, { secretId, name, scope }, actor, input.answers);
     return { secretId, name, scope, replaced: previous?.secretId ?? null, fulfilled };
   });
   if (!result.value) throw new DomainError('ErrDuplicateCommand', 'this command already ran');
@@ -127,10 +124,9 @@ export type RevokeTarget = { secretId: number } | { name: string; scope: string 
 
 /**
  * `secrets revoke` / revoke_secret: by id, or the active secret of a (scope, name). Every unfinished task
- * it reached gets a warning in its goal channel, in the same command (US6-AS5).
+ * it reached gets a warning in its goal channel, in the same command, so it does not go without it silently.
  */
 export function revokeSecret(app: App, by: Speaker, target: RevokeTarget, actor: CommandOptions): SecretInfo {
-  mustBeOwner(by, 'revokes');
   const result = app.engine.transact(actor, () => {
     const db = app.engine.db;
     let secret: SecretInfo | null;

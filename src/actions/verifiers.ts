@@ -1,17 +1,18 @@
 import type { App } from '../app.js';
-import { checkRecipe, recipeDecider } from '../commands/verifiers.js';
+import { recipeDecider, recipeProblem as problemOf } from '../commands/verifiers.js';
 import { DomainError } from '../errors.js';
 import type { VerifierConfig } from '../events/tasks.js';
 import { DEFAULT_RECIPE_TIMEOUT_SEC, verifierStream } from '../events/verifiers.js';
 import { pathPolicyFor } from './projects/paths.js';
 import { activeRecipe, getRecipe, type RecipeRow } from '../projections/verifiers.js';
-import { isOwner, who } from './goals.js';
+import { who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
- * Verifier recipes (DESIGN §8): the owner's command lines, the only ones a command verifier runs.
- * Shared by the CLI (`colony verifiers`) and the owner's MCP tools; each function is one transaction.
+ * Verifier recipes: the owner's command lines, the only ones a command verifier runs. Shared by the CLI
+ * (`colony verifiers`) and the owner's MCP tools; each function is one transaction that finds what it
+ * needs and routes to the recipe decider, which says who may add or remove one and what a recipe must be.
  */
 export interface NewRecipe {
   name: string;
@@ -22,20 +23,12 @@ export interface NewRecipe {
 }
 
 export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: CommandOptions): RecipeRow {
-  if (!isOwner(by))
-    throw new DomainError('ErrForbidden', 'only the owner registers verifier recipes: they are what runs on the host');
   const timeoutSec = input.timeoutSec ?? DEFAULT_RECIPE_TIMEOUT_SEC;
   const secrets = [...new Set(input.secrets)].sort();
-  checkRecipe({ name: input.name, command: input.command, timeoutSec, secrets });
+  // The directory is resolved on the host now (symlinks and all), so it is checked here, before the decider.
   const cwd = input.cwd === null ? null : (pathPolicyFor(app).guard({ cwd: input.cwd }).cwd as string);
   const result = app.engine.transact(actor, (uow) => {
-    if (activeRecipe(app.engine.db, by.tenant, input.name)) {
-      throw new DomainError(
-        'ErrVerifierExists',
-        `a verifier recipe named ${input.name} exists: remove it first to change it (tasks approved against it keep their record)`,
-        { name: input.name },
-      );
-    }
+    const nameTaken = activeRecipe(app.engine.db, by.tenant, input.name) !== null;
     const recipeId = uow.ids.next('verifier');
     app.engine.handle(
       recipeDecider,
@@ -52,6 +45,7 @@ export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Comman
           secrets,
           by: who(by),
         },
+        nameTaken,
       },
       actor,
     );
@@ -62,7 +56,6 @@ export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Comman
 }
 
 export function removeRecipe(app: App, by: Speaker, name: string, actor: CommandOptions): RecipeRow {
-  if (!isOwner(by)) throw new DomainError('ErrForbidden', 'only the owner removes verifier recipes');
   const result = app.engine.transact(actor, () => {
     const recipe = recipeNamed(app, by.tenant, name);
     app.engine.handle(recipeDecider, verifierStream(recipe.recipeId), { type: 'RemoveRecipe', by: who(by) }, actor);
@@ -123,11 +116,6 @@ export function recipeProblem(
   tenant: number,
   v: Extract<VerifierConfig, { kind: 'command' }>,
 ): string | null {
-  if (v.recipeId === undefined)
-    return 'it names a raw command from before verifier recipes: only owner-registered recipes run';
-  const recipe = getRecipe(app.engine.db, v.recipeId);
-  if (!recipe || recipe.ownerId !== tenant) return `its verifier recipe ${v.recipe ?? v.recipeId} does not exist`;
-  if (recipe.removedAt !== null) return `its verifier recipe "${recipe.name}" was removed on ${recipe.removedAt}`;
-  if (recipe.command !== v.cmd) return `its verifier recipe "${recipe.name}" no longer holds the approved command`;
-  return null;
+  const recipe = v.recipeId === undefined ? null : getRecipe(app.engine.db, v.recipeId);
+  return problemOf(v, recipe && recipe.ownerId === tenant ? recipe : null);
 }

@@ -3,7 +3,7 @@ import type { SandboxOverrides } from '../events/sandbox.js';
 import { CliError } from './shared.js';
 
 /**
- * The confinement options of `colony agents runtime` (DESIGN §8): each sets the agent's own value,
+ * The confinement options of `colony agents runtime` (how its processes are sandboxed): each sets the agent's own value,
  * `default` goes back to the process-wide one. Checked here before the data dir is opened.
  */
 export interface SandboxOptions {

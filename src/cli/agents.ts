@@ -1,33 +1,27 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { AgentChanges } from '../actions/agents.js';
-import { TIERS, type Tier } from '../events/principals.js';
+import { TIERS } from '../events/principals.js';
+import { checkedTools, parseCreate, parseUpdate, type CreateOptions, type UpdateOptions } from './agent-options.js';
+import { registerAgentList, registerAgentShow } from './agent-show.js';
+import { withAgent, withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { oneLine } from '../terminal.js';
-import { withOwner } from './owner.js';
-
-// What an action needs is imported when it runs, so that defining these commands (and --help) stays cheap.
-const principals = () => import('../projections/principals.js');
-const runQueries = () => import('../projections/run-queries.js');
 
 /**
- * The tools that exist, checked against a --tools list before the data dir is opened (so a typo writes
- * nothing) and handed to the action, whose decider checks again. Loaded only here: the registry imports
- * every MCP tool module, which `colony --help` must not pay for.
+ * `colony agents create|list|show|update|token|unquarantine`: the owner's agents (list and show:
+ * agent-show.ts; wake, stop, start and runtime: agent-runtime.ts). What an action needs is imported when
+ * it runs, so that defining these commands (and --help) stays cheap.
  */
-async function checkedTools(toolScope: readonly string[]) {
-  const [{ buildToolRegistry }, { checkToolScope }] = await Promise.all([
-    import('../mcp/tools/index.js'),
-    import('../commands/tool-scope.js'),
-  ]);
-  const known = buildToolRegistry().known();
-  checkToolScope(toolScope, known, '--tools');
-  return known;
-}
-
-/** `colony agents create|list|show|update|token|unquarantine`: the owner's agents (wake/stop/start/runtime: actions/runs/agent-controls.ts). */
 export function registerAgents(program: Command): Command {
   const agents = program.command('agents').description('agents owned by the owner');
+  registerCreate(agents);
+  registerAgentList(agents);
+  registerAgentShow(agents);
+  registerUpdate(agents);
+  registerToken(agents);
+  registerUnquarantine(agents);
+  return agents;
+}
+
+function registerCreate(agents: Command): void {
   agents
     .command('create <name>')
     .description('register a root agent and print its token once')
@@ -42,7 +36,7 @@ export function registerAgents(program: Command): Command {
     .option('--json', 'print {"id","name","token"} as JSON')
     .action(
       action(async (name: string, opts: CreateOptions, cmd: Command) => {
-        const spec = parse(opts);
+        const spec = parseCreate(opts);
         const known = await checkedTools(spec.toolScope);
         return withOwner(cmd, async (app, owner) => {
           const { registerAgent } = await import('../actions/principals.js');
@@ -59,88 +53,9 @@ export function registerAgents(program: Command): Command {
         });
       }),
     );
-  agents
-    .command('list')
-    .description("list the owner's agents")
-    .option('--json', 'print a JSON array')
-    .action(
-      action((opts: { json?: boolean }, cmd: Command) =>
-        withOwner(cmd, async (app, owner) => {
-          const [{ listAgents }, { runtimeOf }] = await Promise.all([principals(), runQueries()]);
-          const rows = listAgents(app.engine.db, owner.userId);
-          const status = (id: number) => runtimeOf(app.engine.db, id).status;
-          if (opts.json)
-            return printJson(rows.map(({ systemPrompt: _p, ...a }) => ({ ...a, status: status(a.agentId) })));
-          if (rows.length === 0) return void process.stdout.write('No agents\n');
-          for (const a of rows)
-            process.stdout.write(
-              `${String(a.agentId).padStart(4)}  ${a.name}  ${a.tier}  ${oneLine(a.model)}  ${status(a.agentId)}${a.quarantined ? '  QUARANTINED' : ''}  tools: ${oneLine(a.toolScope.join(','))}\n`,
-            );
-        }),
-      ),
-    );
-  agents
-    .command('show <name>')
-    .description('one agent: config, config hash, reputation by domain, quarantine')
-    .option('--json', 'print JSON')
-    .action(
-      action((name: string, opts: { json?: boolean }, cmd: Command) =>
-        withOwner(cmd, async (app, owner) => {
-          const [{ getAgentByName }, { runtimeOf }, { reputationOf }] = await Promise.all([
-            principals(),
-            runQueries(),
-            import('../actions/reputation.js'),
-          ]);
-          const agent = getAgentByName(app.engine.db, owner.userId, name);
-          if (!agent) throw new CliError(`agent ${name} not found`);
-          const r = reputationOf(app, agent);
-          if (opts.json) {
-            return printJson({
-              id: agent.agentId,
-              name: agent.name,
-              owner_id: agent.ownerId,
-              model: agent.model,
-              system_prompt: agent.systemPrompt,
-              tool_scope: agent.toolScope,
-              skills: agent.skills,
-              mcp_servers: agent.mcpServers,
-              subagents: agent.subagents,
-              autonomy_tier: agent.tier,
-              command: agent.command,
-              command_source: agent.ownCommand !== null ? 'own' : agent.command !== null ? 'team' : null,
-              parent_agent_id: agent.parentId,
-              spawn_depth: agent.spawnDepth,
-              status: runtimeOf(app.engine.db, agent.agentId).status,
-              config_hash: agent.configHash,
-              quarantined: agent.quarantined,
-              quarantine_reason: agent.quarantineReason,
-              quarantined_at: agent.quarantinedAt,
-              created_at: agent.createdAt,
-              reputation: {
-                rolling_score: r.rollingScore,
-                evidence_count: r.evidenceCount,
-                last_evidence_at: r.lastEvidenceAt,
-                domains: r.domains.map((d) => ({
-                  domain: d.domain,
-                  score: d.score,
-                  evidence_count: d.evidenceCount,
-                  last_evidence_at: d.lastEvidenceAt,
-                })),
-              },
-            });
-          }
-          const lines = [
-            `${agent.name} (id ${agent.agentId})  ${agent.tier}  ${oneLine(agent.model)}  ${agent.quarantined ? `QUARANTINED: ${oneLine(agent.quarantineReason ?? '')}` : 'active'}`,
-            `config hash ${agent.configHash}  spawn depth ${agent.spawnDepth}${agent.parentId ? `  parent ${agent.parentId}` : ''}`,
-            `tools: ${oneLine(agent.toolScope.join(', '))}`,
-            `command: ${agent.command === null ? '(none: Colony does not run it; colony config set agent-command CMD)' : `${oneLine(agent.command)}${agent.ownCommand === null ? "  (the team's agent-command)" : ''}`}`,
-            `reputation ${r.rollingScore.toFixed(3)} over ${r.evidenceCount} evidence rows${r.lastEvidenceAt ? ` (last ${r.lastEvidenceAt})` : ''}`,
-            ...r.domains.map((d) => `  ${oneLine(d.domain)}: ${d.score.toFixed(3)} (${d.evidenceCount})`),
-          ];
-          process.stdout.write(`${lines.join('\n')}\n`);
-        }),
-      ),
-    );
+}
+
+function registerUpdate(agents: Command): void {
   agents
     .command('update <name>')
     .description("change an agent's config; a new config hash starts at 70 % of the old one's reputation per domain")
@@ -156,13 +71,8 @@ export function registerAgents(program: Command): Command {
       action(async (name: string, opts: UpdateOptions, cmd: Command) => {
         const changes = parseUpdate(opts);
         const known = changes.toolScope === undefined ? undefined : await checkedTools(changes.toolScope);
-        return withOwner(cmd, async (app, owner) => {
-          const [{ getAgentByName }, { updateAgent }] = await Promise.all([
-            principals(),
-            import('../actions/agents.js'),
-          ]);
-          const agent = getAgentByName(app.engine.db, owner.userId, name);
-          if (!agent) throw new CliError(`agent ${name} not found`);
+        return withAgent(cmd, name, async (app, owner, agent) => {
+          const { updateAgent } = await import('../actions/agents.js');
           const r = updateAgent(app, owner.userId, agent.agentId, changes, { actor: `user:${owner.name}` }, known);
           if (opts.json)
             return printJson({
@@ -180,6 +90,9 @@ export function registerAgents(program: Command): Command {
         });
       }),
     );
+}
+
+function registerToken(agents: Command): void {
   agents
     .command('token <name>')
     .description(
@@ -189,14 +102,12 @@ export function registerAgents(program: Command): Command {
     .option('--json', 'print {"id","name","token"}')
     .action(
       action((name: string, opts: { rotate?: boolean; json?: boolean }, cmd: Command) =>
-        withOwner(cmd, async (app, owner) => {
-          const [{ getAgentByName, sealedTokenOf }, { rotateToken }, { unseal }] = await Promise.all([
-            principals(),
+        withAgent(cmd, name, async (app, owner, agent) => {
+          const [{ sealedTokenOf }, { rotateToken }, { unseal }] = await Promise.all([
+            import('../projections/principal-queries.js'),
             import('../actions/principals.js'),
             import('../masterkey.js'),
           ]);
-          const agent = getAgentByName(app.engine.db, owner.userId, name);
-          if (!agent) throw new CliError(`agent ${name} not found`);
           let token: string;
           if (opts.rotate) token = rotateToken(app, 'agent', agent.agentId, { actor: `user:${owner.name}` });
           else {
@@ -209,18 +120,16 @@ export function registerAgents(program: Command): Command {
         }),
       ),
     );
+}
+
+function registerUnquarantine(agents: Command): void {
   agents
     .command('unquarantine <name>')
     .description("lift an agent's quarantine (its reputation is unchanged)")
     .action(
       action((name: string, _opts: unknown, cmd: Command) =>
-        withOwner(cmd, async (app, owner) => {
-          const [{ getAgentByName }, { unquarantineAgent }] = await Promise.all([
-            principals(),
-            import('../actions/reputation.js'),
-          ]);
-          const agent = getAgentByName(app.engine.db, owner.userId, name);
-          if (!agent) throw new CliError(`agent ${name} not found`);
+        withAgent(cmd, name, async (app, owner, agent) => {
+          const { unquarantineAgent } = await import('../actions/reputation.js');
           const after = unquarantineAgent(app, owner.userId, agent.agentId, `user:${owner.name}`, {
             actor: `user:${owner.name}`,
           });
@@ -230,96 +139,4 @@ export function registerAgents(program: Command): Command {
         }),
       ),
     );
-  return agents;
-}
-
-interface CreateOptions {
-  model: string;
-  promptFile: string;
-  tools: string;
-  tier: string;
-  command?: string;
-  json?: boolean;
-}
-
-/** Everything is checked before the data dir is opened, so a bad option writes nothing. */
-function parse(opts: CreateOptions) {
-  if (!TIERS.includes(opts.tier as Tier))
-    throw new CliError(`--tier must be one of ${TIERS.join(', ')}, not "${opts.tier}"`);
-  const toolScope = [
-    ...new Set(
-      opts.tools
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean),
-    ),
-  ].sort();
-  if (toolScope.length === 0) throw new CliError('--tools must name at least one tool');
-  if (!opts.model.trim()) throw new CliError('--model must not be empty');
-  let systemPrompt: string;
-  try {
-    systemPrompt = readFileSync(opts.promptFile, 'utf8');
-  } catch (e) {
-    throw new CliError(
-      `cannot read --prompt-file ${opts.promptFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  if (!systemPrompt.trim()) throw new CliError(`--prompt-file ${opts.promptFile} is empty`);
-  return { model: opts.model.trim(), systemPrompt, toolScope, tier: opts.tier as Tier, command: opts.command ?? null };
-}
-
-interface UpdateOptions {
-  model?: string;
-  promptFile?: string;
-  tools?: string;
-  skills?: string;
-  subagents?: string;
-  tier?: string;
-  command?: string;
-  json?: boolean;
-}
-
-const list = (v: string | undefined): string[] | undefined =>
-  v === undefined
-    ? undefined
-    : [
-        ...new Set(
-          v
-            .split(',')
-            .map((t) => t.trim())
-            .filter(Boolean),
-        ),
-      ];
-
-function parseUpdate(opts: UpdateOptions): AgentChanges {
-  if (opts.tier !== undefined && !TIERS.includes(opts.tier as Tier))
-    throw new CliError(`--tier must be one of ${TIERS.join(', ')}, not "${opts.tier}"`);
-  const toolScope = list(opts.tools);
-  if (toolScope !== undefined && toolScope.length === 0) throw new CliError('--tools must name at least one tool');
-  if (opts.model !== undefined && !opts.model.trim()) throw new CliError('--model must not be empty');
-  let systemPrompt: string | undefined;
-  if (opts.promptFile !== undefined) {
-    try {
-      systemPrompt = readFileSync(opts.promptFile, 'utf8');
-    } catch (e) {
-      throw new CliError(
-        `cannot read --prompt-file ${opts.promptFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      );
-    }
-    if (!systemPrompt.trim()) throw new CliError(`--prompt-file ${opts.promptFile} is empty`);
-  }
-  const changes: AgentChanges = {
-    model: opts.model?.trim(),
-    systemPrompt,
-    toolScope,
-    skills: list(opts.skills),
-    subagents: list(opts.subagents),
-    tier: opts.tier as Tier | undefined,
-    command: opts.command,
-  };
-  if (Object.values(changes).every((v) => v === undefined))
-    throw new CliError(
-      'nothing to change: give at least one of --model, --prompt-file, --tools, --skills, --subagents, --tier, --command',
-    );
-  return changes;
 }

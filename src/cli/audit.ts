@@ -20,6 +20,11 @@ interface TailOptions {
 
 export function registerAudit(program: Command): void {
   const audit = program.command('audit').description('the audit trail of MCP tool calls');
+  registerTail(audit);
+  registerExport(audit);
+}
+
+function registerTail(audit: Command): void {
   audit
     .command('tail')
     .description('print the last audit rows')
@@ -56,6 +61,9 @@ export function registerAudit(program: Command): void {
         });
       }),
     );
+}
+
+function registerExport(audit: Command): void {
   audit
     .command('export')
     .description('write the whole audit trail as JSON lines')

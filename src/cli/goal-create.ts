@@ -42,32 +42,15 @@ export function registerCreate(goals: Command): void {
     .option('--json', 'print {"goal_id","slug","channel","channel_id","coordinator_agent_id","status","approval_mode"}')
     .action(
       action(async (opts: Options, cmd: Command) => {
-        const budgets = {
-          budget_dollars_cents: budget(opts.budgetCents, '--budget-cents'),
-          budget_tokens: budget(opts.budgetTokens, '--budget-tokens'),
-        };
-        const { CreateGoalInput, newGoal } = await import('../mcp/tools/goals.js');
-        // Checked before the store is opened: a wrong flag writes nothing.
-        const parsed = CreateGoalInput.safeParse({
-          title: opts.title,
-          description: opts.description,
-          ...budgets,
-          approval_mode: opts.auto ? 'auto' : 'human',
-        });
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          const field = String(issue.path[0] ?? '');
-          throw new CliError(
-            `${FLAG[field] ?? field}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`,
-          );
-        }
+        const goal = await checkedGoal(opts);
+        const { newGoal } = await import('../mcp/tools/goals.js');
         return withOwner(cmd, async (app, owner) => {
           const [{ createGoal }, { goalChannelName }] = await Promise.all([
             import('../actions/goals.js'),
             import('../events/goals.js'),
           ]);
           const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
-          const g = createGoal(app, by, newGoal(parsed.data), { actor: `user:${owner.name}` });
+          const g = createGoal(app, by, newGoal(goal), { actor: `user:${owner.name}` });
           const channel = goalChannelName(g.slug);
           if (opts.json) {
             return printJson({
@@ -77,15 +60,31 @@ export function registerCreate(goals: Command): void {
               channel_id: g.channelId,
               coordinator_agent_id: g.coordinatorAgentId,
               status: g.status,
-              approval_mode: parsed.data.approval_mode,
+              approval_mode: goal.approval_mode,
             });
           }
           process.stdout.write(
-            `Created goal ${g.goalId} "${oneLine(parsed.data.title)}" — ${g.status}   #${channel}   approvals: ${parsed.data.approval_mode}\n`,
+            `Created goal ${g.goalId} "${oneLine(goal.title)}" — ${g.status}   #${channel}   approvals: ${goal.approval_mode}\n`,
           );
         });
       }),
     );
+}
+
+/** The goal the flags describe, checked by create_goal's own schema before the store is opened: a wrong flag writes nothing. */
+async function checkedGoal(opts: Options) {
+  const { CreateGoalInput } = await import('../mcp/tools/goals.js');
+  const parsed = CreateGoalInput.safeParse({
+    title: opts.title,
+    description: opts.description,
+    budget_dollars_cents: budget(opts.budgetCents, '--budget-cents'),
+    budget_tokens: budget(opts.budgetTokens, '--budget-tokens'),
+    approval_mode: opts.auto ? 'auto' : 'human',
+  });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? '');
+  throw new CliError(`${FLAG[field] ?? field}: ${issue.message.charAt(0).toLowerCase()}${issue.message.slice(1)}`);
 }
 
 /** Flags arrive as text: only digits are a budget (the schema then checks the range). */

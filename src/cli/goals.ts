@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
-import type { goalSnapshot, TaskNode } from '../projections/goal-snapshot.js';
+import type { goalSnapshot } from '../projections/goal-snapshot.js';
+import type { TaskNode } from '../projections/goal-task-tree.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
 import { registerCreate } from './goal-create.js';
@@ -10,6 +11,13 @@ import { oneLine } from '../terminal.js';
 export function registerGoals(program: Command): void {
   const goals = program.command('goals').description("the owner's goals");
   registerCreate(goals);
+  registerList(goals);
+  registerShow(goals);
+  registerMode(goals);
+  registerReplay(program);
+}
+
+function registerList(goals: Command): void {
   goals
     .command('list')
     .description('list goals, newest first')
@@ -36,6 +44,9 @@ export function registerGoals(program: Command): void {
         });
       }),
     );
+}
+
+function registerShow(goals: Command): void {
   goals
     .command('show <id>')
     .description("print a goal's snapshot: tree, agents, costs, recent events")
@@ -61,6 +72,9 @@ export function registerGoals(program: Command): void {
         });
       }),
     );
+}
+
+function registerMode(goals: Command): void {
   goals
     .command('mode <id> <mode>')
     .description(
@@ -85,6 +99,9 @@ export function registerGoals(program: Command): void {
         });
       }),
     );
+}
+
+function registerReplay(program: Command): void {
   program
     .command('replay')
     .description(

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { App } from '../app.js';
 import type { OAuthPrincipal } from '../events/oauth.js';
-import type { UserRow } from '../projections/principals.js';
+import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 import { oneLine } from '../terminal.js';
 
 /**
  * `colony oauth approve|deny CODE`, `colony oauth clients [revoke CLIENT_ID]`, `colony oauth revoke
- * GRANT_ID` (issue 16). The authorization page that shows a code lives in the serving process's memory;
+ * GRANT_ID`. The authorization page that shows a code lives in the serving process's memory;
  * this command runs in another process, so it only records the owner's decision (an event): the serving
  * process's waiting page finds it in the log within seconds and sends the application its code. A code
  * that no page shows (mistyped, expired) therefore grants nothing.
@@ -33,7 +33,7 @@ async function principalOf(
     return { principal: { kind: 'user', id: owner.userId, ownerId: owner.userId }, label: `you (${owner.name})` };
   const m = /^agent:(.+)$/.exec(as);
   if (!m) throw new CliError(`--as is owner or agent:NAME, not "${oneLine(as)}"`);
-  const { getAgentByName } = await import('../projections/principals.js');
+  const { getAgentByName } = await import('../projections/principal-queries.js');
   const agent = getAgentByName(app.engine.db, owner.userId, m[1]!);
   if (!agent) throw new CliError(`no agent named "${oneLine(m[1]!)}" (colony agents list)`);
   return { principal: { kind: 'agent', id: agent.agentId, ownerId: owner.userId }, label: `agent ${agent.name}` };
@@ -43,6 +43,13 @@ export function registerOAuth(program: Command): void {
   const oauth = program
     .command('oauth')
     .description('OAuth access of remote MCP clients: approve them, list and revoke their grants');
+  registerApprove(oauth);
+  registerDeny(oauth);
+  registerRevoke(oauth);
+  registerClients(oauth);
+}
+
+function registerApprove(oauth: Command): void {
   oauth
     .command('approve <code>')
     .description(
@@ -74,6 +81,9 @@ export function registerOAuth(program: Command): void {
         });
       }),
     );
+}
+
+function registerDeny(oauth: Command): void {
   oauth
     .command('deny <code>')
     .description('deny the authorization request showing CODE')
@@ -99,6 +109,9 @@ export function registerOAuth(program: Command): void {
         });
       }),
     );
+}
+
+function registerRevoke(oauth: Command): void {
   oauth
     .command('revoke <grant>')
     .description('revoke one grant (colony oauth clients lists them): its tokens stop working on the next request')
@@ -120,7 +133,6 @@ export function registerOAuth(program: Command): void {
         });
       }),
     );
-  registerClients(oauth);
 }
 
 function registerClients(oauth: Command): void {

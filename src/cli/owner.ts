@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { App } from '../app.js';
-import type { UserRow } from '../projections/principals.js';
+import type { AgentRow, UserRow } from '../projections/principal-queries.js';
 import { CliError, globals, requireInitialized } from './shared.js';
 
 /**
@@ -23,4 +23,18 @@ export async function withOwner<T>(
   } finally {
     app.engine.close();
   }
+}
+
+/** withOwner, for a command about one of the owner's agents by name: refused when the owner has none of that name. */
+export function withAgent<T>(
+  cmd: Command,
+  name: string,
+  fn: (app: App, owner: UserRow, agent: AgentRow) => T | Promise<T>,
+): Promise<T> {
+  return withOwner(cmd, async (app, owner) => {
+    const { getAgentByName } = await import('../projections/principal-queries.js');
+    const agent = getAgentByName(app.engine.db, owner.userId, name);
+    if (!agent) throw new CliError(`agent ${name} not found`);
+    return fn(app, owner, agent);
+  });
 }

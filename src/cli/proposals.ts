@@ -18,6 +18,35 @@ export function registerProposals(program: Command): void {
   const proposals = program
     .command('proposals')
     .description('task-tree and agent proposals awaiting (or past) your decision');
+  registerList(proposals);
+  registerShow(proposals);
+  for (const decision of ['approve', 'reject'] as const) {
+    const c = program.command(`${decision} <proposal-id>`).description(`${decision} a pending proposal as the owner`);
+    if (decision === 'reject') c.requiredOption('--reason <text>', 'why (sent to the proposer)');
+    c.option('--json', 'print JSON').action(
+      action((id: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
+        const proposalId = positiveInt(id, 'proposal id');
+        if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
+        return withOwner(cmd, async (app, owner) => {
+          const [{ decideProposal }, { decisionView }] = await Promise.all([
+            import('../actions/proposals.js'),
+            import('../actions/proposals/card.js'),
+          ]);
+          const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
+          const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', {
+            actor: `user:${owner.name}`,
+          });
+          const view = decisionView(app.engine.db, r.proposal, r.taskIds);
+          if (opts.json) return printJson(view);
+          // The summary names the owner's own recipes and agent names (patterned); the stdout guard escapes any control character left.
+          process.stdout.write(`${view.summary}\n`);
+        });
+      }),
+    );
+  }
+}
+
+function registerList(proposals: Command): void {
   proposals
     .command('list')
     .description('list proposals, newest first: goal, proposer, kind (tree or agent), status')
@@ -49,6 +78,9 @@ export function registerProposals(program: Command): void {
         });
       }),
     );
+}
+
+function registerShow(proposals: Command): void {
   proposals
     .command('show <id>')
     .description('print one proposal: every command line approving it runs, then the proposed tree (or agent)')
@@ -70,28 +102,4 @@ export function registerProposals(program: Command): void {
         });
       }),
     );
-  for (const decision of ['approve', 'reject'] as const) {
-    const c = program.command(`${decision} <proposal-id>`).description(`${decision} a pending proposal as the owner`);
-    if (decision === 'reject') c.requiredOption('--reason <text>', 'why (sent to the proposer)');
-    c.option('--json', 'print JSON').action(
-      action((id: string, opts: { reason?: string; json?: boolean }, cmd: Command) => {
-        const proposalId = positiveInt(id, 'proposal id');
-        if (decision === 'reject' && !opts.reason?.trim()) throw new CliError('--reason must not be empty');
-        return withOwner(cmd, async (app, owner) => {
-          const [{ decideProposal }, { decisionView }] = await Promise.all([
-            import('../actions/proposals.js'),
-            import('../actions/proposals/card.js'),
-          ]);
-          const by = { key: `user-${owner.userId}`, name: owner.name, tenant: owner.userId };
-          const r = decideProposal(app, by, proposalId, decision, opts.reason?.trim() ?? '', {
-            actor: `user:${owner.name}`,
-          });
-          const view = decisionView(app.engine.db, r.proposal, r.taskIds);
-          if (opts.json) return printJson(view);
-          // The summary names the owner's own recipes and agent names (patterned); the stdout guard escapes any control character left.
-          process.stdout.write(`${view.summary}\n`);
-        });
-      }),
-    );
-  }
 }

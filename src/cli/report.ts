@@ -8,7 +8,7 @@ import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 import { oneLine } from '../terminal.js';
 
-/** `colony report --goal ID --out FILE`: one self-contained HTML file about a goal (seed 001 D17). */
+/** `colony report --goal ID --out FILE`: one self-contained HTML file about a goal. */
 export function registerReport(program: Command): void {
   program
     .command('report')

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { RequestStatus } from '../events/resources.js';
-import type { UserRow } from '../projections/principals.js';
+import type { UserRow } from '../projections/principal-queries.js';
 import type { ResourceRequestRow } from '../projections/resources.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';

@@ -9,6 +9,11 @@ const STATUSES: readonly RunRowStatus[] = ['queued', 'running', 'refused', 'succ
 
 export function registerRuns(program: Command): void {
   const runs = program.command('runs').description('agent runs and their sessions');
+  registerList(runs);
+  registerShow(runs);
+}
+
+function registerList(runs: Command): void {
   runs
     .command('list')
     .description('runs, newest first')
@@ -22,7 +27,7 @@ export function registerRuns(program: Command): void {
         const f = parseList(opts);
         return withOwner(cmd, async (app, owner) => {
           const [{ getAgent, getAgentByName }, { listRuns }] = await Promise.all([
-            import('../projections/principals.js'),
+            import('../projections/principal-queries.js'),
             import('../projections/run-queries.js'),
           ]);
           const agent = opts.agent === undefined ? null : getAgentByName(app.engine.db, owner.userId, opts.agent);
@@ -44,6 +49,9 @@ export function registerRuns(program: Command): void {
         });
       }),
     );
+}
+
+function registerShow(runs: Command): void {
   runs
     .command('show <id>')
     .description('one run: its wake-ups, outcome, usage and session transcript')
@@ -53,7 +61,7 @@ export function registerRuns(program: Command): void {
         if (!/^[1-9]\d*$/.test(id)) throw new CliError(`run id must be a positive integer, not "${id}"`);
         return withOwner(cmd, async (app, owner) => {
           const [{ getAgent }, { getRun, sessionMessages }, { sandboxLabel }] = await Promise.all([
-            import('../projections/principals.js'),
+            import('../projections/principal-queries.js'),
             import('../projections/run-queries.js'),
             import('../events/sandbox.js'),
           ]);

@@ -3,13 +3,13 @@ import type { Command } from 'commander';
 import type { parseScope, RevokeTarget } from '../actions/secrets.js';
 import { secretName } from '../commands/secrets.js';
 import type { SecretInfo } from '../projections/secrets.js';
-import type { UserRow } from '../projections/principals.js';
+import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 import { oneLine } from '../terminal.js';
 
 /**
- * `colony secrets set|list|revoke` (DESIGN §3.11, §4). Values are sealed with the master key before they
+ * `colony secrets set|list|revoke`. Values are sealed with the master key before they
  * are stored; nothing here ever prints one. Names and scopes are checked before the data dir is opened,
  * so bad input writes nothing.
  */
@@ -23,6 +23,12 @@ export function registerSecrets(program: Command): void {
   const secrets = program
     .command('secrets')
     .description('encrypted secrets, injected as environment variables into the processes Colony starts');
+  registerSet(secrets);
+  registerList(secrets);
+  registerRevoke(secrets);
+}
+
+function registerSet(secrets: Command): void {
   secrets
     .command('set <name> <value>')
     .description(
@@ -57,6 +63,9 @@ export function registerSecrets(program: Command): void {
         });
       }),
     );
+}
+
+function registerList(secrets: Command): void {
   secrets
     .command('list')
     .description('list secrets: names, scopes, availability, when set and last used — never values')
@@ -84,6 +93,9 @@ export function registerSecrets(program: Command): void {
         });
       }),
     );
+}
+
+function registerRevoke(secrets: Command): void {
   secrets
     .command('revoke [name]')
     .description(

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type * as CliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
 import type { Database, Durability } from '../engine/db.js';
@@ -60,7 +61,7 @@ export const printJson = (value: unknown): void => {
 /** A progress bar on stderr when it is a terminal; a no-op otherwise (CI logs, pipes). */
 export function progressBar(label: string): { update(done: number, total: number): void; stop(): void } {
   if (!process.stderr.isTTY) return { update() {}, stop() {} };
-  const cliProgress = require('cli-progress') as typeof import('cli-progress');
+  const cliProgress = require('cli-progress') as typeof CliProgress;
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left`,

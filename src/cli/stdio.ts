@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve.js';
+import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve-options.js';
 import { action, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */

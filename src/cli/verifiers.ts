@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { RecipeRow } from '../projections/verifiers.js';
-import type { UserRow } from '../projections/principals.js';
+import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 
 /**
- * `colony verifiers add|list|remove` (DESIGN §8): the command lines command verifiers may run. A task
+ * `colony verifiers add|list|remove`: the command lines command verifiers may run. A task
  * tree names a recipe; nothing else an agent writes ever runs as a verifier.
  */
 const ownerSpeaker = (o: UserRow) => ({ key: `user-${o.userId}`, name: o.name, tenant: o.userId });
@@ -21,6 +21,12 @@ export function registerVerifiers(program: Command): void {
   const verifiers = program
     .command('verifiers')
     .description('verifier recipes: the only command lines a command verifier runs on this host');
+  registerAdd(verifiers);
+  registerList(verifiers);
+  registerRemove(verifiers);
+}
+
+function registerAdd(verifiers: Command): void {
   verifiers
     .command('add <name>')
     .description(
@@ -68,6 +74,9 @@ export function registerVerifiers(program: Command): void {
         },
       ),
     );
+}
+
+function registerList(verifiers: Command): void {
   verifiers
     .command('list')
     .description('the recipes, each with its exact command line')
@@ -88,6 +97,9 @@ export function registerVerifiers(program: Command): void {
         }),
       ),
     );
+}
+
+function registerRemove(verifiers: Command): void {
   verifiers
     .command('remove <name>')
     .description('remove a recipe: it runs no more (tasks approved against it wait; you are told)')

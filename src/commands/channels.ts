@@ -13,8 +13,8 @@ import { type Speaker } from '../events/principals.js';
 
 /**
  * The channel decider (`channel-<id>` streams): creation, posting, reactions, read markers.
- * Who may speak here is decided from facts the caller looks up first and passes in (rule 2): the
- * acting principal's key and tenant. A public channel admits its tenant; a dm channel only its members.
+ * Who may speak here is decided from facts the caller looks up first and passes in: the acting
+ * principal's key and tenant. A public channel admits its tenant; a dm channel only its members.
  *
  * The state is bounded (README, "Aggregates stay small"): it never holds the channel's messages, so a
  * post costs the same in a channel of 100,000 messages as in an empty one. What a decision needs about
@@ -22,7 +22,14 @@ import { type Speaker } from '../events/principals.js';
  * projections, inside the command's own transaction, and passed in with the command.
  */
 
-export type CreateChannel = { type: 'CreateChannel'; channel: ChannelCreated['data'] };
+export type CreateChannel = {
+  type: 'CreateChannel';
+  channel: ChannelCreated['data'];
+  /** Fact: the tenant has a channel of this name already (names are unique within a tenant). */
+  nameTaken?: boolean;
+  /** For a dm opened by a direct message: the recipient as the sender named it. */
+  addressedAs?: string;
+};
 export type PostMessage = {
   type: 'PostMessage';
   by: Speaker;
@@ -95,7 +102,11 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
   if (command.type === 'CreateChannel') {
     if (state.status !== 'absent')
       throw new DomainError('ErrChannelExists', `channel ${command.channel.channelId} already exists`);
-    checkChannel(command.channel);
+    if (command.nameTaken) {
+      const name = command.channel.name;
+      throw new DomainError('ErrChannelExists', `channel #${name} already exists`, { name });
+    }
+    checkChannel(command.channel, command.addressedAs);
     return [{ type: 'ChannelCreated', data: command.channel }];
   }
   if (state.status !== 'open') throw new DomainError('ErrNotFound', 'channel not found');
@@ -178,11 +189,15 @@ function checkMember(state: Extract<Channel, { status: 'open' }>, by: Speaker): 
     });
 }
 
-function checkChannel(c: ChannelCreated['data']): void {
+/** A public channel's name is a slug; a dm channel has two distinct members — nobody sends a direct message to itself. */
+function checkChannel(c: ChannelCreated['data'], addressedAs: string | undefined): void {
   if (c.kind === 'public' && !CHANNEL_NAME.test(c.name)) {
     throw invalidInput(`channel name "${c.name}" must match ${CHANNEL_NAME.source}`, { field: 'name' });
   }
-  if (c.kind === 'dm' && (c.members.length !== 2 || c.members[0] === c.members[1]))
+  if (c.kind !== 'dm') return;
+  if (addressedAs !== undefined && c.members.length === 2 && c.members[0] === c.members[1])
+    throw invalidInput('you cannot send a direct message to yourself', { to: addressedAs });
+  if (c.members.length !== 2 || c.members[0] === c.members[1])
     throw invalidInput('a dm channel has two distinct members');
 }
 

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError, invalidInput } from '../errors.js';
 import {
   OAUTH_SCOPES,
@@ -11,6 +10,10 @@ import {
   type OAuthTokenPair,
 } from '../events/oauth.js';
 import type { DecideContext, Decider } from '../engine/decider.js';
+import { evolve, type OAuthState } from './oauth-state.js';
+import { pkceMatches } from './pkce.js';
+
+export type { OAuthState } from './oauth-state.js';
 
 /**
  * The OAuth decider, for its three stream kinds (events/oauth.ts). The rules that make a grant safe live
@@ -18,8 +21,9 @@ import type { DecideContext, Decider } from '../engine/decider.js';
  * is redeemed only by its client, at its redirect URI, before it expires, with the PKCE verifier (S256)
  * that matches its challenge, for the resource it was issued for; a refresh token works once — a rotated
  * one presented again revokes the whole grant (RFC 9700 §4.14.2), which is why that case returns the
- * revocation instead of throwing (a throw would roll it back). The code itself lives in the serving
- * process's memory; what it said arrives here as facts (`CodeFacts`), like every other-stream fact.
+ * revocation instead of throwing (a throw would roll it back); a client revokes only its own grants. The
+ * code itself lives in the serving process's memory; what it said arrives here as facts (`CodeFacts`),
+ * like every other-stream fact.
  */
 export interface CodeFacts {
   clientId: string;
@@ -58,53 +62,9 @@ export type RefreshGrant = {
   resource: string | null;
   tokens: OAuthTokenPair;
 };
-export type RevokeGrant = { type: 'RevokeGrant'; reason: OAuthRevokeReason };
+/** `clientId`: a client ends a grant itself (RFC 7009) — only a grant issued to it. */
+export type RevokeGrant = { type: 'RevokeGrant'; reason: OAuthRevokeReason; clientId?: string };
 export type OAuthCommand = RegisterOAuthClient | DecideAuthorization | IssueGrant | RefreshGrant | RevokeGrant;
-
-interface GrantState {
-  grantN: number;
-  clientId: string;
-  resource: string;
-  refreshHash: string;
-  refreshExpiresAt: string;
-}
-export type OAuthState =
-  | { status: 'absent' }
-  | { status: 'client'; clientId: string }
-  | { status: 'decided'; approvalN: number }
-  | (GrantState & { status: 'granted' })
-  | (GrantState & { status: 'revoked' });
-
-function evolve(state: OAuthState, event: OAuthEvent): OAuthState {
-  switch (event.type) {
-    case 'OAuthClientRegistered':
-      return { status: 'client', clientId: event.data.clientId };
-    case 'OAuthAuthorizationApproved':
-    case 'OAuthAuthorizationDenied':
-      return { status: 'decided', approvalN: event.data.approvalN };
-    case 'OAuthGrantIssued': {
-      const d = event.data;
-      return {
-        status: 'granted',
-        grantN: d.grantN,
-        clientId: d.clientId,
-        resource: d.resource,
-        refreshHash: d.refreshTokenHash,
-        refreshExpiresAt: d.refreshExpiresAt,
-      };
-    }
-    case 'OAuthGrantRefreshed':
-      return state.status === 'granted'
-        ? { ...state, refreshHash: event.data.refreshTokenHash, refreshExpiresAt: event.data.refreshExpiresAt }
-        : state;
-    case 'OAuthGrantRevoked':
-      return state.status === 'granted' ? { ...state, status: 'revoked' } : state;
-    default: {
-      const never: never = event;
-      return never;
-    }
-  }
-}
 
 const invalidGrant = (message: string) => new DomainError('ErrOAuthInvalidGrant', message);
 
@@ -121,14 +81,24 @@ function decide(command: OAuthCommand, state: OAuthState, ctx: DecideContext): O
     case 'RefreshGrant':
       return refresh(command, state, ctx.now);
     case 'RevokeGrant':
-      if (state.status === 'revoked') return [];
-      if (state.status !== 'granted') throw new DomainError('ErrNotFound', 'grant not found');
-      return [{ type: 'OAuthGrantRevoked', data: { grantN: state.grantN, reason: command.reason } }];
+      return revoke(command, state);
     default: {
       const never: never = command;
       return never;
     }
   }
+}
+
+function revoke(c: RevokeGrant, state: OAuthState): OAuthEvent[] {
+  if (
+    (state.status === 'granted' || state.status === 'revoked') &&
+    c.clientId !== undefined &&
+    c.clientId !== state.clientId
+  )
+    throw new DomainError('ErrOAuthUnauthorizedClient', 'this token was issued to another client');
+  if (state.status === 'revoked') return [];
+  if (state.status !== 'granted') throw new DomainError('ErrNotFound', 'grant not found');
+  return [{ type: 'OAuthGrantRevoked', data: { grantN: state.grantN, reason: c.reason } }];
 }
 
 function checkClient(c: OAuthClientRegistered['data']): OAuthClientRegistered['data'] {
@@ -208,14 +178,6 @@ function refresh(c: RefreshGrant, state: OAuthState, now: string): OAuthEvent[] 
       data: { grantN: state.grantN, previousRefreshHash: state.refreshHash, ...c.tokens },
     },
   ];
-}
-
-/** RFC 7636 S256: BASE64URL(SHA256(verifier)) equals the challenge; the verifier is 43-128 unreserved characters. */
-export function pkceMatches(verifier: string, challenge: string): boolean {
-  if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
-  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
-  const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
 export const oauthDecider: Decider<OAuthState, OAuthCommand, OAuthEvent> = {

@@ -2,17 +2,25 @@ import { DomainError, invalidInput } from '../errors.js';
 import type { AgentConfigUpdated, AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import type { Decider } from '../engine/decider.js';
+import { checkAgentName, type AgentNameFacts } from './agent-names.js';
 import { checkToolScope, type KnownTools } from './tool-scope.js';
 
 /**
  * One decider for both kinds of principal (`user-N`, `agent-N` streams): creation once, then tokens
- * issued and revoked. Names and scopes are checked against other principals by the caller (they are
- * facts from other streams) and passed in; so are the tools that exist (`knownTools`, from the tool
- * registry), given by every path that takes a tool scope from a person or an agent (CLI, MCP). Colony's
- * own constant scopes (the default coordinator) and spawns (already within the parent's scope) omit it.
+ * issued and revoked, an agent's config and the owner's team command. What other principals hold — the
+ * names in use (`nameTaken`, `names`) — are facts from other streams the caller reads in the same
+ * transaction and passes in; so are the tools that exist (`knownTools`, from the tool registry), given by
+ * every path that takes a tool scope from a person or an agent (CLI, MCP). Colony's own constant scopes
+ * (the default coordinator) and spawns (already within the parent's scope) omit it. Left out, a fact's
+ * rule is not checked.
  */
-export type CreateUser = { type: 'CreateUser'; userId: number; name: string };
-export type RegisterAgent = { type: 'RegisterAgent'; agent: AgentRegistered['data']; knownTools?: KnownTools };
+export type CreateUser = { type: 'CreateUser'; userId: number; name: string; nameTaken?: boolean };
+export type RegisterAgent = {
+  type: 'RegisterAgent';
+  agent: AgentRegistered['data'];
+  knownTools?: KnownTools;
+  names?: AgentNameFacts;
+};
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
 export type RevokeToken = {
   type: 'RevokeToken';
@@ -21,9 +29,11 @@ export type RevokeToken = {
   /** Fact from the tokens projection: whose token this id is and whether it is revoked (null: no such token). */
   token: { kind: 'user' | 'agent'; principalId: number; revoked: boolean } | null;
 };
+/** `before`: the agent's tier and own command now (its config hash now is `config.previousHash`). */
 export type UpdateAgentConfig = {
   type: 'UpdateAgentConfig';
   config: AgentConfigUpdated['data'];
+  before: { tier: AgentConfigUpdated['data']['tier']; command: string | null };
   knownTools?: KnownTools;
 };
 export type SetAgentCommand = { type: 'SetAgentCommand'; command: string | null };
@@ -63,11 +73,13 @@ function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Prin
 function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | ReputationEvent)[] {
   switch (command.type) {
     case 'CreateUser':
+      if (command.nameTaken) throw new DomainError('ErrPrincipalExists', `a user named ${command.name} already exists`);
       if (state.status !== 'absent')
         throw new DomainError('ErrPrincipalExists', `user ${command.userId} already exists`);
       checkName(command.name);
       return [{ type: 'UserCreated', data: { userId: command.userId, name: command.name, role: 'owner' } }];
     case 'RegisterAgent':
+      if (command.names) checkAgentName(command.agent.name, command.names);
       if (state.status !== 'absent')
         throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
       checkName(command.agent.name);
@@ -80,6 +92,7 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       return [{ type: 'TokenIssued', data: command.token }];
     case 'UpdateAgentConfig':
       if (state.status !== 'active' || state.kind !== 'agent') throw new DomainError('ErrNotFound', 'agent not found');
+      if (unchanged(command)) return [];
       if (command.config.toolScope.length === 0)
         throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
       if (command.knownTools) checkToolScope(command.config.toolScope, command.knownTools);
@@ -103,6 +116,10 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
     }
   }
 }
+
+/** A change of nothing records nothing: the same config hash, tier and own command. */
+const unchanged = ({ config, before }: UpdateAgentConfig): boolean =>
+  config.configHash === config.previousHash && config.tier === before.tier && config.command === before.command;
 
 export function checkAgentCommand(raw: string): string {
   const command = raw.trim();

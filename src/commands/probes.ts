@@ -1,8 +1,7 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
-  ENVELOPE_FOOTER,
-  ENVELOPE_PREFIX,
-  MAX_PROBE_MESSAGE,
+  MAX_ACTIVE_PROBES,
+  MAX_PROBE_HOURS,
   PROBE_ID,
   type ProbeBurnReason,
   type ProbeCreated,
@@ -11,24 +10,49 @@ import {
 } from '../events/probes.js';
 import type { Decider } from '../engine/decider.js';
 import { type By } from '../events/principals.js';
+import { parseIsoTimestamp, pyRepr } from './iso-time.js';
+import { validateMessage } from './probe-message.js';
+
+export { envelopeTime, probeEnvelope, validateMessage } from './probe-message.js';
 
 /**
  * The probe decider (`probe-<n>` streams): created once, then fired, burned or expired at most once —
  * a probe is single-fire, and an expired one stays expired (unlike xylocopa, where a later probe_update
  * could revive it: expiry here is a fact, as stopping the agent was). Whether the expiry time has passed
- * is decided against the command's time (`ctx.now`), never a clock.
+ * is decided against the command's time (`ctx.now`), never a clock. The probe tools' refusals are
+ * xylocopa's texts, checked in its order.
  */
+/** A probe as recorded: only what every probe must satisfy is checked. */
 export type CreateProbe = { type: 'CreateProbe'; probe: ProbeCreated['data'] };
+/**
+ * probe_create: the arguments as the caller gave them, and the facts the action read — the tenant's agent
+ * `agent_id` names (null: none) with its active probes now, and the new probe's id and sealed token.
+ */
+export type RegisterProbe = {
+  type: 'RegisterProbe';
+  request: { agentId: string; expiresInHours: number; message: string };
+  agent: { agentId: number; activeProbes: number } | null;
+  probe: Pick<ProbeCreated['data'], 'probeId' | 'n' | 'ownerId' | 'tokenHash' | 'sealedToken' | 'by'>;
+};
+/** probe_update: `expiresAt` as the caller wrote it (read as Python's fromisoformat does); '' changes nothing. */
 export type UpdateProbe = { type: 'UpdateProbe'; expiresAt: string; by: By };
+/**
+ * Its trigger URL was called; `agentExists`: the probe's agent is still there. Refused once fired or
+ * expired; a probe whose agent is gone or whose message no longer validates is burned (used up without
+ * delivery). Nothing decided means "deliver it": the action posts the envelope and sends FireProbe.
+ */
+export type TriggerProbe = { type: 'TriggerProbe'; agentExists: boolean };
 export type FireProbe = { type: 'FireProbe'; messageId: number };
 export type BurnProbe = { type: 'BurnProbe'; reason: ProbeBurnReason; detail: string };
 export type ExpireProbe = { type: 'ExpireProbe'; reason: ProbeExpiryReason };
-export type ProbeCommand = CreateProbe | UpdateProbe | FireProbe | BurnProbe | ExpireProbe;
+export type ProbeCommand =
+  CreateProbe | RegisterProbe | UpdateProbe | TriggerProbe | FireProbe | BurnProbe | ExpireProbe;
 
 interface Known {
   probeId: string;
   agentId: number;
   ownerId: number;
+  message: string;
   expiresAt: string;
 }
 export type Probe =
@@ -36,40 +60,7 @@ export type Probe =
   | (Known & { status: 'active' })
   | (Known & { status: 'fired'; firedAt: string })
   | (Known & { status: 'expired' });
-
-/**
- * xylocopa's `Probe.validate_message`, on the raw text (before stripping): the reason it is refused, or
- * null. Lengths and offsets count code points, as Python's do.
- */
-export function validateMessage(message: string | null | undefined): string | null {
-  if (message === null || message === undefined || message.trim() === '') return 'message is empty';
-  const chars = [...message];
-  if (chars.length > MAX_PROBE_MESSAGE) return `message exceeds ${MAX_PROBE_MESSAGE} chars (got ${chars.length})`;
-  if (message.includes(ENVELOPE_PREFIX))
-    return `message must not contain the envelope prefix '${ENVELOPE_PREFIX}' (would synthesize a nested envelope)`;
-  if (message.includes(ENVELOPE_FOOTER))
-    return `message must not contain the envelope footer '${ENVELOPE_FOOTER}' (would forge envelope termination)`;
-  for (const [i, ch] of chars.entries()) {
-    const code = ch.codePointAt(0)!;
-    if (code < 0x20 && ch !== '\n' && ch !== '\t')
-      return `message contains control char U+${code.toString(16).toUpperCase().padStart(4, '0')} at offset ${i}`;
-    if (code === 0x7f) return `message contains DEL char at offset ${i}`;
-  }
-  return null;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** `Jan 5 3:07pm`, in UTC. */
-export function envelopeTime(iso: string): string {
-  const d = new Date(iso);
-  const h = d.getUTCHours();
-  return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, '0')}${h < 12 ? 'am' : 'pm'}`;
-}
-
-/** What the agent receives: the message between a header naming the probe and a footer it cannot forge. */
-export const probeEnvelope = (probeId: string, firedAt: string, message: string): string =>
-  `${ENVELOPE_PREFIX}${probeId} fired (${envelopeTime(firedAt)})\n\n${message}\n\n${ENVELOPE_FOOTER}`;
+type Present = Exclude<Probe, { status: 'absent' }>;
 
 /** Unfired, not expired by an event, and its time has not come: the only state in which a probe can fire. */
 export const isLive = (state: Probe, now: string): state is Known & { status: 'active' } =>
@@ -77,8 +68,8 @@ export const isLive = (state: Probe, now: string): state is Known & { status: 'a
 
 function evolve(state: Probe, event: ProbeEvent): Probe {
   if (event.type === 'ProbeCreated') {
-    const d = event.data;
-    return { status: 'active', probeId: d.probeId, agentId: d.agentId, ownerId: d.ownerId, expiresAt: d.expiresAt };
+    const { probeId, agentId, ownerId, message, expiresAt } = event.data;
+    return { status: 'active', probeId, agentId, ownerId, message, expiresAt };
   }
   if (state.status === 'absent') return state;
   switch (event.type) {
@@ -97,39 +88,23 @@ function evolve(state: Probe, event: ProbeEvent): Probe {
 }
 
 function decide(command: ProbeCommand, state: Probe, ctx: { now: string }): ProbeEvent[] {
-  if (command.type === 'CreateProbe') return create(command, state);
+  if (command.type === 'CreateProbe') return create(command.probe, state);
+  if (command.type === 'RegisterProbe') return register(command, state, ctx.now);
   if (state.status === 'absent') throw new DomainError('ErrNotFound', 'probe not found');
-  const id = state.probeId;
+  const probeId = state.probeId;
   switch (command.type) {
     case 'UpdateProbe':
-      if (state.status === 'fired')
-        throw new DomainError('ErrProbeFired', `Probe ${id} already fired — cannot update.`, { probe_id: id });
-      if (!isLive(state, ctx.now))
-        throw new DomainError('ErrProbeExpired', `Probe ${id} already expired — cannot update.`, { probe_id: id });
-      if (Number.isNaN(Date.parse(command.expiresAt))) throw invalidInput('expires_at must be an ISO timestamp');
-      return [
-        { type: 'ProbeUpdated', data: { probeId: id, expiresAt: command.expiresAt, by: command.by } },
-        // A time that is not in the future is how a probe is cancelled (no tool may be named for it).
-        ...(Date.parse(command.expiresAt) <= Date.parse(ctx.now)
-          ? [{ type: 'ProbeExpired' as const, data: { probeId: id, reason: 'manual' as const } }]
-          : []),
-      ];
+      return update(state, command, ctx.now);
+    case 'TriggerProbe':
+      return trigger(state, command, ctx.now);
     case 'FireProbe':
+      mustBeLive(state, ctx.now);
+      return [{ type: 'ProbeFired', data: { probeId, firedAt: ctx.now, messageId: command.messageId } }];
     case 'BurnProbe':
-      if (state.status === 'fired')
-        throw new DomainError('ErrProbeFired', `Probe already fired at ${state.firedAt}`, { probe_id: id });
-      if (!isLive(state, ctx.now))
-        throw new DomainError('ErrProbeExpired', `Probe expired at ${state.expiresAt}`, { probe_id: id });
-      return command.type === 'FireProbe'
-        ? [{ type: 'ProbeFired', data: { probeId: id, firedAt: ctx.now, messageId: command.messageId } }]
-        : [
-            {
-              type: 'ProbeBurned',
-              data: { probeId: id, firedAt: ctx.now, reason: command.reason, detail: command.detail },
-            },
-          ];
+      mustBeLive(state, ctx.now);
+      return [burned(state, ctx.now, command.reason, command.detail)];
     case 'ExpireProbe':
-      return isLive(state, ctx.now) ? [{ type: 'ProbeExpired', data: { probeId: id, reason: command.reason } }] : [];
+      return isLive(state, ctx.now) ? [{ type: 'ProbeExpired', data: { probeId, reason: command.reason } }] : [];
     default: {
       const never: never = command;
       return never;
@@ -137,8 +112,7 @@ function decide(command: ProbeCommand, state: Probe, ctx: { now: string }): Prob
   }
 }
 
-function create(command: CreateProbe, state: Probe): ProbeEvent[] {
-  const p = command.probe;
+function create(p: ProbeCreated['data'], state: Probe): ProbeEvent[] {
   if (state.status !== 'absent') throw new DomainError('ErrProbeExists', `probe ${p.probeId} already exists`);
   if (!PROBE_ID.test(p.probeId)) throw invalidInput('a probe id is 12 lowercase hex characters');
   const reason = validateMessage(p.message);
@@ -148,6 +122,77 @@ function create(command: CreateProbe, state: Probe): ProbeEvent[] {
     throw invalidInput('a probe needs an expiry, a token hash and a sealed token');
   return [{ type: 'ProbeCreated', data: p }];
 }
+
+/** probe_create's checks in xylocopa's order: agent_id, expires_in_hours, the message, the agent, the cap. */
+function register(c: RegisterProbe, state: Probe, now: string): ProbeEvent[] {
+  const { request, agent } = c;
+  if (request.agentId.trim() === '') throw invalidInput('Error: agent_id is required.');
+  if (!(request.expiresInHours > 0 && request.expiresInHours <= MAX_PROBE_HOURS))
+    throw invalidInput(`Error: expires_in_hours must be in (0, ${MAX_PROBE_HOURS}].`);
+  const invalid = validateMessage(request.message);
+  if (invalid !== null) throw invalidInput(`Error: ${invalid}`);
+  if (!agent)
+    throw new DomainError('ErrNotFound', `Error: agent ${request.agentId} not found.`, { agent_id: request.agentId });
+  if (agent.activeProbes >= MAX_ACTIVE_PROBES) {
+    throw new DomainError(
+      'ErrProbeLimit',
+      `Error: agent ${String(agent.agentId).slice(0, 8)} already has ${agent.activeProbes} active probes (limit ${MAX_ACTIVE_PROBES}). ` +
+        'Use probe_update to expire some, or wait for them to time out.',
+      { agent_id: agent.agentId, active: agent.activeProbes },
+    );
+  }
+  const { probeId, n, ownerId, tokenHash, sealedToken, by } = c.probe;
+  const message = request.message.trim();
+  const expiresAt = new Date(Date.parse(now) + request.expiresInHours * 3_600_000).toISOString();
+  return create({ probeId, n, agentId: agent.agentId, ownerId, tokenHash, sealedToken, message, expiresAt, by }, state);
+}
+
+/**
+ * probe_update in xylocopa's order: a fired probe is refused, no time changes nothing, then the time must
+ * parse and lie at most 168 h ahead (as at creation: xylocopa has no cap, which would let an update keep a
+ * single-fire credential live forever); an expired probe stays expired. A time not in the future cancels
+ * the probe (no tool may be named for it).
+ */
+function update(state: Present, c: UpdateProbe, now: string): ProbeEvent[] {
+  const probeId = state.probeId;
+  if (state.status === 'fired')
+    throw new DomainError('ErrProbeFired', `Probe ${probeId} already fired — cannot update.`, { probe_id: probeId });
+  if (c.expiresAt === '') return [];
+  const at = parseIsoTimestamp(c.expiresAt);
+  if (!at)
+    throw invalidInput(`Error: invalid expires_at ISO timestamp: ${pyRepr(c.expiresAt)}`, { field: 'expires_at' });
+  if (at.getTime() > Date.parse(now) + MAX_PROBE_HOURS * 3_600_000)
+    throw invalidInput(`Error: expires_at must be at most ${MAX_PROBE_HOURS} hours from now.`, { field: 'expires_at' });
+  if (!isLive(state, now))
+    throw new DomainError('ErrProbeExpired', `Probe ${probeId} already expired — cannot update.`, {
+      probe_id: probeId,
+    });
+  return [
+    { type: 'ProbeUpdated', data: { probeId, expiresAt: at.toISOString(), by: c.by } },
+    ...(at.getTime() <= Date.parse(now)
+      ? [{ type: 'ProbeExpired' as const, data: { probeId, reason: 'manual' as const } }]
+      : []),
+  ];
+}
+
+function trigger(state: Present, c: TriggerProbe, now: string): ProbeEvent[] {
+  mustBeLive(state, now);
+  if (!c.agentExists) return [burned(state, now, 'agent_missing', `agent ${state.agentId} no longer exists`)];
+  const invalid = validateMessage(state.message);
+  return invalid === null ? [] : [burned(state, now, 'invalid_message', invalid)];
+}
+
+function mustBeLive(state: Present, now: string): void {
+  if (state.status === 'fired')
+    throw new DomainError('ErrProbeFired', `Probe already fired at ${state.firedAt}`, { probe_id: state.probeId });
+  if (!isLive(state, now))
+    throw new DomainError('ErrProbeExpired', `Probe expired at ${state.expiresAt}`, { probe_id: state.probeId });
+}
+
+const burned = (state: Present, now: string, reason: ProbeBurnReason, detail: string): ProbeEvent => ({
+  type: 'ProbeBurned',
+  data: { probeId: state.probeId, firedAt: now, reason, detail },
+});
 
 export const probeDecider: Decider<Probe, ProbeCommand, ProbeEvent> = {
   initialState: () => ({ status: 'absent' }),

@@ -6,19 +6,27 @@ import { type By } from '../events/principals.js';
 
 /**
  * The project decider (`project-<n>` streams): created once, then archived and re-activated any number
- * of times. Uniqueness of (owner, name) spans streams, so the action checks it inside the same
- * transaction before creating; this decider guards the single project's lifecycle.
+ * of times. Names are unique per owner across streams: project_create looks the name up inside its
+ * transaction and sends RegisterProject to a new stream only when the owner has no project of that name
+ * (else ReactivateProject to the one it has).
  */
+/** A project record as it will be stored; its name and path are checked again whoever sends it. */
 export type CreateProject = { type: 'CreateProject'; project: ProjectCreated['data'] };
-/** Fills git remote and description only where the project has none (xylocopa's re-activation). */
+/** project_create of a name the owner has no project under: xylocopa's name rule first (ErrInvalidName, its texts). */
+export type RegisterProject = { type: 'RegisterProject'; project: ProjectCreated['data'] };
+/**
+ * project_create of a name the owner has: an archived project comes back, filling git remote and
+ * description only where it has none (xylocopa's re-activation); an active one is left as it is.
+ */
 export type ReactivateProject = {
   type: 'ReactivateProject';
   gitRemote: string | null;
   description: string | null;
   by: By;
 };
+/** archive_project: only the project's owner archives it; archiving an archived project changes nothing. */
 export type ArchiveProject = { type: 'ArchiveProject'; by: By };
-export type ProjectCommand = CreateProject | ReactivateProject | ArchiveProject;
+export type ProjectCommand = CreateProject | RegisterProject | ReactivateProject | ArchiveProject;
 
 interface Known {
   projectId: number;
@@ -68,7 +76,12 @@ function evolve(state: Project, event: ProjectEvent): Project {
 }
 
 function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
-  if (command.type === 'CreateProject') return create(command, state);
+  if (command.type === 'CreateProject') return create(command.project, state);
+  if (command.type === 'RegisterProject') {
+    const bad = projectNameError(command.project.name);
+    if (bad !== null) throw new DomainError('ErrInvalidName', bad, { field: 'name' });
+    return create(command.project, state);
+  }
   if (state.status === 'absent') throw new DomainError('ErrProjectNotFound', 'project not found');
   const projectId = state.projectId;
   switch (command.type) {
@@ -86,6 +99,8 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
         },
       ];
     case 'ArchiveProject':
+      if (command.by.key !== `user-${state.ownerId}`)
+        throw new DomainError('ErrForbidden', 'only the owner may archive a project');
       return state.status === 'archived' ? [] : [{ type: 'ProjectArchived', data: { projectId, by: command.by } }];
     default: {
       const never: never = command;
@@ -94,8 +109,7 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
   }
 }
 
-function create(command: CreateProject, state: Project): ProjectEvent[] {
-  const p = command.project;
+function create(p: ProjectCreated['data'], state: Project): ProjectEvent[] {
   if (state.status !== 'absent')
     throw new DomainError('ErrProjectExists', `project ${state.name} already exists`, { project_id: state.projectId });
   const bad = projectNameError(p.name);

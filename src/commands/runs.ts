@@ -4,33 +4,44 @@ import {
   type RunEvent,
   type RunFinished,
   type RunQueued,
-  type RunRefused,
   type RunStarted,
-  type RuntimeEvent,
-  type RuntimeOverrides,
   type SessionRole,
   type Wake,
 } from '../events/runs.js';
-import type { SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
-import type { Decider } from '../engine/decider.js';
+import type { SandboxProfile } from '../events/sandbox.js';
+import type { Decider, DecideContext } from '../engine/decider.js';
+import { gateRefusal, noBackend, waitReason, type GateFacts, type RunAgentFacts, type WaitFacts } from './run-gates.js';
+
+export { runtimeDecider } from './runtime.js';
 
 /**
- * A run's life on its `run-<id>` stream: queued (or refused), started once, then timed out and/or
- * finished, or failed. Gates are facts from other streams (the agent, its goal, its other runs): the
- * caller checks them and either queues, starts or refuses (actions/runs.ts); this decider keeps the
- * order of the steps and numbers the transcript.
+ * A run's life on its `run-<id>` stream: queued (or refused by a gate), started once, then timed out
+ * and/or finished, or failed. A new wake-up is checked against the gates (run-gates.ts) and queued with
+ * the reason it must wait, if any; a queued run starts when its agent is free and out of its cooldown,
+ * after the gates are checked again (the world may have changed while it waited). The gates' facts — the
+ * agent, its goal, its other runs — arrive in the command. The decider also numbers the transcript.
  */
-export type QueueRun = { type: 'QueueRun'; run: RunQueued['data'] };
-export type RefuseRun = { type: 'RefuseRun'; refusal: RunRefused['data'] };
-export type MergeWake = { type: 'MergeWake'; wake: Wake };
-export type StartRun = { type: 'StartRun'; start: RunStarted['data'] };
+export type QueueRun = {
+  type: 'QueueRun';
+  run: Omit<RunQueued['data'], 'reason' | 'notBefore'>;
+  gates: GateFacts;
+  wait: WaitFacts;
+};
+/** A wake-up merged into the run that waits for the same agent and task (coalescing). */
+export type MergeWake = { type: 'MergeWake'; wake: Wake; agent: RunAgentFacts };
+/** `agent`: the gates and the start as it would be recorded; null when the run's agent no longer exists. */
+export type StartRun = {
+  type: 'StartRun';
+  wait: WaitFacts;
+  agent: { gates: GateFacts; start: RunStarted['data'] } | null;
+};
 export type RecordSessionMessage = { type: 'RecordSessionMessage'; role: SessionRole; content: string };
 export type TimeOutRun = { type: 'TimeOutRun'; timeoutSec: number };
 export type FinishRun = { type: 'FinishRun'; finish: RunFinished['data'] };
 export type FailRun = { type: 'FailRun'; reason: string; cancelledBy?: string };
 export type LaunchRun = { type: 'LaunchRun'; sandbox: SandboxProfile };
 export type RunCommand =
-  QueueRun | RefuseRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun | LaunchRun;
+  QueueRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun | LaunchRun;
 
 export type RunPhase = 'absent' | 'queued' | 'refused' | 'running' | 'finished' | 'failed';
 export interface RunState {
@@ -40,20 +51,40 @@ export interface RunState {
   sessionId: string;
   seq: number;
   timedOut: boolean;
+  /** As queued: what a refusal at start records, and the time the run may not start before. */
+  queued: Pick<RunQueued['data'], 'ownerId' | 'taskId' | 'goalId' | 'depth' | 'wake' | 'notBefore'> | null;
 }
 
-const initial = (): RunState => ({ phase: 'absent', runId: 0, agentId: 0, sessionId: '', seq: 0, timedOut: false });
+const initial = (): RunState => ({
+  phase: 'absent',
+  runId: 0,
+  agentId: 0,
+  sessionId: '',
+  seq: 0,
+  timedOut: false,
+  queued: null,
+});
 
 function evolve(state: RunState, event: RunEvent): RunState {
   switch (event.type) {
-    case 'RunQueued':
+    case 'RunQueued': {
+      const d = event.data;
       return {
         ...state,
         phase: 'queued',
-        runId: event.data.runId,
-        agentId: event.data.agentId,
-        sessionId: event.data.sessionId,
+        runId: d.runId,
+        agentId: d.agentId,
+        sessionId: d.sessionId,
+        queued: {
+          ownerId: d.ownerId,
+          taskId: d.taskId,
+          goalId: d.goalId,
+          depth: d.depth,
+          wake: d.wake,
+          notBefore: d.notBefore,
+        },
       };
+    }
     case 'RunRefused':
       return { ...state, phase: 'refused', runId: event.data.runId, agentId: event.data.agentId };
     case 'RunWakeMerged':
@@ -76,20 +107,57 @@ function evolve(state: RunState, event: RunEvent): RunState {
   }
 }
 
-function decide(command: RunCommand, state: RunState): RunEvent[] {
+/** A new wake-up: refused by the first gate that says no, else queued with the reason it must wait (if any). */
+function queue(state: RunState, c: QueueRun, now: string): RunEvent[] {
+  if (state.phase !== 'absent') throw new DomainError('ErrRunExists', `run ${c.run.runId} already exists`);
+  if (!c.gates.agent.hasBackend) throw noBackend(c.gates.agent);
+  const r = c.run;
+  const refusal = gateRefusal(c.gates, r.depth, false);
+  if (refusal) {
+    const { runId, agentId, ownerId, taskId, goalId, wake, depth } = r;
+    return [{ type: 'RunRefused', data: { runId, agentId, ownerId, taskId, goalId, wake, depth, ...refusal } }];
+  }
+  const wait = waitReason(c.wait, now, r.wake.source === 'execute_agent', null);
+  return [{ type: 'RunQueued', data: { ...r, reason: wait?.reason ?? null, notBefore: wait?.notBefore ?? null } }];
+}
+
+/** Nothing while the run must still wait; failed if its agent is gone; refused if a gate now says no; else started. */
+function start(state: RunState, c: StartRun, now: string): RunEvent[] {
+  if (state.phase !== 'queued' || !state.queued) throw notIn(state, 'started');
+  const q = state.queued;
+  if (waitReason(c.wait, now, q.wake.source === 'execute_agent', q.notBefore)) return [];
+  if (!c.agent) return [failed(state, `agent ${state.agentId} no longer exists`)];
+  const refusal = gateRefusal(c.agent.gates, q.depth, true);
+  if (!refusal) return [{ type: 'RunStarted', data: c.agent.start }];
+  const { ownerId, taskId, goalId, wake, depth } = q;
+  return [
+    {
+      type: 'RunRefused',
+      data: { runId: state.runId, agentId: state.agentId, ownerId, taskId, goalId, wake, depth, ...refusal },
+    },
+  ];
+}
+
+const failed = (state: RunState, reason: string, cancelledBy?: string): RunEvent => ({
+  type: 'RunFailed',
+  data: {
+    runId: state.runId,
+    agentId: state.agentId,
+    reason,
+    ...(cancelledBy === undefined ? {} : { cancelledBy }),
+  },
+});
+
+function decide(command: RunCommand, state: RunState, ctx: DecideContext): RunEvent[] {
   switch (command.type) {
     case 'QueueRun':
-      if (state.phase !== 'absent') throw new DomainError('ErrRunExists', `run ${command.run.runId} already exists`);
-      return [{ type: 'RunQueued', data: command.run }];
-    case 'RefuseRun':
-      if (state.phase !== 'absent' && state.phase !== 'queued') throw notIn(state, 'refused');
-      return [{ type: 'RunRefused', data: command.refusal }];
+      return queue(state, command, ctx.now);
     case 'MergeWake':
+      if (!command.agent.hasBackend) throw noBackend(command.agent);
       if (state.phase !== 'queued') throw notIn(state, 'merged into');
       return [{ type: 'RunWakeMerged', data: { runId: state.runId, wake: command.wake } }];
     case 'StartRun':
-      if (state.phase !== 'queued') throw notIn(state, 'started');
-      return [{ type: 'RunStarted', data: command.start }];
+      return start(state, command, ctx.now);
     case 'RecordSessionMessage':
       if (state.phase === 'absent' || state.phase === 'refused') throw notIn(state, 'given a transcript');
       return [
@@ -117,17 +185,7 @@ function decide(command: RunCommand, state: RunState): RunEvent[] {
       return [{ type: 'RunLaunched', data: { runId: state.runId, agentId: state.agentId, sandbox: command.sandbox } }];
     case 'FailRun':
       if (state.phase !== 'running' && state.phase !== 'queued') return [];
-      return [
-        {
-          type: 'RunFailed',
-          data: {
-            runId: state.runId,
-            agentId: state.agentId,
-            reason: command.reason,
-            ...(command.cancelledBy === undefined ? {} : { cancelledBy: command.cancelledBy }),
-          },
-        },
-      ];
+      return [failed(state, command.reason, command.cancelledBy)];
     default: {
       const never: never = command;
       return never;
@@ -157,89 +215,9 @@ export function capped(content: string): { content: string; truncated: boolean; 
 }
 
 export const runDecider: Decider<RunState, RunCommand, RunEvent> = {
-  snapshot: { name: 'run', version: 1 },
+  // Version 2: the state keeps what the run was queued with (a refusal at start records it).
+  snapshot: { name: 'run', version: 2 },
   initialState: initial,
   evolve,
   decide,
-};
-
-/** An agent's runtime settings and its stopped flag (`runtime-<agentId>`). */
-export type ConfigureRuntime = { type: 'ConfigureRuntime'; agentId: number; settings: RuntimeOverrides; by: string };
-export type StopAgent = { type: 'StopAgent'; agentId: number; by: string; reason: string };
-export type StartAgent = { type: 'StartAgent'; agentId: number; by: string };
-export type SetAgentProject = { type: 'SetAgentProject'; agentId: number; projectId: number | null; by: string };
-export type ConfigureSandbox = { type: 'ConfigureSandbox'; agentId: number; settings: SandboxOverrides; by: string };
-export type RuntimeCommand = ConfigureRuntime | StopAgent | StartAgent | SetAgentProject | ConfigureSandbox;
-export interface RuntimeState {
-  settings: RuntimeOverrides | null;
-  stopped: boolean;
-  projectId: number | null;
-  sandbox: SandboxOverrides | null;
-}
-
-function evolveRuntime(state: RuntimeState, event: RuntimeEvent): RuntimeState {
-  switch (event.type) {
-    case 'RuntimeConfigured':
-      return { ...state, settings: event.data.settings };
-    case 'AgentStopped':
-      return { ...state, stopped: true };
-    case 'AgentStarted':
-      return { ...state, stopped: false };
-    case 'AgentProjectSet':
-      return { ...state, projectId: event.data.projectId };
-    case 'SandboxConfigured':
-      return { ...state, sandbox: event.data.settings };
-    default: {
-      const never: never = event;
-      return never;
-    }
-  }
-}
-
-function decideRuntime(command: RuntimeCommand, state: RuntimeState): RuntimeEvent[] {
-  switch (command.type) {
-    case 'ConfigureRuntime': {
-      const s = command.settings;
-      const same =
-        state.settings !== null &&
-        (Object.keys(s) as (keyof RuntimeOverrides)[]).every((k) => s[k] === state.settings![k]);
-      return same
-        ? []
-        : [{ type: 'RuntimeConfigured', data: { agentId: command.agentId, settings: s, by: command.by } }];
-    }
-    case 'StopAgent':
-      return state.stopped
-        ? []
-        : [{ type: 'AgentStopped', data: { agentId: command.agentId, by: command.by, reason: command.reason } }];
-    case 'StartAgent':
-      return state.stopped ? [{ type: 'AgentStarted', data: { agentId: command.agentId, by: command.by } }] : [];
-    case 'SetAgentProject':
-      return state.projectId === command.projectId
-        ? []
-        : [
-            {
-              type: 'AgentProjectSet',
-              data: { agentId: command.agentId, projectId: command.projectId, by: command.by },
-            },
-          ];
-    case 'ConfigureSandbox':
-      return JSON.stringify(state.sandbox) === JSON.stringify(command.settings)
-        ? []
-        : [
-            {
-              type: 'SandboxConfigured',
-              data: { agentId: command.agentId, settings: command.settings, by: command.by },
-            },
-          ];
-    default: {
-      const never: never = command;
-      return never;
-    }
-  }
-}
-
-export const runtimeDecider: Decider<RuntimeState, RuntimeCommand, RuntimeEvent> = {
-  initialState: () => ({ settings: null, stopped: false, projectId: null, sandbox: null }),
-  evolve: evolveRuntime,
-  decide: decideRuntime,
 };

@@ -1,7 +1,9 @@
 import { DomainError, invalidInput } from '../errors.js';
 import {
+  MAX_SECRET_BYTES,
   MAX_SECRET_NAME,
   SECRET_NAME,
+  type ScopeType,
   type SecretEvent,
   type SecretScope,
   type SecretSet,
@@ -11,12 +13,18 @@ import type { Decider } from '../engine/decider.js';
 import { type By } from '../events/principals.js';
 
 /**
- * The secret decider (`secret-<id>` streams, DESIGN §3.11): set once, revoked at most once (by the owner
- * or because a newer value replaced it), and used by processes Colony starts. The sealed value is made
- * before deciding (the nonce is random) and arrives in the command; which secret a new one replaces is a
- * fact from other streams, looked up by the caller inside the same transaction.
+ * The secret decider (`secret-<id>` streams): set once, revoked at most once (by the owner, or because a
+ * newer value replaced it), and used by processes Colony starts. Only the owner sets, replaces and
+ * revokes secrets. The sealed value is made before deciding (the nonce is random) and arrives in the
+ * command with its size; which secret a new one replaces is a fact from other streams, looked up by the
+ * caller inside the same transaction.
  */
-export type SetSecret = { type: 'SetSecret'; secret: SecretSet['data'] };
+export type SetSecret = {
+  type: 'SetSecret';
+  secret: SecretSet['data'];
+  /** Fact: the size of the value before it was sealed, in UTF-8 bytes. */
+  valueBytes: number;
+};
 export type RevokeSecret = { type: 'RevokeSecret'; reason: 'revoked' | 'replaced'; replacedBy: number | null; by: By };
 export type RecordSecretUse = { type: 'RecordSecretUse' } & Omit<SecretUsed['data'], 'secretId'>;
 export type SecretCommand = SetSecret | RevokeSecret | RecordSecretUse;
@@ -28,8 +36,8 @@ export type Secret =
 /**
  * A secret (or requested resource) name as it is stored and injected: upper-cased, then it must match
  * `^[A-Z][A-Z0-9_]*$` — anything else is rejected, never stripped. Only ASCII letters are upper-cased
- * (`ß` would otherwise become `SS`). Unlike the upstream store, a leading digit is rejected: this follows
- * DESIGN §3.11 and the request_resource contract (and such a name is no valid environment variable).
+ * (`ß` would otherwise become `SS`). Unlike SynapBus's store, a leading digit is rejected, as the
+ * request_resource contract says (and such a name is no valid environment variable).
  */
 export function secretName(raw: string): string {
   const name = raw.replace(/[a-z]/g, (c) => c.toUpperCase());
@@ -60,9 +68,14 @@ function evolve(state: Secret, event: SecretEvent): Secret {
   }
 }
 
+const isOwner = (by: By, ownerId: number): boolean => by.key === `user-${ownerId}`;
+
 function decide(command: SecretCommand, state: Secret): SecretEvent[] {
   if (command.type === 'SetSecret') {
     const s = command.secret;
+    if (!isOwner(s.by, s.ownerId)) throw new DomainError('ErrForbidden', 'only the owner sets secrets');
+    if (command.valueBytes > MAX_SECRET_BYTES)
+      throw invalidInput(`a secret value may hold at most ${MAX_SECRET_BYTES} bytes`, { field: 'value' });
     if (state.status !== 'absent') throw new DomainError('ErrSecretExists', `secret ${s.secretId} already exists`);
     if (secretName(s.name) !== s.name)
       throw new DomainError('ErrInvalidName', `secret name ${s.name} is not normalized`, { name: s.name });
@@ -72,6 +85,12 @@ function decide(command: SecretCommand, state: Secret): SecretEvent[] {
   if (state.status === 'absent') throw new DomainError('ErrNotFound', 'secret not found');
   switch (command.type) {
     case 'RevokeSecret':
+      // A secret is replaced when its owner sets a new value: refusing that is refusing the set.
+      if (!isOwner(command.by, state.ownerId))
+        throw new DomainError(
+          'ErrForbidden',
+          `only the owner ${command.reason === 'replaced' ? 'sets' : 'revokes'} secrets`,
+        );
       if (state.status === 'revoked')
         throw new DomainError(
           'ErrAlreadyRevoked',
@@ -109,3 +128,22 @@ export const secretDecider: Decider<Secret, SecretCommand, SecretEvent> = {
   evolve,
   decide,
 };
+
+const SCOPE_RANK: Record<ScopeType, number> = { user: 0, agent: 1, task: 2 };
+
+/**
+ * Which of the owner's active secrets a process Colony starts gets, one per name: the closest scope
+ * wins (task over agent over user), and of the user-scope secrets only the granted ones — all of them
+ * for an agent's runs, only those a verifier recipe names for its command.
+ */
+export function secretsForProcess<S extends { name: string; scopeType: ScopeType }>(
+  candidates: readonly S[],
+  granted: 'all' | readonly string[],
+): S[] {
+  const winners = new Map<string, S>();
+  for (const s of [...candidates].sort((a, b) => SCOPE_RANK[a.scopeType] - SCOPE_RANK[b.scopeType])) {
+    if (s.scopeType === 'user' && granted !== 'all' && !granted.includes(s.name)) continue;
+    winners.set(s.name, s);
+  }
+  return [...winners.values()];
+}

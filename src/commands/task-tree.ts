@@ -4,11 +4,12 @@ import type { TreeNode } from '../events/proposals.js';
 import { ANCESTRY_CAP_BYTES, DEFAULT_BILLING_CODE, type AncestryNode, type TaskCreated } from '../events/tasks.js';
 
 /**
- * Task trees, pure: checking a proposed tree before anything is written, and planning the tasks its
- * approval creates (ids in depth-first order, parent links, depth, ancestry snapshots).
+ * Task trees, pure: checking a proposed tree (for the proposal decider: proposal-tree.ts), and planning
+ * the tasks its approval creates (ids in depth-first order, parent links, depth, ancestry snapshots).
  *
- * Budget cascade (FR-021, DESIGN §3.7): a node's budget must fit in what its nearest budgeted
- * ancestor — or the goal — has left after the siblings before it took theirs (ErrBudgetInsufficient).
+ * Budget cascade: a node's budget must fit in what its nearest budgeted ancestor — or the goal — has
+ * left after the siblings before it took theirs (ErrBudgetInsufficient). A tree holds at most
+ * MAX_TREE_TASKS tasks, and no task's ancestry snapshot may outgrow its cap (ErrAncestryOverflow).
  */
 /** The most tasks one proposal may create (its message carries the whole tree). */
 export const MAX_TREE_TASKS = 2_000;
@@ -105,7 +106,7 @@ function ancestryNode(id: number, node: TreeNode): AncestryNode {
 }
 
 /**
- * SynapBus's slug (reference §6.7): lowercase; keep [a-z0-9]; space - _ / . become one '-'; drop the
+ * SynapBus's slug: lowercase; keep [a-z0-9]; space - _ / . become one '-'; drop the
  * rest; trim '-'; empty → "goal". Capped so `goal-<slug>-NN` stays within a 64-character channel name.
  */
 export const SLUG_MAX = 64 - 'goal-'.length - '-99'.length;

@@ -1,20 +1,40 @@
 import type { BudgetDimension } from '../events/goals.js';
 import type { AgentRef, By } from '../events/principals.js';
 import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
-import type { Amount, TaskChanges, TaskCreated, TaskStatus, VerifierConfig } from '../events/tasks.js';
+import type { Amount, TaskChanges, TaskCreated, VerifierConfig } from '../events/tasks.js';
+import type { TaskStatus } from '../events/task-status.js';
+import type { BudgetLine } from './task-budget.js';
 
-/** The task decider's commands and state (its rules: tasks.ts and task-steps.ts). */
+/**
+ * The task decider's commands and state (its rules: tasks.ts and the task-*.ts steps). Facts from other
+ * streams arrive in the command, read by the caller in the same transaction.
+ */
 export type CreateTask = { type: 'CreateTask'; task: Omit<TaskCreated['data'], 'notice'> };
 export type ClaimTask = {
   type: 'ClaimTask';
-  agent: AgentRef & { quarantined: boolean; configHash?: string };
+  /** The caller as an agent; null when the caller is no agent (an owner acts through its agents). */
+  agent: (AgentRef & { quarantined: boolean; configHash?: string }) | null;
   leaseMs: number;
   reservation: Amount;
   /** The goal's status; null for a project task (no goal). */
   goalStatus: string | null;
+  /** Fact: the claiming agent is the task's peer verifier, or spawned it, or was spawned by it. */
+  inVerifierLineage: boolean;
+  /**
+   * Fact: the budgets the reservation counts against — the goal's, then each budgeted task from this one
+   * up to its root — and the task's own open reservation, which a claim after an expired lease replaces.
+   * Absent for a project task: it has no goal, so no budget gate.
+   */
+  budget?: { lines: BudgetLine[]; replaces: Amount };
 };
-export type StartTask = { type: 'StartTask'; agent: AgentRef };
-export type CompleteTask = { type: 'CompleteTask'; agent: AgentRef; summary: string; artifactMessageIds: number[] };
+/** `byRun`: a run of the agent is starting, which moves on only a task it holds that has not started yet. */
+export type StartTask = { type: 'StartTask'; agent: AgentRef | null; byRun?: boolean };
+export type CompleteTask = {
+  type: 'CompleteTask';
+  agent: AgentRef | null;
+  summary: string;
+  artifactMessageIds: number[];
+};
 export type VerifyTask = {
   type: 'VerifyTask';
   verdict: 'approve' | 'reject';
@@ -25,10 +45,13 @@ export type VerifyTask = {
     | { kind: 'peer'; agentId: number }
     | { kind: 'command'; exitCode: number | null; output: string; sandbox?: SandboxProfile; limit?: LimitKind | null }
     | { kind: 'auto' };
+  /** Fact: the task's assignee is its peer verifier, or spawned it, or was spawned by it. */
+  assigneeInVerifierLineage: boolean;
 };
-export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef; reason: string };
+export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef | null; reason: string };
 export type ExpireClaim = { type: 'ExpireClaim' };
-export type CancelTask = { type: 'CancelTask'; reason: string; by: By };
+/** `ownerId`: the owner of the task's tenant, the one principal who cancels it. */
+export type CancelTask = { type: 'CancelTask'; reason: string; by: By; ownerId: number };
 export type RecordCost = {
   type: 'RecordCost';
   by: By;
@@ -37,6 +60,12 @@ export type RecordCost = {
   note: string | null;
   source: 'report_usage' | 'run';
   runId?: number;
+  /**
+   * Fact for usage someone reports (report_usage): the reporting agent (null: the owner or Colony) and the
+   * coordinator of the task's goal (null: a project task). Absent for a run's own usage, which Colony
+   * records when the run ends (and only when it spent something).
+   */
+  reporter?: { agentId: number | null; coordinatorAgentId: number | null };
 };
 export type DispatchTask = { type: 'DispatchTask'; by: By };
 export type UpdateTask = { type: 'UpdateTask'; changes: TaskChanges; labels: string[]; by: By };

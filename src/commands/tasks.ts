@@ -2,26 +2,18 @@ import { DomainError } from '../errors.js';
 import { type TaskEvent } from '../events/tasks.js';
 import type { Decider, DecideContext } from '../engine/decider.js';
 import type { Task, TaskCommand } from './task-types.js';
-import {
-  budgetAlerts,
-  claim,
-  dispatch,
-  expired,
-  expiry,
-  holding,
-  illegalTask,
-  mustHold,
-  note,
-  transition,
-  verdict,
-} from './task-steps.js';
+import { checkCaller, mayReport, mustBeIndependent } from './task-access.js';
+import { claim, expired, expiry } from './task-claims.js';
+import { illegalTask, note } from './task-notices.js';
+import { budgetAlerts, cancel, dispatch, recordCost, release, start, timeOut } from './task-steps.js';
+import { complete, verdict } from './task-verdicts.js';
 
 export { illegalTask };
 
 /**
- * The task decider: claims as leases (DESIGN §3.6), completion, verification verdicts (§3.13),
- * release, expiry, cancellation (§3.5) and spend. Facts from other streams — the caller's quarantine,
- * the goal's status — arrive in the command; the time arrives in the context.
+ * The task decider: claims as leases, completion, verification verdicts, release, expiry, cancellation,
+ * retries and spend. Facts from other streams — who the caller is, its quarantine, the goal's status, the
+ * budgets, the spawn lineage — arrive in the command; the time arrives in the context.
  *
  *   proposed → approved (dispatch) → claimed → in_progress → awaiting_verification → done | failed
  *   claimed | in_progress → approved (release, lease expiry) | timeout (the assignee's run timed out)
@@ -87,131 +79,42 @@ function evolve(state: Task, event: TaskEvent): Task {
   }
 }
 
+function create(state: Task, command: Extract<TaskCommand, { type: 'CreateTask' }>, ctx: DecideContext): TaskEvent[] {
+  if (state.status !== 'absent') throw new DomainError('ErrTaskExists', `task ${command.task.taskId} already exists`);
+  const t = command.task;
+  const body = `Task #${t.taskId} "${t.title}": (new) → ${t.status} by ${t.by.name}`;
+  const notice = note(t.taskId, t.goalId, t.channelId, ctx, body, {
+    event: 'TaskCreated',
+    from: null,
+    to: t.status,
+    actor: t.by.name,
+  });
+  return [{ type: 'TaskCreated', data: { ...t, notice } }];
+}
+
 function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEvent[] {
-  if (command.type === 'CreateTask') {
-    if (state.status !== 'absent') throw new DomainError('ErrTaskExists', `task ${command.task.taskId} already exists`);
-    const t = command.task;
-    const body = `Task #${t.taskId} "${t.title}": (new) → ${t.status} by ${t.by.name}`;
-    return [
-      {
-        type: 'TaskCreated',
-        data: {
-          ...t,
-          notice: note(t.taskId, t.goalId, t.channelId, ctx, body, {
-            event: 'TaskCreated',
-            from: null,
-            to: t.status,
-            actor: t.by.name,
-          }),
-        },
-      },
-    ];
-  }
-  if (command.type === 'ClaimTask' && command.agent.quarantined) {
-    throw new DomainError('ErrAgentQuarantined', `agent ${command.agent.name} is quarantined and may not claim tasks`, {
-      agent: command.agent.name,
-    });
-  }
+  if (command.type === 'CreateTask') return create(state, command, ctx);
+  checkCaller(command, state);
   if (state.status === 'absent') throw new DomainError('ErrTaskNotFound', 'task not found');
   switch (command.type) {
     case 'ClaimTask':
-      return claim(state, command, ctx);
+      return claim(state, command, command.agent!, ctx);
     case 'StartTask':
-      mustHold(state, command.agent, ctx.now);
-      if (state.status !== 'claimed') return [];
-      return [
-        {
-          type: 'TaskStarted',
-          data: {
-            taskId: state.taskId,
-            agentId: command.agent.agentId,
-            from: 'claimed',
-            notice: transition(state, ctx, 'in_progress', command.agent.name),
-          },
-        },
-      ];
-    case 'CompleteTask': {
-      mustHold(state, command.agent, ctx.now);
-      const from = state.status as 'claimed' | 'in_progress';
-      const completed: TaskEvent = {
-        type: 'TaskCompleted',
-        data: {
-          taskId: state.taskId,
-          agentId: command.agent.agentId,
-          summary: command.summary,
-          artifactMessageIds: command.artifactMessageIds,
-          from,
-          notice: transition(state, ctx, 'awaiting_verification', command.agent.name, { summary: command.summary }),
-        },
-      };
-      if (state.verifier.kind !== 'auto') return [completed];
-      const after = { ...state, status: 'awaiting_verification' as const };
-      return [
-        completed,
-        verdict(
-          after,
-          {
-            type: 'VerifyTask',
-            verdict: 'approve',
-            reason: 'auto-approved: no verifier configured',
-            verifier: { key: 'system', name: 'system' },
-            as: { kind: 'auto' },
-          },
-          ctx,
-        ),
-      ];
-    }
+      return start(state, command, command.agent!, ctx);
+    case 'CompleteTask':
+      return complete(state, command, command.agent!, ctx);
     case 'VerifyTask':
+      mustBeIndependent(state, command.as.kind === 'peer' && command.assigneeInVerifierLineage, 'verify');
       return [verdict(state, command, ctx)];
     case 'ReleaseTask':
-      mustHold(state, command.agent, ctx.now);
-      return [
-        {
-          type: 'TaskReleased',
-          data: {
-            taskId: state.taskId,
-            agentId: command.agent.agentId,
-            reason: command.reason,
-            from: state.status,
-            notice: transition(state, ctx, 'approved', command.agent.name, {
-              reason: command.reason,
-              event: 'TaskReleased',
-            }),
-          },
-        },
-      ];
+      return release(state, command, command.agent!, ctx);
     case 'ExpireClaim':
       return expired(state, ctx.now) ? [expiry(state, ctx)] : [];
     case 'CancelTask':
-      if (state.status === 'done' || state.status === 'cancelled') throw illegalTask(state.status, 'cancelled');
-      return [
-        {
-          type: 'TaskCancelled',
-          data: {
-            taskId: state.taskId,
-            reason: command.reason,
-            from: state.status,
-            by: command.by,
-            notice: transition(state, ctx, 'cancelled', command.by.name, { reason: command.reason }),
-          },
-        },
-      ];
+      return cancel(state, command, ctx);
     case 'RecordCost':
-      return [
-        {
-          type: 'CostRecorded',
-          data: {
-            taskId: state.taskId,
-            goalId: state.goalId,
-            by: command.by,
-            tokens: command.tokens,
-            cents: command.cents,
-            note: command.note,
-            source: command.source,
-            ...(command.runId === undefined ? {} : { runId: command.runId }),
-          },
-        },
-      ];
+      mayReport(state, command);
+      return recordCost(state, command);
     case 'DispatchTask':
       return dispatch(state, command, ctx);
     case 'UpdateTask':
@@ -224,20 +127,7 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
             },
           ];
     case 'TimeOutTask':
-      if (!holding(state) || state.assignee?.agentId !== command.agentId) return [];
-      return [
-        {
-          type: 'TaskTimedOut',
-          data: {
-            taskId: state.taskId,
-            agentId: command.agentId,
-            runId: command.runId,
-            reason: command.reason,
-            from: state.status,
-            notice: transition(state, ctx, 'timeout', 'system', { reason: command.reason, run_id: command.runId }),
-          },
-        },
-      ];
+      return timeOut(state, command, ctx);
     case 'ApplyTaskSpend':
       return budgetAlerts(state, command.spent, ctx);
     default: {

@@ -1,7 +1,7 @@
 import type { Tier } from '../events/principals.js';
 
 /**
- * Autonomy tiers when a proposal is made (FR-016): what a goal in approval mode `auto` may approve
+ * Autonomy tiers when a proposal is made: what a goal in approval mode `auto` may approve
  * without the owner, by the proposer's tier — rules an owner can predict from the tier alone:
  *
  * - `autonomous`: its task trees and its spawns follow the goal's mode;

@@ -9,21 +9,33 @@ import {
 import { secretName } from './secrets.js';
 import type { Decider } from '../engine/decider.js';
 import { type By } from '../events/principals.js';
+import type { VerifierConfig } from '../events/tasks.js';
 
 /**
- * The verifier recipe decider (`verifier-<n>` streams): added once, removed once. Whether the name is
- * free among the owner's active recipes is a fact from other streams, checked by the action.
+ * The verifier recipe decider (`verifier-<n>` streams): added once, removed once, and only by the owner —
+ * a recipe is what runs on the host. A name is used by one active recipe of the owner at a time: whether
+ * it is taken is a fact from other streams, read by the caller in the same transaction.
  */
-export type AddRecipe = { type: 'AddRecipe'; recipe: VerifierRecipeAdded['data'] };
+export type AddRecipe = {
+  type: 'AddRecipe';
+  recipe: VerifierRecipeAdded['data'];
+  /** Fact: another active recipe of the owner has this name. */
+  nameTaken: boolean;
+};
 export type RemoveRecipe = { type: 'RemoveRecipe'; by: By };
 export type RecipeCommand = AddRecipe | RemoveRecipe;
 
-export type Recipe = { status: 'absent' } | { status: 'active' | 'removed'; recipeId: number; name: string };
+export type Recipe =
+  { status: 'absent' } | { status: 'active' | 'removed'; recipeId: number; ownerId: number; name: string };
+
+const isOwner = (by: By, ownerId: number): boolean => by.key === `user-${ownerId}`;
 
 function evolve(state: Recipe, event: VerifierRecipeEvent): Recipe {
   switch (event.type) {
-    case 'VerifierRecipeAdded':
-      return { status: 'active', recipeId: event.data.recipeId, name: event.data.name };
+    case 'VerifierRecipeAdded': {
+      const { recipeId, ownerId, name } = event.data;
+      return { status: 'active', recipeId, ownerId, name };
+    }
     case 'VerifierRecipeRemoved':
       return state.status === 'absent' ? state : { ...state, status: 'removed' };
     default: {
@@ -35,13 +47,28 @@ function evolve(state: Recipe, event: VerifierRecipeEvent): Recipe {
 
 function decide(command: RecipeCommand, state: Recipe): VerifierRecipeEvent[] {
   switch (command.type) {
-    case 'AddRecipe':
+    case 'AddRecipe': {
+      const r = command.recipe;
+      if (!isOwner(r.by, r.ownerId))
+        throw new DomainError(
+          'ErrForbidden',
+          'only the owner registers verifier recipes: they are what runs on the host',
+        );
       if (state.status !== 'absent')
-        throw new DomainError('ErrVerifierExists', `verifier recipe ${command.recipe.recipeId} already exists`);
-      checkRecipe(command.recipe);
-      return [{ type: 'VerifierRecipeAdded', data: command.recipe }];
+        throw new DomainError('ErrVerifierExists', `verifier recipe ${r.recipeId} already exists`);
+      checkRecipe(r);
+      if (command.nameTaken)
+        throw new DomainError(
+          'ErrVerifierExists',
+          `a verifier recipe named ${r.name} exists: remove it first to change it (tasks approved against it keep their record)`,
+          { name: r.name },
+        );
+      return [{ type: 'VerifierRecipeAdded', data: r }];
+    }
     case 'RemoveRecipe':
       if (state.status === 'absent') throw new DomainError('ErrVerifierNotFound', 'verifier recipe not found');
+      if (!isOwner(command.by, state.ownerId))
+        throw new DomainError('ErrForbidden', 'only the owner removes verifier recipes');
       return state.status === 'removed'
         ? []
         : [{ type: 'VerifierRecipeRemoved', data: { recipeId: state.recipeId, by: command.by } }];
@@ -63,7 +90,6 @@ export function checkRecipe(r: Pick<VerifierRecipeAdded['data'], 'name' | 'comma
   if (r.command.length > MAX_RECIPE_COMMAND)
     throw invalidInput(`a recipe's command is at most ${MAX_RECIPE_COMMAND} characters`, { field: 'command' });
   // A control character (a NUL, an escape sequence, a carriage return) would make the approval card show something other than what runs.
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(r.command))
     throw invalidInput("a recipe's command may not contain control characters (newlines and tabs are fine)", {
       field: 'command',
@@ -82,3 +108,20 @@ export const recipeDecider: Decider<Recipe, RecipeCommand, VerifierRecipeEvent> 
   evolve,
   decide,
 };
+
+/**
+ * Why a command verifier recorded on a task may not run now, or null: only an owner-registered recipe
+ * runs, and only while it is active and still holds the command the task was approved with. `recipe` is
+ * the recorded recipe as the owner's tenant holds it (null: it does not exist there).
+ */
+export function recipeProblem(
+  v: Extract<VerifierConfig, { kind: 'command' }>,
+  recipe: { name: string; command: string; removedAt: string | null } | null,
+): string | null {
+  if (v.recipeId === undefined)
+    return 'it names a raw command from before verifier recipes: only owner-registered recipes run';
+  if (!recipe) return `its verifier recipe ${v.recipe ?? v.recipeId} does not exist`;
+  if (recipe.removedAt !== null) return `its verifier recipe "${recipe.name}" was removed on ${recipe.removedAt}`;
+  if (recipe.command !== v.cmd) return `its verifier recipe "${recipe.name}" no longer holds the approved command`;
+  return null;
+}

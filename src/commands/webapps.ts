@@ -10,13 +10,19 @@ import {
   type WebappRetireReason,
 } from '../events/webapps.js';
 import type { Decider } from '../engine/decider.js';
+import { checkPresentation, validPort, type PresentationFacts } from './webapp-presentation.js';
+
+export { validPort } from './webapp-presentation.js';
 
 /**
  * The web app decider (`webapp-<n>` streams): presented once, then re-presented any number of times;
- * a `port` registration retires when its presenter stops, and a later re-presentation revives it. The
- * checks that need the file system or other streams (containment in the project, Colony's own port)
- * are made by the action before the command; here only what the event itself must satisfy.
+ * a `port` registration retires when its presenter stops, and a later re-presentation revives it.
+ * webapp_present is checked first (CheckPresentation, which writes nothing); only then does the action
+ * post the card and record it (PresentWebapp or RepresentWebapp), in the same transaction.
  */
+/** webapp_present's request with the facts the action gathered: refused in xylocopa's order, or accepted. */
+export type CheckPresentation = { type: 'CheckPresentation'; facts: PresentationFacts };
+/** A registration as it will be stored: only what the event itself must satisfy is checked. */
 export type PresentWebapp = { type: 'PresentWebapp'; app: WebappPresented['data'] };
 export type RepresentWebapp = {
   type: 'RepresentWebapp';
@@ -26,7 +32,7 @@ export type RepresentWebapp = {
   messageId: number;
 };
 export type RetireWebapp = { type: 'RetireWebapp'; reason: WebappRetireReason };
-export type WebappCommand = PresentWebapp | RepresentWebapp | RetireWebapp;
+export type WebappCommand = CheckPresentation | PresentWebapp | RepresentWebapp | RetireWebapp;
 
 interface Known {
   appId: string;
@@ -54,6 +60,10 @@ function evolve(state: Webapp, event: WebappEvent): Webapp {
 }
 
 function decide(command: WebappCommand, state: Webapp): WebappEvent[] {
+  if (command.type === 'CheckPresentation') {
+    checkPresentation(command.facts);
+    return [];
+  }
   if (command.type === 'PresentWebapp') return present(command.app, state);
   if (state.status === 'absent') throw new DomainError('ErrNotFound', 'web app not found');
   switch (command.type) {
@@ -82,10 +92,6 @@ function present(app: WebappPresented['data'], state: Webapp): WebappEvent[] {
     throw invalidInput(`a port target is a number in ${MIN_APP_PORT}-${MAX_APP_PORT}`);
   return [{ type: 'WebappPresented', data: app }];
 }
-
-/** A port as Colony stores it: digits only, no leading zero, in the unprivileged range. */
-export const validPort = (target: string): boolean =>
-  /^[1-9][0-9]{0,4}$/.test(target) && Number(target) >= MIN_APP_PORT && Number(target) <= MAX_APP_PORT;
 
 export const webappDecider: Decider<Webapp, WebappCommand, WebappEvent> = {
   initialState: () => ({ status: 'absent' }),

@@ -8,7 +8,7 @@ import type { Subscription } from 'rxjs';
 import type { App } from '../app.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { tasksOfGoal } from '../projections/task-queries.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent } from '../projections/principal-queries.js';
 import { listRuns } from '../projections/run-queries.js';
 import { reportData } from '../report/data.js';
 import { renderReport } from '../report/html.js';

@@ -1,9 +1,10 @@
 import type { App } from '../app.js';
 import { channelMessages } from '../projections/channel-queries.js';
 import { getGoal } from '../projections/goal-queries.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent } from '../projections/principal-queries.js';
 import { listRuns } from '../projections/run-queries.js';
-import type { ReportData, ReportTask } from '../report/data.js';
+import type { ReportData } from '../report/data.js';
+import type { ReportTask } from '../report/task-tree.js';
 import { ARTIFACT } from '../../examples/doc-gardener/shared.js';
 
 /**

@@ -7,8 +7,9 @@ config.onUnhandledError = (err) => log.error({ err }, 'an event subscriber faile
 
 /**
  * Publishes stored events after their transaction commits — never before, never for a rolled-back
- * command (rule 8). Subscribers (SSE, the reactor, audit) run side effects from here. Only events
- * committed by this process are published; other processes' appends are seen by tailing the log.
+ * command, so no side effect ever follows from a fact that was not recorded. Subscribers (SSE, the
+ * reactor, audit) run side effects from here. Only events committed by this process are published;
+ * other processes' appends are seen by tailing the log.
  */
 export class EventBus {
   private readonly subject = new Subject<StoredEvent>();

@@ -4,8 +4,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Statement } from 'better-sqlite3';
 
 /**
- * Opening the database and migrating its schema. better-sqlite3 stays inside this file and
- * `engine/store.ts` (plus the projections' plain SQL) so a PostgreSQL store can replace it later.
+ * Opening the database and migrating its schema. The store is SQLite through better-sqlite3; the rest of
+ * Colony holds its `Database` and speaks plain SQL to it (the log's through `engine/store.ts`).
  */
 export type { Database } from 'better-sqlite3';
 

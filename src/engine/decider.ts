@@ -3,7 +3,7 @@ import type { IdAllocator } from './ids.js';
 
 /**
  * A domain's write side: `decide` turns a command and the stream's current state into new events;
- * `evolve` folds events into state. Both are pure (rule 2): the time, new ids and the acting principal
+ * `evolve` folds events into state. Both are pure — no I/O, no clock, no randomness: the time, new ids and the acting principal
  * arrive in the context, and facts from other streams arrive in the command.
  * `decide` throws a `DomainError` to refuse; returning `[]` means "nothing to do".
  */

@@ -13,7 +13,7 @@ import type { GroupCommit } from './group-commit.js';
 import { loadState } from './state.js';
 
 /**
- * Command handling: one command, one transaction (rule 1). `transact` opens a BEGIN IMMEDIATE
+ * Command handling: one command, one transaction. `transact` opens a BEGIN IMMEDIATE
  * transaction — or joins the one already open, as a savepoint — and everything inside it commits or
  * rolls back together: the appends of every stream it touched, their projections, the ids it took and
  * the record of the command id. Stored events are published on the bus only after the outermost commit.

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { EventRow } from './event.js';
 
 /**
- * The hash chain (engine rule 3):
+ * The hash chain — each event's hash covers the previous one's, so a changed event breaks every hash after it:
  *   hash = sha256_hex( prev_hash ‖ RFC 8785 canonical JSON of the row without its hash )
  * where "the row" is the object {data, meta, position, prevHash, recordedAt, schemaVersion, streamId,
  * type, version} and ‖ is string concatenation of the 64-char lowercase hex prev_hash and the JSON text.

@@ -6,7 +6,7 @@ import { prepared } from './db.js';
  * New ids for a command. Ids shown to users are integers per kind (`task` 1, 2, 3…), allocated inside
  * the command's transaction so they are gap-free and never reused.
  *
- * To `decide` this is a plain counter handed in with the command (rule 2): it does no I/O that the
+ * To `decide` this is a plain counter handed in with the command (deciders are pure): it does no I/O that the
  * decision could observe. The engine reads each kind's high-water mark on first use and writes the new
  * one back after `decide` returns, inside the same transaction, so a rolled-back command leaves no gap.
  */

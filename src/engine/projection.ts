@@ -2,7 +2,8 @@ import type { Database } from 'better-sqlite3';
 import type { Event, StoredEvent } from './event.js';
 
 /**
- * A projection turns events into read tables, inside the transaction that appended them (rule 6).
+ * A projection turns events into read tables, inside the transaction that appended them, so a read table
+ * is never behind or ahead of the log.
  *
  * Rules every projection keeps:
  * - It never rejects an event: it upserts, skips duplicates and clamps. A throw is a bug (it fails the

@@ -85,7 +85,7 @@ export const engineMigrations: readonly Migration[] = [
     },
   },
   {
-    // Evidence for auditors (issue 17). `es_merkle` caches the log's Merkle tree: every complete, aligned
+    // Evidence for auditors. `es_merkle` caches the log's Merkle tree: every complete, aligned
     // subtree of 16 leaves or more (level ≥ 4), so a root or a proof at any tree size costs O(log n) lookups
     // plus at most a few small leaf reads. It is derived from es_events and filled lazily (checkpoints,
     // exports), never on the append path; it can be dropped and rebuilt at any time. `es_checkpoints` keeps
@@ -118,7 +118,7 @@ export const engineMigrations: readonly Migration[] = [
     },
   },
   {
-    // Stream snapshots (issue 18): a decider's state folded up to (version, hash) of one stream, so a
+    // Stream snapshots: a decider's state folded up to (version, hash) of one stream, so a
     // cold load of a long stream folds only the events after it (engine/snapshots.ts). A cache derived
     // from es_events, trusted only while the log still holds that hash at that version; dropping it loses
     // nothing. `decider` names the decider and the version of its state's shape.

@@ -1,5 +1,5 @@
 /**
- * Upcasting on read (engine rule 9). Stored events are never rewritten — the hash chain depends on it —
+ * Upcasting on read. Stored events are never rewritten — the hash chain depends on it —
  * so an event whose data shape changed is upgraded every time it is read: state loads, rebuilds,
  * replays and tails all go through `upcast`.
  *

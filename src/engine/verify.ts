@@ -2,14 +2,21 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
 import type { EventRow } from './event.js';
 import { GENESIS_HASH, rowHash } from './hash.js';
-import { CHAIN_BREAK_ACCEPTED, CHAIN_STREAM, readLogAnchor, type ChainBreakAcceptedData } from './anchor.js';
+import {
+  CHAIN_BREAK_ACCEPTED,
+  CHAIN_STREAM,
+  readLogAnchor,
+  type ChainBreakAcceptedData,
+  type LogAnchor,
+} from './anchor.js';
 import { readAllRows, readHead, type ChainHead } from './store.js';
 
 /**
  * Walks the log in position order and checks, for every row: no gap in positions, the link to the
  * previous hash, the row's own hash, and the per-stream version sequence (1, 2, 3…). Then it checks the
- * log's end against the end every command recorded (`$log` in es_projections), which is what catches a deleted tail (the chain
- * alone cannot tell a truncated log from a short one) and rows slipped in after the last command.
+ * log's end against the end every command recorded (`$log` in es_projections), which is what catches a
+ * deleted tail (the chain alone cannot tell a truncated log from a short one) and rows slipped in after
+ * the last command.
  * It reports the first bad position. Re-hashing the whole chain after an edit is only caught against a
  * head kept outside the database: `colony verify` prints it for auditors to record.
  *
@@ -80,37 +87,38 @@ function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, 
     onProgress?.(expected - 1 - start.position, Math.max(total - start.position, 0));
     if (page.length < pageSize) break;
   }
-  const last = expected - 1;
-  const events = last - start.position;
-  if (total > last) {
-    return fail(
-      events,
+  const head = { position: expected - 1, hash: prev };
+  const events = head.position - start.position;
+  const endFailure = endProblem(head, logEnd, expectHead, from !== undefined);
+  if (endFailure) return { ok: false, events, ...endFailure };
+  if (!from && accepted) return acceptedFailure(events, accepted);
+  return { ok: true, events, head };
+}
+
+/**
+ * The walk's last row against the end every command recorded (a deleted tail, rows slipped in after the
+ * last command) and against the head the caller expects; a walk from an anchor also compares the hash.
+ */
+function endProblem(
+  head: ChainHead,
+  logEnd: LogAnchor | null,
+  expectHead: ChainHead | undefined,
+  anchored: boolean,
+): Failure | null {
+  const last = head.position;
+  const total = logEnd?.position ?? 0;
+  const problem = (position: number, message: string): Failure => ({ position, reason: 'head_mismatch', message });
+  if (total > last)
+    return problem(
       last + 1,
-      'head_mismatch',
       `the log ends at position ${last} but commands recorded it up to ${total}: events were removed`,
     );
-  }
-  if (expectHead && expectHead.position > last) {
-    return fail(
-      events,
-      last + 1,
-      'head_mismatch',
-      `the recorded head is at position ${expectHead.position} but the log ends at ${last}`,
-    );
-  }
-  if (total < last) {
-    return fail(events, total + 1, 'head_mismatch', `positions ${total + 1}–${last} were not appended by a command`);
-  }
-  if (from && logEnd?.hash !== prev) {
-    return fail(
-      events,
-      last,
-      'head_mismatch',
-      `the last row (position ${last}) is not the one the last command wrote: its hash changed`,
-    );
-  }
-  if (!from && accepted) return acceptedFailure(events, accepted);
-  return { ok: true, events, head: { position: last, hash: prev } };
+  if (expectHead && expectHead.position > last)
+    return problem(last + 1, `the recorded head is at position ${expectHead.position} but the log ends at ${last}`);
+  if (total < last) return problem(total + 1, `positions ${total + 1}–${last} were not appended by a command`);
+  if (anchored && logEnd?.hash !== head.hash)
+    return problem(last, `the last row (position ${last}) is not the one the last command wrote: its hash changed`);
+  return null;
 }
 
 /** The anchor's own row: still there, intact, and still the one that was verified. */

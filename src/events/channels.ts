@@ -85,7 +85,7 @@ export const MENTION = /(?<![\w@])@([a-z][a-z0-9-]{2,63})/g;
 /** The name of the dm channel of two principals; ':' keeps it out of the public namespace. */
 export const dmName = (a: string, b: string): string => `dm:${[a, b].sort().join(':')}`;
 
-/** Who wrote a message, from its sender key: a person, an agent, or Colony itself. A name can be imitated; the kind cannot (DESIGN §8). */
+/** Who wrote a message, from its sender key: a person, an agent, or Colony itself. A name can be imitated; the kind cannot. */
 export type SenderKind = 'user' | 'agent' | 'system';
 export const senderKind = (fromKey: string): SenderKind =>
   fromKey.startsWith('user-') ? 'user' : fromKey.startsWith('agent-') ? 'agent' : 'system';

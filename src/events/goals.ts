@@ -84,7 +84,7 @@ export interface BudgetAlert {
 
 export type BudgetAlertRaised = Event<'BudgetAlertRaised', { goalId: number } & BudgetAlert>;
 
-/** The owner switched how the goal's proposals are approved (auto is the owner's choice only, DESIGN §8). */
+/** The owner switched how the goal's proposals are approved (only the owner may choose auto). */
 export type GoalApprovalModeSet = Event<
   'GoalApprovalModeSet',
   { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }

@@ -1,8 +1,8 @@
 /**
- * A notice is the system message a goal or task transition posts to its goal channel (FR-008). It is
- * part of the transition event itself — its message id, its channel and its text are facts decided with
- * the transition — and the channels projection turns it into a message row. So the message is a
- * projection of the event, never a second write that could go missing.
+ * A notice is the system message a goal or task transition posts to its goal channel: every transition
+ * is announced there. It is part of the transition event itself — its message id, its channel and its
+ * text are facts decided with the transition — and the channels projection turns it into a message row.
+ * So the message is a projection of the event, never a second write that could go missing.
  */
 export interface Notice {
   messageId: number;

@@ -1,7 +1,7 @@
 import type { Event } from '../engine/event.js';
 
 /**
- * OAuth 2.1 for remote MCP clients (issue 16). Colony is its own authorization server: a client
+ * OAuth 2.1 for remote MCP clients. Colony is its own authorization server: a client
  * (registered dynamically, RFC 7591, or named by its metadata document's URL) asks for access, the owner
  * approves in the console or with `colony oauth approve CODE`, and the client trades the code for an
  * access token that acts as the owner or as one of the owner's agents — scope `mcp` only.

@@ -95,7 +95,10 @@ export type TokenIssued = Event<
 
 export type TokenRevoked = Event<'TokenRevoked', { tokenId: number; reason: string }>;
 
-/** A config change (FR-015): a new hash when a hashed field changed; tier-only changes keep the hash. */
+/**
+ * A config change: a new hash when a hashed field changed; tier-only changes keep the hash. Reputation is
+ * kept per config hash, so a changed config starts from its own evidence.
+ */
 export type AgentConfigUpdated = Event<
   'AgentConfigUpdated',
   {
@@ -114,7 +117,7 @@ export type AgentConfigUpdated = Event<
 >;
 
 /**
- * The owner's default backend command for the team (issue 15): what Colony runs for the coordinator and
+ * The owner's default backend command for the team: what Colony runs for the coordinator and
  * every agent without a command of its own. Written only by the owner (CLI); null clears it.
  */
 export type AgentCommandSet = Event<'AgentCommandSet', { userId: number; command: string | null }>;
@@ -125,7 +128,10 @@ export type PrincipalEvent =
 export const userStream = (userId: number): string => `user-${userId}`;
 export const agentStream = (agentId: number): string => `agent-${agentId}`;
 
-/** An agent's config hash (DESIGN §3.10) from its registration. */
+/**
+ * An agent's config hash from its registration: what makes it behave as it does (model, prompt, tools,
+ * skills, MCP servers, subagents), so its reputation belongs to that config, not to its name.
+ */
 export const agentConfigHash = (a: AgentRegistered['data']): string =>
   configHash({
     model: a.model,

@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import { type By } from './principals.js';
 
 /**
- * Probes (xylocopa, reference §1.5 and §1.7): one-shot wake-up webhooks for an agent. Whoever holds the
+ * Probes (xylocopa's): one-shot wake-up webhooks for an agent. Whoever holds the
  * token may POST `/probes/<token>` once; the probe's message then reaches the agent as a DM wrapped in
  * the envelope, and the DM wakes it. Each probe is its own `probe-<n>` stream (n from the `probe` id
  * sequence, like every stream) while users see the 12-hex `probeId`, as in xylocopa.

@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import { type By } from './principals.js';
 
 /**
- * Projects (xylocopa, reference §1.5 and §1.7; DESIGN §2): a named directory an owner's agents work in,
+ * Projects (xylocopa's): a named directory an owner's agents work in,
  * with a git remote (metadata only: nothing is cloned) and a description. Each project is its own
  * `project-<n>` stream (n from the `project` id sequence); users name it by `name`, unique per owner.
  * Archiving is a soft delete: the row stays, the name stays taken, and project_create re-activates it.

@@ -1,7 +1,7 @@
 import type { Event } from '../engine/event.js';
 
 /**
- * Reputation (DESIGN §3.8) on the agent's own stream: append-only evidence keyed by (owner, config
+ * Reputation on the agent's own stream: append-only evidence keyed by (owner, config
  * hash, domain), and the quarantine it may trigger. The score is never stored: it is computed at read
  * time from the evidence, decayed by age.
  */

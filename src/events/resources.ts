@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import { type By } from './principals.js';
 
 /**
- * Resource requests (reference US6, §4.1 `resource_requests`): an agent asks its owner for a missing
+ * Resource requests (SynapBus's `resource_requests`): an agent asks its owner for a missing
  * secret, credential, URL or file for a task. Each request is a `resource-request-<id>` stream:
  * `pending → fulfilled` when the owner sets a secret of that name in a scope that reaches the requester,
  * or `pending → rejected` when the owner declines it with a reason (`revoked` is reserved). The

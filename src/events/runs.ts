@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
 
 /**
- * Runs and sessions (DESIGN §2, §3.14): every agent process Colony starts — woken by the reactor or by
+ * Runs and sessions: every agent process Colony starts — woken by the reactor or by
  * `execute_agent` — is a run on its own `run-<id>` stream. The stream tells the whole story: queued (or
  * refused by a gate, with the gate and the reason), wake-ups merged into it while it waited, started
  * (with its budget reservation), the transcript (each message, capped), timed out, finished or failed.
@@ -33,7 +33,7 @@ export const WAKE_SOURCES: readonly WakeSource[] = [
   'execute_agent',
 ];
 
-/** The gates a wake-up passes, in order (DESIGN §3.14), plus the facts that make a run impossible. */
+/** The gates a wake-up passes, in order, plus the facts that make a run impossible. */
 export type Gate =
   | 'stopped'
   | 'no_backend'

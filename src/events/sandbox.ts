@@ -1,7 +1,7 @@
 import { invalidInput } from '../errors.js';
 
 /**
- * Confinement of the processes Colony starts (agent runs and command verifiers; DESIGN §8). A process
+ * Confinement of the processes Colony starts (agent runs and command verifiers). A process
  * runs in a Bubblewrap sandbox — its directory read-write, a private HOME and /tmp, the system
  * read-only, the data directory and everything else unmounted, its own PID namespace, no privileges —
  * under limits, with a network the owner chose. What it ran under is recorded with the run.

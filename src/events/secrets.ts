@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import { type By } from './principals.js';
 
 /**
- * Secrets (DESIGN §3.11; reference §4.1 `secrets`, §6.8). Each stored value is its own `secret-<id>`
+ * Secrets (SynapBus's `secrets`). Each stored value is its own `secret-<id>`
  * stream: `set` on a (scope, name) that already has an active value revokes that stream (reason
  * `replaced`) and starts a new one, in the same command — so history is kept and the id a user sees
  * (`secrets revoke --id 7`) is the stream's id, like `task-42`. Why not one stream per (scope, name):

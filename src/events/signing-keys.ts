@@ -3,7 +3,7 @@ import { prepared } from '../engine/db.js';
 import type { Event } from '../engine/event.js';
 
 /**
- * The log's signing keys (issue 17), on one stream `signing-keys-1`: which Ed25519 key signs checkpoints,
+ * The log's signing keys, on one stream `signing-keys-1`: which Ed25519 key signs checkpoints,
  * from which position on. Keys are never removed: a retired key stays valid for the checkpoints it signed,
  * and an auditor reads here which key was current when. The private keys stay in files of the data dir.
  *

@@ -3,6 +3,7 @@ import type { BudgetAlert } from './goals.js';
 import type { Notice } from './notices.js';
 import type { LimitKind, SandboxProfile } from './sandbox.js';
 import { type By } from './principals.js';
+import type { TaskStatus } from './task-status.js';
 
 /**
  * Tasks (`task-<id>` streams): one aggregate for goal trees and for project tasks (xylocopa's, created
@@ -10,36 +11,13 @@ import { type By } from './principals.js';
  * status change is its own event carrying `from`, `to` and the channel notice. Spend is a fact too:
  * CostRecorded is appended whatever the budget says — the budget gates work before it starts.
  */
-export type TaskStatus =
-  | 'proposed'
-  | 'approved'
-  | 'claimed'
-  | 'in_progress'
-  | 'awaiting_verification'
-  | 'done'
-  | 'failed'
-  | 'timeout'
-  | 'cancelled';
-export const TASK_STATUSES: readonly TaskStatus[] = [
-  'proposed',
-  'approved',
-  'claimed',
-  'in_progress',
-  'awaiting_verification',
-  'done',
-  'failed',
-  'timeout',
-  'cancelled',
-];
-export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['done', 'failed', 'timeout', 'cancelled'];
-
 export type VerifierConfig =
   | { kind: 'auto' }
   | { kind: 'peer'; agent_id: number }
   /**
    * A command verifier as approved: the owner's recipe (name and id) with its exact command line, working
    * directory, timeout and granted user-scope secrets copied in. Tasks approved before recipes existed
-   * carry only cmd/cwd/timeout_sec; they are never run (DESIGN §8).
+   * carry only cmd/cwd/timeout_sec; they are never run: only a command the owner registered may run.
    */
   | {
       kind: 'command';
@@ -108,7 +86,10 @@ export type TaskClaimed = Event<
     taskId: number;
     agentId: number;
     agentName: string;
-    /** The assignee's config hash when it first claimed: the verdict's evidence goes to that config (FR-015 edge case). */
+    /**
+     * The assignee's config hash when it first claimed: the verdict's evidence goes to that config, even if
+     * the agent's config changed before the verdict.
+     */
     configHash?: string;
     leaseExpiresAt: string;
     /** True when the assignee renewed its own lease (no status change, no notice). */
@@ -234,19 +215,6 @@ export type TaskEvent =
   | TaskUpdated
   | TaskTimedOut
   | TaskBudgetAlertRaised;
-
-/** xylocopa's vocabulary is a view of Colony's task status (DESIGN §2). */
-export const XYLOCOPA_STATUS: Record<TaskStatus, string> = {
-  proposed: 'INBOX',
-  approved: 'PENDING',
-  claimed: 'EXECUTING',
-  in_progress: 'EXECUTING',
-  awaiting_verification: 'REVIEW',
-  done: 'COMPLETE',
-  failed: 'FAILED',
-  timeout: 'TIMEOUT',
-  cancelled: 'CANCELLED',
-};
 
 export const taskStream = (taskId: number): string => `task-${taskId}`;
 export const ANCESTRY_CAP_BYTES = 16 * 1024;

@@ -2,7 +2,7 @@ import type { Event } from '../engine/event.js';
 import { type By } from './principals.js';
 
 /**
- * Verifier recipes (DESIGN §8): the only command lines a command verifier may run. An owner registers
+ * Verifier recipes: the only command lines a command verifier may run. An owner registers
  * a recipe — name, the exact command line, an optional working directory, a timeout and the user-scope
  * secrets it may see — and a task tree refers to it by name; an agent never supplies a shell command.
  * Each recipe is its own `verifier-<n>` stream. A recipe is immutable: to change one, remove it and add

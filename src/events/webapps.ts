@@ -1,7 +1,7 @@
 import type { Event } from '../engine/event.js';
 
 /**
- * Web apps (xylocopa's webapp_present, reference §1.5 and §1.7): deliverables an agent shows its owner.
+ * Web apps (xylocopa's webapp_present): deliverables an agent shows its owner.
  * Each registration is its own `webapp-<n>` stream (n from the `webapp` id sequence); users and URLs see
  * the random `appId` (32 hex, 128 bits): `/apps/<appId>/` is a capability URL, so the id must be
  * unguessable, unlike the sequential n.

@@ -4,7 +4,7 @@ import { Engine } from '../engine/engine.js';
 import { toStoredEvent } from '../engine/store.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
 import type { Bundle } from './bundle.js';
-import type { BundleFailure } from './bundle-verify.js';
+import type { BundleFailure } from './bundle-failure.js';
 import { goalStreams } from './goal-streams.js';
 
 /**

@@ -4,38 +4,16 @@ import { leafHash } from '../engine/merkle.js';
 import { InclusionVerifier } from '../engine/merkle-verify.js';
 import { fingerprint, verifySignature } from '../signing-key.js';
 import type { Bundle, BundleEvent } from './bundle.js';
-import { shapeProblem } from './bundle-shape.js';
+import { fail, Failed, type BundleFailure } from './bundle-failure.js';
+import { parseBundle } from './bundle-parse.js';
 import { byUtf8 } from './goal-streams.js';
 import { headLeaf } from './heads.js';
 
 /**
  * Checks 1–6 of a goal bundle (README "Goal bundles"), in the specified order, so this and the
- * independent tools/verify-bundle.mjs report the same first failure. Check 7, the replay, is in
- * bundle-replay.ts. Nothing here reads a database.
+ * independent tools/verify-bundle.mjs report the same first failure. Check 1 reads the file (bundle-parse.ts);
+ * check 7, the replay, is in bundle-replay.ts. Nothing here reads a database.
  */
-export type BundleFailureCode =
-  | 'bad_format'
-  | 'bad_key'
-  | 'untrusted_key'
-  | 'bad_signature'
-  | 'bad_head_proof'
-  | 'event_out_of_order'
-  | 'beyond_checkpoint'
-  | 'foreign_stream'
-  | 'event_hash_mismatch'
-  | 'bad_inclusion_proof'
-  | 'missing_event'
-  | 'broken_link'
-  | 'head_mismatch'
-  | 'snapshot_mismatch';
-
-export interface BundleFailure {
-  code: BundleFailureCode;
-  position?: number;
-  streamId?: string;
-  message: string;
-}
-
 export interface BundleSummary {
   goalId: number;
   events: number;
@@ -47,15 +25,6 @@ export interface BundleSummary {
 
 export type BundleCheck = { ok: true; bundle: Bundle; summary: BundleSummary } | { ok: false; failure: BundleFailure };
 
-class Failed extends Error {
-  constructor(readonly failure: BundleFailure) {
-    super(failure.message);
-  }
-}
-function fail(code: BundleFailureCode, message: string, where: { position?: number; streamId?: string } = {}): never {
-  throw new Failed({ code, ...where, message });
-}
-
 /** `trusted`: public keys (base64) or fingerprints the caller trusts; null when none was given. */
 export function checkBundle(
   bytes: Buffer,
@@ -63,7 +32,7 @@ export function checkBundle(
   onProgress?: (done: number, total: number) => void,
 ): BundleCheck {
   try {
-    const { bundle, serialize } = parse(bytes);
+    const { bundle, serialize } = parseBundle(bytes);
     const keyId = checkKey(bundle, trusted);
     checkSignature(bundle);
     checkHeads(bundle);
@@ -86,62 +55,6 @@ export function checkBundle(
     if (e instanceof Failed) return { ok: false, failure: e.failure };
     throw e;
   }
-}
-
-// Strict: a byte that is not UTF-8 would otherwise decode to U+FFFD and hide; a BOM is kept (and fails).
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * JSON.parse keeps an object's keys in the order of the text, except integer-like keys ("7", "10"), which
- * V8 puts first, in numeric order. So for a text without such keys whose every object has its keys sorted,
- * JSON.stringify of what it parsed to is the canonical form — V8's native serializer, several times faster
- * than canonicalize, which stays for the rest.
- */
-const INTEGER_KEY = /"(?:0|[1-9]\d*)":/;
-
-function keysSorted(root: unknown): boolean {
-  const stack = [root];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
-      continue;
-    }
-    const keys = Object.keys(v);
-    for (let i = 0; i < keys.length; i++) {
-      if (i > 0 && !(keys[i - 1]! < keys[i]!)) return false;
-      stack.push((v as Record<string, unknown>)[keys[i]!]);
-    }
-  }
-  return true;
-}
-
-function parse(bytes: Buffer): { bundle: Bundle; serialize: (value: unknown) => string } {
-  let value: unknown;
-  let text: string;
-  try {
-    text = UTF8.decode(bytes);
-  } catch {
-    return fail('bad_format', 'the file is not UTF-8');
-  }
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    return fail('bad_format', `not JSON: ${(e as Error).message}`);
-  }
-  const problem = shapeProblem(value);
-  if (problem) fail('bad_format', problem);
-  const serialize = INTEGER_KEY.test(text) || !keysSorted(value) ? canonicalize : (v: unknown) => JSON.stringify(v);
-  let canonical: string;
-  try {
-    canonical = serialize(value);
-  } catch (e) {
-    return fail('bad_format', `cannot be canonicalized: ${(e as Error).message}`); // e.g. nested too deeply for the stack
-  }
-  if (`${canonical}\n` !== text)
-    fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
-  return { bundle: value as Bundle, serialize };
 }
 
 function checkKey(bundle: Bundle, trusted: readonly string[] | null): string {
@@ -231,7 +144,7 @@ function checkComplete(bundle: Bundle): void {
 
 /**
  * The log's event hash (engine/hash.ts), from the event's fields as a bundle carries them. The row is
- * built with its keys in canonical order, so `serialize` may be JSON.stringify when parse() allowed it.
+ * built with its keys in canonical order, so `serialize` may be JSON.stringify when parseBundle() allowed it.
  */
 export function eventHash(e: BundleEvent, serialize: (value: unknown) => string = canonicalize): string {
   const row = {

@@ -12,8 +12,8 @@ import { chainAnchorFile, readChainAnchor, writeChainAnchor } from '../engine/la
 import type { RebuildReport } from '../engine/rebuild.js';
 
 /**
- * The start-up chain check of `colony serve` and `colony stdio` (DESIGN §8: "the chain is checked on
- * start"). It walks only the tail: from the last verified anchor to the head, with `verifyChain`'s
+ * The start-up chain check of `colony serve` and `colony stdio` (the chain is checked on every
+ * start). It walks only the tail: from the last verified anchor to the head, with `verifyChain`'s
  * anchored walk — the anchor's row still holds its hash, every row after it links, hashes and keeps its
  * stream's version sequence, and the head is the `$log` anchor (position and hash). A broken chain
  * refuses the start, unless the operator accepts it: then the acceptance is recorded in the log

@@ -8,7 +8,7 @@ import { fingerprint, publicKeyText, sign, verifySignature, type SigningKey } fr
 import { HeadsTree, streamHeads } from './heads.js';
 
 /**
- * Signed checkpoints (issue 17, after RFC 9162's signed tree heads): Colony's signed statement that its
+ * Signed checkpoints (after RFC 9162's signed tree heads): Colony's signed statement that its
  * log of `treeSize` events has Merkle root `rootHash` and that its streams end where `heads` says. An
  * auditor who keeps one can later prove the log still extends it (`colony verify --since`), and a goal
  * bundle proves each of its events against one.

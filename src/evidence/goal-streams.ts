@@ -6,13 +6,13 @@ import { proposalStream } from '../events/proposals.js';
 import { runStream } from '../events/runs.js';
 import { taskStream } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
-import { ancestorsOf } from '../projections/principals.js';
+import { ancestorsOf } from '../projections/principal-queries.js';
 import { proposalsOfGoal } from '../projections/proposal-queries.js';
 import { runsOfGoal } from '../projections/run-queries.js';
 import { tasksOfGoal } from '../projections/task-queries.js';
 
 /**
- * The streams of a goal's history (issue 17): the goal, its channel, its tasks, its proposals, its runs;
+ * The streams of a goal's history: the goal, its channel, its tasks, its proposals, its runs;
  * the agents that worked on it — its coordinator, the agents spawned for it, every assignee — with their
  * spawn ancestors, and its owner. That is what the goal snapshot is made of, so replaying exactly these
  * streams gives the snapshot again (`colony verify-bundle` checks that, and checks that this selection,

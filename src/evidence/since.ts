@@ -35,16 +35,8 @@ export function verifySince(
   { onProgress, expectHead }: SinceOptions = {},
 ): SinceResult {
   const body = signed.checkpoint.body;
-  const before = (reason: SinceFailure, message: string): SinceResult => ({ ok: false, chain: null, reason, message });
-  const problem = signatureProblem(signed);
-  if (problem) return before('bad_checkpoint', problem);
-  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId))
-    return before('unknown_key', `the checkpoint is signed by key ${body.keyId}, which this log never had`);
-  if (logId(db) !== body.logId)
-    return before(
-      'other_log',
-      `the checkpoint is of log ${body.logId}, but this log's first event hashes to ${logId(db) ?? '(empty log)'}: the log was replaced or rewritten from its start`,
-    );
+  const unfit = checkpointProblem(db, signed);
+  if (unfit) return { ok: false, chain: null, ...unfit };
   const tiles = new TileBuilder();
   const chain = verifyChain(db, {
     onProgress,
@@ -91,4 +83,22 @@ export function verifySince(
     root: root.toString('hex'),
     consistency: proof.map((b) => b.toString('hex')),
   };
+}
+
+/** Before any walk: the checkpoint is signed, by a key this log had, and of this log. */
+function checkpointProblem(db: Database, signed: SignedCheckpoint): { reason: SinceFailure; message: string } | null {
+  const body = signed.checkpoint.body;
+  const problem = signatureProblem(signed);
+  if (problem) return { reason: 'bad_checkpoint', message: problem };
+  if (!signingKeys(db).keys.some((k) => k.keyId === body.keyId))
+    return {
+      reason: 'unknown_key',
+      message: `the checkpoint is signed by key ${body.keyId}, which this log never had`,
+    };
+  if (logId(db) !== body.logId)
+    return {
+      reason: 'other_log',
+      message: `the checkpoint is of log ${body.logId}, but this log's first event hashes to ${logId(db) ?? '(empty log)'}: the log was replaced or rewritten from its start`,
+    };
+  return null;
 }

@@ -9,7 +9,7 @@ import { latestCheckpoint, logId, signatureProblem, type StoredCheckpoint } from
 import { signingKeys } from './keys.js';
 
 /**
- * The start-up check of the latest checkpoint (issue 17, beside the chain check of chain-check.ts): its
+ * The start-up check of the latest checkpoint (beside the chain check of chain-check.ts): its
  * signature is good and by a key the log names, it is of this log, the log is not shorter, the tree has
  * the signed root — and the row now at the checkpoint's last position is the leaf the root signed, proven
  * against the tree, so a chain re-hashed before that position is caught even where the tree cache was

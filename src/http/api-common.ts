@@ -34,7 +34,7 @@ export const callerOf = (req: Request): Caller => req.auth!.extra!.caller as Cal
 export const speakerOf = (req: Request): Speaker => speaker(callerOf(req));
 export const actor = (req: Request): { actor: string } => ({ actor: actorOf(callerOf(req)) });
 
-/** The owner's actions (DESIGN §3.15): an agent's session is refused before its input is even read. */
+/** The owner's actions are the owner's alone: an agent's session is refused before its input is even read. */
 export function ownerOf(req: Request, what: string): Extract<Caller, { kind: 'owner' }> {
   const c = callerOf(req);
   if (c.kind !== 'owner')

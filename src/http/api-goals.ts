@@ -13,7 +13,7 @@ import { ReplayCache } from './api-replay.js';
 import { treeView } from './task-tree-view.js';
 
 /**
- * Goals in the console: the list and one goal's snapshot (seed 000 shapes), its history — the positions
+ * Goals in the console: the list and one goal's snapshot (get_goal's shapes), its history — the positions
  * where its snapshot changes, the time-travel scrubber's stops —, its snapshot at any of them, its
  * channel's timeline, and the owner's resume and complete.
  */
@@ -72,6 +72,32 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     const snapshot = goalSnapshot(db, goalOf(req).goalId)!;
     res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
   });
+  mountTimeTravel(router, ctx, goalOf, replays);
+  router.get('/goals/:id/timeline', (req, res) => {
+    const goal = goalOf(req);
+    const q = parse(TimelineQuery, req.query, 'query');
+    const page = channelMessages(db, goal.channelId, q.limit + 1, q.before ?? null).reverse();
+    const messages = page.slice(0, q.limit).map((m) => ({
+      id: m.messageId,
+      from: m.fromName,
+      from_kind: senderKind(m.fromKey),
+      kind: (m.metadata?.kind as string | undefined) ?? m.kind,
+      event: (m.metadata?.event as string | undefined) ?? null,
+      body: m.body,
+      created_at: m.createdAt,
+      metadata: m.metadata,
+    }));
+    res.json({ messages, next_before: page.length > q.limit ? messages.at(-1)!.id : null });
+  });
+  mountGoalActions(router, ctx);
+  return replays;
+}
+
+type GoalOf = (req: Parameters<typeof speakerOf>[0]) => ReturnType<typeof goalFor>;
+
+/** The time-travel scrubber: the positions where a goal's snapshot changes, and its snapshot at any of them. */
+function mountTimeTravel(router: Router, ctx: McpContext, goalOf: GoalOf, replays: ReplayCache): void {
+  const db = ctx.app.engine.db;
   router.get('/goals/:id/history', (req, res) => {
     const goal = goalOf(req);
     // From GoalCreated on: its channel is created just before it, when there is no goal to show yet.
@@ -107,22 +133,10 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
       });
     res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
   });
-  router.get('/goals/:id/timeline', (req, res) => {
-    const goal = goalOf(req);
-    const q = parse(TimelineQuery, req.query, 'query');
-    const page = channelMessages(db, goal.channelId, q.limit + 1, q.before ?? null).reverse();
-    const messages = page.slice(0, q.limit).map((m) => ({
-      id: m.messageId,
-      from: m.fromName,
-      from_kind: senderKind(m.fromKey),
-      kind: (m.metadata?.kind as string | undefined) ?? m.kind,
-      event: (m.metadata?.event as string | undefined) ?? null,
-      body: m.body,
-      created_at: m.createdAt,
-      metadata: m.metadata,
-    }));
-    res.json({ messages, next_before: page.length > q.limit ? messages.at(-1)!.id : null });
-  });
+}
+
+/** The owner's actions on a goal: resume it (with new budgets) and complete it. */
+function mountGoalActions(router: Router, ctx: McpContext): void {
   router.post('/goals/:id/resume', (req, res) => {
     ownerOf(req, 'resumes goals');
     const id = parse(Id, req.params.id, 'id');
@@ -143,5 +157,4 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     const g = closeGoal(ctx.app, speakerOf(req), id, b.status, b.summary, actor(req));
     res.json({ goal_id: g.goalId, status: g.status, completion_summary: g.completionSummary });
   });
-  return replays;
 }

@@ -36,32 +36,7 @@ function lastVerification(app: App) {
 
 export function mountIntegrity(router: Router, ctx: McpContext): void {
   const engine = ctx.app.engine;
-  router.get('/audit', (req, res) => {
-    ownerOf(req, 'reads the audit trail');
-    const q = parse(AuditQuery, req.query, 'query');
-    const rows = ctx.audit.query({
-      tenantId: speakerOf(req).tenant,
-      tool: q.tool,
-      principal: q.principal,
-      outcome: q.outcome,
-      after: q.after,
-      limit: q.limit,
-    });
-    res.json({
-      rows: rows.map((r) => ({
-        id: r.id,
-        at: r.at,
-        principal: r.principal,
-        principal_id: r.principalId,
-        tool: r.tool,
-        args_digest: r.argsDigest,
-        outcome: r.outcome,
-        error_code: r.errorCode,
-        duration_ms: r.durationMs,
-        command_id: r.commandId,
-      })),
-    });
-  });
+  mountAuditTrail(router, ctx);
   router.get('/integrity', (_req, res) => {
     const head = engine.head();
     const projections = engine.projections.status(engine.db).map((s) => ({
@@ -100,5 +75,35 @@ export function mountIntegrity(router: Router, ctx: McpContext): void {
             message: result.message,
           },
     );
+  });
+}
+
+/** The audit trail of tool calls, the owner's tenant's rows only, filtered and paged. */
+function mountAuditTrail(router: Router, ctx: McpContext): void {
+  router.get('/audit', (req, res) => {
+    ownerOf(req, 'reads the audit trail');
+    const q = parse(AuditQuery, req.query, 'query');
+    const rows = ctx.audit.query({
+      tenantId: speakerOf(req).tenant,
+      tool: q.tool,
+      principal: q.principal,
+      outcome: q.outcome,
+      after: q.after,
+      limit: q.limit,
+    });
+    res.json({
+      rows: rows.map((r) => ({
+        id: r.id,
+        at: r.at,
+        principal: r.principal,
+        principal_id: r.principalId,
+        tool: r.tool,
+        args_digest: r.argsDigest,
+        outcome: r.outcome,
+        error_code: r.errorCode,
+        duration_ms: r.durationMs,
+        command_id: r.commandId,
+      })),
+    });
   });
 }

@@ -1,4 +1,5 @@
-import type { Router } from 'express';
+import type { Request, Router } from 'express';
+import type { Database } from 'better-sqlite3';
 import * as z from 'zod';
 import { decideAuthorization, revokeClientGrants, revokeGrant } from '../actions/oauth.js';
 import { DomainError, notFound } from '../errors.js';
@@ -6,7 +7,7 @@ import { normalizeUserCode, type OAuthPrincipal } from '../events/oauth.js';
 import type { McpContext } from '../mcp/context.js';
 import { getOAuthGrant, oauthGrantsOf } from '../projections/oauth-queries.js';
 import { oauthClientViews } from '../projections/oauth-views.js';
-import { getAgentByName } from '../projections/principals.js';
+import { getAgentByName } from '../projections/principal-queries.js';
 import type { OAuthDesk } from './oauth-desk.js';
 import { redirectHost } from './oauth-redirects.js';
 import type { PendingRequest } from './oauth-requests.js';
@@ -57,6 +58,22 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
       });
     return r;
   };
+  /** Records the owner's decision — the same command as `colony oauth approve|deny` — and settles the request at once. */
+  const decide = (req: Request, r: PendingRequest, ownerId: number, principal: OAuthPrincipal | null): number => {
+    const { approvalN } = decideAuthorization(
+      app,
+      {
+        decision: principal ? 'approve' : 'deny',
+        userCode: r.userCode,
+        via: 'console',
+        decidedBy: { kind: 'user', id: ownerId },
+        principal,
+      },
+      actor(req),
+    );
+    desk.settle(r);
+    return approvalN;
+  };
 
   // How many wait, never which: a request is decided by the code its own page shows the owner, typed in,
   // so a look-alike request started by someone else (an agent, another tenant) is never one click away.
@@ -74,27 +91,7 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     const owner = ownerOf(req, 'approves OAuth applications');
     const { as = 'owner' } = body(ApproveBody, req);
     const r = undecided(req.params.code);
-    let principal: OAuthPrincipal = { kind: 'user', id: owner.userId, ownerId: owner.userId };
-    if (as !== 'owner') {
-      const m = /^agent:(.*)$/.exec(as);
-      if (!m) throw new DomainError('ErrInvalidInput', 'body.as: owner or agent:NAME', { field: 'body.as' });
-      const name = parse(AgentName, m[1], 'body.as');
-      const agent = getAgentByName(db, owner.userId, name);
-      if (!agent) throw notFound(`agent ${name}`, { name });
-      principal = { kind: 'agent', id: agent.agentId, ownerId: owner.userId };
-    }
-    const { approvalN } = decideAuthorization(
-      app,
-      {
-        decision: 'approve',
-        userCode: r.userCode,
-        via: 'console',
-        decidedBy: { kind: 'user', id: owner.userId },
-        principal,
-      },
-      actor(req),
-    );
-    desk.settle(r);
+    const approvalN = decide(req, r, owner.userId, principalAs(db, owner.userId, as));
     res.json({ code: r.userCode, status: 'approved', as, approval_id: approvalN });
   });
 
@@ -102,21 +99,28 @@ export function mountOAuthApi(router: Router, ctx: McpContext, desk: OAuthDesk):
     const owner = ownerOf(req, 'denies OAuth applications');
     body(z.strictObject({}), req);
     const r = undecided(req.params.code);
-    const { approvalN } = decideAuthorization(
-      app,
-      {
-        decision: 'deny',
-        userCode: r.userCode,
-        via: 'console',
-        decidedBy: { kind: 'user', id: owner.userId },
-        principal: null,
-      },
-      actor(req),
-    );
-    desk.settle(r);
+    const approvalN = decide(req, r, owner.userId, null);
     res.json({ code: r.userCode, status: 'denied', approval_id: approvalN });
   });
 
+  mountOAuthGrants(router, ctx);
+}
+
+/** Whom an approval makes the application act as: the owner, or one of the owner's agents by name. */
+function principalAs(db: Database, ownerId: number, as: string): OAuthPrincipal {
+  if (as === 'owner') return { kind: 'user', id: ownerId, ownerId };
+  const m = /^agent:(.*)$/.exec(as);
+  if (!m) throw new DomainError('ErrInvalidInput', 'body.as: owner or agent:NAME', { field: 'body.as' });
+  const name = parse(AgentName, m[1], 'body.as');
+  const agent = getAgentByName(db, ownerId, name);
+  if (!agent) throw notFound(`agent ${name}`, { name });
+  return { kind: 'agent', id: agent.agentId, ownerId };
+}
+
+/** The applications granted access, with their grants, each revocable by the owner. */
+function mountOAuthGrants(router: Router, ctx: McpContext): void {
+  const { app } = ctx;
+  const db = app.engine.db;
   router.get('/oauth/clients', (req, res) => {
     const owner = ownerOf(req, 'sees OAuth applications');
     res.json({ clients: oauthClientViews(db, owner.userId, app.engine.clock().toISOString()) });

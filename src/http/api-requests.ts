@@ -1,11 +1,11 @@
 import type { Router } from 'express';
 import * as z from 'zod';
-import { rejectRequest, requestOf } from '../actions/resources.js';
-import { resolveScope, setSecret } from '../actions/secrets.js';
-import { DomainError } from '../errors.js';
+import { rejectRequest } from '../actions/resources.js';
+import { fulfilRequest } from '../actions/resources/fulfil.js';
+import { resolveScope } from '../actions/secrets.js';
 import { MAX_SECRET_BYTES } from '../events/secrets.js';
 import type { McpContext } from '../mcp/context.js';
-import { getResourceRequest, requestsOf, type ResourceRequestRow } from '../projections/resources.js';
+import { requestsOf, type ResourceRequestRow } from '../projections/resources.js';
 import { secretsOfScope } from '../projections/secrets.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
 
@@ -14,7 +14,7 @@ import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
  * owner's answers. Fulfilling one seals the value into the request's scope — its requester's agent
  * scope — exactly like `colony secrets set NAME VALUE --scope agent:REQUESTER` (which fulfils it and DMs
  * the requester); the value is never returned, logged or stored unsealed. Rejecting one records the
- * reason and DMs the requester. Also the secret names of a scope (seed 000).
+ * reason and DMs the requester. Also the secret names of a scope.
  */
 const ListQuery = z.strictObject({
   status: z.enum(['pending', 'fulfilled', 'rejected', 'revoked']).default('pending'),
@@ -56,22 +56,8 @@ export function mountRequests(router: Router, ctx: McpContext): void {
     ownerOf(req, 'fulfils resource requests');
     const id = parse(Id, req.params.id, 'id');
     const { value } = body(FulfilBody, req);
-    const by = speakerOf(req);
-    const set = ctx.app.engine.transact(actor(req), () => {
-      const r = requestOf(ctx.app, by, id);
-      if (r.status !== 'pending')
-        throw new DomainError('ErrRequestNotPending', `resource request ${id} is ${r.status}, not pending`, {
-          request_id: id,
-          status: r.status,
-        });
-      const secret = setSecret(ctx.app, by, { name: r.name, value, scope: `agent:${r.requesterAgentId}` }, actor(req));
-      if (!secret.fulfilled.includes(id))
-        throw new DomainError('ErrRequestNotPending', `resource request ${id} was not fulfilled by the new secret`, {
-          request_id: id,
-        });
-      return secret;
-    }).value!;
-    res.json({ request_id: id, status: getResourceRequest(db, id)!.status, secret_id: set.secretId });
+    const r = fulfilRequest(ctx.app, speakerOf(req), id, value, actor(req));
+    res.json({ request_id: r.requestId, status: r.status, secret_id: r.secretId });
   });
   router.post('/requests/:id/reject', (req, res) => {
     ownerOf(req, 'rejects resource requests');

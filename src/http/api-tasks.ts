@@ -7,7 +7,7 @@ import type { McpContext } from '../mcp/context.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
 
 /**
- * `POST /api/tasks/:id/cancel`: destructive, so — like cancel_task over MCP (mcp/call.ts) — the first
+ * `POST /api/tasks/:id/cancel`: destructive, so — like cancel_task over MCP (mcp/call-checks.ts) — the first
  * call only answers with a one-use confirmation token (60 s), bound to this endpoint, to the caller
  * (kind, id and tenant) and to the digest of the validated arguments; the second call, with the same
  * arguments and the token, cancels. The token is consumed by its first use, even one that fails.

@@ -2,26 +2,28 @@ import express, { type Express } from 'express';
 import type { McpContext } from '../mcp/context.js';
 import { apiAuth } from './api-auth.js';
 import { domainErrors } from './api-common.js';
+import { mountAgentControls } from './api-agent-controls.js';
 import { mountAgents } from './api-agents.js';
 import { mountGoals } from './api-goals.js';
 import { mountIntegrity } from './api-integrity.js';
 import { mountOAuthApi } from './api-oauth.js';
 import { mountProposals } from './api-proposals.js';
 import { mountRequests } from './api-requests.js';
+import { mountRuns } from './api-runs.js';
 import { mountTasks } from './api-tasks.js';
 import { mountEvents } from './events.js';
 import type { OAuthDesk } from './oauth-desk.js';
 import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './session.js';
 
 /**
- * `/api`: the REST surface behind the web console and for programs (seed 000 shapes). Programs send
+ * `/api`: the REST surface behind the web console and for programs. Programs send
  * `Authorization: Bearer <owner token>` (the `api` scope); the console signs in once (`POST /api/session`)
  * and then sends its session cookie, with `X-CSRF-Token` on every request that changes anything
  * (api-auth.ts). Reads are the caller's tenant's, as its read tools would show them; actions are the
  * owner's (an agent's session gets 403 ErrForbidden). Each action is one command. Errors are JSON
  * `{error: {code, message, details}}` with the HTTP status the code implies (api-common.ts). Routes by
- * domain: api-goals, api-tasks, api-proposals, api-agents, api-requests, api-integrity, api-oauth; sessions:
- * session.ts; the event stream GET /api/events: events.ts.
+ * domain: api-goals, api-tasks, api-proposals, api-agents, api-runs, api-agent-controls, api-requests,
+ * api-integrity, api-oauth; sessions: session.ts; the event stream GET /api/events: events.ts.
  */
 export interface ApiOptions {
   sessions?: SessionStore;
@@ -45,6 +47,8 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   mountTasks(router, ctx);
   mountProposals(router, ctx);
   mountAgents(router, ctx);
+  mountRuns(router, ctx);
+  mountAgentControls(router, ctx);
   mountRequests(router, ctx);
   mountIntegrity(router, ctx);
   if (options.oauth) mountOAuthApi(router, ctx, options.oauth);

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { streamKind, type StoredEvent } from '../engine/event.js';
 import { readStream } from '../engine/store.js';
-import { ancestorsOf } from '../projections/principals.js';
+import { ancestorsOf } from '../projections/principal-queries.js';
 
 /**
  * Where a stream belongs, for `GET /api/events`: its tenant (the owner's user id), its goal, the agent it
@@ -129,9 +129,9 @@ export function eventFrame(db: Database, e: StoredEvent): string {
  * What one connection shows. The owner: every stream of the tenant. An agent (signed in to the console)
  * what its read tools would show: the tenant's goals, tasks, proposals, projects, web apps, verifier
  * recipes and resource requests, every public channel and the direct conversations it is a member of,
- * and the agent, runtime and run streams of itself and the agents it spawned, at any depth (transcripts
- * are private to the agent and its spawn lineage above, DESIGN §8) — never a user's stream (tokens), a
- * secret, a probe, a peer's runs or a DM between others.
+ * and the agent, runtime and run streams of itself and the agents it spawned, at any depth (an agent's
+ * transcripts are private to it and to the agents above it in its spawn lineage) — never a user's
+ * stream (tokens), a secret, a probe, a peer's runs or a DM between others.
  */
 export interface EventFilter {
   tenant: number;

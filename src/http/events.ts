@@ -16,7 +16,7 @@ import { eventFrame, type EventFilter } from './event-scope.js';
 import { type Caller } from '../events/principals.js';
 
 /**
- * `GET /api/events`: the log as Server-Sent Events, for the owner (DESIGN §4). Each frame is
+ * `GET /api/events`: the log as Server-Sent Events, for the owner. Each frame is
  * `id: <position>`, `event: <type>`, `data: {position, stream_id, version, type, data, recorded_at, actor}`,
  * in log order; `Last-Event-ID` (or `?after=N`; the header wins) resumes after that position, `?goal=ID`
  * keeps the goal's streams, `?types=A,B` those types. Which events an owner sees and what their data

@@ -63,14 +63,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   );
   const sweep = setInterval(() => sessions.closeIdle(Date.now() - idleMs), Math.min(idleMs, 60_000));
   sweep.unref();
-  const verifier = {
-    async verifyAccessToken(token: string): Promise<AuthInfo> {
-      const caller = ctx.auth.authenticate(token);
-      if (!caller) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown, expired or revoked token');
-      return { token, clientId: actorOf(caller), scopes: caller.scopes, expiresAt: FAR_FUTURE, extra: { caller } };
-    },
-  };
-  const auth = bearerAuth(verifier);
+  const auth = bearerAuth(tokenVerifier(ctx));
   const callerOf = (info: AuthInfo | undefined): Caller | null => (info?.extra?.caller as Caller | undefined) ?? null;
   // Re-read from the token every time (cached by the Authenticator, dropped on any principal change): a
   // subscription made on one request asks again on every notification, so a revocation silences it.
@@ -87,34 +80,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     sessions.touch(id, session);
     return session;
   };
-  // The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
-  const bus = new WatchBus(watchOf(ctx));
-  const modernHandler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), {
-    legacy: 'reject',
-    bus,
-  });
-  const modernNode = toNodeHandler(modernHandler);
-  // Each modern request runs knowing its principal, so a subscriptions/listen stream it opens is that
-  // principal's: counted against its cap, silenced and closed when its token goes.
-  const modern = async (req: Request, res: Response, body?: unknown) => {
-    const token = (req.auth as AuthInfo | undefined)?.token;
-    const key = keyOf(callerOf(req.auth)!);
-    if (isListen(body) && !bus.hasRoomFor(key)) {
-      return void res
-        .status(200)
-        .json({
-          jsonrpc: '2.0',
-          id: (body as { id: unknown }).id,
-          error: {
-            code: -32603,
-            message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal`,
-          },
-        });
-    }
-    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () =>
-      modernNode(req, res, body),
-    );
-  };
+  const { handle: modern, close: closeModern } = modernLeg(ctx, currentCaller, callerOf);
 
   app.use('/mcp', mcpCors);
   app.post('/mcp', auth, express.json({ limit: MAX_BODY }), async (req: Request, res: Response) => {
@@ -128,16 +94,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     }
     if (!isInitializeRequest(req.body))
       return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => sessions.add(sid, { transport, key: keyOf(caller), lastSeen: Date.now() }),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.remove(transport.sessionId);
-    };
-    const server = createMcpServer(ctx, currentCaller);
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await openSession(ctx, sessions, currentCaller, keyOf(caller), req, res);
   });
 
   // GET and DELETE exist only for 2025-era sessions; without a session id the modern leg answers (405).
@@ -161,13 +118,81 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
-      await Promise.all([sessions.closeAll(), modernHandler.close()]);
+      await Promise.all([sessions.closeAll(), closeModern()]);
     },
   };
 }
 
 /** The principal a session is bound to: `agent:7@1` (kind and id, then the tenant). */
 const keyOf = principalKey;
+
+/** A 2025-era `initialize`: a new session with its own server, bound to the principal that opened it. */
+async function openSession(
+  ctx: McpContext,
+  sessions: SessionTable,
+  currentCaller: (request: RequestAuth) => Caller | null,
+  key: string,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (sid) => sessions.add(sid, { transport, key, lastSeen: Date.now() }),
+  });
+  transport.onclose = () => {
+    if (transport.sessionId) sessions.remove(transport.sessionId);
+  };
+  const server = createMcpServer(ctx, currentCaller);
+  await server.connect(transport);
+  await transport.handleRequest(req, res, req.body);
+}
+
+/** Checks a bearer token for the SDK: its principal, re-read on every request, rides along in `extra`. */
+function tokenVerifier(ctx: McpContext) {
+  return {
+    async verifyAccessToken(token: string): Promise<AuthInfo> {
+      const caller = ctx.auth.authenticate(token);
+      if (!caller) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown, expired or revoked token');
+      return { token, clientId: actorOf(caller), scopes: caller.scopes, expiresAt: FAR_FUTURE, extra: { caller } };
+    },
+  };
+}
+
+/**
+ * The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
+ * Each request runs knowing its principal, so a subscriptions/listen stream it opens is that
+ * principal's: counted against its cap, silenced and closed when its token goes.
+ */
+function modernLeg(
+  ctx: McpContext,
+  currentCaller: (request: RequestAuth) => Caller | null,
+  callerOf: (info: AuthInfo | undefined) => Caller | null,
+) {
+  const bus = new WatchBus(watchOf(ctx));
+  const handler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), {
+    legacy: 'reject',
+    bus,
+  });
+  const node = toNodeHandler(handler);
+  const handle = async (req: Request, res: Response, body?: unknown) => {
+    const token = (req.auth as AuthInfo | undefined)?.token;
+    const key = keyOf(callerOf(req.auth)!);
+    if (isListen(body) && !bus.hasRoomFor(key)) {
+      return void res.status(200).json({
+        jsonrpc: '2.0',
+        id: (body as { id: unknown }).id,
+        error: {
+          code: -32603,
+          message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal`,
+        },
+      });
+    }
+    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () =>
+      node(req, res, body),
+    );
+  };
+  return { handle, close: () => handler.close() };
+}
 
 function jsonRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });

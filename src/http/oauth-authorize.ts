@@ -1,17 +1,10 @@
-import express, { type Request, type Router } from 'express';
-import type { App } from '../app.js';
-import { decideAuthorization } from '../actions/oauth.js';
-import type { OAuthPrincipal } from '../events/oauth.js';
-import { actorOf, callerOfHash, principalKey } from '../mcp/auth.js';
-import { decisionFor } from '../projections/oauth-queries.js';
-import { getAgent, listAgents } from '../projections/principals.js';
+import type { Request, Router } from 'express';
 import type { ClientRegistry } from './oauth-clients.js';
+import { mountDecision, settle, viewerOf, type DecisionDeps } from './oauth-decision.js';
 import { asOAuthError, OAuthHttpError, type OAuthLimits } from './oauth-errors.js';
-import { sendConsentPage, sendErrorPage, type Viewer } from './oauth-page.js';
+import { sendConsentPage, sendErrorPage } from './oauth-page.js';
 import { redirectMatches, redirectWith } from './oauth-redirects.js';
-import type { AuthCodes, PendingRequest, PendingRequests } from './oauth-requests.js';
-import { crossOrigin, csrfMatches, sessionCookie, type Session, type SessionStore } from './session.js';
-import { type Caller } from '../events/principals.js';
+import type { PendingRequest } from './oauth-requests.js';
 
 /**
  * The authorization endpoint and the owner's approval. `GET /oauth/authorize` checks the client and its
@@ -19,17 +12,12 @@ import { type Caller } from '../events/principals.js';
  * known to be the client's) — then everything else, answering the client by redirect; a valid request
  * becomes a pending request (oauth-requests.ts) and the page shows its user code. The owner decides in
  * the console (this page, with their session cookie: a CSRF-checked form) or with `colony oauth approve`
- * from any process: the decision is an event, and the waiting page's poll of
+ * from any process (oauth-decision.ts): the decision is an event, and the waiting page's poll of
  * `GET /oauth/authorize/status` finds it in the log and turns it into a code and the redirect.
  */
-export interface AuthorizeDeps {
-  app: App;
-  issuer(): string;
+export interface AuthorizeDeps extends DecisionDeps {
   resource(): string;
   clients: ClientRegistry;
-  requests: PendingRequests;
-  codes: AuthCodes;
-  sessions: SessionStore | null;
   limits: OAuthLimits;
 }
 
@@ -88,45 +76,7 @@ export function mountAuthorize(router: Router, d: AuthorizeDeps): void {
     res.json(pending.outcome ?? { status: 'pending' });
   });
 
-  router.post(
-    '/oauth/authorize/decision',
-    express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }),
-    (req, res) => {
-      try {
-        const { caller, session } = ownerSession(req, d);
-        const body = (req.body ?? {}) as Record<string, unknown>;
-        if (!csrfMatches(typeof body.csrf === 'string' ? body.csrf : undefined, session.csrf))
-          throw new OAuthHttpError('access_denied', 'the form is stale or forged (CSRF): reload the page', 403);
-        const pending = typeof body.request === 'string' ? d.requests.get(body.request) : null;
-        if (!pending)
-          throw new OAuthHttpError(
-            'invalid_request',
-            'this authorization request has expired: start again from the application',
-          );
-        if (!pending.outcome) {
-          const decision = body.decision === 'approve' ? 'approve' : body.decision === 'deny' ? 'deny' : null;
-          if (!decision) throw new OAuthHttpError('invalid_request', 'approve or deny');
-          const principal = decision === 'approve' ? principalFor(d.app, caller, body.as) : null;
-          decideAuthorization(
-            d.app,
-            {
-              decision,
-              userCode: pending.userCode,
-              via: 'console',
-              decidedBy: { kind: 'user', id: caller.userId },
-              principal,
-            },
-            { actor: actorOf(caller) },
-          );
-          settle(d, pending);
-        }
-        res.redirect(303, pending.outcome!.redirect);
-      } catch (err) {
-        const e = asOAuthError(err);
-        sendErrorPage(res, e.status, e.description);
-      }
-    },
-  );
+  mountDecision(router, d);
 }
 
 /** What is wrong with an authorization request once its client and redirect are known; else its PKCE challenge, resource and scopes. */
@@ -145,91 +95,4 @@ function checkRequest(req: Request, resource: string): Pick<PendingRequest, 'cod
     throw new OAuthHttpError('invalid_target', `resource must be ${resource}`);
   // Colony has one scope; a client asking for others (openid, offline_access…) gets what there is, and the token says so.
   return { codeChallenge, resource, scopes: ['mcp'] };
-}
-
-/** The signed-in console user of this browser, if any (the session re-authenticated through its token's hash). */
-function consoleCaller(req: Request, d: AuthorizeDeps): { caller: Caller; session: Session } | null {
-  const id = sessionCookie(req);
-  const session = id && d.sessions ? d.sessions.find(id) : null;
-  const caller = session ? callerOfHash(d.app, session.tokenHash) : null;
-  return caller && session && principalKey(caller) === session.principal ? { caller, session } : null;
-}
-
-function viewerOf(req: Request, d: AuthorizeDeps): Viewer {
-  const signed = consoleCaller(req, d);
-  if (!signed) return null;
-  const { caller, session } = signed;
-  if (caller.kind === 'agent') return { kind: 'agent', name: caller.name };
-  const agents = listAgents(d.app.engine.db, caller.userId).map((a) => ({ agentId: a.agentId, name: a.name }));
-  return { kind: 'owner', name: caller.name, csrf: session.csrf, agents };
-}
-
-function ownerSession(
-  req: Request,
-  d: AuthorizeDeps,
-): { caller: Extract<Caller, { kind: 'owner' }>; session: Session } {
-  if (crossOrigin(req))
-    throw new OAuthHttpError('access_denied', 'a decision posted from another origin is refused', 403);
-  const signed = consoleCaller(req, d);
-  if (!signed)
-    throw new OAuthHttpError(
-      'access_denied',
-      'sign in to the console as the owner first (or use colony oauth approve)',
-      401,
-    );
-  if (signed.caller.kind !== 'owner')
-    throw new OAuthHttpError(
-      'access_denied',
-      `agent ${signed.caller.name} may not approve applications: only the owner does`,
-      403,
-    );
-  return { caller: signed.caller, session: signed.session };
-}
-
-function principalFor(app: App, owner: Extract<Caller, { kind: 'owner' }>, as: unknown): OAuthPrincipal {
-  if (as === undefined || as === 'owner') return { kind: 'user', id: owner.userId, ownerId: owner.userId };
-  const m = typeof as === 'string' ? /^agent:(\d+)$/.exec(as) : null;
-  const agent = m ? getAgent(app.engine.db, Number(m[1])) : null;
-  if (!agent || agent.ownerId !== owner.userId)
-    throw new OAuthHttpError('invalid_request', 'act as yourself or as one of your agents');
-  return { kind: 'agent', id: agent.agentId, ownerId: owner.userId };
-}
-
-/** Turns the owner's decision, once it is in the log (whoever wrote it), into the redirect the page follows. */
-export function settle(d: Pick<AuthorizeDeps, 'app' | 'codes' | 'issuer'>, r: PendingRequest): void {
-  if (r.outcome) return;
-  const decision = decisionFor(d.app.engine.db, r.userCode, r.afterPosition);
-  if (!decision) return;
-  if (decision.decision === 'denied') {
-    r.outcome = {
-      status: 'denied',
-      redirect: redirectWith(
-        r.redirectUri,
-        { error: 'access_denied', error_description: 'the owner denied access' },
-        r.state,
-        d.issuer(),
-      ),
-    };
-    return;
-  }
-  const principal: OAuthPrincipal = {
-    kind: decision.principalKind!,
-    id: decision.principalId!,
-    ownerId: decision.ownerId,
-  };
-  const code = d.codes.issue(
-    {
-      clientId: r.client.clientId,
-      clientName: r.client.clientName,
-      redirectUri: r.redirectUri,
-      codeChallenge: r.codeChallenge,
-      resource: r.resource,
-      scopes: r.scopes,
-      principal,
-      approvalN: decision.approvalN,
-    },
-    r.client,
-    r.redirectUriGiven,
-  );
-  r.outcome = { status: 'approved', redirect: redirectWith(r.redirectUri, { code }, r.state, d.issuer()) };
 }

@@ -1,4 +1,5 @@
-import { settle, type AuthorizeDeps } from './oauth-authorize.js';
+import type { AuthorizeDeps } from './oauth-authorize.js';
+import { settle } from './oauth-decision.js';
 import type { PendingRequest } from './oauth-requests.js';
 
 /**

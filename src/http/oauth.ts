@@ -12,14 +12,14 @@ import { mountToken } from './oauth-token.js';
 import type { SessionStore } from './session.js';
 
 /**
- * OAuth 2.1 for remote MCP clients (issue 16), mounted beside `/mcp`: Colony is both the protected
+ * OAuth 2.1 for remote MCP clients, mounted beside `/mcp`: Colony is both the protected
  * resource (`<public url>/mcp`) and its own authorization server, whose issuer is the public URL
  * (public-url.ts, read per request: `serve --port 0` learns its URL only once it listens).
  *
  * - `GET /.well-known/oauth-protected-resource[/mcp]` — RFC 9728 (what /mcp's 401 points to);
  * - `GET /.well-known/oauth-authorization-server` — RFC 8414;
  * - `POST /oauth/register` — RFC 7591 (oauth-clients.ts); client ID metadata documents (oauth-cimd.ts);
- * - `GET /oauth/authorize`, its status poll and the console's decision form (oauth-authorize.ts);
+ * - `GET /oauth/authorize`, its status poll (oauth-authorize.ts) and the console's decision form (oauth-decision.ts);
  * - the console's `/api/oauth/*` routes are mounted by mountApi (api-oauth.ts) from the desk returned here;
  * - `POST /oauth/token`, `POST /oauth/revoke` (oauth-token.ts).
  *

@@ -3,7 +3,7 @@ import { fireProbe } from '../actions/probes.js';
 import type { App } from '../app.js';
 
 /**
- * The probe trigger (reference §1.5): `POST /probes/<token>` and xylocopa's own path
+ * The probe trigger (xylocopa's probes): `POST /probes/<token>` and xylocopa's own path
  * `POST /api/probe-trigger/<token>`. No bearer auth — the token in the URL is the credential — and the
  * body is never read (no prompt-injection surface). Mounted before `/api`, whose router demands a bearer
  * token for everything under it. Refusals carry xylocopa's `detail` and Colony's `{error}` envelope.

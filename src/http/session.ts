@@ -9,7 +9,7 @@ import { body, callerOf } from './api-common.js';
 import { type Caller } from '../events/principals.js';
 
 /**
- * Console sign-in (issue 14): `POST /api/session {token}` trades an owner's or an agent's token for an
+ * Console sign-in: `POST /api/session {token}` trades an owner's or an agent's token for an
  * HttpOnly, SameSite=Strict cookie holding a random 256-bit session id, and a CSRF token the page keeps
  * in memory. The server keeps, per session, the principal, the token's sha256 (never the token) and the
  * CSRF token; every request re-authenticates through that hash, so a revoked token or a quarantine

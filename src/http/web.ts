@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
 
 /**
- * The console (issue 14): the built Svelte app in web/dist, served at `/` by the same process. Every
+ * The console: the built Svelte app in web/dist, served at `/` by the same process. Every
  * page is the one index.html (the app routes by path); assets are content-hashed, so cached for good.
  * Content-Security-Policy `default-src 'self'`: no inline script or style, no other origin, no framing —
  * whatever an agent wrote can only ever be text.

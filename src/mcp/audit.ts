@@ -218,11 +218,15 @@ export class AuditLog {
     this.flush();
     const where = ['id > ?'];
     const args: unknown[] = [filter.after ?? 0];
-    if (filter.tool) (where.push('tool = ?'), args.push(filter.tool));
-    if (filter.principal) (where.push('principal = ?'), args.push(filter.principal));
-    if (filter.principalId) (where.push('principal_id = ?'), args.push(filter.principalId));
-    if (filter.tenantId !== undefined) (where.push('tenant_id = ?'), args.push(filter.tenantId));
-    if (filter.outcome) (where.push('outcome = ?'), args.push(filter.outcome));
+    const match = (column: string, value: unknown) => {
+      where.push(`${column} = ?`);
+      args.push(value);
+    };
+    if (filter.tool) match('tool', filter.tool);
+    if (filter.principal) match('principal', filter.principal);
+    if (filter.principalId) match('principal_id', filter.principalId);
+    if (filter.tenantId !== undefined) match('tenant_id', filter.tenantId);
+    if (filter.outcome) match('outcome', filter.outcome);
     const limit = filter.limit ?? -1;
     if (filter.after === undefined && limit > 0) {
       const rows = this.db

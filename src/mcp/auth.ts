@@ -3,13 +3,14 @@ import { type Caller } from '../events/principals.js';
 import { grantOfAccessToken } from '../projections/oauth-queries.js';
 import { oauthProjection } from '../projections/oauth.js';
 import { handlesType } from '../engine/projection.js';
-import { findActiveToken, getAgent, getUser, principalsProjection, tokensOf } from '../projections/principals.js';
+import { principalsProjection } from '../projections/principals.js';
+import { findActiveToken, getAgent, getUser, tokensOf } from '../projections/principal-queries.js';
 import { tokenHash } from '../tokens.js';
 
 /**
  * Who is calling: the principal behind a bearer token, read from the principals projection on every
  * request (and, for a long-lived stdio session, on every call), so a revoked token or a quarantine
- * takes effect at once. A token may also be an OAuth access token (issue 16): then `oauth` names its
+ * takes effect at once. A token may also be an OAuth access token (src/http/oauth.ts): then `oauth` names its
  * grant, `tokenId` is 0, and everything else is the principal's own — an agent's tool scope and
  * quarantine apply exactly as to its own token.
  */
@@ -86,7 +87,8 @@ function oauthCallerOfHash(app: App, hash: string): Caller | null {
 
 /**
  * The principal by kind, id and tenant — `agent:7@1`, `user:1@1` — never by name (names repeat across
- * tenants): what sessions, confirmation tokens and idempotency keys are bound to (DESIGN §8).
+ * tenants): what sessions, confirmation tokens and idempotency keys are bound to, so none of them can
+ * be used by another principal, or in another tenant, that happens to share a name.
  */
 export const principalKey = (caller: Caller): string =>
   caller.kind === 'owner' ? `user:${caller.userId}@${caller.userId}` : `agent:${caller.agentId}@${caller.ownerId}`;

@@ -1,5 +1,5 @@
 import {
-  CapabilityCatalog,
+  type CapabilityCatalog,
   CatalogInputError,
   orDefault,
   validatedBool,

@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentRow } from '../projections/principals.js';
+import type { AgentRow } from '../projections/principal-queries.js';
 import { CapabilityCatalog, compareStrings, type CapabilityRecord } from './catalog.js';
 import { inputJsonSchema } from './results.js';
 import type { AnyTool } from './tool.js';
 
 /**
- * Colony's sources for the capability catalog (DESIGN §3.19): the owner's registered agents, the
+ * Colony's sources for the capability catalog (catalog.ts): the owner's registered agents, the
  * top-level folders of `src/`, and the MCP tools the caller can see. Metadata only — no agent is started,
  * no tool handler runs. Paths in records are always repo-relative; no system prompt, backend command line
  * or token ever enters a record. Each source fails soft: what it could build is kept, its error is listed.
@@ -97,7 +97,11 @@ const MODULE_PURPOSE: Record<string, string> = {
   actions: 'operations shared by the CLI and the MCP tools, one command each',
   cli: 'the colony command-line interface',
   commands: 'pure command deciders, run in one transaction each',
-  events: 'the append-only, hash-chained event store: schema, upcasters, verification',
+  engine:
+    'the event-sourcing engine: the append-only, hash-chained log, command handling, projections, rebuild, verification',
+  events: 'the event types of every domain and the pure facts they carry (principals, agent config)',
+  evidence: 'signed checkpoints, goal bundles and the checks an auditor runs',
+  report: 'the HTML report of a goal',
   http: 'the HTTP server: Streamable HTTP MCP endpoint, REST, SSE, probe triggers, web UI',
   mcp: 'the MCP server: tools, authentication, trust checks, audit trail, path policy, confirmations, capability catalog',
   projections: 'read tables kept current from the events and rebuildable from the log',

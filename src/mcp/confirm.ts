@@ -2,7 +2,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../errors.js';
 
 /**
- * One-use confirmation tokens for destructive owner tools (DESIGN §3.15, codomyrmex §2.5.4): a token
+ * One-use confirmation tokens for destructive owner tools, as codomyrmex confirms them: a token
  * lives 60 s, is bound to the tool, to a sha256 of the exact validated arguments and to the caller, and
  * is consumed by the first attempt to redeem it — even one that fails a check.
  */

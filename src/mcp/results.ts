@@ -6,7 +6,7 @@ import { log } from '../log.js';
 import type { AnyTool } from './tool.js';
 
 /**
- * The one place errors become MCP results (DESIGN §4). A DomainError is `isError` with the text
+ * The one place errors become MCP results. A DomainError is `isError` with the text
  * `<Code>: <message>` and, for tools with an output schema, `structuredContent.error`; anything else is
  * `ErrInternal` with a correlation id — its stack goes to the log, never to the caller.
  */

@@ -47,6 +47,17 @@ export function registerResourcesAndPrompts(
     })),
   );
 
+  registerSubscriptions(server, ctx, currentCaller, who, pushUpdates);
+}
+
+/** Resource subscriptions: per URI for 2025 sessions, or every readable change on a 2026-07-28 stdio connection. */
+function registerSubscriptions(
+  server: Server,
+  ctx: McpContext,
+  currentCaller: CurrentCaller,
+  who: (extra: Parameters<CurrentCaller>[0]) => Caller,
+  pushUpdates: boolean,
+): void {
   // 2025-era subscriptions live as long as the session's server: one watcher for its set of URIs.
   const subscribed = new Set<string>();
   let stopWatching: (() => void) | null = null;

@@ -1,6 +1,7 @@
 import { Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import type { CurrentCaller } from './auth.js';
-import { callTool, visibleTools } from './call.js';
+import { callTool } from './call.js';
+import { visibleTools } from './views/visible-tools.js';
 import type { McpContext } from './context.js';
 import { inputJsonSchema, outputJsonSchema } from './results.js';
 import { registerResourcesAndPrompts } from './server-resources.js';

@@ -7,8 +7,9 @@ import type { TaskRef } from './tasks/ids.js';
 import { type Caller } from '../events/principals.js';
 
 /**
- * A tool is explicit metadata plus a handler (DESIGN §3.17): its trust class — never guessed from its
- * name — sets the MCP annotations and the catalog's `trust`; its surface says who sees it (§3.15).
+ * A tool is explicit metadata plus a handler: its trust class — never guessed from its name — sets the
+ * MCP annotations and the catalog's `trust`; its surface says who sees it (`agent`: owners and the
+ * agents whose tool scope names it; `owner`: owners only).
  */
 export type Trust = 'read' | 'write' | 'elevated' | 'destructive';
 export type Surface = 'agent' | 'owner';
@@ -108,8 +109,8 @@ export function annotationsFor(tool: AnyTool): Annotations {
 }
 
 /**
- * Verbs no agent-surface tool name may contain (xylocopa's deny list, DESIGN §3.15): such operations
- * belong to owners. A test checks every registered agent tool against it.
+ * Verbs no agent-surface tool name may contain (xylocopa's deny list): such operations belong to
+ * owners. A test checks every registered agent tool against it.
  */
 export const FORBIDDEN_AGENT_VERBS = [
   'delete',

@@ -10,7 +10,7 @@ import { sqlFor, type Projection } from '../engine/projection.js';
  * others, so a rebuild fills a shadow index and renames it in (FTS5 renames its own internal tables).
  * Queries live in channel-queries.ts.
  *
- * Goal and task transitions carry their goal-channel notice (FR-008); this projection is what turns
+ * Goal and task transitions carry their goal-channel notice; this projection is what turns
  * each notice into a system message, so the message exists exactly when the transition does.
  */
 type NoticeEvent = Event<(typeof NOTICE_EVENT_TYPES)[number], { notice: Notice | null }>;

@@ -4,58 +4,16 @@ import { readConsistent } from '../engine/db.js';
 import { channelMessages } from './channel-queries.js';
 import { getGoal, goalTotals, listGoals, type GoalRow, type GoalTotals } from './goal-queries.js';
 import { rollupByBillingCode, taskCountsOfGoals, tasksOfGoal, type TaskRow } from './task-queries.js';
+import { taskTree } from './goal-task-tree.js';
 import { pendingTreeProposal } from './proposal-queries.js';
-import { getAgent, getUser } from './principals.js';
+import { getAgent, getUser } from './principal-queries.js';
 
 /**
- * The goal snapshot (seed 000 `GET /api/goals/:id`): goal, task tree with per-node rollups, the agents
- * that work on it, the cost breakdown and the recent events of its channel. It reads projections only
- * and nothing of the wall clock, so `colony replay` gets the same answer from a replayed database as
- * the live one gave at that position.
+ * The goal snapshot (what `GET /api/goals/:id` returns): goal, task tree with per-node rollups
+ * (goal-task-tree.ts), the agents that work on it, the cost breakdown and the recent events of its channel.
+ * It reads projections only and nothing of the wall clock, so `colony replay` gets the same answer from a
+ * replayed database as the live one gave at that position.
  */
-export const XYLOCOPA_STATUS: Record<string, string> = {
-  proposed: 'INBOX',
-  approved: 'PENDING',
-  claimed: 'EXECUTING',
-  in_progress: 'EXECUTING',
-  awaiting_verification: 'REVIEW',
-  done: 'COMPLETE',
-  failed: 'FAILED',
-  timeout: 'TIMEOUT',
-  cancelled: 'CANCELLED',
-};
-
-export interface TaskNode {
-  id: number;
-  parent_task_id: number | null;
-  depth: number;
-  title: string;
-  description: string;
-  acceptance_criteria: string;
-  ancestry: { id: number; title: string; acceptance_criteria?: string }[];
-  billing_code: string;
-  status: string;
-  xylocopa_status: string;
-  assignee: { id: number; name: string } | null;
-  lease_expires_at: string | null;
-  verifier_config: unknown;
-  heartbeat_config: unknown;
-  budget_tokens: number | null;
-  budget_dollars_cents: number | null;
-  spent_tokens: number;
-  spent_dollars_cents: number;
-  rollup: { tokens: number; dollars_cents: number; task_count: number };
-  summary: string | null;
-  artifact_message_ids: number[];
-  verdict: string | null;
-  verified_by: string | null;
-  failure_reason: string | null;
-  verifier_output: string | null;
-  created_at: string;
-  claimed_at: string | null;
-  completed_at: string | null;
-  children: TaskNode[];
-}
 
 /** One goal as lists and snapshots show it; `t` is passed when the caller read the totals with the goal. */
 export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db, g.goalId)) {
@@ -119,7 +77,7 @@ function snapshotOf(db: Database, goalId: number) {
   const g = getGoal(db, goalId);
   if (!g) return null;
   const tasks = tasksOfGoal(db, goalId);
-  const roots = tree(tasks);
+  const roots = taskTree(tasks);
   const total = roots.reduce(
     (r, n) => ({
       tokens: r.tokens + n.rollup.tokens,
@@ -151,64 +109,6 @@ function snapshotOf(db: Database, goalId: number) {
       event: (m.metadata?.event as string | undefined) ?? null,
       created_at: m.createdAt,
     })),
-  };
-}
-
-/** The forest of a goal's tasks with each node's subtree rollup (children sum into parents). */
-function tree(tasks: TaskRow[]): TaskNode[] {
-  const nodes = new Map<number, TaskNode>();
-  for (const t of tasks) nodes.set(t.taskId, node(t));
-  const roots: TaskNode[] = [];
-  for (const t of tasks) {
-    const parent = t.parentId === null ? undefined : nodes.get(t.parentId);
-    (parent ? parent.children : roots).push(nodes.get(t.taskId)!);
-  }
-  const sum = (n: TaskNode): TaskNode['rollup'] => {
-    for (const c of n.children) {
-      const r = sum(c);
-      n.rollup = {
-        tokens: n.rollup.tokens + r.tokens,
-        dollars_cents: n.rollup.dollars_cents + r.dollars_cents,
-        task_count: n.rollup.task_count + r.task_count,
-      };
-    }
-    return n.rollup;
-  };
-  roots.forEach(sum);
-  return roots;
-}
-
-function node(t: TaskRow): TaskNode {
-  return {
-    id: t.taskId,
-    parent_task_id: t.parentId,
-    depth: t.depth,
-    title: t.title,
-    description: t.description,
-    acceptance_criteria: t.acceptanceCriteria,
-    ancestry: t.ancestry,
-    billing_code: t.billingCode,
-    status: t.status,
-    xylocopa_status: XYLOCOPA_STATUS[t.status]!,
-    assignee: t.assigneeAgentId === null ? null : { id: t.assigneeAgentId, name: t.assigneeName! },
-    lease_expires_at: t.leaseExpiresAt,
-    verifier_config: t.verifier,
-    heartbeat_config: t.heartbeat,
-    budget_tokens: t.budgetTokens,
-    budget_dollars_cents: t.budgetCents,
-    spent_tokens: t.spentTokens,
-    spent_dollars_cents: t.spentCents,
-    rollup: { tokens: t.spentTokens, dollars_cents: t.spentCents, task_count: 1 },
-    summary: t.summary,
-    artifact_message_ids: t.artifactMessageIds,
-    verdict: t.verdict,
-    verified_by: t.verifiedBy,
-    failure_reason: t.failureReason,
-    verifier_output: t.verifierOutput,
-    created_at: t.createdAt,
-    claimed_at: t.claimedAt,
-    completed_at: t.completedAt,
-    children: [],
   };
 }
 

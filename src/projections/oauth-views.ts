@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { oauthClientsOf, oauthGrantsOf, type OAuthGrantRow } from './oauth-queries.js';
-import { getAgent } from './principals.js';
+import { getAgent } from './principal-queries.js';
 
 /**
  * The applications a tenant granted access to, each with its grants — one shape for `colony oauth

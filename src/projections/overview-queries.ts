@@ -2,9 +2,9 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 
 /**
- * Counts across projections for project_get's stats and system_health (reads only, live names; rule 7).
- * A project's agents are those whose `agent_runtime.project_id` is the project (AgentProjectSet), its
- * tasks those whose `tasks.project_id` is.
+ * Counts across projections for project_get's stats and system_health (live names). A query may read
+ * several projections' tables; a projection's apply never does. A project's agents are those whose
+ * `agent_runtime.project_id` is the project (AgentProjectSet), its tasks those whose `tasks.project_id` is.
  */
 export interface ProjectStats {
   agents: number;
@@ -24,7 +24,7 @@ const byStatus = (rows: unknown[]): Record<string, number> =>
 
 /**
  * "active" is Colony's `executing` runtime status: xylocopa counted STARTING/RUNNING/WAITING, two of which
- * never existed (reference §1.9 item 1). Sessions: the project's agents that have one (xylocopa counted
+ * it never set. Sessions: the project's agents that have one (xylocopa counted
  * agents with a session_id), i.e. whose runtime has a last session.
  */
 export function projectStats(db: Database, projectId: number): ProjectStats {

@@ -4,7 +4,7 @@ import type { ProbeBurnReason, ProbeEvent, ProbeExpiryReason } from '../events/p
 import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
- * Probes as a read table (xylocopa's `probes`, reference §1.7). A probe is active while `fired_at` is
+ * Probes as a read table (xylocopa's `probes`). A probe is active while `fired_at` is
  * null and `expires_at` is in the future; an expiry event pulls `expires_at` back to its own time (as
  * xylocopa's trigger does), so "expired" is always `expires_at <= now`. A burned probe counts as fired.
  * Query functions never return the sealed token; only `sealedTokenOf` (for the trigger URL) reads it.

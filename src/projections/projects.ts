@@ -4,7 +4,7 @@ import type { ProjectEvent } from '../events/projects.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
- * Projects as a read table (xylocopa's `projects`, reference §1.7), one row per project, names unique per
+ * Projects as a read table (xylocopa's `projects`), one row per project, names unique per
  * owner. Archived rows stay (soft delete): the name stays taken and project_create re-activates it.
  */
 type T = 'projects';
@@ -86,7 +86,7 @@ export function listProjects(db: Database, ownerId: number, includeArchived: boo
   return rows.map((r) => toRow(r as Record<string, unknown>)!);
 }
 
-/** Every active project's path, of all tenants: each is an allowed root of the path policy (DESIGN §3.16). */
+/** Every active project's path, of all tenants: each is an allowed root of the path policy. */
 export const activeProjectPaths = (db: Database): string[] =>
   (prepared(db, 'SELECT DISTINCT path FROM projects WHERE archived = 0 ORDER BY path').all() as { path: string }[]).map(
     (r) => r.path,
@@ -95,7 +95,7 @@ export const activeProjectPaths = (db: Database): string[] =>
 /**
  * xylocopa's cwd inference: the project whose path is `cwd` or an ancestor of it, the longest path winning
  * (a project nested in another's tree is the more specific one). Archived projects do not count — unlike
- * xylocopa (reference §1.9 item 3): work must not land in a project its owner has put away.
+ * xylocopa's: work must not land in a project its owner has put away.
  */
 export function projectForPath(db: Database, ownerId: number, cwd: string): ProjectRow | null {
   const dir = cwd.length > 1 ? cwd.replace(/\/+$/, '') : cwd;

@@ -5,7 +5,7 @@ import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
  * The reputation ledger as a read table: one row per piece of evidence. Scores are computed at read
- * time (DESIGN §3.8): Σ delta·weight·exp(−ln2·age_days/half_life), clamped to [0, 1], 0.5 when empty.
+ * time: Σ delta·weight·exp(−ln2·age_days/half_life), clamped to [0, 1], 0.5 when empty.
  */
 export type T = 'evidence';
 

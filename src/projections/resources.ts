@@ -4,7 +4,7 @@ import type { RequestStatus, ResourceEvent, ResourceType } from '../events/resou
 import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
- * Resource requests as a read table (reference §4.1 `resource_requests`), with the secret that fulfilled
+ * Resource requests as a read table (SynapBus's `resource_requests`), with the secret that fulfilled
  * each, or the owner's reason for refusing it (version 3: so `colony requests list` can show why).
  */
 type T = 'resource_requests';

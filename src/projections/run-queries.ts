@@ -3,7 +3,7 @@ import { prepared } from '../engine/db.js';
 import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 
-/** Reads over the runs projection (live names). */
+/** Reads over the runs projection (live names). What the reactor's sweep reads is in sweep-queries.ts. */
 export type RunRowStatus = 'queued' | 'running' | 'refused' | RunStatus;
 export interface RunRow {
   runId: number;
@@ -97,7 +97,7 @@ export const getRun = (db: Database, runId: number): RunRow | null =>
   toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
 export const runBySession = (db: Database, sessionId: string): RunRow | null =>
   toRun(prepared(db, `${RUN} WHERE session_id = ?`).get(sessionId) as never);
-/** The queued run a new wake-up of (agent, task) merges into (coalescing, FR-038). */
+/** The queued run a new wake-up of (agent, task) merges into: a burst of wake-ups starts one run, not many. */
 export const queuedRunFor = (db: Database, agentId: number, taskId: number | null): RunRow | null =>
   toRun(
     prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? ORDER BY run_id LIMIT 1`).get(
@@ -119,14 +119,6 @@ export const runsStartedSince = (db: Database, agentId: number, since: string): 
   ).n;
 export const lastStartOf = (db: Database, agentId: number): string | null =>
   (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ?').get(agentId) as { at: string | null }).at;
-/** The last run of (agent, task) that started, for task timers. */
-export const lastTaskRunStart = (db: Database, agentId: number, taskId: number): string | null =>
-  (
-    prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ? AND task_id = ?').get(agentId, taskId) as {
-      at: string | null;
-    }
-  ).at;
-
 export interface RunFilter {
   agentId?: number | null;
   goalId?: number | null;
@@ -207,27 +199,3 @@ export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
     sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null,
   } as unknown as AgentRuntimeRow;
 }
-
-/** Agents with runs waiting to start (the reactor's sweep). */
-export const agentsWithQueuedRuns = (db: Database): number[] =>
-  (
-    prepared(db, `SELECT DISTINCT agent_id AS id FROM runs WHERE status = 'queued' ORDER BY agent_id`).all() as {
-      id: number;
-    }[]
-  ).map((r) => r.id);
-
-export interface TimedTask {
-  taskId: number;
-  agentId: number;
-  intervalSec: number;
-  claimedAt: string;
-}
-/** Claimed or running tasks whose heartbeat_config has an interval and whose assignee Colony runs (task_timer wake-ups). */
-export const timedTasks = (db: Database): TimedTask[] =>
-  prepared(
-    db,
-    `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
-    t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id
-    JOIN users u ON u.user_id = a.owner_id AND COALESCE(a.command, u.agent_command) IS NOT NULL
-    WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`,
-  ).all() as TimedTask[];

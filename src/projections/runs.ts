@@ -2,11 +2,19 @@ import { prepared } from '../engine/db.js';
 import type { RunEvent, RuntimeEvent } from '../events/runs.js';
 import type { CostRecorded } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import {
+  applyRuntimeEvent,
+  ensureRuntime,
+  runtimeMessage,
+  runtimeRunEnded,
+  runtimeRunStarted,
+} from './runs-agent-runtime.js';
 
 /**
  * Runs, their session transcripts and each agent's runtime (status, settings, last activity) as read
  * tables. An agent's runtime status follows its runs — executing while one runs, idle after a success,
- * error after a failure or a timeout — unless the owner stopped it. Queries: run-queries.ts.
+ * error after a failure or a timeout — unless the owner stopped it (runs-agent-runtime.ts keeps that table).
+ * Queries: run-queries.ts.
  */
 export type T = 'runs' | 'session_messages' | 'agent_runtime';
 
@@ -23,21 +31,10 @@ const sql = sqlFor((t: Record<T, string>) => ({
   finished: `UPDATE "${t.runs}" SET status = ?, finished_at = ?, exit_code = ?, signal = ?, duration_ms = ?, tokens_in = ?, tokens_out = ?,
     cost_cents = ?, output_tail = ?, limit_hit = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
   launched: `UPDATE "${t.runs}" SET sandbox = ?, updated_at = ? WHERE run_id = ?`,
-  sandbox: `UPDATE "${t.agent_runtime}" SET sandbox = ? WHERE agent_id = ?`,
   failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, cancelled_by = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ?
     WHERE run_id = ?`,
   message: `INSERT OR IGNORE INTO "${t.session_messages}" (run_id, seq, session_id, role, content, truncated, bytes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
-  runtimeRow: `INSERT OR IGNORE INTO "${t.agent_runtime}" (agent_id, status, stopped) VALUES (?, 'idle', 0)`,
-  settings: `UPDATE "${t.agent_runtime}" SET timeout_sec = ?, cooldown_sec = ?, daily_run_budget = ?, max_trigger_depth = ? WHERE agent_id = ?`,
-  stopped: `UPDATE "${t.agent_runtime}" SET stopped = ?, status = CASE WHEN ? = 1 THEN 'stopped' WHEN current_run_id IS NOT NULL THEN 'executing' ELSE 'idle' END
-    WHERE agent_id = ?`,
-  running: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE 'executing' END, current_run_id = ?, last_run_id = ?,
-    last_session_id = ?, last_started_at = ? WHERE agent_id = ?`,
-  ended: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE ? END, current_run_id = NULL, last_finished_at = ?
-    WHERE agent_id = ? AND current_run_id = ?`,
-  project: `UPDATE "${t.agent_runtime}" SET project_id = ? WHERE agent_id = ?`,
-  agentMessage: `UPDATE "${t.agent_runtime}" SET last_message_at = ?, preview = ? WHERE agent_id = ?`,
   sessionOf: `SELECT session_id AS sessionId, agent_id AS agentId FROM "${t.runs}" WHERE run_id = ?`,
   reported: `UPDATE "${t.runs}" SET reported_tokens = reported_tokens + ?, reported_cents = reported_cents + ? WHERE run_id = ?`,
 }));
@@ -107,7 +104,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           at,
           at,
         );
-        prepared(db, q.runtimeRow).run(d.agentId);
+        ensureRuntime(db, t, d.agentId);
         return;
       }
       case 'RunRefused': {
@@ -146,16 +143,11 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           d.runId,
         );
         const session = prepared(db, q.sessionOf).get(d.runId) as { sessionId: string } | undefined;
-        prepared(db, q.runtimeRow).run(d.agentId);
-        prepared(db, q.running).run(d.runId, d.runId, session?.sessionId ?? null, at, d.agentId);
+        runtimeRunStarted(db, t, { ...d, sessionId: session?.sessionId ?? null }, at);
         return;
       }
       case 'RunLaunched':
         prepared(db, q.launched).run(JSON.stringify(e.data.sandbox), at, e.data.runId);
-        return;
-      case 'SandboxConfigured':
-        prepared(db, q.runtimeRow).run(e.data.agentId);
-        prepared(db, q.sandbox).run(JSON.stringify(e.data.settings), e.data.agentId);
         return;
       case 'RunTimedOut':
         prepared(db, q.timedOut).run(at, e.data.runId);
@@ -176,44 +168,34 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           at,
           d.runId,
         );
-        prepared(db, q.ended).run(d.status === 'succeeded' ? 'idle' : 'error', at, d.agentId, d.runId);
+        runtimeRunEnded(db, t, d, d.status === 'succeeded' ? 'idle' : 'error', at);
         return;
       }
       case 'RunFailed':
         prepared(db, q.failed).run(e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
         // A cancelled run is no fault of the agent's: it goes back to idle, not to error.
-        prepared(db, q.ended).run(e.data.cancelledBy ? 'idle' : 'error', at, e.data.agentId, e.data.runId);
+        runtimeRunEnded(db, t, e.data, e.data.cancelledBy ? 'idle' : 'error', at);
         return;
       case 'SessionMessageRecorded': {
         const d = e.data;
         prepared(db, q.message).run(d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
         prepared(db, q.lastMessage).run(at, d.content.slice(0, 200), at, d.runId);
         const run = prepared(db, q.sessionOf).get(d.runId) as { agentId: number } | undefined;
-        if (run) prepared(db, q.agentMessage).run(at, d.content.slice(0, 200), run.agentId);
+        if (run) runtimeMessage(db, t, run.agentId, d.content.slice(0, 200), at);
         return;
       }
-      case 'RuntimeConfigured': {
-        const s = e.data.settings;
-        prepared(db, q.runtimeRow).run(e.data.agentId);
-        prepared(db, q.settings).run(s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
-        return;
-      }
+      case 'RuntimeConfigured':
+      case 'AgentStopped':
+      case 'AgentStarted':
       case 'AgentProjectSet':
-        prepared(db, q.runtimeRow).run(e.data.agentId);
-        prepared(db, q.project).run(e.data.projectId, e.data.agentId);
+      case 'SandboxConfigured':
+        applyRuntimeEvent(db, e, t);
         return;
       case 'CostRecorded':
         // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
         if (e.data.runId !== undefined && e.data.source === 'report_usage')
           prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);
         return;
-      case 'AgentStopped':
-      case 'AgentStarted': {
-        const stopped = e.type === 'AgentStopped' ? 1 : 0;
-        prepared(db, q.runtimeRow).run(e.data.agentId);
-        prepared(db, q.stopped).run(stopped, stopped, e.data.agentId);
-        return;
-      }
       default: {
         const never: never = e;
         return never;

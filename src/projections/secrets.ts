@@ -4,7 +4,7 @@ import type { ScopeType, SecretEvent } from '../events/secrets.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
- * Secrets as a read table (reference §4.1 `secrets`): every value ever set, sealed, with its scope, when
+ * Secrets as a read table (SynapBus's `secrets`): every value ever set, sealed, with its scope, when
  * it was revoked (and why) and when Colony last handed it to a process. At most one row per
  * (owner, scope, name) is active; the others are history. Query functions return `SecretInfo`, which has
  * no value field at all; only `sealedSecrets` (for the env-map builder) reads the sealed column.

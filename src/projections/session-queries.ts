@@ -3,8 +3,8 @@ import { prepared } from '../engine/db.js';
 import type { AgentRuntimeRow } from './run-queries.js';
 
 /**
- * Reads behind xylocopa's session and agent tools and codomyrmex's get_agent_memory (reference §1.4,
- * §1.5, §2.3), over the runs, session_messages, agent_runtime and agents tables. A session is a run's
+ * Reads behind xylocopa's session and agent tools and codomyrmex's get_agent_memory, over the runs,
+ * session_messages, agent_runtime and agents tables. A session is a run's
  * session (12 hex); an agent's current session is its runtime's last_session_id. Every read is scoped
  * to one tenant (the owner whose agents and runs they are).
  */
@@ -43,7 +43,7 @@ export interface SessionView {
 }
 
 /**
- * Whose transcripts a reader may see (DESIGN §8): `null` — all of the tenant's (the owner); else these
+ * Whose transcripts a reader may see: `null` — all of the tenant's (the owner); else these
  * agents' only (an agent: itself and the agents it spawned, at any depth). Peers never read each other's.
  */
 export type Readable = readonly number[] | null;
@@ -70,7 +70,7 @@ const SESSION = `SELECT r.run_id AS runId, r.session_id AS sessionId, r.agent_id
   LEFT JOIN projects p ON p.project_id = rt.project_id`;
 const SESSION_ACTIVITY = 'COALESCE(r.last_message_at, r.started_at, r.queued_at) DESC, r.run_id DESC';
 
-/** `text` as a LIKE prefix pattern with its wildcards escaped (the original passed `%` and `_` through: reference §1.4). */
+/** `text` as a LIKE prefix pattern with its wildcards escaped (xylocopa's passed `%` and `_` through). */
 export const likePrefix = (text: string): string => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Sessions that have started, newest activity first (xylocopa's session_list: a fixed limit of 30); `project`: its agent's project's name. */
@@ -111,7 +111,7 @@ export const agentView = (db: Database, tenant: number, agentId: number): AgentV
   null;
 
 /**
- * xylocopa's `_lookup_agent` on Colony (reference §1.4), first match wins: 1) a run's exact session id
+ * xylocopa's `_lookup_agent` on Colony, first match wins: 1) a run's exact session id
  * (a queued run's too: its session exists, with no messages yet), 2) an agent's exact id (the integer as a
  * string) or exact name, 3) a prefix of a started session's id (the one with the latest activity), 4) an
  * agent name prefix (the agent with the latest activity). Prefixes are literal: LIKE wildcards are escaped

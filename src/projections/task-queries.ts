@@ -1,11 +1,13 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
-import type { AncestryNode, HeartbeatConfig, TaskStatus, VerifierConfig } from '../events/tasks.js';
+import type { AncestryNode, HeartbeatConfig, VerifierConfig } from '../events/tasks.js';
+import type { TaskStatus } from '../events/task-status.js';
 import { getGoal } from './goal-queries.js';
 
 /**
  * Reads over the tasks projection (live names): one task, a goal's tasks, the sweeper's and the command
- * verifier's work lists, and rollups over a subtree — recursive CTEs at read time (FR-007, FR-022).
+ * verifier's work lists, and rollups over a subtree — spend, and spend by billing code — summed by
+ * recursive CTEs at read time, never stored.
  */
 export interface TaskRow {
   /** goalId is null for a project task; ownerId is null for goal tasks recorded before project tasks existed (their goal's owner owns them). */
@@ -127,7 +129,7 @@ export const awaitingCommandVerification = (db: Database): TaskRow[] =>
 const SUBTREE = `WITH RECURSIVE subtree(id) AS (SELECT task_id FROM tasks WHERE task_id = @root
   UNION ALL SELECT t.task_id FROM tasks t JOIN subtree s ON t.parent_id = s.id)`;
 
-/** Spend of a task and all its descendants, and how many tasks that is (FR-007). */
+/** Spend of a task and all its descendants, and how many tasks that is. */
 export function rollupSubtree(db: Database, taskId: number): Rollup {
   return prepared(
     db,
@@ -145,7 +147,7 @@ export function committedInSubtree(db: Database, taskId: number): { tokens: numb
   ).get({ root: taskId }) as { tokens: number; cents: number };
 }
 
-/** Spend by billing code over a subtree (FR-022), or over a whole goal's trees when `root` is null. */
+/** Spend by billing code over a subtree, or over a whole goal's trees when `root` is null. */
 export function rollupByBillingCode(
   db: Database,
   goalId: number,

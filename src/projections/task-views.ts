@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
-import type { TaskStatus } from '../events/tasks.js';
+import type { TaskStatus } from '../events/task-status.js';
 import { getTask, type TaskRow } from './task-queries.js';
 
 /**

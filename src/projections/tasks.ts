@@ -1,13 +1,13 @@
-import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { TaskEvent } from '../events/tasks.js';
-import { sqlFor, type Projection, type TableNames } from '../engine/projection.js';
+import { sqlFor, type Projection } from '../engine/projection.js';
+import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
 
 /**
  * Tasks as read tables. `tasks` holds each task — of a goal tree, or a project task with no goal — with
  * its leaf spend and open reservation; `goal_totals` keeps per-goal sums (task count, spend,
- * reservations, last activity) so listing goals never scans their tasks. Subtree rollups are recursive
- * CTEs at read time (FR-007) in task-queries.ts.
+ * reservations, last activity; tasks-goal-totals.ts) so listing goals never scans their tasks. A subtree's
+ * rollup is not stored: task-queries.ts sums it at read time with a recursive CTE.
  */
 export type T = 'tasks' | 'goal_totals';
 
@@ -21,9 +21,6 @@ const sql = sqlFor((t: Record<T, string>) => ({
     completed_at = ?, updated_at = ? WHERE task_id = ?`,
   updated: `UPDATE "${t.tasks}" SET title = coalesce(?, title), description = coalesce(?, description), project_id = coalesce(?, project_id),
     model = coalesce(?, model), effort = coalesce(?, effort), priority = coalesce(?, priority), updated_at = ? WHERE task_id = ?`,
-  totalsNew: `INSERT INTO "${t.goal_totals}" (goal_id, task_count, last_activity_at) VALUES (?, 1, ?)
-    ON CONFLICT(goal_id) DO UPDATE SET task_count = task_count + 1, last_activity_at = excluded.last_activity_at`,
-  reserved: `SELECT goal_id, reserved_tokens, reserved_cents FROM "${t.tasks}" WHERE task_id = ?`,
   claim: `UPDATE "${t.tasks}" SET status = 'claimed', assignee_agent_id = ?, assignee_name = ?, lease_expires_at = ?, reserved_tokens = ?,
     reserved_cents = ?, claimed_at = coalesce(?, claimed_at), updated_at = ? WHERE task_id = ?`,
   renew: `UPDATE "${t.tasks}" SET lease_expires_at = ?, reserved_tokens = ?, reserved_cents = ?, updated_at = ? WHERE task_id = ?`,
@@ -37,13 +34,11 @@ const sql = sqlFor((t: Record<T, string>) => ({
   cancel: `UPDATE "${t.tasks}" SET status = 'cancelled', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
     completed_at = ?, updated_at = ? WHERE task_id = ?`,
   spend: `UPDATE "${t.tasks}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, updated_at = ? WHERE task_id = ?`,
-  totals: `UPDATE "${t.goal_totals}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, reserved_tokens = reserved_tokens + ?,
-    reserved_cents = reserved_cents + ?, last_activity_at = ? WHERE goal_id = ?`,
 }));
 
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
-  // 4: the roots index, so a goal's roots cost O(roots), not O(tasks) (issue 18).
+  // 4: the roots index, so a goal's roots cost O(roots), not O(tasks).
   version: 4,
   handles: [
     'TaskCreated',
@@ -116,7 +111,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
           d.plan?.effort ?? null,
           d.plan?.priority ?? 0,
         );
-        if (inserted.changes > 0 && d.goalId !== null) prepared(db, q.totalsNew).run(d.goalId, at);
+        if (inserted.changes > 0 && d.goalId !== null) countTask(db, t, d.goalId, at);
         return;
       }
       case 'TaskDispatched':
@@ -191,7 +186,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       case 'CostRecorded': {
         const d = e.data;
         prepared(db, q.spend).run(d.tokens, d.cents, at, d.taskId);
-        if (d.goalId !== null) prepared(db, q.totals).run(d.tokens, d.cents, 0, 0, at, d.goalId);
+        if (d.goalId !== null) addSpend(db, t, d.goalId, d.tokens, d.cents, at);
         return;
       }
       case 'TaskBudgetAlertRaised':
@@ -203,12 +198,3 @@ export const tasksProjection: Projection<TaskEvent, T> = {
     }
   },
 };
-
-/** Moves a task's open reservation to the new amounts, keeping the goal's sum in step. */
-function reserve(db: Database, t: TableNames<T>, taskId: number, tokens: number, cents: number, at: string): void {
-  const q = sql(t);
-  const row = prepared(db, q.reserved).get(taskId) as
-    { goal_id: number | null; reserved_tokens: number; reserved_cents: number } | undefined;
-  if (!row || row.goal_id === null) return;
-  prepared(db, q.totals).run(0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
-}

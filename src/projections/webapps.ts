@@ -4,7 +4,7 @@ import type { WebappEvent, WebappKind, WebappRetireReason } from '../events/weba
 import { sqlFor, type Projection } from '../engine/projection.js';
 
 /**
- * Web apps as a read table (xylocopa's `webapps`, reference §1.7): one row per registration, keyed on
+ * Web apps as a read table (xylocopa's `webapps`): one row per registration, keyed on
  * (owner, project, kind, target). Rows are never deleted (xylocopa's append-only catalog); a retired
  * port app keeps its row with `retired_at` set until it is presented again. The table is the
  * allow-list of what `/apps/<id>/` serves.

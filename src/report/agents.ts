@@ -6,12 +6,12 @@ import { readStream } from '../engine/store.js';
 import type { GoalRow } from '../projections/goal-queries.js';
 import type { TaskRow } from '../projections/task-queries.js';
 import type { ProposalRow } from '../projections/proposal-queries.js';
-import { getAgent, type AgentRow } from '../projections/principals.js';
+import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import type { RunRow } from '../projections/run-queries.js';
 import { oneLine } from './timeline.js';
 
 /**
- * The agents of a goal as the report shows them (seed 001 D17): who they are (name, short config hash,
+ * The agents of a goal as the report shows them: who they are (name, short config hash,
  * parent, tier), how they came to work on it (coordinator, spawned by one of its agent proposals, or
  * assignee / runner only) and their reputation before — the seed their config started from — and now.
  */

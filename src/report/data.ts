@@ -6,17 +6,19 @@ import type { StoredEvent } from '../engine/event.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream } from '../events/proposals.js';
 import { runStream } from '../events/runs.js';
-import { taskStream, type CostRecorded } from '../events/tasks.js';
-import { channelMessages, getMessage, type MessageRow } from '../projections/channel-queries.js';
+import { taskStream } from '../events/tasks.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
-import { rollupByBillingCode, tasksOfGoal, type TaskRow } from '../projections/task-queries.js';
+import { rollupByBillingCode, tasksOfGoal } from '../projections/task-queries.js';
 import { proposalsOfGoal } from '../projections/proposal-queries.js';
 import { goalView } from '../projections/goal-snapshot.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent } from '../projections/principal-queries.js';
 import { runsOfGoal, type RunRow } from '../projections/run-queries.js';
 import { agentsOfGoal, type ReportAgent } from './agents.js';
 import { eventsOf, timelineOf, type TimelineEntry } from './timeline.js';
 import type { ReportEvidence } from './evidence.js';
+import { artifactsOf, type ReportArtifact } from './artifacts.js';
+import { costByAgent, costByLevel, type CostRow } from './costs.js';
+import { taskForest, type ReportTask } from './task-tree.js';
 
 /**
  * Everything `colony report` shows about one goal, gathered from the projections and the goal's own
@@ -42,26 +44,6 @@ export interface ReportGoal {
   completionSummary: string | null;
   pausedReason: string | null;
 }
-export interface ReportTask {
-  id: number;
-  title: string;
-  depth: number;
-  status: string;
-  billingCode: string;
-  assignee: string | null;
-  verifierKind: string;
-  spentTokens: number;
-  spentCents: number;
-  subtreeTokens: number;
-  subtreeCents: number;
-  claimedAt: string | null;
-  completedAt: string | null;
-  durationMs: number | null;
-  verdict: string | null;
-  failureReason: string | null;
-  summary: string | null;
-  children: ReportTask[];
-}
 export interface ReportRun {
   id: number;
   agent: string;
@@ -77,21 +59,6 @@ export interface ReportRun {
   /** How it was confined (one line) and the limit it ran into. */
   sandbox: string | null;
   limitHit: string | null;
-}
-export interface CostRow {
-  label: string;
-  tokens: number;
-  cents: number;
-  count: number;
-}
-export interface ReportArtifact {
-  messageId: number;
-  channel: string;
-  from: string;
-  at: string;
-  subject: string | null;
-  body: string;
-  taskIds: number[];
 }
 export interface ReportSummary {
   tasks: number;
@@ -148,7 +115,7 @@ function gather(app: App, goalId: number): ReportData | null {
   return {
     generatedAt: app.engine.clock().toISOString(),
     goal,
-    tasks: forest(tasks),
+    tasks: taskForest(tasks),
     agents,
     runs: runs.map((r) => runOf(r, agentName)),
     costs: {
@@ -200,49 +167,6 @@ function goalOf(app: App, g: GoalRow, events: readonly StoredEvent[]): ReportGoa
   };
 }
 
-/** The goal's task trees, each node with its own spend and its subtree's. */
-function forest(tasks: readonly TaskRow[]): ReportTask[] {
-  const nodes = new Map<number, ReportTask>(tasks.map((t) => [t.taskId, taskOf(t)]));
-  const roots: ReportTask[] = [];
-  for (const t of tasks) {
-    const parent = t.parentId === null ? undefined : nodes.get(t.parentId);
-    (parent ? parent.children : roots).push(nodes.get(t.taskId)!);
-  }
-  const sum = (n: ReportTask): void => {
-    for (const c of n.children) {
-      sum(c);
-      n.subtreeTokens += c.subtreeTokens;
-      n.subtreeCents += c.subtreeCents;
-    }
-  };
-  roots.forEach(sum);
-  return roots;
-}
-
-function taskOf(t: TaskRow): ReportTask {
-  const duration = t.claimedAt && t.completedAt ? Date.parse(t.completedAt) - Date.parse(t.claimedAt) : null;
-  return {
-    id: t.taskId,
-    title: t.title,
-    depth: t.depth,
-    status: t.status,
-    billingCode: t.billingCode,
-    assignee: t.assigneeName,
-    verifierKind: t.verifier.kind,
-    spentTokens: t.spentTokens,
-    spentCents: t.spentCents,
-    subtreeTokens: t.spentTokens,
-    subtreeCents: t.spentCents,
-    claimedAt: t.claimedAt,
-    completedAt: t.completedAt,
-    durationMs: duration,
-    verdict: t.verdict,
-    failureReason: t.failureReason,
-    summary: t.summary,
-    children: [],
-  };
-}
-
 const runOf = (r: RunRow, agentName: (id: number) => string): ReportRun => ({
   id: r.runId,
   agent: agentName(r.agentId),
@@ -258,53 +182,3 @@ const runOf = (r: RunRow, agentName: (id: number) => string): ReportRun => ({
   sandbox: r.sandbox ? sandboxLabel(r.sandbox) : null,
   limitHit: r.limitHit,
 });
-
-/** Spend by who recorded it: report_usage calls and the runs' own usage (a run's cost is a CostRecorded on its task). */
-function costByAgent(events: readonly StoredEvent[]): CostRow[] {
-  const rows = new Map<string, CostRow>();
-  for (const e of events) {
-    if (e.type !== 'CostRecorded') continue;
-    const d = (e as unknown as CostRecorded).data;
-    const row = rows.get(d.by.key) ?? { label: d.by.name, tokens: 0, cents: 0, count: 0 };
-    rows.set(d.by.key, { ...row, tokens: row.tokens + d.tokens, cents: row.cents + d.cents, count: row.count + 1 });
-  }
-  return [...rows.values()].sort((a, b) => b.cents - a.cents || b.tokens - a.tokens || a.label.localeCompare(b.label));
-}
-
-/** Each task's own spend summed per tree level (depth 0 = the roots). */
-function costByLevel(tasks: readonly TaskRow[]): CostRow[] {
-  const rows = new Map<number, CostRow>();
-  for (const t of tasks) {
-    const row = rows.get(t.depth) ?? { label: `level ${t.depth}`, tokens: 0, cents: 0, count: 0 };
-    rows.set(t.depth, {
-      ...row,
-      tokens: row.tokens + t.spentTokens,
-      cents: row.cents + t.spentCents,
-      count: row.count + 1,
-    });
-  }
-  return [...rows.entries()].sort(([a], [b]) => a - b).map(([, r]) => r);
-}
-
-const ALL_MESSAGES = 1_000_000;
-/** Messages of the goal channel marked `metadata.kind = artifact`, and every message a task named as its artifact. */
-function artifactsOf(app: App, g: GoalRow, tasks: readonly TaskRow[]): ReportArtifact[] {
-  const found = new Map<number, MessageRow>();
-  for (const m of channelMessages(app.engine.db, g.channelId, ALL_MESSAGES, null))
-    if (m.metadata?.kind === 'artifact') found.set(m.messageId, m);
-  for (const id of tasks.flatMap((t) => t.artifactMessageIds)) {
-    const m = found.has(id) ? null : getMessage(app.engine.db, id);
-    if (m) found.set(id, m);
-  }
-  return [...found.values()]
-    .sort((a, b) => a.messageId - b.messageId)
-    .map((m) => ({
-      messageId: m.messageId,
-      channel: m.channelName,
-      from: m.fromName,
-      at: m.createdAt,
-      subject: m.subject,
-      body: m.body,
-      taskIds: tasks.filter((t) => t.artifactMessageIds.includes(m.messageId)).map((t) => t.taskId),
-    }));
-}

@@ -1,9 +1,9 @@
 import type { App } from '../app.js';
-import { prepared } from '../engine/db.js';
+import { prepared, type Database } from '../engine/db.js';
 import { STORED_EVENT_COLUMNS, type StoredEvent, type StoredEventRow } from '../engine/event.js';
 import { toStoredEvent } from '../engine/store.js';
 import { log as defaultLog } from '../log.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent } from '../projections/principal-queries.js';
 import { getProposal } from '../projections/proposal-queries.js';
 import { getRun } from '../projections/run-queries.js';
 import { LogTick } from './log-tick.js';
@@ -65,79 +65,82 @@ export class ActivityLog {
 
   private line(e: StoredEvent): void {
     const db = this.app.engine.db;
-    const d = e.data as Record<string, unknown>;
-    const agent = (id: unknown) => (typeof id === 'number' ? (getAgent(db, id)?.name ?? null) : null);
-    switch (e.type) {
-      case 'RunStarted': {
-        const run = getRun(db, d.runId as number);
-        this.log.info(
-          {
-            runId: d.runId,
-            agentId: d.agentId,
-            agent: agent(d.agentId),
-            taskId: run?.taskId ?? null,
-            goalId: run?.goalId ?? null,
-            source: run?.source ?? null,
-          },
-          'run started',
-        );
-        return;
-      }
-      case 'RunFinished':
-        this.log.info(
-          {
-            runId: d.runId,
-            agentId: d.agentId,
-            agent: agent(d.agentId),
-            status: d.status,
-            exitCode: d.exitCode,
-            signal: d.signal,
-            limit: d.limit ?? null,
-            durationMs: d.durationMs,
-            tokens: (d.tokensIn as number) + (d.tokensOut as number),
-            costCents: d.costCents,
-          },
-          'run finished',
-        );
-        return;
-      case 'RunFailed':
-        // The reason is prose that may quote a process's output: the run's record has it (`colony runs show`).
-        this.log.info(
-          { runId: d.runId, agentId: d.agentId, agent: agent(d.agentId), status: 'failed' },
-          'run finished',
-        );
-        return;
-      case 'ProposalApproved':
-      case 'ProposalRejected': {
-        const p = getProposal(db, d.proposalId as number);
-        const by = (d.by as { name?: string } | undefined)?.name ?? null;
-        const approved = e.type === 'ProposalApproved';
-        this.log.info(
-          {
-            proposalId: d.proposalId,
-            goalId: p?.goalId ?? null,
-            kind: p?.kind ?? null,
-            by,
-            decision: approved ? 'approved' : 'rejected',
-            ...(approved ? { auto: d.auto, tasks: (d.taskIds as number[]).length, agentId: d.agentId ?? null } : {}),
-          },
-          approved ? 'proposal approved' : 'proposal rejected',
-        );
-        return;
-      }
-      case 'BudgetAlertRaised':
-        this.log.info(
-          { goalId: d.goalId, dimension: d.dimension, spent: d.spent, budget: d.budget, percent: d.percent },
-          'budget alert',
-        );
-        return;
-      case 'GoalPaused':
-        this.log.info(
-          { goalId: d.goalId, dimension: d.dimension, spent: d.spent, requested: d.requested, budget: d.budget },
-          'goal paused: budget reached',
-        );
-        return;
-      default:
+    const entry = runEntry(db, e) ?? decisionEntry(db, e);
+    if (entry) this.log.info(entry.fields, entry.message);
+  }
+}
+
+interface Entry {
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+const agentName = (db: Database, id: unknown) => (typeof id === 'number' ? (getAgent(db, id)?.name ?? null) : null);
+
+/** A run started, finished or failed. */
+function runEntry(db: Database, e: StoredEvent): Entry | null {
+  const d = e.data as Record<string, unknown>;
+  const who = { runId: d.runId, agentId: d.agentId, agent: agentName(db, d.agentId) };
+  switch (e.type) {
+    case 'RunStarted': {
+      const run = getRun(db, d.runId as number);
+      const fields = { ...who, taskId: run?.taskId ?? null, goalId: run?.goalId ?? null, source: run?.source ?? null };
+      return { fields, message: 'run started' };
     }
+    case 'RunFinished':
+      return {
+        fields: {
+          ...who,
+          status: d.status,
+          exitCode: d.exitCode,
+          signal: d.signal,
+          limit: d.limit ?? null,
+          durationMs: d.durationMs,
+          tokens: (d.tokensIn as number) + (d.tokensOut as number),
+          costCents: d.costCents,
+        },
+        message: 'run finished',
+      };
+    case 'RunFailed':
+      // The reason is prose that may quote a process's output: the run's record has it (`colony runs show`).
+      return { fields: { ...who, status: 'failed' }, message: 'run finished' };
+    default:
+      return null;
+  }
+}
+
+/** A proposal decided, a budget alert, a goal paused by its budget. */
+function decisionEntry(db: Database, e: StoredEvent): Entry | null {
+  const d = e.data as Record<string, unknown>;
+  switch (e.type) {
+    case 'ProposalApproved':
+    case 'ProposalRejected': {
+      const p = getProposal(db, d.proposalId as number);
+      const by = (d.by as { name?: string } | undefined)?.name ?? null;
+      const approved = e.type === 'ProposalApproved';
+      return {
+        fields: {
+          proposalId: d.proposalId,
+          goalId: p?.goalId ?? null,
+          kind: p?.kind ?? null,
+          by,
+          decision: approved ? 'approved' : 'rejected',
+          ...(approved ? { auto: d.auto, tasks: (d.taskIds as number[]).length, agentId: d.agentId ?? null } : {}),
+        },
+        message: approved ? 'proposal approved' : 'proposal rejected',
+      };
+    }
+    case 'BudgetAlertRaised':
+      return {
+        fields: { goalId: d.goalId, dimension: d.dimension, spent: d.spent, budget: d.budget, percent: d.percent },
+        message: 'budget alert',
+      };
+    case 'GoalPaused':
+      return {
+        fields: { goalId: d.goalId, dimension: d.dimension, spent: d.spent, requested: d.requested, budget: d.budget },
+        message: 'goal paused: budget reached',
+      };
+    default:
+      return null;
   }
 }

@@ -6,7 +6,7 @@ import { proposalsOf } from '../projections/proposal-queries.js';
 import { LogTick } from './log-tick.js';
 
 /**
- * `colony serve --auto-approve` (FR-045, for unattended demos): every pending task-tree and agent
+ * `colony serve --auto-approve` (for unattended demos): every pending task-tree and agent
  * proposal of the serving owner's goals is approved as soon as it is seen (another owner's goals on the
  * same store are theirs to decide) — as goal approval mode `auto` does, recorded
  * as approved by `system` — whether it was made through this process or another (a `colony stdio`

@@ -16,7 +16,7 @@ import {
 } from './sandbox.js';
 
 /**
- * Every process Colony starts — agent runs and command verifiers — goes through `prepare` (DESIGN §8):
+ * Every process Colony starts — agent runs and command verifiers — goes through `prepare`:
  * it becomes `prlimit … bwrap … sh -c CMD` (inside a cgroup when Colony may make one), with the
  * environment fixed up for the inside (HOME, the MCP URL on the sandbox's own loopback, the proxy). Where
  * confinement is impossible the process is refused with the reason — never started unconfined — unless

@@ -23,7 +23,7 @@ export interface RuntimeOptions {
   mcpUrl?: string;
   pollMs?: number;
   killGraceMs?: number;
-  /** Confinement of every process started (DESIGN §8): on unless the owner opts out (`serve --sandbox off`, COLONY_SANDBOX=off). */
+  /** Confinement of every process started: on unless the owner opts out (`serve --sandbox off`, COLONY_SANDBOX=off). */
   sandbox?: SandboxSwitch;
   /** Log runs, decisions and budget alerts at info (activity-log.ts): `colony serve`'s operator log. */
   activityLog?: boolean;

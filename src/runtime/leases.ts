@@ -3,7 +3,7 @@ import type { App } from '../app.js';
 import { log } from '../log.js';
 
 /**
- * The lease sweeper (DESIGN §3.6): every interval, each claim whose lease ran out is expired
+ * The lease sweeper: every interval, each claim whose lease ran out is expired
  * (ClaimExpired, a message in the goal channel) and the task is claimable again. A claim attempt on an
  * expired lease does the same on its own, so the sweep only makes the pool visible sooner.
  */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SANDBOX_HOME } from './sandbox.js';
 
 /**
- * The MCP client configuration a run can use as it is (issue 15): `$COLONY_MCP_CONFIG` names a file in
+ * The MCP client configuration a run can use as it is: `$COLONY_MCP_CONFIG` names a file in
  * the `.mcp.json` shape with this Colony's URL as the process sees it (inside the sandbox: its own
  * loopback gate) and the agent's own token, so `claude -p --mcp-config "$COLONY_MCP_CONFIG"` — or any
  * MCP-capable CLI that reads that shape — needs no other set-up. It lives in the agent's own home

@@ -13,42 +13,30 @@ import { GroupCommit } from '../engine/group-commit.js';
 import type { StoredEvent } from '../engine/event.js';
 import { readAll } from '../engine/store.js';
 import { log } from '../log.js';
-import {
-  agentsWithQueuedRuns,
-  getRun,
-  lastTaskRunStart,
-  queuedRunFor,
-  queuedRunsOf,
-  runningRunOf,
-  runsInStatus,
-  timedTasks,
-  type RunRow,
-} from '../projections/run-queries.js';
-import { KILL_GRACE_MS } from './harness.js';
+import { getRun, queuedRunsOf, runsInStatus, type RunRow } from '../projections/run-queries.js';
+import { agentsWithQueuedRuns } from '../projections/sweep-queries.js';
 import { runProcess, type RunnerOptions } from './runner.js';
+import { RunProcesses } from './run-processes.js';
+import { RunWaiters } from './run-waiters.js';
+import { dueTaskTimers } from './task-timers.js';
 import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
 
 /**
- * The reactor (DESIGN §3.14, rule 8): it tails the event log — this process's commits at once through
- * the bus, other processes' (the CLI) on the next poll — and turns facts into wake-ups (wake-sources.ts),
- * and an agent's messages into its running session's transcript. A sweep adds task_timer wake-ups
- * (heartbeat_config.interval_sec) and starts queued runs whose cooldown is over. One run per agent at a
- * time; a run's end starts the agent's next queued run. On start it marks runs a crash left running as
- * failed and resumes the queued ones.
+ * The reactor: a side effect after commit, never inside a command's transaction. It tails the event log —
+ * this process's commits at once through the bus, other processes' (the CLI) on the next poll — and turns
+ * facts into wake-ups (wake-sources.ts), and an agent's messages into its running session's transcript. A
+ * sweep adds task_timer wake-ups (task-timers.ts) and starts queued runs whose cooldown is over. One run
+ * per agent at a time (run-processes.ts); a run's end starts the agent's next queued run. On start it marks
+ * runs a crash left running as failed and resumes the queued ones.
  */
 export interface ReactorOptions extends RunnerOptions {
   pollMs?: number;
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'timed_out', 'refused']);
-
 export class Reactor {
   private cursor = 0;
-  private readonly running = new Map<
-    number,
-    { runId: number; agentId: number; process: { kill(signal: NodeJS.Signals): void } | null }
-  >();
-  private readonly waiters = new Map<number, ((run: RunRow) => void)[]>();
+  private readonly running: RunProcesses;
+  private readonly waiters = new RunWaiters();
   private subscription: Subscription | null = null;
   private poller: NodeJS.Timeout | null = null;
   private drainScheduled = false;
@@ -57,7 +45,9 @@ export class Reactor {
   constructor(
     private readonly app: App,
     private readonly options: ReactorOptions,
-  ) {}
+  ) {
+    this.running = new RunProcesses(options.killGraceMs);
+  }
 
   start(): this {
     const db = this.app.engine.db;
@@ -76,11 +66,9 @@ export class Reactor {
     this.stopped = true;
     this.subscription?.unsubscribe();
     if (this.poller) clearInterval(this.poller);
-    for (const { runId, process } of this.running.values()) {
-      process?.kill('SIGKILL');
+    for (const runId of this.running.killAll()) {
       if (this.app.engine.db.open) safely(() => failRun(this.app, runId, 'Colony stopped during this run'));
     }
-    this.running.clear();
   }
 
   /** A wake-up from outside the log (execute_agent, tests): queued like any other, started if the agent is free. */
@@ -96,9 +84,7 @@ export class Reactor {
 
   /** Resolves with the run once it has ended (finished, failed, timed out or refused). */
   whenDone(runId: number): Promise<RunRow> {
-    const run = getRun(this.app.engine.db, runId);
-    if (run && TERMINAL.has(run.status)) return Promise.resolve(run);
-    return new Promise((resolve) => this.waiters.set(runId, [...(this.waiters.get(runId) ?? []), resolve]));
+    return this.waiters.whenDone(this.app.engine.db, runId);
   }
 
   /** Resolves when no run is running or startable and the log is drained (tests, the demo, benchmarks). */
@@ -168,12 +154,12 @@ export class Reactor {
       case 'RunFailed':
       case 'RunRefused':
       case 'AgentStarted':
-        if (e.type === 'RunFailed') this.kill(d.runId as number);
-        this.settle(d.runId as number | undefined);
+        if (e.type === 'RunFailed') this.running.kill(d.runId as number);
+        this.waiters.settle(this.app.engine.db, d.runId as number | undefined);
         this.pump(d.agentId as number);
         return;
       case 'AgentStopped':
-        for (const r of this.running.values()) if (r.agentId === d.agentId) r.process?.kill('SIGTERM');
+        this.running.stopAgent(d.agentId as number);
         return;
       default:
     }
@@ -182,7 +168,7 @@ export class Reactor {
 
   /** Starts the agent's oldest queued run that may start now (one run per agent at a time). */
   private pump(agentId: number): void {
-    if (this.stopped || [...this.running.values()].some((r) => r.agentId === agentId)) return;
+    if (this.stopped || this.running.busy(agentId)) return;
     for (const queued of queuedRunsOf(this.app.engine.db, agentId)) {
       const run = startQueuedRun(this.app, queued.runId);
       if (run) {
@@ -193,22 +179,9 @@ export class Reactor {
     }
   }
 
-  /**
-   * The log says a run this process still runs has ended (it was cancelled, from here or from another
-   * process): its process goes — SIGTERM, then SIGKILL after the grace if it is still there.
-   */
-  private kill(runId: number): void {
-    const held = this.running.get(runId);
-    if (!held?.process) return;
-    held.process.kill('SIGTERM');
-    setTimeout(() => {
-      if (this.running.get(runId) === held) held.process?.kill('SIGKILL');
-    }, this.options.killGraceMs ?? KILL_GRACE_MS).unref();
-  }
-
   private launch(run: RunRow): void {
     const launched = runProcess(this.app, run, this.options);
-    this.running.set(run.runId, { runId: run.runId, agentId: run.agentId, process: launched.process });
+    this.running.add({ runId: run.runId, agentId: run.agentId, process: launched.process });
     void launched.done.then(
       () => this.ended(run.runId),
       (err) => {
@@ -223,27 +196,12 @@ export class Reactor {
     this.scheduleDrain();
   }
 
-  private settle(runId: number | undefined): void {
-    if (runId === undefined) return;
-    const run = getRun(this.app.engine.db, runId);
-    if (!run || !TERMINAL.has(run.status)) return;
-    for (const resolve of this.waiters.get(runId) ?? []) resolve(run);
-    this.waiters.delete(runId);
-  }
-
   /** Queued runs whose cooldown is over, and task timers that are due. */
   private sweep(): void {
     if (this.stopped || !this.app.engine.db.open) return;
     const db = this.app.engine.db;
     for (const agentId of agentsWithQueuedRuns(db)) safely(() => this.pump(agentId));
-    const now = this.app.engine.clock().getTime();
-    for (const t of timedTasks(db)) {
-      const last = lastTaskRunStart(db, t.agentId, t.taskId) ?? t.claimedAt;
-      const busy = queuedRunFor(db, t.agentId, t.taskId) || runningRunOf(db, t.agentId)?.taskId === t.taskId;
-      if (!busy && Date.parse(last) + t.intervalSec * 1000 <= now) {
-        safely(() => this.wake({ agentId: t.agentId, source: 'task_timer', taskId: t.taskId, by: 'system' }));
-      }
-    }
+    for (const wake of dueTaskTimers(db, this.app.engine.clock().getTime())) safely(() => this.wake(wake));
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Secret values out of process output (DESIGN §3.11, §3.13): a command verifier's output tail is kept in
+ * Secret values out of process output: a command verifier's output tail is kept in
  * the log (TaskVerified) and shown to the coordinator, so every injected value is replaced by `***`
  * before it is recorded. The tail is the last N bytes of the output, so it may begin in the middle of a
  * value: a leading fragment that is the end of a value is masked too. Values shorter than

@@ -9,10 +9,11 @@ import { log } from '../log.js';
 import { unseal } from '../masterkey.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getTask } from '../projections/task-queries.js';
-import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principals.js';
+import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principal-queries.js';
 import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
 import { getProject } from '../projections/projects.js';
-import { launch, PendingProcess } from './harness.js';
+import { launch, PendingProcess, type ProcessResult } from './harness.js';
+import type { LimitKind } from '../events/sandbox.js';
 import type { Confiner } from './confine.js';
 import { realResolve } from '../actions/projects/paths.js';
 import { parseFinalUsage } from './usage.js';
@@ -108,36 +109,40 @@ async function confinedRun(
     });
     c.pending.attach(process);
     const r = await process.done;
-    const limit = confined.limitHit(r);
-    // Colony stopped (or the run was failed) while the process ran: its end is no longer the run's.
-    if (!app.engine.db.open) return run;
-    const now = getRun(app.engine.db, run.runId)!;
-    if (now.status !== 'running') return now;
-    if (r.spawnError) return failRun(app, run.runId, `the backend command could not start: ${r.spawnError}`);
-    const usage = parseFinalUsage(r.stdout);
-    const text = usage?.result ?? r.stdout.trim();
-    return finishRun(app, run.runId, {
-      status: r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'succeeded' : 'failed',
-      exitCode: r.exitCode,
-      signal: r.signal,
-      durationMs: r.durationMs,
-      tokensIn: usage?.tokensIn ?? 0,
-      tokensOut: usage?.tokensOut ?? 0,
-      costCents: usage?.costCents ?? 0,
-      outputTail: r.tail,
-      agentText: text || null,
-      limit,
-    });
+    return recordEnd(app, run, r, confined.limitHit(r));
   } finally {
     mcpConfig?.remove();
     confined.release();
   }
 }
 
+/** The process's end as the run's: finished (with its usage and the limit it ran into) or failed to start. */
+function recordEnd(app: App, run: RunRow, r: ProcessResult, limit: LimitKind | null): RunRow {
+  // Colony stopped (or the run was failed) while the process ran: its end is no longer the run's.
+  if (!app.engine.db.open) return run;
+  const now = getRun(app.engine.db, run.runId)!;
+  if (now.status !== 'running') return now;
+  if (r.spawnError) return failRun(app, run.runId, `the backend command could not start: ${r.spawnError}`);
+  const usage = parseFinalUsage(r.stdout);
+  const text = usage?.result ?? r.stdout.trim();
+  return finishRun(app, run.runId, {
+    status: r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'succeeded' : 'failed',
+    exitCode: r.exitCode,
+    signal: r.signal,
+    durationMs: r.durationMs,
+    tokensIn: usage?.tokensIn ?? 0,
+    tokensOut: usage?.tokensOut ?? 0,
+    costCents: usage?.costCents ?? 0,
+    outputTail: r.tail,
+    agentText: text || null,
+    limit,
+  });
+}
+
 /**
  * The agent's project directory when it has a project (xylocopa's agents work in theirs), else its own
  * under the workspace. A project directory is re-resolved first: one swapped for a symlink since it was
- * registered would start the agent elsewhere, so the run fails instead (DESIGN §3.16).
+ * registered would start the agent elsewhere, so the run fails instead.
  */
 function workingDirectory(app: App, agent: AgentRow): string | { problem: string } {
   const projectId = runtimeOf(app.engine.db, agent.agentId).projectId;

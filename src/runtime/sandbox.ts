@@ -3,7 +3,7 @@ import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
 
 /**
- * Bubblewrap (DESIGN §8): whether this host can confine processes, and the mounts of one sandbox.
+ * Bubblewrap: whether this host can confine processes, and the mounts of one sandbox.
  * The sandbox's root is an empty tmpfs; only what is listed here exists in it: the system read-only
  * (/usr and its links, /etc minus the files that hold credentials, /opt), Colony's own code read-only
  * (agent runners live there), the process's directory and its home read-write, a private /tmp and /run,

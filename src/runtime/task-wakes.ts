@@ -3,7 +3,7 @@ import type { WakeRequest } from '../actions/runs.js';
 import type { StoredEvent } from '../engine/event.js';
 import type { TaskCompleted, TaskDispatched } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
-import { getAgent } from '../projections/principals.js';
+import { getAgent } from '../projections/principal-queries.js';
 import { getProject } from '../projections/projects.js';
 import { runningRunOf } from '../projections/run-queries.js';
 import { getTask, ownerOfTask } from '../projections/task-queries.js';
@@ -11,10 +11,10 @@ import { childrenOf, projectAgentIds, taskWokenBy } from '../projections/wake-qu
 import { childrenDonePrompt, dispatchPrompt, verificationPrompt } from './wake-prompts.js';
 
 /**
- * Wake-ups from task facts, so that no task waits on someone nobody told (issue 15; FR-037):
+ * Wake-ups from task facts, so that no task waits on someone nobody told:
  *
  * - verification_requested — a task handed in for a peer verifier wakes that verifier with the summary
- *   and the verify_task call (US5 AS2).
+ *   and the verify_task call.
  * - children_done — the last child of a parent becoming done (or cancelled, with at least one done)
  *   offers the parent for completion: to its assignee if it is held, else to the goal's coordinator.
  *   Once per parent: a parent that already had this wake-up — queued, merged or refused — gets no other.

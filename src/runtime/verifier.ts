@@ -1,32 +1,29 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { buildSecretEnv } from '../actions/secrets/env.js';
 import { verifyTask } from '../actions/tasks.js';
 import { recipeProblem } from '../actions/verifiers.js';
 import type { App } from '../app.js';
 import type { StoredEvent } from '../engine/event.js';
-import { getGoal } from '../projections/goal-queries.js';
 import { awaitingCommandVerification, getTask, ownerOfTask, type TaskRow } from '../projections/task-queries.js';
 import { log } from '../log.js';
-import { pathPolicyFor, recheckRegistered } from '../actions/projects/paths.js';
 import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { Confiner, sandboxDefault } from './confine.js';
 import { launch, PendingProcess } from './harness.js';
 import { sendSystemDirect } from '../actions/notifications.js';
+import { verifierDirectory, verifierEnvironment, verifierSecrets } from './verifier-inputs.js';
+import { commandVerdict } from './verifier-verdict.js';
 
 /**
- * Command verifiers (DESIGN §3.13, §8), a side effect after commit (rule 8): when a task with a command
- * verifier enters awaiting_verification, run its recipe's `sh -c cmd` in its cwd with the task context
- * in the environment; exit 0 approves, any other exit or a timeout rejects with the reason and the last
- * 4 KiB of output. The verdict comes back as a command by `system`. On start it picks up tasks a
- * crash left awaiting a command verifier.
+ * Command verifiers, a side effect after commit (never inside a command's transaction): when a task with a
+ * command verifier enters awaiting_verification, run its recipe's `sh -c cmd` in its cwd with the task
+ * context in the environment (verifier-inputs.ts); exit 0 approves, any other exit or a timeout rejects
+ * with the reason and the last 4 KiB of output (verifier-verdict.ts). The verdict comes back as a command
+ * by `system`. On start it picks up tasks a crash left awaiting a command verifier.
  *
  * Only what the owner approved runs: the task's recipe must still be registered with the same command
  * (else nothing runs and the owner is told), and the working directory must still resolve to itself
  * inside the allowed roots (else the verdict is a rejection: someone moved it).
  */
-export const OUTPUT_TAIL_BYTES = 4096;
 export const DEFAULT_VERIFY_TIMEOUT_SEC = 60;
 const KILL_GRACE_MS = 5_000;
 
@@ -100,7 +97,7 @@ export class CommandVerifier {
   private async confined(task: TaskRow, ownerId: number, pending: PendingProcess, fresh: boolean): Promise<void> {
     await Promise.resolve(); // a verdict, even an immediate one, comes after the command that asked for it has answered
     if (task.verifier.kind !== 'command') return;
-    const dir = this.directory(task, task.verifier.cwd);
+    const dir = verifierDirectory(this.app, task.verifier.cwd);
     if (typeof dir !== 'string') return this.record(task, 'reject', dir.problem, null, '');
     if (!existsSync(dir))
       return this.record(
@@ -112,13 +109,13 @@ export class CommandVerifier {
       );
     const { cmd, timeout_sec } = task.verifier;
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
-    const secrets = this.secrets(task, ownerId);
+    const secrets = verifierSecrets(this.app, task, ownerId);
     const confined = await this.confiner.prepare({
       role: 'verifier',
       label: `verify-${task.taskId}`,
       command: cmd,
       cwd: dir,
-      env: { ...secrets, ...this.environment(task) },
+      env: { ...secrets, ...verifierEnvironment(this.app, task) },
       home: null,
       overrides: null,
     });
@@ -139,21 +136,7 @@ export class CommandVerifier {
       pending.attach(proc);
       const r = await proc.done;
       const limit = confined.limitHit(r);
-      const tail = Buffer.from(r.tail, 'utf8');
-      const output = (tail.length > OUTPUT_TAIL_BYTES ? tail.subarray(tail.length - OUTPUT_TAIL_BYTES) : tail).toString(
-        'utf8',
-      );
-      // A check that ran into a limit did not finish its job: no approval, whatever it exited with.
-      const verdict = !r.timedOut && !r.spawnError && !limit && r.exitCode === 0 ? 'approve' : 'reject';
-      const reason = r.spawnError
-        ? `verifier command could not start: ${r.spawnError}`
-        : limit
-          ? `verifier command ran into its ${LIMIT_WORDS[limit]} limit${r.timedOut ? ` (and timed out after ${timeoutSec}s)` : ''}`
-          : r.timedOut
-            ? `verifier command timed out after ${timeoutSec}s`
-            : r.exitCode === 0
-              ? 'verifier command exited 0'
-              : `verifier command exited ${r.exitCode ?? `by ${r.signal ?? 'a signal'}`}`;
+      const { verdict, reason, output } = commandVerdict(r, limit, timeoutSec);
       if (!this.stopped) this.record(task, verdict, reason, r.exitCode, output, confined.profile, limit);
     } finally {
       confined.release();
@@ -176,58 +159,6 @@ export class CommandVerifier {
     } catch (err) {
       log.warn({ err, taskId: task.taskId }, 'could not tell the owner that a verifier was not run');
     }
-  }
-
-  /** The directory approved with the task, re-resolved now: a directory swapped for a symlink since is refused. */
-  private directory(task: TaskRow, cwd: string | undefined): string | { problem: string } {
-    if (cwd === undefined) return join(this.app.dataDir, 'workspace');
-    try {
-      return recheckRegistered(pathPolicyFor(this.app), cwd, "the verifier's working directory");
-    } catch (e) {
-      return { problem: `verifier command not run: ${(e as Error).message}` };
-    }
-  }
-
-  /**
-   * The secrets for this process only: the task's, plus the user-scope secrets its recipe was granted by
-   * name — never the assignee's, never the owner's others (DESIGN §8). Colony's own variables
-   * (environment) win over a secret of the same name. If they cannot be opened (wrong master key) the
-   * command runs without them and the log says why.
-   */
-  private secrets(task: TaskRow, ownerId: number): Record<string, string> {
-    const granted = task.verifier.kind === 'command' ? (task.verifier.secrets ?? []) : [];
-    try {
-      return buildSecretEnv(this.app, {
-        ownerId,
-        agentId: null,
-        taskId: task.taskId,
-        purpose: 'command_verifier',
-        userSecrets: granted,
-      });
-    } catch (err) {
-      log.warn(
-        { reason: (err as Error).message, taskId: task.taskId },
-        'secrets were not injected into the verifier command',
-      );
-      return {};
-    }
-  }
-
-  /** A clean environment: the task context and what a shell needs, never the server's own secrets. */
-  private environment(task: TaskRow): NodeJS.ProcessEnv {
-    const goal = task.goalId === null ? null : getGoal(this.app.engine.db, task.goalId);
-    return {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      LANG: process.env.LANG ?? 'C.UTF-8',
-      COLONY_TASK_ID: String(task.taskId),
-      COLONY_TASK_TITLE: task.title,
-      COLONY_TASK_DESCRIPTION: task.description,
-      COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria,
-      COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry),
-      COLONY_GOAL_ID: task.goalId === null ? '' : String(task.goalId),
-      COLONY_GOAL_TITLE: goal?.title ?? '',
-    };
   }
 
   private record(
@@ -258,10 +189,3 @@ export class CommandVerifier {
     }
   }
 }
-
-const LIMIT_WORDS: Record<LimitKind, string> = {
-  cpu: 'CPU time',
-  memory: 'memory',
-  pids: 'process count',
-  file_size: 'file size',
-};

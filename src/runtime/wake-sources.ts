@@ -4,12 +4,12 @@ import { MENTION } from '../events/channels.js';
 import type { StoredEvent } from '../engine/event.js';
 import { getChannel } from '../projections/channel-queries.js';
 import { goalIdOfChannel } from '../projections/goal-queries.js';
-import { getAgent, getAgentByName } from '../projections/principals.js';
+import { getAgent, getAgentByName } from '../projections/principal-queries.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
 import { taskWakes } from './task-wakes.js';
 
 /**
- * Which committed facts wake whom (DESIGN §3.14; reference §6.10): goal_created wakes the goal's
+ * Which committed facts wake whom: goal_created wakes the goal's
  * coordinator, a fresh claim its assignee (task_assignment, with the task context), a DM its recipient
  * and an @mention each mentioned agent but the author (message_received — probe when the DM is a
  * probe's envelope). Task facts — handed in for a peer (verification_requested), a parent's children

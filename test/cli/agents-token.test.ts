@@ -3,14 +3,14 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { colony, COLONY_BIN } from '../helpers/cli.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { colony, colonyFails, stdioClient } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { ok } from '../helpers/calls.js';
+import { callTool, watchResults } from '../helpers/mcp.js';
 
 /**
- * Spawned agents through the real CLI on a real data dir (spec 018 US3, DESIGN §3.12, issue 5 item 2):
+ * Spawned agents through the real CLI on a real data dir:
  * `colony approve ID` materializes an agent proposal made over `colony stdio`, `colony reject ID --reason`
  * DMs the reason, `colony agents show NAME` shows what was created, and `colony agents token NAME
  * [--rotate] [--json]` is the owner's only way to the token: it authenticates, it never appears in a
@@ -21,29 +21,6 @@ type Msg = { message_id: number; from: string; body: string; metadata: Body | nu
 const scratch = tempDir('colony-cli-agents-token-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void =>
-  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
-/** The head of the data dir's log, read in-process. */
-function eventCount(dir: string): number {
-  const db = new Database(join(dir, 'colony.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT coalesce(max(position), 0) AS n FROM es_events').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
-/** Runs the CLI expecting a failure: exit 1, one clear line on stderr matching `pattern`, nothing appended. */
-function fails(dir: string, args: string[], pattern: RegExp): void {
-  const before = eventCount(dir);
-  const r = colony([...args, '--data', dir]);
-  assert.notEqual(r.code, 0, `${args.join(' ')} should fail`);
-  oneLine(r.stderr);
-  assert.match(r.stderr.trimEnd(), pattern, args.join(' '));
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-  assert.equal(eventCount(dir), before, `${args.join(' ')} appended nothing`);
-}
-
 function json(dir: string, args: string[]): Body {
   const r = colony([...args, '--data', dir, '--json']);
   assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
@@ -52,29 +29,10 @@ function json(dir: string, args: string[]): Body {
 
 /** Every MCP result seen here, serialized: the token must never be in one. */
 const transcript: string[] = [];
-async function call(client: Client, name: string, args: Body = {}): Promise<CallToolResult> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  transcript.push(JSON.stringify(r));
-  return r;
-}
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const r = await call(client, name, args);
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
-  return r.structuredContent as Body;
-}
-const textOf = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
-
 const clients: Client[] = [];
-async function stdioClient(dir: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'cli-agents-token-test', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [COLONY_BIN, 'stdio', '--data', dir],
-      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
-      stderr: 'pipe',
-    }),
-  );
+/** A `colony stdio` client whose every result goes into the transcript; closed after the suite. */
+async function connect(dir: string, token: string): Promise<Client> {
+  const client = watchResults(await stdioClient(dir, token), (r) => transcript.push(JSON.stringify(r)));
   clients.push(client);
   return client;
 }
@@ -107,7 +65,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
     dir = join(scratch.dir, 'data');
     const init = colony(['init', '--data', dir, '--json']);
     assert.equal(init.code, 0, init.stderr);
-    owner = await stdioClient(dir, JSON.parse(init.stdout).token as string);
+    owner = await connect(dir, JSON.parse(init.stdout).token as string);
     const promptFile = join(scratch.dir, 'lead.txt');
     writeFileSync(promptFile, 'You lead the documentation team and propose specialists.');
     const created = json(dir, [
@@ -124,7 +82,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
       'propose_agent,read_inbox,whoami,get_channel_messages,send_message',
     ]);
     leadId = created.id as number;
-    lead = await stdioClient(dir, created.token as string);
+    lead = await connect(dir, created.token as string);
 
     goalId = (await ok(owner, 'create_goal', { title: 'Document the API', description: DESCRIPTION }))
       .goal_id as number;
@@ -142,7 +100,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
   it('`colony approve ID` on an agent proposal creates the agent', async () => {
     const p = await ok(lead, 'propose_agent', proposal('cli-writer'));
     assert.equal(p.status, 'pending');
-    fails(dir, ['agents', 'show', 'cli-writer'], /^colony: agent cli-writer not found$/);
+    colonyFails(dir, ['agents', 'show', 'cli-writer'], /^colony: agent cli-writer not found$/);
 
     const r = json(dir, ['approve', String(p.proposal_id)]);
     assert.equal(r.proposal_id, p.proposal_id);
@@ -218,7 +176,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `Rejected proposal ${p.proposal_id as number}; the proposer was told why\n`);
-    fails(dir, ['agents', 'show', 'cli-rejected'], /agent cli-rejected not found/);
+    colonyFails(dir, ['agents', 'show', 'cli-rejected'], /agent cli-rejected not found/);
     const dm = ((await ok(lead, 'read_inbox')).messages as Msg[]).find(
       (m) => m.metadata?.event === 'ProposalRejected' && m.metadata?.proposal_id === p.proposal_id,
     );
@@ -244,7 +202,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
       proposal('cli-twin', { reason: 'A second alternative for the same job.' }),
     );
     assert.equal(json(dir, ['approve', String(first.proposal_id)]).status, 'approved');
-    fails(dir, ['approve', String(second.proposal_id)], /^colony: ErrAgentNameTaken: /);
+    colonyFails(dir, ['approve', String(second.proposal_id)], /^colony: ErrAgentNameTaken: /);
     const msg = ((await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as Msg[]).find(
       (m) => m.message_id === second.approval_message_id,
     )!;
@@ -266,7 +224,7 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(plain.stdout, `${token}\n`, 'revealing does not change it');
 
-    const writer = await stdioClient(dir, token);
+    const writer = await connect(dir, token);
     const me = await ok(writer, 'whoami');
     assert.deepEqual([me.kind, me.id, me.name], ['agent', writerId, 'cli-writer']);
     await ok(writer, 'get_channel_messages', { channel_name: 'approvals' });
@@ -274,11 +232,11 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
       ['send_message', { channel: 'approvals', body: 'hi' }],
       ['propose_agent', proposal('cli-grandchild')],
     ] as const) {
-      const r = await call(writer, tool, args);
-      assert.equal(r.isError, true, tool);
-      assert.match(textOf(r), /^ErrToolNotInScope: /, tool);
+      const r = await callTool(writer, tool, args);
+      assert.equal(r.result.isError, true, tool);
+      assert.match(r.text, /^ErrToolNotInScope: /, tool);
     }
-    fails(dir, ['agents', 'token', 'no-such-agent'], /^colony: agent no-such-agent not found$/);
+    colonyFails(dir, ['agents', 'token', 'no-such-agent'], /^colony: agent no-such-agent not found$/);
   });
 
   it('the token never appears in a message, a tool result, or the bytes of the data dir', async () => {
@@ -310,14 +268,14 @@ describe("agent proposals decided from the CLI, and the spawned agent's token", 
     assert.match(rotated, /^colony_/);
     assert.notEqual(rotated, token);
 
-    const stale = await call(live, 'whoami');
-    assert.equal(stale.isError, true, 'the running session lost its rights at once');
-    assert.match(textOf(stale), /^ErrUnauthorized: /);
+    const stale = await callTool(live, 'whoami');
+    assert.equal(stale.result.isError, true, 'the running session lost its rights at once');
+    assert.match(stale.text, /^ErrUnauthorized: /);
     const refused = colony(['stdio', '--data', dir], { COLONY_TOKEN: token });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /ErrUnauthorized: COLONY_TOKEN is missing, unknown or revoked/);
 
-    const fresh = await stdioClient(dir, rotated);
+    const fresh = await connect(dir, rotated);
     assert.equal((await ok(fresh, 'whoami')).name, 'cli-writer');
     assert.equal(json(dir, ['agents', 'token', 'cli-writer']).token, rotated, 'revealing now gives the new token');
     for (const name of readdirSync(dir).filter((n) => statSync(join(dir, n)).isFile())) {

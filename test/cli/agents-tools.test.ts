@@ -6,7 +6,7 @@ import { colony } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Issue 15: `colony agents create|update --tools` takes only agent tools that exist. A typo is refused with
+ * `colony agents create|update --tools` takes only agent tools that exist. A typo is refused with
  * the closest agent tool, an owner tool as not callable by agents — one line, exit 1, nothing written.
  */
 const scratch = tempDir('colony-agents-tools-');

@@ -3,18 +3,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { recordEvidence } from '../../src/actions/reputation.js';
 import { openApp } from '../../src/app.js';
-import { getAgentByName } from '../../src/projections/principals.js';
-import { colony, COLONY_BIN } from '../helpers/cli.js';
+import { getAgentByName } from '../../src/projections/principal-queries.js';
+import { colony, colonyFails, colonyOk, oneLine, stdioClient } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { callTool } from '../helpers/mcp.js';
 
 /**
  * `colony agents show NAME [--json]` and `colony agents unquarantine NAME` as separate processes on a
- * real data dir (DESIGN §3.8, §4): the config hash and reputation by domain, a quarantine (imposed
+ * real data dir: the config hash and reputation by domain, a quarantine (imposed
  * in-process by bad evidence) shown and lifted — and the lift reaching a running `colony stdio` session
  * on its next call.
  */
@@ -36,8 +35,6 @@ type Shown = Body & {
 const scratch = tempDir('colony-cli-trust-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void =>
-  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 function eventTypes(dir: string): string[] {
   const db = new Database(join(dir, 'colony.db'), { readonly: true });
   try {
@@ -46,26 +43,8 @@ function eventTypes(dir: string): string[] {
     db.close();
   }
 }
-function run(dir: string, args: string[]): string {
-  const r = colony([...args, '--data', dir]);
-  assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+const run = (dir: string, args: string[]): string => colonyOk([...args, '--data', dir]);
 const show = (dir: string, name: string): Shown => JSON.parse(run(dir, ['agents', 'show', name, '--json'])) as Shown;
-/** Runs the CLI expecting a failure: non-zero exit, one clear line on stderr, nothing appended. */
-function fails(dir: string, args: string[], pattern: RegExp): void {
-  const before = eventTypes(dir).length;
-  const r = colony([...args, '--data', dir]);
-  assert.notEqual(r.code, 0, `${args.join(' ')} should fail`);
-  oneLine(r.stderr);
-  assert.match(r.stderr.trimEnd(), pattern);
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-  assert.equal(eventTypes(dir).length, before, `${args.join(' ')} appended nothing`);
-}
-async function call(client: Client, name: string, args: Body = {}): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-const text = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
 
 describe('colony agents show / unquarantine', () => {
   let dir: string;
@@ -162,19 +141,11 @@ describe('colony agents show / unquarantine', () => {
     );
     assert.match(run(dir, ['agents', 'list']), /worker .* QUARANTINED/);
 
-    client = new Client({ name: 'cli-trust-test', version: '0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [COLONY_BIN, 'stdio', '--data', dir],
-        env: { ...process.env, COLONY_TOKEN: workerToken, COLONY_DATA: '' } as Record<string, string>,
-        stderr: 'pipe',
-      }),
-    );
-    const refusedWrite = await call(client, 'send_message', { to: 'owner', body: 'may I?' });
-    assert.equal(refusedWrite.isError, true);
-    assert.match(text(refusedWrite), /^ErrAgentQuarantined: /);
-    assert.equal((await call(client, 'whoami')).isError, undefined, 'read tools still work');
+    client = await stdioClient(dir, workerToken);
+    const refusedWrite = await callTool(client, 'send_message', { to: 'owner', body: 'may I?' });
+    assert.equal(refusedWrite.result.isError, true);
+    assert.match(refusedWrite.text, /^ErrAgentQuarantined: /);
+    assert.equal((await callTool(client, 'whoami')).result.isError, undefined, 'read tools still work');
 
     const before = eventTypes(dir).length;
     const lifted = colony(['agents', 'unquarantine', 'worker', '--data', dir]);
@@ -187,8 +158,8 @@ describe('colony agents show / unquarantine', () => {
     assert.equal(a.config_hash, q.config_hash);
     assert.ok(Math.abs(a.reputation.rolling_score - 0.2) < 1e-4, String(a.reputation.rolling_score));
 
-    const sent = await call(client, 'send_message', { to: 'owner', body: 'back to work' });
-    assert.equal(sent.isError, undefined, text(sent));
+    const sent = await callTool(client, 'send_message', { to: 'owner', body: 'back to work' });
+    assert.equal(sent.result.isError, undefined, sent.text);
   });
 
   it('unquarantine of an agent that is not quarantined says so and appends nothing', () => {
@@ -198,10 +169,10 @@ describe('colony agents show / unquarantine', () => {
   });
 
   it('an unknown agent is one clear line and a non-zero exit', () => {
-    fails(dir, ['agents', 'show', 'nobody'], /agent nobody not found/);
-    fails(dir, ['agents', 'show', 'nobody', '--json'], /agent nobody not found/);
-    fails(dir, ['agents', 'unquarantine', 'nobody'], /agent nobody not found/);
-    fails(dir, ['agents', 'show'], /missing required argument 'name'/);
+    colonyFails(dir, ['agents', 'show', 'nobody'], /agent nobody not found/);
+    colonyFails(dir, ['agents', 'show', 'nobody', '--json'], /agent nobody not found/);
+    colonyFails(dir, ['agents', 'unquarantine', 'nobody'], /agent nobody not found/);
+    colonyFails(dir, ['agents', 'show'], /missing required argument 'name'/);
   });
 
   it('an uninitialized data dir is refused', () => {

@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import { Engine } from '../../src/engine/engine.js';
 import { productProjections } from '../../src/app.js';
 import { openDatabase } from '../../src/engine/db.js';
-import { colony, colonyLive } from '../helpers/cli.js';
+import { colony, colonyLive, oneLine } from '../helpers/cli.js';
 import { openCard, runCard } from '../helpers/engine.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
@@ -26,9 +26,6 @@ function seeded(name: string, cards: number): string {
   engine.close();
   return dir;
 }
-
-const oneLine = (text: string): void =>
-  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 
 describe('colony --help and bad invocations', () => {
   it('lists every command', () => {

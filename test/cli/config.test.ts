@@ -8,7 +8,7 @@ import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * The team's agent command through the real CLI (issue 15): `colony init --agent-command`, `colony config
+ * The team's agent command through the real CLI: `colony init --agent-command`, `colony config
  * get|set|unset agent-command`, what `agents show` says an agent runs, and `serve` saying at start how
  * agents run — or, with none set, that goals wait and how to change it. Bad input: one line, exit 1,
  * nothing written.

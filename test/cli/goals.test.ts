@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createGoal } from '../../src/actions/goals.js';
 import { decideProposal, proposeTaskTree } from '../../src/actions/proposals.js';
 import { openApp } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { colony, COLONY_BIN } from '../helpers/cli.js';
+import { colony, colonyFails, colonyOk, logHead, oneLine, stdioClient } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { ok } from '../helpers/calls.js';
 
 /**
  * `colony goals list|show`, `colony approve|reject` and `colony replay` as separate processes on real
@@ -21,17 +19,6 @@ type Body = Record<string, unknown>;
 const scratch = tempDir('colony-cli-goals-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void =>
-  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
-/** The head of the data dir's log, read in-process (a CLI `verify` per check would triple the run time). */
-function eventCount(dir: string): number {
-  const db = new Database(join(dir, 'colony.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT coalesce(max(position), 0) AS n FROM es_events').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 const leaf = (title: string): Body => ({ title, description: `${title}: the work to do here.` });
 const TREE = {
@@ -42,28 +29,7 @@ const TREE = {
   ],
 };
 
-/** Runs the CLI expecting a failure: exit 1, one clear line on stderr matching `pattern`, nothing appended. */
-function fails(dir: string, args: string[], pattern: RegExp): void {
-  const before = eventCount(dir);
-  const r = colony([...args, '--data', dir]);
-  assert.notEqual(r.code, 0, `${args.join(' ')} should fail`);
-  oneLine(r.stderr);
-  assert.match(r.stderr.trimEnd(), pattern, args.join(' '));
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-  assert.equal(eventCount(dir), before, `${args.join(' ')} appended nothing`);
-}
-
-function json(dir: string, args: string[]): unknown {
-  const r = colony([...args, '--data', dir, '--json']);
-  assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
-  return r.structuredContent as Body;
-}
+const json = (dir: string, args: string[]): unknown => JSON.parse(colonyOk([...args, '--data', dir, '--json']));
 
 describe('goals, approve and reject through the CLI', () => {
   let dir: string;
@@ -77,15 +43,7 @@ describe('goals, approve and reject through the CLI', () => {
     dir = join(scratch.dir, 'goals');
     const init = colony(['init', '--data', dir, '--json']);
     assert.equal(init.code, 0, init.stderr);
-    client = new Client({ name: 'cli-goals-test', version: '0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [COLONY_BIN, 'stdio', '--data', dir],
-        env: { ...process.env, COLONY_TOKEN: JSON.parse(init.stdout).token, COLONY_DATA: '' } as Record<string, string>,
-        stderr: 'pipe',
-      }),
-    );
+    client = await stdioClient(dir, JSON.parse(init.stdout).token);
   });
   after(async () => {
     await client.close();
@@ -154,10 +112,10 @@ describe('goals, approve and reject through the CLI', () => {
   });
 
   it('refuses bad goal ids and statuses with one line', () => {
-    fails(dir, ['goals', 'show', '999'], /^colony: goal 999 not found$/);
-    fails(dir, ['goals', 'show', 'abc'], /goal id must be a positive integer, not "abc"/);
-    fails(dir, ['goals', 'show', '0'], /goal id must be a positive integer/);
-    fails(dir, ['goals', 'list', '--status', 'finished'], /--status must be one of draft, active/);
+    colonyFails(dir, ['goals', 'show', '999'], /^colony: goal 999 not found$/);
+    colonyFails(dir, ['goals', 'show', 'abc'], /goal id must be a positive integer, not "abc"/);
+    colonyFails(dir, ['goals', 'show', '0'], /goal id must be a positive integer/);
+    colonyFails(dir, ['goals', 'list', '--status', 'finished'], /--status must be one of draft, active/);
   });
 
   it('approve materializes the tree; the stdio server sees it at once', async () => {
@@ -201,15 +159,15 @@ describe('goals, approve and reject through the CLI', () => {
   });
 
   it('a decided proposal cannot be decided again', () => {
-    fails(dir, ['approve', String(approveId)], /^colony: ErrProposalDecided: proposal \d+ was already approved$/);
-    fails(dir, ['reject', String(approveId), '--reason', 'changed my mind'], /ErrProposalDecided/);
+    colonyFails(dir, ['approve', String(approveId)], /^colony: ErrProposalDecided: proposal \d+ was already approved$/);
+    colonyFails(dir, ['reject', String(approveId), '--reason', 'changed my mind'], /ErrProposalDecided/);
   });
 
   it('reject needs a reason, tells the proposer why, and leaves no task', async () => {
     const p = await ok(client, 'propose_task_tree', { goal_id: draftId, tree: TREE });
     const id = String(p.proposal_id);
-    fails(dir, ['reject', id], /required option '--reason <text>' not specified/);
-    fails(dir, ['reject', id, '--reason', '   '], /--reason must not be empty/);
+    colonyFails(dir, ['reject', id], /required option '--reason <text>' not specified/);
+    colonyFails(dir, ['reject', id, '--reason', '   '], /--reason must not be empty/);
     const r = colony(['reject', id, '--reason', 'Split the API reference per endpoint', '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `Rejected proposal ${id}; the proposer was told why\n`);
@@ -230,10 +188,10 @@ describe('goals, approve and reject through the CLI', () => {
   });
 
   it('refuses proposal ids that are malformed or do not exist', () => {
-    fails(dir, ['approve', '9999'], /^colony: ErrProposalNotFound: proposal 9999 not found$/);
-    fails(dir, ['reject', '9999', '--reason', 'no'], /ErrProposalNotFound/);
+    colonyFails(dir, ['approve', '9999'], /^colony: ErrProposalNotFound: proposal 9999 not found$/);
+    colonyFails(dir, ['reject', '9999', '--reason', 'no'], /ErrProposalNotFound/);
     for (const bad of ['abc', '0', '1.5', '-1'])
-      fails(dir, ['approve', bad], /proposal id must be a positive integer|unknown option/);
+      colonyFails(dir, ['approve', bad], /proposal id must be a positive integer|unknown option/);
   });
 
   it('gives each command its --help', () => {
@@ -311,7 +269,7 @@ describe('colony replay', () => {
   });
 
   it('the replay of the head equals the live snapshot, and replay writes nothing', () => {
-    const events = eventCount(dir);
+    const events = logHead(dir);
     const { position, ...replayed } = json(dir, [
       'replay',
       '--goal',
@@ -321,7 +279,7 @@ describe('colony replay', () => {
     ]) as Snap;
     assert.equal(position, afterApproval);
     assert.deepEqual(replayed, json(dir, ['goals', 'show', String(goalId)]));
-    assert.equal(eventCount(dir), events);
+    assert.equal(logHead(dir), events);
   });
 
   it('prints a readable snapshot', () => {
@@ -337,24 +295,24 @@ describe('colony replay', () => {
 
   it('refuses both or neither of --at and --position, and other bad arguments, with one line', () => {
     const g = String(goalId);
-    fails(dir, ['replay', '--goal', g], /give exactly one of --at ISO or --position N/);
-    fails(
+    colonyFails(dir, ['replay', '--goal', g], /give exactly one of --at ISO or --position N/);
+    colonyFails(
       dir,
       ['replay', '--goal', g, '--at', '2099-01-01T00:30:00Z', '--position', '3'],
       /give exactly one of --at ISO or --position N/,
     );
-    fails(dir, ['replay', '--goal', g, '--at', 'yesterday'], /--at must be an ISO-8601 time, not "yesterday"/);
-    fails(dir, ['replay', '--goal', g, '--position', 'ten'], /--position must be a non-negative integer/);
-    fails(
+    colonyFails(dir, ['replay', '--goal', g, '--at', 'yesterday'], /--at must be an ISO-8601 time, not "yesterday"/);
+    colonyFails(dir, ['replay', '--goal', g, '--position', 'ten'], /--position must be a non-negative integer/);
+    colonyFails(
       dir,
       ['replay', '--goal', g, '--position', String(afterApproval + 1)],
       new RegExp(`past the head of the log \\(${afterApproval}\\)`),
     );
-    fails(dir, ['replay', '--goal', g, '--position', '2'], new RegExp(`goal ${g} does not exist at position 2`));
-    fails(dir, ['replay', '--goal', g, '--at', '2000-01-01T00:00:00Z'], /does not exist at position 0/);
-    fails(dir, ['replay', '--goal', '999', '--position', String(afterApproval)], /goal 999 does not exist/);
-    fails(dir, ['replay', '--goal', 'abc', '--position', '1'], /--goal must be a positive integer/);
-    fails(dir, ['replay', '--position', '1'], /required option '--goal <id>' not specified/);
+    colonyFails(dir, ['replay', '--goal', g, '--position', '2'], new RegExp(`goal ${g} does not exist at position 2`));
+    colonyFails(dir, ['replay', '--goal', g, '--at', '2000-01-01T00:00:00Z'], /does not exist at position 0/);
+    colonyFails(dir, ['replay', '--goal', '999', '--position', String(afterApproval)], /goal 999 does not exist/);
+    colonyFails(dir, ['replay', '--goal', 'abc', '--position', '1'], /--goal must be a positive integer/);
+    colonyFails(dir, ['replay', '--position', '1'], /required option '--goal <id>' not specified/);
   });
 
   it('refuses a data dir that was never initialized', () => {

@@ -6,7 +6,7 @@ import { colony } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * DESIGN §3.11: a malformed master key stops Colony with one clear line and is never overwritten —
+ * A malformed master key stops Colony with one clear line and is never overwritten —
  * the secrets sealed under the real key would otherwise be lost for good.
  */
 describe('a malformed master key', () => {

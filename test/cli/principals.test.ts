@@ -2,31 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { colony, COLONY_BIN } from '../helpers/cli.js';
+import { colony, oneLine, stdioClient } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /** Owner tokens, agents and the audit trail through the real CLI — and `colony stdio` through a real SDK client. */
 const scratch = tempDir('colony-cli-principals-');
 after(() => scratch.cleanup());
 
-const oneLine = (text: string): void =>
-  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
 const eventCount = (dir: string): number => JSON.parse(colony(['verify', '--data', dir, '--json']).stdout).events;
-
-async function stdioClient(dir: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'cli-test', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [COLONY_BIN, 'stdio', '--data', dir],
-      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
-      stderr: 'pipe',
-    }),
-  );
-  return client;
-}
 
 describe('owner tokens and agents', () => {
   let dir: string;

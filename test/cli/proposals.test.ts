@@ -2,14 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decideProposal, proposeTaskTree } from '../../src/actions/proposals.js';
 import { openApp } from '../../src/app.js';
 import type { TreeRequest } from '../../src/events/proposals.js';
-import { colony, COLONY_BIN } from '../helpers/cli.js';
+import { colony, colonyFails, colonyOk, stdioClient } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
@@ -27,29 +25,8 @@ const LINT = 'npm run lint -- --max-warnings 0';
 const BACKEND = 'lead-backend --fast --profile docs';
 const owner = { key: 'user-1', name: 'owner', tenant: 1 };
 
-function eventCount(): number {
-  const db = new Database(join(dir, 'colony.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT coalesce(max(position), 0) AS n FROM es_events').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-function run(args: string[]): string {
-  const r = colony([...args, '--data', dir]);
-  assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+const run = (args: string[]): string => colonyOk([...args, '--data', dir]);
 const json = (args: string[]): Body => JSON.parse(run([...args, '--json'])) as Body;
-/** Exit 1, one line on stderr matching `pattern`, nothing appended. */
-function fails(args: string[], pattern: RegExp): void {
-  const before = eventCount();
-  const r = colony([...args, '--data', dir]);
-  assert.equal(r.code, 1, `${args.join(' ')} should fail: ${r.stdout}`);
-  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-  assert.match(r.stderr.trimEnd(), pattern);
-  assert.equal(eventCount(), before, `${args.join(' ')} appended nothing`);
-}
 /** Runs app actions in this process on the data dir (closed before the next CLI call). */
 function withApp<T>(fn: (app: ReturnType<typeof openApp>) => T): T {
   const app = openApp({ dataDir: dir });
@@ -138,24 +115,33 @@ describe('colony goals create', () => {
 
   it('refuses wrong input with one line and writes nothing', () => {
     const ok = ['--title', 'A fine title', '--description', DESCRIPTION];
-    fails(
+    colonyFails(
+      dir,
       ['goals', 'create', '--title', 'ab', '--description', DESCRIPTION],
       /^colony: --title: too small: expected string to have >=3 characters$/,
     );
-    fails(
+    colonyFails(
+      dir,
       ['goals', 'create', '--title', 'A fine title', '--description', 'too short'],
       /^colony: --description: too small/,
     );
-    fails(['goals', 'create', '--title', 'A fine title'], /required option '--description <text>' not specified/);
-    fails(
+    colonyFails(
+      dir,
+      ['goals', 'create', '--title', 'A fine title'],
+      /required option '--description <text>' not specified/,
+    );
+    colonyFails(
+      dir,
       ['goals', 'create', ...ok, '--budget-cents', '-5'],
       /^colony: --budget-cents must be a non-negative integer, not "-5"$/,
     );
-    fails(
+    colonyFails(
+      dir,
       ['goals', 'create', ...ok, '--budget-tokens', '1e3'],
       /--budget-tokens must be a non-negative integer, not "1e3"/,
     );
-    fails(
+    colonyFails(
+      dir,
       ['goals', 'create', ...ok, '--budget-tokens', '99999999999999999999'],
       /--budget-tokens must be a non-negative integer/,
     );
@@ -339,14 +325,23 @@ describe('colony proposals list|show, goals show and approve', () => {
       (json(['proposals', 'list', '--status', 'rejected']) as unknown as Body[]).map((r) => [r.id, r.reason]),
       [[p.proposalId, 'Not now']],
     );
-    fails(['approve', String(p.proposalId)], /^colony: ErrProposalDecided: proposal \d+ was already rejected$/);
-    fails(['approve', String(agentProposal)], /^colony: ErrProposalDecided: proposal \d+ was already approved$/);
+    colonyFails(
+      dir,
+      ['approve', String(p.proposalId)],
+      /^colony: ErrProposalDecided: proposal \d+ was already rejected$/,
+    );
+    colonyFails(
+      dir,
+      ['approve', String(agentProposal)],
+      /^colony: ErrProposalDecided: proposal \d+ was already approved$/,
+    );
   });
 
   it('refuses unknown and malformed ids and statuses with one line', () => {
-    fails(['proposals', 'show', '999'], /^colony: proposal 999 not found$/);
-    fails(['proposals', 'show', 'abc'], /^colony: proposal id must be a positive integer, not "abc"$/);
-    fails(
+    colonyFails(dir, ['proposals', 'show', '999'], /^colony: proposal 999 not found$/);
+    colonyFails(dir, ['proposals', 'show', 'abc'], /^colony: proposal id must be a positive integer, not "abc"$/);
+    colonyFails(
+      dir,
       ['proposals', 'list', '--status', 'open'],
       /^colony: --status must be one of pending, approved, rejected, not "open"$/,
     );
@@ -361,15 +356,7 @@ describe('colony proposals list|show, goals show and approve', () => {
 
 /** One call as the lead agent, through its own MCP client over `colony stdio`: the proposal's id. */
 async function asLead(fn: (client: Client) => Promise<unknown>): Promise<number> {
-  const client = new Client({ name: 'cli-proposals-test', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [COLONY_BIN, 'stdio', '--data', dir],
-      stderr: 'pipe',
-      env: { ...process.env, COLONY_TOKEN: leadToken, COLONY_DATA: '' } as Record<string, string>,
-    }),
-  );
+  const client = await stdioClient(dir, leadToken);
   try {
     const r = (await fn(client)) as CallToolResult;
     assert.ok(!r.isError, JSON.stringify(r.content));

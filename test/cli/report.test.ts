@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { createGoal } from '../../src/actions/goals.js';
 import { createOwner, ownerOf } from '../../src/actions/principals.js';
 import { openApp } from '../../src/app.js';
 import { escapeHtml } from '../../src/report/markup.js';
-import { colony } from '../helpers/cli.js';
+import { colony, colonyFails, logHead } from '../helpers/cli.js';
 import { buildReportGoal, GOAL_TITLE, type BuiltGoal } from '../report/goal-fixture.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
@@ -23,25 +22,11 @@ const dir = join(scratch.dir, 'data');
 let built: BuiltGoal;
 let otherGoal: number;
 
-function eventCount(): number {
-  const db = new Database(join(dir, 'colony.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT coalesce(max(position), 0) AS n FROM es_events').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
+/** A refusal (see colonyFails) that printed nothing on stdout and wrote no report file. */
 function fails(args: string[], pattern: RegExp, out?: string): void {
-  const before = eventCount();
-  const r = colony([...args, '--data', dir]);
-  assert.notEqual(r.code, 0, `${args.join(' ')} should fail`);
-  assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
-  assert.match(r.stderr.trimEnd(), pattern, args.join(' '));
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  const r = colonyFails(dir, args, pattern);
   assert.equal(r.stdout, '');
   if (out) assert.ok(!existsSync(out), `${out} was not written`);
-  assert.equal(eventCount(), before, 'nothing appended');
 }
 
 before(() => {
@@ -73,7 +58,7 @@ before(() => {
 describe('colony report', () => {
   it('writes the HTML file, prints its path and a one-line summary, and appends nothing', () => {
     const out = join(scratch.dir, 'report.html');
-    const before = eventCount();
+    const before = logHead(dir);
     const r = colony(['report', '--goal', String(built.goalId), '--out', out, '--data', dir]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
@@ -90,7 +75,7 @@ describe('colony report', () => {
     assert.match(html, /^<!doctype html>/);
     assert.ok(html.includes(`<h1>${escapeHtml(GOAL_TITLE)}</h1>`));
     assert.ok(!html.includes('<script'));
-    assert.equal(eventCount(), before, 'a report only reads');
+    assert.equal(logHead(dir), before, 'a report only reads');
   });
 
   it('--json prints {path, summary}, overwriting an existing file', () => {

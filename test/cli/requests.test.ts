@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getResourceRequest } from '../../src/projections/resources.js';
-import { colony, type CliResult } from '../helpers/cli.js';
-import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { colonyFails, colonyOk } from '../helpers/cli.js';
+import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
+import { ok, approvedTask } from '../helpers/calls.js';
 
 /**
  * `colony requests list|refuse` as separate processes on the data dir of a live in-process Colony (issue
@@ -24,47 +25,16 @@ interface World {
 async function world(t: TestContext): Promise<World> {
   const f = await mcpFixture();
   t.after(() => f.close());
-  const owner = await f.connect(f.ownerToken);
-  const g = await ok(owner, 'create_goal', {
-    title: 'Weekly report',
-    description: 'Send the weekly report to the team.',
-  });
-  const p = await ok(owner, 'propose_task_tree', {
-    goal_id: g.goal_id,
-    tree: { title: 'Send the report', description: 'Send it through Brevo.' },
-  });
-  await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
-  const taskId = ((await ok(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
+  const { taskId } = await approvedTask(await f.connect(f.ownerToken));
   return { f, worker: await f.connect(f.agentToken), taskId };
-}
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}: ${textOf(result)}`);
-  return body;
 }
 
 const request = (w: World, name: string, reason = 'send the weekly report') =>
   ok(w.worker, 'request_resource', { name, resource_type: 'api_key', reason, task_id: w.taskId }) as Promise<{
     request_id: number;
   }>;
-const cli = (w: World, args: string[]): CliResult => colony([...args, '--data', w.f.dataDir]);
-function passes(w: World, args: string[]): string {
-  const r = cli(w, args);
-  assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
+const passes = (w: World, args: string[]): string => colonyOk([...args, '--data', w.f.dataDir]);
 const json = (w: World, args: string[]) => JSON.parse(passes(w, [...args, '--json'])) as unknown;
-
-function fails(w: World, args: string[], pattern: RegExp): void {
-  const head = w.f.app.engine.head().position;
-  const r = cli(w, args);
-  assert.equal(r.code, 1, `${args.join(' ')} should fail: ${r.stdout}`);
-  assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
-  assert.match(r.stderr.trimEnd(), pattern, args.join(' '));
-  assert.doesNotMatch(r.stderr, /\n\s+at /);
-  assert.equal(w.f.app.engine.head().position, head, `${args.join(' ')} appended nothing`);
-}
 
 describe('colony requests', () => {
   it('list shows pending requests (newest first); refuse records the reason, rejects it and DMs the requester', async (t) => {
@@ -144,8 +114,8 @@ describe('colony requests', () => {
     const w = await world(t);
     const r = await request(w, 'BREVO_API_KEY');
     passes(w, ['requests', 'refuse', String(r.request_id), '--reason', 'no']);
-    fails(
-      w,
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'refuse', String(r.request_id), '--reason', 'again'],
       new RegExp(`^colony: ErrRequestNotPending: resource request ${r.request_id} is rejected, not pending$`),
     );
@@ -155,8 +125,8 @@ describe('colony requests', () => {
       (json(w, ['requests', 'list', '--status', 'fulfilled']) as Body[]).map((x) => [x.id, x.fulfilled_scope]),
       [[done.request_id, 'user:owner']],
     );
-    fails(
-      w,
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'refuse', String(done.request_id), '--reason', 'too late'],
       /ErrRequestNotPending: resource request \d+ is fulfilled, not pending$/,
     );
@@ -186,32 +156,44 @@ describe('colony requests', () => {
       task_id: otherTask,
     });
 
-    fails(
-      w,
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'refuse', 'abc', '--reason', 'no'],
       /^colony: request id must be a positive integer, not "abc"$/,
     );
-    fails(w, ['requests', 'refuse', '0', '--reason', 'no'], /positive integer/);
-    fails(w, ['requests', 'refuse', String(mine.request_id)], /required option '--reason <text>' not specified/);
-    fails(w, ['requests', 'refuse', String(mine.request_id), '--reason', '   '], /--reason must be 1–2000 characters/);
-    fails(
-      w,
+    colonyFails(w.f.dataDir, ['requests', 'refuse', '0', '--reason', 'no'], /positive integer/);
+    colonyFails(
+      w.f.dataDir,
+      ['requests', 'refuse', String(mine.request_id)],
+      /required option '--reason <text>' not specified/,
+    );
+    colonyFails(
+      w.f.dataDir,
+      ['requests', 'refuse', String(mine.request_id), '--reason', '   '],
+      /--reason must be 1–2000 characters/,
+    );
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'refuse', String(mine.request_id), '--reason', 'x'.repeat(2001)],
       /--reason must be 1–2000 characters/,
     );
-    fails(w, ['requests', 'refuse', '999', '--reason', 'no'], /^colony: ErrNotFound: resource request 999 not found$/);
-    fails(
-      w,
+    colonyFails(
+      w.f.dataDir,
+      ['requests', 'refuse', '999', '--reason', 'no'],
+      /^colony: ErrNotFound: resource request 999 not found$/,
+    );
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'refuse', String(foreign.request_id), '--reason', 'no'],
       /ErrNotFound: resource request \d+ not found$/,
     );
-    fails(
-      w,
+    colonyFails(
+      w.f.dataDir,
       ['requests', 'list', '--status', 'open'],
       /^colony: --status must be one of pending, fulfilled, rejected, revoked, not "open"$/,
     );
-    fails(w, ['requests', 'list', '--limit', '0'], /--limit must be a whole number from 1 to 1000/);
-    fails(w, ['requests', 'list', '--limit', 'many'], /--limit must be a whole number/);
+    colonyFails(w.f.dataDir, ['requests', 'list', '--limit', '0'], /--limit must be a whole number from 1 to 1000/);
+    colonyFails(w.f.dataDir, ['requests', 'list', '--limit', 'many'], /--limit must be a whole number/);
     assert.deepEqual(
       (json(w, ['requests', 'list']) as Body[]).map((r) => r.id),
       [mine.request_id],

@@ -6,14 +6,15 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { buildSecretEnv } from '../../src/actions/secrets/env.js';
 import { getResourceRequest } from '../../src/projections/resources.js';
 import { CommandVerifier } from '../../src/runtime/verifier.js';
-import { colony, COLONY_BIN, type CliResult } from '../helpers/cli.js';
-import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { colony, COLONY_BIN, type CliResult, colonyFails } from '../helpers/cli.js';
+import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { ok, approvedTask } from '../helpers/calls.js';
 
 /**
  * `colony secrets set|list|revoke` as separate processes on the data dir of a live in-process Colony
- * (DESIGN §3.11, §4): values from the argument or stdin, never printed; bad input is one line on stderr,
- * exit 1, nothing appended. And the SC-012-style loop: an agent's request over MCP, the owner's
+ * : values from the argument or stdin, never printed; bad input is one line on stderr,
+ * exit 1, nothing appended. And the loop that gets an agent a missing secret: its request over MCP, the owner's
  * `secrets set` from the CLI fulfils it and DMs the agent, and the task's command verifier sees the value.
  */
 delete process.env.COLONY_ALLOWED_ROOTS;
@@ -35,23 +36,8 @@ async function world(t: TestContext, check?: string): Promise<World> {
   const owner = await f.connect(f.ownerToken);
   if (check !== undefined) await ok(owner, 'add_verifier', { name: 'check', command: check });
   const leaf = check === undefined ? {} : { verifier_config: { kind: 'command', recipe: 'check' } };
-  const g = await ok(owner, 'create_goal', {
-    title: 'Weekly report',
-    description: 'Send the weekly report to the team.',
-  });
-  const p = await ok(owner, 'propose_task_tree', {
-    goal_id: g.goal_id,
-    tree: { title: 'Send the report', description: 'Send it through Brevo.', ...leaf },
-  });
-  await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
-  const taskId = ((await ok(owner, 'get_goal', { goal_id: g.goal_id })).tasks_tree as { id: number }[])[0]!.id;
-  return { f, owner, worker: await f.connect(f.agentToken), goalId: g.goal_id as number, taskId };
-}
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}: ${textOf(result)}`);
-  return body;
+  const { goalId, taskId } = await approvedTask(owner, leaf);
+  return { f, owner, worker: await f.connect(f.agentToken), goalId, taskId };
 }
 
 /** The CLI with stdin (spawnSync input); `colony()` for the rest. */
@@ -74,15 +60,9 @@ function passes(w: World, args: string[], input?: string): CliResult {
 const json = (w: World, args: string[], input?: string) =>
   JSON.parse(passes(w, [...args, '--json'], input).stdout) as unknown;
 
+/** A refusal (see colonyFails) that does not print the value. */
 function fails(w: World, args: string[], pattern: RegExp): void {
-  const head = w.f.app.engine.head().position;
-  const r = cli(w, args);
-  assert.notEqual(r.code, 0, `${args.join(' ')} should fail`);
-  assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
-  assert.match(r.stderr.trimEnd(), pattern, args.join(' '));
-  assert.doesNotMatch(r.stderr, /\n\s+at /);
-  assert.ok(!r.stderr.includes(VALUE));
-  assert.equal(w.f.app.engine.head().position, head, `${args.join(' ')} appended nothing`);
+  assert.ok(!colonyFails(w.f.dataDir, args, pattern).stderr.includes(VALUE));
 }
 
 describe('colony secrets', () => {
@@ -201,7 +181,7 @@ describe('colony secrets', () => {
     assert.deepEqual([r.code, /no Colony data/.test(r.stderr)], [1, true]);
   });
 
-  it('SC-012 loop: request_resource → `secrets set` → request fulfilled, the agent DMed, the command verifier sees the value', async (t) => {
+  it('a missing secret, end to end: request_resource → `secrets set` → request fulfilled, the agent DMed, the command verifier sees the value', async (t) => {
     const cmd = 'test -n "$BREVO_API_KEY" && printf %s "$BREVO_API_KEY" | sha256sum && echo "using $BREVO_API_KEY"';
     const w = await world(t, cmd);
     const verifier = new CommandVerifier(w.f.app).start();
@@ -213,7 +193,7 @@ describe('colony secrets', () => {
       task_id: w.taskId,
     });
     assert.deepEqual(await ok(w.worker, 'list_resources', { task_id: w.taskId }), { resources: [] });
-    // A command verifier gets the task's secrets (issue 12: never the agent's or the owner's by default), so the owner sets it for the task.
+    // A command verifier gets the task's secrets (never the agent's or the owner's by default), so the owner sets it for the task.
     const set = json(w, ['secrets', 'set', 'BREVO_API_KEY', '-', '--scope', `task:${w.taskId}`], VALUE) as Body;
     assert.deepEqual(set.fulfilled_requests, [r.request_id]);
     assert.equal(getResourceRequest(w.f.app.engine.db, r.request_id as number)!.status, 'fulfilled');

@@ -12,7 +12,7 @@ import { colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * `colony serve --auto-approve` (FR-045) through the real CLI: it says so loudly at start, and a task-tree
+ * `colony serve --auto-approve` through the real CLI: it says so loudly at start, and a task-tree
  * proposal in the serving owner's goal whose approval mode is `human` is approved without the owner, by
  * `system` — another owner's on the same store is not.
  */

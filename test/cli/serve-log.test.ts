@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { colony, colonyLive, type LiveCli } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { ok } from '../helpers/calls.js';
 
 /**
  * `colony serve`'s operator log on stderr (JSON lines, stderr being a pipe here): one info line per
@@ -24,11 +25,6 @@ let live: LiveCli;
 let owner: Client;
 let stderr: string[];
 
-async function ok(name: string, args: Body): Promise<Body> {
-  const r = (await owner.callTool({ name, arguments: args })) as CallToolResult;
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
-  return r.structuredContent as Body;
-}
 /** The first JSON log line with this message (and these fields), waited for. */
 async function entry(msg: string, fields: Body = {}): Promise<Body> {
   const matches = (line: string) => {
@@ -65,7 +61,7 @@ describe('colony serve logs', () => {
 
   it('a write call is one JSON line: principal, tool, outcome, ms — no argument values; a read call is none', async () => {
     goalId = (
-      await ok('create_goal', {
+      await ok(owner, 'create_goal', {
         title: TITLE,
         description: `Every note reviewed; the key ${SECRETISH} is not ours.`,
         budget_tokens: 100,
@@ -76,8 +72,8 @@ describe('colony serve logs', () => {
       [e.level, e.principal, e.principalId, e.outcome, e.code, typeof e.ms],
       [30, 'user:owner', 'user:1', 'success', null, 'number'],
     );
-    await ok('list_goals', {});
-    await ok('get_goal', { goal_id: goalId });
+    await ok(owner, 'list_goals', {});
+    await ok(owner, 'get_goal', { goal_id: goalId });
     const refused = (await owner.callTool({
       name: 'complete_goal',
       arguments: { goal_id: 999, status: 'completed', summary: 'x' },
@@ -92,14 +88,15 @@ describe('colony serve logs', () => {
 
   it('decided proposals, over MCP and by `colony approve` from another process', async () => {
     const leaf = { title: 'Write the notes', description: 'One section per change.' };
-    const p = await ok('propose_task_tree', { goal_id: goalId, tree: leaf });
-    await ok('react', { message_id: p.proposal_message_id, reaction: 'approve' });
+    const p = await ok(owner, 'propose_task_tree', { goal_id: goalId, tree: leaf });
+    await ok(owner, 'react', { message_id: p.proposal_message_id, reaction: 'approve' });
     const e = await entry('proposal approved', { proposalId: p.proposal_id as number });
     assert.deepEqual([e.goalId, e.kind, e.by, e.auto, e.tasks], [goalId, 'task_tree', 'owner', false, 1]);
 
-    const other = (await ok('create_goal', { title: 'Audit the docs', description: 'Every page against the code.' }))
-      .goal_id as number;
-    const q = await ok('propose_task_tree', { goal_id: other, tree: leaf });
+    const other = (
+      await ok(owner, 'create_goal', { title: 'Audit the docs', description: 'Every page against the code.' })
+    ).goal_id as number;
+    const q = await ok(owner, 'propose_task_tree', { goal_id: other, tree: leaf });
     const cli = colony(['reject', String(q.proposal_id), '--reason', 'Not now', '--data', dir]);
     assert.equal(cli.code, 0, cli.stderr);
     const r = await entry('proposal rejected', { proposalId: q.proposal_id as number });
@@ -108,8 +105,8 @@ describe('colony serve logs', () => {
   });
 
   it('a budget alert at 80 %', async () => {
-    const [task] = (await ok('get_goal', { goal_id: goalId })).tasks_tree as { id: number }[];
-    await ok('report_usage', { task_id: task!.id, tokens: 85, cost_cents: 0 });
+    const [task] = (await ok(owner, 'get_goal', { goal_id: goalId })).tasks_tree as { id: number }[];
+    await ok(owner, 'report_usage', { task_id: task!.id, tokens: 85, cost_cents: 0 });
     const e = await entry('budget alert', { goalId });
     assert.deepEqual([e.dimension, e.spent, e.budget], ['tokens', 85, 100]);
   });

@@ -4,7 +4,7 @@ import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * `colony serve --sandbox` through the real CLI (issue 13): opting out of confinement is never silent —
+ * `colony serve --sandbox` through the real CLI: opting out of confinement is never silent —
  * serve announces it at start — and a value other than on/off is refused before anything starts.
  */
 describe('colony serve --sandbox', () => {

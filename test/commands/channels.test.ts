@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { channelDecider, MAX_REACTIONS, type ChannelCommand } from '../../src/commands/channels.js';
 import type { ChannelCreated, HeldReaction, MessagePosted, ReactionAdded } from '../../src/events/channels.js';
@@ -219,5 +220,29 @@ describe('channel decider', () => {
       .given([requests])
       .when({ type: 'MarkRead', by: worker, upTo: 0 })
       .thenThrows('ErrInvalidInput');
+  });
+});
+
+describe('channel decider: facts the caller passes in', () => {
+  it('refuses a name the tenant already uses (ErrChannelExists, nothing written); a free one is created', () => {
+    const e = spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: requests.data, nameTaken: true })
+      .thenThrows('ErrChannelExists', 'channel #requests already exists');
+    assert.deepEqual(e.details, { name: 'requests' });
+    spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: requests.data, nameTaken: false })
+      .then([requests]);
+  });
+
+  it('refuses a direct message to oneself, naming the recipient as the sender wrote it', () => {
+    const self = { ...dm.data, name: 'dm:agent-1:agent-1', members: ['agent-1', 'agent-1'] };
+    const e = spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: self, addressedAs: 'worker' })
+      .thenThrows('ErrInvalidInput', 'you cannot send a direct message to yourself');
+    assert.deepEqual(e.details, { to: 'worker' });
+    spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: dm.data, addressedAs: 'helper' }).then([dm]);
   });
 });

@@ -20,10 +20,10 @@ import { ANCESTRY_CAP_BYTES } from '../../src/events/tasks.js';
 import { spec } from '../helpers/decider-spec.js';
 
 /**
- * The goal decider (DESIGN §3.4, §3.7; reference §4.2 and §6.4) — the legal transition table, the
- * 80 % alert once per budget, the pause at 100 %, resume with its re-arm rule — and the pure task-tree
- * functions: planning (ids, depth, ancestry, billing inheritance), checking (cascade, ancestry cap) and
- * slugs (reference §6.6, §6.7; upstream TestCreateTree_AncestryAndDepth / _AncestryOverflow).
+ * The goal decider — who may create, close, resume it or switch its approval mode, the legal transition
+ * table, the 80 % alert once per budget, the pause at 100 %, resume with its re-arm rule — and the pure
+ * task-tree functions: planning (ids, depth, ancestry, billing inheritance), checking (cascade, ancestry
+ * cap) and slugs (upstream TestCreateTree_AncestryAndDepth / _AncestryOverflow).
  */
 const owner = { key: 'user-1', name: 'owner' };
 const TITLE = 'Keep docs fresh';
@@ -68,6 +68,7 @@ const activated: GoalEvent = {
     }),
   },
 };
+type GoalClosedData = Extract<GoalEvent, { type: 'GoalClosed' }>['data'];
 const closed = (from: GoalStatus, to: ClosingStatus, summary = 'done'): GoalEvent => ({
   type: 'GoalClosed',
   data: {
@@ -170,8 +171,11 @@ function historyTo(status: GoalStatus): GoalEvent[] {
 
 describe('goal decider: lifecycle', () => {
   it('creates a draft goal once', () => {
-    spec(goalDecider).given([]).when({ type: 'CreateGoal', goal: created().data }).then([created()]);
-    spec(goalDecider).given([created()]).when({ type: 'CreateGoal', goal: created().data }).thenThrows('ErrGoalExists');
+    spec(goalDecider).given([]).when({ type: 'CreateGoal', goal: created().data, by: owner }).then([created()]);
+    spec(goalDecider)
+      .given([created()])
+      .when({ type: 'CreateGoal', goal: created().data, by: owner })
+      .thenThrows('ErrGoalExists');
     assert.equal(stateAfter([created()]).status, 'draft');
   });
 
@@ -194,7 +198,7 @@ describe('goal decider: lifecycle', () => {
     }
   });
 
-  it('the exported transition table is the reference §4.2 table, exactly', () => {
+  it("the exported transition table is SynapBus's table, exactly", () => {
     const legal: Record<GoalStatus, GoalStatus[]> = {
       draft: ['active', 'completed', 'stuck', 'cancelled'],
       active: ['paused', 'completed', 'stuck', 'cancelled'],
@@ -295,6 +299,106 @@ describe('goal decider: lifecycle', () => {
       ]);
     for (const status of ['draft', 'paused', 'stuck', 'completed', 'cancelled'] as const)
       spec(goalDecider).given(historyTo(status)).when(pause).thenNothingHappened();
+  });
+});
+
+describe('goal decider: who may', () => {
+  const coordinator = { key: 'agent-2', name: 'coordinator' };
+  const worker = { key: 'agent-3', name: 'worker' };
+  const stranger = { key: 'user-2', name: 'stranger' };
+  const auto = (): GoalCreated['data'] => ({ ...created().data, approvalMode: 'auto' });
+
+  it('only the owner creates a goal in auto mode (ErrApprovalModeForbidden); anyone creates one in human mode', () => {
+    spec(goalDecider)
+      .given([])
+      .when({ type: 'CreateGoal', goal: auto(), by: owner })
+      .then([{ ...created(), data: auto() }]);
+    for (const by of [coordinator, worker]) {
+      const e = spec(goalDecider)
+        .given([])
+        .when({ type: 'CreateGoal', goal: auto(), by })
+        .thenThrows('ErrApprovalModeForbidden', 'approval_mode "auto" is the owner\'s choice');
+      assert.deepEqual(e.details, { approval_mode: 'auto' });
+      spec(goalDecider).given([]).when({ type: 'CreateGoal', goal: created().data, by }).then([created()]);
+    }
+  });
+
+  it("the owner or the goal's coordinator closes it; anyone else is ErrForbidden", () => {
+    spec(goalDecider)
+      .given(historyTo('active'))
+      .when({ type: 'CloseGoal', to: 'stuck', summary: 'done', by: coordinator })
+      .then([
+        {
+          type: 'GoalClosed',
+          data: {
+            ...(closed('active', 'stuck').data as GoalClosedData),
+            by: 'coordinator',
+            notice: notice(1, `Goal "${TITLE}": active → stuck by coordinator: done`, {
+              event: 'GoalClosed',
+              from: 'active',
+              to: 'stuck',
+              actor: 'coordinator',
+            }),
+          },
+        },
+      ]);
+    for (const by of [worker, stranger, { key: 'system', name: 'system' }]) {
+      const e = spec(goalDecider)
+        .given(historyTo('active'))
+        .when({ type: 'CloseGoal', to: 'completed', summary: 'done', by })
+        .thenThrows('ErrForbidden', "only the goal's owner or its coordinator may complete goal 1");
+      assert.deepEqual(e.details, { goal_id: 1 });
+    }
+  });
+
+  it('who may close is checked before the transition', () => {
+    spec(goalDecider)
+      .given(historyTo('completed'))
+      .when({ type: 'CloseGoal', to: 'completed', summary: 'again', by: worker })
+      .thenThrows('ErrForbidden');
+  });
+
+  it('only the owner switches the approval mode (ErrApprovalModeForbidden, before anything else)', () => {
+    spec(goalDecider)
+      .given(historyTo('active'))
+      .when({ type: 'SetApprovalMode', to: 'auto', by: owner })
+      .then([
+        {
+          type: 'GoalApprovalModeSet',
+          data: {
+            goalId: 1,
+            from: 'human',
+            to: 'auto',
+            by: 'owner',
+            notice: notice(
+              1,
+              `Goal "${TITLE}": approvals are now automatic (proposals using only registered commands are approved at once) — set by owner`,
+              { event: 'GoalApprovalModeSet', from: 'human', to: 'auto', actor: 'owner' },
+            ),
+          },
+        },
+      ]);
+    for (const by of [coordinator, stranger]) {
+      for (const to of ['auto', 'human'] as const) {
+        spec(goalDecider)
+          .given(historyTo('active'))
+          .when({ type: 'SetApprovalMode', to, by })
+          .thenThrows('ErrApprovalModeForbidden', "only the goal's owner sets its approval mode");
+      }
+    }
+  });
+
+  it('only the owner resumes a goal (ErrForbidden, before the transition)', () => {
+    for (const by of [coordinator, stranger]) {
+      spec(goalDecider)
+        .given(historyTo('stuck'))
+        .when({ type: 'ResumeGoal', budgets: {}, spent: { tokens: 0, cents: 10 }, by })
+        .thenThrows('ErrForbidden', "only the goal's owner may resume it");
+      spec(goalDecider)
+        .given(historyTo('completed'))
+        .when({ type: 'ResumeGoal', budgets: {}, spent: { tokens: 0, cents: 0 }, by })
+        .thenThrows('ErrForbidden');
+    }
   });
 });
 
@@ -626,7 +730,7 @@ describe('task trees: checkTree', () => {
   });
 });
 
-describe('slugify (reference §6.7)', () => {
+describe("slugify (SynapBus's slug rules)", () => {
   it('follows the reference rules', () => {
     assert.equal(slugify('Keep docs.mcpproxy.app accurate'), 'keep-docs-mcpproxy-app-accurate');
     assert.equal(slugify('  Hello   World  '), 'hello-world');

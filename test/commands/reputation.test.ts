@@ -1,5 +1,12 @@
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { reputationDecider, type ReputationCommand } from '../../src/commands/reputation.js';
+import {
+  BOOTSTRAP_SCORE,
+  reputationDecider,
+  SEED_FRACTION,
+  type DomainRecord,
+  type ReputationCommand,
+} from '../../src/commands/reputation.js';
 import type { AgentRegistered, PrincipalEvent } from '../../src/events/principals.js';
 import type {
   AgentQuarantined,
@@ -10,9 +17,10 @@ import type {
 import { spec } from '../helpers/decider-spec.js';
 
 /**
- * The reputation decider on an agent's stream (DESIGN §3.8, reference US8), given/when/then without a
- * database: evidence is always recorded; the quarantine check imposes a quarantine once, strictly below
- * the threshold; only a quarantined agent can be unquarantined.
+ * The reputation decider on an agent's stream, given/when/then without a database: evidence is always
+ * recorded, a config's record in a domain starts from its seed (once); the quarantine check imposes a
+ * quarantine once, strictly below the threshold, and only after bad evidence; only a quarantined agent
+ * can be unquarantined.
  */
 type E = PrincipalEvent | ReputationEvent;
 
@@ -53,6 +61,7 @@ const unquarantined: AgentUnquarantined = { type: 'AgentUnquarantined', data: { 
 const check = (meanScore: number, threshold = 0.3): ReputationCommand => ({
   type: 'CheckQuarantine',
   agentId: 3,
+  delta: -0.2,
   meanScore,
   threshold,
 });
@@ -81,6 +90,70 @@ describe('RecordEvidence: evidence is a fact, always recorded', () => {
   });
 });
 
+describe('RecordEvidence: a record starts from its seed', () => {
+  const parent = { configHash: 'p'.repeat(64), score: 0.8 };
+  const record = (started: boolean, from: DomainRecord['parent'] = null): DomainRecord => ({ started, parent: from });
+  const seedRow = (delta: number, ref: string): EvidenceRecorded => ({
+    type: 'EvidenceRecorded',
+    data: evidence(delta, ref),
+  });
+
+  it("the first evidence of a root agent's config in a domain follows the bootstrap seed", () => {
+    given([registered])
+      .when({ type: 'RecordEvidence', evidence: evidence(-0.2), record: record(false) })
+      .then([seedRow(BOOTSTRAP_SCORE, 'seed:bootstrap'), recorded(-0.2)]);
+  });
+  it("a spawned agent's follows 70 % of its parent's score there", () => {
+    assert.equal(SEED_FRACTION, 0.7);
+    given([registered])
+      .when({ type: 'RecordEvidence', evidence: evidence(0.1), record: record(false, parent) })
+      .then([seedRow(SEED_FRACTION * 0.8, `seed_from_parent:${parent.configHash}`), recorded(0.1)]);
+  });
+  it('a record that has started is not seeded again', () => {
+    given([registered])
+      .when({ type: 'RecordEvidence', evidence: evidence(0.1), record: record(true, parent) })
+      .then([recorded(0.1)]);
+  });
+  it('a seed row is never seeded; one on a started record records nothing', () => {
+    given([registered])
+      .when({ type: 'RecordEvidence', evidence: evidence(0.5, 'seed:bootstrap'), record: record(false) })
+      .then([recorded(0.5, 'seed:bootstrap')]);
+    given([registered])
+      .when({ type: 'RecordEvidence', evidence: evidence(0.5, 'seed:bootstrap'), record: record(true) })
+      .thenNothingHappened();
+  });
+  it('SeedRecord starts a record once, from the parent or the bootstrap score', () => {
+    const where = { agentId: 3, ownerId: 1, configHash: 'a'.repeat(64), domain: 'default' };
+    given([registered])
+      .when({ type: 'SeedRecord', evidence: where, record: record(false) })
+      .then([seedRow(BOOTSTRAP_SCORE, 'seed:bootstrap')]);
+    given([registered])
+      .when({ type: 'SeedRecord', evidence: where, record: record(false, parent) })
+      .then([seedRow(SEED_FRACTION * 0.8, `seed_from_parent:${parent.configHash}`)]);
+    given([registered])
+      .when({ type: 'SeedRecord', evidence: where, record: record(true, parent) })
+      .thenNothingHappened();
+    given([])
+      .when({ type: 'SeedRecord', evidence: where, record: record(false) })
+      .thenThrows('ErrNotFound');
+  });
+});
+
+describe('CheckQuarantine: only bad evidence quarantines', () => {
+  it('after good or neutral evidence nothing happens, however low the mean', () => {
+    for (const delta of [0, 0.05, 0.1]) {
+      given([registered])
+        .when({ type: 'CheckQuarantine', agentId: 3, delta, meanScore: 0.1, threshold: 0.3 })
+        .thenNothingHappened();
+    }
+  });
+  it('after bad evidence a mean below the threshold quarantines', () => {
+    given([registered])
+      .when({ type: 'CheckQuarantine', agentId: 3, delta: -0.05, meanScore: 0.1, threshold: 0.3 })
+      .then([quarantined]);
+  });
+});
+
 describe('CheckQuarantine: strictly below the threshold, once', () => {
   it('a mean below the threshold quarantines, with the score and the threshold in the event', () => {
     given([registered, recorded(0.5), recorded(-0.2), recorded(-0.2)])
@@ -92,7 +165,7 @@ describe('CheckQuarantine: strictly below the threshold, once', () => {
         },
       ]);
   });
-  it('US8-AS1: 0.29 is below 0.3', () => {
+  it('0.29 is below 0.3', () => {
     given([registered])
       .when(check(0.29))
       .then([

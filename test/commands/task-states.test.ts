@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { taskDecider } from '../../src/commands/tasks.js';
 import { DomainError } from '../../src/errors.js';
-import { XYLOCOPA_STATUS, type TaskCreated } from '../../src/events/tasks.js';
+import { type TaskCreated } from '../../src/events/tasks.js';
+import { XYLOCOPA_STATUS } from '../../src/events/task-status.js';
 import { type Task, type TaskCommand } from '../../src/commands/task-types.js';
 
 /**
@@ -60,9 +61,10 @@ const claim: TaskCommand = {
   leaseMs: 60_000,
   reservation: { tokens: 0, cents: 0 },
   goalStatus: null,
+  inVerifierLineage: false,
 };
 const dispatch: TaskCommand = { type: 'DispatchTask', by };
-const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by };
+const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by, ownerId: 1 };
 const complete: TaskCommand = { type: 'CompleteTask', agent, summary: 'done', artifactMessageIds: [] };
 const timeOut: TaskCommand = { type: 'TimeOutTask', agentId: 7, runId: 3, reason: 'run 3 timed out' };
 const inbox = () => created();
@@ -76,6 +78,7 @@ const failed = () =>
     reason: 'wrong',
     verifier: { key: 'agent-9', name: 'rev' },
     as: { kind: 'peer', agentId: 9 },
+    assigneeInVerifierLineage: false,
   });
 const timedOut = () => run(executing(), timeOut);
 

@@ -10,13 +10,14 @@ import type {
   TaskCreated,
   TaskEvent,
   TaskStarted,
-  TaskStatus,
   TaskVerified,
   VerifierConfig,
 } from '../../src/events/tasks.js';
+import type { TaskStatus } from '../../src/events/task-status.js';
 import { spec } from '../helpers/decider-spec.js';
 import { type AgentRef } from '../../src/events/principals.js';
 import { type TaskCommand } from '../../src/commands/task-types.js';
+import { BudgetExceeded, budgetRefusal, type BudgetLine } from '../../src/commands/task-budget.js';
 
 /**
  * The task decider, given/when/then (DESIGN §3.5, §3.6, §3.13; reference §4.2, §6.5, §6.9):
@@ -183,6 +184,7 @@ const claim = (agent: AgentRef, extra: Partial<Extract<TaskCommand, { type: 'Cla
   leaseMs: LEASE,
   reservation: { tokens: 0, cents: 0 },
   goalStatus: 'active',
+  inVerifierLineage: false,
   ...extra,
 });
 const start = (agent: AgentRef = worker): TaskCommand => ({ type: 'StartTask', agent });
@@ -197,7 +199,7 @@ const release = (agent: AgentRef = worker): TaskCommand => ({
   agent,
   reason: 'blocked on access',
 });
-const cancel: TaskCommand = { type: 'CancelTask', reason: 'no longer needed', by: owner };
+const cancel: TaskCommand = { type: 'CancelTask', reason: 'no longer needed', by: owner, ownerId: 1 };
 const peerVerify = (
   agent: AgentRef,
   verdict: 'approve' | 'reject' = 'approve',
@@ -208,6 +210,7 @@ const peerVerify = (
   reason,
   verifier: { key: `agent-${agent.agentId}`, name: agent.name },
   as: { kind: 'peer', agentId: agent.agentId },
+  assigneeInVerifierLineage: false,
 });
 const commandVerify = (exitCode: number, output: string): TaskCommand => ({
   type: 'VerifyTask',
@@ -215,6 +218,7 @@ const commandVerify = (exitCode: number, output: string): TaskCommand => ({
   reason: `verifier command exited ${exitCode}`,
   verifier: system,
   as: { kind: 'command', exitCode, output },
+  assigneeInVerifierLineage: false,
 });
 
 const peer: VerifierConfig = { kind: 'peer', agent_id: reviewer.agentId };
@@ -653,5 +657,247 @@ describe('task decider: verify_task refusals, in order', () => {
       .given([created(command)])
       .when(commandVerify(0, ''))
       .thenThrows('ErrTaskNotAwaitingVerification');
+  });
+});
+
+describe('task decider: who may move a task', () => {
+  it('only agents claim, start, complete and release — checked first, before the task is even looked at', () => {
+    for (const [c, what] of [
+      [claim(worker, { agent: null }), 'claim tasks'],
+      [{ type: 'StartTask', agent: null }, 'start tasks'],
+      [{ type: 'CompleteTask', agent: null, summary: 's', artifactMessageIds: [] }, 'complete tasks'],
+      [{ type: 'ReleaseTask', agent: null, reason: 'r' }, 'release tasks'],
+    ] as [TaskCommand, string][]) {
+      for (const history of [[created()], [created(), claimed(worker)], []]) {
+        spec(taskDecider)
+          .given(history)
+          .when(c)
+          .thenThrows('ErrForbidden', `only agents ${what}; owners act through their agents`);
+      }
+    }
+  });
+
+  it('only the owner of the task’s tenant cancels it', () => {
+    for (const by of [{ key: 'agent-3', name: 'worker' }, { key: 'user-2', name: 'other' }, system]) {
+      spec(taskDecider)
+        .given([created()])
+        .when({ ...cancel, by } as TaskCommand)
+        .thenThrows('ErrForbidden', 'only the owner cancels tasks');
+    }
+    spec(taskDecider)
+      .given([])
+      .when({ ...cancel, by: { key: 'agent-3', name: 'worker' } } as TaskCommand)
+      .thenThrows('ErrForbidden');
+  });
+
+  it('the peer verifier and its spawn lineage may not claim the work — before the quarantine is checked', () => {
+    const e = spec(taskDecider)
+      .given([created(peer)])
+      .when(claim(helper, { inVerifierLineage: true, agent: { ...helper, quarantined: true } }))
+      .thenThrows('ErrSelfVerification', 'so you may not claim it');
+    assert.deepEqual(e.details, { task_id: 7, verifier_agent_id: reviewer.agentId });
+    // Without a peer verifier there is no verdict to protect.
+    spec(taskDecider)
+      .given([created()])
+      .when(claim(worker, { inVerifierLineage: true }))
+      .then([claimed(worker)]);
+  });
+
+  it('a peer verdict on work its lineage did is refused first; the command runner is not a peer', () => {
+    const e = spec(taskDecider)
+      .given(awaiting(peer))
+      .when({ ...peerVerify(helper), assigneeInVerifierLineage: true } as TaskCommand)
+      .thenThrows('ErrSelfVerification', 'assignee is you or in your spawn lineage');
+    assert.deepEqual(e.details, { task_id: 7, verifier_agent_id: reviewer.agentId });
+    spec(taskDecider)
+      .given(awaiting(command))
+      .when({ ...commandVerify(0, 'ok\n'), assigneeInVerifierLineage: true } as TaskCommand)
+      .then([verified('approve', 'command', system, 'verifier command exited 0', { exitCode: 0, output: 'ok\n' })]);
+  });
+
+  it('usage is reported by the assignee, the goal’s coordinator or the owner; a run’s own usage by Colony', () => {
+    const report = (agentId: number | null, coordinatorAgentId: number | null = 9): TaskCommand => ({
+      type: 'RecordCost',
+      by: agentId === null ? owner : { key: `agent-${agentId}`, name: `a${agentId}` },
+      tokens: 10,
+      cents: 1,
+      note: null,
+      source: 'report_usage',
+      reporter: { agentId, coordinatorAgentId },
+    });
+    const held = [created(), claimed(worker)];
+    const e = spec(taskDecider)
+      .given(held)
+      .when(report(helper.agentId))
+      .thenThrows('ErrForbidden', "only task 7's assignee, its goal's coordinator or the owner");
+    assert.deepEqual(e.details, { task_id: 7 });
+    spec(taskDecider).given(held).when(report(helper.agentId, null)).thenThrows('ErrForbidden');
+    for (const ok of [report(worker.agentId), report(9), report(null)]) {
+      const [event] = taskDecider.decide(ok, stateAfter(held), { now: at(1), actor: 't', ids: memoryIds() });
+      assert.equal(event?.type, 'CostRecorded');
+    }
+  });
+
+  it('a run that spent nothing records nothing; one that spent records its usage', () => {
+    const run = (tokens: number, cents: number): TaskCommand => ({
+      type: 'RecordCost',
+      by: { key: 'agent-3', name: 'worker' },
+      tokens,
+      cents,
+      note: 'run 4',
+      source: 'run',
+      runId: 4,
+    });
+    spec(taskDecider).given([created()]).when(run(0, 0)).thenNothingHappened();
+    spec(taskDecider)
+      .given([created()])
+      .when(run(0, 2))
+      .then([
+        {
+          type: 'CostRecorded',
+          data: {
+            taskId: 7,
+            goalId: 1,
+            by: { key: 'agent-3', name: 'worker' },
+            tokens: 0,
+            cents: 2,
+            note: 'run 4',
+            source: 'run',
+            runId: 4,
+          },
+        },
+      ]);
+  });
+
+  it('a run starting moves on only a claimed task its agent holds', () => {
+    const byRun = (agent: AgentRef): TaskCommand => ({ type: 'StartTask', agent, byRun: true });
+    spec(taskDecider)
+      .given([created(), claimed(worker)])
+      .when(byRun(worker))
+      .then([started()]);
+    spec(taskDecider)
+      .given([created(), claimed(worker)])
+      .when(byRun(helper))
+      .thenNothingHappened();
+    spec(taskDecider).given([created()]).when(byRun(worker)).thenNothingHappened();
+    spec(taskDecider)
+      .given([created(), claimed(worker), started()])
+      .when(byRun(worker))
+      .thenNothingHappened();
+    spec(taskDecider)
+      .given([created(), claimed(worker)])
+      .when(byRun(worker), { now: at(31) })
+      .thenThrows('ErrLeaseExpired');
+  });
+});
+
+describe('task decider: the budget gate of a claim', () => {
+  const goalLine = (committed: number, budget: number | null = 100): BudgetLine => ({
+    scope: 'goal',
+    taskId: 7,
+    budget: { tokens: null, cents: budget },
+    committed: { tokens: 0, cents: committed },
+  });
+  const taskLine = (taskId: number, committed: number, budget: number): BudgetLine => ({
+    scope: 'task',
+    taskId,
+    budget: { tokens: budget, cents: null },
+    committed: { tokens: committed, cents: 0 },
+  });
+  const withBudget = (lines: BudgetLine[], cents = 20, replaces = { tokens: 0, cents: 0 }) =>
+    claim(worker, { reservation: { tokens: 0, cents }, budget: { lines, replaces } });
+  const claimedFor = (cents: number): TaskClaimed => {
+    const c = claimed(worker);
+    return { ...c, data: { ...c.data, reservation: { tokens: 0, cents } } };
+  };
+
+  it('refuses a reservation that would take the goal past its budget: ErrGoalBudgetExceeded, with the refusal', () => {
+    const e = spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(90)]))
+      .thenThrows(
+        'ErrGoalBudgetExceeded',
+        "the goal's cents budget would be exceeded: 90 committed \\+ 20 requested > 100",
+      );
+    assert.ok(e instanceof BudgetExceeded);
+    assert.deepEqual(e.refusal, {
+      scope: 'goal',
+      taskId: 7,
+      dimension: 'cents',
+      committed: 90,
+      requested: 20,
+      budget: 100,
+    });
+    assert.match(e.message, /the goal is paused until the owner raises the budget/);
+    spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(80)]))
+      .then([claimedFor(20)]);
+  });
+
+  it('a used-up budget refuses even a claim that reserves nothing; no budget or a zero one refuses nothing', () => {
+    spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(100)], 0))
+      .thenThrows('ErrGoalBudgetExceeded');
+    spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(500, null), goalLine(500, 0)]))
+      .then([claimedFor(20)]);
+  });
+
+  it('then each budgeted task up to the root: ErrTaskBudgetExceeded names the task', () => {
+    const e = spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(0), taskLine(7, 5, 50), taskLine(2, 50, 50)]))
+      .thenThrows('ErrTaskBudgetExceeded', "task 2's tokens budget would be exceeded");
+    assert.deepEqual(e.details, {
+      scope: 'task',
+      task_id: 2,
+      dimension: 'tokens',
+      committed: 50,
+      requested: 0,
+      budget: 50,
+    });
+  });
+
+  it("the task's own open reservation is not counted twice: a claim after an expired lease replaces it", () => {
+    spec(taskDecider)
+      .given([created()])
+      .when(withBudget([goalLine(100)], 20, { tokens: 0, cents: 20 }))
+      .then([claimedFor(20)]);
+  });
+
+  it('only a claim that would be made meets the gate: not a renewal, nor a task another agent holds', () => {
+    const spent = withBudget([goalLine(100)]);
+    spec(taskDecider)
+      .given([created(), claimed(worker)])
+      .when(spent, { now: at(20) })
+      .then([
+        {
+          ...renewed(worker, at(20), 'claimed'),
+          data: { ...renewed(worker, at(20), 'claimed').data, reservation: { tokens: 0, cents: 20 } },
+        },
+      ]);
+    spec(taskDecider)
+      .given([created(), claimed(helper)])
+      .when(spent, { now: at(5) })
+      .thenThrows('ErrAlreadyClaimed');
+    spec(taskDecider).given(awaiting()).when(spent).thenThrows('ErrTaskNotApproved');
+    spec(taskDecider)
+      .given([created()])
+      .when({ ...spent, goalStatus: 'completed' } as TaskCommand)
+      .thenThrows('ErrGoalClosed');
+  });
+
+  it('budgetRefusal: tokens before cents within a budget, lines in order', () => {
+    assert.equal(budgetRefusal([], { tokens: 5, cents: 5 }), null);
+    const both: BudgetLine = {
+      scope: 'goal',
+      taskId: 0,
+      budget: { tokens: 10, cents: 10 },
+      committed: { tokens: 10, cents: 10 },
+    };
+    assert.equal(budgetRefusal([both], { tokens: 0, cents: 0 })?.dimension, 'tokens');
   });
 });

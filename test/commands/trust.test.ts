@@ -6,12 +6,12 @@ import { agentConfigHash, type AgentRegistered } from '../../src/events/principa
 import { byCodePoint, configHash, type AgentConfig, type AgentMcpServer } from '../../src/events/agent-config.js';
 
 /**
- * Trust, pure (DESIGN §3.8–3.10; reference §6.1–6.3 and §8's config_hash_test, delegation_test and
- * ledger_test, case by case): the config hash, the delegation cap and the rolling reputation score.
+ * Trust, pure, case by case against SynapBus's config_hash_test, delegation_test and ledger_test: the
+ * config hash, the delegation cap and the rolling reputation score.
  */
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** reference §6.1 / config_hash_test.go `baseConfig()`. */
+/** SynapBus's config_hash_test.go `baseConfig()`. */
 const baseConfig = (): AgentConfig => ({
   model: 'claude-opus-4',
   system_prompt: 'You are a careful research assistant.',
@@ -28,7 +28,7 @@ const reversed = <T>(xs: readonly T[]): T[] => [...xs].reverse();
 /** Every rotation of a list: a cheap set of shuffles that moves each element to each position. */
 const rotations = <T>(xs: readonly T[]): T[][] => xs.map((_, i) => [...xs.slice(i), ...xs.slice(0, i)]);
 
-describe('configHash (DESIGN §3.10, reference §6.1)', () => {
+describe('configHash', () => {
   describe('TestConfigHash_Deterministic: shuffles do not change it', () => {
     const base = configHash(baseConfig());
     for (const field of ['tool_scope', 'skills', 'subagents', 'mcp_servers'] as const) {
@@ -129,7 +129,7 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
     it("the empty config hashes its RFC 8785 form with [] arrays (not the Go quirk's null)", () => {
       const canonical = '{"mcp_servers":[],"model":"","skills":[],"subagents":[],"system_prompt":"","tool_scope":[]}';
       assert.equal(configHash(EMPTY), sha256(canonical));
-      // reference §6.1's Go-parity vector serializes the empty string arrays as null; DESIGN §3.10 keeps [].
+      // SynapBus's Go vector serializes the empty string arrays as null; Colony hashes them as [].
       const goQuirk =
         '{"mcp_servers":[],"model":"","skills":null,"subagents":null,"system_prompt":"","tool_scope":null}';
       assert.equal(sha256(goQuirk), '72cc9149c1ce2f4f12d44f42297bc515f0d00cd692b3557cb279e9676b4f02a0');
@@ -141,7 +141,7 @@ describe('configHash (DESIGN §3.10, reference §6.1)', () => {
         '"model":"claude-opus-4","skills":["research","writing"],"subagents":["critic","reviewer"],' +
         '"system_prompt":"You are a careful research assistant.","tool_scope":["fetch","search","summarize"]}';
       assert.equal(configHash(baseConfig()), sha256(canonical));
-      // The same as reference §6.1's derived vector: with non-empty arrays [] vs null makes no difference.
+      // The same as SynapBus's derived vector: with non-empty arrays [] vs null makes no difference.
       assert.equal(configHash(baseConfig()), 'c40ef793adc76ef33430fb6e5e9a77d845bfb798797edc5a26fd961b953ff386');
     });
   });
@@ -245,7 +245,7 @@ const grant = (over: Partial<Grant> = {}): Grant => ({
   ...over,
 });
 
-describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
+describe('delegationCap', () => {
   describe('TestDelegationCap_TierMatrix: a violation iff proposed > parent; effective = min', () => {
     const matrix: [string, string, string, boolean][] = [
       ['supervised', 'supervised', 'supervised', false],
@@ -313,7 +313,7 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
   });
 
   describe('TestDelegationCap_Budgets: 0 is unlimited for the parent and inherit for the child', () => {
-    // [parent, proposed, effective, violation pattern or null] — reference §6.3's table and §8's cases.
+    // [parent, proposed, effective, violation pattern or null] — SynapBus's table and its test cases.
     const table: [number, number, number, RegExp | null][] = [
       [0, 100, 100, null],
       [100, 50, 50, null],
@@ -418,7 +418,7 @@ describe('delegationCap (DESIGN §3.9, reference §6.3)', () => {
   });
 });
 
-describe('rollingScore (DESIGN §3.8, reference §6.2)', () => {
+describe('rollingScore', () => {
   const NOW = '2026-06-01T12:00:00.000Z';
   const daysAgo = (d: number): string => new Date(Date.parse(NOW) - d * 86_400_000).toISOString();
   const ev = (delta: number, ageDays = 0, weight = 1): Evidence => ({ delta, weight, at: daysAgo(ageDays) });

@@ -25,7 +25,7 @@ import {
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Attacks found in review (issue 17), each closed: a signature made malleable (S + L), an older signed
+ * Attacks found in review, each closed: a signature made malleable (S + L), an older signed
  * checkpoint row re-inserted to pose as the latest, a streams read table edited to make Colony sign that a
  * stream ends early, and `report --bundle` with a bundle of another key.
  */

@@ -15,7 +15,7 @@ import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { openApp } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { getAgentByName } from '../../src/projections/principals.js';
+import { getAgentByName } from '../../src/projections/principal-queries.js';
 import type { Bundle, BundleEvent } from '../../src/evidence/bundle.js';
 import { exportGoalBundle, type ExportResult } from '../../src/evidence/bundle-export.js';
 import type { SignedCheckpoint } from '../../src/evidence/checkpoint.js';
@@ -43,7 +43,7 @@ import { goalWithTree, world, type World } from '../helpers/resource-world.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Goal bundles and signed checkpoints (issue 17) on real data:
+ * Goal bundles and signed checkpoints on real data:
  * 1. a world with two goals, task trees, a specialist spawned through propose_agent, a helper under another
  *    agent, and a run, exported and verified through the real CLI (`key show`, `export`, `verify-bundle
  *    --key / --key-file`) and tools/verify-bundle.mjs;

@@ -12,11 +12,11 @@ import { checkpointParts, type SignedCheckpoint } from '../../src/evidence/check
 import type { EventRow } from '../../src/engine/event.js';
 import { rowHash } from '../../src/engine/hash.js';
 import { leafHash, rootOfLeaves } from '../../src/engine/merkle.js';
-import { colony, colonyLive } from '../helpers/cli.js';
+import { colony, colonyLive, colonyOk } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Issue 17: signed checkpoints through the real CLI. Every field of `colony checkpoint --json` is
+ * Signed checkpoints through the real CLI. Every field of `colony checkpoint --json` is
  * recomputed here from the rows of es_events (root and heads root straight from RFC 9162's definition),
  * at sizes below, above and between multiples of 16; `serve` signs one by itself when the log has grown
  * by --checkpoint-events (appends by another process count); and on start it refuses a log re-hashed
@@ -151,13 +151,8 @@ function assertCheckpointOf(dir: string, signed: SignedCheckpoint, size: number)
   );
 }
 
-function ok(args: string[], env: NodeJS.ProcessEnv = {}): string {
-  const r = colony(args, env);
-  assert.equal(r.code, 0, `colony ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
 const checkpointJson = (dir: string): SignedCheckpoint =>
-  JSON.parse(ok(['checkpoint', '--json', '--data', dir])) as SignedCheckpoint;
+  JSON.parse(colonyOk(['checkpoint', '--json', '--data', dir])) as SignedCheckpoint;
 interface Listed {
   n: number;
   reason: string;
@@ -165,7 +160,7 @@ interface Listed {
   publicKey: string;
 }
 const list = (dir: string, ...extra: string[]): Listed[] =>
-  JSON.parse(ok(['checkpoints', 'list', '--json', ...extra, '--data', dir])) as Listed[];
+  JSON.parse(colonyOk(['checkpoints', 'list', '--json', ...extra, '--data', dir])) as Listed[];
 
 /** Starts serve (checkpoints off unless given), waits until it answers, runs `during`, stops it cleanly. */
 async function serving(dir: string, extra: readonly string[] = [], during?: () => Promise<void>): Promise<string[]> {
@@ -198,7 +193,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('signed checkpoints', () => {
   const main = join(scratch.dir, 'main');
   before(() => {
-    ok(['init', '--data', main]);
+    colonyOk(['init', '--data', main]);
   });
 
   it('colony checkpoint --json signs the log as it is: every field recomputed from the rows; a second one with no new events is the same', () => {

@@ -28,12 +28,12 @@ import {
   SIGNING_KEY_FILE,
   SigningKeyError,
 } from '../../src/signing-key.js';
-import { colony } from '../helpers/cli.js';
+import { colony, colonyOk } from '../helpers/cli.js';
 import { spec } from '../helpers/decider-spec.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Issue 17: the data dir's Ed25519 signing key. The decider without a database; then the real CLI on one
+ * The data dir's Ed25519 signing key. The decider without a database; then the real CLI on one
  * data dir, in order: init creates and adopts the key, key show lists it, a checkpoint is kept, key rotate
  * moves to a new key the old one endorses, and the kept checkpoint still verifies. A crash between
  * recording a rotation and installing its key file is finished by the next command; a malformed key file
@@ -189,12 +189,6 @@ interface KeyShow {
   keys: { keyId: string; publicKey: string; since: string; retiredAt: string | null }[];
 }
 
-function ok(args: string[]): string {
-  const r = colony(args);
-  assert.equal(r.code, 0, `colony ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
 describe('the signing key through the CLI', () => {
   let data = '';
   let first = keyA;
@@ -205,7 +199,7 @@ describe('the signing key through the CLI', () => {
   });
 
   it('init creates signing.key (0600, a 32-byte seed), prints its fingerprint and adopts it in the log', () => {
-    const out = ok(['init', '--data', data]);
+    const out = colonyOk(['init', '--data', data]);
     const file = join(data, SIGNING_KEY_FILE);
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(readFileSync(file).length, 32);
@@ -227,7 +221,7 @@ describe('the signing key through the CLI', () => {
   });
 
   it('key show --json lists it as the current key', () => {
-    const shown = JSON.parse(ok(['key', 'show', '--json', '--data', data])) as KeyShow;
+    const shown = JSON.parse(colonyOk(['key', 'show', '--json', '--data', data])) as KeyShow;
     assert.equal(shown.current, first.keyId);
     assert.equal(shown.keys.length, 1);
     assert.deepEqual(
@@ -238,13 +232,13 @@ describe('the signing key through the CLI', () => {
   });
 
   it('key rotate moves to a new key the old one endorses; the old key is listed as retired', () => {
-    const cpText = ok(['checkpoint', '--json', '--data', data]);
+    const cpText = colonyOk(['checkpoint', '--json', '--data', data]);
     oldCheckpointFile = join(scratch.dir, 'old-checkpoint.json');
     writeFileSync(oldCheckpointFile, cpText);
     oldCheckpoint = JSON.parse(cpText) as SignedCheckpoint;
     assert.equal(oldCheckpoint.checkpoint.body.keyId, first.keyId);
 
-    const result = JSON.parse(ok(['key', 'rotate', '--reason', 'yearly rotation', '--json', '--data', data])) as {
+    const result = JSON.parse(colonyOk(['key', 'rotate', '--reason', 'yearly rotation', '--json', '--data', data])) as {
       previous: string;
       current: string;
     };
@@ -255,7 +249,7 @@ describe('the signing key through the CLI', () => {
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.ok(!existsSync(join(data, NEXT_KEY_FILE)), 'the next key file was installed');
 
-    const shown = JSON.parse(ok(['key', 'show', '--json', '--data', data])) as KeyShow;
+    const shown = JSON.parse(colonyOk(['key', 'show', '--json', '--data', data])) as KeyShow;
     assert.equal(shown.current, second.keyId);
     assert.deepEqual(
       shown.keys.map((k) => k.keyId),
@@ -349,7 +343,7 @@ describe('the signing key through the CLI', () => {
       app.engine.close();
     }
     assert.ok(existsSync(join(data, NEXT_KEY_FILE)));
-    const cp = JSON.parse(ok(['checkpoint', '--json', '--data', data])) as SignedCheckpoint;
+    const cp = JSON.parse(colonyOk(['checkpoint', '--json', '--data', data])) as SignedCheckpoint;
     assert.equal(cp.checkpoint.body.keyId, third.keyId, 'signed with the key the log moved to');
     assert.equal(signatureProblem(cp), null);
     assert.equal(keyOfFile(join(data, SIGNING_KEY_FILE)).keyId, third.keyId, 'signing.key.next was installed');
@@ -409,7 +403,9 @@ describe('the signing key through the CLI', () => {
     const refused = colony(['key', 'rotate', '--data', dir]);
     assert.equal(refused.code, 1, 'a plain rotation needs the current key');
 
-    const lost = JSON.parse(ok(['key', 'rotate', '--lost', '--reason', 'disk died', '--json', '--data', dir])) as {
+    const lost = JSON.parse(
+      colonyOk(['key', 'rotate', '--lost', '--reason', 'disk died', '--json', '--data', dir]),
+    ) as {
       previous: string;
       current: string;
       endorsed: boolean;
@@ -428,7 +424,7 @@ describe('the signing key through the CLI', () => {
       [event.previousKeyId, event.keyId, event.endorsement, event.reason],
       [current, lost.current, '', 'previous key lost: disk died'],
     );
-    const cp = JSON.parse(ok(['checkpoint', '--json', '--data', dir])) as SignedCheckpoint;
+    const cp = JSON.parse(colonyOk(['checkpoint', '--json', '--data', dir])) as SignedCheckpoint;
     assert.equal(cp.checkpoint.body.keyId, lost.current);
     const again = colony(['key', 'rotate', '--lost', '--data', dir]);
     assert.equal(again.code, 1, 'with the current key present, --lost is refused');

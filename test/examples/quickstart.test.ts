@@ -6,7 +6,7 @@ import { colony, colonyLive, type CliResult, type LiveCli } from '../helpers/cli
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * The README's quickstart, run exactly as written (issue 15): the lines between the quickstart markers,
+ * The README's quickstart, run exactly as written: the lines between the quickstart markers,
  * from `colony init` to the report, through the real CLI and the real `serve` with its runtime — the
  * scripted agent (examples/quickstart/agent.mjs) talks to Colony over MCP with $COLONY_MCP_CONFIG alone,
  * confined like any agent. Only the environment differs from a person's terminal: the data dir is a

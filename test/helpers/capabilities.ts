@@ -1,5 +1,5 @@
 import type { CapabilityKind, CapabilityRecord } from '../../src/mcp/catalog.js';
-import type { AgentRow } from '../../src/projections/principals.js';
+import type { AgentRow } from '../../src/projections/principal-queries.js';
 
 /** A minimal capability record for catalog tests; `extra` overrides any field. */
 export function capabilityRecord(

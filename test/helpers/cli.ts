@@ -1,6 +1,11 @@
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 /** Runs the real `colony` CLI (bin/colony.js) as a separate process. */
 export const COLONY_BIN = fileURLToPath(new URL('../../bin/colony.js', import.meta.url));
@@ -19,6 +24,61 @@ export function colony(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd
     timeout: 60_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `colony ARGS` that must succeed (exit 0); returns its stdout. */
+export function colonyOk(args: readonly string[], env: NodeJS.ProcessEnv = {}): string {
+  const r = colony(args, env);
+  assert.equal(r.code, 0, `colony ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Asserts that `text` is one line (a trailing newline aside). */
+export const oneLine = (text: string): void =>
+  assert.equal(text.trim().split('\n').length, 1, `expected one line, got: ${text}`);
+
+/** The position of the last event of a data dir's log (0 when it is empty), read through its own read-only connection. */
+export function logHead(dataDir: string): number {
+  const db = new Database(join(dataDir, 'colony.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT coalesce(max(position), 0) AS n FROM es_events').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `colony ARGS --data DIR` that must be refused: exit 1, one line on stderr matching `pattern`, no stack
+ * trace, nothing appended to the log. Returns the result for checks of the caller's own.
+ */
+export function colonyFails(dataDir: string, args: readonly string[], pattern: RegExp): CliResult {
+  const label = args.join(' ');
+  const before = logHead(dataDir);
+  const r = colony([...args, '--data', dataDir]);
+  assert.equal(r.code, 1, `${label} should fail with exit 1: ${r.stdout}${r.stderr}`);
+  oneLine(r.stderr);
+  assert.match(r.stderr.trimEnd(), pattern, label);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  assert.equal(logHead(dataDir), before, `${label} appended nothing`);
+  return r;
+}
+
+/**
+ * A real MCP client of `colony stdio --data DIR` as the holder of `token` (started in `cwd` when given);
+ * the caller closes it.
+ */
+export async function stdioClient(dataDir: string, token: string, cwd?: string): Promise<Client> {
+  const client = new Client({ name: 'colony-stdio-test', version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [COLONY_BIN, 'stdio', '--data', dataDir],
+      ...(cwd ? { cwd } : {}),
+      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
+      stderr: 'pipe',
+    }),
+  );
+  return client;
 }
 
 export interface LiveCli {

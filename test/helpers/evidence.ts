@@ -24,7 +24,7 @@ import { checkBundle } from '../../src/evidence/bundle-verify.js';
 import { keyFromSeed, publicKeyText, SIGNING_KEY_FILE } from '../../src/signing-key.js';
 
 /**
- * Helpers for the evidence tests (issue 17): bundles as text, the verdicts of Colony's verifier and of the
+ * Helpers for the evidence tests: bundles as text, the verdicts of Colony's verifier and of the
  * independent tools/verify-bundle.mjs, a log rewritten behind Colony's back, and the deterministic inputs of
  * the golden fixtures under fixtures/bundle/ (fixtures/bundle/generate.ts writes them from here).
  */

@@ -48,6 +48,8 @@ export interface McpFixtureOptions {
   ownerName?: string;
   /** Options for the default agent `worker`. */
   agent?: AgentOptions;
+  /** Sees every tool result of every client `connect` made (to keep a transcript of them). */
+  onToolResult?: (result: unknown) => void;
 }
 
 export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFixture> {
@@ -95,6 +97,7 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
     const client = new Client({ name: 'colony-test', version: '0.0.0' });
     await client.connect(clientSide);
     await client.listTools();
+    if (options.onToolResult) watchResults(client, options.onToolResult);
     clients.push(client);
     return client;
   };
@@ -121,16 +124,43 @@ export async function mcpFixture(options: McpFixtureOptions = {}): Promise<McpFi
   };
 }
 
-/** Calls a tool and returns the result with its structuredContent (or, failing that, its JSON text) parsed. */
+/** Makes `client` hand every tool result it gets to `seen` too (to keep a transcript of them); returns it. */
+export function watchResults(client: Client, seen: (result: unknown) => void): Client {
+  const callTool = client.callTool.bind(client);
+  client.callTool = (async (...args: Parameters<Client['callTool']>) => {
+    const result = await callTool(...args);
+    seen(result);
+    return result;
+  }) as Client['callTool'];
+  return client;
+}
+
+/**
+ * What the call helpers need of a client: the SDK's Client (either major version), or a wrapper that
+ * forwards `callTool` to one.
+ */
+export interface ToolClient {
+  callTool(params: {
+    name: string;
+    arguments?: Record<string, unknown>;
+    _meta?: Record<string, unknown>;
+  }): Promise<unknown>;
+}
+
+/**
+ * Calls a tool and returns the result, its first text block, and its body: structuredContent or, failing
+ * that, the text's JSON (`{text}` when the text is not JSON). `meta` is the call's `_meta`.
+ */
 export async function callTool(
-  client: Client,
+  client: ToolClient,
   name: string,
   args: Record<string, unknown> = {},
-): Promise<{ result: CallToolResult; body: Record<string, unknown> }> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = result.content.find((c) => c.type === 'text')?.text ?? '';
+  meta?: Record<string, unknown>,
+): Promise<{ result: CallToolResult; body: Record<string, unknown>; text: string }> {
+  const result = (await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) })) as CallToolResult;
+  const text = textOf(result);
   const body = (result.structuredContent ?? safeJson(text)) as Record<string, unknown>;
-  return { result, body };
+  return { result, body, text };
 }
 
 /** The first text block of a result. */

@@ -3,8 +3,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The parent's side of the multi-process tests: starts test/helpers/writer-process.ts under tsx and
- * follows its stdout line by line.
+ * The parent's side of the multi-process tests: starts a TypeScript script (test/helpers/writer-process.ts,
+ * or a test file in its child mode) under tsx and follows its stdout line by line.
  */
 export const WRITER_SCRIPT = fileURLToPath(new URL('./writer-process.ts', import.meta.url));
 
@@ -26,7 +26,12 @@ export interface Child {
 }
 
 export function spawnWriter(args: readonly string[]): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, ...args], {
+  return spawnScript(WRITER_SCRIPT, args);
+}
+
+/** Starts `node --import tsx SCRIPT ARGS` with piped stdio. */
+export function spawnScript(script: string, args: readonly string[]): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -1,7 +1,9 @@
+import type { TestContext } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { registerAgent } from '../../src/actions/principals.js';
 import type { RuntimeOverrides } from '../../src/events/runs.js';
-import { getUserByName } from '../../src/projections/principals.js';
+import { getUserByName } from '../../src/projections/principal-queries.js';
 import { startRuntime, type Runtime } from '../../src/runtime/index.js';
 import type { Reactor } from '../../src/runtime/reactor.js';
 import { httpFixture, type HttpFixture } from './mcp-http.js';
@@ -63,4 +65,11 @@ export async function runtimeFixture(options: { agentTools?: string[]; clock?: C
       await close();
     },
   });
+}
+
+/** A runtime fixture closed after the test `t`, with a connected client of its owner. */
+export async function runtimeWithOwner(t: TestContext): Promise<RuntimeFixture & { owner: Client }> {
+  const f = await runtimeFixture();
+  t.after(() => f.close());
+  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
 }

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createGoal } from '../../src/actions/goals.js';
 import { createOwner, createToken, revokeToken } from '../../src/actions/principals.js';
 import { FailureLimiter, SessionStore } from '../../src/http/session.js';
-import { findActiveToken } from '../../src/projections/principals.js';
+import { findActiveToken } from '../../src/projections/principal-queries.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
 import { tokenHash } from '../../src/tokens.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';

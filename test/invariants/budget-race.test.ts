@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setImmediate as tick } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,13 +12,15 @@ import { openDatabase } from '../../src/engine/db.js';
 import { isDomainError } from '../../src/errors.js';
 import { readAll } from '../../src/engine/store.js';
 import { channelMessages } from '../../src/projections/channel-queries.js';
-import { getAgent } from '../../src/projections/principals.js';
+import { getAgent } from '../../src/projections/principal-queries.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { prng, seedFrom } from '../helpers/prng.js';
+import { spawnScript, type Child } from '../helpers/processes.js';
+import { ok } from '../helpers/calls.js';
 
 /**
- * Budgets under concurrent spend (DESIGN §3.7): report_usage calls that together cross 80 % and 100 %
+ * Budgets under concurrent spend: report_usage calls that together cross 80 % and 100 %
  * of a goal's cents budget raise exactly one BudgetAlertRaised and exactly one GoalPaused, each in the
  * command whose cost crossed the line — so no reader ever sees spend ≥ budget while the goal is still
  * active (nor spend ≥ 80 % without the alert). Readers run all along: get_goal over its own HTTP
@@ -75,36 +76,6 @@ async function child([dataDir, agentIdArg, ownerIdArg, name, taskIdArg, countArg
 }
 
 const centsOf = (i: number) => 1 + (i % 20);
-
-interface Proc {
-  proc: ChildProcess;
-  lines: string[];
-  ready: Promise<void>;
-  exit: Promise<number | null>;
-  stderr(): string;
-}
-
-function spawnChild(args: readonly string[]): Proc {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, CHILD_MODE, ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let err = '';
-  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-  proc.stdin!.on('error', () => {});
-  let onReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line);
-    if (line === 'ready') onReady();
-  });
-  const exit = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const readyOrExit = Promise.race([
-    ready,
-    exit.then(() => Promise.reject(new Error(`usage child exited before "ready":\n${err}`))),
-  ]);
-  return { proc, lines, ready: readyOrExit, exit, stderr: () => err };
-}
 
 /** One reading of the goal's budget state, as a reader saw it. */
 interface Observation {
@@ -335,7 +306,7 @@ function tests(): void {
             ),
           );
           const reader = await f.connect(spender(f, ownerId, 'watcher').token);
-          // Each session reports on its own task (only its assignee may: issue 12), one call after another;
+          // Each session reports on its own task (only its assignee may), one call after another;
           // the 8 sessions run side by side, so their calls interleave on the server.
           const plans = clients.map((c, i) =>
             Array.from({ length: CALLS }, () => ({
@@ -396,12 +367,13 @@ function tests(): void {
         const REPORTS = 100; // per process: 1050¢ each (centsOf)
         const BUDGET = 2000;
         const { f, ownerId, goalId, channelId, taskIds } = await setup(BUDGET, WRITERS);
-        let children: Proc[] = [];
+        let children: Child[] = [];
         try {
           const agents = Array.from({ length: WRITERS }, (_, i) => assigned(f, ownerId, `writer-${i}`, taskIds[i]!));
           const reader = await f.connect(spender(f, ownerId, 'watcher').token);
           children = agents.map((a, i) =>
-            spawnChild([
+            spawnScript(SELF, [
+              CHILD_MODE,
               f.app.dataDir,
               String(a.agentId),
               String(ownerId),
@@ -410,10 +382,10 @@ function tests(): void {
               String(REPORTS),
             ]),
           );
-          await Promise.all(children.map((c) => c.ready));
+          await Promise.all(children.map((c) => c.waitForLine('ready')));
           const observer = new Observer(BUDGET);
           for (const c of children) c.proc.stdin!.write('go\n');
-          const exits = Promise.all(children.map((c) => c.exit));
+          const exits = Promise.all(children.map(async (c) => (await c.exit).code));
           await readAlong(f, reader, goalId, observer, exits);
           (await exits).forEach((code, i) =>
             assert.equal(code, 0, `${agents[i]!.name} failed:\n${children[i]!.stderr()}`),
@@ -444,12 +416,6 @@ function tests(): void {
       },
     );
   });
-}
-
-async function ok(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name} failed: ${textOf(result)}`);
-  return body;
 }
 
 // Last, so that every const above is initialized when the child starts.

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -13,16 +12,18 @@ import { openApp, productProjections } from '../../src/app.js';
 import { isDomainError } from '../../src/errors.js';
 import { readAll } from '../../src/engine/store.js';
 import { getTask } from '../../src/projections/task-queries.js';
-import { getAgent } from '../../src/projections/principals.js';
+import { getAgent } from '../../src/projections/principal-queries.js';
 import { colony } from '../helpers/cli.js';
 import { dumpTables } from '../helpers/engine.js';
 import { httpFixture } from '../helpers/mcp-http.js';
-import { callTool, textOf } from '../helpers/mcp.js';
+import { textOf } from '../helpers/mcp.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { spawnScript, type Child } from '../helpers/processes.js';
+import { ok } from '../helpers/calls.js';
 
 /**
- * claim_task is a lease that exactly one agent gets (DESIGN §3.6), however the claims arrive:
+ * claim_task is a lease that exactly one agent gets, however the claims arrive:
  *
  *  (a) 100 agents, each with its own Streamable HTTP session on a real socket, fire claim_task at the
  *      same task at once (Promise.all), 100 rounds on 100 tasks: one success and 99 ErrAlreadyClaimed
@@ -89,36 +90,6 @@ async function child([dataDir, agentIdArg, ownerIdArg, name, taskList]: string[]
     );
     process.exit(1);
   }
-}
-
-interface Proc {
-  proc: ChildProcess;
-  lines: string[];
-  ready: Promise<void>;
-  exit: Promise<number | null>;
-  stderr(): string;
-}
-
-function spawnChild(args: readonly string[]): Proc {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, CHILD_MODE, ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let err = '';
-  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-  proc.stdin!.on('error', () => {});
-  let onReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line);
-    if (line === 'ready') onReady();
-  });
-  const exit = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const readyOrExit = Promise.race([
-    ready,
-    exit.then(() => Promise.reject(new Error(`claim child exited before "ready":\n${err}`))),
-  ]);
-  return { proc, lines, ready: readyOrExit, exit, stderr: () => err };
 }
 
 function tests(): void {
@@ -245,7 +216,7 @@ function tests(): void {
         const WRITERS = 4;
         const TASKS = 50;
         const { dir, cleanup } = tempDir('colony-claim-race-');
-        let children: Proc[] = [];
+        let children: Child[] = [];
         try {
           const setup = openApp({ dataDir: dir });
           const owner = createOwner(setup, 'owner', { actor: 'system' });
@@ -286,11 +257,11 @@ function tests(): void {
           setup.engine.close();
 
           children = agents.map((a) =>
-            spawnChild([dir, String(a.agentId), String(owner.userId), a.name, taskIds.join(',')]),
+            spawnScript(SELF, [CHILD_MODE, dir, String(a.agentId), String(owner.userId), a.name, taskIds.join(',')]),
           );
-          await Promise.all(children.map((c) => c.ready)); // every process has opened the app before any claims
+          await Promise.all(children.map((c) => c.waitForLine('ready'))); // every process has opened the app before any claims
           for (const c of children) c.proc.stdin!.write('go\n');
-          const codes = await Promise.all(children.map((c) => c.exit));
+          const codes = (await Promise.all(children.map((c) => c.exit))).map((e) => e.code);
           codes.forEach((code, i) => assert.equal(code, 0, `${agents[i]!.name} failed:\n${children[i]!.stderr()}`));
           const summaries = children.map((c) => JSON.parse(c.lines.at(-1)!) as ChildSummary);
           const contended = summaries.reduce((n, s) => n + s.contended, 0);
@@ -355,12 +326,6 @@ function tests(): void {
       },
     );
   });
-}
-
-async function ok(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name} failed: ${textOf(result)}`);
-  return body;
 }
 
 // Last, so that every const above is initialized when the child starts.

@@ -7,11 +7,12 @@ import { goalSnapshot } from '../../src/projections/goal-snapshot.js';
 import { replayTo } from '../../src/engine/replay.js';
 import { LeaseSweeper } from '../../src/runtime/leases.js';
 import { colony } from '../helpers/cli.js';
-import { callTool, mcpFixture, textOf, type McpFixture } from '../helpers/mcp.js';
+import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
 import { productProjections } from '../../src/app.js';
+import { ok } from '../helpers/calls.js';
 
 /**
- * Time travel (`colony replay`, DESIGN §1): a multi-agent goal is played through real MCP clients —
+ * Time travel (`colony replay`): a multi-agent goal is played through real MCP clients —
  * creation, a task-tree proposal, the owner's approval, claims, usage (the 80 % alert and the 100 %
  * pause, then a resume), completions, a peer's rejecting verdict, a release, a lease that runs out on
  * a controlled clock and is expired by the LeaseSweeper, and the goal's completion. After each
@@ -40,12 +41,6 @@ let f: McpFixture;
 let goalId = 0;
 const steps: Step[] = [];
 let start = 0;
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
-  return body;
-}
 
 /** Runs one command and records the live snapshot right after it committed. */
 async function step(label: string, run: () => Promise<unknown> | unknown): Promise<void> {

@@ -16,7 +16,7 @@ import { COLONY_BIN, colony, colonyLive, type LiveCli } from '../helpers/cli.js'
  * HOME (it keeps a catalog and OAuth state there) and a hard time limit; `--stored-auth-only` stops it
  * from ever starting an interactive OAuth login.
  *
- * Exit codes (libraries.md §2.1): 0 ok, 3 auth_required, 5 the tool answered isError.
+ * The Inspector's exit codes: 0 ok, 3 auth_required, 5 the tool answered isError.
  */
 const PKG = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector/package.json', import.meta.url));
 const INSPECTOR_BIN = join(

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { colony, COLONY_BIN } from '../helpers/cli.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { ok } from '../helpers/calls.js';
+import type { ToolClient } from '../helpers/mcp.js';
 
 /**
  * Both MCP revisions on one `/mcp`: a 2025-11-25 client (SDK v1, `initialize` + session) and a
@@ -20,13 +22,7 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * replay and a refused call — against two fresh stores on the same fixed clock. The logs must be the
  * same event for event, and so must the answers: nothing a call means depends on the revision.
  */
-type Body = Record<string, unknown>;
-interface Caller {
-  call(
-    name: string,
-    args: Body,
-    meta?: Body,
-  ): Promise<{ isError?: boolean; structuredContent?: unknown; content?: unknown }>;
+interface Caller extends ToolClient {
   close(): Promise<void>;
   revision(): string | undefined;
 }
@@ -43,7 +39,7 @@ async function legacyClient(base: string, token: string): Promise<Caller> {
   await client.connect(transport);
   assert.ok(transport.sessionId, 'the 2025 client holds a session');
   return {
-    call: (name, args, meta) => client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as never,
+    callTool: (params) => client.callTool(params),
     close: () => client.close(),
     revision: () => transport.protocolVersion,
   };
@@ -57,16 +53,10 @@ async function modernClient(base: string, token: string): Promise<Caller> {
   await client.connect(transport);
   assert.equal(transport.sessionId, undefined, 'the 2026-07-28 client has no session');
   return {
-    call: (name, args, meta) => client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as never,
+    callTool: (params) => client.callTool(params),
     close: () => client.close(),
     revision: () => client.getNegotiatedProtocolVersion(),
   };
-}
-
-async function ok(c: Caller, name: string, args: Body, meta?: Body): Promise<Body> {
-  const r = await c.call(name, args, meta);
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
-  return r.structuredContent as Body;
 }
 
 /** The scenario; returns every answer (ids and all) so the two runs can be compared too. */
@@ -99,7 +89,10 @@ async function scenario(
     assert.deepEqual(await ok(worker, 'complete_task', { task_id: taskId, summary: 'All pages checked.' }, KEY), done);
     assert.equal(f.eventCount(), head);
     // A refused call (outside the agent's scope) is an isError result under either revision, appending nothing.
-    const refused = await worker.call('create_goal', { title: 'x', description: 'y' });
+    const refused = (await worker.callTool({ name: 'create_goal', arguments: { title: 'x', description: 'y' } })) as {
+      isError?: boolean;
+      content: unknown;
+    };
     assert.equal(refused.isError, true);
     assert.equal(f.eventCount(), head);
     answers.push(done, refused.content, await ok(worker, 'get_goal', { goal_id: goal.goal_id }));

@@ -4,12 +4,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { COORDINATOR_TOOLS } from '../../src/actions/coordinator.js';
 import { checkToolScope } from '../../src/commands/tool-scope.js';
 import { buildToolRegistry } from '../../src/mcp/tools/index.js';
-import { getAgent } from '../../src/projections/principals.js';
-import { ok, refused } from '../helpers/calls.js';
+import { getAgent } from '../../src/projections/principal-queries.js';
+import { answer, ok, refused } from '../helpers/calls.js';
 import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
 
 /**
- * Issue 15, the agent's view, through a real MCP Client: tools/list shows an agent exactly its scope (the
+ * Tool scope from the agent's side, through a real MCP Client: tools/list shows an agent exactly its scope (the
  * owner every tool), the capability catalog agrees, a call outside the scope names the owner's fix, and
  * the owner's update_agent refuses a scope naming a tool that does not exist or only owners call.
  */
@@ -38,12 +38,12 @@ describe('tools/list by scope', () => {
   it('the capability catalog lists the same tools as tools/list', async () => {
     const page = await ok(worker, 'list_agent_capabilities', { kind: 'tool', limit: 100 });
     assert.deepEqual((page.capabilities as { name: string }[]).map((c) => c.name).sort(), SCOPE);
-    const miss = await ok(worker, 'get_agent_capability', { capability_id: 'tool:claim_task' });
+    const miss = (await answer(worker, 'get_agent_capability', { capability_id: 'tool:claim_task' })).body;
     assert.equal(miss.error_code, 'CAPABILITY_NOT_FOUND', 'a tool outside the scope is not described as callable');
   });
 
   it('a scope the owner widens shows at the next tools/list of the same session', async () => {
-    const agent = await f.addAgent('widened', { toolScope: ['whoami'] });
+    const agent = f.addAgent('widened', { toolScope: ['whoami'] });
     const c = await f.connect(agent.token);
     assert.deepEqual(await names(c), ['whoami']);
     await ok(owner, 'update_agent', { agent_id: agent.agentId, tool_scope: ['whoami', 'read_inbox'] });

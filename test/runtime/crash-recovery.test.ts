@@ -6,7 +6,7 @@ import { colony, colonyLive } from '../helpers/cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * Kill -9 of `colony serve` during runs (issue 6 acceptance, DESIGN rule 8): after a restart no run stays
+ * Kill -9 of `colony serve` during runs — a crash loses no committed fact: after a restart no run stays
  * `running` (the one the crash cut is marked failed), the queued run is resumed, and `colony verify`
  * passes. Runs are queued by the CLI — another process — so the serving reactor finds them in the log.
  */

@@ -1,35 +1,23 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { getRun, listRuns, runtimeOf, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
 import { readAll } from '../../src/engine/store.js';
 import { fixedClock } from '../../src/clock.js';
-import { callTool, textOf } from '../helpers/mcp.js';
-import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+import { runtimeFixture, type RuntimeFixture, runtimeWithOwner } from '../helpers/runtime.js';
+import { ok } from '../helpers/calls.js';
 
 /**
- * The reactor and the harness end to end (issue 6 items 1–2; reference US4, §6.10): real HTTP MCP,
+ * The reactor and the harness end to end: real HTTP MCP,
  * real agent processes (test/fixtures/agents/worker.ts talks back over MCP), every wake source, the
  * gates in order with their recorded refusals, coalescing per (agent, task), timeouts.
  */
 // Agents run in their own working directory, so the loader is named by its resolved URL.
 const WORKER = `node --import ${import.meta.resolve('tsx')} ${join(process.cwd(), 'test/fixtures/agents/worker.ts')}`;
 type Body = Record<string, unknown>;
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
-  return body;
-}
-
-async function setup(t: TestContext): Promise<RuntimeFixture & { owner: Client }> {
-  const f = await runtimeFixture();
-  t.after(() => f.close());
-  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
-}
 
 /** A goal in auto mode coordinated by `coordinator`, with a root and two leaves; returns the task ids. */
 async function goalWithTree(
@@ -89,8 +77,8 @@ const agentName = (f: RuntimeFixture, runId: number) =>
   ).name;
 
 describe('reactor', () => {
-  it('goal_created wakes the coordinator; a claim wakes the assignee with the task context, which moves claimed → in_progress (US4 AS2, AS3)', async (t) => {
-    const f = await setup(t);
+  it('goal_created wakes the coordinator; a claim wakes the assignee with the task context, which moves claimed → in_progress', async (t) => {
+    const f = await runtimeWithOwner(t);
     const coord = f.addRunner('coord', 'cat >/dev/null; echo planning');
     const spec = f.addRunner(
       'spec',
@@ -148,7 +136,7 @@ describe('reactor', () => {
     assert.equal(transcript[0]!.role, 'user');
     assert.equal(transcript.at(-1)!.content, `run ${run!.runId} of spec done`);
     assert.equal(runtimeOf(f.app.engine.db, spec.agentId).status, 'idle');
-    // US4 AS4: the goal channel holds the system message of the completion; the run shows on the agent (colony runs list --agent).
+    // The goal channel holds the system message of the completion; the run shows on the agent (colony runs list --agent).
     const channel = ((await ok(f.owner, 'get_goal', { goal_id: goalId })) as { goal: { channel_id: number } }).goal
       .channel_id;
     const messages = (await ok(f.owner, 'get_channel_messages', { channel_id: channel, limit: 100 })).messages as {
@@ -169,7 +157,7 @@ describe('reactor', () => {
   });
 
   it('a DM wakes the recipient; DMs that arrive while it runs merge into one queued run (coalescing)', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const slow = f.addRunner('slow', 'cat >/dev/null; sleep 0.6; echo ok');
     const first = f.reactor.wake({ agentId: slow.agentId, source: 'manual', by: 'user-1' });
     assert.equal(first.run.status, 'running');
@@ -188,7 +176,7 @@ describe('reactor', () => {
   });
 
   it('messages an agent sends during its run join its session and wake the recipient one level deeper, up to the max trigger depth', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const scope = { toolScope: ['whoami', 'send_message'] };
     const ping = f.addRunner('ping', `WORKER_DM=pong ${WORKER}`, { maxTriggerDepth: 3 }, scope);
     const pong = f.addRunner('pong', `WORKER_DM=ping ${WORKER}`, { maxTriggerDepth: 3 }, scope);
@@ -250,7 +238,7 @@ describe('reactor', () => {
   });
 
   it('an @mention in a goal channel wakes the mentioned agent (not the author) in that goal, charged to it', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const helper = f.addRunner(
       'helper',
       `cat >/dev/null; echo '{"total_cost_usd":0.02,"usage":{"input_tokens":5,"output_tokens":5}}'`,
@@ -270,7 +258,7 @@ describe('reactor', () => {
   });
 
   it('gates refuse in order and record why: stopped, quarantine, trigger depth, daily run budget; cooldown queues', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const a = f.addRunner('gated', 'cat >/dev/null; echo ok', {
       dailyRunBudget: 1,
       maxTriggerDepth: 2,
@@ -296,7 +284,7 @@ describe('reactor', () => {
   });
 
   it('a run past its timeout gets SIGTERM, then SIGKILL; RunTimedOut then RunFinished timed_out', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const a = f.addRunner('stubborn', `trap '' TERM; echo started; sleep 30`, { timeoutSec: 1 });
     const out = f.reactor.wake({ agentId: a.agentId, source: 'manual', by: 'user-1' });
     const run = await f.reactor.whenDone(out.run.runId);

@@ -13,7 +13,7 @@ import { ok } from '../helpers/calls.js';
 import { readAll } from '../../src/engine/store.js';
 
 /**
- * Issue 13 through the real reactor and harness: every agent process runs in a Bubblewrap sandbox. An
+ * Through the real reactor and harness: every agent process runs in a Bubblewrap sandbox. An
  * agent command that tries to read the master key, the database or its WAL, another agent's files or the
  * owner's home, to write outside its workspace, to see or signal Colony's process, to fork-bomb or to
  * allocate past its memory limit does no harm; the run records why (its profile, the limit it hit), and
@@ -67,7 +67,7 @@ function escapes(f: RuntimeFixture): string {
   ].join('; ');
 }
 
-describe('issue 13: agents run confined', () => {
+describe('agents run confined', () => {
   it('an agent reads and writes nothing outside its workspace, never sees Colony, and the run records its profile', async (t) => {
     const f = await setup(t);
     mkdirSync(join(f.app.dataDir, 'workspace', 'agents', 'victim'), { recursive: true });

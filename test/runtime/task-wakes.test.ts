@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { setAgentProject, stopAgent } from '../../src/actions/runs/agent-controls.js';
 import type { Wake } from '../../src/events/runs.js';
@@ -11,11 +11,12 @@ import { listRuns, sessionMessages, type RunRow } from '../../src/projections/ru
 import { getTask } from '../../src/projections/task-queries.js';
 import { wakesFor } from '../../src/runtime/wake-sources.js';
 import { callTool, textOf } from '../helpers/mcp.js';
-import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+import { type RuntimeFixture, runtimeWithOwner } from '../helpers/runtime.js';
+import { ok } from '../helpers/calls.js';
 
 /**
- * Waits that end (issue 15 part F): the facts that used to leave a task waiting on someone nobody told
- * now wake that someone — a peer verifier when work awaits its verdict (US5 AS2), whoever can close a
+ * Waits that end: the facts that used to leave a task waiting on someone nobody told
+ * now wake that someone — a peer verifier when work awaits its verdict, whoever can close a
  * parent whose children are all done, and the project's agent when a project task is dispatched (as
  * xylocopa's poller did). Real HTTP MCP, real agent processes (test/fixtures/agents/worker.ts).
  */
@@ -23,18 +24,6 @@ const WORKER = `node --import ${import.meta.resolve('tsx')} ${join(process.cwd()
 const WORK_TOOLS = ['whoami', 'claim_task', 'complete_task'];
 type Body = Record<string, unknown>;
 type F = RuntimeFixture & { owner: Client };
-
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError && body.status !== 'error', `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
-  return body;
-}
-
-async function setup(t: TestContext): Promise<F> {
-  const f = await runtimeFixture();
-  t.after(() => f.close());
-  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
-}
 
 /** An auto-approved goal coordinated by `coordinator`: a root with two leaves (`leaf` merges into the first). */
 async function goalWithTree(
@@ -84,8 +73,8 @@ async function cancel(f: F, taskId: number): Promise<void> {
 }
 
 describe('task wake-ups', () => {
-  it('verification_requested: a task handed in for a peer wakes the peer with the summary and verify_task; its verdict over MCP ends the task done (US5 AS2)', async (t) => {
-    const f = await setup(t);
+  it('verification_requested: a task handed in for a peer wakes the peer with the summary and verify_task; its verdict over MCP ends the task done', async (t) => {
+    const f = await runtimeWithOwner(t);
     const reviewer = f.addRunner(
       'reviewer',
       `WORKER_VERDICT=approve ${WORKER}`,
@@ -138,7 +127,7 @@ describe('task wake-ups', () => {
   });
 
   it('children_done: the last child done (or cancelled) offers the unassigned parent to the coordinator, once, with the roll-up and how to close it', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const coord = f.addRunner(
       'coord',
       'cat >/dev/null; echo noted',
@@ -193,7 +182,7 @@ describe('task wake-ups', () => {
   });
 
   it('children_done: the coordinator takes each parent and hands it in, so the tree closes level by level up to its root', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const closeOnOffer = `WORKER_CLAIM=children_done WORKER_COMPLETE=children_done ${WORKER}`;
     const coord = f.addRunner('coord', closeOnOffer, {}, { toolScope: [...WORK_TOOLS, 'complete_goal'] });
     const spec = f.addRunner('spec', `WORKER_COMPLETE=1 ${WORKER}`, {}, { toolScope: WORK_TOOLS });
@@ -238,7 +227,7 @@ describe('task wake-ups', () => {
   });
 
   it('children_done: a parent someone holds goes to its holder, who hands it in; the coordinator is not asked', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const coord = f.addRunner('coord', 'cat >/dev/null; echo noted');
     const boss = f.addRunner('boss', `WORKER_COMPLETE=children_done ${WORKER}`, {}, { toolScope: WORK_TOOLS });
     const spec = f.addRunner('spec', `WORKER_COMPLETE=1 ${WORKER}`, {}, { toolScope: WORK_TOOLS });
@@ -266,7 +255,7 @@ describe('task wake-ups', () => {
   });
 
   it("task_dispatched: a dispatched project task wakes the project's agent with the task, its model and effort (prompt and env); it claims, works and reports back", async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     await ok(f.owner, 'project_create', { name: 'shop' });
     const shop = getProjectByName(f.app.engine.db, f.ownerId, 'shop')!;
     const builder = f.addRunner(
@@ -323,7 +312,7 @@ describe('task wake-ups', () => {
   });
 
   it('task_dispatched passes the same gates: one level deeper than the dispatching run (trigger depth), a stopped agent is refused on the record, no project agent wakes nobody', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     for (const name of ['lab', 'empty']) await ok(f.owner, 'project_create', { name });
     const newTask = async (project: string, title: string) =>
       Number(((await ok(f.owner, 'task_create', { title, project })).task as { task_id: string }).task_id);

@@ -2,19 +2,18 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { describe, it } from 'node:test';
 import { updateAgent } from '../../src/actions/agents.js';
 import { registerAgent, setAgentCommand } from '../../src/actions/principals.js';
-import { getAgent, getAgentByName } from '../../src/projections/principals.js';
+import { getAgent, getAgentByName } from '../../src/projections/principal-queries.js';
 import { listRuns, type RunRow } from '../../src/projections/run-queries.js';
 import { writeExclusive, writeMcpConfig } from '../../src/runtime/mcp-config.js';
 import { SANDBOX_HOME } from '../../src/runtime/sandbox.js';
 import { ok } from '../helpers/calls.js';
-import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
+import { type RuntimeFixture, runtimeWithOwner } from '../helpers/runtime.js';
 
 /**
- * The team's agent command (issue 15): the default coordinator — created with no command of its own —
+ * The team's agent command: the default coordinator — created with no command of its own —
  * runs on `goal_created` with the owner's `agent-command`, and the run gets a ready MCP client
  * configuration ($COLONY_MCP_CONFIG) that a CLI agent can use as it is: the worker fixture connects with
  * nothing else. An agent's own command wins; updating an agent never copies the team's into it.
@@ -22,17 +21,12 @@ import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 const WORKER = `node --import ${import.meta.resolve('tsx')} ${join(process.cwd(), 'test/fixtures/agents/worker.ts')}`;
 const OWNER = { actor: 'user:owner' };
 
-async function setup(t: TestContext): Promise<RuntimeFixture & { owner: Client }> {
-  const f = await runtimeFixture();
-  t.after(() => f.close());
-  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
-}
 const runsOf = (f: RuntimeFixture, agentId: number): RunRow[] =>
   listRuns(f.app.engine.db, { agentId, limit: 100 }).reverse();
 
 describe("the team's agent command", () => {
   it('runs the default coordinator on goal_created, and the run connects with $COLONY_MCP_CONFIG alone', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     setAgentCommand(f.app, f.ownerId, `WORKER_USE_MCP_CONFIG=1 WORKER_HELLO=my_status ${WORKER}`, OWNER);
     const g = await ok(f.owner, 'create_goal', {
       title: 'A goal that plans itself',
@@ -83,7 +77,7 @@ describe("the team's agent command", () => {
   });
 
   it("an agent's own command wins; updating an agent keeps following the team; no command anywhere means no run", async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const spec = {
       ownerId: f.ownerId,
       model: 'scripted',

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { callTool, mcpFixture, textOf } from '../helpers/mcp.js';
 
 /**
- * Issue 12 item 10 through a real MCP Client: input that used to end in ErrInternal (a NUL byte in a
+ * Through a real MCP Client: input that used to end in ErrInternal (a NUL byte in a
  * search, a task tree nested ~550 deep that overflowed the validator's stack) or was accepted (a blank
  * task title) is ErrInvalidInput naming the problem, and nothing is written.
  */
@@ -15,7 +15,7 @@ const nested = (depth: number): Body => {
   return node;
 };
 
-describe('issue 12 item 10: bad input is ErrInvalidInput, never ErrInternal, and writes nothing', () => {
+describe('bad input is ErrInvalidInput, never ErrInternal, and writes nothing', () => {
   it('NUL bytes, deep nesting and blank titles', async (t) => {
     const f = await mcpFixture();
     t.after(() => f.close());
@@ -37,7 +37,7 @@ describe('issue 12 item 10: bad input is ErrInvalidInput, never ErrInternal, and
       assert.match(textOf(result), why);
       assert.equal(f.app.engine.head().position, head, `${tool} wrote nothing`);
     }
-    // xylocopa's tools answer refusals as text (DESIGN §3.18): the code is in structuredContent.
+    // xylocopa's tools answer refusals as text: the code is in structuredContent.
     for (const title of ['', '   \t ']) {
       const head = f.app.engine.head().position;
       const { result, body } = await callTool(worker, 'task_create', { title, project: 'inputs' });

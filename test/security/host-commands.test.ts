@@ -8,7 +8,7 @@ import { ok, refused } from '../helpers/calls.js';
 import { mcpFixture } from '../helpers/mcp.js';
 
 /**
- * Issue 12 item 1, through a real MCP Client: an agent with a coordinator's ordinary scope tries to get
+ * Through a real MCP Client: an agent with a coordinator's ordinary scope tries to get
  * a command of its own run on the host (auto goal naming itself coordinator, a raw `cmd` verifier) and
  * to read the owner's secrets through it. Nothing of that runs: auto is the owner's, raw commands are
  * refused, verifiers run only the owner's recipes, with the task's secrets and the ones a recipe was
@@ -40,7 +40,7 @@ async function setup(t: TestContext) {
 
 const EXFILTRATE = 'id; env; printf %s "$API_KEY" | base64';
 
-describe('issue 12 item 1: no process runs on the host unless the owner approved that exact command line', () => {
+describe('no process runs on the host unless the owner approved that exact command line', () => {
   it('an agent cannot create an auto goal, nor name a raw command as a verifier — nothing is written', async (t) => {
     const { f, mallory } = await setup(t);
     const text = await refused(

@@ -6,7 +6,7 @@ import { ok, refused } from '../helpers/calls.js';
 import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
 
 /**
- * Issue 12 items 2, 4 and 11 through a real MCP Client: an agent acts only as itself. A sub-agent can
+ * Through a real MCP Client: an agent acts only as itself. A sub-agent can
  * never be named like the owner (or a reserved word) and `to: "owner"` always reaches the person;
  * messages say who wrote them; idempotency keys belong to one principal and one tool; only the
  * assignee, the coordinator and the owner report usage on a task.
@@ -40,7 +40,7 @@ async function setup(t: TestContext) {
   return { f, owner: await f.connect(f.ownerToken), worker: await f.connect(f.agentToken) };
 }
 
-describe("issue 12 item 2: no agent can take a person's name, and the owner's mail reaches the owner", () => {
+describe("no agent can take a person's name, and the owner's mail reaches the owner", () => {
   it("propose_agent and `agents create` refuse the owner's name and reserved words; nothing is written", async (t) => {
     const { f, owner, worker } = await setup(t);
     const { goalId, taskIds } = await autoGoal(f, owner, 'worker');
@@ -87,7 +87,7 @@ describe("issue 12 item 2: no agent can take a person's name, and the owner's ma
   });
 });
 
-describe('issue 12 item 4: an idempotency key belongs to one principal and one tool', () => {
+describe('an idempotency key belongs to one principal and one tool', () => {
   const KEY = { 'colony/idempotency_key': 'K' };
   const goal = (title: string) => ({ title, description: 'A goal made with an idempotency key.' });
 
@@ -114,7 +114,7 @@ describe('issue 12 item 4: an idempotency key belongs to one principal and one t
   });
 });
 
-describe('issue 12 item 11: only the assignee, the coordinator and the owner report usage', () => {
+describe('only the assignee, the coordinator and the owner report usage', () => {
   it('bystanders cannot pause a goal by reporting usage on a task that is not theirs', async (t) => {
     const { f, owner, worker } = await setup(t);
     const bystanders = await Promise.all(['ann', 'ben', 'cid'].map(async (n) => f.connect(f.addAgent(n).token)));

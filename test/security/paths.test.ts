@@ -10,7 +10,7 @@ import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture } from '../helpers/runtime.js';
 
 /**
- * Issue 12 item 6 over real HTTP: a project directory swapped for a symlink to a directory outside the
+ * Over real HTTP: a project directory swapped for a symlink to a directory outside the
  * allowed roots. The swapped path stops being a root at once, and every later use of a path under it
  * — a new project, a verifier's directory, a recipe, scaffolding, an agent run in it — is refused
  * and reported (system_health), never trusted; no file appears outside the roots.
@@ -27,7 +27,7 @@ async function call(
   return { isError: result.isError === true, text: textOf(result), body };
 }
 
-describe('issue 12 item 6: a registered path is re-resolved and re-checked on every use', () => {
+describe('a registered path is re-resolved and re-checked on every use', () => {
   it('swapping a project directory for a symlink carries no root outside, and is reported', async (t) => {
     const f = await runtimeFixture({
       agentTools: ['project_create', 'project_scaffold', 'propose_task_tree', 'create_goal', 'system_health'],

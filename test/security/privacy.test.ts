@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { registerAgent } from '../../src/actions/principals.js';
 import { listRuns } from '../../src/projections/run-queries.js';
-import { callTool, textOf } from '../helpers/mcp.js';
 import { runtimeFixture } from '../helpers/runtime.js';
+import { okText } from '../helpers/calls.js';
 
 /**
- * Issue 12 item 3 over real HTTP with real agent processes: alice DMs dana, an agent Colony runs; the
+ * Over real HTTP with real agent processes: alice DMs dana, an agent Colony runs; the
  * DM and dana's system prompt are in dana's wake prompt, so in its session transcript. carol, a peer,
  * reads none of it — not by session_read / session_tail / get_agent_memory, not in session_list, not
  * in agent_get's or agent_list's preview. dana reads its own, the agent it spawned cannot read dana's,
@@ -25,13 +24,7 @@ const READ_TOOLS = [
 ];
 const SECRET_DM = 'the vault code is 4471, tell no one';
 
-async function text(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
-  const { result } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}: ${textOf(result)}`);
-  return textOf(result);
-}
-
-describe('issue 12 item 3: transcripts are private to their agent, the agents that spawned it and the owner', () => {
+describe('transcripts are private to their agent, the agents that spawned it and the owner', () => {
   it("a peer reads nothing of another agent's session; lineage upwards and the owner do", async (t) => {
     const f = await runtimeFixture();
     t.after(() => f.close());
@@ -55,7 +48,7 @@ describe('issue 12 item 3: transcripts are private to their agent, the agents th
     );
     configureRuntime(f.app, f.ownerId, child.agentId, { cooldownSec: 0 }, 'owner', { actor: 'user:owner' });
 
-    await text(await f.connect(alice.token), 'send_message', { to: 'dana', body: SECRET_DM });
+    await okText(await f.connect(alice.token), 'send_message', { to: 'dana', body: SECRET_DM });
     await f.reactor.idle();
     const [run] = listRuns(f.app.engine.db, { agentId: dana.agentId, limit: 5 });
     assert.equal(run?.status, 'succeeded');
@@ -65,18 +58,18 @@ describe('issue 12 item 3: transcripts are private to their agent, the agents th
 
     const owner = await f.connect(f.ownerToken);
     assert.match(
-      await text(owner, 'session_read', { session_id: 'dana' }),
+      await okText(owner, 'session_read', { session_id: 'dana' }),
       new RegExp(SECRET_DM),
       'the owner reads it',
     );
     const danaClient = await f.connect(dana.token);
     assert.match(
-      await text(danaClient, 'session_read', { session_id: sid }),
+      await okText(danaClient, 'session_read', { session_id: sid }),
       new RegExp(SECRET_DM),
       'dana reads its own',
     );
     assert.match(
-      await text(danaClient, 'session_read', { session_id: childRun!.sessionId! }),
+      await okText(danaClient, 'session_read', { session_id: childRun!.sessionId! }),
       /helped/,
       'dana reads the agent it spawned',
     );
@@ -85,17 +78,20 @@ describe('issue 12 item 3: transcripts are private to their agent, the agents th
       for (const id of ['dana', sid, sid.slice(0, 6), String(dana.agentId)]) {
         for (const tool of ['session_read', 'session_tail'])
           assert.equal(
-            await text(reader, tool, { session_id: id }),
+            await okText(reader, tool, { session_id: id }),
             `No agent found matching: ${id}`,
             `${tool}(${id})`,
           );
       }
-      assert.deepEqual(JSON.parse(await text(reader, 'get_agent_memory', { session_id: sid })), {
+      assert.deepEqual(JSON.parse(await okText(reader, 'get_agent_memory', { session_id: sid })), {
         status: 'error',
         message: `Session ${sid} not found.`,
       });
-      assert.doesNotMatch(await text(reader, 'session_list'), /\*\*dana\*\*/);
-      for (const shown of [await text(reader, 'agent_get', { agent_id: 'dana' }), await text(reader, 'agent_list')]) {
+      assert.doesNotMatch(await okText(reader, 'session_list'), /\*\*dana\*\*/);
+      for (const shown of [
+        await okText(reader, 'agent_get', { agent_id: 'dana' }),
+        await okText(reader, 'agent_list'),
+      ]) {
         assert.ok(!shown.includes(SECRET_DM) && !shown.includes('handled'), shown);
         assert.match(shown, /private/);
       }

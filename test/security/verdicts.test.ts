@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { reputationSettings } from '../../src/actions/reputation.js';
-import { getAgent } from '../../src/projections/principals.js';
+import { getAgent } from '../../src/projections/principal-queries.js';
 import { scoreOf } from '../../src/projections/reputation.js';
 import { ok, refused } from '../helpers/calls.js';
 import { mcpFixture, type McpFixture } from '../helpers/mcp.js';
 
 /**
- * Issue 12 item 5 through a real MCP Client: an agent that verifies its own work farms reputation. A
+ * Through a real MCP Client: an agent that verifies its own work farms reputation. A
  * verdict never comes from the worker nor from its spawn lineage: such a peer verifier is refused when
  * proposed (the proposer and its lineage), and a claim by the verifier or its lineage is refused too —
  * so no verdict of the kind is ever recorded and the reputation does not move.
@@ -39,7 +39,7 @@ async function setup(t: TestContext) {
   };
 }
 
-describe('issue 12 item 5: a verdict never comes from the worker or its spawn lineage', () => {
+describe('a verdict never comes from the worker or its spawn lineage', () => {
   it('a proposer naming itself or an agent of its lineage as peer verifier is refused at proposal time', async (t) => {
     const { f, owner, farmer, ids } = await setup(t);
     const g = await ok(owner, 'create_goal', {

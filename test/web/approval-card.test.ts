@@ -13,7 +13,7 @@ import { launchBrowser } from '../../testkit/browser.js';
 import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
- * The approval card in chromium, decided through a host (issue 16). The test is the host: a page served
+ * The approval card in chromium, decided through a host. The test is the host: a page served
  * over a real socket embeds the card's HTML — read from Colony with resources/read — in a sandboxed
  * iframe under a CSP with no network, and ext-apps' AppBridge (the host side) connects it to a real MCP
  * Client of Colony, forwarding the View's tools/call. The bridge runs in this process; the page relays

@@ -1,20 +1,21 @@
 import type { App } from '../../app.js';
-import { probeDecider, probeEnvelope, validateMessage } from '../../commands/probes.js';
-import { probeStream, type ProbeBurnReason } from '../../events/probes.js';
-import { getAgent } from '../../projections/principals.js';
+import { probeDecider, probeEnvelope } from '../../commands/probes.js';
+import { DomainError } from '../../errors.js';
+import { probeStream } from '../../events/probes.js';
+import { getAgent } from '../../projections/principal-queries.js';
 import { getProbe, probeByTokenHash, type ProbeRow } from '../../projections/probes.js';
 import { tokenHash } from '../../tokens.js';
 import { type CommandOptions } from '../../engine/handle.js';
 import { sendSystemDirect } from '../notifications.js';
 
 /**
- * The probe trigger (`POST /probes/<token>`, reference §1.5 "Probe trigger"): the token is the
- * credential. A probe fires once: in one transaction it is marked fired and its message, wrapped in the
- * envelope, is posted to the agent as a DM from `system` carrying `{probe_id}` — which the reactor turns
- * into a wake-up with source `probe` after commit. (The DM is appended first only because ProbeFired
- * names its message id; both commit together or not at all, so a probe can never fire twice.)
- * Unknown, fired and expired tokens write nothing; a probe whose agent is gone or whose stored message
- * fails re-validation is burned (used up without delivery), as xylocopa does.
+ * The probe trigger (`POST /probes/<token>`, xylocopa's "probe trigger"): the token is the credential. A
+ * probe fires once: in one transaction it is marked fired and its message, wrapped in the envelope, is
+ * posted to the agent as a DM from `system` carrying `{probe_id}` — which the reactor turns into a wake-up
+ * with source `probe` after commit. (The DM is appended first only because ProbeFired names its message
+ * id; both commit together or not at all, so a probe can never fire twice.) The probe decider rules first
+ * (TriggerProbe): fired and expired probes are refused and write nothing; a probe whose agent is gone or
+ * whose stored message fails re-validation is burned (used up without delivery), as xylocopa does.
  */
 export interface TriggerOutcome {
   status: 200 | 404 | 410 | 422;
@@ -30,65 +31,49 @@ export function fireProbe(app: App, token: string): TriggerOutcome {
   const found = probeByTokenHash(app.engine.db, tokenHash(token));
   if (!found) return refusal(404, 'ErrProbeNotFound', 'Probe not found');
   const actor: CommandOptions = { actor: `probe:${found.probeId}` };
-  return app.engine.transact(actor, (uow) => trigger(app, getProbe(app.engine.db, found.probeId)!, uow.now, actor))
-    .value!;
+  try {
+    return app.engine.transact(actor, (uow) => trigger(app, getProbe(app.engine.db, found.probeId)!, uow.now, actor))
+      .value!;
+  } catch (e) {
+    if (!(e instanceof DomainError) || (e.code !== 'ErrProbeFired' && e.code !== 'ErrProbeExpired')) throw e;
+    // Gone: 410. An expiry event pulls the read model's expires_at back to when it happened, which the
+    // probe's own stream does not record: the answer names that time.
+    const message =
+      e.code === 'ErrProbeExpired'
+        ? `Probe expired at ${getProbe(app.engine.db, found.probeId)!.expiresAt}`
+        : e.message;
+    return refusal(410, e.code, message);
+  }
 }
 
 function trigger(app: App, probe: ProbeRow, now: string, actor: CommandOptions): TriggerOutcome {
-  if (probe.firedAt !== null) return refusal(410, 'ErrProbeFired', `Probe already fired at ${probe.firedAt}`);
-  if (Date.parse(probe.expiresAt) <= Date.parse(now))
-    return refusal(410, 'ErrProbeExpired', `Probe expired at ${probe.expiresAt}`);
-  const agent = getAgent(app.engine.db, probe.agentId);
-  if (!agent)
-    return burn(
-      app,
-      probe,
-      'agent_missing',
-      `agent ${probe.agentId} no longer exists`,
-      actor,
-      refusal(404, 'ErrAgentNotFound', 'Target agent no longer exists'),
-    );
-  const invalid = validateMessage(probe.message);
-  if (invalid !== null) {
-    return burn(
-      app,
-      probe,
-      'invalid_message',
-      invalid,
-      actor,
-      refusal(422, 'ErrInvalidProbeMessage', `Probe message failed validation: ${invalid}`),
-    );
+  const agentExists = getAgent(app.engine.db, probe.agentId) !== null;
+  const stream = probeStream(probe.n);
+  const ruled = app.engine.handle(probeDecider, stream, { type: 'TriggerProbe', agentExists }, actor);
+  const burned = ruled.events.find((e) => e.type === 'ProbeBurned');
+  if (burned?.type === 'ProbeBurned') {
+    return burned.data.reason === 'agent_missing'
+      ? refusal(404, 'ErrAgentNotFound', 'Target agent no longer exists')
+      : refusal(422, 'ErrInvalidProbeMessage', `Probe message failed validation: ${burned.data.detail}`);
   }
   const envelope = probeEnvelope(probe.probeId, now, probe.message);
   const sent = sendSystemDirect(
     app,
     probe.ownerId,
-    `agent-${agent.agentId}`,
+    `agent-${probe.agentId}`,
     envelope,
     { probe_id: probe.probeId },
     actor,
   );
-  app.engine.handle(probeDecider, probeStream(probe.n), { type: 'FireProbe', messageId: sent.messageId }, actor);
+  app.engine.handle(probeDecider, stream, { type: 'FireProbe', messageId: sent.messageId }, actor);
   return {
     status: 200,
     body: {
       status: 'ok',
       probe_id: probe.probeId,
-      agent_id: String(agent.agentId),
+      agent_id: String(probe.agentId),
       message_id: sent.messageId,
       fired_at: now,
     },
   };
-}
-
-function burn(
-  app: App,
-  probe: ProbeRow,
-  reason: ProbeBurnReason,
-  detail: string,
-  actor: CommandOptions,
-  outcome: TriggerOutcome,
-): TriggerOutcome {
-  app.engine.handle(probeDecider, probeStream(probe.n), { type: 'BurnProbe', reason, detail }, actor);
-  return outcome;
 }

@@ -14,7 +14,7 @@ import {
 import { dirname, join } from 'node:path';
 
 /**
- * A project's CLAUDE.md and PROGRESS.md (xylocopa's scaffolder, reference §1.5), rendered from the
+ * A project's CLAUDE.md and PROGRESS.md (xylocopa's scaffolder), rendered from the
  * project's record only — no directory scan, no clock — so the same project always gives the same bytes.
  *
  * Markers:

@@ -6,7 +6,7 @@ import { log } from '../../log.js';
 import { activeProjectPaths } from '../../projections/projects.js';
 
 /**
- * Path policy (DESIGN §3.16), applied to every path-like argument of every tool before the call runs.
+ * Path policy, applied to every path-like argument of every tool before the call runs.
  * A value is resolved (relative to the server's cwd; symlinks followed along the part that exists) and
  * must lie inside an allowed root: the data dir's workspace, each registered project's path, and the
  * entries of COLONY_ALLOWED_ROOTS. Accepted values are replaced by the resolved absolute path, so the
@@ -104,7 +104,7 @@ function movedTo(root: string): string | null {
   return now;
 }
 
-/** The path policy for a Colony: the workspace, COLONY_ALLOWED_ROOTS and every active project's path (DESIGN §3.16). */
+/** The path policy for a Colony: the workspace, COLONY_ALLOWED_ROOTS and every active project's path are its roots. */
 export const pathPolicyFor = (app: App): PathPolicy =>
   PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));
 

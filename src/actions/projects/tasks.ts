@@ -1,7 +1,7 @@
 import type { App } from '../../app.js';
-import { taskDecider } from '../../commands/tasks.js';
+import { projectTaskDecider } from '../../commands/project-tasks.js';
 import { DomainError } from '../../errors.js';
-import { taskStream, XYLOCOPA_STATUS, type TaskChanges } from '../../events/tasks.js';
+import { taskStream } from '../../events/tasks.js';
 import { getChannelByName } from '../../projections/channel-queries.js';
 import { getTask, type TaskRow } from '../../projections/task-queries.js';
 import { getProject, listProjects, projectForPath, type ProjectRow } from '../../projections/projects.js';
@@ -14,26 +14,12 @@ import { type Speaker } from '../../events/principals.js';
 import { type CommandOptions } from '../../engine/handle.js';
 
 /**
- * xylocopa's task_create / task_update / task_dispatch on Colony's one task aggregate (DESIGN §2, §3.5,
- * §3.18). A project task is created `proposed` (INBOX) with no goal; its notices go to the project's
- * channel `#project-<name>`; task_dispatch makes it `approved` (PENDING), claimable with claim_task like
- * any goal task. Refusals are DomainErrors whose message is xylocopa's text.
+ * xylocopa's task_create / task_update / task_dispatch on Colony's one task aggregate. A project task is
+ * created `proposed` (INBOX) with no goal; its notices go to the project's channel `#project-<name>`;
+ * task_dispatch makes it `approved` (PENDING), claimable with claim_task like any goal task. The action
+ * finds the project and the task; the project-task decider (commands/project-tasks.ts) refuses, with
+ * xylocopa's texts, before anything is written.
  */
-export const VALID_MODELS = [
-  'claude-fable-5-1',
-  'claude-fable-5',
-  'claude-opus-5',
-  'claude-opus-4-8',
-  'claude-opus-4-7',
-  'claude-opus-4-6',
-  'claude-sonnet-5',
-  'claude-sonnet-4-6',
-  'claude-haiku-4-5-20251001',
-] as const;
-export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max', 'ultracode'] as const;
-export const MAX_TITLE = 300;
-export const MAX_DESCRIPTION = 50_000;
-
 export interface NewProjectTask {
   title: string;
   project: string;
@@ -49,27 +35,22 @@ export interface CreatedProjectTask {
   inferred: boolean;
 }
 
+/** task_create: a task in the named project (else the one inferred), INBOX, its notices in the project's channel. */
 export function createProjectTask(
   app: App,
   by: Speaker,
   input: NewProjectTask,
   actor: CommandOptions,
 ): CreatedProjectTask {
-  // xylocopa accepts an empty title and then can never dispatch the task (reference §1.9 item 3): refused here, before anything is written.
-  if (input.title.trim() === '')
-    throw new DomainError('ErrInvalidInput', 'Validation error:\ntitle: must not be empty or only whitespace', {
-      field: 'title',
-    });
-  const { project, inferred } = resolveProject(app, by, input.project, input.cwd);
-  validate(input);
   const r = app.engine.transact(actor, (uow) => {
+    const project = resolveProject(app, by, input.project, input.cwd);
     const channelId = projectChannel(app, by.tenant, project, actor);
     const taskId = uow.ids.next('task');
     app.engine.handle(
-      taskDecider,
+      projectTaskDecider,
       taskStream(taskId),
       {
-        type: 'CreateTask',
+        type: 'CreateProjectTask',
         task: {
           taskId,
           goalId: null,
@@ -96,18 +77,14 @@ export function createProjectTask(
     );
     return taskId;
   });
-  const taskId = r.value ?? (r.events[0]!.data as { taskId: number }).taskId;
-  return { task: getTask(app.engine.db, taskId)!, project, inferred };
+  const created = r.events.find((e) => e.type === 'TaskCreated')?.data as { taskId: number } | undefined;
+  const task = getTask(app.engine.db, r.value ?? created!.taskId)!;
+  return { task, project: getProject(app.engine.db, task.projectId!)!, inferred: input.project === '' };
 }
 
 /** Explicit name; else the project of the caller's working directory (stdio) or of the calling agent (HTTP). */
-function resolveProject(
-  app: App,
-  by: Speaker,
-  name: string,
-  cwd: string | null,
-): { project: ProjectRow; inferred: boolean } {
-  if (name) return { project: projectOf(app, by.tenant, name), inferred: false };
+function resolveProject(app: App, by: Speaker, name: string, cwd: string | null): ProjectRow {
+  if (name) return projectOf(app, by.tenant, name);
   const agentId = agentIdOf(by);
   const own = agentId === null ? null : runtimeOf(app.engine.db, agentId).projectId;
   const project =
@@ -123,20 +100,7 @@ function resolveProject(
       `Could not infer project from ${where}.\nPass \`project\` explicitly. Available: ${names}`,
     );
   }
-  return { project, inferred: true };
-}
-
-function validate(input: { title?: string; description?: string; model?: string; effort?: string }): void {
-  const problems: string[] = [];
-  if (input.title !== undefined && input.title.length > MAX_TITLE)
-    problems.push(`title: at most ${MAX_TITLE} characters (got ${input.title.length})`);
-  if (input.description !== undefined && input.description.length > MAX_DESCRIPTION)
-    problems.push(`description: at most ${MAX_DESCRIPTION} characters`);
-  if (input.model && !(VALID_MODELS as readonly string[]).includes(input.model))
-    problems.push(`model: must be one of ${VALID_MODELS.join(', ')} (got '${input.model}')`);
-  if (input.effort && !(EFFORTS as readonly string[]).includes(input.effort))
-    problems.push(`effort: must be one of ${EFFORTS.join('|')} (got '${input.effort}')`);
-  if (problems.length > 0) throw new DomainError('ErrInvalidInput', `Validation error:\n${problems.join('\n')}`);
+  return project;
 }
 
 /** The name of a project's channel: `project-<name>` (lower-cased, other characters as '-'). */
@@ -161,7 +125,7 @@ export interface TaskEdit {
   priority: number | null;
 }
 
-/** task_update: applies the non-empty fields that differ (never the status); returns xylocopa's change labels, [] for none. */
+/** task_update: the non-empty fields that differ (never the status); returns xylocopa's change labels, [] for none. */
 export function updateProjectTask(
   app: App,
   by: Speaker,
@@ -171,40 +135,23 @@ export function updateProjectTask(
 ): string[] {
   const r = app.engine.transact(actor, () => {
     const { task } = taskFor(app, by, taskId);
-    const changes: TaskChanges = {};
-    const labels: string[] = [];
-    if (edit.project) {
-      const project = projectOf(app, by.tenant, edit.project);
-      if (project.projectId !== task.projectId) {
-        changes.projectId = project.projectId;
-        labels.push(`project=${project.name}`);
-      }
-    }
-    if (edit.title && edit.title !== task.title) {
-      changes.title = edit.title;
-      labels.push('title');
-    }
-    if (edit.description && edit.description !== task.description) {
-      changes.description = edit.description;
-      labels.push('description');
-    }
-    if (edit.model && edit.model !== task.model) {
-      changes.model = edit.model;
-      labels.push(`model=${edit.model}`);
-    }
-    if (edit.effort && edit.effort !== task.effort) {
-      changes.effort = edit.effort;
-      labels.push(`effort=${edit.effort}`);
-    }
-    if (edit.priority !== null && edit.priority !== task.priority) {
-      changes.priority = edit.priority;
-      labels.push(`priority=${edit.priority}`);
-    }
-    validate({ title: changes.title, description: changes.description });
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'UpdateTask', changes, labels, by: who(by) }, actor);
-    return labels;
+    const project = edit.project ? projectOf(app, by.tenant, edit.project) : null;
+    const { title, description, model, effort, priority, projectId } = task;
+    app.engine.handle(
+      projectTaskDecider,
+      taskStream(taskId),
+      {
+        type: 'UpdateProjectTask',
+        edit,
+        project: project && { projectId: project.projectId, name: project.name },
+        current: { title, description, model, effort, priority, projectId },
+        by: who(by),
+      },
+      actor,
+    );
   });
-  return r.value ?? (r.events[0]?.data as { labels?: string[] } | undefined)?.labels ?? [];
+  const updated = r.events.find((e) => e.type === 'TaskUpdated');
+  return (updated?.data as { labels?: string[] } | undefined)?.labels ?? [];
 }
 
 export type DispatchOutcome = 'dispatched' | 'already_pending';
@@ -217,19 +164,10 @@ export function dispatchTask(
   actor: CommandOptions,
 ): { task: TaskRow; outcome: DispatchOutcome } {
   const r = app.engine.transact(actor, () => {
-    const { task } = taskFor(app, by, taskId);
-    if (!task.title)
-      throw new DomainError('ErrNoTitle', `Task ${taskId} has no title set; cannot dispatch.`, { task_id: taskId });
-    if (task.status === 'approved') return 'already_pending' as const;
-    if (task.status !== 'proposed' && task.status !== 'failed' && task.status !== 'timeout') {
-      throw new DomainError(
-        'ErrIllegalTransition',
-        `Task ${taskId} cannot transition from ${XYLOCOPA_STATUS[task.status]} to PENDING.`,
-        { task_id: taskId, from: task.status },
-      );
-    }
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'DispatchTask', by: who(by) }, actor);
-    return 'dispatched' as const;
+    taskFor(app, by, taskId);
+    const command = { type: 'DispatchProjectTask' as const, by: who(by) };
+    const { events } = app.engine.handle(projectTaskDecider, taskStream(taskId), command, actor);
+    return events.length > 0 ? ('dispatched' as const) : ('already_pending' as const);
   });
   return { task: getTask(app.engine.db, taskId)!, outcome: r.value ?? 'dispatched' };
 }

@@ -1,26 +1,19 @@
 import type { App } from '../../app.js';
-import { runtimeDecider } from '../../commands/runs.js';
-import { invalidInput, notFound } from '../../errors.js';
+import { runtimeDecider } from '../../commands/runtime.js';
+import { notFound } from '../../errors.js';
 import { runtimeStream, type RuntimeOverrides } from '../../events/runs.js';
-import {
-  allowList,
-  checkLimit,
-  NETWORK_MODES,
-  NO_SANDBOX_OVERRIDES,
-  type SandboxOverrides,
-} from '../../events/sandbox.js';
-import { getAgent, type AgentRow } from '../../projections/principals.js';
-import { runtimeOf } from '../../projections/run-queries.js';
+import { type SandboxOverrides } from '../../events/sandbox.js';
+import { getAgent, type AgentRow } from '../../projections/principal-queries.js';
 import { expireAgentProbes } from '../probes.js';
-import { checkSetting } from './settings.js';
 import { projectOf } from '../projects.js';
 import { retireAgentWebapps } from '../webapps.js';
 import { type CommandOptions } from '../../engine/handle.js';
 
 /**
  * The owner's controls over how an agent runs: its runtime settings (timeout, cooldown, daily run
- * budget, max trigger depth — null keeps the default) and stopping or starting it. A stopped agent is
- * never woken (each wake-up is refused with gate `stopped`); its running process gets SIGTERM.
+ * budget, max trigger depth — null keeps the default), its confinement, its project, and stopping or
+ * starting it. A stopped agent is never woken (each wake-up is refused with gate `stopped`); its running
+ * process gets SIGTERM. Each finds the owner's agent and routes to the runtime decider, which checks the values.
  */
 function ownedAgent(app: App, ownerId: number, agentId: number): AgentRow {
   const agent = getAgent(app.engine.db, agentId);
@@ -38,21 +31,10 @@ export function configureRuntime(
 ): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
-    const current = runtimeOf(app.engine.db, agentId);
-    const settings: RuntimeOverrides = {
-      timeoutSec: current.timeoutSec,
-      cooldownSec: current.cooldownSec,
-      dailyRunBudget: current.dailyRunBudget,
-      maxTriggerDepth: current.maxTriggerDepth,
-    };
-    for (const key of Object.keys(settings) as (keyof RuntimeOverrides)[]) {
-      const value = changes[key];
-      if (value !== undefined) settings[key] = value === null ? null : checkSetting(key, value);
-    }
     app.engine.handle(
       runtimeDecider,
       runtimeStream(agentId),
-      { type: 'ConfigureRuntime', agentId, settings, by },
+      { type: 'ConfigureRuntime', agentId, changes, by },
       actor,
     );
   });
@@ -103,9 +85,9 @@ export function startAgent(app: App, ownerId: number, agentId: number, by: strin
 }
 
 /**
- * How the agent's processes are confined (DESIGN §8): `sandbox` off opts this agent out (recorded with
- * every run), `network` none | allow | host, the allow-list, and its limits — each null keeps the
- * process-wide default. Only its owner changes them (the CLI; no agent tool does).
+ * How the agent's processes are confined: `sandbox` off opts this agent out (recorded with every run),
+ * `network` none | allow | host, the allow-list, and its limits — each null keeps the process-wide
+ * default. Only its owner changes them (the CLI; no agent tool does).
  */
 export function configureSandbox(
   app: App,
@@ -117,26 +99,11 @@ export function configureSandbox(
 ): void {
   app.engine.transact(actor, () => {
     ownedAgent(app, ownerId, agentId);
-    const settings: SandboxOverrides = { ...(runtimeOf(app.engine.db, agentId).sandbox ?? NO_SANDBOX_OVERRIDES) };
-    if (changes.sandbox !== undefined) settings.sandbox = oneOf(changes.sandbox, ['on', 'off'], 'sandbox');
-    if (changes.network !== undefined) settings.network = oneOf(changes.network, NETWORK_MODES, 'network');
-    if (changes.allowHosts !== undefined)
-      settings.allowHosts = changes.allowHosts === null ? null : allowList(changes.allowHosts, 'allow-hosts');
-    for (const key of ['memoryMb', 'cpuSec', 'pids', 'fileMb'] as const) {
-      const value = changes[key];
-      if (value !== undefined) settings[key] = value === null ? null : checkLimit(key, value);
-    }
     app.engine.handle(
       runtimeDecider,
       runtimeStream(agentId),
-      { type: 'ConfigureSandbox', agentId, settings, by },
+      { type: 'ConfigureSandbox', agentId, changes, by },
       actor,
     );
   });
-}
-
-function oneOf<T extends string>(value: T | null, allowed: readonly T[], field: string): T | null {
-  if (value !== null && !allowed.includes(value))
-    throw invalidInput(`${field} must be one of ${allowed.join(', ')}, not "${value}"`, { field });
-  return value;
 }

@@ -4,11 +4,11 @@ import { getMessage } from '../../projections/channel-queries.js';
 import { getGoal } from '../../projections/goal-queries.js';
 import { getProject } from '../../projections/projects.js';
 import { getTask, type TaskRow } from '../../projections/task-queries.js';
-import type { AgentRow } from '../../projections/principals.js';
+import type { AgentRow } from '../../projections/principal-queries.js';
 import type { RunRow } from '../../projections/run-queries.js';
 
 /**
- * The wake prompt — what a run's process reads on stdin and the first message of its session (US4 AS2):
+ * The wake prompt — what a run's process reads on stdin and the first message of its session:
  * the agent's system prompt, the goal and the task's ancestry, the task's description and acceptance
  * criteria (a project task's project, model, effort, priority and attempt too), and why it woke (the
  * messages, the probe's envelope, execute_agent's prompt, what a task fact asks of it). Plain Markdown,
@@ -52,7 +52,7 @@ function wakeSection(db: Database, run: RunRow): string {
   if (ids.length > 0) lines.push('', '## Messages');
   for (const id of ids) {
     const m = getMessage(db, id);
-    // The sender's kind, not just its name: a name can be imitated, the kind cannot (DESIGN §8).
+    // The sender's kind, not just its name: a name can be imitated, the kind cannot.
     if (m)
       lines.push(
         '',

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { RuntimeSettings } from '../../events/runs.js';
-import { invalidInput } from '../../errors.js';
+import { checkSetting } from '../../commands/runtime.js';
 import { runtimeOf } from '../../projections/run-queries.js';
 
 /**
@@ -31,14 +31,6 @@ export function defaultSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSe
     out[key] = checkSetting(key, Number(raw), ENV[key]);
   }
   return out;
-}
-
-/** Timeout ≥ 1 s; the others ≥ 0 (a daily budget or a depth of 0 refuses every run). Integers only. */
-export function checkSetting(key: keyof RuntimeSettings, value: number, label: string = key): number {
-  const min = key === 'timeoutSec' ? 1 : 0;
-  if (!Number.isInteger(value) || value < min)
-    throw invalidInput(`${label} must be an integer ≥ ${min}, got ${value}`, { field: label });
-  return value;
 }
 
 export function runtimeSettings(db: Database, agentId: number): RuntimeSettings & { stopped: boolean } {

@@ -1,17 +1,18 @@
 import type { App } from '../../app.js';
-import { secretDecider } from '../../commands/secrets.js';
+import { secretDecider, secretsForProcess } from '../../commands/secrets.js';
 import { secretStream, type SecretUsed } from '../../events/secrets.js';
 import { unseal } from '../../masterkey.js';
-import { sealedSecrets, type ScopeKey, type SealedSecret } from '../../projections/secrets.js';
+import { sealedSecrets, type ScopeKey } from '../../projections/secrets.js';
 
 /**
- * The one env-map builder (DESIGN §3.11, reference §6.8 BuildEnvMap): the owner's active secrets of
- * `user:<owner>`, `agent:<agentId>` and `task:<taskId>`, opened with the master key, the closest scope
- * winning (task > agent > user). Names are normalized when set, so they are the variable names.
+ * The one env-map builder (SynapBus's BuildEnvMap): the owner's active secrets of `user:<owner>`,
+ * `agent:<agentId>` and `task:<taskId>`, opened with the master key, the closest scope winning
+ * (task > agent > user; commands/secrets.ts secretsForProcess). Names are normalized when set, so they
+ * are the variable names.
  *
  * Only code that is about to start a process calls this — it is a command, not a read: it records
  * `SecretUsed` on every secret it hands out (that is `last_used_at`), in one transaction with the reads,
- * and by `system`. Listing secrets or resources never calls it. Ids ≤ 0 are skipped, as upstream.
+ * and by `system`. Listing secrets or resources never calls it. Ids ≤ 0 are skipped, as SynapBus does.
  */
 export interface SecretEnvFor {
   ownerId: number;
@@ -28,16 +29,10 @@ export function buildSecretEnv(app: App, f: SecretEnvFor): Record<string, string
   if (f.agentId && f.agentId > 0) scopes.push({ type: 'agent', id: f.agentId });
   if (f.taskId && f.taskId > 0) scopes.push({ type: 'task', id: f.taskId });
   const result = app.engine.transact({ actor: 'system' }, () => {
-    // In precedence order, lowest first: a later scope's value overwrites an earlier one of the same name.
-    const winners = new Map<string, SealedSecret>();
-    const granted = f.userSecrets ?? 'all';
-    for (const s of sealedSecrets(app.engine.db, f.ownerId, scopes)) {
-      if (s.scopeType === 'user' && granted !== 'all' && !granted.includes(s.name)) continue;
-      winners.set(s.name, s);
-    }
+    const winners = secretsForProcess(sealedSecrets(app.engine.db, f.ownerId, scopes), f.userSecrets ?? 'all');
     const env: Record<string, string> = {};
-    for (const s of winners.values()) env[s.name] = unseal(app.key, s.sealed);
-    for (const s of winners.values()) {
+    for (const s of winners) env[s.name] = unseal(app.key, s.sealed);
+    for (const s of winners) {
       app.engine.handle(
         secretDecider,
         secretStream(s.secretId),

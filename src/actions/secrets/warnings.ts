@@ -11,7 +11,7 @@ import { type CommandOptions } from '../../engine/handle.js';
 import { postSystemMessage } from '../notifications.js';
 
 /**
- * US6-AS5: revoking a secret that a running or queued task needed must not fail silently. Inside the
+ * Revoking a secret that a running or queued task needed must not fail silently. Inside the
  * revoke command, every unfinished task the secret reached (secret-reach-queries.ts) gets a system
  * message in its goal's channel (a project task: its project's channel) naming the secret and the task
  * — never the value — so its agents and the owner see why the next process goes without it.

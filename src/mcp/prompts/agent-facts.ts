@@ -1,5 +1,5 @@
 import { DomainError } from '../../errors.js';
-import { getAgentByName, type AgentRow } from '../../projections/principals.js';
+import { getAgentByName, type AgentRow } from '../../projections/principal-queries.js';
 import type { RunRow } from '../../projections/run-queries.js';
 import type { TaskRow } from '../../projections/task-queries.js';
 import { listTenantTasks } from '../../projections/task-views.js';

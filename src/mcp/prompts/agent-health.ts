@@ -1,10 +1,11 @@
 import { reputationOf } from '../../actions/reputation.js';
 import { runtimeSettings } from '../../actions/runs/settings.js';
 import { readConsistent } from '../../engine/db.js';
-import { listAgents, type AgentRow } from '../../projections/principals.js';
+import { listAgents, type AgentRow } from '../../projections/principal-queries.js';
 import { listRuns, runsStartedSince, runtimeOf } from '../../projections/run-queries.js';
 import type { McpContext } from '../context.js';
-import { mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
+import { tenantOf } from '../resources/access.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
 import { claimLine, FAILED, openClaims, PRIVATE_RUNS, runLine, teamAgent } from './agent-facts.js';
 import { inline, UNTRUSTED_NOTE } from './quote.js';
 import { bullets, section } from './text.js';

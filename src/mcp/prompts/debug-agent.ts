@@ -1,10 +1,11 @@
 import { readConsistent } from '../../engine/db.js';
-import { getAgent, type AgentRow } from '../../projections/principals.js';
+import { getAgent, type AgentRow } from '../../projections/principal-queries.js';
 import { proposalsOf } from '../../projections/proposal-queries.js';
 import { requestsOf } from '../../projections/resources.js';
 import { lastSessionMessages, listRuns, runtimeOf, type RunRow } from '../../projections/run-queries.js';
 import type { McpContext } from '../context.js';
-import { mayRead, mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
+import { mayRead, tenantOf } from '../resources/access.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
 import { runTranscriptUri } from '../resources/uris.js';
 import { FAILED, PRIVATE_RUNS, runLine, teamAgent } from './agent-facts.js';
 import { fenced, inline, tail, UNTRUSTED_NOTE } from './quote.js';

@@ -1,8 +1,9 @@
+import type { Database } from 'better-sqlite3';
 import { readConsistent } from '../../engine/db.js';
 import { invalidInput } from '../../errors.js';
 import { channelMessages } from '../../projections/channel-queries.js';
 import { goalList } from '../../projections/goal-snapshot.js';
-import { getUser, listAgents } from '../../projections/principals.js';
+import { getUser, listAgents } from '../../projections/principal-queries.js';
 import { proposalsOf } from '../../projections/proposal-queries.js';
 import { requestsOf } from '../../projections/resources.js';
 import { listTenantTasks } from '../../projections/task-views.js';
@@ -38,18 +39,7 @@ function digest(ctx: McpContext, caller: Caller, since: string): string {
   const tenant = tenantOf(caller);
   const after = (at: string | null | undefined): boolean => at !== null && at !== undefined && at >= since;
   const goals = goalList(db, tenant, { status: null, limit: 200, offset: 0 }).goals;
-  const titled = (g: { id: number; title: string }) => `goal ${g.id} ${inline(g.title, 120)}`;
-  const finished = listTenantTasks(db, {
-    ownerId: tenant,
-    projectId: null,
-    statuses: ['done', 'failed', 'timeout'],
-    limit: 1000,
-  })
-    .map((r) => r.task)
-    .filter((t) => after(t.completedAt ?? t.updatedAt));
-  const taskLine = (t: (typeof finished)[number]) =>
-    `task ${t.taskId} ${inline(t.title, 120)}${t.goalId !== null ? ` (goal ${t.goalId})` : ''}` +
-    `${t.assigneeName ? ` by ${t.assigneeName}` : ''}${t.status !== 'done' ? ` — ${t.status}: ${inline(t.failureReason, 300)}` : ''}`;
+  const finished = finishedTasks(db, tenant, after);
   const alerts = goals
     .filter((g) => after(g.last_activity_at))
     .flatMap((g) =>
@@ -86,19 +76,7 @@ function digest(ctx: McpContext, caller: Caller, since: string): string {
     ),
     section('Tasks done', bullets(finished.filter((t) => t.status === 'done').map(taskLine))),
     section('Tasks failed or timed out', bullets(finished.filter((t) => t.status !== 'done').map(taskLine))),
-    section(
-      'Waiting for approval',
-      bullets([
-        ...proposalsOf(db, tenant, 'pending', 50).map(
-          (p) =>
-            `proposal ${p.proposalId} (${p.kind === 'task_tree' ? `task tree of ${p.taskCount} task(s)` : 'new agent'}, goal ${p.goalId}) by ${p.proposerName}: ${inline(p.reasoning, 200)}`,
-        ),
-        ...requestsOf(db, tenant, 'pending', 50).map(
-          (r) =>
-            `resource request ${r.requestId}: ${r.name} (${r.resourceType}) for task ${r.taskId} by ${r.requesterName}: ${inline(r.reason, 200)}`,
-        ),
-      ]),
-    ),
+    section('Waiting for approval', bullets(waiting(db, tenant))),
     section('Budget alerts and pauses', bullets(alerts)),
     section(
       'Goals paused now',
@@ -115,6 +93,33 @@ function digest(ctx: McpContext, caller: Caller, since: string): string {
     ),
     'Write a short digest for the owner from these facts: lead with what needs a decision (approvals, paused goals, quarantined agents), then what failed and why, then what got done. Cite ids.',
   ].join('\n\n');
+}
+
+const titled = (g: { id: number; title: string }) => `goal ${g.id} ${inline(g.title, 120)}`;
+
+/** The tenant's tasks that ended in the period: done, failed or timed out (the latest 1,000 of them). */
+function finishedTasks(db: Database, tenant: number, after: (at: string | null | undefined) => boolean) {
+  return listTenantTasks(db, { ownerId: tenant, projectId: null, statuses: ['done', 'failed', 'timeout'], limit: 1000 })
+    .map((r) => r.task)
+    .filter((t) => after(t.completedAt ?? t.updatedAt));
+}
+
+const taskLine = (t: ReturnType<typeof finishedTasks>[number]) =>
+  `task ${t.taskId} ${inline(t.title, 120)}${t.goalId !== null ? ` (goal ${t.goalId})` : ''}` +
+  `${t.assigneeName ? ` by ${t.assigneeName}` : ''}${t.status !== 'done' ? ` — ${t.status}: ${inline(t.failureReason, 300)}` : ''}`;
+
+/** What waits for the owner's decision: pending proposals and resource requests, 50 of each. */
+function waiting(db: Database, tenant: number): string[] {
+  return [
+    ...proposalsOf(db, tenant, 'pending', 50).map(
+      (p) =>
+        `proposal ${p.proposalId} (${p.kind === 'task_tree' ? `task tree of ${p.taskCount} task(s)` : 'new agent'}, goal ${p.goalId}) by ${p.proposerName}: ${inline(p.reasoning, 200)}`,
+    ),
+    ...requestsOf(db, tenant, 'pending', 50).map(
+      (r) =>
+        `resource request ${r.requestId}: ${r.name} (${r.resourceType}) for task ${r.taskId} by ${r.requesterName}: ${inline(r.reason, 200)}`,
+    ),
+  ];
 }
 
 export const dailyDigest: PromptDefinition = {

@@ -9,7 +9,7 @@ import type { PromptDefinition, PromptEntry, PromptResult } from './types.js';
 import { type Caller } from '../../events/principals.js';
 
 /**
- * MCP prompts (issue 16): SynapBus's four (daily-digest, agent-health-check, channel-overview,
+ * MCP prompts: SynapBus's four (daily-digest, agent-health-check, channel-overview,
  * debug-agent — its argument name agent_name kept) over Colony's data, plus create-goal. Plain objects
  * shaped like prompts/list and prompts/get, for the server to register under both protocol revisions.
  *

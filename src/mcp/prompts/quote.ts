@@ -1,4 +1,4 @@
-import { cut } from '../tools/session-text.js';
+import { cut } from '../views/session-text.js';
 
 /**
  * Everything an agent or a user wrote (messages, goal titles, reasons, transcripts, output) is hostile

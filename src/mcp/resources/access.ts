@@ -1,23 +1,21 @@
 import { DomainError, isDomainError } from '../../errors.js';
-import type { Readable } from '../../projections/session-queries.js';
 import type { McpContext } from '../context.js';
-import type { ToolContext } from '../tool.js';
-import { readableBy } from '../tools/sessions.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
 import { getRun } from '../../projections/run-queries.js';
 import { parseResourceUri, type ResourceRef } from './uris.js';
 import { type Caller } from '../../events/principals.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Who may read which resource — the read tools' rules, applied through the read tools' own functions:
+ * Who may read which resource — the read tools' rules, applied through the functions they share:
  *
  * - Tenancy: the caller's tenant (an owner is its own, an agent its owner's); another tenant's goal,
  *   agent or run is "not found", never "forbidden", which would say that it exists.
- * - Runs and transcripts: `readableBy` of the session tools — the owner all of the team's, an agent its
- *   own and those of the agents it spawned, never a peer's (DESIGN §8).
+ * - Runs and transcripts: `readableBy` (views/readable.ts), the session tools' rule — the owner all of
+ *   the team's, an agent its own and those of the agents it spawned, never a peer's.
  * - Tool scope: an agent reads a family of resources only when one of the read tools that shows the same
- *   data is in its tool scope, mirroring tools/list (call.ts visibleTools). Otherwise a resource would be
- *   a side door around the scope its owner chose: an agent limited to claim_task could read every goal.
+ *   data is in its tool scope, mirroring tools/list (views/visible-tools.ts). Otherwise a resource would
+ *   be a side door around the scope its owner chose: an agent limited to claim_task could read every goal.
  *   The scope is checked before any lookup, so a refusal says nothing about whether the resource exists.
  */
 export type Family = 'goals' | 'agents' | 'runs';
@@ -44,13 +42,6 @@ export function requireFamily(caller: Caller, family: Family, uri: string): void
     { uri, tool, tool_scope: caller.toolScope, fix },
   );
 }
-
-/** Whose runs the caller may read: the session tools' rule, by the same function. */
-export const readableRuns = (ctx: McpContext, caller: Caller): Readable =>
-  readableBy({ app: ctx.app, caller } as ToolContext);
-
-export const mayReadRunsOf = (readable: Readable, agentId: number): boolean =>
-  readable === null || readable.includes(agentId);
 
 export const resourceNotFound = (uri: string): DomainError =>
   new DomainError('ErrNotFound', `resource ${uri} not found`, { uri });

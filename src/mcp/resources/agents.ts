@@ -1,10 +1,11 @@
-import { reputationOf } from '../../actions/reputation.js';
+import { reputationOf, type Reputation } from '../../actions/reputation.js';
 import { runtimeSettings } from '../../actions/runs/settings.js';
 import { readConsistent } from '../../engine/db.js';
-import { getAgent, getAgentByName } from '../../projections/principals.js';
+import { getAgent, getAgentByName } from '../../projections/principal-queries.js';
 import { listRuns, runtimeOf } from '../../projections/run-queries.js';
 import type { McpContext } from '../context.js';
-import { mayReadRunsOf, readableRuns, resourceNotFound, tenantOf } from './access.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
+import { resourceNotFound, tenantOf } from './access.js';
 import { agentUri, runUri } from './uris.js';
 import { type Caller } from '../../events/principals.js';
 
@@ -12,8 +13,8 @@ import { type Caller } from '../../events/principals.js';
  * colony://agents/{name}: one agent of the caller's team with its trust (autonomy tier, tool scope,
  * quarantine), reputation now and runtime status — what the console's agent page shows, by the same
  * reads (reputationOf, runtimeOf, runtimeSettings). Never its token or backend command; its system
- * prompt only to the owner and the agent itself (DESIGN §8), and its latest runs only to those who may
- * read its sessions (the owner, itself, the agents that spawned it).
+ * prompt only to the owner and the agent itself, never to a peer, and its latest runs only to those who
+ * may read its sessions (views/readable.ts: the owner, itself, the agents that spawned it).
  */
 const RUNS_SHOWN = 10;
 
@@ -24,7 +25,6 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
     if (!agent) throw resourceNotFound(agentUri(name));
     const rt = runtimeOf(db, agent.agentId);
     const settings = runtimeSettings(db, agent.agentId);
-    const r = reputationOf(ctx.app, agent);
     const self = caller.kind === 'owner' || caller.agentId === agent.agentId;
     const runsVisible = mayReadRunsOf(readableRuns(ctx, caller), agent.agentId);
     return {
@@ -48,17 +48,7 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
         quarantine_reason: agent.quarantineReason,
         quarantined_at: agent.quarantinedAt,
       },
-      reputation: {
-        rolling_score: r.rollingScore,
-        evidence_count: r.evidenceCount,
-        last_evidence_at: r.lastEvidenceAt,
-        domains: r.domains.map((d) => ({
-          domain: d.domain,
-          score: d.score,
-          evidence_count: d.evidenceCount,
-          last_evidence_at: d.lastEvidenceAt,
-        })),
-      },
+      reputation: reputationView(reputationOf(ctx.app, agent)),
       status: {
         runtime: rt.status,
         stopped: rt.stopped,
@@ -81,3 +71,16 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
     };
   });
 }
+
+/** Reputation now: the rolling score and, per domain, its score and evidence. */
+const reputationView = (r: Reputation) => ({
+  rolling_score: r.rollingScore,
+  evidence_count: r.evidenceCount,
+  last_evidence_at: r.lastEvidenceAt,
+  domains: r.domains.map((d) => ({
+    domain: d.domain,
+    score: d.score,
+    evidence_count: d.evidenceCount,
+    last_evidence_at: d.lastEvidenceAt,
+  })),
+});

@@ -2,7 +2,7 @@ import { reputationOf } from '../../actions/reputation.js';
 import { invalidInput } from '../../errors.js';
 import { readConsistent } from '../../engine/db.js';
 import { goalList } from '../../projections/goal-snapshot.js';
-import { listAgents } from '../../projections/principals.js';
+import { listAgents } from '../../projections/principal-queries.js';
 import { runtimeOf } from '../../projections/run-queries.js';
 import type { McpContext } from '../context.js';
 import { mayRead, tenantOf } from './access.js';

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { streamKind, type StoredEvent } from '../../engine/event.js';
 import { getGoal } from '../../projections/goal-queries.js';
-import { getAgent } from '../../projections/principals.js';
+import { getAgent } from '../../projections/principal-queries.js';
 import { getProposal } from '../../projections/proposal-queries.js';
 import { getRun } from '../../projections/run-queries.js';
 import { getTask, ownerOfTask } from '../../projections/task-queries.js';

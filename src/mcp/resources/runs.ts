@@ -1,10 +1,11 @@
 import { readConsistent } from '../../engine/db.js';
-import { getAgent } from '../../projections/principals.js';
+import { getAgent } from '../../projections/principal-queries.js';
 import { getRun, lastSessionMessages, type RunRow } from '../../projections/run-queries.js';
 import { agentView } from '../../projections/session-queries.js';
 import type { McpContext } from '../context.js';
-import { displayTurn, NO_PROJECT, transcriptText } from '../tools/session-text.js';
-import { mayReadRunsOf, readableRuns, resourceNotFound, tenantOf } from './access.js';
+import { displayTurn, NO_PROJECT, transcriptText } from '../views/session-text.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
+import { resourceNotFound, tenantOf } from './access.js';
 import { agentUri, runTranscriptUri, runUri } from './uris.js';
 import { type Caller } from '../../events/principals.js';
 

@@ -11,7 +11,7 @@ import { type Caller } from '../../events/principals.js';
 
 /**
  * The tasks extension on one 2026-07-28 server (SEP-2663): `tasks/get`, `tasks/update` and `tasks/cancel`,
- * and the CreateTaskResult of a call that became a task (call.ts). Nothing is kept in memory: an id names
+ * and the CreateTaskResult of a call that became a task (call-pipeline.ts). Nothing is kept in memory: an id names
  * a record in the log (ids.ts) and every request reads it again, checking who asks (runs.ts,
  * verifications.ts) — so any Colony process on the store answers, before and after a restart. Reads
  * write no audit row; a cancel is an event in the log, recorded with its actor.

@@ -1,10 +1,11 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { cancelRun } from '../../actions/runs.js';
-import { getAgent } from '../../projections/principals.js';
+import { getAgent } from '../../projections/principal-queries.js';
 import { getRun, type RunRow } from '../../projections/run-queries.js';
 import { actorOf } from '../auth.js';
 import type { McpContext } from '../context.js';
-import { mayReadRunsOf, readableRuns, tenantOf } from '../resources/access.js';
+import { tenantOf } from '../resources/access.js';
+import { mayReadRunsOf, readableRuns } from '../views/readable.js';
 import { okResult } from '../results.js';
 import { executeTool, runAnswer } from '../tools/execute.js';
 import type { TaskState } from './wire.js';

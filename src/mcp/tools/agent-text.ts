@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { cut, ts19 } from './session-text.js';
+import { cut, ts19 } from '../views/session-text.js';
 
 /**
- * The texts of xylocopa's agent_list and agent_get (reference §1.5), rendered from their
+ * The texts of xylocopa's agent_list and agent_get, rendered from their
  * structuredContent. Fields Colony has no counterpart for are shown as NOT_APPLICABLE ("-").
  */
 export const NOT_APPLICABLE = '-';

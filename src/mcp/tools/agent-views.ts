@@ -1,17 +1,16 @@
 import * as z from 'zod';
 import { inbox } from '../../projections/channel-queries.js';
-import { listAgents } from '../../projections/principals.js';
+import { listAgents } from '../../projections/principal-queries.js';
 import { listAgentViews, lookupAgent, type AgentView, type Readable } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import { AgentDetail, agentDetailText, AgentList, agentListText, NOT_APPLICABLE } from './agent-text.js';
-import { NO_PROJECT } from './session-text.js';
-import { readableBy } from './sessions.js';
+import { NO_PROJECT } from '../views/session-text.js';
+import { readableBy } from '../views/readable.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Agent views (issue 6 item 4): xylocopa's agent_list and agent_get with their texts (reference §1.5)
- * and codomyrmex's list_agents (§2.3) — the caller's team (its tenant) only. execute_agent is in
- * execute.ts.
+ * Agent views: xylocopa's agent_list and agent_get with their texts (agent-text.ts) and codomyrmex's
+ * list_agents — the caller's team (its tenant) only. execute_agent is in execute.ts.
  */
 const common = { trust: 'read', surface: 'agent', module: 'agents' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;

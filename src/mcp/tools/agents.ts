@@ -2,13 +2,13 @@ import * as z from 'zod';
 import { reputationOf, unquarantineAgent } from '../../actions/reputation.js';
 import { proposeAgent } from '../../actions/agents/spawning.js';
 import { updateAgent } from '../../actions/agents.js';
-import { getAgent } from '../../projections/principals.js';
+import { getAgent } from '../../projections/principal-queries.js';
 import { DomainError } from '../../errors.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { actorOf } from '../auth.js';
 import { speaker } from '../../events/principals.js';
 
-/** Agents: propose_agent (spawning under the caps) and the owner's unquarantine_agent (seed 000 contracts). */
+/** Agents: propose_agent (spawning under the caps) and the owner's unquarantine_agent. */
 const propose = defineTool({
   name: 'propose_agent',
   title: 'Propose an agent',

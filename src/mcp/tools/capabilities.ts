@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { listAgents } from '../../projections/principals.js';
-import { visibleTools } from '../call.js';
-import { CAPABILITY_KINDS, MAX_LIMIT } from '../catalog.js';
+import { listAgents } from '../../projections/principal-queries.js';
+import { visibleTools } from '../views/visible-tools.js';
+import { type CAPABILITY_KINDS, MAX_LIMIT } from '../catalog.js';
 import {
   agentOperabilityStatus,
   getAgentCapability,
@@ -13,7 +13,7 @@ import { buildColonyCatalog, REPO_ROOT } from '../catalog-sources.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 
 /**
- * codomyrmex's capability-navigation tools over Colony's own catalog (DESIGN §3.19): the caller's
+ * codomyrmex's capability-navigation tools over Colony's own catalog (src/mcp/catalog.ts): the caller's
  * owner's agents, the src/ modules, and — on request — the MCP tools the caller can see. Read-only
  * metadata. Results keep codomyrmex's shapes: `{"status":"success",…}`, and for bad input or a failed
  * lookup `{"status":"error","error_code",…}` as a normal (not isError) result. Arguments that fail the

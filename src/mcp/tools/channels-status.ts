@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { getUser } from '../../projections/principals.js';
+import { getUser } from '../../projections/principal-queries.js';
 import { inbox, mentionsOf, systemNotifications, visibleChannels } from '../../projections/channel-queries.js';
 import { defineTool } from '../tool.js';
-import { Message, toMessage } from './channels.js';
+import { Message, toMessage } from './channel-views.js';
 import { speaker } from '../../events/principals.js';
 
 /**

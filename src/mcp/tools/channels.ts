@@ -1,73 +1,22 @@
-import { senderKind } from '../../events/channels.js';
 import * as z from 'zod';
-import { isFixedChannel, markRead, resolveChannel, sendDirect, sendToChannel } from '../../actions/channels.js';
+import { markRead, sendDirect, sendToChannel } from '../../actions/channels.js';
 import { decisionView } from '../../actions/proposals/card.js';
 import { reactTo } from '../../actions/proposals.js';
 import { invalidInput } from '../../errors.js';
 import { REACTIONS } from '../../events/channels.js';
-import {
-  channelMessages,
-  getMessage,
-  inbox,
-  searchMessages,
-  visibleChannels,
-  type MessageRow,
-} from '../../projections/channel-queries.js';
+import { getMessage, inbox } from '../../projections/channel-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
+import { getChannelMessagesTool, listChannelsTool, searchMessagesTool } from './channel-reads.js';
+import { Decision, Message, metadataJson, parseMetadata, toMessage } from './channel-views.js';
 import { speaker } from '../../events/principals.js';
 
 /**
  * Messaging (SynapBus contracts): send_message, read_inbox, get_channel_messages, search_messages,
- * list_channels, react; my_status is in channels-status.ts (it builds on this file's shapes). Every read goes through the visibility rule
- * of channel-queries.ts: an agent sees its tenant's public channels and its own DMs, nothing else.
+ * list_channels and react, listed in that order. The tools that only read are in channel-reads.ts, the
+ * shapes they answer with in channel-views.ts; my_status is in channels-status.ts. Every read goes
+ * through the visibility rule of channel-queries.ts: an agent sees its tenant's public channels and its
+ * own DMs, nothing else. read_inbox is a write: with mark_read it marks what it returned read.
  */
-
-export const Message = z.object({
-  message_id: z.number().int(),
-  channel_id: z.number().int(),
-  channel: z.string(),
-  kind: z.enum(['message', 'system']),
-  from: z.string(),
-  from_kind: z
-    .enum(['user', 'agent', 'system'])
-    .describe('Who wrote it: a person (user), an agent, or Colony itself (system) — names alone can be imitated'),
-  body: z.string(),
-  subject: z.string().nullable(),
-  priority: z.number().int(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  reply_to: z.number().int().nullable(),
-  created_at: z.string(),
-  reactions: z.array(z.object({ reaction: z.string(), by: z.string() })),
-});
-export const toMessage = (m: MessageRow, maxBody = Infinity): z.infer<typeof Message> => ({
-  message_id: m.messageId,
-  channel_id: m.channelId,
-  channel: m.channelName,
-  kind: m.kind,
-  from: m.fromName,
-  from_kind: senderKind(m.fromKey),
-  body: m.body.length > maxBody ? `${m.body.slice(0, maxBody)}…` : m.body,
-  subject: m.subject,
-  priority: m.priority,
-  metadata: m.metadata,
-  reply_to: m.replyTo,
-  created_at: m.createdAt,
-  reactions: m.reactions,
-});
-
-const metadataJson = z.string().max(8000).describe('JSON object as a string, e.g. {"kind":"artifact"}');
-function parseMetadata(text: string | undefined): Record<string, unknown> | null {
-  if (text === undefined) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw invalidInput('metadata must be a JSON object encoded as a string', { field: 'metadata' });
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw invalidInput('metadata must be a JSON object', { field: 'metadata' });
-  return value as Record<string, unknown>;
-}
 
 const send = defineTool({
   name: 'send_message',
@@ -162,119 +111,6 @@ const readInbox = defineTool({
   },
 });
 
-const channelRef = {
-  channel_id: z.number().int().positive().optional().describe('Channel id'),
-  channel_name: z.string().min(1).max(65).optional().describe('Channel name, with or without #'),
-};
-function refOf(a: { channel_id?: number; channel_name?: string }): { id?: number; name?: string } {
-  if ((a.channel_id === undefined) === (a.channel_name === undefined))
-    throw invalidInput('give exactly one of channel_id or channel_name');
-  return { id: a.channel_id, name: a.channel_name };
-}
-
-const getMessages = defineTool({
-  name: 'get_channel_messages',
-  title: 'Read a channel',
-  description:
-    'Returns the latest messages of a channel (or of one of your direct conversations), oldest first, with their reactions. Name it by channel_id or channel_name. Page back with before_id. Errors: ErrNotFound (no such channel), ErrNotMember (a direct conversation of others).',
-  trust: 'read',
-  surface: 'agent',
-  module: 'mcp',
-  input: z.strictObject({
-    ...channelRef,
-    limit: z.number().int().min(1).max(200).default(50),
-    before_id: z.number().int().positive().optional(),
-  }),
-  output: z.object({ channel_id: z.number().int().nullable(), channel: z.string(), messages: z.array(Message) }),
-  handler(ctx, a) {
-    const ref = refOf(a);
-    const by = speaker(ctx.caller);
-    if (
-      ref.name !== undefined &&
-      isFixedChannel(ref.name) &&
-      !visibleChannels(ctx.app.engine.db, by).some((c) => c.name === ref.name!.replace(/^#/, '').toLowerCase())
-    ) {
-      return { channel_id: null, channel: ref.name.replace(/^#/, '').toLowerCase(), messages: [] };
-    }
-    const channel = resolveChannel(ctx.app, by, ref);
-    const messages = channelMessages(ctx.app.engine.db, channel.channelId, a.limit, a.before_id ?? null);
-    return { channel_id: channel.channelId, channel: channel.name, messages: messages.map((m) => toMessage(m)) };
-  },
-});
-
-const search = defineTool({
-  name: 'search_messages',
-  title: 'Search messages',
-  description:
-    'Full-text search over every message you can see (your direct messages and your channels), best match first. All words must appear; punctuation in the query is taken literally. Narrow with channel_id, from_agent or min_priority.',
-  trust: 'read',
-  surface: 'agent',
-  module: 'mcp',
-  input: z.strictObject({
-    query: z.string().trim().min(1).max(500),
-    limit: z.number().int().min(1).max(100).default(10),
-    min_priority: z.number().int().min(1).max(10).default(1),
-    from_agent: z.string().min(1).max(64).optional(),
-    channel_id: z.number().int().positive().optional(),
-  }),
-  output: z.object({ messages: z.array(Message), count: z.number().int() }),
-  handler(ctx, a) {
-    const by = speaker(ctx.caller);
-    if (a.channel_id !== undefined) resolveChannel(ctx.app, by, { id: a.channel_id });
-    const found = searchMessages(ctx.app.engine.db, by, a.query, {
-      minPriority: a.min_priority,
-      fromName: a.from_agent ?? null,
-      channelId: a.channel_id ?? null,
-      limit: a.limit,
-    });
-    return { messages: found.map((m) => toMessage(m)), count: found.length };
-  },
-});
-
-const list = defineTool({
-  name: 'list_channels',
-  title: 'List channels',
-  description:
-    'Lists the channels you can read — your team\'s public channels (#approvals, #requests, goal channels) and your direct conversations (kind "dm") — with message and unread counts.',
-  trust: 'read',
-  surface: 'agent',
-  module: 'mcp',
-  input: z.strictObject({}),
-  output: z.object({
-    channels: z.array(
-      z.object({
-        channel_id: z.number().int(),
-        name: z.string(),
-        kind: z.enum(['public', 'dm']),
-        description: z.string(),
-        message_count: z.number().int(),
-        unread_count: z.number().int(),
-        last_message_at: z.string().nullable(),
-      }),
-    ),
-  }),
-  handler: (ctx) => ({
-    channels: visibleChannels(ctx.app.engine.db, speaker(ctx.caller)).map((c) => ({
-      channel_id: c.channelId,
-      name: c.name,
-      kind: c.kind,
-      description: c.description,
-      message_count: c.messageCount,
-      unread_count: c.unreadCount,
-      last_message_at: c.lastMessageAt,
-    })),
-  }),
-});
-
-const Decision = z.object({
-  proposal_id: z.number().int(),
-  status: z.string(),
-  task_ids: z.array(z.number().int()),
-  agent_id: z.number().int().nullable().optional(),
-  commands: z.array(z.string()),
-  summary: z.string(),
-});
-
 const react = defineTool({
   name: 'react',
   title: 'React to a message',
@@ -320,4 +156,11 @@ const react = defineTool({
   text: (r) => (r.decision ? r.decision.summary : JSON.stringify(r)),
 });
 
-export const channelTools: readonly AnyTool[] = [send, readInbox, getMessages, search, list, react];
+export const channelTools: readonly AnyTool[] = [
+  send,
+  readInbox,
+  getChannelMessagesTool,
+  searchMessagesTool,
+  listChannelsTool,
+  react,
+];

@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { isDomainError } from '../../errors.js';
-import { listAgents, type AgentRow } from '../../projections/principals.js';
+import { listAgents, type AgentRow } from '../../projections/principal-queries.js';
 import { sessionMessages, type RunRow } from '../../projections/run-queries.js';
 import type { App } from '../../app.js';
 import type { Reactor } from '../../runtime/reactor.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 
 /**
- * codomyrmex's execute_agent (seed 004, reference §2.3) on Colony's runtime: the named agent of your
+ * codomyrmex's execute_agent on Colony's runtime: the named agent of your
  * team runs now — a real run with its session, gates and budget, queued behind its current run if it
  * has one — and the call waits for its end. Result shapes are codomyrmex's: the response object
  * (status "success" when the process exited 0, "error" with `error` set when it exited otherwise), or

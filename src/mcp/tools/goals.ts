@@ -9,7 +9,7 @@ import { Budget, checkedTree, TaskNode } from './task-tree-input.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Goals and task-tree proposals (seed 000 contracts): create_goal, propose_task_tree, get_goal,
+ * Goals and task-tree proposals: create_goal, propose_task_tree, get_goal,
  * list_goals, complete_goal, and the owner's resume_goal.
  */
 

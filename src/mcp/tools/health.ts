@@ -3,7 +3,7 @@ import type { App } from '../../app.js';
 import { databaseFile } from '../../config.js';
 import { GOAL_STATUSES } from '../../events/goals.js';
 import { readHead } from '../../engine/store.js';
-import { TASK_STATUSES } from '../../events/tasks.js';
+import { TASK_STATUSES } from '../../events/task-status.js';
 import { lastVerifyFile, readLastVerification } from '../../engine/last-verify.js';
 import { tenantCounts } from '../../projections/overview-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
@@ -12,7 +12,7 @@ import { listProjects } from '../../projections/projects.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * system_health (xylocopa, reference §1.5), adapted to Colony: the database answers, where the hash chain's
+ * system_health (xylocopa's), adapted to Colony: the database answers, where the hash chain's
  * head is and when `colony verify` last checked it (<data>/last-verify.json), whether every projection
  * has applied the log up to the head, then counts. The chain and projections are the whole store's; the
  * counts are the caller's tenant's (like every other read here), with "active" agents = executing now.

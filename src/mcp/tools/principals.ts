@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { revokeToken } from '../../actions/principals.js';
 import { DomainError } from '../../errors.js';
-import { getAgent, getToken, listAgents, tokensOf } from '../../projections/principals.js';
+import { getAgent, getToken, listAgents, tokensOf } from '../../projections/principal-queries.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { type Caller } from '../../events/principals.js';
 

@@ -3,7 +3,7 @@ import { outcome, refusedText } from './xylocopa.js';
 import type { ProbeRow } from '../../projections/probes.js';
 
 /**
- * The shapes and texts of xylocopa's probe tools (reference §1.5). The text is rendered from the
+ * The shapes and texts of xylocopa's probe tools. The text is rendered from the
  * structuredContent, so the two never disagree. Like every xylocopa tool, a refusal is an ordinary
  * result whose text is xylocopa's (`Error: …`, `No probe found matching: …`), never isError; its
  * structuredContent is `{status: 'error', error_code, message}`, which the audit records as an error.

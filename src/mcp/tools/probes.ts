@@ -7,9 +7,9 @@ import { Created, createdText, Got, gotText, Listed, listedText, Updated, update
 import { speaker } from '../../events/principals.js';
 
 /**
- * xylocopa's probe tools (reference §1.5, issue 6 item 5): probe_create, probe_list, probe_get,
- * probe_update, with its texts (probe-text.ts). Everything is scoped to the caller's tenant — an owner's
- * own, an agent's owner's — unlike xylocopa, whose probe reads were not scoped (§1.9 item 4).
+ * xylocopa's probe tools: probe_create, probe_list, probe_get, probe_update, with its texts
+ * (probe-text.ts). Everything is scoped to the caller's tenant — an owner's own, an agent's owner's —
+ * unlike xylocopa, whose probe reads were not scoped.
  * A probe is cancelled with probe_update(expires_at=<now or past>): no agent tool may be named for it.
  */
 const common = { surface: 'agent', module: 'probes' } as const;

@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import { outcome, refusedText } from './xylocopa.js';
-import { TASK_STATUSES, XYLOCOPA_STATUS } from '../../events/tasks.js';
+import { TASK_STATUSES, XYLOCOPA_STATUS } from '../../events/task-status.js';
 import type { ProjectStats } from '../../projections/overview-queries.js';
 import type { ProjectRow } from '../../projections/projects.js';
 
 /**
- * The shapes and texts of xylocopa's project tools (reference §1.5). The text is rendered from the
+ * The shapes and texts of xylocopa's project tools. The text is rendered from the
  * structuredContent, so the two never disagree. As with every xylocopa tool here, a refusal is an
  * ordinary result whose text is xylocopa's (``Project `X` not found.…``, ``Invalid project name…``),
  * with structuredContent `{status: 'error', error_code, message}` (see probe-text.ts).

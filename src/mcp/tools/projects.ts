@@ -29,7 +29,7 @@ import {
 import { speaker } from '../../events/principals.js';
 
 /**
- * xylocopa's project tools (reference §1.5, issue 7 item 1) on Colony's projects, scoped to the caller's
+ * xylocopa's project tools on Colony's projects, scoped to the caller's
  * tenant: project_list, project_get, project_create, project_scaffold, project_regenerate_claude_md — and
  * archive_project, which xylocopa left out on purpose (no forbidden verb on the agent surface): here it is
  * an owner tool behind a confirmation token. `path` goes through the path policy like every path argument.

@@ -7,7 +7,7 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Resources (seed 000 contracts, reference US6 and §7.1): request_resource and list_resources, and the
+ * Resources an agent needs from its owner (a secret, a credential, a URL, a file): request_resource and list_resources, and the
  * owner's refuse_resource_request (fulfilling one is `colony secrets set`, which keeps the value out of
  * MCP). No tool ever returns a secret's value: agents get values only as environment variables of the
  * processes Colony starts for them.

@@ -8,7 +8,7 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * review_proposal (issue 16): the owner decides a proposal inside the MCP client they already use. The
+ * review_proposal: the owner decides a proposal inside the MCP client they already use. The
  * tool returns the card's data; its `_meta.ui.resourceUri` tells a host that renders MCP Apps to show it
  * in the approval card, whose buttons call `react` on the proposal's `#approvals` message through the
  * host — the same decision path as every other surface. A read tool: deciding is `react`'s job.

@@ -5,7 +5,7 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * The owner's secret tool (DESIGN §3.11): revoke_secret. Secrets are set from the CLI only
+ * The owner's secret tool: revoke_secret. Secrets are set from the CLI only
  * (`colony secrets set`), so a value never travels through MCP arguments or results.
  */
 const revoke = defineTool({

@@ -1,27 +1,27 @@
 import * as z from 'zod';
 import { lastSessionMessages } from '../../projections/run-queries.js';
-import { descendantsOf } from '../../projections/principals.js';
-import { findSession, listSessions, lookupAgent, type Readable } from '../../projections/session-queries.js';
+import { findSession, listSessions, lookupAgent } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
-import { displayTurn, NO_PROJECT, SessionList, sessionListText, Transcript, transcriptText } from './session-text.js';
+import {
+  displayTurn,
+  NO_PROJECT,
+  SessionList,
+  sessionListText,
+  Transcript,
+  transcriptText,
+} from '../views/session-text.js';
+import { readableBy } from '../views/readable.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Sessions (issue 6 item 3): xylocopa's session_list, session_read, session_tail and their aliases
- * list_sessions, read_session (reference §1.5), and codomyrmex's get_agent_memory (§2.3) — over the
- * transcripts of Colony's runs, scoped to the caller's tenant. xylocopa tools answer with its texts
- * (DESIGN §3.18), misses included, never isError; get_agent_memory with codomyrmex's JSON shapes.
+ * Sessions: xylocopa's session_list, session_read, session_tail and their aliases list_sessions and
+ * read_session, and codomyrmex's get_agent_memory — over the transcripts of Colony's runs, scoped to the
+ * caller's tenant and to the runs it may read (views/readable.ts: its own and those of the agents it
+ * spawned; the owner, the team's). xylocopa's tools answer with xylocopa's texts, misses included, and
+ * never set isError; get_agent_memory answers with codomyrmex's JSON shapes.
  */
 const common = { trust: 'read', surface: 'agent', module: 'sessions' } as const;
 const tenantOf = (ctx: ToolContext): number => speaker(ctx.caller).tenant;
-
-/**
- * Whose transcripts the caller may read (DESIGN §8): the owner all of the team's; an agent its own and
- * those of the agents it spawned (it supervises them) — never a peer's, whose wake prompts hold its DMs
- * and system prompt. Everything else answers as if the session did not exist.
- */
-export const readableBy = (ctx: ToolContext): Readable =>
-  ctx.caller.kind === 'owner' ? null : [ctx.caller.agentId, ...descendantsOf(ctx.app.engine.db, ctx.caller.agentId)];
 
 const project = z.string().max(200).default('').describe('Only sessions of agents of this project (by name)');
 

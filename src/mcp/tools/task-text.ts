@@ -1,14 +1,14 @@
 import * as z from 'zod';
 import { outcome, refusedText } from './xylocopa.js';
-import { XYLOCOPA_STATUS } from '../../events/tasks.js';
+import { XYLOCOPA_STATUS } from '../../events/task-status.js';
 import type { TaskRow } from '../../projections/task-queries.js';
 
 /**
- * The shapes and texts of xylocopa's task tools (reference §1.5). The text is rendered from the
- * structuredContent, so the canonical tools and their aliases answer byte for byte the same. A refusal is
- * an ordinary result (`{status: 'error', error_code, message}`, the text its message). Every "not found"
- * reads ``Task `X` not found.`` — with backticks — whichever tool says it (reference §1.9 item 2 made
- * consistent; the phrase "not found" is kept).
+ * The shapes and texts of xylocopa's task tools. The text is rendered from the structuredContent, so
+ * the canonical tools and their aliases answer byte for byte the same. A refusal is an ordinary result
+ * (`{status: 'error', error_code, message}`, the text its message). Every "not found" reads
+ * ``Task `X` not found.`` — with backticks — whichever tool says it: xylocopa's tools worded this miss in
+ * more than one way; Colony uses one, keeping the phrase "not found" that clients look for.
  */
 export const TaskView = z.object({
   task_id: z.string().describe("Colony's task id, as a string"),

@@ -73,9 +73,9 @@ export const TaskNode: z.ZodType<NodeInput> = z.lazy(() =>
 );
 
 /**
- * A command verifier names an owner's recipe — a raw shell command from the caller is refused (DESIGN §8:
- * nothing runs on the host unless the owner approved that exact command line) — and runs in a
- * directory inside the allowed roots (DESIGN §3.16), resolved now.
+ * A command verifier names an owner's recipe — a raw shell command from the caller is refused: nothing
+ * runs on the host unless the owner approved that exact command line — and runs in a directory inside
+ * the allowed roots of the path policy, resolved now.
  */
 export function checkedTree(node: NodeInput, policy: PathPolicy, path: string): TreeRequest {
   const v = node.verifier_config;

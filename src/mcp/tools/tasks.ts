@@ -15,8 +15,10 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * The task lifecycle (seed 000 contracts and DESIGN §3.5–3.7): claim_task, complete_task,
- * release_task, verify_task, report_usage, and the owner's destructive cancel_task.
+ * The task lifecycle: an agent claims an approved task under a lease (claim_task), hands it in
+ * (complete_task) or gives it back (release_task); a peer verifier records its verdict (verify_task);
+ * agents that run outside Colony report what they spent (report_usage); the owner may cancel a task
+ * (cancel_task, destructive).
  */
 const TaskId = z.number().int().positive();
 const Status = z.object({ task_id: z.number().int(), status: z.string() });

@@ -6,8 +6,9 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { speaker } from '../../events/principals.js';
 
 /**
- * Verifier recipes (DESIGN §8): the owner registers the command lines command verifiers may run
- * (add_verifier, remove_verifier; also `colony verifiers`); agents list them to name one in a task tree.
+ * Verifier recipes: the owner registers the command lines command verifiers may run (add_verifier,
+ * remove_verifier; also `colony verifiers`); agents list them to name one in a task tree. Nothing runs
+ * on the host unless the owner approved that exact command line.
  */
 const Recipe = z.object({
   name: z.string(),

@@ -4,7 +4,7 @@ import { webappUrl } from '../../actions/webapps.js';
 import type { WebappRow } from '../../projections/webapps.js';
 
 /**
- * The shapes and texts of xylocopa's web app tools (reference §1.5). The text is rendered from the
+ * The shapes and texts of xylocopa's web app tools. The text is rendered from the
  * structuredContent, so the two never disagree. As with every xylocopa tool here, a refusal is an
  * ordinary result whose text is xylocopa's (`Error: …`), with structuredContent
  * `{status: 'error', error_code, message}` (see probe-text.ts).

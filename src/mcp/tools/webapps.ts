@@ -8,7 +8,7 @@ import { listedText, Listed, Presented, presentedText, view } from './webapp-tex
 import { speaker } from '../../events/principals.js';
 
 /**
- * xylocopa's web app tools (reference §1.5, issue 7 item 3): webapp_present and webapp_list, scoped to
+ * xylocopa's web app tools: webapp_present and webapp_list, scoped to
  * the caller's tenant. Colony serves static and port apps under `/apps/<app_id>/` (src/http/apps.ts).
  * `target` is not a path field of the path policy: it may be a port or a URL, and a static target is
  * held to something narrower than the allowed roots — the agent's own project directory.

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { DomainError } from '../../errors.js';
 
 /**
- * The result convention of every xylocopa tool in Colony (DESIGN §3.18): xylocopa's tools answer with
+ * The result convention of every xylocopa tool in Colony: xylocopa's tools answer with
  * text, refusals included, so a refusal here is an ordinary result — never isError — whose text is
  * xylocopa's and whose structuredContent is `{status: 'error', error_code, message}` (the audit still
  * records it as an error). A success has `status: 'ok'` and the data the text is rendered from.

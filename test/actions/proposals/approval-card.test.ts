@@ -17,7 +17,7 @@ import {
 import { httpFixture, type HttpFixture } from '../../helpers/mcp-http.js';
 
 /**
- * The approval card (issue 16) through real clients of both revisions on a real `/mcp`: review_proposal
+ * The approval card through real clients of both revisions on a real `/mcp`: review_proposal
  * listed with `_meta.ui.resourceUri`, the card resource listed and read by owners only, its HTML
  * self-contained, and the tool's data — commands in full, hostile text untouched as data, the
  * oldest pending proposal by default, an agent proposal, clear errors. The card in a browser:

@@ -1,33 +1,21 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { readAll } from '../../../src/engine/store.js';
 import { getGoal } from '../../../src/projections/goal-queries.js';
 import { listRuns } from '../../../src/projections/run-queries.js';
 import { colony } from '../../helpers/cli.js';
-import { callTool, textOf } from '../../helpers/mcp.js';
-import { runtimeFixture, type RuntimeFixture } from '../../helpers/runtime.js';
+import { type RuntimeFixture, runtimeWithOwner } from '../../helpers/runtime.js';
+import { ok } from '../../helpers/calls.js';
 
 /**
- * Budgets and secrets at the run boundary (DESIGN §3.7, §3.11; issue 6 acceptance): a run in a paused goal
+ * Budgets and secrets at the run boundary: a run in a paused goal
  * is refused before its process starts; runs that cross 100 % pause the goal and no later run starts
- * (overshoot bounded by the runs already started); SC-012 — request_resource → `colony secrets set` → the
+ * (overshoot bounded by the runs already started); a requested secret reaches the next run — request_resource → `colony secrets set` → the
  * agent's next run sees the variable, 20 times out of 20 — and a revoked secret is absent from the next run.
  */
-type Body = Record<string, unknown>;
-async function ok(client: Client, name: string, args: Body = {}): Promise<Body> {
-  const { result, body } = await callTool(client, name, args);
-  assert.ok(!result.isError, `${name}(${JSON.stringify(args)}) failed: ${textOf(result)}`);
-  return body;
-}
-
-async function setup(t: TestContext) {
-  const f = await runtimeFixture();
-  t.after(() => f.close());
-  return Object.assign(f, { owner: await f.connect(f.ownerToken) });
-}
 
 /** An auto-mode goal (budget in cents) whose tree has `leaves` leaves; the task ids. */
 async function goal(
@@ -59,7 +47,7 @@ const spender = (usd: number) =>
 
 describe('budget gate at run start', () => {
   it('a run in a paused goal is refused before the process starts', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const a = f.addRunner('payer', spender(0.01));
     const { goalId, leaves } = await goal(f, 100, 1);
     const { pauseForBudget } = await import('../../../src/actions/budget.js');
@@ -79,7 +67,7 @@ describe('budget gate at run start', () => {
   });
 
   it('runs that cross 100 % pause the goal once; later runs are refused (overshoot bounded by the runs already started)', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const a = f.addRunner('spender-a', spender(0.08));
     const b = f.addRunner('spender-b', spender(0.08));
     const { goalId, leaves } = await goal(f, 10, 3);
@@ -101,9 +89,9 @@ describe('budget gate at run start', () => {
   });
 });
 
-describe('secrets reach the next run (SC-012)', () => {
+describe('secrets reach the next run', () => {
   it('request_resource → colony secrets set → the next run sees the variable, 20 of 20; revoked → absent', async (t) => {
-    const f = await setup(t);
+    const f = await runtimeWithOwner(t);
     const needy = f.addRunner(
       'needy',
       `cat >/dev/null; env | grep '^SC12_' | sort > seen-$COLONY_RUN_ID; true`,
