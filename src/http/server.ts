@@ -46,14 +46,12 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     const status = typeof err?.status === 'number' ? err.status : 500;
     if (status >= 500) log.error({ err }, 'request failed');
-    res
-      .status(status)
-      .json({
-        error: {
-          code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest',
-          message: status >= 500 ? 'internal error' : String(err.message),
-        },
-      });
+    res.status(status).json({
+      error: {
+        code: status >= 500 ? 'ErrInternal' : 'ErrBadRequest',
+        message: status >= 500 ? 'internal error' : String(err.message),
+      },
+    });
   };
   app.use(onError);
   return {
