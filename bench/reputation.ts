@@ -58,6 +58,8 @@ export async function benchReputation(dir: string, rows: number, runs: number): 
                 weight: 1,
                 ref: `task:${i}`,
               },
+              // Load only the evidence rows: no domain record is seeded (the count below expects just the root seed).
+              record: { started: true, parent: null },
             },
             { actor: 'system' },
           );

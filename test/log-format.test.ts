@@ -49,6 +49,9 @@ it('keeps hostile text to one line with nothing for the terminal to act on', () 
   const line = prettyLine(json);
   assert.equal(line.split('\n').length, 2, 'one line and its newline');
   assert.doesNotMatch(line, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
-  assert.match(line, /^12:04:05\.123 WARN  warn \\u001b\[2J\\u000anext where="a\\u009bb\\u202ec" list=\[1,"two"\]\n$/);
+  assert.match(
+    line,
+    /^12:04:05\.123 WARN {2}warn \\u001b\[2J\\u000anext where="a\\u009bb\\u202ec" list=\[1,"two"\]\n$/,
+  );
   assert.equal(prettyLine('not json\u001b'), 'not json\\u001b\n');
 });

@@ -107,7 +107,8 @@ const obj = (spec) => (v, at) => {
   object(v, at);
   for (const k of Object.keys(v)) need(Object.hasOwn(spec, k), `${at}.${k}`, 'a known key');
   for (const [k, check] of Object.entries(spec))
-    Object.hasOwn(v, k) ? check(v[k], `${at}.${k}`) : bad(`${at}.${k} is missing`);
+    if (Object.hasOwn(v, k)) check(v[k], `${at}.${k}`);
+    else bad(`${at}.${k} is missing`);
 };
 const checkShape = obj({
   checkpoint: obj({

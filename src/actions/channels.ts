@@ -154,6 +154,7 @@ function ensureChannel(
       {
         type: 'CreateChannel',
         channel: { channelId, ownerId: tenant, name, kind, members, description },
+        nameTaken: false, // looked up just above
         ...(addressedAs === undefined ? {} : { addressedAs }),
       },
       actor,

@@ -142,7 +142,8 @@ export function refreshGrant(app: App, refreshToken: string, clientId: string, r
 /** Ends a grant; false when it was already ended. */
 export function revokeGrant(app: App, grantN: number, reason: OAuthRevokeReason, by: CommandOptions): boolean {
   return (
-    app.engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'RevokeGrant', reason }, by).events.length > 0
+    app.engine.handle(oauthDecider, oauthGrantStream(grantN), { type: 'RevokeGrant', reason, clientId: null }, by)
+      .events.length > 0
   );
 }
 
@@ -152,7 +153,12 @@ export function revokeClientGrants(app: App, ownerId: number, clientId: string, 
   const live = oauthGrantsOf(engine.db, ownerId, clientId).filter((g) => g.revokedAt === null);
   engine.transact(by, () => {
     for (const g of live)
-      engine.handle(oauthDecider, oauthGrantStream(g.grantN), { type: 'RevokeGrant', reason: 'client_revoked' }, by);
+      engine.handle(
+        oauthDecider,
+        oauthGrantStream(g.grantN),
+        { type: 'RevokeGrant', reason: 'client_revoked', clientId: null },
+        by,
+      );
   });
   return live.map((g) => g.grantN).sort((a, b) => a - b);
 }

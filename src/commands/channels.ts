@@ -26,7 +26,7 @@ export type CreateChannel = {
   type: 'CreateChannel';
   channel: ChannelCreated['data'];
   /** Fact: the tenant has a channel of this name already (names are unique within a tenant). */
-  nameTaken?: boolean;
+  nameTaken: boolean;
   /** For a dm opened by a direct message: the recipient as the sender named it. */
   addressedAs?: string;
 };

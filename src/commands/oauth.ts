@@ -62,8 +62,8 @@ export type RefreshGrant = {
   resource: string | null;
   tokens: OAuthTokenPair;
 };
-/** `clientId`: a client ends a grant itself (RFC 7009) — only a grant issued to it. */
-export type RevokeGrant = { type: 'RevokeGrant'; reason: OAuthRevokeReason; clientId?: string };
+/** `clientId`: a client ends a grant itself (RFC 7009) — only a grant issued to it; null: the owner ends it. */
+export type RevokeGrant = { type: 'RevokeGrant'; reason: OAuthRevokeReason; clientId: string | null };
 export type OAuthCommand = RegisterOAuthClient | DecideAuthorization | IssueGrant | RefreshGrant | RevokeGrant;
 
 const invalidGrant = (message: string) => new DomainError('ErrOAuthInvalidGrant', message);
@@ -92,7 +92,7 @@ function decide(command: OAuthCommand, state: OAuthState, ctx: DecideContext): O
 function revoke(c: RevokeGrant, state: OAuthState): OAuthEvent[] {
   if (
     (state.status === 'granted' || state.status === 'revoked') &&
-    c.clientId !== undefined &&
+    c.clientId !== null &&
     c.clientId !== state.clientId
   )
     throw new DomainError('ErrOAuthUnauthorizedClient', 'this token was issued to another client');

@@ -11,15 +11,15 @@ import { checkToolScope, type KnownTools } from './tool-scope.js';
  * names in use (`nameTaken`, `names`) — are facts from other streams the caller reads in the same
  * transaction and passes in; so are the tools that exist (`knownTools`, from the tool registry), given by
  * every path that takes a tool scope from a person or an agent (CLI, MCP). Colony's own constant scopes
- * (the default coordinator) and spawns (already within the parent's scope) omit it. Left out, a fact's
- * rule is not checked.
+ * (the default coordinator) and spawns (already within the parent's scope) omit it; every other fact is
+ * required, so no caller can skip a rule by leaving its fact out.
  */
-export type CreateUser = { type: 'CreateUser'; userId: number; name: string; nameTaken?: boolean };
+export type CreateUser = { type: 'CreateUser'; userId: number; name: string; nameTaken: boolean };
 export type RegisterAgent = {
   type: 'RegisterAgent';
   agent: AgentRegistered['data'];
   knownTools?: KnownTools;
-  names?: AgentNameFacts;
+  names: AgentNameFacts;
 };
 export type IssueToken = { type: 'IssueToken'; token: TokenIssued['data'] };
 export type RevokeToken = {
@@ -79,7 +79,7 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       checkName(command.name);
       return [{ type: 'UserCreated', data: { userId: command.userId, name: command.name, role: 'owner' } }];
     case 'RegisterAgent':
-      if (command.names) checkAgentName(command.agent.name, command.names);
+      checkAgentName(command.agent.name, command.names);
       if (state.status !== 'absent')
         throw new DomainError('ErrPrincipalExists', `agent ${command.agent.agentId} already exists`);
       checkName(command.agent.name);

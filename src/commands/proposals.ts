@@ -16,12 +16,12 @@ import { proposeTree, type ProposeTree } from './proposal-tree.js';
 export type { ProposeTree, TreeFacts, RecipeFact, PeerFact } from './proposal-tree.js';
 export type { SpawnFacts, ParentGrant } from './proposal-spawn.js';
 
-/** `spawn`: the facts the caps and the name are checked against (left out, only the goal's status is decided). */
+/** `spawn`: the facts the caps and the name are checked against; `spawn.parent` null when no agent proposes. */
 export type ProposeAgent = {
   type: 'ProposeAgent';
   proposal: AgentProposed['data'];
   goalStatus: GoalStatus;
-  spawn?: SpawnFacts;
+  spawn: SpawnFacts;
 };
 /** A recorded command verifier whose recipe was removed or changed since the tree was proposed (a fact). */
 export interface StaleRecipe {
@@ -117,14 +117,9 @@ function decide(command: ProposalCommand, state: Proposal): ProposalEvent[] {
 
 /** Only agents propose agents, within their caps; a closed or paused goal takes no new agents until the owner resumes it. */
 function mayProposeAgent(c: ProposeAgent): void {
-  if (c.spawn) {
-    if (!c.spawn.parent)
-      throw new DomainError(
-        'ErrForbidden',
-        'only agents propose agents; owners create them with `colony agents create`',
-      );
-    checkSpawn(c.spawn.parent, c.proposal.agent, c.spawn, c.proposal.goalId);
-  }
+  if (!c.spawn.parent)
+    throw new DomainError('ErrForbidden', 'only agents propose agents; owners create them with `colony agents create`');
+  checkSpawn(c.spawn.parent, c.proposal.agent, c.spawn, c.proposal.goalId);
   const goalId = c.proposal.goalId;
   if (c.goalStatus === 'completed' || c.goalStatus === 'cancelled') {
     throw new DomainError('ErrGoalClosed', `goal ${goalId} is ${c.goalStatus}: it takes no new agents`, {
@@ -161,7 +156,8 @@ function mayDecide(state: Made, c: DecideProposal): void {
 
 /** The spawn's caps and name again: the parent's grant or the team may have changed since the proposal. */
 function mayCreateAgent(state: Made, spec: AgentSpec, c: ApproveProposal): void {
-  if (!c.spawn) return;
+  // A caller that forgot the facts must not skip the caps: that is a bug, never an approval.
+  if (!c.spawn || c.agentId === undefined) throw new Error('approving an agent proposal needs its spawn facts and id');
   if (!c.spawn.parent)
     throw new DomainError('ErrNotFound', `the proposing agent ${state.proposer.name} no longer exists`);
   checkSpawn(c.spawn.parent, spec, c.spawn, state.goalId);
@@ -169,7 +165,8 @@ function mayCreateAgent(state: Made, spec: AgentSpec, c: ApproveProposal): void 
 
 /** Every command verifier's recipe must still be the one the card showed. */
 function mayCreateTasks(c: ApproveProposal): void {
-  const stale = c.staleRecipes?.[0];
+  if (!c.staleRecipes) throw new Error('approving a task tree needs its stale recipes looked up');
+  const stale = c.staleRecipes[0];
   if (stale) {
     throw new DomainError(
       'ErrVerifierNotFound',

@@ -24,8 +24,7 @@ export interface DomainRecord {
   /** What a new record is seeded from: the parent's config and its current score there (null: a root agent). */
   parent: { configHash: string; score: number } | null;
 }
-/** `record` left out: the evidence alone is recorded. */
-export type RecordEvidence = { type: 'RecordEvidence'; evidence: EvidenceRecorded['data']; record?: DomainRecord };
+export type RecordEvidence = { type: 'RecordEvidence'; evidence: EvidenceRecorded['data']; record: DomainRecord };
 /** Starts the record of `evidence`'s config and domain from its seed, unless it has started. */
 export type SeedRecord = {
   type: 'SeedRecord';
@@ -64,8 +63,8 @@ function decide(command: ReputationCommand, state: AgentTrust): ReputationEvent[
     case 'RecordEvidence': {
       const { evidence, record } = command;
       const recorded: ReputationEvent = { type: 'EvidenceRecorded', data: evidence };
-      if (evidence.ref.startsWith('seed')) return record?.started ? [] : [recorded];
-      return record && !record.started ? [seed(evidence, record), recorded] : [recorded];
+      if (evidence.ref.startsWith('seed')) return record.started ? [] : [recorded];
+      return record.started ? [recorded] : [seed(evidence, record), recorded];
     }
     case 'SeedRecord':
       return command.record.started ? [] : [seed(command.evidence, command.record)];

@@ -23,7 +23,7 @@ export type FulfilRequest = {
   secret: { secretId: number; name: string; scope: SecretScope };
   by: By;
   /** The owner answers this very request: a secret that does not answer it is refused, not passed over. */
-  explicit?: boolean;
+  explicit: boolean;
 };
 export type RejectRequest = { type: 'RejectRequest'; reason: string; by: By };
 export type ResourceCommand = RequestResource | FulfilRequest | RejectRequest;

@@ -4,7 +4,7 @@ import { prepared } from './db.js';
 import { DomainError } from '../errors.js';
 import { streamKind, type EventMeta, type EventRow, type StoredEvent } from './event.js';
 import { rowHash } from './hash.js';
-import { readAll, readHead, streamVersion, toStoredEvent } from './store.js';
+import { insertRow, readAll, readHead, streamVersion, toStoredEvent } from './store.js';
 
 /**
  * The record of committed commands (`es_commands`) and the restore path. A command id appears once;
@@ -57,24 +57,12 @@ export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] 
  */
 export function importRows(db: Database, rows: readonly EventRow[], at: string): StoredEvent[] {
   if (!db.inTransaction) throw new Error('importRows must run inside a write transaction');
-  const insert = prepared(db, 'INSERT INTO es_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   let head = readHead(db);
   const commands = new Map<string, StoredEvent[]>();
   const stored = rows.map((row) => {
     const problem = rowProblem(db, row, head);
     if (problem) throw new DomainError('ErrChainMismatch', problem, { position: row.position });
-    insert.run(
-      row.position,
-      row.stream_id,
-      row.version,
-      row.type,
-      row.schema_version,
-      row.data,
-      row.meta,
-      row.recorded_at,
-      row.prev_hash,
-      row.hash,
-    );
+    insertRow(db, row);
     head = { position: row.position, hash: row.hash };
     const event = toStoredEvent(row);
     const group = commands.get(event.meta.commandId);

@@ -62,7 +62,6 @@ export function appendToStream(
   const metaJson = canonicalize(meta);
   const current = currentVersion ?? streamVersion(db, streamId);
   checkExpectedVersion(streamId, expected, current);
-  const insert = prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   let head = readHead(db);
   return events.map((event, i) => {
     const row: EventRow = {
@@ -78,18 +77,7 @@ export function appendToStream(
       hash: '',
     };
     row.hash = rowHash(row);
-    insert.run(
-      row.position,
-      row.stream_id,
-      row.version,
-      row.type,
-      row.schema_version,
-      row.data,
-      row.meta,
-      row.recorded_at,
-      row.prev_hash,
-      row.hash,
-    );
+    insertRow(db, row);
     head = { position: row.position, hash: row.hash };
     return toStoredEvent(row, meta);
   });
@@ -110,6 +98,22 @@ function canonicalJson(event: Event): string {
 }
 
 /** Parses a stored row and upcasts it to the current shape. `meta` may be passed when already known. */
+/** Writes one event row as it is: the append and the import of an exported log store rows the same way. */
+export function insertRow(db: Database, row: EventRow): void {
+  prepared(db, `INSERT INTO es_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    row.position,
+    row.stream_id,
+    row.version,
+    row.type,
+    row.schema_version,
+    row.data,
+    row.meta,
+    row.recorded_at,
+    row.prev_hash,
+    row.hash,
+  );
+}
+
 export function toStoredEvent(row: StoredEventRow, meta?: EventMeta): StoredEvent {
   let data: unknown = JSON.parse(row.data);
   let schemaVersion = row.schema_version;

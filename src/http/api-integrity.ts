@@ -4,6 +4,7 @@ import type { App } from '../app.js';
 import { log } from '../log.js';
 import { readChainAnchor, readLastVerification, recordVerification } from '../engine/last-verify.js';
 import type { McpContext } from '../mcp/context.js';
+import { projectionStates, verificationView } from '../mcp/views/integrity.js';
 import { body, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
 
 /**
@@ -20,18 +21,10 @@ const AuditQuery = z.strictObject({
   limit: IntParam(1, 1000).default(100),
 });
 
+/** As system_health shows it, with the number of events the walk checked. */
 function lastVerification(app: App) {
   const v = readLastVerification(app.dataDir);
-  if (v === null) return { state: 'never' as const };
-  if (v === 'unreadable') return { state: 'unreadable' as const };
-  return {
-    state: v.ok ? ('ok' as const) : ('failed' as const),
-    at: v.at,
-    position: v.position,
-    hash: v.hash,
-    events: v.events,
-    ...(v.ok ? {} : { reason: v.reason, message: v.message }),
-  };
+  return { ...verificationView(v), ...(v && v !== 'unreadable' ? { events: v.events } : {}) };
 }
 
 export function mountIntegrity(router: Router, ctx: McpContext): void {
@@ -39,17 +32,7 @@ export function mountIntegrity(router: Router, ctx: McpContext): void {
   mountAuditTrail(router, ctx);
   router.get('/integrity', (_req, res) => {
     const head = engine.head();
-    const projections = engine.projections.status(engine.db).map((s) => ({
-      name: s.name,
-      position: s.position,
-      code_version: s.codeVersion,
-      stored_version: s.storedVersion,
-      stale: s.stale,
-      state:
-        s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion
-          ? ('OK' as const)
-          : ('BEHIND' as const),
-    }));
+    const projections = projectionStates(engine, head.position);
     res.json({ head, last_verification: lastVerification(ctx.app), projections });
   });
   router.post('/verify', (req, res) => {

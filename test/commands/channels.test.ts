@@ -78,18 +78,21 @@ const holds = (by: Speaker, reaction: HeldReaction['reaction'] = 'in_progress'):
 
 describe('channel decider', () => {
   it('creates a channel once, with a valid name', () => {
-    spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: requests.data }).then([requests]);
+    spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: requests.data, nameTaken: false })
+      .then([requests]);
     spec(channelDecider)
       .given([requests])
-      .when({ type: 'CreateChannel', channel: requests.data })
+      .when({ type: 'CreateChannel', channel: requests.data, nameTaken: false })
       .thenThrows('ErrChannelExists');
     spec(channelDecider)
       .given([])
-      .when({ type: 'CreateChannel', channel: { ...requests.data, name: 'Bad Name' } })
+      .when({ type: 'CreateChannel', channel: { ...requests.data, name: 'Bad Name' }, nameTaken: false })
       .thenThrows('ErrInvalidInput', 'name');
     spec(channelDecider)
       .given([])
-      .when({ type: 'CreateChannel', channel: { ...dm.data, members: ['agent-1', 'agent-1'] } })
+      .when({ type: 'CreateChannel', channel: { ...dm.data, members: ['agent-1', 'agent-1'] }, nameTaken: false })
       .thenThrows('ErrInvalidInput');
   });
 
@@ -240,9 +243,12 @@ describe('channel decider: facts the caller passes in', () => {
     const self = { ...dm.data, name: 'dm:agent-1:agent-1', members: ['agent-1', 'agent-1'] };
     const e = spec(channelDecider)
       .given([])
-      .when({ type: 'CreateChannel', channel: self, addressedAs: 'worker' })
+      .when({ type: 'CreateChannel', channel: self, addressedAs: 'worker', nameTaken: false })
       .thenThrows('ErrInvalidInput', 'you cannot send a direct message to yourself');
     assert.deepEqual(e.details, { to: 'worker' });
-    spec(channelDecider).given([]).when({ type: 'CreateChannel', channel: dm.data, addressedAs: 'helper' }).then([dm]);
+    spec(channelDecider)
+      .given([])
+      .when({ type: 'CreateChannel', channel: dm.data, addressedAs: 'helper', nameTaken: false })
+      .then([dm]);
   });
 });

@@ -172,15 +172,16 @@ describe('redeeming a code', () => {
   });
 });
 
+const revoked = (reason: 'owner' | 'client' | 'refresh_token_reuse'): OAuthEvent => ({
+  type: 'OAuthGrantRevoked',
+  data: { grantN: 5, reason },
+});
+
 describe('refresh and revocation', () => {
   const refreshed: OAuthEvent = {
     type: 'OAuthGrantRefreshed',
     data: { grantN: 5, previousRefreshHash: 'r1', ...pair(2) },
   };
-  const revoked = (reason: 'owner' | 'refresh_token_reuse'): OAuthEvent => ({
-    type: 'OAuthGrantRevoked',
-    data: { grantN: 5, reason },
-  });
 
   it('the current refresh token rotates the pair; a rotated-out one revokes the grant instead', () => {
     oauth.given([issued]).when(refresh('r1'), { now: NOW }).then([refreshed]);
@@ -206,13 +207,13 @@ describe('refresh and revocation', () => {
   it('revokes once', () => {
     oauth
       .given([issued])
-      .when({ type: 'RevokeGrant', reason: 'owner' })
+      .when({ type: 'RevokeGrant', reason: 'owner', clientId: null })
       .then([revoked('owner')]);
     oauth
       .given([issued, revoked('owner')])
-      .when({ type: 'RevokeGrant', reason: 'owner' })
+      .when({ type: 'RevokeGrant', reason: 'owner', clientId: null })
       .thenNothingHappened();
-    oauth.given([]).when({ type: 'RevokeGrant', reason: 'owner' }).thenThrows('ErrNotFound');
+    oauth.given([]).when({ type: 'RevokeGrant', reason: 'owner', clientId: null }).thenThrows('ErrNotFound');
   });
 
   it('registers a client once, with at least one redirect URI', () => {
@@ -235,5 +236,32 @@ describe('refresh and revocation', () => {
       .given([])
       .when({ type: 'RegisterOAuthClient', client: { ...client, redirectUris: [] } })
       .thenThrows('ErrInvalidInput');
+  });
+});
+
+/** A client ends only a grant issued to it (RFC 7009): another client's token is refused, even on a grant already ended. */
+describe('RevokeGrant by a client: only its own grant', () => {
+  it('the client the grant was issued to ends it', () => {
+    oauth
+      .given([issued])
+      .when({ type: 'RevokeGrant', reason: 'client', clientId: issued.data.clientId })
+      .then([revoked('client')]);
+  });
+
+  it("another client's token is ErrOAuthUnauthorizedClient, live or ended", () => {
+    for (const history of [[issued], [issued, revoked('owner')]]) {
+      const e = oauth
+        .given(history)
+        .when({ type: 'RevokeGrant', reason: 'client', clientId: 'https://other.example/meta.json' })
+        .thenThrows('ErrOAuthUnauthorizedClient', 'this token was issued to another client');
+      assert.equal(e.details, undefined);
+    }
+  });
+
+  it('its own ended grant: nothing to do', () => {
+    oauth
+      .given([issued, revoked('owner')])
+      .when({ type: 'RevokeGrant', reason: 'client', clientId: issued.data.clientId })
+      .thenNothingHappened();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
-import { projectDecider } from '../../src/commands/projects.js';
-import type { ProjectArchived, ProjectCreated, ProjectReactivated } from '../../src/events/projects.js';
+import { projectDecider, type ProjectCommand } from '../../src/commands/projects.js';
+import { type ProjectArchived, type ProjectCreated, type ProjectReactivated } from '../../src/events/projects.js';
 import { spec } from '../helpers/decider-spec.js';
 
 /** The project decider on its own (given/when/then, no database): create, archive, re-activate. */
@@ -56,5 +56,97 @@ describe('project decider', () => {
     };
     spec(projectDecider).given([created, archived]).when(reactivate).then([back]);
     spec(projectDecider).given([created]).when(reactivate).thenNothingHappened();
+  });
+});
+
+describe("the project tools' rules", () => {
+  /**
+   * The project tools' rules in the project decider, given/when/then: project_create's name rule with
+   * xylocopa's code and texts (RegisterProject), project_create of a name the owner has (ReactivateProject),
+   * and archive_project, the owner's alone (ArchiveProject).
+   */
+  const owner = { key: 'user-1', name: 'owner' };
+  const agent = { key: 'agent-3', name: 'worker' };
+  const data: ProjectCreated['data'] = {
+    projectId: 1,
+    ownerId: 1,
+    name: 'site',
+    path: '/w/site',
+    gitRemote: null,
+    description: 'The site',
+    by: agent,
+  };
+  const created: ProjectCreated = { type: 'ProjectCreated', data };
+  const archived: ProjectArchived = { type: 'ProjectArchived', data: { projectId: 1, by: owner } };
+  const register = (name: string): ProjectCommand => ({ type: 'RegisterProject', project: { ...data, name } });
+  const archive = (by = owner): ProjectCommand => ({ type: 'ArchiveProject', by });
+
+  describe('project_create of a new name (RegisterProject)', () => {
+    it('creates the project; "" remote and description are stored as none', () => {
+      spec(projectDecider)
+        .given([])
+        .when({ type: 'RegisterProject', project: { ...data, gitRemote: ' ', description: '' } })
+        .then([{ type: 'ProjectCreated', data: { ...data, gitRemote: null, description: null } }]);
+    });
+
+    it("refuses a bad name with xylocopa's code and texts, the pattern before the length", () => {
+      spec(projectDecider)
+        .given([])
+        .when(register('-dash-first'))
+        .thenThrows(
+          'ErrInvalidName',
+          '^Invalid project name `-dash-first`\\. Must start with alphanumeric and contain only \\[a-zA-Z0-9._-\\]\\.$',
+        );
+      spec(projectDecider).given([]).when(register('.hidden')).thenThrows('ErrInvalidName', 'Invalid project name');
+      spec(projectDecider)
+        .given([])
+        .when(register(`a/${'b'.repeat(200)}`))
+        .thenThrows('ErrInvalidName', 'Invalid project name');
+      spec(projectDecider)
+        .given([])
+        .when(register('x'.repeat(101)))
+        .thenThrows('ErrInvalidName', '^Project name too long: 101 chars \\(max 100\\)\\.$');
+    });
+
+    it('accepts a name of 100 characters', () => {
+      spec(projectDecider)
+        .given([])
+        .when(register('x'.repeat(100)))
+        .then([{ type: 'ProjectCreated', data: { ...data, name: 'x'.repeat(100) } }]);
+    });
+  });
+
+  describe('project_create of a name the owner has (ReactivateProject)', () => {
+    const again: ProjectCommand = { type: 'ReactivateProject', gitRemote: '', description: 'New', by: agent };
+    it('an active project is left as it is ("exists"); an archived one comes back, keeping its own values', () => {
+      spec(projectDecider).given([created]).when(again).thenNothingHappened();
+      const back: ProjectReactivated = {
+        type: 'ProjectReactivated',
+        data: { projectId: 1, gitRemote: null, description: 'The site', by: agent },
+      };
+      spec(projectDecider).given([created, archived]).when(again).then([back]);
+    });
+  });
+
+  describe('archive_project (ArchiveProject)', () => {
+    it("is the owner's: an agent of the team, or anyone else, is refused and nothing is written", () => {
+      spec(projectDecider)
+        .given([created])
+        .when(archive(agent))
+        .thenThrows('ErrForbidden', '^only the owner may archive a project$');
+      spec(projectDecider)
+        .given([created])
+        .when(archive({ key: 'user-2', name: 'stranger' }))
+        .thenThrows('ErrForbidden');
+      spec(projectDecider)
+        .given([created, archived])
+        .when(archive({ key: 'system', name: 'system' }))
+        .thenThrows('ErrForbidden');
+    });
+
+    it('the owner archives an active project; an archived one stays as it is', () => {
+      spec(projectDecider).given([created]).when(archive()).then([archived]);
+      spec(projectDecider).given([created, archived]).when(archive()).thenNothingHappened();
+    });
   });
 });

@@ -48,6 +48,8 @@ const evidence = (delta: number, ref = 'task:1 verified=peer:reviewer verdict=re
   weight: 1,
   ref,
 });
+/** A record that has begun: the evidence alone is recorded. */
+const started: DomainRecord = { started: true, parent: null };
 const recorded = (delta: number, ref?: string): EvidenceRecorded => ({
   type: 'EvidenceRecorded',
   data: evidence(delta, ref),
@@ -78,14 +80,14 @@ describe('RecordEvidence: evidence is a fact, always recorded', () => {
     it(`for ${what}`, () => {
       for (const delta of [0.1, -0.2, 0, 0.35]) {
         given(history)
-          .when({ type: 'RecordEvidence', evidence: evidence(delta) })
+          .when({ type: 'RecordEvidence', evidence: evidence(delta), record: started })
           .then([recorded(delta)]);
       }
     });
   }
   it('unless the agent does not exist', () => {
     given([])
-      .when({ type: 'RecordEvidence', evidence: evidence(0.1) })
+      .when({ type: 'RecordEvidence', evidence: evidence(0.1), record: started })
       .thenThrows('ErrNotFound');
   });
 });

@@ -138,7 +138,12 @@ describe('resource-request decider', () => {
     type: 'ResourceRequestFulfilled',
     data: { requestId: 2, secretId: 5, scope: 'agent:worker', by: owner },
   };
-  const fulfil = { type: 'FulfilRequest' as const, secret: { secretId: 5, name: 'BREVO_API_KEY', scope }, by: owner };
+  const fulfil = {
+    type: 'FulfilRequest' as const,
+    secret: { secretId: 5, name: 'BREVO_API_KEY', scope },
+    by: owner,
+    explicit: false,
+  };
 
   it('records a request pending, trimming the reason', () => {
     spec(resourceDecider)
@@ -255,12 +260,12 @@ describe('resource-request decider: who asks, who answers, who rejects', () => {
   const answer = (
     scope: { type: 'user' | 'agent' | 'task'; id: number; label: string },
     name = 'BREVO_API_KEY',
-    explicit?: boolean,
+    explicit = false,
   ) => ({
     type: 'FulfilRequest' as const,
     secret: { secretId: 5, name, scope },
     by: owner,
-    ...(explicit === undefined ? {} : { explicit }),
+    explicit,
   });
   const rejected = {
     type: 'ResourceRequestRejected' as const,

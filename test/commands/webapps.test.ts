@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validPort, webappDecider } from '../../src/commands/webapps.js';
 import { detectKind } from '../../src/actions/webapps/targets.js';
-import type { WebappPresented, WebappRepresented, WebappRetired } from '../../src/events/webapps.js';
+import { type WebappPresented, type WebappRepresented, type WebappRetired } from '../../src/events/webapps.js';
 import { spec } from '../helpers/decider-spec.js';
+import { detectedKind, storedTarget, type PresentationFacts } from '../../src/commands/webapp-presentation.js';
 
 /**
  * The web app decider given/when/then (present once, re-present any number of times, a port app
@@ -103,6 +104,161 @@ describe('detectKind (xylocopa)', () => {
     assert.throws(() => detectKind('x', 'iframe'), {
       code: 'ErrInvalidInput',
       message: "Error: kind must be one of ('static', 'port', 'url').",
+    });
+  });
+});
+
+describe('presenting a web app', () => {
+  /**
+   * webapp_present's rules in the web app decider (CheckPresentation), given/when/then: each refusal with
+   * xylocopa's text in its order — target, kind, the presenting agent, its project, the target itself — and
+   * an accepted presentation, which writes nothing by itself (the action then posts the card and records it).
+   */
+  const ROOT = '/w/site';
+  const facts = (f: Partial<PresentationFacts> = {}): PresentationFacts => ({
+    target: 'index.html',
+    kind: '',
+    agentRef: '',
+    callerAgentId: 3,
+    presenter: { agentId: 3, name: 'worker', stopped: false },
+    project: { name: 'site', path: ROOT, archived: false },
+    staticFile: { root: ROOT, resolved: `${ROOT}/index.html`, entry: 'file' },
+    servedPort: 7070,
+    ...f,
+  });
+  const check = (f: Partial<PresentationFacts> = {}) =>
+    spec(webappDecider)
+      .given([])
+      .when({ type: 'CheckPresentation', facts: facts(f) });
+
+  describe('webapp_present (CheckPresentation): who presents, and where', () => {
+    it('accepts a running agent with a project presenting a page inside it: nothing written yet', () => {
+      check().thenNothingHappened();
+      check({ agentRef: 'worker' }).thenNothingHappened();
+      check({ agentRef: '3', callerAgentId: null }).thenNothingHappened();
+    });
+
+    it('checks the target, then the kind, before the agent', () => {
+      check({ target: '   ', kind: 'iframe', presenter: null }).thenThrows(
+        'ErrInvalidInput',
+        '^Error: target is required\\.$',
+      );
+      check({ kind: 'iframe', presenter: null }).thenThrows(
+        'ErrInvalidInput',
+        "^Error: kind must be one of \\('static', 'port', 'url'\\)\\.$",
+      );
+    });
+
+    it('an owner names the agent; an agent may name only itself', () => {
+      check({ callerAgentId: null, presenter: null }).thenThrows(
+        'ErrUnknownCaller',
+        "^Error: could not identify the calling agent \\(this is an owner token, not an agent's\\)\\. Pass agent_id explicitly\\.$",
+      );
+      const missing = check({ agentRef: 'ghost', presenter: null, project: null }).thenThrows(
+        'ErrNotFound',
+        '^Error: agent ghost not found\\.$',
+      );
+      assert.deepEqual(missing.details, { agent_id: 'ghost' });
+      const other = check({
+        agentRef: 'loner',
+        presenter: { agentId: 4, name: 'loner', stopped: true },
+        project: null,
+      }).thenThrows('ErrForbidden', '^Error: agent_id names another agent — an agent presents web apps as itself\\.$');
+      assert.deepEqual(other.details, { agent_id: 'loner' });
+    });
+
+    it('then a stopped agent, an agent without a project, an archived project — before the target', () => {
+      const stopped = { agentId: 3, name: 'worker', stopped: true };
+      check({ presenter: stopped, project: null, staticFile: null }).thenThrows(
+        'ErrAgentStopped',
+        '^Error: agent worker is stopped — only a running agent presents web apps\\.$',
+      );
+      check({ project: null, staticFile: null }).thenThrows(
+        'ErrNoProject',
+        '^Error: agent worker has no project\\. Its owner assigns one first: colony agents runtime worker --project NAME\\.$',
+      );
+      check({ project: { name: 'old', path: '/w/old', archived: true }, staticFile: { root: null } }).thenThrows(
+        'ErrProjectArchived',
+        '^Error: project old is archived — project_create re-activates it\\.$',
+      );
+    });
+  });
+
+  describe('webapp_present (CheckPresentation): the target', () => {
+    const file = (resolved: string, entry: 'missing' | 'directory' | 'file' | 'other' = 'file') => ({
+      staticFile: { root: ROOT, resolved, entry },
+    });
+
+    it('a static page lies inside the real project directory, exists, and is an .html/.htm file', () => {
+      check({ staticFile: { root: null } }).thenThrows(
+        'ErrProjectPathMissing',
+        `^Error: project site directory is missing or was replaced by a link \\(${ROOT}\\)\\.$`,
+      );
+      for (const resolved of ['/etc/x.html', '/w/site-other/x.html', '/w'])
+        check({ target: '../x.html', ...file(resolved) }).thenThrows(
+          'ErrPathOutsideRoots',
+          `^Error: \\.\\./x\\.html is outside project site \\(${ROOT}\\) — static apps must live inside the project directory\\.$`,
+        );
+      check({ target: 'nope.html', ...file(`${ROOT}/nope.html`, 'missing') }).thenThrows(
+        'ErrNotFound',
+        '^Error: nope\\.html not found in project site\\. Create the file first\\.$',
+      );
+      check({ target: 'dir', ...file(`${ROOT}/dir`, 'directory') }).thenThrows(
+        'ErrInvalidInput',
+        '^Error: dir is a directory — present the \\.html file in it \\(e\\.g\\. dir/index\\.html\\)\\.$',
+      );
+      check({ target: 'notes.txt', ...file(`${ROOT}/notes.txt`) }).thenThrows(
+        'ErrInvalidInput',
+        'is not an .html file',
+      );
+      check({ target: 'fifo.html', ...file(`${ROOT}/fifo.html`, 'other') }).thenThrows(
+        'ErrInvalidInput',
+        'not an .html',
+      );
+      check({ target: 'sub/page.HTM', ...file(`${ROOT}/sub/page.HTM`) }).thenNothingHappened();
+    });
+
+    it("a port: digits, 1024-65535, never Colony's own", () => {
+      const port = (target: string, kind = '') => check({ target, kind, staticFile: null });
+      port('80').thenThrows('ErrInvalidInput', '^Error: port must be in 1024-65535\\.$');
+      port('65536').thenThrows('ErrInvalidInput', '^Error: port must be in 1024-65535\\.$');
+      port('vite', 'PORT').thenThrows(
+        'ErrInvalidInput',
+        '^Error: port must be a number in 1024-65535 \\(got "vite"\\)\\.$',
+      );
+      port('7070').thenThrows('ErrInvalidInput', "^Error: cannot proxy the orchestrator's own port\\.$");
+      port('07070').thenThrows('ErrInvalidInput', 'own port');
+      port('05173').thenNothingHappened();
+    });
+
+    it('a link: http(s) with a host only', () => {
+      const url = (target: string) => check({ target, kind: 'url', staticFile: null });
+      for (const bad of ['javascript:alert(1)', 'ftp://example.com/x', 'https://', 'http://exa mple.com'])
+        url(bad).thenThrows('ErrInvalidInput', '^Error: url must be an http:// or https:// URL\\.$');
+      url('https://example.com/report').thenNothingHappened();
+    });
+  });
+
+  describe('kind detection and the stored target', () => {
+    it('detects url, port or static when kind is empty; an explicit kind is lower-cased; anything else is none', () => {
+      assert.equal(detectedKind('https://example.com', ''), 'url');
+      assert.equal(detectedKind('5173', ''), 'port');
+      assert.equal(detectedKind('index.html', ''), 'static');
+      assert.equal(detectedKind('5173', ' Static '), 'static');
+      assert.equal(detectedKind('x', 'iframe'), null);
+    });
+
+    it('stores a page relative to the project (a leading dot kept), a port without leading zeros, a link as given', () => {
+      assert.equal(
+        storedTarget('static', './index.html', { root: ROOT, resolved: `${ROOT}/index.html`, entry: 'file' }),
+        'index.html',
+      );
+      assert.equal(
+        storedTarget('static', '.hidden/x.html', { root: ROOT, resolved: `${ROOT}/.hidden/x.html`, entry: 'file' }),
+        '.hidden/x.html',
+      );
+      assert.equal(storedTarget('port', '05173', null), '5173');
+      assert.equal(storedTarget('url', 'https://example.com/', null), 'https://example.com/');
     });
   });
 });

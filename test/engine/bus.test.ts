@@ -79,7 +79,7 @@ describe('EventBus publishing', () => {
   it('publishes all events of a multi-stream command together after its one commit', () => {
     const engine = testEngine();
     const batches: number[][] = [];
-    let current: number[] = [];
+    const current: number[] = [];
     engine.bus.events$.subscribe((e) => current.push(e.position));
     engine.transact({ actor: 'tester' }, (uow) => {
       for (const title of ['Batch one', 'Batch two', 'Batch three']) {

@@ -313,7 +313,7 @@ describe('the signing key through the CLI', () => {
 
   it('a crash after the rotation was recorded but before signing.key was replaced is finished by the next command', () => {
     const before = keyOfFile(join(data, SIGNING_KEY_FILE));
-    let third = keyA;
+    let third: typeof keyA;
     // rotateSigningKey's first two steps, without installKey: the crash.
     const app = openApp({ dataDir: data });
     try {

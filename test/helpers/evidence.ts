@@ -212,7 +212,12 @@ export function goldenBundleText(dataDir: string): string {
     const system = as('system');
     const ownerId = engine.transact(system, (uow) => {
       const userId = uow.ids.next('user');
-      engine.handle(principalDecider, userStream(userId), { type: 'CreateUser', userId, name: 'owner' }, system);
+      engine.handle(
+        principalDecider,
+        userStream(userId),
+        { type: 'CreateUser', userId, name: 'owner', nameTaken: false },
+        system,
+      );
       return userId;
     }).value!;
     const byOwner = as('user:owner');
@@ -235,6 +240,7 @@ export function goldenBundleText(dataDir: string): string {
             parentId: null,
             spawnDepth: 0,
           },
+          names: { ownerName: 'owner', taken: false },
         },
         byOwner,
       );

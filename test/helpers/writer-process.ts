@@ -205,7 +205,9 @@ async function contend(rng: Prng, name: string, iterations: number, streams: rea
       if (!isDomainError(e) || e.code !== 'ErrConcurrency') throw e;
       const { streamId, expected, actual } = e.details as { streamId: string; expected: unknown; actual: number };
       if (streamId !== stream || expected !== version || !(actual > version)) {
-        throw new Error(`inconsistent ErrConcurrency for ${stream} read at ${version}: ${JSON.stringify(e.details)}`);
+        throw new Error(`inconsistent ErrConcurrency for ${stream} read at ${version}: ${JSON.stringify(e.details)}`, {
+          cause: e,
+        });
       }
       summary.conflicts += 1;
     }

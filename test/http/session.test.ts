@@ -227,7 +227,10 @@ describe('the session store and the sign-in limit', () => {
   it('allows 10 failures a minute per address', () => {
     let now = 0;
     const limiter = new FailureLimiter(10, 60_000, () => now);
-    for (let i = 0; i < 10; i += 1) (assert.equal(limiter.retryAfter('a'), 0), limiter.fail('a'));
+    for (let i = 0; i < 10; i += 1) {
+      assert.equal(limiter.retryAfter('a'), 0);
+      limiter.fail('a');
+    }
     assert.equal(limiter.retryAfter('a'), 60);
     assert.equal(limiter.retryAfter('b'), 0);
     now += 60_001;

@@ -29,7 +29,7 @@ export function fulfilRequests(
     const { events } = app.engine.handle(
       resourceDecider,
       resourceRequestStream(r.requestId),
-      { type: 'FulfilRequest', secret, by: who(by), ...(r.requestId === answers ? { explicit: true } : {}) },
+      { type: 'FulfilRequest', secret, by: who(by), explicit: r.requestId === answers },
       actor,
     );
     if (events.length === 0) continue;

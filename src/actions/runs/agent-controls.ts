@@ -1,5 +1,5 @@
 import type { App } from '../../app.js';
-import { runtimeDecider } from '../../commands/runtime.js';
+import { runtimeDecider, type RuntimeCommand } from '../../commands/runtime.js';
 import { notFound } from '../../errors.js';
 import { runtimeStream, type RuntimeOverrides } from '../../events/runs.js';
 import { type SandboxOverrides } from '../../events/sandbox.js';
@@ -21,6 +21,20 @@ function ownedAgent(app: App, ownerId: number, agentId: number): AgentRow {
   return agent;
 }
 
+/** One runtime command on the owner's own agent, and nothing else in its transaction. */
+function ownerCommand(
+  app: App,
+  ownerId: number,
+  agentId: number,
+  command: RuntimeCommand,
+  actor: CommandOptions,
+): void {
+  app.engine.transact(actor, () => {
+    ownedAgent(app, ownerId, agentId);
+    app.engine.handle(runtimeDecider, runtimeStream(agentId), command, actor);
+  });
+}
+
 export function configureRuntime(
   app: App,
   ownerId: number,
@@ -29,15 +43,7 @@ export function configureRuntime(
   by: string,
   actor: CommandOptions,
 ): void {
-  app.engine.transact(actor, () => {
-    ownedAgent(app, ownerId, agentId);
-    app.engine.handle(
-      runtimeDecider,
-      runtimeStream(agentId),
-      { type: 'ConfigureRuntime', agentId, changes, by },
-      actor,
-    );
-  });
+  ownerCommand(app, ownerId, agentId, { type: 'ConfigureRuntime', agentId, changes, by }, actor);
 }
 
 export function stopAgent(
@@ -78,10 +84,7 @@ export function setAgentProject(
 }
 
 export function startAgent(app: App, ownerId: number, agentId: number, by: string, actor: CommandOptions): void {
-  app.engine.transact(actor, () => {
-    ownedAgent(app, ownerId, agentId);
-    app.engine.handle(runtimeDecider, runtimeStream(agentId), { type: 'StartAgent', agentId, by }, actor);
-  });
+  ownerCommand(app, ownerId, agentId, { type: 'StartAgent', agentId, by }, actor);
 }
 
 /**
@@ -97,13 +100,5 @@ export function configureSandbox(
   by: string,
   actor: CommandOptions,
 ): void {
-  app.engine.transact(actor, () => {
-    ownedAgent(app, ownerId, agentId);
-    app.engine.handle(
-      runtimeDecider,
-      runtimeStream(agentId),
-      { type: 'ConfigureSandbox', agentId, changes, by },
-      actor,
-    );
-  });
+  ownerCommand(app, ownerId, agentId, { type: 'ConfigureSandbox', agentId, changes, by }, actor);
 }

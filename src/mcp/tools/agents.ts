@@ -9,6 +9,36 @@ import { actorOf } from '../auth.js';
 import { speaker } from '../../events/principals.js';
 
 /** Agents: propose_agent (spawning under the caps) and the owner's unquarantine_agent. */
+const McpServers = z
+  .array(
+    z.strictObject({
+      name: z.string().min(1).max(100),
+      url: z.string().min(1).max(2000),
+      transport: z.string().min(1).max(50),
+    }),
+  )
+  .max(50);
+
+interface ConfigArgs {
+  model?: unknown;
+  system_prompt?: unknown;
+  tool_scope?: unknown;
+  skills?: unknown;
+  mcp_servers?: unknown;
+  subagents?: unknown;
+  autonomy_tier?: unknown;
+}
+/** An agent's config as the tools take it (snake_case) and as the actions name it. */
+const configOf = <A extends ConfigArgs>(a: A) => ({
+  model: a.model as A['model'],
+  systemPrompt: a.system_prompt as A['system_prompt'],
+  toolScope: a.tool_scope as A['tool_scope'],
+  skills: a.skills as A['skills'],
+  mcpServers: a.mcp_servers as A['mcp_servers'],
+  subagents: a.subagents as A['subagents'],
+  tier: a.autonomy_tier as A['autonomy_tier'],
+});
+
 const propose = defineTool({
   name: 'propose_agent',
   title: 'Propose an agent',
@@ -29,16 +59,7 @@ const propose = defineTool({
     system_prompt: z.string().min(20).max(16_000),
     tool_scope: z.array(z.string().min(1).max(100)).min(1).max(200),
     skills: z.array(z.string().min(1).max(200)).max(100).default([]),
-    mcp_servers: z
-      .array(
-        z.strictObject({
-          name: z.string().min(1).max(100),
-          url: z.string().min(1).max(2000),
-          transport: z.string().min(1).max(50),
-        }),
-      )
-      .max(50)
-      .default([]),
+    mcp_servers: McpServers.default([]),
     subagents: z.array(z.string().min(1).max(100)).max(100).default([]),
     autonomy_tier: z.enum(['supervised', 'assisted', 'autonomous']),
     reason: z.string().trim().min(10).max(4000),
@@ -57,16 +78,7 @@ const propose = defineTool({
         goalId: a.goal_id,
         parentTaskId: a.parent_task_id,
         reason: a.reason,
-        agent: {
-          name: a.name,
-          model: a.model,
-          systemPrompt: a.system_prompt,
-          toolScope: a.tool_scope,
-          skills: a.skills,
-          mcpServers: a.mcp_servers,
-          subagents: a.subagents,
-          tier: a.autonomy_tier,
-        },
+        agent: { name: a.name, ...configOf(a) },
       },
       ctx.command,
       ctx.tools.known(),
@@ -119,16 +131,7 @@ const update = defineTool({
     system_prompt: z.string().min(20).max(16_000).optional(),
     tool_scope: z.array(z.string().min(1).max(100)).min(1).max(200).optional(),
     skills: z.array(z.string().min(1).max(200)).max(100).optional(),
-    mcp_servers: z
-      .array(
-        z.strictObject({
-          name: z.string().min(1).max(100),
-          url: z.string().min(1).max(2000),
-          transport: z.string().min(1).max(50),
-        }),
-      )
-      .max(50)
-      .optional(),
+    mcp_servers: McpServers.optional(),
     subagents: z.array(z.string().min(1).max(100)).max(100).optional(),
     autonomy_tier: z.enum(['supervised', 'assisted', 'autonomous']).optional(),
   }),
@@ -146,15 +149,7 @@ const update = defineTool({
       ctx.app,
       ctx.caller.userId,
       a.agent_id,
-      {
-        model: a.model,
-        systemPrompt: a.system_prompt,
-        toolScope: a.tool_scope,
-        skills: a.skills,
-        mcpServers: a.mcp_servers,
-        subagents: a.subagents,
-        tier: a.autonomy_tier,
-      },
+      configOf(a),
       ctx.command,
       ctx.tools.known(),
     );

@@ -10,6 +10,7 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { pathPolicyFor } from '../../actions/projects/paths.js';
 import { listProjects } from '../../projections/projects.js';
 import { speaker } from '../../events/principals.js';
+import { projectionStates, verificationView } from '../views/integrity.js';
 
 /**
  * system_health (xylocopa's), adapted to Colony: the database answers, where the hash chain's
@@ -59,19 +60,6 @@ const Health = z.object({
 });
 type HealthT = z.infer<typeof Health>;
 
-function verification(app: App): z.infer<typeof Verification> {
-  const v = readLastVerification(app.dataDir);
-  if (v === null) return { state: 'never' };
-  if (v === 'unreadable') return { state: 'unreadable' };
-  return {
-    state: v.ok ? 'ok' : 'failed',
-    at: v.at,
-    position: v.position,
-    hash: v.hash,
-    ...(v.ok ? {} : { reason: v.reason, message: v.message }),
-  };
-}
-
 function health(app: App, tenant: number): HealthT {
   const { db } = app.engine;
   const base = { status: 'ok' as const, data_dir: app.dataDir };
@@ -82,17 +70,7 @@ function health(app: App, tenant: number): HealthT {
   } catch (e) {
     return { ...base, db: { state: 'UNREADABLE', path, error: (e as Error).message } };
   }
-  const projections = app.engine.projections.status(db).map((s) => ({
-    name: s.name,
-    position: s.position,
-    code_version: s.codeVersion,
-    stored_version: s.storedVersion,
-    stale: s.stale,
-    state:
-      s.position >= head.position && !s.stale && s.storedVersion === s.codeVersion
-        ? ('OK' as const)
-        : ('BEHIND' as const),
-  }));
+  const projections = projectionStates(app.engine, head.position);
   const counts = tenantCounts(db, tenant);
   const mine = new Set(listProjects(db, tenant, false).map((p) => p.path));
   const moved = pathPolicyFor(app)
@@ -103,7 +81,7 @@ function health(app: App, tenant: number): HealthT {
     ...base,
     db: { state: 'OK', path, journal_mode: String(db.pragma('journal_mode', { simple: true })) },
     chain: head,
-    last_verification: verification(app),
+    last_verification: verificationView(readLastVerification(app.dataDir)),
     projections,
     ...counts,
     moved_paths: moved,

@@ -39,6 +39,18 @@ const proposeAgent = (goalStatus: GoalStatus): ProposeAgent => ({
     messageId: 11,
     channelId: 3,
   },
+  spawn: {
+    parent: {
+      agentId: 2,
+      name: 'lead',
+      tier: 'assisted',
+      toolScope: ['whoami'],
+      spawnDepth: 0,
+      ownCommand: null,
+    },
+    maxSpawnDepth: 3,
+    names: { ownerName: 'owner', taken: false },
+  },
 });
 
 describe('the proposal decider: spawning needs a running goal', () => {

@@ -46,7 +46,7 @@ before(async () => {
 });
 after(() => f.close());
 
-type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Body = Record<string, any>;
 
 /**
  * A call that is not an MCP error and whose text is the JSON of its structuredContent; returns the body,

@@ -51,7 +51,7 @@ describe('xylocopa task tools (its acceptance script, checks 14–35)', () => {
     }); // 15
     assert.match(
       created,
-      /^Created task `\d+` in project `test-mcp-proj` \[INBOX\]\.\nTitle: Test MCP task\nModel: \(project default\)  Effort: \(default\)  Priority: 1$/,
+      /^Created task `\d+` in project `test-mcp-proj` \[INBOX\]\.\nTitle: Test MCP task\nModel: \(project default\) {2}Effort: \(default\) {2}Priority: 1$/,
     );
     const id = idOf(created);
     assert.match(
@@ -129,7 +129,7 @@ describe('xylocopa task tools (its acceptance script, checks 14–35)', () => {
       model: 'claude-opus-5',
       effort: 'high',
     });
-    assert.match(ok, /Model: claude-opus-5  Effort: high  Priority: 0/);
+    assert.match(ok, /Model: claude-opus-5 {2}Effort: high {2}Priority: 0/);
   });
 
   it("a dispatched project task is claimed, completed and verified like a goal task; task_get shows each step in xylocopa's words", async (t) => {
