@@ -14,7 +14,6 @@ import { type CommandOptions } from '../engine/handle.js';
  * visible only inside its owner's tenant; any other caller gets ErrGoalNotFound, never a hint. Who may
  * do what is the goal decider's to say (commands/goals.ts): these functions find the goal and route.
  */
-export const isOwner = (by: Speaker): boolean => by.key === `user-${by.tenant}`;
 export const agentIdOf = (by: Speaker): number | null =>
   by.key.startsWith('agent-') ? Number(by.key.slice('agent-'.length)) : null;
 export const who = (by: Speaker) => ({ key: by.key, name: by.name });

@@ -125,6 +125,7 @@ function recordRunSpend(
       note: `run ${run.runId}`,
       source: 'run',
       runId: run.runId,
+      reporter: null,
     },
     actor,
   );

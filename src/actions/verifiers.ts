@@ -77,39 +77,6 @@ export function recipeNamed(app: App, tenant: number, name: string): RecipeRow {
   return recipe;
 }
 
-/**
- * A task tree's `{kind: "command", recipe, cwd?}` as the task will record it: the recipe's id and its
- * exact command line, working directory (the recipe's, else the tree's, else none: the workspace),
- * timeout and granted secrets — what the approval card shows is what runs.
- */
-export function commandVerifierOf(
-  app: App,
-  tenant: number,
-  recipeName: string,
-  cwd: string | undefined,
-  path: string,
-): Extract<VerifierConfig, { kind: 'command' }> {
-  let recipe: RecipeRow;
-  try {
-    recipe = recipeNamed(app, tenant, recipeName);
-  } catch (e) {
-    throw new DomainError('ErrVerifierNotFound', `${path}.verifier_config.recipe: ${(e as Error).message}`, {
-      path,
-      recipe: recipeName,
-    });
-  }
-  const dir = recipe.cwd ?? cwd;
-  return {
-    kind: 'command',
-    recipe: recipe.name,
-    recipeId: recipe.recipeId,
-    cmd: recipe.command,
-    timeout_sec: recipe.timeoutSec,
-    ...(dir !== undefined ? { cwd: dir } : {}),
-    ...(recipe.secrets.length ? { secrets: recipe.secrets } : {}),
-  };
-}
-
 /** Why a recorded command verifier may not run now (its recipe was removed or replaced since approval), or null. */
 export function recipeProblem(
   app: App,

@@ -1,3 +1,4 @@
+import { isOwner } from '../events/principals.js';
 import { DomainError } from '../errors.js';
 import type { ApprovalMode, BudgetDimension, Budgets, GoalEvent, GoalStatus } from '../events/goals.js';
 import type { Notice } from '../events/notices.js';
@@ -39,7 +40,7 @@ export const illegal = (from: string, to: string): DomainError =>
   new DomainError('ErrIllegalTransition', `illegal goal transition: ${from} → ${to}`, { from, to });
 
 /** Whether the principal `key` (`user-N`, `agent-N`, `system`) is the owner of the goal. */
-export const isGoalOwner = (state: Live, key: string): boolean => key === `user-${state.ownerId}`;
+export const isGoalOwner = (state: Live, key: string): boolean => isOwner({ key }, state.ownerId);
 /** Whether the principal `key` is the goal's coordinator agent. */
 export const isCoordinator = (state: Live, key: string): boolean => key === `agent-${state.coordinatorAgentId}`;
 

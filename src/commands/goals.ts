@@ -1,6 +1,6 @@
 import { DomainError } from '../errors.js';
 import type { ApprovalMode, ClosingStatus, GoalCreated, GoalEvent } from '../events/goals.js';
-import type { By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 import type { Decider, DecideContext } from '../engine/decider.js';
 import {
   applySpend,
@@ -67,7 +67,7 @@ function decide(command: GoalCommand, state: Goal, ctx: DecideContext): GoalEven
  * proposals. It covers only registered commands (verifier recipes).
  */
 function create(c: CreateGoal, state: Goal): GoalEvent[] {
-  if (c.goal.approvalMode === 'auto' && c.by.key !== `user-${c.goal.ownerId}`) {
+  if (c.goal.approvalMode === 'auto' && !isOwner(c.by, c.goal.ownerId)) {
     throw new DomainError(
       'ErrApprovalModeForbidden',
       'approval_mode "auto" is the owner\'s choice: create the goal in "human" mode; the owner may switch it (set_goal_approval_mode, `colony goals mode ID auto`)',

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import { DomainError, invalidInput } from '../errors.js';
 import { MAX_PROJECT_NAME, PROJECT_NAME, type ProjectCreated, type ProjectEvent } from '../events/projects.js';
 import type { Decider } from '../engine/decider.js';
-import { type By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 
 /**
  * The project decider (`project-<n>` streams): created once, then archived and re-activated any number
@@ -99,7 +99,7 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
         },
       ];
     case 'ArchiveProject':
-      if (command.by.key !== `user-${state.ownerId}`)
+      if (!isOwner(command.by, state.ownerId))
         throw new DomainError('ErrForbidden', 'only the owner may archive a project');
       return state.status === 'archived' ? [] : [{ type: 'ProjectArchived', data: { projectId, by: command.by } }];
     default: {

@@ -1,3 +1,4 @@
+import { isOwner } from '../events/principals.js';
 import { DomainError } from '../errors.js';
 import type { Budgets, GoalStatus } from '../events/goals.js';
 import type { TaskTreeProposed, TreeNode, TreeRequest } from '../events/proposals.js';
@@ -90,7 +91,7 @@ export function proposeTree(c: ProposeTree): TaskTreeProposed {
 
 function mayPropose(p: ProposeTree['proposal'], f: TreeFacts): void {
   const key = p.proposer.key;
-  if (key !== `user-${p.ownerId}` && key !== `agent-${f.goal.coordinatorAgentId}`) {
+  if (!isOwner({ key }, p.ownerId) && key !== `agent-${f.goal.coordinatorAgentId}`) {
     throw new DomainError(
       'ErrNotCoordinator',
       `only goal ${p.goalId}'s coordinator or owner may propose its task tree`,

@@ -2,7 +2,7 @@ import { DomainError } from '../errors.js';
 import type { GoalStatus } from '../events/goals.js';
 import type { AgentProposed, AgentSpec, ProposalEvent } from '../events/proposals.js';
 import type { Decider } from '../engine/decider.js';
-import { type By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 import { checkSpawn, type SpawnFacts } from './proposal-spawn.js';
 import { proposeTree, type ProposeTree } from './proposal-tree.js';
 
@@ -142,7 +142,7 @@ function mayProposeAgent(c: ProposeAgent): void {
  */
 function mayDecide(state: Made, c: DecideProposal): void {
   const auto = c.type === 'ApproveProposal' && c.auto && c.by.key === 'system';
-  if (c.by.key !== `user-${state.ownerId}` && !auto)
+  if (!isOwner(c.by, state.ownerId) && !auto)
     throw new DomainError('ErrForbidden', "only the goal's owner decides its proposals", {
       proposal_id: state.proposalId,
     });

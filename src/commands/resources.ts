@@ -3,7 +3,7 @@ import { RESOURCE_TYPES, type RequestStatus, type ResourceEvent, type ResourceRe
 import type { SecretScope } from '../events/secrets.js';
 import type { Decider } from '../engine/decider.js';
 import { secretName } from './secrets.js';
-import { type By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 
 /**
  * The resource-request decider (`resource-request-<id>` streams): an agent asks its owner for a missing
@@ -122,7 +122,7 @@ function fulfil(state: ResourceRequest, c: FulfilRequest): ResourceEvent[] {
 
 /** Only the owner declines a request, with a reason the requester reads. */
 function reject(state: ResourceRequest, c: RejectRequest): ResourceEvent[] {
-  if (state.status !== 'absent' && c.by.key !== `user-${state.ownerId}`)
+  if (state.status !== 'absent' && !isOwner(c.by, state.ownerId))
     throw new DomainError('ErrForbidden', 'only the owner rejects resource requests');
   const r = mustBePending(state);
   const reason = c.reason.trim();

@@ -10,7 +10,7 @@ import {
   type SecretUsed,
 } from '../events/secrets.js';
 import type { Decider } from '../engine/decider.js';
-import { type By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 
 /**
  * The secret decider (`secret-<id>` streams): set once, revoked at most once (by the owner, or because a
@@ -67,8 +67,6 @@ function evolve(state: Secret, event: SecretEvent): Secret {
     }
   }
 }
-
-const isOwner = (by: By, ownerId: number): boolean => by.key === `user-${ownerId}`;
 
 function decide(command: SecretCommand, state: Secret): SecretEvent[] {
   if (command.type === 'SetSecret') {

@@ -1,3 +1,4 @@
+import { isOwner } from '../events/principals.js';
 import { DomainError } from '../errors.js';
 import type { CancelTask, Live, RecordCost, Task, TaskCommand } from './task-types.js';
 
@@ -45,7 +46,7 @@ export function mustBeAgent<A>(agent: A | null, what: string): A {
 }
 
 export function mustBeOwner(c: CancelTask): void {
-  if (c.by.key !== `user-${c.ownerId}`) throw new DomainError('ErrForbidden', 'only the owner cancels tasks');
+  if (!isOwner(c.by, c.ownerId)) throw new DomainError('ErrForbidden', 'only the owner cancels tasks');
 }
 
 /** `related`: the worker (the claimer, or the assignee when the verdict comes) is the peer verifier or of its lineage. */
@@ -61,7 +62,10 @@ export function mustBeIndependent(state: Live, related: boolean, when: 'claim' |
 
 export function mayReport(state: Live, c: RecordCost): void {
   const r = c.reporter;
-  if (!r || r.agentId === null || r.agentId === state.assignee?.agentId || r.agentId === r.coordinatorAgentId) return;
+  // Reported usage without its reporter would skip the rule: a caller's bug, never a pass.
+  if (r === null && c.source !== 'run') throw new Error('usage someone reports needs its reporter facts');
+  if (r === null || r.agentId === null || r.agentId === state.assignee?.agentId || r.agentId === r.coordinatorAgentId)
+    return;
   throw new DomainError(
     'ErrForbidden',
     `only task ${state.taskId}'s assignee, its goal's coordinator or the owner may report usage on it`,

@@ -60,6 +60,8 @@ export function claim(state: Live, c: ClaimTask, agent: Claimer, ctx: DecideCont
       status: current.status,
     });
   }
+  // A goal's task without its budget facts would skip the gate: a caller's bug, never a pass.
+  if ((c.goalStatus === null) !== (c.budget === null)) throw new Error('a claim on a goal task needs its budget facts');
   const refusal = c.budget ? budgetRefusal(c.budget.lines, c.reservation, c.budget.replaces) : null;
   if (refusal) throw new BudgetExceeded(refusal);
   events.push({

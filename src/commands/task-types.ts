@@ -23,9 +23,9 @@ export type ClaimTask = {
   /**
    * Fact: the budgets the reservation counts against — the goal's, then each budgeted task from this one
    * up to its root — and the task's own open reservation, which a claim after an expired lease replaces.
-   * Absent for a project task: it has no goal, so no budget gate.
+   * Null for a project task (it has no goal, so no budget gate), and only for one.
    */
-  budget?: { lines: BudgetLine[]; replaces: Amount };
+  budget: { lines: BudgetLine[]; replaces: Amount } | null;
 };
 /** `byRun`: a run of the agent is starting, which moves on only a task it holds that has not started yet. */
 export type StartTask = { type: 'StartTask'; agent: AgentRef | null; byRun?: boolean };
@@ -62,10 +62,10 @@ export type RecordCost = {
   runId?: number;
   /**
    * Fact for usage someone reports (report_usage): the reporting agent (null: the owner or Colony) and the
-   * coordinator of the task's goal (null: a project task). Absent for a run's own usage, which Colony
-   * records when the run ends (and only when it spent something).
+   * coordinator of the task's goal (null: a project task). Null for a run's own usage (source `run`),
+   * which Colony records when the run ends (and only when it spent something), and only for that.
    */
-  reporter?: { agentId: number | null; coordinatorAgentId: number | null };
+  reporter: { agentId: number | null; coordinatorAgentId: number | null } | null;
 };
 export type DispatchTask = { type: 'DispatchTask'; by: By };
 export type UpdateTask = { type: 'UpdateTask'; changes: TaskChanges; labels: string[]; by: By };

@@ -8,7 +8,7 @@ import {
 } from '../events/verifiers.js';
 import { secretName } from './secrets.js';
 import type { Decider } from '../engine/decider.js';
-import { type By } from '../events/principals.js';
+import { type By, isOwner } from '../events/principals.js';
 import type { VerifierConfig } from '../events/tasks.js';
 
 /**
@@ -27,8 +27,6 @@ export type RecipeCommand = AddRecipe | RemoveRecipe;
 
 export type Recipe =
   { status: 'absent' } | { status: 'active' | 'removed'; recipeId: number; ownerId: number; name: string };
-
-const isOwner = (by: By, ownerId: number): boolean => by.key === `user-${ownerId}`;
 
 function evolve(state: Recipe, event: VerifierRecipeEvent): Recipe {
   switch (event.type) {

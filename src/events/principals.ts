@@ -126,6 +126,8 @@ export type PrincipalEvent =
   UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated | AgentCommandSet;
 
 export const userStream = (userId: number): string => `user-${userId}`;
+/** Whether `by` is the owner of tenant `ownerId` in person (an owner's token, not one of its agents). */
+export const isOwner = (by: Pick<By, 'key'>, ownerId: number): boolean => by.key === userStream(ownerId);
 export const agentStream = (agentId: number): string => `agent-${agentId}`;
 
 /**

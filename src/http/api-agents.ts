@@ -6,7 +6,7 @@ import { getAgent, listAgents } from '../projections/principal-queries.js';
 import { listRuns, runtimeOf } from '../projections/run-queries.js';
 import { agentOf, reputationDomains, runSummary, runtimeDetail } from './api-agent-views.js';
 import { callerOf, Id, parse, speakerOf } from './api-common.js';
-import { latestEvidence } from './api-queries.js';
+import { latestEvidence } from '../projections/reputation.js';
 
 /**
  * Agents in the console: the team's agents, one agent in detail (config, runtime and confinement,

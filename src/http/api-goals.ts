@@ -8,7 +8,7 @@ import type { McpContext } from '../mcp/context.js';
 import { channelMessages } from '../projections/channel-queries.js';
 import { goalList, goalSnapshot } from '../projections/goal-snapshot.js';
 import { actor, body, Id, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
-import { eventsOfStreams, goalStreams } from './api-queries.js';
+import { eventsOfStreams, goalStreams } from '../projections/goal-streams.js';
 import { ReplayCache } from './api-replay.js';
 import { treeView } from './task-tree-view.js';
 

@@ -127,3 +127,19 @@ export function scoresOf(
 export function meanScore(scores: readonly Score[]): number {
   return scores.length === 0 ? 0.5 : scores.reduce((n, s) => n + s.score, 0) / scores.length;
 }
+
+export interface EvidenceRow {
+  at: string;
+  domain: string;
+  delta: number;
+  ref: string;
+}
+
+/** The last `limit` pieces of evidence of an (owner, config hash), oldest first. */
+export const latestEvidence = (db: Database, ownerId: number, configHash: string, limit: number): EvidenceRow[] =>
+  (
+    prepared(
+      db,
+      'SELECT at, domain, delta, ref FROM evidence WHERE owner_id = ? AND config_hash = ? ORDER BY position DESC LIMIT ?',
+    ).all(ownerId, configHash, limit) as EvidenceRow[]
+  ).reverse();

@@ -62,6 +62,7 @@ const claim: TaskCommand = {
   reservation: { tokens: 0, cents: 0 },
   goalStatus: null,
   inVerifierLineage: false,
+  budget: null,
 };
 const dispatch: TaskCommand = { type: 'DispatchTask', by };
 const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by, ownerId: 1 };

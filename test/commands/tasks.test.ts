@@ -185,6 +185,8 @@ const claim = (agent: AgentRef, extra: Partial<Extract<TaskCommand, { type: 'Cla
   reservation: { tokens: 0, cents: 0 },
   goalStatus: 'active',
   inVerifierLineage: false,
+  // A goal without budgets: no line to count against.
+  budget: { lines: [], replaces: { tokens: 0, cents: 0 } },
   ...extra,
 });
 const start = (agent: AgentRef = worker): TaskCommand => ({ type: 'StartTask', agent });
@@ -249,7 +251,15 @@ describe('task decider: creation', () => {
       cancel,
       peerVerify(reviewer),
       { type: 'ExpireClaim' } as TaskCommand,
-      { type: 'RecordCost', by: owner, tokens: 1, cents: 1, note: null, source: 'report_usage' } as TaskCommand,
+      {
+        type: 'RecordCost',
+        by: owner,
+        tokens: 1,
+        cents: 1,
+        note: null,
+        source: 'report_usage',
+        reporter: null,
+      } as TaskCommand,
     ]) {
       spec(taskDecider).given([]).when(c).thenThrows('ErrTaskNotFound');
     }
@@ -363,6 +373,7 @@ describe('task decider: the happy path', () => {
       cents: 50,
       note: 'run 1',
       source: 'report_usage',
+      reporter: { agentId: null, coordinatorAgentId: null },
     };
     const expected: TaskEvent = {
       type: 'CostRecorded',
@@ -747,6 +758,7 @@ describe('task decider: who may move a task', () => {
       note: 'run 4',
       source: 'run',
       runId: 4,
+      reporter: null,
     });
     spec(taskDecider).given([created()]).when(run(0, 0)).thenNothingHappened();
     spec(taskDecider)

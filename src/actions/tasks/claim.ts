@@ -48,7 +48,7 @@ export function claimTask(
       reservation: { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 },
       goalStatus: goal?.status ?? null,
       inVerifierLineage: agent !== null && inVerifierLineage(app, task, agent.agentId),
-      ...(goal ? { budget: { lines: budgetLines(app, goal, task), replaces: heldReservation(task) } } : {}),
+      budget: goal ? { lines: budgetLines(app, goal, task), replaces: heldReservation(task) } : null,
     };
     try {
       const handled = app.engine.handle(taskDecider, taskStream(taskId), command, actor);

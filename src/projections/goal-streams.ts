@@ -4,17 +4,14 @@ import { channelStream } from '../events/channels.js';
 import { goalStream } from '../events/goals.js';
 import { proposalStream } from '../events/proposals.js';
 import { taskStream } from '../events/tasks.js';
-import type { GoalRow } from '../projections/goal-queries.js';
-import { proposalsOfGoal } from '../projections/proposal-queries.js';
-import { tasksOfGoal } from '../projections/task-queries.js';
+import type { GoalRow } from './goal-queries.js';
+import { proposalsOfGoal } from './proposal-queries.js';
+import { tasksOfGoal } from './task-queries.js';
 
 /**
- * The console's reads that no projection query module answers yet (read-only SQL over the log and
- * the read tables, live names): the positions where a goal's snapshot changes and a config's latest
- * reputation evidence. Candidates to move into
- * projections/*-queries.ts once those files' owners take them.
+ * A goal's place in the log, for the console's time travel: the streams whose events change what the
+ * goal's snapshot shows, and where in the log those events are.
  */
-
 /** Every stream whose events change what a goal's snapshot shows: the goal, its tasks, its proposals and its channel. */
 export function goalStreams(db: Database, goal: GoalRow): string[] {
   return [
@@ -37,19 +34,3 @@ export const eventsOfStreams = (db: Database, streams: readonly string[]): LogSt
     db,
     `SELECT position, type, recorded_at AS at FROM es_events WHERE stream_id IN (SELECT value FROM json_each(?)) ORDER BY position`,
   ).all(JSON.stringify(streams)) as LogStop[];
-
-export interface EvidenceRow {
-  at: string;
-  domain: string;
-  delta: number;
-  ref: string;
-}
-
-/** The last `limit` pieces of evidence of an (owner, config hash), oldest first. */
-export const latestEvidence = (db: Database, ownerId: number, configHash: string, limit: number): EvidenceRow[] =>
-  (
-    prepared(
-      db,
-      'SELECT at, domain, delta, ref FROM evidence WHERE owner_id = ? AND config_hash = ? ORDER BY position DESC LIMIT ?',
-    ).all(ownerId, configHash, limit) as EvidenceRow[]
-  ).reverse();
