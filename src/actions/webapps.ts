@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { App } from '../app.js';
-import { storedTarget } from '../commands/webapp-presentation.js';
+import { storedTarget, type PresentationFacts } from '../commands/webapp-presentation.js';
 import { webappDecider } from '../commands/webapps.js';
 import { DomainError } from '../errors.js';
 import type { MessagePosted } from '../events/channels.js';
@@ -45,7 +45,7 @@ export function presentWebapp(app: App, by: Speaker, input: PresentInput, actor:
     app.engine.handle(webappDecider, webappStream(n), { type: 'CheckPresentation', facts }, actor);
     if (!agent || !project || !kind || target === null)
       throw new DomainError('ErrInternal', 'an accepted presentation has a presenter, a project and a kind');
-    record(app, { agent, project, kind, target, existing, n }, input, actor);
+    record(app, { agent, project, kind, target, existing, n, facts }, input, actor);
   });
   return outcomeOf(app, result.events);
 }
@@ -57,6 +57,7 @@ interface Accepted {
   target: string;
   existing: WebappRow | null;
   n: number;
+  facts: PresentationFacts;
 }
 
 /** Posts the card, then records it: a new registration, or the existing one presented again. */
@@ -74,7 +75,7 @@ function record(app: App, a: Accepted, input: PresentInput, actor: CommandOption
   const { messageId } = postCard(app, a.agent, card, actor);
   const agentId = a.agent.agentId;
   if (a.existing) {
-    const again = { type: 'RepresentWebapp' as const, title, description, agentId, messageId };
+    const again = { type: 'RepresentWebapp' as const, title, description, agentId, messageId, facts: a.facts };
     app.engine.handle(webappDecider, webappStream(a.n), again, actor);
     return;
   }
@@ -90,7 +91,12 @@ function record(app: App, a: Accepted, input: PresentInput, actor: CommandOption
     agentId,
     messageId,
   };
-  app.engine.handle(webappDecider, webappStream(a.n), { type: 'PresentWebapp', app: registration }, actor);
+  app.engine.handle(
+    webappDecider,
+    webappStream(a.n),
+    { type: 'PresentWebapp', app: registration, facts: a.facts },
+    actor,
+  );
 }
 
 /** What the command appended (also for a retried idempotency key, whose events are the first run's). */

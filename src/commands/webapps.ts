@@ -18,14 +18,16 @@ export { validPort } from './webapp-presentation.js';
  * The web app decider (`webapp-<n>` streams): presented once, then re-presented any number of times;
  * a `port` registration retires when its presenter stops, and a later re-presentation revives it.
  * webapp_present is checked first (CheckPresentation, which writes nothing); only then does the action
- * post the card and record it (PresentWebapp or RepresentWebapp), in the same transaction.
+ * post the card and record it (PresentWebapp or RepresentWebapp), in the same transaction. The recording
+ * commands carry the same facts and are checked again, so no caller can record a presentation unchecked.
  */
 /** webapp_present's request with the facts the action gathered: refused in xylocopa's order, or accepted. */
 export type CheckPresentation = { type: 'CheckPresentation'; facts: PresentationFacts };
-/** A registration as it will be stored: only what the event itself must satisfy is checked. */
-export type PresentWebapp = { type: 'PresentWebapp'; app: WebappPresented['data'] };
+/** A registration as it will be stored, with the facts webapp_present was accepted on. */
+export type PresentWebapp = { type: 'PresentWebapp'; app: WebappPresented['data']; facts: PresentationFacts };
 export type RepresentWebapp = {
   type: 'RepresentWebapp';
+  facts: PresentationFacts;
   title: string;
   description: string;
   agentId: number;
@@ -60,10 +62,8 @@ function evolve(state: Webapp, event: WebappEvent): Webapp {
 }
 
 function decide(command: WebappCommand, state: Webapp): WebappEvent[] {
-  if (command.type === 'CheckPresentation') {
-    checkPresentation(command.facts);
-    return [];
-  }
+  if (command.type !== 'RetireWebapp') checkPresentation(command.facts);
+  if (command.type === 'CheckPresentation') return [];
   if (command.type === 'PresentWebapp') return present(command.app, state);
   if (state.status === 'absent') throw new DomainError('ErrNotFound', 'web app not found');
   switch (command.type) {

@@ -128,6 +128,7 @@ const approve = (by = owner, extra: Partial<ApproveProposal> = {}): ProposalComm
   by,
   auto: false,
   taskIds: [20],
+  staleRecipes: [],
   ...extra,
 });
 const reject = (by = owner): ProposalCommand => ({ type: 'RejectProposal', by, reason: 'not now' });
@@ -475,6 +476,12 @@ describe('deciding a proposal', () => {
       .given([treeProposed()])
       .when(approve(owner, { staleRecipes: [] }))
       .then([approved()]);
+    // Left out, the rule would be skipped: a caller that forgot to look the recipes up is a bug, not an approval.
+    const unchecked = { ...approve(owner), staleRecipes: undefined } as ProposalCommand;
+    proposal
+      .given([treeProposed()])
+      .when(unchecked)
+      .thenFailsAsBug(/stale recipes/);
   });
 
   it("a spawn's caps and name are checked again on approval; it records the new agent's id", () => {
@@ -495,6 +502,11 @@ describe('deciding a proposal', () => {
       .given([agentProposed])
       .when(approve(owner, { taskIds: [], agentId: 12, spawn: spawn({ parent: null }) }))
       .thenThrows('ErrNotFound', 'the proposing agent coordinator no longer exists');
+    // Without its facts the caps would go unchecked: a caller's bug, not an approval.
+    proposal
+      .given([agentProposed])
+      .when(approve(owner, { taskIds: [], agentId: 12 }))
+      .thenFailsAsBug(/spawn facts/);
   });
 
   it('an approved spawn is decided before its name is looked at again', () => {

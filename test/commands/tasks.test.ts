@@ -743,6 +743,11 @@ describe('task decider: who may move a task', () => {
       .thenThrows('ErrForbidden', "only task 7's assignee, its goal's coordinator or the owner");
     assert.deepEqual(e.details, { task_id: 7 });
     spec(taskDecider).given(held).when(report(helper.agentId, null)).thenThrows('ErrForbidden');
+    // Reported usage without its reporter would skip the rule: a caller's bug, never a pass.
+    spec(taskDecider)
+      .given(held)
+      .when({ ...report(helper.agentId), reporter: null } as TaskCommand)
+      .thenFailsAsBug(/reporter facts/);
     for (const ok of [report(worker.agentId), report(9), report(null)]) {
       const [event] = taskDecider.decide(ok, stateAfter(held), { now: at(1), actor: 't', ids: memoryIds() });
       assert.equal(event?.type, 'CostRecorded');
@@ -822,6 +827,13 @@ describe('task decider: the budget gate of a claim', () => {
     const c = claimed(worker);
     return { ...c, data: { ...c.data, reservation: { tokens: 0, cents } } };
   };
+
+  it("a goal task's claim without its budget facts is a caller's bug, never a pass through the gate", () => {
+    spec(taskDecider)
+      .given([created()])
+      .when(claim(worker, { budget: null }))
+      .thenFailsAsBug(/budget facts/);
+  });
 
   it('refuses a reservation that would take the goal past its budget: ErrGoalBudgetExceeded, with the refusal', () => {
     const e = spec(taskDecider)

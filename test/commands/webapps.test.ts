@@ -32,31 +32,64 @@ const represented: WebappRepresented = {
 };
 const retired: WebappRetired = { type: 'WebappRetired', data: { appId: APP, reason: 'agent_stopped' } };
 const port = presented('port', '5173');
+/** What webapp_present was accepted on for `port`: the recording commands are checked on it again. */
+const portFacts: PresentationFacts = {
+  target: '5173',
+  kind: 'port',
+  agentRef: '',
+  callerAgentId: 3,
+  presenter: { agentId: 3, name: 'worker', stopped: false },
+  project: { name: 'site', path: '/w/site', archived: false },
+  staticFile: null,
+  servedPort: 7070,
+};
 
 describe('the web app decider', () => {
   it('presents once, with a 32-hex id, a known kind, a target and, for a port, a valid port', () => {
-    spec(webappDecider).given([]).when({ type: 'PresentWebapp', app: port.data }).then([port]);
-    spec(webappDecider).given([port]).when({ type: 'PresentWebapp', app: port.data }).thenThrows('ErrWebappExists');
+    spec(webappDecider).given([]).when({ type: 'PresentWebapp', app: port.data, facts: portFacts }).then([port]);
+    spec(webappDecider)
+      .given([port])
+      .when({ type: 'PresentWebapp', app: port.data, facts: portFacts })
+      .thenThrows('ErrWebappExists');
     spec(webappDecider)
       .given([])
-      .when({ type: 'PresentWebapp', app: { ...port.data, appId: 'abc' } })
+      .when({ type: 'PresentWebapp', app: { ...port.data, appId: 'abc' }, facts: portFacts })
       .thenThrows('ErrInvalidInput');
     spec(webappDecider)
       .given([])
-      .when({ type: 'PresentWebapp', app: { ...port.data, target: '80' } })
+      .when({ type: 'PresentWebapp', app: { ...port.data, target: '80' }, facts: portFacts })
       .thenThrows('ErrInvalidInput');
     spec(webappDecider)
       .given([])
-      .when({ type: 'PresentWebapp', app: { ...port.data, target: ' ' } })
+      .when({ type: 'PresentWebapp', app: { ...port.data, target: ' ' }, facts: portFacts })
       .thenThrows('ErrInvalidInput');
     spec(webappDecider)
       .given([])
-      .when({ type: 'PresentWebapp', app: { ...port.data, kind: 'ftp' as never } })
+      .when({ type: 'PresentWebapp', app: { ...port.data, kind: 'ftp' as never }, facts: portFacts })
       .thenThrows('ErrInvalidInput');
   });
 
+  it('records nothing the presentation rules refuse, even when the caller skipped CheckPresentation', () => {
+    const stopped = { ...portFacts, presenter: { agentId: 3, name: 'worker', stopped: true } };
+    spec(webappDecider)
+      .given([])
+      .when({ type: 'PresentWebapp', app: port.data, facts: stopped })
+      .thenThrows('ErrAgentStopped');
+    spec(webappDecider)
+      .given([port])
+      .when({ type: 'RepresentWebapp', title: '', description: '', agentId: 3, messageId: 12, facts: stopped })
+      .thenThrows('ErrAgentStopped');
+  });
+
   it('re-presents an existing registration; an absent one cannot be', () => {
-    const again = { type: 'RepresentWebapp' as const, title: '', description: 'new', agentId: 4, messageId: 11 };
+    const again = {
+      type: 'RepresentWebapp' as const,
+      title: '',
+      description: 'new',
+      agentId: 4,
+      messageId: 11,
+      facts: portFacts,
+    };
     spec(webappDecider).given([port]).when(again).then([represented]);
     spec(webappDecider).given([]).when(again).thenThrows('ErrNotFound');
   });

@@ -10,6 +10,7 @@ import { memoryIds } from '../../src/engine/ids.js';
  *   spec(cardDecider).given([opened]).when({ type: 'MoveCard', to: 'doing' }).then([moved]);
  *   spec(cardDecider).given([]).when(move).thenThrows('ErrNotFound');
  *   spec(cardDecider).given([opened]).when(sameColumn).thenNothingHappened();
+ *   spec(cardDecider).given([opened]).when(withoutItsFacts).thenFailsAsBug(/facts/);
  *
  * `then` compares the whole list of events exactly (type and data), in order.
  */
@@ -51,6 +52,13 @@ export function spec<S, C, E extends Event>(decider: Decider<S, C, E>) {
               assert.equal(caught.code, code);
               if (messagePart) assert.match(caught.message, new RegExp(messagePart));
               return caught;
+            },
+            /** A caller's bug (facts left out), refused as a plain Error: never a DomainError, never events. */
+            thenFailsAsBug(message: RegExp): void {
+              assert.throws(
+                run,
+                (e: unknown) => e instanceof Error && !(e instanceof DomainError) && message.test(e.message),
+              );
             },
           };
         },
