@@ -69,7 +69,11 @@ export function recordEvidence(
     const record = domainRecord(app, agent, configHash, domain, now, settings.halfLifeDays);
     app.engine.handle(reputationDecider, stream, { type: 'RecordEvidence', evidence, record }, actor);
     // Quarantine is about the agent as it is now: its current config's scores, wherever this evidence went.
-    const mean = meanScore(scoresOf(app.engine.db, agent.ownerId, agent.configHash, now, settings.halfLifeDays));
+    // The mean reads all of the config's evidence, so it is looked up only when the decider can use it.
+    const mean =
+      delta < 0
+        ? meanScore(scoresOf(app.engine.db, agent.ownerId, agent.configHash, now, settings.halfLifeDays))
+        : null;
     const { events } = app.engine.handle(
       reputationDecider,
       stream,

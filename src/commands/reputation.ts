@@ -31,12 +31,16 @@ export type SeedRecord = {
   evidence: Omit<EvidenceRecorded['data'], 'delta' | 'weight' | 'ref'>;
   record: DomainRecord;
 };
-/** After `delta` was recorded: quarantine when the mean score is now strictly below the threshold. */
+/**
+ * After `delta` was recorded: quarantine when the mean score is now strictly below the threshold. Only
+ * bad evidence can quarantine, so `meanScore` (a read of every evidence row of the config) is null when
+ * `delta` is not negative, and required when it is.
+ */
 export type CheckQuarantine = {
   type: 'CheckQuarantine';
   agentId: number;
   delta: number;
-  meanScore: number;
+  meanScore: number | null;
   threshold: number;
 };
 export type Unquarantine = { type: 'Unquarantine'; agentId: number; by: string };
@@ -69,7 +73,9 @@ function decide(command: ReputationCommand, state: AgentTrust): ReputationEvent[
     case 'SeedRecord':
       return command.record.started ? [] : [seed(command.evidence, command.record)];
     case 'CheckQuarantine': {
-      if (!(command.delta < 0) || state.quarantined || !(command.meanScore < command.threshold)) return [];
+      if (!(command.delta < 0) || state.quarantined) return [];
+      if (command.meanScore === null) throw new Error('bad evidence needs the mean score to be looked up');
+      if (!(command.meanScore < command.threshold)) return [];
       const score = Math.round(command.meanScore * 1000) / 1000;
       return [
         {

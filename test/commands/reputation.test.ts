@@ -154,6 +154,14 @@ describe('CheckQuarantine: only bad evidence quarantines', () => {
       .when({ type: 'CheckQuarantine', agentId: 3, delta: -0.05, meanScore: 0.1, threshold: 0.3 })
       .then([quarantined]);
   });
+  it('the mean is needed only after bad evidence: left out then, it is a caller’s bug', () => {
+    given([registered])
+      .when({ type: 'CheckQuarantine', agentId: 3, delta: 0.1, meanScore: null, threshold: 0.3 })
+      .thenNothingHappened();
+    given([registered])
+      .when({ type: 'CheckQuarantine', agentId: 3, delta: -0.05, meanScore: null, threshold: 0.3 })
+      .thenFailsAsBug(/mean score/);
+  });
 });
 
 describe('CheckQuarantine: strictly below the threshold, once', () => {
