@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Reputation } from '../actions/reputation.js';
 import type { AgentRow } from '../projections/principal-queries.js';
+import { reputationView } from '../mcp/resources/agents.js';
 import { oneLine } from '../terminal.js';
 import { withAgent, withOwner } from './owner.js';
 import { action, printJson } from './shared.js';
@@ -75,17 +76,7 @@ function agentJson(agent: AgentRow, status: string, r: Reputation) {
     quarantine_reason: agent.quarantineReason,
     quarantined_at: agent.quarantinedAt,
     created_at: agent.createdAt,
-    reputation: {
-      rolling_score: r.rollingScore,
-      evidence_count: r.evidenceCount,
-      last_evidence_at: r.lastEvidenceAt,
-      domains: r.domains.map((d) => ({
-        domain: d.domain,
-        score: d.score,
-        evidence_count: d.evidenceCount,
-        last_evidence_at: d.lastEvidenceAt,
-      })),
-    },
+    reputation: reputationView(r),
   };
 }
 

@@ -5,7 +5,7 @@ import { spec } from '../helpers/decider-spec.js';
 
 /** The project decider on its own (given/when/then, no database): create, archive, re-activate. */
 const by = { key: 'user-1', name: 'owner' };
-const data: ProjectCreated['data'] = {
+const projectData: ProjectCreated['data'] = {
   projectId: 1,
   ownerId: 1,
   name: 'site',
@@ -14,6 +14,7 @@ const data: ProjectCreated['data'] = {
   description: 'The site',
   by,
 };
+const data = projectData;
 const created: ProjectCreated = { type: 'ProjectCreated', data };
 const archived: ProjectArchived = { type: 'ProjectArchived', data: { projectId: 1, by } };
 const reactivate = {
@@ -67,15 +68,7 @@ describe("the project tools' rules", () => {
    */
   const owner = { key: 'user-1', name: 'owner' };
   const agent = { key: 'agent-3', name: 'worker' };
-  const data: ProjectCreated['data'] = {
-    projectId: 1,
-    ownerId: 1,
-    name: 'site',
-    path: '/w/site',
-    gitRemote: null,
-    description: 'The site',
-    by: agent,
-  };
+  const data: ProjectCreated['data'] = { ...projectData, by: agent };
   const created: ProjectCreated = { type: 'ProjectCreated', data };
   const archived: ProjectArchived = { type: 'ProjectArchived', data: { projectId: 1, by: owner } };
   const register = (name: string): ProjectCommand => ({ type: 'RegisterProject', project: { ...data, name } });

@@ -112,24 +112,27 @@ describe('secret decider', () => {
   });
 });
 
+/** A request for BREVO_API_KEY by worker (agent 3) for task 7, as the resource-request specs start from. */
+const requestedEvent = (over: Partial<ResourceRequested['data']> = {}): ResourceRequested => ({
+  type: 'ResourceRequested',
+  data: {
+    requestId: 2,
+    ownerId: 1,
+    requesterAgentId: 3,
+    requesterName: 'worker',
+    taskId: 7,
+    goalId: 1,
+    name: 'BREVO_API_KEY',
+    resourceType: 'api_key',
+    reason: 'send the weekly report',
+    messageId: 11,
+    channelId: 4,
+    ...over,
+  },
+});
+
 describe('resource-request decider', () => {
-  const requested = (over: Partial<ResourceRequested['data']> = {}): ResourceRequested => ({
-    type: 'ResourceRequested',
-    data: {
-      requestId: 2,
-      ownerId: 1,
-      requesterAgentId: 3,
-      requesterName: 'worker',
-      taskId: 7,
-      goalId: 1,
-      name: 'BREVO_API_KEY',
-      resourceType: 'api_key',
-      reason: 'send the weekly report',
-      messageId: 11,
-      channelId: 4,
-      ...over,
-    },
-  });
+  const requested = requestedEvent;
   const request = (over: Partial<ResourceRequested['data']> = {}): RequestResource => ({
     type: 'RequestResource',
     request: requested(over).data,
@@ -237,22 +240,7 @@ describe('which secrets a process gets', () => {
 });
 
 describe('resource-request decider: who asks, who answers, who rejects', () => {
-  const requested: ResourceRequested = {
-    type: 'ResourceRequested',
-    data: {
-      requestId: 2,
-      ownerId: 1,
-      requesterAgentId: 3,
-      requesterName: 'worker',
-      taskId: 7,
-      goalId: 1,
-      name: 'BREVO_API_KEY',
-      resourceType: 'api_key',
-      reason: 'send the weekly report',
-      messageId: 11,
-      channelId: 4,
-    },
-  };
+  const requested = requestedEvent();
   const fulfilled = (label: string): ResourceRequestFulfilled => ({
     type: 'ResourceRequestFulfilled',
     data: { requestId: 2, secretId: 5, scope: label, by: owner },
