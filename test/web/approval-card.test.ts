@@ -1,16 +1,22 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { createServer,type Server } from 'node:http';
-import { after,before,describe,it } from 'node:test';
-import { Client as ClientV2,StreamableHTTPClientTransport,type CallToolResult,type JSONRPCMessage,type Transport } from '@modelcontextprotocol/client';
-import { AppBridge,getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
-import type { Browser,Page } from 'playwright-core';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { AppBridge, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
+import type { Browser, Page } from 'playwright-core';
 import { readStream } from '../../src/engine/store.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
-import { HOSTILE_TITLE,proposeHostileTree,type PendingTree } from '../helpers/approval-card.js';
+import { HOSTILE_TITLE, proposeHostileTree, type PendingTree } from '../helpers/approval-card.js';
 import { launchBrowser } from '../../testkit/browser.js';
-import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
+import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
  * The approval card in chromium, decided through a host. The test is the host: a page served
@@ -20,7 +26,8 @@ import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
  * the postMessage traffic to it. The test sends review_proposal's result, clicks Approve in the iframe,
  * and finds the approval in Colony's log. Screenshots: /tmp/card-light.png, /tmp/card-dark.png, /tmp/card-approved.png.
  */
-const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'";
+const CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'";
 const HOST_PAGE = `<!doctype html><meta charset="utf-8"><title>Test host</title>
 <style>body { margin: 0; padding: 12px; background: #8a8f98; } iframe { border: 0; width: 640px; height: 200px; display: block; }</style>
 <iframe id="card" title="Approval card" sandbox="allow-scripts" src="/card"></iframe>
@@ -37,7 +44,10 @@ class PageRelay implements Transport {
   constructor(private readonly page: Page) {}
   async start(): Promise<void> {}
   async send(message: JSONRPCMessage): Promise<void> {
-    await this.page.evaluate((m) => (document.getElementById('card') as HTMLIFrameElement).contentWindow!.postMessage(m, '*'), message as unknown);
+    await this.page.evaluate(
+      (m) => (document.getElementById('card') as HTMLIFrameElement).contentWindow!.postMessage(m, '*'),
+      message as unknown,
+    );
   }
   async close(): Promise<void> {
     this.onclose?.();
@@ -55,14 +65,21 @@ before(async () => {
   f = await httpFixture({ agentTools: ['whoami', 'create_goal', 'propose_task_tree'] });
   pending = await proposeHostileTree(await f.connect(f.ownerToken), await f.connect(f.agentToken));
   client = new ClientV2({ name: 'test-host', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', f.base), { requestInit: { headers: { Authorization: `Bearer ${f.ownerToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', f.base), {
+      requestInit: { headers: { Authorization: `Bearer ${f.ownerToken}` } },
+    }),
+  );
   // As a host does: the tool names its UI, the UI is a resource.
   const tool = (await client.listTools()).tools.find((t) => t.name === 'review_proposal')!;
   const uri = getToolUiResourceUri(tool)!;
   const html = ((await client.readResource({ uri })).contents[0] as { text: string }).text;
   host = createServer((req, res) => {
     if (req.url === '/') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HOST_PAGE);
-    if (req.url === '/card') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP }).end(html);
+    if (req.url === '/card')
+      return void res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP })
+        .end(html);
     res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end(); // the browser asks for the host page's icon; that is not the card's doing
   });
   await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
@@ -86,16 +103,24 @@ describe('the approval card in chromium, through a host', () => {
     page.on('pageerror', (e) => void problems.push(e.message));
     const relay = new PageRelay(page);
     await page.exposeFunction('__toHost', (m: JSONRPCMessage) => relay.onmessage?.(m));
-    const bridge = new AppBridge(client, { name: 'test-host', version: '0' }, { serverTools: {}, logging: {} }, { hostContext: { theme: 'light', displayMode: 'inline' } });
+    const bridge = new AppBridge(
+      client,
+      { name: 'test-host', version: '0' },
+      { serverTools: {}, logging: {} },
+      { hostContext: { theme: 'light', displayMode: 'inline' } },
+    );
     const initialized = new Promise<void>((resolve) => bridge.addEventListener('initialized', () => resolve()));
     bridge.addEventListener('sizechange', ({ height }) => {
-      if (height) void page.evaluate((h) => { document.getElementById('card')!.style.height = `${h}px`; }, height);
+      if (height)
+        void page.evaluate((h) => {
+          document.getElementById('card')!.style.height = `${h}px`;
+        }, height);
     });
     await bridge.connect(relay);
     await page.goto(hostUrl);
     await initialized;
 
-    const result = await client.callTool({ name: 'review_proposal', arguments: {} }) as CallToolResult;
+    const result = (await client.callTool({ name: 'review_proposal', arguments: {} })) as CallToolResult;
     await bridge.sendToolInput({ arguments: {} });
     await bridge.sendToolResult(result);
     const card = page.frameLocator('#card');
@@ -103,11 +128,19 @@ describe('the approval card in chromium, through a host', () => {
     const data = result.structuredContent as { commands: string[]; goal_id: number };
     assert.deepEqual(await card.locator('.cmd').allTextContents(), data.commands, 'every command line, in full');
     const y = async (id: string) => (await card.locator(`#${id}`).boundingBox())!.y;
-    assert.ok(await y('commands-section') < await y('goal-section') && await y('goal-section') < await y('tree-section') && await y('tree-section') < await y('decide'), 'commands first, buttons last');
+    assert.ok(
+      (await y('commands-section')) < (await y('goal-section')) &&
+        (await y('goal-section')) < (await y('tree-section')) &&
+        (await y('tree-section')) < (await y('decide')),
+      'commands first, buttons last',
+    );
     assert.equal(await card.locator('#goal').textContent(), `Goal #${data.goal_id} — ${HOSTILE_TITLE}`);
-    assert.match((await card.locator('#reasoning').textContent())!, /^Trust me \\u202eevil\\u202c <b>bold<\/b> <!-- <script>/);
+    assert.match(
+      (await card.locator('#reasoning').textContent())!,
+      /^Trust me \\u202eevil\\u202c <b>bold<\/b> <!-- <script>/,
+    );
     assert.equal(await card.locator('img, b').count(), 0, 'agent text made no elements');
-    assert.equal(await card.locator('script').count(), 1, 'only the card\'s own script');
+    assert.equal(await card.locator('script').count(), 1, "only the card's own script");
     const frame = page.frames().find((x) => x.url().endsWith('/card'))!;
     assert.equal(await frame.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
 
@@ -133,7 +166,10 @@ describe('the approval card in chromium, through a host', () => {
 
     await card.locator('#approve').click();
     await card.locator('#outcome[data-kind="approved"]').waitFor();
-    assert.match((await card.locator('#outcome').textContent())!, /^Approved proposal \d+: created tasks \d+, \d+, \d+\nCommands it runs on this host/);
+    assert.match(
+      (await card.locator('#outcome').textContent())!,
+      /^Approved proposal \d+: created tasks \d+, \d+, \d+\nCommands it runs on this host/,
+    );
     assert.equal(await card.locator('#status').textContent(), 'approved');
     assert.equal(await card.locator('#approve').isDisabled(), true);
     assert.equal(await card.locator('#reject').isDisabled(), true);
@@ -144,7 +180,11 @@ describe('the approval card in chromium, through a host', () => {
     assert.equal(approved?.meta.actor, 'user:owner', 'approved by the owner, through the host');
     assert.equal(tasksOfGoal(db, pending.goalId).length, 3);
     assert.deepEqual(getMessage(db, pending.messageId)?.reactions, [{ reaction: 'approve', by: 'owner' }]);
-    assert.deepEqual(requests.filter((u) => !u.endsWith('/favicon.ico')), [`${hostUrl}/`, `${hostUrl}/card`], 'the card loaded nothing');
+    assert.deepEqual(
+      requests.filter((u) => !u.endsWith('/favicon.ico')),
+      [`${hostUrl}/`, `${hostUrl}/card`],
+      'the card loaded nothing',
+    );
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -1,10 +1,10 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { after,before,describe,it } from 'node:test';
-import type { Browser,Page } from 'playwright-core';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
 import { ok } from '../helpers/calls.js';
 import { launchBrowser } from '../../testkit/browser.js';
-import { httpFixture,type HttpFixture } from '../helpers/mcp-http.js';
+import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
  * The console in a real browser: Debian's chromium drives the built app served by the real
@@ -18,7 +18,17 @@ let browser: Browser;
 let page: Page;
 
 before(async () => {
-  f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'get_goal', 'whoami', 'request_resource'] });
+  f = await httpFixture({
+    agentTools: [
+      'create_goal',
+      'propose_task_tree',
+      'claim_task',
+      'complete_task',
+      'get_goal',
+      'whoami',
+      'request_resource',
+    ],
+  });
   browser = await launchBrowser();
   page = await (await browser.newContext()).newPage();
   page.on('dialog', (d) => void d.dismiss());
@@ -41,7 +51,9 @@ describe('the console in chromium', () => {
     const cookies = await page.context().cookies();
     const session = cookies.find((c) => c.name === 'colony_session');
     assert.ok(session && session.httpOnly && session.sameSite === 'Strict', JSON.stringify(cookies));
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+    );
     assert.ok(!stored.includes(f.ownerToken), 'the token is not in storage or script-visible cookies');
   });
 
@@ -49,22 +61,37 @@ describe('the console in chromium', () => {
     const agent = await f.connect(f.agentToken);
     await page.waitForFunction(() => document.querySelector('.live-dot.on') !== null);
     const t0 = Date.now();
-    const g = await ok(agent, 'create_goal', { title: HOSTILE, description: 'A goal whose title tries to run a script.' });
+    const g = await ok(agent, 'create_goal', {
+      title: HOSTILE,
+      description: 'A goal whose title tries to run a script.',
+    });
     const row = page.locator(`tr[data-goal-id="${g.goal_id}"]`);
     await row.waitFor({ timeout: 10_000 });
     const delay = Date.now() - t0;
     assert.ok(delay < 10_000, `a new goal shows within 10 s: arrived in ${delay} ms`);
-    assert.equal(await row.locator('a').first().textContent(), '<img src=x onerror="window.__pwned=1"> \\u001b[2K\\u0007 & "quotes"');
+    assert.equal(
+      await row.locator('a').first().textContent(),
+      '<img src=x onerror="window.__pwned=1"> \\u001b[2K\\u0007 & "quotes"',
+    );
     assert.equal(await page.locator('img[src="x"]').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
   });
 
   it('approve a proposal with the button: the tree appears; time travel shows the earlier statuses', async () => {
     const agent = await f.connect(f.agentToken);
-    const g = await ok(agent, 'create_goal', { title: 'Console goal', description: 'A goal the owner approves in the console.', coordinator_config: 'worker' });
-    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Root task', description: 'The root of the tree.', children: [
-      { title: 'Leaf task', description: 'The leaf that gets done.' },
-    ] } });
+    const g = await ok(agent, 'create_goal', {
+      title: 'Console goal',
+      description: 'A goal the owner approves in the console.',
+      coordinator_config: 'worker',
+    });
+    const p = await ok(agent, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: {
+        title: 'Root task',
+        description: 'The root of the tree.',
+        children: [{ title: 'Leaf task', description: 'The leaf that gets done.' }],
+      },
+    });
     assert.equal(p.status, 'pending');
     await page.goto(`${f.base}/goals/${g.goal_id}`);
     const card = page.locator(`[data-proposal-id="${p.proposal_id}"]`);
@@ -94,15 +121,35 @@ describe('the console in chromium', () => {
 
   it('a big tree comes folded past 200 rows; unfolding a task fetches its children, folding hides them', async () => {
     const agent = await f.connect(f.agentToken);
-    const g = await ok(agent, 'create_goal', { title: 'Big tree', description: 'A tree bigger than one screen.', coordinator_config: 'worker' });
-    const sections = Array.from({ length: 12 }, (_, s) => ({ title: `Section ${s}`, description: 'One section of the site.', children: Array.from({ length: 20 }, (_, i) => ({ title: `Page ${s}.${i}`, description: 'One page of the site.' })) }));
-    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: { title: 'Everything', description: 'The whole site.', children: sections } });
+    const g = await ok(agent, 'create_goal', {
+      title: 'Big tree',
+      description: 'A tree bigger than one screen.',
+      coordinator_config: 'worker',
+    });
+    const sections = Array.from({ length: 12 }, (_, s) => ({
+      title: `Section ${s}`,
+      description: 'One section of the site.',
+      children: Array.from({ length: 20 }, (_, i) => ({
+        title: `Page ${s}.${i}`,
+        description: 'One page of the site.',
+      })),
+    }));
+    const p = await ok(agent, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: { title: 'Everything', description: 'The whole site.', children: sections },
+    });
     const requests: string[] = [];
-    page.on('request', (r) => { if (r.url().includes(`/api/goals/${g.goal_id}?`)) requests.push(new URL(r.url()).search); });
+    page.on('request', (r) => {
+      if (r.url().includes(`/api/goals/${g.goal_id}?`)) requests.push(new URL(r.url()).search);
+    });
     await page.goto(`${f.base}/goals/${g.goal_id}`);
     await page.locator(`[data-proposal-id="${p.proposal_id}"]`).getByRole('button', { name: 'Approve' }).click();
     await page.locator('li[data-task-id] >> text=Section 11').waitFor();
-    assert.equal(await page.locator('li[data-task-id]').count(), 13, 'the root and its sections; the 240 pages stay on the server');
+    assert.equal(
+      await page.locator('li[data-task-id]').count(),
+      13,
+      'the root and its sections; the 240 pages stay on the server',
+    );
     await page.getByRole('button', { name: 'Unfold 20 subtasks' }).nth(3).click();
     await page.locator('li[data-task-id] >> text=Page 3.19').waitFor();
     assert.equal(await page.locator('li[data-task-id]').count(), 33);
@@ -121,10 +168,22 @@ describe('the console in chromium', () => {
 
   it('approvals, requests and an agent are handled in place: reject with a reason, approve, seal a secret, stop and start', async () => {
     const agent = await f.connect(f.agentToken);
-    const tree = (title: string) => ({ title, description: `${title}, all of it.`, children: [{ title: `${title}: step`, description: 'The one step to do.' }] });
-    const a = await ok(agent, 'create_goal', { title: 'Refused plan', description: 'A goal whose plan the owner refuses.', coordinator_config: 'worker' });
+    const tree = (title: string) => ({
+      title,
+      description: `${title}, all of it.`,
+      children: [{ title: `${title}: step`, description: 'The one step to do.' }],
+    });
+    const a = await ok(agent, 'create_goal', {
+      title: 'Refused plan',
+      description: 'A goal whose plan the owner refuses.',
+      coordinator_config: 'worker',
+    });
     const pa = await ok(agent, 'propose_task_tree', { goal_id: a.goal_id, tree: tree('Refused') });
-    const b = await ok(agent, 'create_goal', { title: 'Approved plan', description: 'A goal whose plan the owner approves.', coordinator_config: 'worker' });
+    const b = await ok(agent, 'create_goal', {
+      title: 'Approved plan',
+      description: 'A goal whose plan the owner approves.',
+      coordinator_config: 'worker',
+    });
     const pb = await ok(agent, 'propose_task_tree', { goal_id: b.goal_id, tree: tree('Approved') });
     await page.goto(`${f.base}/approvals`);
     const refused = page.locator(`[data-proposal-id="${pa.proposal_id}"]`);
@@ -133,13 +192,22 @@ describe('the console in chromium', () => {
     await refused.waitFor({ state: 'detached' });
     await page.locator(`[data-proposal-id="${pb.proposal_id}"]`).getByRole('button', { name: 'Approve' }).click();
     await page.getByText('Nothing waits for a decision.').waitFor();
-    const rejected = await page.evaluate(async () => (await (await fetch('/api/proposals?status=rejected')).json()) as { proposals: { id: number }[] });
+    const rejected = await page.evaluate(
+      async () => (await (await fetch('/api/proposals?status=rejected')).json()) as { proposals: { id: number }[] },
+    );
     assert.ok(rejected.proposals.some((p) => p.id === pa.proposal_id));
 
-    const snapshot = (await ok(agent, 'get_goal', { goal_id: b.goal_id })) as { tasks_tree: { children: { id: number }[] }[] };
+    const snapshot = (await ok(agent, 'get_goal', { goal_id: b.goal_id })) as {
+      tasks_tree: { children: { id: number }[] }[];
+    };
     const step = snapshot.tasks_tree[0]!.children[0]!.id;
     await ok(agent, 'claim_task', { task_id: step });
-    const r = await ok(agent, 'request_resource', { name: 'DOCS_TOKEN', resource_type: 'api_key', reason: 'The docs API needs a token.', task_id: step });
+    const r = await ok(agent, 'request_resource', {
+      name: 'DOCS_TOKEN',
+      resource_type: 'api_key',
+      reason: 'The docs API needs a token.',
+      task_id: step,
+    });
     await page.goto(`${f.base}/requests`);
     const card = page.locator(`[data-request-id="${r.request_id}"]`);
     await card.getByLabel('Value').fill('docs-secret-value-1');
@@ -147,8 +215,13 @@ describe('the console in chromium', () => {
     await page.getByText('DOCS_TOKEN was sealed for agent:worker').waitFor();
     await card.waitFor({ state: 'detached' });
     assert.equal(await page.getByText('docs-secret-value-1').count(), 0);
-    const sealed = await page.evaluate(async () => (await (await fetch('/api/secrets/agent/worker')).json()) as { name: string; available: boolean }[]);
-    assert.deepEqual(sealed.map((x) => [x.name, x.available]), [['DOCS_TOKEN', true]]);
+    const sealed = await page.evaluate(
+      async () => (await (await fetch('/api/secrets/agent/worker')).json()) as { name: string; available: boolean }[],
+    );
+    assert.deepEqual(
+      sealed.map((x) => [x.name, x.available]),
+      [['DOCS_TOKEN', true]],
+    );
 
     await page.goto(`${f.base}/agents`);
     await page.getByRole('link', { name: 'worker' }).click();
@@ -160,8 +233,12 @@ describe('the console in chromium', () => {
 
   it('a state-changing request without the CSRF header is refused; signing out ends the session', async () => {
     const refused = await page.evaluate(async () => {
-      const r = await fetch('/api/goals/1/complete', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'completed', summary: 'x' }) });
-      return { status: r.status, body: await r.json() as { error: { code: string } } };
+      const r = await fetch('/api/goals/1/complete', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ status: 'completed', summary: 'x' }),
+      });
+      return { status: r.status, body: (await r.json()) as { error: { code: string } } };
     });
     assert.deepEqual([refused.status, refused.body.error.code], [403, 'ErrCsrf']);
     await page.getByRole('button', { name: 'Sign out' }).click();

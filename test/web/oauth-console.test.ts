@@ -1,11 +1,18 @@
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
-import { after,before,describe,it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { auth } from '@modelcontextprotocol/client';
-import type { Browser,Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../../testkit/browser.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
-import { challengedMetadataUrl,finishAuthorization,MemoryProvider,oauthFixture,pollDecision,startAuthorization } from '../helpers/oauth.js';
+import {
+  challengedMetadataUrl,
+  finishAuthorization,
+  MemoryProvider,
+  oauthFixture,
+  pollDecision,
+  startAuthorization,
+} from '../helpers/oauth.js';
 
 /**
  * OAuth apps in the console, in chromium: an application's authorization request (a real GET
@@ -41,18 +48,28 @@ const signIn = async (p: Page, token: string): Promise<void> => {
 describe('OAuth apps in the console', () => {
   it('a waiting request is counted live but never listed; found by its code, approved as an agent, its token acts as that agent', async () => {
     await signIn(page, f.ownerToken);
-    assert.equal(await page.getByRole('navigation').getByRole('link', { name: 'OAuth apps' }).getAttribute('aria-current'), 'page');
+    assert.equal(
+      await page.getByRole('navigation').getByRole('link', { name: 'OAuth apps' }).getAttribute('aria-current'),
+      'page',
+    );
     await page.getByText('No request is waiting.').waitFor();
 
     const provider = new MemoryProvider('http://127.0.0.1:53682/callback', HOSTILE);
     const asked = await startAuthorization(f, provider);
     await page.getByText('1 waiting.').waitFor({ timeout: 6_000 });
-    assert.equal(await page.locator(`[data-oauth-code]`).count(), 0, 'no request, and no code, is shown before the owner types one');
+    assert.equal(
+      await page.locator(`[data-oauth-code]`).count(),
+      0,
+      'no request, and no code, is shown before the owner types one',
+    );
     assert.equal((await page.content()).includes(asked.userCode), false);
-    await page.getByLabel('Code on the application\'s page').fill('zzzz-zzzz');
+    await page.getByLabel("Code on the application's page").fill('zzzz-zzzz');
     await page.getByRole('button', { name: 'Find' }).click();
-    await page.getByRole('alert').getByText(/ErrNotFound/).waitFor();
-    await page.getByLabel('Code on the application\'s page').fill(asked.userCode.toLowerCase());
+    await page
+      .getByRole('alert')
+      .getByText(/ErrNotFound/)
+      .waitFor();
+    await page.getByLabel("Code on the application's page").fill(asked.userCode.toLowerCase());
     await page.getByRole('button', { name: 'Find' }).click();
     const card = page.locator(`[data-oauth-code="${asked.userCode}"]`);
     await card.waitFor({ timeout: 6_000 });
@@ -69,30 +86,50 @@ describe('OAuth apps in the console', () => {
     const decision = await pollDecision(f, asked.requestId, 0);
     assert.equal(decision.status, 'approved');
     await finishAuthorization(f, provider, decision.redirect!);
-    const me = (await (await f.connect(provider.saved!.access_token)).callTool({ name: 'whoami', arguments: {} })).structuredContent as { kind: string; name: string };
+    const me = (await (await f.connect(provider.saved!.access_token)).callTool({ name: 'whoami', arguments: {} }))
+      .structuredContent as { kind: string; name: string };
     assert.deepEqual([me.kind, me.name], ['agent', 'worker']);
 
     // The grant is an event: the applications list refreshes from the stream.
-    const grant = page.locator(`[data-client-id="${provider.info!.client_id}"] tr[data-grant-id][data-status="active"]`);
+    const grant = page.locator(
+      `[data-client-id="${provider.info!.client_id}"] tr[data-grant-id][data-status="active"]`,
+    );
     await grant.waitFor({ timeout: 6_000 });
     assert.match((await grant.textContent()) ?? '', /agent worker/);
   });
 
   it('sent cross-site by the application, the waiting page links to the signed-in console, and goes on by itself once approved there', async () => {
     const provider = new MemoryProvider('http://127.0.0.1:53682/callback', 'Cross-site app');
-    assert.equal(await auth(provider, { serverUrl: `${f.base}/mcp`, resourceMetadataUrl: await challengedMetadataUrl(f) }), 'REDIRECT');
+    assert.equal(
+      await auth(provider, { serverUrl: `${f.base}/mcp`, resourceMetadataUrl: await challengedMetadataUrl(f) }),
+      'REDIRECT',
+    );
     const context = page.context();
     // The application's own site, and its callback: neither exists, the browser gets them from here.
-    await context.route('https://claude.example/**', (r) => r.fulfill({ contentType: 'text/html', body: `<a id="go" href="${provider.authorizationUrl!.href.replace(/&/g, '&amp;')}">Connect Colony</a>` }));
-    await context.route('http://127.0.0.1:53682/**', (r) => r.fulfill({ contentType: 'text/html', body: 'back in the application' }));
+    await context.route('https://claude.example/**', (r) =>
+      r.fulfill({
+        contentType: 'text/html',
+        body: `<a id="go" href="${provider.authorizationUrl!.href.replace(/&/g, '&amp;')}">Connect Colony</a>`,
+      }),
+    );
+    await context.route('http://127.0.0.1:53682/**', (r) =>
+      r.fulfill({ contentType: 'text/html', body: 'back in the application' }),
+    );
     const app = await context.newPage();
     await app.goto('https://claude.example/connect');
     await app.click('#go');
     await app.waitForURL(/\/oauth\/authorize\?/);
     const code = (await app.locator('.code').textContent())!;
-    assert.equal(await app.locator('form').count(), 0, 'cross-site: the console cookie did not come along, so no buttons');
-    const [consoleTab] = await Promise.all([context.waitForEvent('page'), app.getByRole('link', { name: 'OAuth apps' }).click()]);
-    await consoleTab.getByLabel('Code on the application\'s page').fill(code);
+    assert.equal(
+      await app.locator('form').count(),
+      0,
+      'cross-site: the console cookie did not come along, so no buttons',
+    );
+    const [consoleTab] = await Promise.all([
+      context.waitForEvent('page'),
+      app.getByRole('link', { name: 'OAuth apps' }).click(),
+    ]);
+    await consoleTab.getByLabel("Code on the application's page").fill(code);
     await consoleTab.getByRole('button', { name: 'Find' }).click();
     const card = consoleTab.locator(`[data-oauth-code="${code}"]`);
     await card.waitFor({ timeout: 6_000 });
@@ -102,7 +139,7 @@ describe('OAuth apps in the console', () => {
     await Promise.all([app.close(), consoleTab.close()]);
   });
 
-  it('an agent\'s session has no OAuth apps link, and the page says only the owner manages them', async () => {
+  it("an agent's session has no OAuth apps link, and the page says only the owner manages them", async () => {
     const agentPage = await (await browser.newContext()).newPage();
     await signIn(agentPage, f.agentToken);
     await agentPage.getByText('Only the owner approves and manages OAuth applications.').waitFor();

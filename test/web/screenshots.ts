@@ -7,36 +7,82 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { decideAuthorization,revokeGrant } from '../../src/actions/oauth.js';
+import { decideAuthorization, revokeGrant } from '../../src/actions/oauth.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { updateAgent } from '../../src/actions/agents.js';
-import { finishRun,recordSessionMessage,requestRun,startQueuedRun } from '../../src/actions/runs.js';
+import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import { ok } from '../helpers/calls.js';
 import { httpFixture } from '../helpers/mcp-http.js';
-import { finishAuthorization,MemoryProvider,pollDecision,startAuthorization } from '../helpers/oauth.js';
+import { finishAuthorization, MemoryProvider, pollDecision, startAuthorization } from '../helpers/oauth.js';
 import { setServedUrl } from '../../src/public-url.js';
 
 const out = process.argv[2] ?? '/tmp/colony-screens';
 mkdirSync(out, { recursive: true });
-const f = await httpFixture({ agentTools: ['create_goal', 'propose_task_tree', 'claim_task', 'complete_task', 'report_usage', 'request_resource', 'send_message', 'whoami'] });
+const f = await httpFixture({
+  agentTools: [
+    'create_goal',
+    'propose_task_tree',
+    'claim_task',
+    'complete_task',
+    'report_usage',
+    'request_resource',
+    'send_message',
+    'whoami',
+  ],
+});
 const owner = await f.connect(f.ownerToken);
 const agent = await f.connect(f.agentToken);
 const by = { key: 'user-1', name: 'owner', tenant: 1 };
-addRecipe(f.app, by, { name: 'unit-tests', command: 'npm test -- --reporter=dot && test -s coverage/summary.json', cwd: null, timeoutSec: 300, secrets: [] }, { actor: 'user:owner' });
+addRecipe(
+  f.app,
+  by,
+  {
+    name: 'unit-tests',
+    command: 'npm test -- --reporter=dot && test -s coverage/summary.json',
+    cwd: null,
+    timeoutSec: 300,
+    secrets: [],
+  },
+  { actor: 'user:owner' },
+);
 
 // Autonomous, so that its tree in the auto goal is approved at once (a supervised agent's waits for the owner).
 await ok(owner, 'update_agent', { agent_id: f.agentId, autonomy_tier: 'autonomous' });
-const g1 = await ok(owner, 'create_goal', { title: 'Ship the billing export', description: 'CSV export of invoices for the finance team.', coordinator_config: 'worker', approval_mode: 'auto', budget_tokens: 200_000, budget_dollars_cents: 2_000 });
-const tree = await ok(agent, 'propose_task_tree', { goal_id: g1.goal_id, reasoning: 'Schema first, then the exporter, then tests.', tree: {
-  title: 'Billing export', description: 'The whole export, end to end.', billing_code: 'billing', children: [
-    { title: 'Design the CSV schema', description: 'Columns, types and escaping rules.', acceptance_criteria: 'A reviewed schema document.' },
-    { title: 'Write the exporter', description: 'Stream invoices to CSV without loading them all.', verifier_config: { kind: 'command', recipe: 'unit-tests' }, children: [
-      { title: 'Paging over invoices', description: 'Keyset pagination over the invoice table.' },
-      { title: 'Escape hostile fields', description: 'Quotes, newlines and formulas in customer names.' },
-    ] },
-    { title: 'Document the export', description: 'How finance runs it and what each column means.' },
-  ] } });
+const g1 = await ok(owner, 'create_goal', {
+  title: 'Ship the billing export',
+  description: 'CSV export of invoices for the finance team.',
+  coordinator_config: 'worker',
+  approval_mode: 'auto',
+  budget_tokens: 200_000,
+  budget_dollars_cents: 2_000,
+});
+const tree = await ok(agent, 'propose_task_tree', {
+  goal_id: g1.goal_id,
+  reasoning: 'Schema first, then the exporter, then tests.',
+  tree: {
+    title: 'Billing export',
+    description: 'The whole export, end to end.',
+    billing_code: 'billing',
+    children: [
+      {
+        title: 'Design the CSV schema',
+        description: 'Columns, types and escaping rules.',
+        acceptance_criteria: 'A reviewed schema document.',
+      },
+      {
+        title: 'Write the exporter',
+        description: 'Stream invoices to CSV without loading them all.',
+        verifier_config: { kind: 'command', recipe: 'unit-tests' },
+        children: [
+          { title: 'Paging over invoices', description: 'Keyset pagination over the invoice table.' },
+          { title: 'Escape hostile fields', description: 'Quotes, newlines and formulas in customer names.' },
+        ],
+      },
+      { title: 'Document the export', description: 'How finance runs it and what each column means.' },
+    ],
+  },
+});
 const [, schema, , paging, escape] = tree.task_ids as number[];
 for (const id of [schema!, paging!]) {
   await ok(agent, 'claim_task', { task_id: id });
@@ -44,22 +90,65 @@ for (const id of [schema!, paging!]) {
   await ok(agent, 'complete_task', { task_id: id, summary: 'Done and checked.' });
 }
 await ok(agent, 'claim_task', { task_id: escape! });
-await ok(agent, 'send_message', { channel: `goal-${g1.slug as string}`, body: 'Escaping is harder than it looks: a name starting with = is a formula in spreadsheets.' });
-await ok(agent, 'request_resource', { name: 'BILLING_DB_URL', resource_type: 'url', reason: 'The exporter needs read access to the invoices.', task_id: escape! });
+await ok(agent, 'send_message', {
+  channel: `goal-${g1.slug as string}`,
+  body: 'Escaping is harder than it looks: a name starting with = is a formula in spreadsheets.',
+});
+await ok(agent, 'request_resource', {
+  name: 'BILLING_DB_URL',
+  resource_type: 'url',
+  reason: 'The exporter needs read access to the invoices.',
+  task_id: escape!,
+});
 
-await ok(owner, 'create_goal', { title: '<img src=x onerror=alert(1)> \u001b[2K hostile title', description: 'An agent-written title that must stay text.', coordinator_config: 'worker' });
-const g3 = await ok(agent, 'create_goal', { title: 'Migrate the docs site', description: 'Move the docs to the new generator.', coordinator_config: 'worker', budget_dollars_cents: 500 });
-await ok(agent, 'propose_task_tree', { goal_id: g3.goal_id, reasoning: 'Two steps; the second is checked by the owner\'s test recipe.', tree: {
-  title: 'Docs migration', description: 'Move every page and keep the links.', children: [
-    { title: 'Convert the pages', description: 'Markdown to the new front matter.' },
-    { title: 'Check every link', description: 'No link may break.', verifier_config: { kind: 'command', recipe: 'unit-tests' } },
-  ] } });
+await ok(owner, 'create_goal', {
+  title: '<img src=x onerror=alert(1)> \u001b[2K hostile title',
+  description: 'An agent-written title that must stay text.',
+  coordinator_config: 'worker',
+});
+const g3 = await ok(agent, 'create_goal', {
+  title: 'Migrate the docs site',
+  description: 'Move the docs to the new generator.',
+  coordinator_config: 'worker',
+  budget_dollars_cents: 500,
+});
+await ok(agent, 'propose_task_tree', {
+  goal_id: g3.goal_id,
+  reasoning: "Two steps; the second is checked by the owner's test recipe.",
+  tree: {
+    title: 'Docs migration',
+    description: 'Move every page and keep the links.',
+    children: [
+      { title: 'Convert the pages', description: 'Markdown to the new front matter.' },
+      {
+        title: 'Check every link',
+        description: 'No link may break.',
+        verifier_config: { kind: 'command', recipe: 'unit-tests' },
+      },
+    ],
+  },
+});
 
 updateAgent(f.app, 1, f.agentId, { command: 'true' }, { actor: 'user:owner' });
-const q = requestRun(f.app, { agentId: f.agentId, source: 'manual', by: 'user-1', prompt: 'Report on the billing export.' });
+const q = requestRun(f.app, {
+  agentId: f.agentId,
+  source: 'manual',
+  by: 'user-1',
+  prompt: 'Report on the billing export.',
+});
 if (q.kind === 'queued' && startQueuedRun(f.app, q.run.runId)) {
   recordSessionMessage(f.app, q.run.runId, 'agent', 'Schema done, exporter half way; escaping in progress.');
-  finishRun(f.app, q.run.runId, { status: 'succeeded', exitCode: 0, signal: null, durationMs: 4200, tokensIn: 1200, tokensOut: 340, costCents: 3, outputTail: 'ok', agentText: 'Report sent.' });
+  finishRun(f.app, q.run.runId, {
+    status: 'succeeded',
+    exitCode: 0,
+    signal: null,
+    durationMs: 4200,
+    tokensIn: 1200,
+    tokensOut: 340,
+    costCents: 3,
+    outputTail: 'ok',
+    agentText: 'Report sent.',
+  });
 }
 
 // OAuth apps: an application holding a grant as the agent (and one revoked as the owner), another waiting, with a hostile name.
@@ -68,16 +157,28 @@ const desktop = new MemoryProvider('http://127.0.0.1:53682/callback', 'Claude De
 for (const as of ['owner', 'agent'] as const) {
   desktop.saved = undefined;
   const asked = await startAuthorization(f, desktop);
-  const principal = as === 'owner' ? { kind: 'user' as const, id: 1, ownerId: 1 } : { kind: 'agent' as const, id: f.agentId, ownerId: 1 };
-  decideAuthorization(f.app, { decision: 'approve', userCode: asked.userCode, via: 'cli', decidedBy: { kind: 'user', id: 1 }, principal }, { actor: 'user:owner' });
+  const principal =
+    as === 'owner'
+      ? { kind: 'user' as const, id: 1, ownerId: 1 }
+      : { kind: 'agent' as const, id: f.agentId, ownerId: 1 };
+  decideAuthorization(
+    f.app,
+    { decision: 'approve', userCode: asked.userCode, via: 'cli', decidedBy: { kind: 'user', id: 1 }, principal },
+    { actor: 'user:owner' },
+  );
   await finishAuthorization(f, desktop, (await pollDecision(f, asked.requestId)).redirect!);
 }
 revokeGrant(f.app, 1, 'owner', { actor: 'user:owner' });
-await startAuthorization(f, new MemoryProvider('https://app.example.com/oauth/callback', '<img src=x onerror=alert(1)> Totally Legit Tool'));
+await startAuthorization(
+  f,
+  new MemoryProvider('https://app.example.com/oauth/callback', '<img src=x onerror=alert(1)> Totally Legit Tool'),
+);
 
 const browser = await launchBrowser();
 for (const scheme of ['light', 'dark'] as const) {
-  const page = await (await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 860 } })).newPage();
+  const page = await (
+    await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 860 } })
+  ).newPage();
   await page.goto(`${f.base}/`);
   await page.getByLabel('Token').fill(f.ownerToken);
   await page.screenshot({ path: join(out, `login-${scheme}.png`) });
@@ -85,13 +186,17 @@ for (const scheme of ['light', 'dark'] as const) {
   const shots: [string, string, (() => Promise<void>)?][] = [
     ['goals', '/goals'],
     ['goal', `/goals/${g1.goal_id}`],
-    ['goal-time-travel', `/goals/${g1.goal_id}`, async () => {
-      await page.getByRole('button', { name: 'Open the history' }).click();
-      const slider = page.getByRole('slider');
-      await slider.waitFor();
-      await slider.fill('6');
-      await page.waitForTimeout(300);
-    }],
+    [
+      'goal-time-travel',
+      `/goals/${g1.goal_id}`,
+      async () => {
+        await page.getByRole('button', { name: 'Open the history' }).click();
+        const slider = page.getByRole('slider');
+        await slider.waitFor();
+        await slider.fill('6');
+        await page.waitForTimeout(300);
+      },
+    ],
     ['approvals', '/approvals'],
     ['agents', '/agents'],
     ['agent', '/agents/worker'],
