@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { Reputation } from '../actions/reputation.js';
 import type { AgentRow } from '../projections/principal-queries.js';
-import { reputationView } from '../mcp/resources/agents.js';
 import { oneLine } from '../terminal.js';
 import { withAgent, withOwner } from './owner.js';
 import { action, printJson } from './shared.js';
@@ -76,7 +75,18 @@ function agentJson(agent: AgentRow, status: string, r: Reputation) {
     quarantine_reason: agent.quarantineReason,
     quarantined_at: agent.quarantinedAt,
     created_at: agent.createdAt,
-    reputation: reputationView(r),
+    // As the agent resource shows it; kept here so that loading the CLI never loads MCP (test/cli/startup.test.ts).
+    reputation: {
+      rolling_score: r.rollingScore,
+      evidence_count: r.evidenceCount,
+      last_evidence_at: r.lastEvidenceAt,
+      domains: r.domains.map((d) => ({
+        domain: d.domain,
+        score: d.score,
+        evidence_count: d.evidenceCount,
+        last_evidence_at: d.lastEvidenceAt,
+      })),
+    },
   };
 }
 

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { recipeView } from '../mcp/tools/verifiers.js';
 import type { RecipeRow } from '../projections/verifiers.js';
 import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
@@ -69,7 +68,7 @@ function registerAdd(verifiers: Command): void {
               },
               { actor: `user:${owner.name}` },
             );
-            if (opts.json) return printJson(recipeView(r));
+            if (opts.json) return printJson(view(r));
             process.stdout.write(`Added verifier recipe ${r.name}: ${describe(r)}\n`);
           });
         },
@@ -88,7 +87,7 @@ function registerList(verifiers: Command): void {
         withOwner(cmd, async (app, owner) => {
           const { listRecipes } = await import('../projections/verifiers.js');
           const rows = listRecipes(app.engine.db, owner.userId, opts.all);
-          if (opts.json) return printJson(rows.map(recipeView));
+          if (opts.json) return printJson(rows.map(view));
           if (rows.length === 0)
             return void process.stdout.write(
               'No verifier recipes (add one: colony verifiers add NAME --command CMD)\n',
@@ -110,12 +109,25 @@ function registerRemove(verifiers: Command): void {
         withOwner(cmd, async (app, owner) => {
           const { removeRecipe } = await import('../actions/verifiers.js');
           const r = removeRecipe(app, ownerSpeaker(owner), name, { actor: `user:${owner.name}` });
-          if (opts.json) return printJson(recipeView(r));
+          if (opts.json) return printJson(view(r));
           process.stdout.write(`Removed verifier recipe ${r.name}\n`);
         }),
       ),
     );
 }
+
+// The verifier tools show the same shape; the CLI keeps its own so that loading it never loads MCP
+// (test/cli/startup.test.ts).
+const view = (r: RecipeRow) => ({
+  name: r.name,
+  command: r.command,
+  cwd: r.cwd,
+  timeout_sec: r.timeoutSec,
+  secrets: r.secrets,
+  added_by: r.addedBy,
+  added_at: r.addedAt,
+  removed_at: r.removedAt,
+});
 
 const describe = (r: RecipeRow): string =>
   `sh -c ${JSON.stringify(r.command)} in ${r.cwd ?? "the tree's directory or the workspace"}, timeout ${r.timeoutSec}s${r.secrets.length ? `, secrets ${r.secrets.join(', ')}` : ''}`;

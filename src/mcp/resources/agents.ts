@@ -72,8 +72,8 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
   });
 }
 
-/** Reputation now: the rolling score and, per domain, its score and evidence (also `colony agents show --json`). */
-export const reputationView = (r: Reputation) => ({
+/** Reputation now: the rolling score and, per domain, its score and evidence. */
+const reputationView = (r: Reputation) => ({
   rolling_score: r.rollingScore,
   evidence_count: r.evidenceCount,
   last_evidence_at: r.lastEvidenceAt,

@@ -20,8 +20,7 @@ const Recipe = z.object({
   added_at: z.string(),
   removed_at: z.string().nullable(),
 });
-/** A recipe as the tools and `colony verifiers … --json` show it. */
-export const recipeView = (r: RecipeRow): z.infer<typeof Recipe> => ({
+const view = (r: RecipeRow): z.infer<typeof Recipe> => ({
   name: r.name,
   command: r.command,
   cwd: r.cwd,
@@ -52,7 +51,7 @@ const add = defineTool({
   }),
   output: Recipe,
   handler(ctx, a) {
-    return recipeView(
+    return view(
       addRecipe(
         ctx.app,
         speaker(ctx.caller),
@@ -74,7 +73,7 @@ const list = defineTool({
   input: z.strictObject({ include_removed: z.boolean().default(false) }),
   output: z.object({ verifiers: z.array(Recipe) }),
   handler(ctx, a) {
-    return { verifiers: listRecipes(ctx.app.engine.db, speaker(ctx.caller).tenant, a.include_removed).map(recipeView) };
+    return { verifiers: listRecipes(ctx.app.engine.db, speaker(ctx.caller).tenant, a.include_removed).map(view) };
   },
 });
 
@@ -89,7 +88,7 @@ const remove = defineTool({
   input: z.strictObject({ name: z.string().min(1).max(64) }),
   output: Recipe,
   handler(ctx, a) {
-    return recipeView(removeRecipe(ctx.app, speaker(ctx.caller), a.name, ctx.command));
+    return view(removeRecipe(ctx.app, speaker(ctx.caller), a.name, ctx.command));
   },
 });
 
