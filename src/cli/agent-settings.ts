@@ -95,12 +95,15 @@ async function applySettings(
 
 /** The settings in effect now, the team's defaults filled in. */
 async function showSettings(app: App, name: string, agent: AgentRow, json: boolean): Promise<void> {
-  const [{ runtimeSettings }, { runtimeOf }, { getProject }, { effectiveSandbox }] = await Promise.all([
-    import('../actions/runs/settings.js'),
-    import('../projections/run-queries.js'),
-    import('../projections/projects.js'),
-    import('../runtime/confine.js'),
-  ]);
+  const [{ runtimeSettings }, { runtimeOf }, { getProject }, { effectiveSandbox }, { sandboxView }] = await Promise.all(
+    [
+      import('../actions/runs/settings.js'),
+      import('../projections/run-queries.js'),
+      import('../projections/projects.js'),
+      import('../runtime/confine.js'),
+      import('../runtime/sandbox-view.js'),
+    ],
+  );
   const s = runtimeSettings(app.engine.db, agent.agentId);
   const rt = runtimeOf(app.engine.db, agent.agentId);
   const project = rt.projectId === null ? null : (getProject(app.engine.db, rt.projectId)?.name ?? null);
@@ -114,13 +117,7 @@ async function showSettings(app: App, name: string, agent: AgentRow, json: boole
       cooldown_sec: s.cooldownSec,
       daily_run_budget: s.dailyRunBudget,
       max_trigger_depth: s.maxTriggerDepth,
-      sandbox: box.sandbox,
-      network: box.network,
-      allow_hosts: box.allowHosts,
-      memory_mb: box.limits.memoryMb,
-      cpu_sec: box.limits.cpuSec,
-      pids: box.limits.pids,
-      file_size_mb: box.limits.fileMb,
+      ...sandboxView(rt.sandbox),
     });
   }
   process.stdout.write(

@@ -7,7 +7,7 @@ import { sandboxLabel } from '../events/sandbox.js';
 import { getAgentByName, type AgentRow } from '../projections/principal-queries.js';
 import { getProject } from '../projections/projects.js';
 import { runtimeOf, type RunRow } from '../projections/run-queries.js';
-import { effectiveSandbox } from '../runtime/confine.js';
+import { sandboxView } from '../runtime/sandbox-view.js';
 import { AgentName, parse, speakerOf } from './api-common.js';
 
 /** The JSON shapes of the console's agent and run pages (api-agents.ts, api-agent-controls.ts, api-runs.ts). */
@@ -24,7 +24,6 @@ export function agentOf(db: Database, req: Request): AgentRow {
 export function runtimeDetail(db: Database, agent: AgentRow) {
   const rt = runtimeOf(db, agent.agentId);
   const s = runtimeSettings(db, agent.agentId);
-  const box = effectiveSandbox(rt.sandbox);
   return {
     status: rt.status,
     stopped: rt.stopped,
@@ -37,13 +36,7 @@ export function runtimeDetail(db: Database, agent: AgentRow) {
     last_run_id: rt.lastRunId,
     last_started_at: rt.lastStartedAt,
     last_finished_at: rt.lastFinishedAt,
-    sandbox: box.sandbox,
-    network: box.network,
-    allow_hosts: box.allowHosts,
-    memory_mb: box.limits.memoryMb,
-    cpu_sec: box.limits.cpuSec,
-    pids: box.limits.pids,
-    file_size_mb: box.limits.fileMb,
+    ...sandboxView(rt.sandbox),
   };
 }
 
