@@ -235,21 +235,9 @@ describe("the probe tools' rules", () => {
    * (RegisterProbe), probe_update's (UpdateProbe, the time as the caller wrote it) and the trigger's
    * (TriggerProbe: refused when fired or expired, burned when the agent is gone or the message is bad).
    */
-  const T0 = '2026-01-01T00:00:00.000Z';
-  const by = { key: 'user-1', name: 'owner' };
-  const ID = 'abcdefabcdef';
-  const data: ProbeCreated['data'] = {
-    probeId: ID,
-    n: 1,
-    agentId: 3,
-    ownerId: 1,
-    tokenHash: 'f'.repeat(64),
-    sealedToken: 'c2VhbGVk',
-    message: 'ping',
-    expiresAt: '2026-01-02T00:00:00.000Z',
-    by,
-  };
-  const created: ProbeCreated = { type: 'ProbeCreated', data };
+  const by = created.data.by;
+  const ID = created.data.probeId;
+  const data = created.data;
   const fired: ProbeFired = { type: 'ProbeFired', data: { probeId: ID, firedAt: T0, messageId: 9 } };
   const expired: ProbeExpired = { type: 'ProbeExpired', data: { probeId: ID, reason: 'agent_stopped' } };
 
