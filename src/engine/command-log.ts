@@ -60,7 +60,7 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
   let head = readHead(db);
   const commands = new Map<string, StoredEvent[]>();
   const stored = rows.map((row) => {
-    const problem = rowProblem(db, row, head);
+    const problem = importedRowProblem(row, head, streamVersion(db, row.stream_id));
     if (problem) throw new DomainError('ErrChainMismatch', problem, { position: row.position });
     insertRow(db, row);
     head = { position: row.position, hash: row.hash };
@@ -79,14 +79,19 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
   return stored;
 }
 
-function rowProblem(db: Database, row: EventRow, head: { position: number; hash: string }): string | null {
+/** What is wrong with an imported row that should continue the chain at `head` (null: nothing); the same on every store. */
+export function importedRowProblem(
+  row: EventRow,
+  head: { position: number; hash: string },
+  streamVersion: number,
+): string | null {
   if (row.position !== head.position + 1) return `position ${row.position} does not follow the head ${head.position}`;
   if (row.prev_hash !== head.hash) return `prev_hash of position ${row.position} does not match the head's hash`;
   if (!isCanonical(row.data) || !isCanonical(row.meta))
     return `data or meta of position ${row.position} is not canonical JSON`;
   if (!hasCommandMeta(row.meta)) return `meta of position ${row.position} has no commandId and actor`;
   if (rowHash(row) !== row.hash) return `hash of position ${row.position} does not match its content`;
-  if (row.version !== streamVersion(db, row.stream_id) + 1)
+  if (row.version !== streamVersion + 1)
     return `version ${row.version} of ${row.stream_id} is out of sequence`;
   return null;
 }

@@ -56,30 +56,53 @@ export function appendToStream(
   currentVersion?: number,
 ): StoredEvent[] {
   if (!db.inTransaction) throw new Error('appendToStream must run inside a write transaction');
-  checkText('stream id', streamId);
-  // Everything is validated before the first insert, so a bad event never leaves its siblings behind.
-  const data = events.map((e) => (checkText('event type', e.type), canonicalJson(e)));
-  const metaJson = canonicalize(meta);
+  const draft = draftAppend(streamId, events);
   const current = currentVersion ?? streamVersion(db, streamId);
   checkExpectedVersion(streamId, expected, current);
-  let head = readHead(db);
-  return events.map((event, i) => {
+  const rows = chainRows(readHead(db), draft, current, meta, recordedAt);
+  for (const row of rows) insertRow(db, row);
+  return rows.map((row) => toStoredEvent(row, meta));
+}
+
+/** An append's events checked and serialized: everything that can be wrong with them, found before any write. */
+export interface DraftAppend {
+  streamId: string;
+  events: readonly Event[];
+  data: string[];
+}
+
+export function draftAppend(streamId: string, events: readonly Event[]): DraftAppend {
+  checkText('stream id', streamId);
+  // Everything is validated before the first insert, so a bad event never leaves its siblings behind.
+  return { streamId, events, data: events.map((e) => (checkText('event type', e.type), canonicalJson(e))) };
+}
+
+/** The rows that continue the chain at `head` with the stream at version `current`: the same on every store. */
+export function chainRows(
+  head: ChainHead,
+  draft: DraftAppend,
+  current: number,
+  meta: EventMeta,
+  recordedAt: string,
+): EventRow[] {
+  const metaJson = canonicalize(meta);
+  let prev = head;
+  return draft.events.map((event, i) => {
     const row: EventRow = {
-      position: head.position + 1,
-      stream_id: streamId,
+      position: prev.position + 1,
+      stream_id: draft.streamId,
       version: current + i + 1,
       type: event.type,
       schema_version: currentSchemaVersion(event.type),
-      data: data[i]!,
+      data: draft.data[i]!,
       meta: metaJson,
       recorded_at: recordedAt,
-      prev_hash: head.hash,
+      prev_hash: prev.hash,
       hash: '',
     };
     row.hash = rowHash(row);
-    insertRow(db, row);
-    head = { position: row.position, hash: row.hash };
-    return toStoredEvent(row, meta);
+    prev = { position: row.position, hash: row.hash };
+    return row;
   });
 }
 

@@ -49,7 +49,7 @@ export interface VerifyOptions {
   onRow?: (row: EventRow) => void;
 }
 
-type Failure = { position: number; reason: VerifyFailure; message: string };
+export type Failure = { position: number; reason: VerifyFailure; message: string };
 
 export function verifyChain(db: Database, options: VerifyOptions = {}): VerifyResult {
   return db.transaction(() => walk(db, options))();
@@ -69,7 +69,7 @@ function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, 
   for (;;) {
     const page = readAllRows(db, { after: expected - 1, limit: pageSize });
     for (const row of page) {
-      const failure = checkRow(row, expected, prev, versions, before);
+      const failure = checkChainRow(row, expected, prev, versions, before);
       if (failure) return { ok: false, events: expected - 1 - start.position, ...failure };
       if (expectHead && row.position === expectHead.position && row.hash !== expectHead.hash) {
         return fail(
@@ -172,7 +172,8 @@ function acceptedFailure(events: number, row: EventRow): VerifyResult {
   );
 }
 
-function checkRow(
+/** One row of a chain walk: the next position, linked to the previous hash, its own hash, its stream's next version. */
+export function checkChainRow(
   row: EventRow,
   expected: number,
   prev: string,

@@ -1,0 +1,91 @@
+import type pg from 'pg';
+import type { EventRow, StoredEvent } from '../event.js';
+import { toStoredEvent } from '../store.js';
+import type { TenantEvent } from '../store-port.js';
+import { int } from './connect.js';
+
+/** Rows of `es_events` as PostgreSQL returns them (int8 as text), and their conversions. */
+export interface PgEventRow {
+  tenant: string;
+  position: string;
+  global_seq: string;
+  txid: string;
+  stream_id: string;
+  version: number;
+  type: string;
+  schema_version: number;
+  data: string;
+  meta: string;
+  recorded_at: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export const PG_EVENT_COLUMNS =
+  'tenant, position, global_seq, transaction_id::text AS txid, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash';
+
+export function eventRow(row: PgEventRow): EventRow {
+  return {
+    position: int(row.position),
+    stream_id: row.stream_id,
+    version: row.version,
+    type: row.type,
+    schema_version: row.schema_version,
+    data: row.data,
+    meta: row.meta,
+    recorded_at: row.recorded_at,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+export const storedEvent = (row: PgEventRow): StoredEvent => toStoredEvent(eventRow(row));
+
+export function tenantEvent(row: PgEventRow): TenantEvent {
+  return { ...storedEvent(row), tenant: row.tenant, cursor: { txid: row.txid, seq: int(row.global_seq) } };
+}
+
+/**
+ * Inserts rows of one tenant in one statement (arrays unnested) and returns each row's global order.
+ * The chain head moves and the command is recorded in the same statement: one round trip per append.
+ */
+export async function insertRows(
+  client: pg.ClientBase,
+  tenant: string,
+  rows: readonly EventRow[],
+  command: { id: string; at: string } | null,
+): Promise<Map<number, { txid: string; seq: number }>> {
+  const last = rows[rows.length - 1]!;
+  const result = await client.query<{ position: string; global_seq: string; txid: string }>(
+    `WITH ins AS (
+       INSERT INTO es_events (tenant, position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+       RETURNING position, global_seq, transaction_id
+     ), head AS (
+       UPDATE es_chains SET position = $12, hash = $13 WHERE tenant = $1
+     ), cmd AS (
+       INSERT INTO es_commands (tenant, command_id, first_position, last_position, committed_at)
+       SELECT $1, $14::text, $15::bigint, $12, $16 WHERE $14::text IS NOT NULL
+     )
+     SELECT position, global_seq, transaction_id::text AS txid, pg_notify('colony_events', $1) FROM ins`,
+    [
+      tenant,
+      rows.map((r) => r.position),
+      rows.map((r) => r.stream_id),
+      rows.map((r) => r.version),
+      rows.map((r) => r.type),
+      rows.map((r) => r.schema_version),
+      rows.map((r) => r.data),
+      rows.map((r) => r.meta),
+      rows.map((r) => r.recorded_at),
+      rows.map((r) => r.prev_hash),
+      rows.map((r) => r.hash),
+      last.position,
+      last.hash,
+      command?.id ?? null,
+      rows[0]!.position,
+      command?.at ?? '',
+    ],
+  );
+  return new Map(result.rows.map((r) => [int(r.position), { txid: r.txid, seq: int(r.global_seq) }]));
+}

@@ -1,0 +1,227 @@
+import type pg from 'pg';
+import { systemClock, type Clock } from '../../clock.js';
+import { DomainError, invalidInput } from '../../errors.js';
+import type { EventRow, StoredEvent } from '../event.js';
+import { GENESIS_HASH } from '../hash.js';
+import { newCommandId } from '../ids.js';
+import {
+  chainRows,
+  checkExpectedVersion,
+  draftAppend,
+  toStoredEvent,
+  type ChainHead,
+  type ReadStreamOptions,
+} from '../store.js';
+import {
+  metaOf,
+  type AppendRequest,
+  type AppendResult,
+  type EventStore,
+  type LogCursor,
+  type ReadPage,
+  type TenantEvent,
+} from '../store-port.js';
+import type { VerifyResult } from '../verify.js';
+import { inTransaction, int, openPool, pgTarget, type PgTarget } from './connect.js';
+import { importPgRows } from './import.js';
+import { eventRow, insertRows, PG_EVENT_COLUMNS, storedEvent, tenantEvent, type PgEventRow } from './rows.js';
+import { migratePg } from './schema.js';
+import { verifyPgTenant } from './verify.js';
+
+/** A read model kept in the append's transaction, as on SQLite: it commits or rolls back with the events. */
+export interface PgProjection {
+  readonly name: string;
+  apply(client: pg.ClientBase, events: readonly TenantEvent[]): Promise<void>;
+}
+
+export interface PgStoreOptions {
+  clock?: Clock;
+  projections?: readonly PgProjection[];
+  /** Connections in this node's pool (default 10). */
+  poolSize?: number;
+}
+
+/**
+ * The store port on PostgreSQL (engine/store-port.ts; tables in pg/schema.ts). Any number of nodes may
+ * append at once: a tenant's appends serialize on its chain head row, other tenants' run in parallel.
+ */
+export class PgEventStore implements EventStore {
+  readonly dialect = 'postgres';
+
+  private constructor(
+    readonly target: PgTarget,
+    readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    private readonly projections: readonly PgProjection[],
+  ) {}
+
+  static async open(url: string, options: PgStoreOptions = {}): Promise<PgEventStore> {
+    const target = pgTarget(url);
+    const pool = openPool(target, options.poolSize);
+    try {
+      await migratePg(pool, target.schema);
+    } catch (e) {
+      await pool.end();
+      throw new DomainError(
+        'ErrStoreUnavailable',
+        `cannot open the store at ${target.display}: ${(e as Error).message}`,
+      );
+    }
+    return new PgEventStore(target, pool, options.clock ?? systemClock, options.projections ?? []);
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    checkTenant(request.tenant);
+    const draft = draftAppend(request.streamId, request.events);
+    const { tenant, streamId } = request;
+    const meta = metaOf(request, request.commandId ?? newCommandId());
+    return inTransaction(this.pool, async (client) => {
+      const head = await lockChain(client, tenant);
+      if (request.commandId !== undefined) {
+        const first = await committed(client, tenant, request.commandId);
+        if (first) return { events: first, duplicate: true };
+      }
+      // A new statement after the lock: under READ COMMITTED it sees every append committed before ours.
+      const current = await streamVersion(client, tenant, streamId);
+      checkExpectedVersion(streamId, request.expected, current);
+      const at = this.clock().toISOString();
+      const command = request.commandId === undefined ? null : { id: meta.commandId, at };
+      if (draft.events.length === 0) {
+        if (command) await recordEmptyCommand(client, tenant, command);
+        return { events: [], duplicate: false };
+      }
+      const rows = chainRows(head, draft, current, meta, at);
+      const order = await insertRows(client, tenant, rows, command);
+      const events: TenantEvent[] = rows.map((r) => ({
+        ...toStoredEvent(r, meta),
+        tenant,
+        cursor: order.get(r.position)!,
+      }));
+      for (const projection of this.projections) await projection.apply(client, events);
+      return { events, duplicate: false };
+    });
+  }
+
+  async readStream(tenant: string, streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const result = await this.pool.query<PgEventRow>(
+      `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND stream_id = $2 AND version BETWEEN $3 AND $4 ORDER BY version LIMIT $5`,
+      [tenant, streamId, options.from ?? 1, options.to ?? 2 ** 31 - 1, options.max ?? null],
+    );
+    return result.rows.map(storedEvent);
+  }
+
+  /**
+   * The global order, (transaction id, global sequence), read only below the oldest transaction still
+   * running: an append that took a lower sequence number but commits later is never passed over.
+   */
+  async readAll(after: LogCursor, limit = 1000): Promise<ReadPage> {
+    const result = await this.pool.query<PgEventRow>(
+      `SELECT ${PG_EVENT_COLUMNS} FROM es_events
+        WHERE (transaction_id, global_seq) > ($1::xid8, $2::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY transaction_id, global_seq LIMIT $3`,
+      [after.txid, after.seq, limit],
+    );
+    const events = result.rows.map(tenantEvent);
+    return { events, cursor: events[events.length - 1]?.cursor ?? after };
+  }
+
+  async head(tenant: string): Promise<ChainHead> {
+    const result = await this.pool.query<{ position: string; hash: string }>(
+      'SELECT position, hash FROM es_chains WHERE tenant = $1',
+      [tenant],
+    );
+    const row = result.rows[0];
+    return row ? { position: int(row.position), hash: row.hash } : { position: 0, hash: GENESIS_HASH };
+  }
+
+  async tenants(): Promise<string[]> {
+    const result = await this.pool.query<{ tenant: string }>('SELECT tenant FROM es_chains ORDER BY tenant');
+    return result.rows.map((r) => r.tenant);
+  }
+
+  async verify(tenant?: string): Promise<Map<string, VerifyResult>> {
+    const results = new Map<string, VerifyResult>();
+    for (const t of tenant === undefined ? await this.tenants() : [tenant])
+      results.set(t, await verifyPgTenant(this.pool, t));
+    return results;
+  }
+
+  async readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]> {
+    const result = await this.pool.query<PgEventRow>(
+      `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
+      [tenant, afterPosition, limit],
+    );
+    return result.rows.map(eventRow);
+  }
+
+  async importRows(tenant: string, rows: readonly EventRow[]): Promise<void> {
+    checkTenant(tenant);
+    const at = this.clock().toISOString();
+    await inTransaction(this.pool, async (client) => {
+      const events = await importPgRows(client, tenant, await lockChain(client, tenant), rows, at);
+      for (const projection of this.projections) await projection.apply(client, events);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+function checkTenant(tenant: string): void {
+  if (!tenant || tenant.length > 200 || !tenant.isWellFormed())
+    throw invalidInput('tenant must be a non-empty name of at most 200 characters of valid Unicode', { tenant });
+}
+
+/**
+ * Takes the tenant's append lock for the rest of the transaction and reads its chain head.
+ * An advisory lock, not `SELECT … FOR UPDATE` on the head row: locking a row assigns the transaction its
+ * id (xid) before it waits, so appends that queue for one tenant would get ids in arrival order rather
+ * than lock order, and readers, who follow (transaction id, sequence), would see a tenant's chain out of
+ * order — version 2 of a stream before version 1. An advisory lock assigns no id; the first insert after
+ * it does, so within a tenant the id order is the chain order.
+ */
+export async function lockChain(client: pg.ClientBase, tenant: string): Promise<ChainHead> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`colony:chain:${tenant}`]);
+  const head = 'SELECT position, hash FROM es_chains WHERE tenant = $1';
+  let result = await client.query<{ position: string; hash: string }>(head, [tenant]);
+  if (result.rows.length === 0) {
+    await client.query('INSERT INTO es_chains (tenant, position, hash) VALUES ($1, 0, $2)', [tenant, GENESIS_HASH]);
+    result = await client.query(head, [tenant]);
+  }
+  const row = result.rows[0]!;
+  return { position: int(row.position), hash: row.hash };
+}
+
+export async function streamVersion(client: pg.ClientBase, tenant: string, streamId: string): Promise<number> {
+  const result = await client.query<{ v: number | null }>(
+    'SELECT MAX(version) AS v FROM es_events WHERE tenant = $1 AND stream_id = $2',
+    [tenant, streamId],
+  );
+  return result.rows[0]?.v ?? 0;
+}
+
+/** The events a command id already committed (a retry's answer), or null when it never committed. */
+async function committed(client: pg.ClientBase, tenant: string, commandId: string): Promise<StoredEvent[] | null> {
+  const found = await client.query<{ first: string | null; last: string | null }>(
+    'SELECT first_position AS first, last_position AS last FROM es_commands WHERE tenant = $1 AND command_id = $2',
+    [tenant, commandId],
+  );
+  const row = found.rows[0];
+  if (!row) return null;
+  if (row.first === null) return [];
+  const events = await client.query<PgEventRow>(
+    `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position BETWEEN $2 AND $3 ORDER BY position`,
+    [tenant, row.first, row.last],
+  );
+  return events.rows.map(storedEvent);
+}
+
+async function recordEmptyCommand(client: pg.ClientBase, tenant: string, command: { id: string; at: string }) {
+  await client.query('INSERT INTO es_commands (tenant, command_id, committed_at) VALUES ($1, $2, $3)', [
+    tenant,
+    command.id,
+    command.at,
+  ]);
+}

@@ -1,0 +1,79 @@
+import type { ExpectedVersion } from '../errors.js';
+import type { Event, EventMeta, EventRow, StoredEvent } from './event.js';
+import type { ChainHead, ReadStreamOptions } from './store.js';
+import type { VerifyResult } from './verify.js';
+
+/**
+ * The store port: what the engine needs from a store, the same on SQLite (embedded, one tenant per file)
+ * and PostgreSQL (many tenants, many nodes). Async on both, because PostgreSQL is a network away.
+ *
+ * A tenant is a partition: its own hash chain with its own gap-free positions (what the SQLite log has
+ * always been), its own stream ids and idempotency keys. Readers of the whole store follow a global
+ * order (`LogCursor`) that never skips an event committed late.
+ */
+export interface AppendRequest {
+  tenant: string;
+  streamId: string;
+  expected: ExpectedVersion;
+  events: readonly Event[];
+  actor: string;
+  /** An idempotency key: a retry with the same id returns the first result and appends nothing. */
+  commandId?: string;
+  causationId?: string | null;
+  correlationId?: string | null;
+}
+
+export interface AppendResult {
+  events: StoredEvent[];
+  duplicate: boolean;
+}
+
+/**
+ * A place in the global order. On PostgreSQL: the committing transaction's id (xid8, as text) and the
+ * event's global sequence number; on SQLite, where the single writer makes positions commit in order,
+ * `txid` is '0' and `seq` the position.
+ */
+export interface LogCursor {
+  txid: string;
+  seq: number;
+}
+
+export const LOG_START: LogCursor = { txid: '0', seq: 0 };
+
+export type TenantEvent = StoredEvent & { tenant: string; cursor: LogCursor };
+
+export interface ReadPage {
+  events: TenantEvent[];
+  /** Where the next read continues (the last event's cursor, or the one given when the page is empty). */
+  cursor: LogCursor;
+}
+
+export interface EventStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  append(request: AppendRequest): Promise<AppendResult>;
+  readStream(tenant: string, streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /** Events of every tenant after `after` in the global order, only those no earlier commit can still precede. */
+  readAll(after: LogCursor, limit?: number): Promise<ReadPage>;
+  /** The tenant's chain head (position 0 and the genesis hash before its first event). */
+  head(tenant: string): Promise<ChainHead>;
+  tenants(): Promise<string[]>;
+  /** Walks the tenant's chain, or every tenant's when none is named. */
+  verify(tenant?: string): Promise<Map<string, VerifyResult>>;
+  /** The tenant's rows in position order, with their hashes (export, migration). */
+  readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]>;
+  /** Appends rows exactly as given (a migrated or restored log), checking that each continues the chain. */
+  importRows(tenant: string, rows: readonly EventRow[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function metaOf(request: AppendRequest, commandId: string): EventMeta {
+  return {
+    commandId,
+    actor: request.actor,
+    causationId: request.causationId ?? null,
+    correlationId: request.correlationId ?? null,
+  };
+}
+
+/** `postgres://…` or `postgresql://…`: the forms `--store` and COLONY_STORE accept for PostgreSQL. */
+export const isPostgresUrl = (store: string): boolean => /^postgres(ql)?:\/\//i.test(store);

@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type pg from 'pg';
+import { PgEventStore, type PgProjection } from '../../../src/engine/pg/store.js';
+import { LOG_START, type TenantEvent } from '../../../src/engine/store-port.js';
+import { isDomainError } from '../../../src/errors.js';
+import { ev } from '../../helpers/event-log.js';
+import { pgRaw, pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
+
+/** PostgreSQL-only behaviour of the store: many writers, tenants in parallel, late commits, tampering. */
+async function withScratch(body: (scratch: PgScratch) => Promise<void>): Promise<void> {
+  const scratch = pgScratch();
+  try {
+    await body(scratch);
+  } finally {
+    await scratch.drop();
+  }
+}
+
+const ok = (results: Map<string, { ok: boolean }>) => [...results].map(([t, r]) => [t, r.ok]);
+
+describe('the PostgreSQL store', { skip: pgSkip }, () => {
+  it('lets exactly one of many writers on separate pools win each version of a stream', () =>
+    withScratch(async ({ url }) => {
+      const nodes = await Promise.all([1, 2, 3].map(() => PgEventStore.open(url, { poolSize: 4 })));
+      try {
+        const tries = Array.from({ length: 30 }, (_, i) =>
+          nodes[i % 3]!.append({
+            tenant: 'acme',
+            streamId: 'task-1',
+            expected: 'no_stream',
+            events: [ev('Claimed', { by: i })],
+            actor: `agent-${i}`,
+          }),
+        );
+        const settled = await Promise.allSettled(tries);
+        const won = settled.filter((s) => s.status === 'fulfilled');
+        const lost = settled.filter((s) => s.status === 'rejected');
+        assert.equal(won.length, 1);
+        assert.ok(lost.every((s) => isDomainError(s.reason) && s.reason.code === 'ErrConcurrency'));
+        assert.equal((await nodes[0]!.readStream('acme', 'task-1')).length, 1);
+        assert.deepEqual(ok(await nodes[1]!.verify()), [['acme', true]]);
+      } finally {
+        await Promise.all(nodes.map((n) => n.close()));
+      }
+    }));
+
+  it('keeps one gap-free chain per tenant while tenants append in parallel', () =>
+    withScratch(async ({ url }) => {
+      const store = await PgEventStore.open(url, { poolSize: 8 });
+      try {
+        const tenants = ['acme', 'globex', 'initech', 'umbrella'];
+        await Promise.all(
+          tenants.flatMap((tenant) =>
+            Array.from({ length: 25 }, (_, i) =>
+              store.append({
+                tenant,
+                streamId: `card-${i % 5}`,
+                expected: 'any',
+                events: [ev('N', { i })],
+                actor: 'ann',
+              }),
+            ),
+          ),
+        );
+        assert.deepEqual(
+          ok(await store.verify()),
+          tenants.map((t) => [t, true]),
+        );
+        for (const tenant of tenants) assert.equal((await store.head(tenant)).position, 25);
+        const all: TenantEvent[] = [];
+        for (let cursor = LOG_START; ;) {
+          const page = await store.readAll(cursor, 30);
+          if (page.events.length === 0) break;
+          all.push(...page.events);
+          cursor = page.cursor;
+        }
+        assert.equal(all.length, 100);
+        for (const tenant of tenants) {
+          const mine = all.filter((e) => e.tenant === tenant).map((e) => e.position);
+          assert.deepEqual(
+            mine,
+            Array.from({ length: 25 }, (_, i) => i + 1),
+            `${tenant}'s events in chain order`,
+          );
+        }
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it('never lets a reader pass over an append that took a lower sequence number but commits later', () =>
+    withScratch(async ({ url, schema }) => {
+      let inside!: () => void;
+      const slowInside = new Promise<void>((resolve) => (inside = resolve));
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // The slow append holds its transaction open in a projection, after its row is inserted.
+      const holdSlow: PgProjection = {
+        name: 'hold',
+        async apply(_client, events) {
+          if (events[0]!.tenant !== 'slow') return;
+          inside();
+          await gate;
+        },
+      };
+      const writer = await PgEventStore.open(url, { projections: [holdSlow] });
+      const reader = await PgEventStore.open(url);
+      try {
+        const slow = writer.append({
+          tenant: 'slow',
+          streamId: 's-1',
+          expected: 'any',
+          events: [ev('Slow')],
+          actor: 'a',
+        });
+        await slowInside;
+        const fast = await writer.append({
+          tenant: 'fast',
+          streamId: 'f-1',
+          expected: 'any',
+          events: [ev('Fast')],
+          actor: 'b',
+        });
+        // A naive reader (global_seq > last seen) would take 'Fast' now and never look back at the lower number.
+        const raw = await pgRaw({ url, schema, drop: async () => undefined });
+        const naive = await raw.query<{ type: string; global_seq: string }>(
+          'SELECT type, global_seq FROM es_events ORDER BY global_seq',
+        );
+        await raw.end();
+        assert.deepEqual(
+          naive.rows.map((r) => r.type),
+          ['Fast'],
+        );
+        assert.ok(Number(naive.rows[0]!.global_seq) > 1, 'Fast took the higher sequence number');
+        assert.deepEqual(
+          (await reader.readAll(LOG_START)).events,
+          [],
+          'nothing is read while an older transaction runs',
+        );
+        release();
+        const slowEvents = (await slow).events as TenantEvent[];
+        const after = await reader.readAll(LOG_START);
+        assert.deepEqual(
+          after.events.map((e) => e.type),
+          ['Slow', 'Fast'],
+          'both, in transaction order',
+        );
+        assert.ok(slowEvents[0]!.cursor.seq < (fast.events[0] as TenantEvent).cursor.seq);
+      } finally {
+        release();
+        await writer.close();
+        await reader.close();
+      }
+    }));
+
+  it('rolls an append back with its projection, and a projection sees its events inside the transaction', () =>
+    withScratch(async ({ url }) => {
+      const counts: PgProjection = {
+        name: 'counts',
+        async apply(client: pg.ClientBase, events) {
+          await client.query('CREATE TABLE IF NOT EXISTS counts (tenant text PRIMARY KEY, n int NOT NULL)');
+          if (events.some((e) => e.type === 'Poison')) throw new Error('projection failed');
+          const seen = await client.query('SELECT count(*)::int AS n FROM es_events WHERE tenant = $1', [
+            events[0]!.tenant,
+          ]);
+          await client.query('INSERT INTO counts VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET n = excluded.n', [
+            events[0]!.tenant,
+            seen.rows[0].n,
+          ]);
+        },
+      };
+      const store = await PgEventStore.open(url, { projections: [counts] });
+      try {
+        await store.append({
+          tenant: 'acme',
+          streamId: 'c-1',
+          expected: 'any',
+          events: [ev('A'), ev('B')],
+          actor: 'a',
+        });
+        await assert.rejects(
+          store.append({ tenant: 'acme', streamId: 'c-1', expected: 'any', events: [ev('Poison')], actor: 'a' }),
+          /projection failed/,
+        );
+        assert.deepEqual(await store.head('acme'), {
+          position: 2,
+          hash: (await store.readRows('acme', 1, 1))[0]!.hash,
+        });
+        const row = await store.pool.query('SELECT n FROM counts WHERE tenant = $1', ['acme']);
+        assert.equal(row.rows[0].n, 2);
+        assert.deepEqual(ok(await store.verify()), [['acme', true]]);
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it('refuses to change the log, and verify finds a tail removed behind its back', () =>
+    withScratch(async (scratch) => {
+      const store = await PgEventStore.open(scratch.url);
+      const raw = await pgRaw(scratch);
+      try {
+        for (let i = 0; i < 3; i++)
+          await store.append({
+            tenant: 'acme',
+            streamId: 'c-1',
+            expected: 'any',
+            events: [ev('N', { i })],
+            actor: 'a',
+          });
+        await store.append({ tenant: 'globex', streamId: 'c-1', expected: 'any', events: [ev('N')], actor: 'a' });
+        await assert.rejects(raw.query(`UPDATE es_events SET data = '{}' WHERE position = 2`), /append-only/);
+        await assert.rejects(raw.query('DELETE FROM es_events'), /append-only/);
+        await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+        await raw.query(`DELETE FROM es_events WHERE tenant = 'acme' AND position = 3`);
+        const cut = (await store.verify()).get('acme')!;
+        assert.equal(cut.ok, false);
+        assert.match(!cut.ok ? cut.message : '', /ends at position 2 but appends recorded it up to 3/);
+        await raw.query(`UPDATE es_events SET data = '{"i":9}' WHERE tenant = 'acme' AND position = 2`);
+        const edited = (await store.verify('acme')).get('acme')!;
+        assert.deepEqual(!edited.ok && [edited.position, edited.reason], [2, 'hash_mismatch']);
+        assert.equal((await store.verify('globex')).get('globex')?.ok, true, 'another tenant is unaffected');
+      } finally {
+        await raw.end();
+        await store.close();
+      }
+    }));
+
+  it('names an unreachable store or a bad URL plainly', async () => {
+    await assert.rejects(
+      PgEventStore.open('postgres://127.0.0.1:1/test'),
+      (e: unknown) => isDomainError(e) && e.code === 'ErrStoreUnavailable' && /127\.0\.0\.1:1/.test(e.message),
+    );
+    await assert.rejects(PgEventStore.open('postgres://127.0.0.1/test?schema=Bad-Name'), /plain lowercase SQL name/);
+    await assert.rejects(PgEventStore.open('mysql://127.0.0.1/test'), /must start with postgres/);
+  });
+});
