@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { PgEventStore } from '../../../src/engine/pg/store.js';
+import { PgTail } from '../../../src/engine/pg/tail.js';
+import type { TenantEvent } from '../../../src/engine/store-port.js';
+import { pgScratch, pgSkip } from '../../helpers/pg.js';
+import { spawnScript, type Child } from '../../helpers/processes.js';
+
+/**
+ * Several nodes (processes) on one PostgreSQL store: one leader per tenant for the background jobs, a
+ * takeover when the leader is killed -9, and every node's commits live on every other node.
+ */
+const NODE = fileURLToPath(new URL('../../helpers/pg-node.ts', import.meta.url));
+const children: Child[] = [];
+after(() => children.forEach((c) => c.proc.kill('SIGKILL')));
+
+function node(args: string[]): Child {
+  const child = spawnScript(NODE, args);
+  children.push(child);
+  return child;
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<number> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now() - start;
+}
+
+const queue = (store: PgEventStore, tenant: string, run: string) =>
+  store.append({
+    tenant,
+    streamId: run,
+    expected: 'no_stream',
+    events: [{ type: 'RunQueued', data: {} }],
+    actor: 'owner',
+  });
+
+describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
+  it('runs each tenant’s jobs on one node; after kill -9 another takes over, fails the cut run and starts queued runs once', async () => {
+    const scratch = pgScratch();
+    const store = await PgEventStore.open(scratch.url);
+    try {
+      // The tenants exist before the nodes compete for them.
+      for (const t of ['t1', 't2'])
+        await store.append({
+          tenant: t,
+          streamId: 'team-1',
+          expected: 'any',
+          events: [{ type: 'TeamCreated', data: {} }],
+          actor: 'owner',
+        });
+      const a = node(['lead', scratch.url, 'a', 't1,t2', '1500']);
+      await Promise.all([a.waitForLine('ready'), a.waitForLine('gain t1'), a.waitForLine('gain t2')]);
+      const others = [
+        node(['lead', scratch.url, 'b', 't1,t2', '1500']),
+        node(['lead', scratch.url, 'c', 't1,t2', '1500']),
+      ];
+      await Promise.all(others.map((n) => n.waitForLine('ready')));
+      await new Promise((r) => setTimeout(r, 500)); // a few of the followers' rounds
+      assert.deepEqual(
+        others.flatMap((n) => n.lines.filter((l) => l.startsWith('gain'))),
+        [],
+        'a tenant has one leader',
+      );
+
+      await queue(store, 't1', 'run-1');
+      await a.waitForLine('started t1 run-1');
+      a.proc.kill('SIGKILL');
+      await a.exit;
+      const killedAt = Date.now();
+      await queue(store, 't1', 'run-2');
+      await queue(store, 't2', 'run-3');
+
+      const gained = (t: string) => others.filter((n) => n.lines.includes(`gain ${t}`));
+      await until(() => gained('t1').length > 0 && gained('t2').length > 0, 10_000, 'a new leader for t1 and t2');
+      const takeoverMs = Date.now() - killedAt;
+      assert.ok(takeoverMs < 5000, `takeover took ${takeoverMs} ms`);
+      assert.equal(gained('t1').length, 1);
+      assert.equal(gained('t2').length, 1);
+
+      const finished = (run: string) =>
+        others.some((n) => n.lines.some((l) => l.endsWith(` ${run}`) && l.startsWith('finished')));
+      await until(() => finished('run-2') && finished('run-3'), 10_000, 'the queued runs to finish');
+      const lines = others.flatMap((n) => n.lines);
+      for (const run of ['t1 run-2', 't2 run-3'])
+        assert.equal(lines.filter((l) => l === `started ${run}`).length, 1, `${run} started once`);
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('failed')),
+        ['failed t1 run-1'],
+      );
+      const types = async (t: string, run: string) => (await store.readStream(t, run)).map((e) => e.type);
+      assert.deepEqual(await types('t1', 'run-1'), ['RunQueued', 'RunStarted', 'RunFailed']);
+      assert.deepEqual(await types('t1', 'run-2'), ['RunQueued', 'RunStarted', 'RunFinished']);
+      assert.deepEqual(await types('t2', 'run-3'), ['RunQueued', 'RunStarted', 'RunFinished']);
+      assert.deepEqual(
+        [...(await store.verify())].map(([t, r]) => [t, r.ok]),
+        [
+          ['t1', true],
+          ['t2', true],
+        ],
+      );
+      assert.ok(!lines.some((l) => l.startsWith('error')), lines.join('\n'));
+    } finally {
+      for (const c of children) c.proc.kill('SIGKILL');
+      await store.close();
+      await scratch.drop();
+    }
+  });
+
+  it('delivers another node’s commits to a tail at once, woken by NOTIFY (no polling), in chain order', async () => {
+    const scratch = pgScratch();
+    const store = await PgEventStore.open(scratch.url);
+    const seen: TenantEvent[] = [];
+    const tail = await PgTail.start(store, { pollMs: 600_000, onEvents: (events) => void seen.push(...events) });
+    try {
+      const writer = node(['write', scratch.url, 'acme', '20']);
+      await until(() => seen.length === 20, 10_000, '20 events on the tail');
+      await writer.exit;
+      assert.deepEqual(
+        seen.map((e) => e.position),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
+      assert.deepEqual(
+        seen.map((e) => (e.data as { i: number }).i),
+        Array.from({ length: 20 }, (_, i) => i),
+      );
+    } finally {
+      await tail.stop();
+      await store.close();
+      await scratch.drop();
+    }
+  });
+});
