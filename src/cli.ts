@@ -22,10 +22,12 @@ import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
 import { guardOutput, terminalSafe } from './terminal.js';
+import { checkStoreSupported } from './cli/shared.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
 import { registerVerifyBundle } from './cli/verify-bundle.js';
 import { registerVerifiers } from './cli/verifiers.js';
+import { registerMigrate } from './cli/migrate.js';
 
 /** The `colony` command line. Each command lives in src/cli/<command>.ts. */
 export function buildProgram(): Command {
@@ -35,11 +37,18 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .option('--data <dir>', 'data directory (default: $COLONY_DATA or ./.colony)')
     .option('--durability <mode>', 'full (default: survives power loss) or normal (faster; $COLONY_DURABILITY)')
+    .option('--store <url>', 'the event store: sqlite (default, in the data dir) or postgres://… ($COLONY_STORE)')
     .configureOutput({ outputError: (text, write) => write(`colony: ${terminalSafe(text.replace(/^error: /, ''))}`) })
     // Agent-written text reaches the output of most commands: every one gets the guard (src/terminal.ts)
     // but `colony stdio`, whose stdout is the MCP protocol for a client, not a terminal.
     .hook('preAction', (_program, command) => {
       if (!(command.parent === program && command.name() === 'stdio')) guardOutput(process.stdout);
+      try {
+        checkStoreSupported(command);
+      } catch (e) {
+        process.stderr.write(`colony: ${terminalSafe((e as Error).message)}\n`);
+        process.exit(1);
+      }
     });
   registerInit(program);
   registerServe(program);
@@ -61,6 +70,7 @@ export function buildProgram(): Command {
   registerExport(program);
   registerVerifyBundle(program);
   registerRebuild(program);
+  registerMigrate(program);
   registerEvents(program);
   registerBench(program);
   registerReport(program);

@@ -15,14 +15,42 @@ const require = createRequire(import.meta.url);
 export interface GlobalOptions {
   dataDir: string;
   durability: Durability;
+  /** A PostgreSQL store URL (--store, $COLONY_STORE); null for the embedded SQLite store in the data dir. */
+  store: string | null;
 }
 
 export function globals(cmd: Command): GlobalOptions {
-  const o = cmd.optsWithGlobals<{ data?: string; durability?: string }>();
+  const o = cmd.optsWithGlobals<{ data?: string; durability?: string; store?: string }>();
   return {
     dataDir: resolveDataDir(o.data),
     durability: parseDurability(o.durability ?? process.env.COLONY_DURABILITY),
+    store: parseStore(o.store ?? process.env.COLONY_STORE),
   };
+}
+
+/** `sqlite` (or nothing) is the data dir's embedded store; a postgres:// URL is a PostgreSQL store. */
+export function parseStore(value: string | undefined): string | null {
+  if (value === undefined || value === '' || value === 'sqlite') return null;
+  if (/^postgres(ql)?:\/\//i.test(value)) return value;
+  throw new CliError(`--store must be "sqlite" or a postgres:// URL (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * The commands that run on a PostgreSQL store today. The others (serve, stdio, the domain's commands)
+ * still need the SQLite store: their read models are SQLite tables. They refuse a PostgreSQL store
+ * rather than quietly use the data dir's SQLite file.
+ */
+export const POSTGRES_COMMANDS: readonly string[] = ['verify', 'migrate'];
+
+export function checkStoreSupported(cmd: Command): void {
+  const { store } = globals(cmd);
+  const path: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  if (store !== null && !POSTGRES_COMMANDS.includes(path[0] ?? ''))
+    throw new CliError(
+      `colony ${path.join(' ')} does not run on a PostgreSQL store yet (only ${POSTGRES_COMMANDS.join(' and ')} do); ` +
+        'drop --store / COLONY_STORE to use the SQLite store in the data directory',
+    );
 }
 
 /** Commands that read an existing store refuse a data dir that was never initialized. */

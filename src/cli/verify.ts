@@ -13,6 +13,7 @@ export function registerVerify(program: Command): void {
     .command('verify')
     .description('verify the hash chain of the whole event log')
     .option('--json', 'print the result as JSON')
+    .option('--tenant <name>', 'on a PostgreSQL store: only this tenant (default: every tenant)')
     .option(
       '--since <file>',
       'also prove that the log extends this signed checkpoint (the JSON of "colony checkpoint --json", or a goal bundle) — catches a fully re-hashed chain',
@@ -22,8 +23,9 @@ export function registerVerify(program: Command): void {
       'also require this head, recorded earlier, to be unchanged (catches a re-hashed chain); default: the head the last start-up check verified',
     )
     .action(
-      action(async (opts: { json?: boolean; expectHead?: string; since?: string }, cmd: Command) => {
-        const { dataDir } = globals(cmd);
+      action(async (opts: VerifyOptions, cmd: Command) => {
+        const { dataDir, store } = globals(cmd);
+        if (store !== null) return verifyPostgres(store, opts);
         const expectHead = opts.expectHead === undefined ? startAnchor(dataDir) : parseHead(opts.expectHead);
         if (opts.since !== undefined) return verifySinceCommand(dataDir, opts.since, expectHead, opts.json === true);
         const [{ verifyChain }, { acceptedBreaks, describeAcceptance }] = await Promise.all([
@@ -57,6 +59,42 @@ export function registerVerify(program: Command): void {
         }
       }),
     );
+}
+
+interface VerifyOptions {
+  json?: boolean;
+  expectHead?: string;
+  since?: string;
+  tenant?: string;
+}
+
+/** On PostgreSQL every tenant has its own chain: each is walked, and one bad chain fails the whole check. */
+async function verifyPostgres(url: string, opts: VerifyOptions): Promise<void> {
+  if (opts.since !== undefined || opts.expectHead !== undefined)
+    throw new CliError('--since and --expect-head check the SQLite log; on a PostgreSQL store use --tenant');
+  const { PgEventStore } = await import('../engine/pg/store.js');
+  const store = await PgEventStore.open(url);
+  try {
+    if (opts.tenant !== undefined && !(await store.tenants()).includes(opts.tenant))
+      throw new CliError(`tenant ${JSON.stringify(opts.tenant)} has no events on ${store.target.display}`);
+    const results = await store.verify(opts.tenant);
+    const failed = [...results].filter(([, r]) => !r.ok);
+    if (opts.json) printJson({ ok: failed.length === 0, tenants: Object.fromEntries(results) });
+    for (const [tenant, r] of results) {
+      if (r.ok && !opts.json)
+        process.stdout.write(
+          `ok: tenant ${oneLine(tenant)}: ${r.events} events, chain head ${r.head.hash} at position ${r.head.position}\n`,
+        );
+      if (!r.ok)
+        process.stderr.write(
+          `colony: verify failed for tenant ${oneLine(tenant)} at position ${r.position}: ${r.reason} (${r.message})\n`,
+        );
+    }
+    if (results.size === 0 && !opts.json) process.stdout.write(`ok: no tenant has events on ${store.target.display}\n`);
+    if (failed.length > 0) process.exitCode = 1;
+  } finally {
+    await store.close();
+  }
 }
 
 async function verifySinceCommand(

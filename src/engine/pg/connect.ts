@@ -28,9 +28,9 @@ export function pgTarget(url: string): PgTarget {
   const schema = parsed.searchParams.get('schema') ?? 'colony';
   if (!SCHEMA_NAME.test(schema))
     throw invalidInput(`schema ${JSON.stringify(schema)} is not a plain lowercase SQL name (a-z, 0-9, _)`);
-  parsed.searchParams.delete('schema');
   const display = new URL(parsed.href);
   if (display.password) display.password = '***';
+  parsed.searchParams.delete('schema');
   return { connectionString: parsed.href, schema, display: display.href };
 }
 

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { tempDir } from '../../testkit/temp-dir.js';
+import { colony, colonyOk } from '../helpers/cli.js';
+import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
+
+/** `colony migrate --to postgres://…` and `colony verify --store postgres://…` through the real CLI. */
+describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
+  const cleanups: (() => unknown)[] = [];
+  after(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+  const team = (owner: string) => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const data = join(dir, 'data');
+    colonyOk(['init', '--owner', owner, '--data', data]);
+    colonyOk(['config', 'set', 'agent-command', 'true', '--data', data]);
+    colonyOk(['token', 'create', '--data', data]);
+    return data;
+  };
+  const scratch = () => {
+    const s = pgScratch();
+    cleanups.push(() => s.drop());
+    return s;
+  };
+  const sqliteHead = (data: string) => {
+    const db = new Database(join(data, 'colony.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT position, hash FROM es_events ORDER BY position DESC LIMIT 1').get() as {
+        position: number;
+        hash: string;
+      };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('copies the log with its chain intact, verifies both sides, and resumes idempotently', async () => {
+    const data = team('alice');
+    const target = scratch();
+    const head = sqliteHead(data);
+    const out = colonyOk(['migrate', '--to', target.url, '--tenant', 'alice', '--json', '--data', data]);
+    const result = JSON.parse(out) as { events: number; copied: number; head: { position: number; hash: string } };
+    assert.deepEqual([result.events, result.copied, result.head], [head.position, head.position, head]);
+
+    const verified = colonyOk(['verify', '--store', target.url]);
+    assert.match(
+      verified,
+      new RegExp(
+        `^ok: tenant alice: ${head.position} events, chain head ${head.hash} at position ${head.position}\\n$`,
+      ),
+    );
+    colonyOk(['verify', '--data', data]);
+    const again = JSON.parse(
+      colonyOk(['migrate', '--to', target.url, '--tenant', 'alice', '--json', '--data', data]),
+    ) as { copied: number };
+    assert.equal(again.copied, 0, 'a second run copies nothing');
+
+    const raw = await pgRaw(target);
+    try {
+      const rows = await raw.query('SELECT position, hash FROM es_events WHERE tenant = $1 ORDER BY position', [
+        'alice',
+      ]);
+      const db = new Database(join(data, 'colony.db'), { readonly: true });
+      const local = db.prepare('SELECT position, hash FROM es_events ORDER BY position').all() as {
+        position: number;
+        hash: string;
+      }[];
+      db.close();
+      assert.deepEqual(
+        rows.rows.map((r: { position: string; hash: string }) => ({ position: Number(r.position), hash: r.hash })),
+        local,
+      );
+    } finally {
+      await raw.end();
+    }
+  });
+
+  it('refuses a tenant that holds another log, and reports a broken chain on PostgreSQL', async () => {
+    const target = scratch();
+    colonyOk(['migrate', '--to', target.url, '--tenant', 'acme', '--data', team('alice')]);
+    const other = colony(['migrate', '--to', target.url, '--tenant', 'acme', '--data', team('bobby')]);
+    assert.equal(other.code, 1);
+    assert.match(
+      other.stderr,
+      /^colony: tenant acme on the target already holds another log \(head \d+\): choose another --tenant\n$/,
+    );
+    colonyOk(['migrate', '--to', target.url, '--tenant', 'bobby', '--data', team('bobby')]);
+
+    const raw = await pgRaw(target);
+    try {
+      await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+      await raw.query(`UPDATE es_events SET data = '{"forged":true}' WHERE tenant = 'acme' AND position = 2`);
+    } finally {
+      await raw.end();
+    }
+    const broken = colony(['verify', '--store', target.url]);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /verify failed for tenant acme at position 2: hash_mismatch/);
+    assert.match(broken.stdout, /^ok: tenant bobby: /m, 'the other tenant still verifies');
+  });
+
+  it('refuses a PostgreSQL store where a command does not run on one yet, and a store that is not a URL', () => {
+    const data = team('carol');
+    for (const args of [['serve'], ['agents', 'list']]) {
+      const r = colony(['--store', 'postgres://127.0.0.1/test', ...args, '--data', data]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify and migrate do\)/);
+    }
+    const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
+    assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);
+    assert.equal(colony(['verify', '--data', data], { COLONY_STORE: 'sqlite' }).code, 0);
+  });
+});
