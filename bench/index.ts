@@ -19,6 +19,8 @@ import { benchConsole, benchScrub } from './console.js';
 import { benchSse } from './sse.js';
 import { benchEvidence } from './evidence.js';
 import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
+import { benchPostgres } from './pg.js';
+import { benchStorePort } from './store-port.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
 /**
@@ -76,6 +78,11 @@ const TARGETS: Record<string, string> = {
   flat_send_message_per_s: 'ratio >= 0.9',
   flat_claim_complete_per_s: 'ratio >= 0.9',
   flat_command_1m_per_s: 'ratio >= 0.9',
+  store_port_sqlite_commands_per_s: 'ratio >= 0.9 (the async port costs < 10 %)',
+  pg_commands_per_s_nodes_1: '(the curve: how it grows with nodes)',
+  pg_commands_per_s_nodes_2: '(the curve: how it grows with nodes)',
+  pg_commands_per_s_nodes_4: '(the curve: how it grows with nodes)',
+  pg_commands_per_s_one_tenant: '(diagnostic: one chain serializes)',
 };
 
 const BASELINES: Record<string, string> = {
@@ -131,6 +138,11 @@ const BASELINES: Record<string, string> = {
   flat_send_message_per_s: 'send_message into an empty channel, same tenant and app, NORMAL',
   flat_claim_complete_per_s: 'the same pairs in goals of 18 tasks, same app, NORMAL',
   flat_command_1m_per_s: 'the same mix (send_message + claim/complete) on a fresh data dir, NORMAL',
+  store_port_sqlite_commands_per_s: 'the same appends through the sync engine, NORMAL',
+  pg_commands_per_s_nodes_1: 'pgbench -N tps, same clients, same server',
+  pg_commands_per_s_nodes_2: 'pgbench -N tps, same clients, same server',
+  pg_commands_per_s_nodes_4: 'pgbench -N tps, same clients, same server',
+  pg_commands_per_s_one_tenant: 'pgbench -N tps, same clients, same server',
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
@@ -150,9 +162,17 @@ const GROUPS = [
   'rebuild',
   'evidence',
   'flat',
+  'postgres',
 ];
 
-export async function runBench(options: { json: boolean; quick: boolean }): Promise<Record<string, Figure>> {
+export interface BenchOptions {
+  json: boolean;
+  quick: boolean;
+  /** The PostgreSQL server of the `postgres` group (--store, else $COLONY_TEST_PG); without one it is skipped. */
+  pgUrl?: string | null;
+}
+
+export async function runBench(options: BenchOptions): Promise<Record<string, Figure>> {
   // COLONY_BENCH_ONLY=evidence,rebuild (comma-separated groups) runs only those groups; unset runs all.
   const only = new Set(
     (process.env.COLONY_BENCH_ONLY ?? '')
@@ -182,6 +202,8 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
       results.commands_vs_sql_floor_normal = normal.vsFloor;
       say('commands, durability FULL, group commit…');
       Object.assign(results, await benchGroupCommit(dir, options.quick ? 1500 : 5000, rounds));
+      say('commands through the store port (async) on SQLite, NORMAL…');
+      results.store_port_sqlite_commands_per_s = await benchStorePort(dir, options.quick ? 5000 : 20000, rounds);
     }
     // Before the rebuild's seeding, whose garbage would otherwise land on these in-process figures. The SDK
     // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.
@@ -271,6 +293,13 @@ export async function runBench(options: { json: boolean; quick: boolean }): Prom
     }
     // Last: its big stores' seeding garbage would land on the in-process figures above.
     if (want('flat')) Object.assign(results, benchFlat(dir, options.quick ? FLAT_QUICK : FLAT_FULL, say));
+    if (want('postgres')) {
+      if (options.pgUrl) {
+        say('commands on PostgreSQL with 1, 2 and 4 nodes against pgbench -N…');
+        const timing = options.quick ? { seconds: 2, rounds: 1 } : { seconds: 5, rounds: 3 };
+        Object.assign(results, await benchPostgres(options.pgUrl, timing, say));
+      } else say('postgres: skipped (no server: pass --store postgres://… or set COLONY_TEST_PG)');
+    }
   } finally {
     cleanup();
   }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action } from './shared.js';
+import { action, globals } from './shared.js';
 
 /** `colony bench`: the benchmark suite in bench/ (figures as ratios against same-run baselines). */
 export function registerBench(program: Command): void {
@@ -9,9 +9,10 @@ export function registerBench(program: Command): void {
     .option('--json', 'print one JSON object {name: {value, unit, baseline, ratio, data?}}')
     .option('--quick', 'a smaller run (about a minute; goals_list on 10 goals instead of 100)')
     .action(
-      action(async (opts: { json?: boolean; quick?: boolean }) => {
+      action(async (opts: { json?: boolean; quick?: boolean }, cmd: Command) => {
         const { runBench } = await import('../../bench/index.js');
-        await runBench({ json: opts.json ?? false, quick: opts.quick ?? false });
+        const pgUrl = globals(cmd).store ?? process.env.COLONY_TEST_PG ?? null;
+        await runBench({ json: opts.json ?? false, quick: opts.quick ?? false, pgUrl });
       }),
     );
 }

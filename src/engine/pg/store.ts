@@ -22,6 +22,7 @@ import {
   type TenantEvent,
 } from '../store-port.js';
 import type { VerifyResult } from '../verify.js';
+import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js';
 import { inTransaction, int, openPool, pgTarget, type PgTarget } from './connect.js';
 import { importPgRows } from './import.js';
 import { eventRow, insertRows, PG_EVENT_COLUMNS, storedEvent, tenantEvent, type PgEventRow } from './rows.js';
@@ -75,31 +76,31 @@ export class PgEventStore implements EventStore {
     const draft = draftAppend(request.streamId, request.events);
     const { tenant, streamId } = request;
     const meta = metaOf(request, request.commandId ?? newCommandId());
-    return inTransaction(this.pool, async (client) => {
-      const head = await lockChain(client, tenant);
-      if (request.commandId !== undefined) {
-        const first = await committed(client, tenant, request.commandId);
-        if (first) return { events: first, duplicate: true };
-      }
-      // A new statement after the lock: under READ COMMITTED it sees every append committed before ours.
-      const current = await streamVersion(client, tenant, streamId);
-      checkExpectedVersion(streamId, request.expected, current);
-      const at = this.clock().toISOString();
-      const command = request.commandId === undefined ? null : { id: meta.commandId, at };
-      if (draft.events.length === 0) {
-        if (command) await recordEmptyCommand(client, tenant, command);
-        return { events: [], duplicate: false };
-      }
-      const rows = chainRows(head, draft, current, meta, at);
-      const order = await insertRows(client, tenant, rows, command);
-      const events: TenantEvent[] = rows.map((r) => ({
-        ...toStoredEvent(r, meta),
-        tenant,
-        cursor: order.get(r.position)!,
-      }));
-      for (const projection of this.projections) await projection.apply(client, events);
-      return { events, duplicate: false };
-    });
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const chain = await readChain(client, tenant, streamId, request.commandId ?? null);
+        if (chain.command) return { events: await eventsOf(client, tenant, chain.command), duplicate: true };
+        const { head, version: current } = chain;
+        checkExpectedVersion(streamId, request.expected, current);
+        const at = this.clock().toISOString();
+        const command = request.commandId === undefined ? null : { id: meta.commandId, at };
+        if (draft.events.length === 0) {
+          if (command) await recordEmptyCommand(client, tenant, command);
+          return { events: [], duplicate: false };
+        }
+        const rows = chainRows(head, draft, current, meta, at);
+        const order = await insertRows(client, tenant, rows, command);
+        const events: TenantEvent[] = rows.map((r) => ({
+          ...toStoredEvent(r, meta),
+          tenant,
+          cursor: order.get(r.position)!,
+        }));
+        for (const projection of this.projections) await projection.apply(client, events);
+        return { events, duplicate: false };
+      },
+      beginLocked(tenant),
+    );
   }
 
   async readStream(tenant: string, streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -158,10 +159,15 @@ export class PgEventStore implements EventStore {
   async importRows(tenant: string, rows: readonly EventRow[]): Promise<void> {
     checkTenant(tenant);
     const at = this.clock().toISOString();
-    await inTransaction(this.pool, async (client) => {
-      const events = await importPgRows(client, tenant, await lockChain(client, tenant), rows, at);
-      for (const projection of this.projections) await projection.apply(client, events);
-    });
+    await inTransaction(
+      this.pool,
+      async (client) => {
+        const { head } = await readChain(client, tenant, null, null);
+        const events = await importPgRows(client, tenant, head, rows, at);
+        for (const projection of this.projections) await projection.apply(client, events);
+      },
+      beginLocked(tenant),
+    );
   }
 
   close(): Promise<void> {
@@ -172,56 +178,4 @@ export class PgEventStore implements EventStore {
 function checkTenant(tenant: string): void {
   if (!tenant || tenant.length > 200 || !tenant.isWellFormed())
     throw invalidInput('tenant must be a non-empty name of at most 200 characters of valid Unicode', { tenant });
-}
-
-/**
- * Takes the tenant's append lock for the rest of the transaction and reads its chain head.
- * An advisory lock, not `SELECT … FOR UPDATE` on the head row: locking a row assigns the transaction its
- * id (xid) before it waits, so appends that queue for one tenant would get ids in arrival order rather
- * than lock order, and readers, who follow (transaction id, sequence), would see a tenant's chain out of
- * order — version 2 of a stream before version 1. An advisory lock assigns no id; the first insert after
- * it does, so within a tenant the id order is the chain order.
- */
-export async function lockChain(client: pg.ClientBase, tenant: string): Promise<ChainHead> {
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`colony:chain:${tenant}`]);
-  const head = 'SELECT position, hash FROM es_chains WHERE tenant = $1';
-  let result = await client.query<{ position: string; hash: string }>(head, [tenant]);
-  if (result.rows.length === 0) {
-    await client.query('INSERT INTO es_chains (tenant, position, hash) VALUES ($1, 0, $2)', [tenant, GENESIS_HASH]);
-    result = await client.query(head, [tenant]);
-  }
-  const row = result.rows[0]!;
-  return { position: int(row.position), hash: row.hash };
-}
-
-export async function streamVersion(client: pg.ClientBase, tenant: string, streamId: string): Promise<number> {
-  const result = await client.query<{ v: number | null }>(
-    'SELECT MAX(version) AS v FROM es_events WHERE tenant = $1 AND stream_id = $2',
-    [tenant, streamId],
-  );
-  return result.rows[0]?.v ?? 0;
-}
-
-/** The events a command id already committed (a retry's answer), or null when it never committed. */
-async function committed(client: pg.ClientBase, tenant: string, commandId: string): Promise<StoredEvent[] | null> {
-  const found = await client.query<{ first: string | null; last: string | null }>(
-    'SELECT first_position AS first, last_position AS last FROM es_commands WHERE tenant = $1 AND command_id = $2',
-    [tenant, commandId],
-  );
-  const row = found.rows[0];
-  if (!row) return null;
-  if (row.first === null) return [];
-  const events = await client.query<PgEventRow>(
-    `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position BETWEEN $2 AND $3 ORDER BY position`,
-    [tenant, row.first, row.last],
-  );
-  return events.rows.map(storedEvent);
-}
-
-async function recordEmptyCommand(client: pg.ClientBase, tenant: string, command: { id: string; at: string }) {
-  await client.query('INSERT INTO es_commands (tenant, command_id, committed_at) VALUES ($1, $2, $3)', [
-    tenant,
-    command.id,
-    command.at,
-  ]);
 }
