@@ -20,57 +20,60 @@ export function registerMigrate(program: Command): void {
       action(async (opts: { to: string; tenant: string; json?: boolean }, cmd: Command) => {
         const to = parseStore(opts.to);
         if (to === null) throw new CliError('--to must be a postgres:// URL');
-        const { dataDir } = globals(cmd);
-        const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }] = await Promise.all([
-          import('../engine/verify.js'),
-          import('../engine/store.js'),
-          import('../engine/pg/store.js'),
-        ]);
-        const db = await openExistingStore(dataDir);
-        const target = await PgEventStore.open(to);
-        try {
-          const source = verifyChain(db);
-          if (!source.ok)
-            throw new CliError(
-              `the SQLite log does not verify (position ${source.position}: ${source.message}); nothing copied`,
-            );
-          const start = await target.head(opts.tenant);
-          const same =
-            start.position === 0 || readAllRows(db, { after: start.position - 1, limit: 1 })[0]?.hash === start.hash;
-          if (!same)
-            throw new CliError(
-              `tenant ${opts.tenant} on the target already holds another log (head ${start.position}): choose another --tenant`,
-            );
-          const bar = opts.json ? progressBar('') : progressBar('migrating');
-          for (let after = start.position; ;) {
-            const rows = readAllRows(db, { after, limit: BATCH });
-            if (rows.length > 0) await target.importRows(opts.tenant, rows);
-            bar.update(after + rows.length, source.head.position);
-            if (rows.length < BATCH) break;
-            after = rows[rows.length - 1]!.position;
-          }
-          bar.stop();
-          const moved = (await target.verify(opts.tenant)).get(opts.tenant)!;
-          const head = readHead(db);
-          if (!moved.ok) throw new CliError(`the copy does not verify: ${moved.message}`);
-          if (moved.head.hash !== head.hash) throw new CliError('the copy ends at another head than the SQLite log');
-          const result = {
-            tenant: opts.tenant,
-            events: moved.events,
-            copied: moved.events - start.position,
-            head,
-            store: target.target.display,
-          };
-          if (opts.json) printJson(result);
-          else
-            process.stdout.write(
-              `ok: ${result.copied} events copied to tenant ${opts.tenant} at ${result.store}; ` +
-                `both chains verify, head ${head.hash} at position ${head.position}\n`,
-            );
-        } finally {
-          db.close();
-          await target.close();
-        }
+        await migrate(globals(cmd).dataDir, to, opts);
       }),
     );
+}
+
+async function migrate(dataDir: string, to: string, opts: { tenant: string; json?: boolean }): Promise<void> {
+  const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }] = await Promise.all([
+    import('../engine/verify.js'),
+    import('../engine/store.js'),
+    import('../engine/pg/store.js'),
+  ]);
+  const db = await openExistingStore(dataDir);
+  const target = await PgEventStore.open(to);
+  try {
+    const source = verifyChain(db);
+    if (!source.ok)
+      throw new CliError(
+        `the SQLite log does not verify (position ${source.position}: ${source.message}); nothing copied`,
+      );
+    const start = await target.head(opts.tenant);
+    const same =
+      start.position === 0 || readAllRows(db, { after: start.position - 1, limit: 1 })[0]?.hash === start.hash;
+    if (!same)
+      throw new CliError(
+        `tenant ${opts.tenant} on the target already holds another log (head ${start.position}): choose another --tenant`,
+      );
+    const bar = opts.json ? progressBar('') : progressBar('migrating');
+    for (let after = start.position; ;) {
+      const rows = readAllRows(db, { after, limit: BATCH });
+      if (rows.length > 0) await target.importRows(opts.tenant, rows);
+      bar.update(after + rows.length, source.head.position);
+      if (rows.length < BATCH) break;
+      after = rows[rows.length - 1]!.position;
+    }
+    bar.stop();
+    const moved = (await target.verify(opts.tenant)).get(opts.tenant)!;
+    const head = readHead(db);
+    if (!moved.ok) throw new CliError(`the copy does not verify: ${moved.message}`);
+    if (moved.head.hash !== head.hash) throw new CliError('the copy ends at another head than the SQLite log');
+    const result = {
+      tenant: opts.tenant,
+      events: moved.events,
+      copied: moved.events - start.position,
+      head,
+      store: target.target.display,
+    };
+    if (opts.json) printJson(result);
+    else
+      process.stdout.write(
+        `ok: ${result.copied} events copied to tenant ${opts.tenant} at ${result.store}; ` +
+          `both chains verify, head ${head.hash} at position ${head.position}\n`,
+      );
+  } finally {
+    db.close();
+    await target.close();
+  }
 }
