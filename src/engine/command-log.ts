@@ -91,8 +91,7 @@ export function importedRowProblem(
     return `data or meta of position ${row.position} is not canonical JSON`;
   if (!hasCommandMeta(row.meta)) return `meta of position ${row.position} has no commandId and actor`;
   if (rowHash(row) !== row.hash) return `hash of position ${row.position} does not match its content`;
-  if (row.version !== streamVersion + 1)
-    return `version ${row.version} of ${row.stream_id} is out of sequence`;
+  if (row.version !== streamVersion + 1) return `version ${row.version} of ${row.stream_id} is out of sequence`;
   return null;
 }
 

@@ -1,4 +1,5 @@
 import { invalidInput } from '../errors.js';
+import { eventsOfCommand, findCommand } from './command-log.js';
 import type { Engine } from './engine.js';
 import type { EventRow, StoredEvent } from './event.js';
 import { appendToStream, readAll, readAllRows, readStream, type ChainHead, type ReadStreamOptions } from './store.js';
@@ -52,6 +53,15 @@ export class SqliteEventStore implements EventStore {
         cursor: { txid: '0', seq: e.position },
       }));
       return { events, cursor: events[events.length - 1]?.cursor ?? after };
+    });
+  }
+
+  committed(tenant: string, commandId: string): Promise<StoredEvent[] | null> {
+    return attempt(() => {
+      this.own(tenant);
+      return this.settled(() =>
+        findCommand(this.engine.db, commandId) ? eventsOfCommand(this.engine.db, commandId) : null,
+      );
     });
   }
 

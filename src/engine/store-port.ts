@@ -54,6 +54,8 @@ export interface EventStore {
   readStream(tenant: string, streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** Events of every tenant after `after` in the global order, only those no earlier commit can still precede. */
   readAll(after: LogCursor, limit?: number): Promise<ReadPage>;
+  /** The events a command id committed (none for a command that decided nothing); null when it never committed. */
+  committed(tenant: string, commandId: string): Promise<StoredEvent[] | null>;
   /** The tenant's chain head (position 0 and the genesis hash before its first event). */
   head(tenant: string): Promise<ChainHead>;
   tenants(): Promise<string[]>;

@@ -39,6 +39,8 @@ export async function readChain(
   tenant: string,
   streamId: string | null,
   commandId: string | null,
+  /** Create the tenant's head row if it has none (under the lock; false for a read outside it). */
+  create = true,
 ): Promise<ChainState> {
   const read = () =>
     client.query<{
@@ -55,13 +57,14 @@ export async function readChain(
       [tenant, streamId, commandId],
     );
   let row = (await read()).rows[0]!;
-  if (row.position === null) {
+  if (row.position === null && create) {
     await client.query('INSERT INTO es_chains (tenant, position, hash) VALUES ($1, 0, $2)', [tenant, GENESIS_HASH]);
     row = (await read()).rows[0]!;
   }
   const [first, last] = row.command ?? [null, null];
   return {
-    head: { position: int(row.position!), hash: row.hash! },
+    head:
+      row.position === null ? { position: 0, hash: GENESIS_HASH } : { position: int(row.position), hash: row.hash! },
     version: row.version ?? 0,
     command: row.command ? { first: first === null ? null : int(first), last: last === null ? null : int(last) } : null,
   };

@@ -127,6 +127,16 @@ export class PgEventStore implements EventStore {
     return { events, cursor: events[events.length - 1]?.cursor ?? after };
   }
 
+  async committed(tenant: string, commandId: string): Promise<StoredEvent[] | null> {
+    const client = await this.pool.connect();
+    try {
+      const { command } = await readChain(client, tenant, null, commandId, false);
+      return command ? await eventsOf(client, tenant, command) : null;
+    } finally {
+      client.release();
+    }
+  }
+
   async head(tenant: string): Promise<ChainHead> {
     const result = await this.pool.query<{ position: string; hash: string }>(
       'SELECT position, hash FROM es_chains WHERE tenant = $1',
