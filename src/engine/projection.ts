@@ -41,11 +41,11 @@ export interface Projection<E extends Event = Event, T extends string = string> 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyProjection = Projection<any, any>;
 
-export function liveNames(p: AnyProjection): TableNames<string> {
+export function liveNames(p: { readonly tables: readonly string[] }): TableNames<string> {
   return Object.fromEntries(p.tables.map((t: string) => [t, t]));
 }
 
-export function shadowNames(p: AnyProjection, nonce: string): TableNames<string> {
+export function shadowNames(p: { readonly tables: readonly string[] }, nonce: string): TableNames<string> {
   return Object.fromEntries(p.tables.map((t: string) => [t, `${t}__rebuild_${nonce}`]));
 }
 

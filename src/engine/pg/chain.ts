@@ -4,6 +4,7 @@ import type { StoredEvent } from '../event.js';
 import { GENESIS_HASH } from '../hash.js';
 import type { ChainHead } from '../store.js';
 import { int } from './connect.js';
+import { PROJECTIONS_LOCK } from './projections.js';
 import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
 
 /**
@@ -18,7 +19,8 @@ import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
 export function beginLocked(tenant: string): string {
   // The key is computed here, a 64-bit integer, so it can go in the same round trip as BEGIN.
   const key = createHash('sha256').update(`colony:chain:${tenant}`).digest().readBigInt64BE(0);
-  return `BEGIN; SELECT pg_advisory_xact_lock(${key})`;
+  // Shared: appends of all tenants run side by side, but never while a rebuild swaps its tables in.
+  return `BEGIN; SELECT pg_advisory_xact_lock_shared(${PROJECTIONS_LOCK}), pg_advisory_xact_lock(${key})`;
 }
 
 export interface ChainState {

@@ -24,6 +24,17 @@ export interface PgEventRow {
 export const PG_EVENT_COLUMNS =
   'tenant, position, global_seq, transaction_id::text AS txid, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash';
 
+/**
+ * The global order: (transaction id, global sequence) after a cursor. `fenced` reads only below the
+ * oldest transaction still running, so an append that took a lower sequence number but commits later is
+ * never passed over; unfenced only where no append can be in flight (a rebuild's swap).
+ */
+export const orderedRead = (fenced: boolean): string =>
+  `SELECT ${PG_EVENT_COLUMNS} FROM es_events
+    WHERE (transaction_id, global_seq) > ($1::xid8, $2::bigint)
+      ${fenced ? 'AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())' : ''}
+    ORDER BY transaction_id, global_seq LIMIT $3`;
+
 export function eventRow(row: PgEventRow): EventRow {
   return {
     position: int(row.position),

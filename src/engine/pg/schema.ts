@@ -14,6 +14,7 @@ import { inTransaction } from './connect.js';
  *   which is how `verify` catches a deleted tail.
  * `data` and `meta` stay text: they are canonical JSON whose exact bytes the hashes cover (jsonb would
  * reorder keys). Triggers make the log and the command record append-only.
+ * `es_projections`: each read model's version, as last rebuilt (pg/projections.ts).
  * Nodes that start together migrate one at a time (a transaction-scoped advisory lock).
  */
 const VERSION = 1;
@@ -52,6 +53,11 @@ const DDL = `
     last_position  bigint,
     committed_at   text   NOT NULL,
     PRIMARY KEY (tenant, command_id)
+  );
+  CREATE TABLE IF NOT EXISTS es_projections (
+    name       text        PRIMARY KEY,
+    version    integer     NOT NULL,
+    rebuilt_at timestamptz NOT NULL
   );
   CREATE OR REPLACE FUNCTION es_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION '% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP; END $$;

@@ -4,6 +4,7 @@ import { DomainError, invalidInput } from '../../errors.js';
 import type { EventRow, StoredEvent } from '../event.js';
 import { GENESIS_HASH } from '../hash.js';
 import { newCommandId } from '../ids.js';
+import { liveNames } from '../projection.js';
 import {
   chainRows,
   checkExpectedVersion,
@@ -25,15 +26,20 @@ import type { VerifyResult } from '../verify.js';
 import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js';
 import { inTransaction, int, openPool, pgTarget, type PgTarget } from './connect.js';
 import { importPgRows } from './import.js';
-import { eventRow, insertRows, PG_EVENT_COLUMNS, storedEvent, tenantEvent, type PgEventRow } from './rows.js';
+import {
+  eventRow,
+  insertRows,
+  orderedRead,
+  PG_EVENT_COLUMNS,
+  storedEvent,
+  tenantEvent,
+  type PgEventRow,
+} from './rows.js';
+import { ensurePgProjections, type PgProjection, type PgRebuildReport } from './projections.js';
 import { migratePg } from './schema.js';
-import { verifyPgTenant } from './verify.js';
 
-/** A read model kept in the append's transaction, as on SQLite: it commits or rolls back with the events. */
-export interface PgProjection {
-  readonly name: string;
-  apply(client: pg.ClientBase, events: readonly TenantEvent[]): Promise<void>;
-}
+export type { PgProjection } from './projections.js';
+import { verifyPgTenant } from './verify.js';
 
 export interface PgStoreOptions {
   clock?: Clock;
@@ -68,7 +74,24 @@ export class PgEventStore implements EventStore {
         `cannot open the store at ${target.display}: ${(e as Error).message}`,
       );
     }
-    return new PgEventStore(target, pool, options.clock ?? systemClock, options.projections ?? []);
+    const store = new PgEventStore(target, pool, options.clock ?? systemClock, options.projections ?? []);
+    try {
+      store.startupRebuild = await ensurePgProjections(pool, store.projections);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return store;
+  }
+
+  /** What opening rebuilt: projections that were new or had a new version. */
+  startupRebuild: PgRebuildReport = { rebuilt: [], events: 0 };
+
+  /** Rebuilds the named projections (all when none is named) into shadow tables and swaps them in. */
+  rebuild(names: readonly string[] = []): Promise<PgRebuildReport> {
+    const unknown = names.filter((n) => !this.projections.some((p) => p.name === n));
+    if (unknown.length) return Promise.reject(invalidInput(`no projection named ${unknown.join(', ')}`));
+    return ensurePgProjections(this.pool, this.projections, names.length ? names : this.projections.map((p) => p.name));
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -96,7 +119,7 @@ export class PgEventStore implements EventStore {
           tenant,
           cursor: order.get(r.position)!,
         }));
-        for (const projection of this.projections) await projection.apply(client, events);
+        for (const p of this.projections) await p.apply(client, events, liveNames(p));
         return { events, duplicate: false };
       },
       beginLocked(tenant),
@@ -116,13 +139,7 @@ export class PgEventStore implements EventStore {
    * running: an append that took a lower sequence number but commits later is never passed over.
    */
   async readAll(after: LogCursor, limit = 1000): Promise<ReadPage> {
-    const result = await this.pool.query<PgEventRow>(
-      `SELECT ${PG_EVENT_COLUMNS} FROM es_events
-        WHERE (transaction_id, global_seq) > ($1::xid8, $2::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, global_seq LIMIT $3`,
-      [after.txid, after.seq, limit],
-    );
+    const result = await this.pool.query<PgEventRow>(orderedRead(true), [after.txid, after.seq, limit]);
     const events = result.rows.map(tenantEvent);
     return { events, cursor: events[events.length - 1]?.cursor ?? after };
   }
@@ -174,7 +191,7 @@ export class PgEventStore implements EventStore {
       async (client) => {
         const { head } = await readChain(client, tenant, null, null);
         const events = await importPgRows(client, tenant, head, rows, at);
-        for (const projection of this.projections) await projection.apply(client, events);
+        for (const p of this.projections) await p.apply(client, events, liveNames(p));
       },
       beginLocked(tenant),
     );

@@ -98,6 +98,9 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
       // The slow append holds its transaction open in a projection, after its row is inserted.
       const holdSlow: PgProjection = {
         name: 'hold',
+        version: 1,
+        tables: [],
+        init: async () => undefined,
         async apply(_client, events) {
           if (events[0]!.tenant !== 'slow') return;
           inside();
@@ -158,8 +161,12 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
     withScratch(async ({ url }) => {
       const counts: PgProjection = {
         name: 'counts',
+        version: 1,
+        tables: ['counts'],
+        async init(client, t) {
+          await client.query(`CREATE TABLE "${t.counts}" (tenant text PRIMARY KEY, n int NOT NULL)`);
+        },
         async apply(client: pg.ClientBase, events) {
-          await client.query('CREATE TABLE IF NOT EXISTS counts (tenant text PRIMARY KEY, n int NOT NULL)');
           if (events.some((e) => e.type === 'Poison')) throw new Error('projection failed');
           const seen = await client.query('SELECT count(*)::int AS n FROM es_events WHERE tenant = $1', [
             events[0]!.tenant,
