@@ -82,9 +82,11 @@ if (mode === 'write') {
   // One reaction at a time per node: a wake-up during a reaction runs another round after it.
   let reacting: Promise<void> = Promise.resolve();
   const schedule = (tenant: string, recover = false) =>
-    (reacting = reacting.then(() => react(tenant, recover)).catch((e: Error) => {
-      say(`error ${e.message}`);
-    }));
+    (reacting = reacting
+      .then(() => react(tenant, recover))
+      .catch((e: Error) => {
+        say(`error ${e.message}`);
+      }));
   await TenantLeadership.start(store.target, {
     tenants: () => tenants,
     intervalMs: 200,

@@ -23,7 +23,7 @@ export interface PgProjection {
 }
 
 /** The advisory lock key appends share and a rebuild's swap holds alone. */
-export const PROJECTIONS_LOCK = 0x636f6c70726f6a; // 'colproj'
+export const PROJECTIONS_LOCK = 0x636f6c70; // 'colp'
 
 const PAGE = 5000;
 
