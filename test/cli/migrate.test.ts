@@ -108,7 +108,7 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     for (const args of [['serve'], ['agents', 'list']]) {
       const r = colony(['--store', 'postgres://127.0.0.1/test', ...args, '--data', data]);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify and migrate do\)/);
+      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify, migrate and bench do\)/);
     }
     const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
     assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);
