@@ -203,7 +203,7 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
       say('commands, durability FULL, group commit…');
       Object.assign(results, await benchGroupCommit(dir, options.quick ? 1500 : 5000, rounds));
       say('commands through the store port (async) on SQLite, NORMAL…');
-      results.store_port_sqlite_commands_per_s = await benchStorePort(dir, options.quick ? 5000 : 20000, rounds);
+      results.store_port_sqlite_commands_per_s = await benchStorePort(dir, options.quick ? 5000 : 20000, rounds + 2);
     }
     // Before the rebuild's seeding, whose garbage would otherwise land on these in-process figures. The SDK
     // client and server need a few seconds (HTTP) or a few thousand calls (stdio) before their rate settles.

@@ -24,7 +24,10 @@ await Promise.all(
   ),
 );
 process.stdout.write('ready\n');
-await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
+const lines = createInterface({ input: process.stdin });
+await new Promise<void>((resolve) => lines.once('line', () => resolve()));
+lines.close();
+process.stdin.destroy(); // or it would keep this process alive after its answer
 const end = Date.now() + Number(secondsArg) * 1000;
 let commands = 0;
 await Promise.all(

@@ -26,10 +26,11 @@ export function registerMigrate(program: Command): void {
 }
 
 async function migrate(dataDir: string, to: string, opts: { tenant: string; json?: boolean }): Promise<void> {
-  const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }] = await Promise.all([
+  const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }, { sequenceMarks }] = await Promise.all([
     import('../engine/verify.js'),
     import('../engine/store.js'),
     import('../engine/pg/store.js'),
+    import('../engine/ids.js'),
   ]);
   const db = await openExistingStore(dataDir);
   const target = await PgEventStore.open(to);
@@ -55,6 +56,8 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
       after = rows[rows.length - 1]!.position;
     }
     bar.stop();
+    // Ids that name no stream (messages…) are in the SQLite log's marks only: they move too.
+    await target.importSequences(opts.tenant, sequenceMarks(db));
     const moved = (await target.verify(opts.tenant)).get(opts.tenant)!;
     const head = readHead(db);
     if (!moved.ok) throw new CliError(`the copy does not verify: ${moved.message}`);

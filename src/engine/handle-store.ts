@@ -12,8 +12,9 @@ import type { EventStore } from './store-port.js';
  * rule is always checked against the state it changes. A caller that gave `expectedVersion` wants no
  * retry: its mismatch is the answer.
  *
- * Decisions here take no ids and no facts from read models: that is the domain's command path, which
- * still runs on SQLite (engine/handle.ts).
+ * The integer ids a decision takes are counted from the tenant's marks read before deciding and claimed
+ * with the append, which fails like a lost race when another command took ids of that kind first.
+ * Facts from read models are the caller's to pass in the command, as on the engine's path (engine/handle.ts).
  */
 export interface StoreHandleOptions {
   tenant: string;
@@ -34,11 +35,18 @@ export interface StoreHandleResult<S, E extends Event> {
   duplicate: boolean;
 }
 
-const noIds = {
-  next(kind: string): number {
-    throw new Error(`a decision over the store port cannot allocate ids (asked for a ${kind} id)`);
-  },
-};
+/** Ids for one decision, counted from the marks read before it; what it took is claimed with the append. */
+function decisionIds(marks: ReadonlyMap<string, number>) {
+  const claims: Record<string, { from: number; to: number }> = {};
+  return {
+    claims,
+    next(kind: string): number {
+      const claim = (claims[kind] ??= { from: marks.get(kind) ?? 0, to: marks.get(kind) ?? 0 });
+      claim.to += 1;
+      return claim.to;
+    },
+  };
+}
 
 export async function handleOnStore<S, C, E extends Event>(
   store: EventStore,
@@ -58,7 +66,8 @@ export async function handleOnStore<S, C, E extends Event>(
     const { state, version } = await fold(store, decider, options.tenant, streamId);
     checkExpectedVersion(streamId, options.expectedVersion ?? 'any', version);
     const now = (options.clock ?? systemClock)().toISOString();
-    const decided = decider.decide(command, state, { now, actor: options.actor, ids: noIds });
+    const ids = decisionIds(await store.sequences(options.tenant));
+    const decided = decider.decide(command, state, { now, actor: options.actor, ids });
     try {
       const result = await store.append({
         tenant: options.tenant,
@@ -69,6 +78,7 @@ export async function handleOnStore<S, C, E extends Event>(
         commandId: options.commandId,
         causationId: options.causationId ?? null,
         correlationId: options.correlationId ?? null,
+        sequences: ids.claims,
       });
       const events = result.events as StoredEvent<E>[];
       if (result.duplicate)

@@ -54,6 +54,12 @@ export function sequenceIds(db: Database): TrackedIds {
   };
 }
 
+/** Every kind's high-water mark. */
+export function sequenceMarks(db: Database): Map<string, number> {
+  const rows = prepared(db, 'SELECT name, value FROM es_sequences').all() as { name: string; value: number }[];
+  return new Map(rows.map((r) => [r.name, r.value]));
+}
+
 /** In-memory counters for decider specs and fixtures: 1, 2, 3… per kind. */
 export function memoryIds(start: Readonly<Record<string, number>> = {}): IdAllocator {
   const high = new Map(Object.entries(start));

@@ -3,7 +3,18 @@ import { eventsOfCommand, findCommand } from './command-log.js';
 import type { Engine } from './engine.js';
 import type { EventRow, StoredEvent } from './event.js';
 import { appendToStream, readAll, readAllRows, readStream, type ChainHead, type ReadStreamOptions } from './store.js';
-import type { AppendRequest, AppendResult, EventStore, LogCursor, ReadPage } from './store-port.js';
+import type { Database } from 'better-sqlite3';
+import { prepared } from './db.js';
+import { sequenceMarks } from './ids.js';
+import {
+  checkSequences,
+  type AppendRequest,
+  type AppendResult,
+  type EventStore,
+  type LogCursor,
+  type ReadPage,
+  type SequenceClaims,
+} from './store-port.js';
 import type { VerifyResult } from './verify.js';
 
 /**
@@ -33,6 +44,7 @@ export class SqliteEventStore implements EventStore {
         correlationId: request.correlationId ?? null,
       };
       const result = this.engine.transact(options, (uow) => {
+        if (request.sequences) claimSequences(db, request.sequences);
         const stored = appendToStream(db, request.streamId, request.expected, request.events, uow.meta, uow.now);
         this.engine.projections.apply(db, stored);
         uow.appended.push(...stored);
@@ -62,6 +74,13 @@ export class SqliteEventStore implements EventStore {
       return this.settled(() =>
         findCommand(this.engine.db, commandId) ? eventsOfCommand(this.engine.db, commandId) : null,
       );
+    });
+  }
+
+  sequences(tenant: string): Promise<Map<string, number>> {
+    return attempt(() => {
+      this.own(tenant);
+      return this.settled(() => sequenceMarks(this.engine.db));
     });
   }
 
@@ -108,6 +127,16 @@ export class SqliteEventStore implements EventStore {
     this.engine.settle();
     return read();
   }
+}
+
+/** Inside the command's transaction: the marks the decision read are still there, and move on. */
+function claimSequences(db: Database, claims: SequenceClaims): void {
+  checkSequences(claims, sequenceMarks(db));
+  const upsert = prepared(
+    db,
+    'INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value',
+  );
+  for (const [kind, { to }] of Object.entries(claims)) upsert.run(kind, to);
 }
 
 /** A synchronous body as a promise: a throw becomes a rejection, as on a store that is really async. */

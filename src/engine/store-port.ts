@@ -1,4 +1,4 @@
-import type { ExpectedVersion } from '../errors.js';
+import { DomainError, type ExpectedVersion } from '../errors.js';
 import type { Event, EventMeta, EventRow, StoredEvent } from './event.js';
 import type { ChainHead, ReadStreamOptions } from './store.js';
 import type { VerifyResult } from './verify.js';
@@ -21,6 +21,27 @@ export interface AppendRequest {
   commandId?: string;
   causationId?: string | null;
   correlationId?: string | null;
+  /** The integer ids the decision took (DecideContext.ids), checked and recorded with the events. */
+  sequences?: SequenceClaims;
+}
+
+/**
+ * Id high-water marks a decision used, per kind (`task`, `message`…): each must still be `from` when the
+ * append commits — else another command took ids of that kind first (ErrConcurrency: decide again) — and
+ * becomes `to`. Ids stay gap-free and are never reused, as on the engine's own path (engine/ids.ts).
+ */
+export type SequenceClaims = Readonly<Record<string, { from: number; to: number }>>;
+
+export function checkSequences(claims: SequenceClaims, current: ReadonlyMap<string, number>): void {
+  for (const [kind, { from }] of Object.entries(claims)) {
+    const now = current.get(kind) ?? 0;
+    if (now !== from)
+      throw new DomainError('ErrConcurrency', `another command took ${kind} ids first (at ${now}, expected ${from})`, {
+        kind,
+        expected: from,
+        actual: now,
+      });
+  }
 }
 
 export interface AppendResult {
@@ -56,6 +77,8 @@ export interface EventStore {
   readAll(after: LogCursor, limit?: number): Promise<ReadPage>;
   /** The events a command id committed (none for a command that decided nothing); null when it never committed. */
   committed(tenant: string, commandId: string): Promise<StoredEvent[] | null>;
+  /** The tenant's id high-water marks per kind. */
+  sequences(tenant: string): Promise<Map<string, number>>;
   /** The tenant's chain head (position 0 and the genesis hash before its first event). */
   head(tenant: string): Promise<ChainHead>;
   tenants(): Promise<string[]>;

@@ -5,6 +5,8 @@ import { Engine } from '../../src/engine/engine.js';
 import { handleOnStore } from '../../src/engine/handle-store.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { SqliteEventStore } from '../../src/engine/sqlite-store.js';
+import type { Decider } from '../../src/engine/decider.js';
+import type { Event } from '../../src/engine/event.js';
 import type { EventStore } from '../../src/engine/store-port.js';
 import { isDomainError } from '../../src/errors.js';
 import { cardDecider, type CardCommand } from '../../testkit/cards.js';
@@ -117,6 +119,37 @@ for (const kind of STORES) {
           [...(await stores[0]!.verify())].every(([, r]) => r.ok),
           true,
         );
+      } finally {
+        await done();
+      }
+    });
+
+    it('gives racing decisions gap-free ids, each taken once', async () => {
+      const { stores, done } = await kind.open();
+      try {
+        // A decider that names what it opens with a new integer id, as the domain's creation commands do.
+        const tickets: Decider<number, { type: 'Open' }, Event<'Opened', { ticket: number }>> = {
+          initialState: () => 0,
+          evolve: (n) => n + 1,
+          decide: (_c, _s, ctx) => [{ type: 'Opened', data: { ticket: ctx.ids.next('ticket') } }],
+        };
+        const opened = await Promise.all(
+          Array.from({ length: 15 }, (_, i) =>
+            handleOnStore(
+              stores[i % stores.length]!,
+              tickets,
+              `queue-${i % 3}`,
+              { type: 'Open' },
+              { tenant: 'acme', actor: 'ann', retries: 100 },
+            ),
+          ),
+        );
+        const ids = opened.map((o) => o.events[0]!.data.ticket).sort((a, b) => a - b);
+        assert.deepEqual(
+          ids,
+          Array.from({ length: 15 }, (_, i) => i + 1),
+        );
+        assert.equal((await stores[0]!.sequences('acme')).get('ticket'), 15);
       } finally {
         await done();
       }

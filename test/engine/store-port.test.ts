@@ -238,5 +238,38 @@ for (const kind of STORES) {
         }
       }),
     );
+
+    it(
+      'claims id marks with the append: a stale claim is a lost race and writes nothing; an import raises them',
+      withStore(async ({ store, tenant }) => {
+        const request = {
+          tenant,
+          streamId: 'ticket-2',
+          expected: 'any' as const,
+          events: [ev('Opened')],
+          actor: 'ann',
+        };
+        await store.append({ ...request, sequences: { ticket: { from: 0, to: 2 }, message: { from: 0, to: 1 } } });
+        assert.deepEqual(Object.fromEntries(await store.sequences(tenant)), { ticket: 2, message: 1 });
+        await rejectsCode(
+          store.append({ ...request, streamId: 'ticket-1', sequences: { ticket: { from: 0, to: 1 } } }),
+          'ErrConcurrency',
+          /another command took ticket ids first \(at 2, expected 0\)/,
+        );
+        assert.equal((await store.head(tenant)).position, 1);
+        const rows = await store.readRows(tenant, 0, 10);
+        const target = await kind.open();
+        try {
+          await target.store.importRows(target.tenant, rows);
+          assert.equal(
+            (await target.store.sequences(target.tenant)).get('ticket'),
+            2,
+            'raised to the highest ticket-<n> stream',
+          );
+        } finally {
+          await target.done();
+        }
+      }),
+    );
   });
 }

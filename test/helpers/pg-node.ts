@@ -1,6 +1,10 @@
 import { TenantLeadership } from '../../src/engine/pg/leadership.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { PgTail } from '../../src/engine/pg/tail.js';
+import { createInterface } from 'node:readline';
+import { taskDecider } from '../../src/commands/tasks.js';
+import type { TaskCommand } from '../../src/commands/task-types.js';
+import { handleOnStore } from '../../src/engine/handle-store.js';
 import { isDomainError } from '../../src/errors.js';
 
 /**
@@ -12,13 +16,52 @@ import { isDomainError } from '../../src/errors.js';
  *     (`RunStarted` appended with expected version 1, printed `started <tenant> run-N`), runs for runMs and
  *     ends with `RunFinished`. On gaining a tenant it first marks every run some other node started and
  *     never finished as `RunFailed` (its node died): printed `failed <tenant> run-N`.
+ *   claim <url> <node> <n>
+ *     Prints "ready", waits for "go" on stdin, then n agents of this node claim task-1 of tenant acme at
+ *     once with the real task decider (engine/handle-store.ts); prints {"won": w, "refused": {code: count}}.
  *   write <url> <tenant> <n>
  *     Appends n events to stream note-1 of the tenant, one command each, then prints `wrote` and exits.
  */
 const [mode, url, ...rest] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-if (mode === 'write') {
+if (mode === 'claim') {
+  const [node, n] = rest as [string, string];
+  const store = await PgEventStore.open(url!, { poolSize: 8 });
+  say('ready');
+  // The parent's "go"; then stdin is let go, or it would keep this process alive after its answer.
+  const lines = createInterface({ input: process.stdin });
+  await new Promise<void>((resolve) => lines.once('line', () => resolve()));
+  lines.close();
+  process.stdin.destroy();
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: Number(n) }, (_, i) => {
+      const agent = { agentId: Number(node) * 1000 + i, name: `agent-${node}-${i}` };
+      const claim: TaskCommand = {
+        type: 'ClaimTask',
+        agent: { ...agent, quarantined: false },
+        leaseMs: 60_000,
+        reservation: { tokens: 0, cents: 0 },
+        goalStatus: null,
+        inVerifierLineage: false,
+        budget: null,
+      };
+      return handleOnStore(store, taskDecider, 'task-1', claim, {
+        tenant: 'acme',
+        actor: `agent-${agent.agentId}`,
+        retries: 500,
+      });
+    }),
+  );
+  const refused: Record<string, number> = {};
+  for (const o of outcomes)
+    if (o.status === 'rejected') {
+      const code = isDomainError(o.reason) ? o.reason.code : String(o.reason);
+      refused[code] = (refused[code] ?? 0) + 1;
+    }
+  say(JSON.stringify({ won: outcomes.filter((o) => o.status === 'fulfilled').length, refused }));
+  await store.close();
+} else if (mode === 'write') {
   const [tenant, n] = rest as [string, string];
   const store = await PgEventStore.open(url!);
   for (let i = 0; i < Number(n); i++)

@@ -6,6 +6,7 @@ import type { ChainHead } from '../store.js';
 import { toStoredEvent } from '../store.js';
 import type { TenantEvent } from '../store-port.js';
 import { insertRows } from './rows.js';
+import { raiseSequences, streamMarks } from './sequences.js';
 
 const BATCH = 1000;
 
@@ -36,6 +37,7 @@ export async function importPgRows(
     for (const row of batch) events.push({ ...toStoredEvent(row), tenant, cursor: order.get(row.position)! });
   }
   await recordCommands(client, tenant, events, at);
+  await raiseSequences(client, tenant, streamMarks(rows.map((r) => r.stream_id)));
   return events;
 }
 

@@ -14,6 +14,7 @@ import { inTransaction } from './connect.js';
  *   which is how `verify` catches a deleted tail.
  * `data` and `meta` stay text: they are canonical JSON whose exact bytes the hashes cover (jsonb would
  * reorder keys). Triggers make the log and the command record append-only.
+ * `es_sequences`: each tenant's integer id high-water marks per kind (pg/sequences.ts).
  * `es_projections`: each read model's version, as last rebuilt (pg/projections.ts).
  * Nodes that start together migrate one at a time (a transaction-scoped advisory lock).
  */
@@ -53,6 +54,12 @@ const DDL = `
     last_position  bigint,
     committed_at   text   NOT NULL,
     PRIMARY KEY (tenant, command_id)
+  );
+  CREATE TABLE IF NOT EXISTS es_sequences (
+    tenant text   NOT NULL,
+    name   text   NOT NULL,
+    value  bigint NOT NULL,
+    PRIMARY KEY (tenant, name)
   );
   CREATE TABLE IF NOT EXISTS es_projections (
     name       text        PRIMARY KEY,

@@ -37,6 +37,7 @@ import {
 } from './rows.js';
 import { ensurePgProjections, type PgProjection, type PgRebuildReport } from './projections.js';
 import { migratePg } from './schema.js';
+import { claimSequences, raiseSequences, readSequences } from './sequences.js';
 
 export type { PgProjection } from './projections.js';
 import { verifyPgTenant } from './verify.js';
@@ -106,6 +107,7 @@ export class PgEventStore implements EventStore {
         if (chain.command) return { events: await eventsOf(client, tenant, chain.command), duplicate: true };
         const { head, version: current } = chain;
         checkExpectedVersion(streamId, request.expected, current);
+        if (request.sequences) await claimSequences(client, tenant, request.sequences);
         const at = this.clock().toISOString();
         const command = request.commandId === undefined ? null : { id: meta.commandId, at };
         if (draft.events.length === 0) {
@@ -152,6 +154,16 @@ export class PgEventStore implements EventStore {
     } finally {
       client.release();
     }
+  }
+
+  sequences(tenant: string): Promise<Map<string, number>> {
+    return readSequences(this.pool, tenant);
+  }
+
+  /** Raises the tenant's id marks to at least these (a team moving here brings its SQLite marks). */
+  async importSequences(tenant: string, marks: ReadonlyMap<string, number>): Promise<void> {
+    checkTenant(tenant);
+    await inTransaction(this.pool, (client) => raiseSequences(client, tenant, marks), beginLocked(tenant));
   }
 
   async head(tenant: string): Promise<ChainHead> {

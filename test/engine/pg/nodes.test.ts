@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { TaskCreated } from '../../../src/events/tasks.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { PgTail } from '../../../src/engine/pg/tail.js';
 import type { TenantEvent } from '../../../src/engine/store-port.js';
@@ -28,6 +29,33 @@ async function until(check: () => boolean | Promise<boolean>, ms: number, what: 
     await new Promise((r) => setTimeout(r, 25));
   }
   return Date.now() - start;
+}
+
+/** An approved project task (no goal, so no budget gate), as the task decider folds it. */
+function taskCreated(): TaskCreated {
+  const notice = { messageId: 0, channelId: 1, body: 'created', metadata: {} };
+  return {
+    type: 'TaskCreated',
+    data: {
+      taskId: 1,
+      goalId: null,
+      parentId: null,
+      depth: 0,
+      ancestry: [],
+      title: 'One task',
+      description: 'for a hundred agents',
+      acceptanceCriteria: 'claimed once',
+      billingCode: 'race',
+      budgets: { tokens: null, cents: null },
+      verifier: { kind: 'auto' },
+      heartbeat: null,
+      status: 'approved',
+      proposalId: null,
+      channelId: 1,
+      by: { key: 'user-1', name: 'owner' },
+      notice,
+    },
+  };
 }
 
 const queue = (store: PgEventStore, tenant: string, run: string) =>
@@ -130,6 +158,47 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
       );
     } finally {
       await tail.stop();
+      await store.close();
+      await scratch.drop();
+    }
+  });
+
+  it('lets exactly one of 100 agents on 3 nodes claim a task, with the real task decider', async () => {
+    const scratch = pgScratch();
+    const store = await PgEventStore.open(scratch.url);
+    try {
+      await store.append({
+        tenant: 'acme',
+        streamId: 'task-1',
+        expected: 'no_stream',
+        events: [taskCreated()],
+        actor: 'owner',
+      });
+      const nodes = [34, 33, 33].map((n, i) => node(['claim', scratch.url, String(i + 1), String(n)]));
+      await Promise.all(nodes.map((n) => n.waitForLine('ready')));
+      for (const n of nodes) n.send('go');
+      await Promise.all(nodes.map((n) => n.exit));
+      const results = nodes.map(
+        (n) => JSON.parse(n.lines[n.lines.length - 1]!) as { won: number; refused: Record<string, number> },
+      );
+      assert.equal(
+        results.reduce((a, r) => a + r.won, 0),
+        1,
+        JSON.stringify(results),
+      );
+      assert.equal(
+        results.reduce((a, r) => a + (r.refused.ErrAlreadyClaimed ?? 0), 0),
+        99,
+        JSON.stringify(results),
+      );
+      const task = await store.readStream('acme', 'task-1');
+      assert.deepEqual(
+        task.map((e) => e.type),
+        ['TaskCreated', 'TaskClaimed'],
+      );
+      assert.equal((await store.sequences('acme')).get('message'), 1, 'one transition notice, one message id');
+      assert.equal((await store.verify()).get('acme')?.ok, true);
+    } finally {
       await store.close();
       await scratch.drop();
     }
