@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type pg from 'pg';
 import { PgEventStore, type PgProjection } from '../../../src/engine/pg/store.js';
+import { PgTail } from '../../../src/engine/pg/tail.js';
 import { LOG_START, type TenantEvent } from '../../../src/engine/store-port.js';
 import { isDomainError } from '../../../src/errors.js';
 import { ev } from '../../helpers/event-log.js';
@@ -15,6 +16,11 @@ async function withScratch(body: (scratch: PgScratch) => Promise<void>): Promise
   } finally {
     await scratch.drop();
   }
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (const start = Date.now(); !check(); await new Promise((r) => setTimeout(r, 20)))
+    if (Date.now() - start > 5000) throw new Error('timed out');
 }
 
 const ok = (results: Map<string, { ok: boolean }>) => [...results].map(([t, r]) => [t, r.ok]);
@@ -89,7 +95,7 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
       }
     }));
 
-  it('never lets a reader pass over an append that took a lower sequence number but commits later', () =>
+  it('never lets a reader — the ordered read, a tail, a rebuild — pass over an append that took a lower sequence number but commits later', () =>
     withScratch(async ({ url, schema }) => {
       let inside!: () => void;
       const slowInside = new Promise<void>((resolve) => (inside = resolve));
@@ -107,8 +113,26 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           await gate;
         },
       };
+      // What a rebuild must give: every event's type, in the order the rebuild met them.
+      const seenTypes: PgProjection = {
+        name: 'seen',
+        version: 1,
+        tables: ['seen'],
+        async init(client, t) {
+          await client.query(`CREATE TABLE "${t.seen}" (n serial PRIMARY KEY, type text NOT NULL)`);
+        },
+        async apply(client, events, t) {
+          for (const e of events) await client.query(`INSERT INTO "${t.seen}" (type) VALUES ($1)`, [e.type]);
+        },
+      };
       const writer = await PgEventStore.open(url, { projections: [holdSlow] });
-      const reader = await PgEventStore.open(url);
+      const reader = await PgEventStore.open(url, { projections: [seenTypes] });
+      const tailed: string[] = [];
+      const tail = await PgTail.start(reader, {
+        pollMs: 600_000,
+        onEvents: (events) => void tailed.push(...events.map((e) => e.type)),
+      });
+      let rebuilding: Promise<unknown> = Promise.resolve();
       try {
         const slow = writer.append({
           tenant: 'slow',
@@ -141,6 +165,9 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           [],
           'nothing is read while an older transaction runs',
         );
+        rebuilding = reader.rebuild(['seen']); // it must wait for the slow append to swap in
+        await tail.wake();
+        assert.deepEqual(tailed, [], 'the tail, woken by Fast, waits for Slow too');
         release();
         const slowEvents = (await slow).events as TenantEvent[];
         const after = await reader.readAll(LOG_START);
@@ -149,9 +176,20 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           ['Slow', 'Fast'],
           'both, in transaction order',
         );
+        await rebuilding;
+        const rebuilt = await reader.pool.query<{ type: string }>('SELECT type FROM seen ORDER BY n');
+        assert.deepEqual(
+          rebuilt.rows.map((r) => r.type),
+          ['Slow', 'Fast'],
+          'the rebuild saw both, in order',
+        );
+        await until(() => tailed.length === 2);
+        assert.deepEqual(tailed, ['Slow', 'Fast'], 'the tail saw both, in order');
         assert.ok(slowEvents[0]!.cursor.seq < (fast.events[0] as TenantEvent).cursor.seq);
       } finally {
         release();
+        await rebuilding.catch(() => undefined);
+        await tail.stop();
         await writer.close();
         await reader.close();
       }
