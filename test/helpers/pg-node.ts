@@ -2,6 +2,7 @@ import { TenantLeadership } from '../../src/engine/pg/leadership.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { PgTail } from '../../src/engine/pg/tail.js';
 import { createInterface } from 'node:readline';
+import { goalDecider } from '../../src/commands/goals.js';
 import { taskDecider } from '../../src/commands/tasks.js';
 import type { TaskCommand } from '../../src/commands/task-types.js';
 import { handleOnStore } from '../../src/engine/handle-store.js';
@@ -19,13 +20,16 @@ import { isDomainError } from '../../src/errors.js';
  *   claim <url> <node> <n>
  *     Prints "ready", waits for "go" on stdin, then n agents of this node claim task-1 of tenant acme at
  *     once with the real task decider (engine/handle-store.ts); prints {"won": w, "refused": {code: count}}.
+ *   spend <url> <node> <n>
+ *     The same, but n reports of spend reach goal-1 at once, each with its own total (70–110 of 100
+ *     tokens), through the real goal decider's ApplySpend.
  *   write <url> <tenant> <n>
  *     Appends n events to stream note-1 of the tenant, one command each, then prints `wrote` and exits.
  */
 const [mode, url, ...rest] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-if (mode === 'claim') {
+if (mode === 'claim' || mode === 'spend') {
   const [node, n] = rest as [string, string];
   const store = await PgEventStore.open(url!, { poolSize: 8 });
   say('ready');
@@ -46,11 +50,12 @@ if (mode === 'claim') {
         inVerifierLineage: false,
         budget: null,
       };
-      return handleOnStore(store, taskDecider, 'task-1', claim, {
-        tenant: 'acme',
-        actor: `agent-${agent.agentId}`,
-        retries: 500,
-      });
+      const options = { tenant: 'acme', actor: `agent-${agent.agentId}`, retries: 500 };
+      if (mode === 'spend') {
+        const spent = { tokens: 70 + ((Number(node) * 50 + i) % 41), cents: 0 };
+        return handleOnStore(store, goalDecider, 'goal-1', { type: 'ApplySpend', spent }, options);
+      }
+      return handleOnStore(store, taskDecider, 'task-1', claim, options);
     }),
   );
   const refused: Record<string, number> = {};

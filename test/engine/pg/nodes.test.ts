@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { GoalEvent } from '../../../src/events/goals.js';
 import type { TaskCreated } from '../../../src/events/tasks.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { PgTail } from '../../../src/engine/pg/tail.js';
@@ -56,6 +57,31 @@ function taskCreated(): TaskCreated {
       notice,
     },
   };
+}
+
+/** An active goal with a budget of 100 tokens, as the goal decider folds it. */
+function activeGoal(): GoalEvent[] {
+  const notice = { messageId: 0, channelId: 1, body: 'activated', metadata: {} };
+  return [
+    {
+      type: 'GoalCreated',
+      data: {
+        goalId: 1,
+        ownerId: 1,
+        slug: 'race',
+        title: 'Race',
+        description: 'spend reports from every node',
+        channelId: 1,
+        coordinatorAgentId: 1,
+        coordinatorTemplate: 'default',
+        budgets: { tokens: 100, cents: null },
+        maxSpawnDepth: 1,
+        approvalMode: 'auto',
+        by: 'user-1',
+      },
+    },
+    { type: 'GoalActivated', data: { goalId: 1, from: 'draft', proposalId: null, notice } },
+  ];
 }
 
 const queue = (store: PgEventStore, tenant: string, run: string) =>
@@ -197,6 +223,37 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
         ['TaskCreated', 'TaskClaimed'],
       );
       assert.equal((await store.sequences('acme')).get('message'), 1, 'one transition notice, one message id');
+      assert.equal((await store.verify()).get('acme')?.ok, true);
+    } finally {
+      await store.close();
+      await scratch.drop();
+    }
+  });
+
+  it('raises exactly one 80 % alert and one pause when 60 spend reports race on 3 nodes, with the real goal decider', async () => {
+    const scratch = pgScratch();
+    const store = await PgEventStore.open(scratch.url);
+    try {
+      await store.append({
+        tenant: 'acme',
+        streamId: 'goal-1',
+        expected: 'no_stream',
+        events: activeGoal(),
+        actor: 'owner',
+      });
+      const nodes = [20, 20, 20].map((n, i) => node(['spend', scratch.url, String(i + 1), String(n)]));
+      await Promise.all(nodes.map((n) => n.waitForLine('ready')));
+      for (const n of nodes) n.send('go');
+      await Promise.all(nodes.map((n) => n.exit));
+      const results = nodes.map((n) => JSON.parse(n.lines[n.lines.length - 1]!) as { won: number; refused: object });
+      assert.equal(
+        results.reduce((a, r) => a + r.won, 0),
+        60,
+        JSON.stringify(results),
+      );
+      const types = (await store.readStream('acme', 'goal-1')).map((e) => e.type);
+      assert.equal(types.filter((t) => t === 'BudgetAlertRaised').length, 1, types.join());
+      assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
       assert.equal((await store.verify()).get('acme')?.ok, true);
     } finally {
       await store.close();
