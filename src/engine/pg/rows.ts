@@ -5,21 +5,13 @@ import type { TenantEvent } from '../store-port.js';
 import { int } from './connect.js';
 
 /** Rows of `es_events` as PostgreSQL returns them (int8 as text), and their conversions. */
-export interface PgEventRow {
+/** An `es_events` row as read here: EventRow's columns with int8 as text, plus the tenant and the global order. */
+export type PgEventRow = Omit<EventRow, 'position'> & {
   tenant: string;
   position: string;
   global_seq: string;
   txid: string;
-  stream_id: string;
-  version: number;
-  type: string;
-  schema_version: number;
-  data: string;
-  meta: string;
-  recorded_at: string;
-  prev_hash: string;
-  hash: string;
-}
+};
 
 export const PG_EVENT_COLUMNS =
   'tenant, position, global_seq, transaction_id::text AS txid, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash';

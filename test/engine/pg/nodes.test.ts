@@ -84,6 +84,27 @@ function activeGoal(): GoalEvent[] {
   ];
 }
 
+interface RaceResult {
+  won: number;
+  refused: Record<string, number>;
+}
+
+/** Starts one node per count (pg-node.ts `mode`), lets them all go at once, and sums what they report. */
+async function race(
+  mode: 'claim' | 'spend',
+  url: string,
+  counts: number[],
+): Promise<{ won: number; refused: Record<string, number>; each: RaceResult[] }> {
+  const nodes = counts.map((n, i) => node([mode, url, String(i + 1), String(n)]));
+  await Promise.all(nodes.map((n) => n.waitForLine('ready')));
+  for (const n of nodes) n.send('go');
+  await Promise.all(nodes.map((n) => n.exit));
+  const each = nodes.map((n) => JSON.parse(n.lines[n.lines.length - 1]!) as RaceResult);
+  const refused: Record<string, number> = {};
+  for (const r of each) for (const [code, k] of Object.entries(r.refused)) refused[code] = (refused[code] ?? 0) + k;
+  return { won: each.reduce((a, r) => a + r.won, 0), refused, each };
+}
+
 const queue = (store: PgEventStore, tenant: string, run: string) =>
   store.append({
     tenant,
@@ -201,23 +222,8 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
         events: [taskCreated()],
         actor: 'owner',
       });
-      const nodes = [34, 33, 33].map((n, i) => node(['claim', scratch.url, String(i + 1), String(n)]));
-      await Promise.all(nodes.map((n) => n.waitForLine('ready')));
-      for (const n of nodes) n.send('go');
-      await Promise.all(nodes.map((n) => n.exit));
-      const results = nodes.map(
-        (n) => JSON.parse(n.lines[n.lines.length - 1]!) as { won: number; refused: Record<string, number> },
-      );
-      assert.equal(
-        results.reduce((a, r) => a + r.won, 0),
-        1,
-        JSON.stringify(results),
-      );
-      assert.equal(
-        results.reduce((a, r) => a + (r.refused.ErrAlreadyClaimed ?? 0), 0),
-        99,
-        JSON.stringify(results),
-      );
+      const result = await race('claim', scratch.url, [34, 33, 33]);
+      assert.deepEqual([result.won, result.refused], [1, { ErrAlreadyClaimed: 99 }], JSON.stringify(result.each));
       const task = await store.readStream('acme', 'task-1');
       assert.deepEqual(
         task.map((e) => e.type),
@@ -242,16 +248,8 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
         events: activeGoal(),
         actor: 'owner',
       });
-      const nodes = [20, 20, 20].map((n, i) => node(['spend', scratch.url, String(i + 1), String(n)]));
-      await Promise.all(nodes.map((n) => n.waitForLine('ready')));
-      for (const n of nodes) n.send('go');
-      await Promise.all(nodes.map((n) => n.exit));
-      const results = nodes.map((n) => JSON.parse(n.lines[n.lines.length - 1]!) as { won: number; refused: object });
-      assert.equal(
-        results.reduce((a, r) => a + r.won, 0),
-        60,
-        JSON.stringify(results),
-      );
+      const result = await race('spend', scratch.url, [20, 20, 20]);
+      assert.deepEqual([result.won, result.refused], [60, {}], JSON.stringify(result.each));
       const types = (await store.readStream('acme', 'goal-1')).map((e) => e.type);
       assert.equal(types.filter((t) => t === 'BudgetAlertRaised').length, 1, types.join());
       assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
