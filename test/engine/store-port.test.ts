@@ -4,10 +4,10 @@ import { fixedClock } from '../../src/clock.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SqliteEventStore } from '../../src/engine/sqlite-store.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
-import { LOG_START, type EventStore, type LogCursor, type TenantEvent } from '../../src/engine/store-port.js';
+import { LOG_START, type EventStore } from '../../src/engine/store-port.js';
 import { isDomainError } from '../../src/errors.js';
 import { ev } from '../helpers/event-log.js';
-import { pgScratch, pgSkip } from '../helpers/pg.js';
+import { pgScratch, pgSkip, readAllOf } from '../helpers/pg.js';
 
 /**
  * The store port's contract, run against both stores: whatever the engine relies on must hold on
@@ -47,16 +47,6 @@ async function rejectsCode(promise: Promise<unknown>, code: string, pattern?: Re
     promise,
     (e: unknown) => isDomainError(e) && e.code === code && (!pattern || pattern.test(e.message)),
   );
-}
-
-async function readEverything(store: EventStore, after: LogCursor = LOG_START, limit = 2): Promise<TenantEvent[]> {
-  const all: TenantEvent[] = [];
-  for (let cursor = after; ;) {
-    const page = await store.readAll(cursor, limit);
-    all.push(...page.events);
-    if (page.events.length < limit) return all;
-    cursor = page.cursor;
-  }
 }
 
 for (const kind of STORES) {
@@ -189,13 +179,13 @@ for (const kind of STORES) {
           (await store.readStream(tenant, 'card-0', { max: 1 })).map((e) => e.data),
           [{ i: 2 }],
         );
-        const all = await readEverything(store);
+        const all = await readAllOf(store, 5, LOG_START, 2);
         assert.deepEqual(
           all.map((e) => [e.tenant, e.position]),
           [1, 2, 3, 4, 5].map((p) => [tenant, p]),
         );
         assert.deepEqual(
-          (await readEverything(store, all[2]!.cursor)).map((e) => e.position),
+          (await readAllOf(store, 2, all[2]!.cursor, 2)).map((e) => e.position),
           [4, 5],
         );
       }),

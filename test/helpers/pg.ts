@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { LOG_START, type EventStore, type LogCursor, type TenantEvent } from '../../src/engine/store-port.js';
 
 /**
  * PostgreSQL for tests. `COLONY_TEST_PG` names the server (`.ci/run` sets it and fails when the server
@@ -44,4 +45,31 @@ export async function pgRaw(scratch: PgScratch): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${scratch.schema}` });
   await client.connect();
   return client;
+}
+
+/**
+ * Every event after `after` in the global order, read in pages of `limit`, once there are `want` of them.
+ * On PostgreSQL a reader sees nothing at or past the oldest transaction still running in the whole
+ * cluster — another test file's open transaction too — so a read right after a commit may come back
+ * short; it is read again until the events are there (or 10 s pass: then what was read is returned, and
+ * the caller's assertion says what is missing).
+ */
+export async function readAllOf(
+  store: EventStore,
+  want: number,
+  after: LogCursor = LOG_START,
+  limit = 1000,
+): Promise<TenantEvent[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const all: TenantEvent[] = [];
+    for (let cursor = after; ;) {
+      const page = await store.readAll(cursor, limit);
+      all.push(...page.events);
+      if (page.events.length < limit) break;
+      cursor = page.cursor;
+    }
+    if (all.length >= want || Date.now() > deadline) return all;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

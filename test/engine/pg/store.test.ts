@@ -6,7 +6,7 @@ import { PgTail } from '../../../src/engine/pg/tail.js';
 import { LOG_START, type TenantEvent } from '../../../src/engine/store-port.js';
 import { isDomainError } from '../../../src/errors.js';
 import { ev } from '../../helpers/event-log.js';
-import { pgRaw, pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
+import { pgRaw, pgScratch, pgSkip, readAllOf, type PgScratch } from '../../helpers/pg.js';
 
 /** PostgreSQL-only behaviour of the store: many writers, tenants in parallel, late commits, tampering. */
 async function withScratch(body: (scratch: PgScratch) => Promise<void>): Promise<void> {
@@ -74,13 +74,7 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           tenants.map((t) => [t, true]),
         );
         for (const tenant of tenants) assert.equal((await store.head(tenant)).position, 25);
-        const all: TenantEvent[] = [];
-        for (let cursor = LOG_START; ;) {
-          const page = await store.readAll(cursor, 30);
-          if (page.events.length === 0) break;
-          all.push(...page.events);
-          cursor = page.cursor;
-        }
+        const all = await readAllOf(store, 100, LOG_START, 30);
         assert.equal(all.length, 100);
         for (const tenant of tenants) {
           const mine = all.filter((e) => e.tenant === tenant).map((e) => e.position);
@@ -170,9 +164,9 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
         assert.deepEqual(tailed, [], 'the tail, woken by Fast, waits for Slow too');
         release();
         const slowEvents = (await slow).events as TenantEvent[];
-        const after = await reader.readAll(LOG_START);
+        const after = await readAllOf(reader, 2);
         assert.deepEqual(
-          after.events.map((e) => e.type),
+          after.map((e) => e.type),
           ['Slow', 'Fast'],
           'both, in transaction order',
         );
