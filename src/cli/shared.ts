@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
 import type { Database, Durability } from '../engine/db.js';
 import { DomainError } from '../errors.js';
+import { isPostgresUrl } from '../engine/store-port.js';
 import { NAME_PATTERN } from '../commands/principals.js';
 import { oneLine } from '../terminal.js';
 
@@ -31,7 +32,7 @@ export function globals(cmd: Command): GlobalOptions {
 /** `sqlite` (or nothing) is the data dir's embedded store; a postgres:// URL is a PostgreSQL store. */
 export function parseStore(value: string | undefined): string | null {
   if (value === undefined || value === '' || value === 'sqlite') return null;
-  if (/^postgres(ql)?:\/\//i.test(value)) return value;
+  if (isPostgresUrl(value)) return value;
   throw new CliError(`--store must be "sqlite" or a postgres:// URL (got ${JSON.stringify(value)})`);
 }
 

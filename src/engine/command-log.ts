@@ -2,7 +2,7 @@ import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
 import { DomainError } from '../errors.js';
-import { streamKind, type EventMeta, type EventRow, type StoredEvent } from './event.js';
+import { streamSequence, type EventMeta, type EventRow, type StoredEvent } from './event.js';
 import { rowHash } from './hash.js';
 import { insertRow, readAll, readHead, streamVersion, toStoredEvent } from './store.js';
 
@@ -109,10 +109,10 @@ function isCanonical(json: string): boolean {
 }
 
 function raiseSequence(db: Database, streamId: string): void {
-  const id = Number(streamId.slice(streamId.lastIndexOf('-') + 1));
-  if (!Number.isSafeInteger(id) || id <= 0 || streamKind(streamId) === streamId) return;
+  const named = streamSequence(streamId);
+  if (!named) return;
   prepared(
     db,
     `INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)`,
-  ).run(streamKind(streamId), id);
+  ).run(named.kind, named.id);
 }

@@ -57,3 +57,10 @@ export function streamKind(streamId: string): string {
   const dash = streamId.lastIndexOf('-');
   return dash > 0 ? streamId.slice(0, dash) : streamId;
 }
+
+/** `task-7` → {kind: 'task', id: 7}: the integer id a stream's name carries, or null when it has none. */
+export function streamSequence(streamId: string): { kind: string; id: number } | null {
+  const id = Number(streamId.slice(streamId.lastIndexOf('-') + 1));
+  const kind = streamKind(streamId);
+  return Number.isSafeInteger(id) && id > 0 && kind !== streamId ? { kind, id } : null;
+}

@@ -99,7 +99,7 @@ function walk(db: Database, { pageSize = 10_000, onProgress, onRow, expectHead, 
  * The walk's last row against the end every command recorded (a deleted tail, rows slipped in after the
  * last command) and against the head the caller expects; a walk from an anchor also compares the hash.
  */
-function endProblem(
+export function endProblem(
   head: ChainHead,
   logEnd: LogAnchor | null,
   expectHead: ChainHead | undefined,

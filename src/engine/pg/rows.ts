@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { EventRow, StoredEvent } from '../event.js';
-import { toStoredEvent } from '../store.js';
+import { GENESIS_HASH } from '../hash.js';
+import { toStoredEvent, type ChainHead } from '../store.js';
 import type { TenantEvent } from '../store-port.js';
 import { int } from './connect.js';
 
@@ -26,6 +27,30 @@ export const orderedRead = (fenced: boolean): string =>
     WHERE (transaction_id, global_seq) > ($1::xid8, $2::bigint)
       ${fenced ? 'AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())' : ''}
     ORDER BY transaction_id, global_seq LIMIT $3`;
+
+/** A tenant's rows in chain order after a position, with their hashes (verify, export, migration). */
+export async function readTenantRows(
+  client: pg.ClientBase | pg.Pool,
+  tenant: string,
+  afterPosition: number,
+  limit: number,
+): Promise<EventRow[]> {
+  const result = await client.query<PgEventRow>(
+    `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
+    [tenant, afterPosition, limit],
+  );
+  return result.rows.map(eventRow);
+}
+
+/** The head every append moved (`es_chains`): position 0 and the genesis hash for a tenant with no events. */
+export async function recordedHead(client: pg.ClientBase | pg.Pool, tenant: string): Promise<ChainHead> {
+  const result = await client.query<{ position: string; hash: string }>(
+    'SELECT position, hash FROM es_chains WHERE tenant = $1',
+    [tenant],
+  );
+  const row = result.rows[0];
+  return row ? { position: int(row.position), hash: row.hash } : { position: 0, hash: GENESIS_HASH };
+}
 
 export function eventRow(row: PgEventRow): EventRow {
   return {

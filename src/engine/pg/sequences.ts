@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { streamKind } from '../event.js';
+import { streamSequence } from '../event.js';
 import { checkSequences, type SequenceClaims } from '../store-port.js';
 import { int } from './connect.js';
 
@@ -41,10 +41,8 @@ export async function raiseSequences(client: pg.ClientBase, tenant: string, mark
 export function streamMarks(streamIds: Iterable<string>): Map<string, number> {
   const marks = new Map<string, number>();
   for (const streamId of streamIds) {
-    const id = Number(streamId.slice(streamId.lastIndexOf('-') + 1));
-    const kind = streamKind(streamId);
-    if (!Number.isSafeInteger(id) || id <= 0 || kind === streamId) continue;
-    marks.set(kind, Math.max(marks.get(kind) ?? 0, id));
+    const named = streamSequence(streamId);
+    if (named) marks.set(named.kind, Math.max(marks.get(named.kind) ?? 0, named.id));
   }
   return marks;
 }

@@ -2,7 +2,6 @@ import type pg from 'pg';
 import { systemClock, type Clock } from '../../clock.js';
 import { DomainError, invalidInput } from '../../errors.js';
 import type { EventRow, StoredEvent } from '../event.js';
-import { GENESIS_HASH } from '../hash.js';
 import { newCommandId } from '../ids.js';
 import { liveNames } from '../projection.js';
 import {
@@ -24,13 +23,14 @@ import {
 } from '../store-port.js';
 import type { VerifyResult } from '../verify.js';
 import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js';
-import { inTransaction, int, openPool, pgTarget, type PgTarget } from './connect.js';
+import { inTransaction, openPool, pgTarget, type PgTarget } from './connect.js';
 import { importPgRows } from './import.js';
 import {
-  eventRow,
   insertRows,
   orderedRead,
   PG_EVENT_COLUMNS,
+  readTenantRows,
+  recordedHead,
   storedEvent,
   tenantEvent,
   type PgEventRow,
@@ -166,13 +166,8 @@ export class PgEventStore implements EventStore {
     await inTransaction(this.pool, (client) => raiseSequences(client, tenant, marks), beginLocked(tenant));
   }
 
-  async head(tenant: string): Promise<ChainHead> {
-    const result = await this.pool.query<{ position: string; hash: string }>(
-      'SELECT position, hash FROM es_chains WHERE tenant = $1',
-      [tenant],
-    );
-    const row = result.rows[0];
-    return row ? { position: int(row.position), hash: row.hash } : { position: 0, hash: GENESIS_HASH };
+  head(tenant: string): Promise<ChainHead> {
+    return recordedHead(this.pool, tenant);
   }
 
   async tenants(): Promise<string[]> {
@@ -187,12 +182,8 @@ export class PgEventStore implements EventStore {
     return results;
   }
 
-  async readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]> {
-    const result = await this.pool.query<PgEventRow>(
-      `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
-      [tenant, afterPosition, limit],
-    );
-    return result.rows.map(eventRow);
+  readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]> {
+    return readTenantRows(this.pool, tenant, afterPosition, limit);
   }
 
   async importRows(tenant: string, rows: readonly EventRow[]): Promise<void> {
