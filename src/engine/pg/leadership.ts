@@ -41,14 +41,6 @@ export class TenantLeadership {
     return leadership;
   }
 
-  leads(tenant: string): boolean {
-    return this.led.has(tenant);
-  }
-
-  get tenantsLed(): string[] {
-    return [...this.led].sort();
-  }
-
   /** Releases every lock (by ending the session) after telling the jobs to stop. */
   async stop(): Promise<void> {
     this.stopped = true;
