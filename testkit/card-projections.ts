@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../src/engine/db.js';
 import { sqlFor, type Projection } from '../src/engine/projection.js';
+import { run } from '../src/engine/projection-sql.js';
 import type { CardEvent } from './cards.js';
 
 const cardsSql = sqlFor((t: { cards: string }) => {
@@ -24,33 +25,26 @@ export const cardsProjection: Projection<CardEvent, 'cards'> = {
   version: 1,
   handles: ['CardOpened', 'CardMoved', 'CardCommented', 'CardClosed'],
   tables: ['cards'],
-  init(db, t) {
-    db.exec(`CREATE TABLE IF NOT EXISTS "${t.cards}" (
+  init(t) {
+    return `CREATE TABLE IF NOT EXISTS "${t.cards}" (
       card_id INTEGER PRIMARY KEY, title TEXT NOT NULL, column_name TEXT NOT NULL, priority TEXT NOT NULL,
       status TEXT NOT NULL, comments INTEGER NOT NULL, updated_at TEXT NOT NULL, last_position INTEGER NOT NULL);
-      CREATE INDEX IF NOT EXISTS "${t.cards}_by_column" ON "${t.cards}" (column_name, status);`);
+      CREATE INDEX IF NOT EXISTS "${t.cards}_by_column" ON "${t.cards}" (column_name, status);`;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const sql = cardsSql(t);
     switch (e.type) {
       case 'CardOpened':
-        prepared(db, sql.open).run(
-          e.data.cardId,
-          e.data.title,
-          e.data.column,
-          e.data.priority,
-          e.recordedAt,
-          e.position,
-        );
+        yield* run(sql.open, e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
         return;
       case 'CardMoved':
-        prepared(db, sql.move).run(e.data.to, e.recordedAt, e.position, e.data.cardId);
+        yield* run(sql.move, e.data.to, e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardCommented':
-        prepared(db, sql.comment).run(e.recordedAt, e.position, e.data.cardId);
+        yield* run(sql.comment, e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardClosed':
-        prepared(db, sql.close).run(e.data.column, e.recordedAt, e.position, e.data.cardId);
+        yield* run(sql.close, e.data.column, e.recordedAt, e.position, e.data.cardId);
         return;
       default: {
         const never: never = e;
@@ -65,21 +59,23 @@ export const cardColumnsProjection: Projection<CardEvent, 'card_columns'> = {
   version: 1,
   handles: ['CardOpened', 'CardMoved', 'CardClosed'],
   tables: ['card_columns'],
-  init(db, t) {
-    db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_columns}" (
-      column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL)`);
+  init(t) {
+    return `CREATE TABLE IF NOT EXISTS "${t.card_columns}" (
+      column_name TEXT PRIMARY KEY, open_cards INTEGER NOT NULL, closed_cards INTEGER NOT NULL)`;
   },
-  apply(db, e, t) {
-    const bump = (column: string, open: number, closed: number) =>
-      prepared(db, columnsSql(t).bump).run(column, open, closed);
+  *apply(e, t) {
+    const bump = (column: string, open: number, closed: number) => run(columnsSql(t).bump, column, open, closed);
     switch (e.type) {
       case 'CardOpened':
-        return void bump(e.data.column, 1, 0);
+        yield* bump(e.data.column, 1, 0);
+        return;
       case 'CardMoved':
-        bump(e.data.from, -1, 0);
-        return void bump(e.data.to, 1, 0);
+        yield* bump(e.data.from, -1, 0);
+        yield* bump(e.data.to, 1, 0);
+        return;
       case 'CardClosed':
-        return void bump(e.data.column, -1, 1);
+        yield* bump(e.data.column, -1, 1);
+        return;
       case 'CardCommented':
         return;
       default: {

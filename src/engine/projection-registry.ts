@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
+import { applySteps } from './projection-sql.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from './event.js';
 import { LOG_ROW } from './anchor.js';
@@ -61,7 +62,7 @@ export class ProjectionRegistry {
   /** Applies events to the live tables. Runs inside the append transaction. */
   apply(db: Database, events: readonly StoredEvent[]): void {
     for (const event of events) {
-      for (const p of this.forType(event.type)) p.apply(db, event, this.live.get(p)!);
+      for (const p of this.forType(event.type)) applySteps(db, p.apply(event, this.live.get(p)!));
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Event, StoredEvent } from './event.js';
+import type { Dialect, Steps } from './projection-sql.js';
 
 /**
  * A projection turns events into read tables, inside the transaction that appended them, so a read table
@@ -14,6 +15,9 @@ import type { Event, StoredEvent } from './event.js';
  *   physical names for this run. A rebuild passes shadow names, fills them from the log, and swaps them
  *   in; query functions read the live names (`tables` as declared).
  * - Bump `version` whenever the DDL or the apply logic changes: on start the projection is rebuilt.
+ * - One definition serves both stores: `init` returns DDL and `apply` yields statements
+ *   (engine/projection-sql.ts), written in the SQL both SQLite and PostgreSQL speak, per dialect only
+ *   where they cannot share it.
  */
 export type TableNames<T extends string> = Readonly<Record<T, string>>;
 
@@ -29,11 +33,12 @@ export interface Projection<E extends Event = Event, T extends string = string> 
   readonly readsMeta?: boolean;
   /** The tables it owns, by their live names. */
   readonly tables: readonly T[];
-  /** Creates its tables and indexes under the names in `t`. */
-  init(db: Database, t: TableNames<T>): void;
-  apply(db: Database, event: StoredEvent<E>, t: TableNames<T>): void;
-  /** Removes its tables (and anything else it created) under the names in `t`. Default: DROP each table. */
-  reset?(db: Database, t: TableNames<T>): void;
+  /** The DDL that creates its tables and indexes under the names in `t`. */
+  init(t: TableNames<T>, dialect: Dialect): string;
+  /** The statements that apply one event to the tables named in `t`. */
+  apply(event: StoredEvent<E>, t: TableNames<T>): Steps<unknown>;
+  /** DDL that removes its tables (and anything else it created) under the names in `t`. Default: DROP each table. */
+  reset?(t: TableNames<T>, dialect: Dialect): string;
 }
 
 // The registry stores projections of every domain side by side; their event types only meet at runtime,
@@ -52,8 +57,12 @@ export function shadowNames(p: { readonly tables: readonly string[] }, nonce: st
 export const SHADOW_MARK = '__rebuild_';
 
 export function resetTables(db: Database, p: AnyProjection, t: TableNames<string>): void {
-  if (p.reset) return p.reset(db, t);
-  for (const table of p.tables) db.exec(`DROP TABLE IF EXISTS "${t[table]}"`);
+  db.exec(resetSql(p, t, 'sqlite'));
+}
+
+export function resetSql(p: AnyProjection, t: TableNames<string>, dialect: Dialect): string {
+  if (p.reset) return p.reset(t, dialect);
+  return p.tables.map((table: string) => `DROP TABLE IF EXISTS "${t[table]}";`).join('\n');
 }
 
 export const handlesType = (p: AnyProjection, type: string): boolean =>

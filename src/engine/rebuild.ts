@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { clearPrepared, prepared } from './db.js';
+import { applySteps } from './projection-sql.js';
 import { STORED_EVENT_COLUMNS, STORED_EVENT_COLUMNS_NO_META, type StoredEventRow } from './event.js';
 import { readHead, readPage, toStoredEvent } from './store.js';
 import {
@@ -48,7 +49,7 @@ export function rebuildProjections(
   dropShadowTables(db);
   const nonce = randomBytes(4).toString('hex');
   const targets: Target[] = projections.map((p) => ({ p, t: shadowNames(p, nonce) }));
-  db.transaction(() => targets.forEach(({ p, t }) => p.init(db, t))).immediate();
+  db.transaction(() => targets.forEach(({ p, t }) => db.exec(p.init(t, 'sqlite')))).immediate();
 
   let position = 0;
   const total = () => readHead(db).position;
@@ -100,7 +101,7 @@ function applyRows(
     if (!wanted) byType.set(row.type, (wanted = targets.filter(({ p }) => handlesType(p, row.type))));
     if (wanted.length === 0) continue;
     const event = toStoredEvent(row);
-    for (const { p, t } of wanted) p.apply(db, event, t);
+    for (const { p, t } of wanted) applySteps(db, p.apply(event, t));
   }
   return { count: rows.length, last: rows[rows.length - 1]?.position ?? null };
 }

@@ -1,8 +1,8 @@
-import { prepared } from '../engine/db.js';
 import { MENTION, type ChannelEvent } from '../events/channels.js';
 import type { Event, StoredEvent } from '../engine/event.js';
 import { NOTICE_EVENT_TYPES, type Notice } from '../events/notices.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Channels and messages as read tables, with `@name` mentions parsed out of each body and an FTS5
@@ -41,8 +41,8 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
     ...NOTICE_EVENT_TYPES,
   ],
   tables: ['channels', 'messages', 'mentions', 'reactions', 'read_markers', 'message_fts'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.channels}" (
         channel_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
         member_a TEXT, member_b TEXT, description TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -60,14 +60,15 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         channel_id INTEGER NOT NULL, principal TEXT NOT NULL, last_read_id INTEGER NOT NULL, read_at TEXT NOT NULL,
         PRIMARY KEY (channel_id, principal)) WITHOUT ROWID;
       CREATE VIRTUAL TABLE IF NOT EXISTS "${t.message_fts}" USING fts5(body, subject, tokenize = 'unicode61');
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     if (isNotice(e)) {
       const n = e.data.notice;
       if (!n) return;
-      const inserted = prepared(db, q.message).run(
+      const inserted = yield* run(
+        q.message,
         n.messageId,
         n.channelId,
         'system',
@@ -80,13 +81,14 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         null,
         e.recordedAt,
       );
-      if (inserted.changes > 0) prepared(db, q.fts).run(n.messageId, n.body, '');
+      if (inserted.changes > 0) yield* run(q.fts, n.messageId, n.body, '');
       return;
     }
     switch (e.type) {
       case 'ChannelCreated': {
         const c = e.data;
-        prepared(db, q.channel).run(
+        yield* run(
+          q.channel,
           c.channelId,
           c.ownerId,
           c.name,
@@ -100,7 +102,8 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
       }
       case 'MessagePosted': {
         const m = e.data;
-        const inserted = prepared(db, q.message).run(
+        const inserted = yield* run(
+          q.message,
           m.messageId,
           m.channelId,
           m.kind,
@@ -114,13 +117,14 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
           e.recordedAt,
         );
         if (inserted.changes === 0) return;
-        prepared(db, q.fts).run(m.messageId, m.body, m.subject ?? '');
-        for (const name of mentionsIn(m.body)) prepared(db, q.mention).run(m.messageId, name);
+        yield* run(q.fts, m.messageId, m.body, m.subject ?? '');
+        for (const name of mentionsIn(m.body)) yield* run(q.mention, m.messageId, name);
         return;
       }
       case 'ReactionAdded': {
         const r = e.data;
-        prepared(db, q.react).run(
+        yield* run(
+          q.react,
           r.messageId,
           r.reaction,
           r.by,
@@ -131,15 +135,10 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         return;
       }
       case 'ReactionRemoved':
-        prepared(db, q.unreact).run(e.data.messageId, e.data.reaction, e.data.by);
+        yield* run(q.unreact, e.data.messageId, e.data.reaction, e.data.by);
         return;
       case 'MessagesRead':
-        prepared(db, q.read).run(
-          Number(e.streamId.slice('channel-'.length)),
-          e.data.principal,
-          e.data.upTo,
-          e.recordedAt,
-        );
+        yield* run(q.read, Number(e.streamId.slice('channel-'.length)), e.data.principal, e.data.upTo, e.recordedAt);
         return;
       default: {
         const never: never = e;

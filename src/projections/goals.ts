@@ -1,6 +1,6 @@
-import { prepared } from '../engine/db.js';
 import type { GoalEvent } from '../events/goals.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /** Goals as a read table; queries live in goal-queries.ts (they join the tasks projection's tables). */
 export type T = 'goals';
@@ -32,8 +32,8 @@ export const goalsProjection: Projection<GoalEvent, T> = {
     'GoalApprovalModeSet',
   ],
   tables: ['goals'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.goals}" (
         goal_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, slug TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL,
         status TEXT NOT NULL, channel_id INTEGER NOT NULL, coordinator_agent_id INTEGER NOT NULL, coordinator_template TEXT NOT NULL,
@@ -42,15 +42,16 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         completion_summary TEXT, completed_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
       CREATE UNIQUE INDEX IF NOT EXISTS "${t.goals}_by_slug" ON "${t.goals}" (owner_id, slug);
       CREATE INDEX IF NOT EXISTS "${t.goals}_by_status" ON "${t.goals}" (owner_id, status);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     const at = e.recordedAt;
     switch (e.type) {
       case 'GoalCreated': {
         const g = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           g.goalId,
           g.ownerId,
           g.slug,
@@ -70,10 +71,11 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       }
       case 'GoalActivated':
-        prepared(db, q.status).run('active', at, e.data.goalId);
+        yield* run(q.status, 'active', at, e.data.goalId);
         return;
       case 'GoalPaused':
-        prepared(db, q.paused).run(
+        yield* run(
+          q.paused,
           `budget: ${e.data.dimension} ${e.data.spent}${e.data.requested ? ` + ${e.data.requested}` : ''} of ${e.data.budget}`,
           at,
           e.data.goalId,
@@ -81,7 +83,8 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       case 'GoalResumed': {
         const d = e.data;
-        prepared(db, q.resumed).run(
+        yield* run(
+          q.resumed,
           d.budgets.tokens,
           d.budgets.cents,
           d.rearm.tokens ? 1 : 0,
@@ -92,13 +95,13 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       }
       case 'GoalClosed':
-        prepared(db, q.closed).run(e.data.to, e.data.summary, at, at, e.data.goalId);
+        yield* run(q.closed, e.data.to, e.data.summary, at, at, e.data.goalId);
         return;
       case 'BudgetAlertRaised':
-        prepared(db, e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents).run(at, e.data.goalId);
+        yield* run(e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents, at, e.data.goalId);
         return;
       case 'GoalApprovalModeSet':
-        prepared(db, q.mode).run(e.data.to, at, e.data.goalId);
+        yield* run(q.mode, e.data.to, at, e.data.goalId);
         return;
       default: {
         const never: never = e;

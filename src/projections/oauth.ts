@@ -1,6 +1,6 @@
-import { prepared } from '../engine/db.js';
 import type { OAuthEvent } from '../events/oauth.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * OAuth as read tables: the clients seen in grants, the owner's decisions (found by user code by the
@@ -34,8 +34,8 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
     'OAuthGrantRevoked',
   ],
   tables: ['oauth_clients', 'oauth_approvals', 'oauth_grants', 'oauth_tokens'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.oauth_clients}" (client_n INTEGER PRIMARY KEY, client_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
         client_name TEXT NOT NULL, redirect_uris TEXT NOT NULL, registered_at TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS "${t.oauth_approvals}" (approval_n INTEGER PRIMARY KEY, user_code TEXT NOT NULL, decision TEXT NOT NULL,
@@ -49,26 +49,20 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
       CREATE TABLE IF NOT EXISTS "${t.oauth_tokens}" (token_hash TEXT PRIMARY KEY, grant_n INTEGER NOT NULL, kind TEXT NOT NULL,
         expires_at TEXT NOT NULL, live INTEGER NOT NULL) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS "${t.oauth_tokens}_by_grant" ON "${t.oauth_tokens}" (grant_n, live);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'OAuthClientRegistered': {
         const d = e.data;
-        prepared(db, q.client).run(
-          d.clientN,
-          d.clientId,
-          d.kind,
-          d.clientName,
-          JSON.stringify(d.redirectUris),
-          e.recordedAt,
-        );
+        yield* run(q.client, d.clientN, d.clientId, d.kind, d.clientName, JSON.stringify(d.redirectUris), e.recordedAt);
         return;
       }
       case 'OAuthAuthorizationApproved': {
         const d = e.data;
-        prepared(db, q.decision).run(
+        yield* run(
+          q.decision,
           d.approvalN,
           d.userCode,
           'approved',
@@ -83,7 +77,8 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
       }
       case 'OAuthAuthorizationDenied': {
         const d = e.data;
-        prepared(db, q.decision).run(
+        yield* run(
+          q.decision,
           d.approvalN,
           d.userCode,
           'denied',
@@ -98,7 +93,8 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
       }
       case 'OAuthGrantIssued': {
         const d = e.data;
-        prepared(db, q.grant).run(
+        yield* run(
+          q.grant,
           d.grantN,
           d.clientId,
           d.clientName,
@@ -112,20 +108,20 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
           d.accessExpiresAt,
           d.refreshExpiresAt,
         );
-        prepared(db, q.token).run(d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
-        prepared(db, q.token).run(d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
+        yield* run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
+        yield* run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
         return;
       }
       case 'OAuthGrantRefreshed': {
         const d = e.data;
-        prepared(db, q.retire).run(d.grantN);
-        prepared(db, q.token).run(d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
-        prepared(db, q.token).run(d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
-        prepared(db, q.refreshed).run(d.accessExpiresAt, d.refreshExpiresAt, e.recordedAt, d.grantN);
+        yield* run(q.retire, d.grantN);
+        yield* run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
+        yield* run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
+        yield* run(q.refreshed, d.accessExpiresAt, d.refreshExpiresAt, e.recordedAt, d.grantN);
         return;
       }
       case 'OAuthGrantRevoked':
-        prepared(db, q.revoked).run(e.recordedAt, e.data.reason, e.data.grantN);
+        yield* run(q.revoked, e.recordedAt, e.data.reason, e.data.grantN);
         return;
       default: {
         const never: never = e;

@@ -1,8 +1,8 @@
-import { prepared } from '../engine/db.js';
 import type { PrincipalEvent } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import { agentConfigHash } from '../events/principals.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Owners, agents and tokens as read tables: who a bearer token belongs to, and what it may do. Queries:
@@ -39,8 +39,8 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
     'AgentCommandSet',
   ],
   tables: ['users', 'agents', 'tokens'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.users}" (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, created_at TEXT NOT NULL,
         agent_command TEXT);
       CREATE TABLE IF NOT EXISTS "${t.agents}" (
@@ -55,17 +55,18 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         token_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, scopes TEXT NOT NULL, sealed TEXT,
         issued_at TEXT NOT NULL, revoked_at TEXT, revoke_reason TEXT);
       CREATE INDEX IF NOT EXISTS "${t.tokens}_by_principal" ON "${t.tokens}" (principal_kind, principal_id);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'UserCreated':
-        prepared(db, q.user).run(e.data.userId, e.data.name, e.data.role, e.recordedAt);
+        yield* run(q.user, e.data.userId, e.data.name, e.data.role, e.recordedAt);
         return;
       case 'AgentRegistered': {
         const a = e.data;
-        prepared(db, q.agent).run(
+        yield* run(
+          q.agent,
           a.agentId,
           a.name,
           a.ownerId,
@@ -85,16 +86,17 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         return;
       }
       case 'AgentQuarantined':
-        prepared(db, q.quarantine).run(e.data.reason, e.recordedAt, e.data.agentId);
+        yield* run(q.quarantine, e.data.reason, e.recordedAt, e.data.agentId);
         return;
       case 'AgentUnquarantined':
-        prepared(db, q.unquarantine).run(e.data.agentId);
+        yield* run(q.unquarantine, e.data.agentId);
         return;
       case 'EvidenceRecorded':
         return;
       case 'AgentConfigUpdated': {
         const c = e.data;
-        prepared(db, q.config).run(
+        yield* run(
+          q.config,
           c.model,
           c.systemPrompt,
           JSON.stringify(c.toolScope),
@@ -110,7 +112,8 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
       }
       case 'TokenIssued': {
         const [kind, id] = principalOf(e.streamId);
-        prepared(db, q.token).run(
+        yield* run(
+          q.token,
           e.data.tokenId,
           kind,
           id,
@@ -123,10 +126,10 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         return;
       }
       case 'TokenRevoked':
-        prepared(db, q.revoke).run(e.recordedAt, e.data.reason, e.data.tokenId);
+        yield* run(q.revoke, e.recordedAt, e.data.reason, e.data.tokenId);
         return;
       case 'AgentCommandSet':
-        prepared(db, q.agentCommand).run(e.data.command, e.data.userId);
+        yield* run(q.agentCommand, e.data.command, e.data.userId);
         return;
       default: {
         const never: never = e;

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { ProbeBurnReason, ProbeEvent, ProbeExpiryReason } from '../events/probes.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Probes as a read table (xylocopa's `probes`). A probe is active while `fired_at` is
@@ -25,22 +26,23 @@ export const probesProjection: Projection<ProbeEvent, T> = {
   version: 1,
   handles: ['ProbeCreated', 'ProbeUpdated', 'ProbeFired', 'ProbeExpired', 'ProbeBurned'],
   tables: ['probes'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.probes}" (
         n INTEGER PRIMARY KEY, probe_id TEXT NOT NULL UNIQUE, agent_id INTEGER NOT NULL, owner_id INTEGER NOT NULL, token_hash TEXT NOT NULL UNIQUE,
         sealed_token TEXT NOT NULL, message TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL, fired_at TEXT, message_id INTEGER,
         expired_reason TEXT, burned_reason TEXT);
       CREATE INDEX IF NOT EXISTS "${t.probes}_by_agent" ON "${t.probes}" (agent_id, fired_at, expires_at);
       CREATE INDEX IF NOT EXISTS "${t.probes}_by_owner" ON "${t.probes}" (owner_id, created_at);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'ProbeCreated': {
         const d = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           d.n,
           d.probeId,
           d.agentId,
@@ -54,16 +56,16 @@ export const probesProjection: Projection<ProbeEvent, T> = {
         return;
       }
       case 'ProbeUpdated':
-        prepared(db, q.update).run(e.data.expiresAt, e.data.probeId);
+        yield* run(q.update, e.data.expiresAt, e.data.probeId);
         return;
       case 'ProbeFired':
-        prepared(db, q.fired).run(e.data.firedAt, e.data.messageId, e.data.probeId);
+        yield* run(q.fired, e.data.firedAt, e.data.messageId, e.data.probeId);
         return;
       case 'ProbeBurned':
-        prepared(db, q.burned).run(e.data.firedAt, e.data.reason, e.data.probeId);
+        yield* run(q.burned, e.data.firedAt, e.data.reason, e.data.probeId);
         return;
       case 'ProbeExpired':
-        prepared(db, q.expired).run(e.data.reason, e.recordedAt, e.data.probeId);
+        yield* run(q.expired, e.data.reason, e.recordedAt, e.data.probeId);
         return;
       default: {
         const never: never = e;

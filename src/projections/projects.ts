@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { ProjectEvent } from '../events/projects.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Projects as a read table (xylocopa's `projects`), one row per project, names unique per
@@ -21,28 +22,28 @@ export const projectsProjection: Projection<ProjectEvent, T> = {
   version: 1,
   handles: ['ProjectCreated', 'ProjectReactivated', 'ProjectArchived'],
   tables: ['projects'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.projects}" (
         project_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, git_remote TEXT, description TEXT,
         archived INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, UNIQUE (owner_id, name));
       CREATE INDEX IF NOT EXISTS "${t.projects}_by_path" ON "${t.projects}" (archived, path);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     const at = e.recordedAt;
     switch (e.type) {
       case 'ProjectCreated': {
         const d = e.data;
-        prepared(db, q.insert).run(d.projectId, d.ownerId, d.name, d.path, d.gitRemote, d.description, at, at);
+        yield* run(q.insert, d.projectId, d.ownerId, d.name, d.path, d.gitRemote, d.description, at, at);
         return;
       }
       case 'ProjectReactivated':
-        prepared(db, q.reactivated).run(e.data.gitRemote, e.data.description, at, e.data.projectId);
+        yield* run(q.reactivated, e.data.gitRemote, e.data.description, at, e.data.projectId);
         return;
       case 'ProjectArchived':
-        prepared(db, q.archived).run(at, e.data.projectId);
+        yield* run(q.archived, at, e.data.projectId);
         return;
       default: {
         const never: never = e;

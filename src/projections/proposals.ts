@@ -1,6 +1,6 @@
-import { prepared } from '../engine/db.js';
 import type { ProposalEvent } from '../events/proposals.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /** Proposals waiting for (or decided by) the owner, findable by their `#approvals` message. */
 export type T = 'proposals';
@@ -16,8 +16,8 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
   version: 2,
   handles: ['TaskTreeProposed', 'AgentProposed', 'ProposalApproved', 'ProposalRejected'],
   tables: ['proposals'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.proposals}" (
         proposal_id INTEGER PRIMARY KEY, kind TEXT NOT NULL, goal_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
         proposer_key TEXT NOT NULL, proposer_name TEXT NOT NULL, reasoning TEXT NOT NULL, tree TEXT NOT NULL, task_count INTEGER NOT NULL,
@@ -26,14 +26,15 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
       CREATE INDEX IF NOT EXISTS "${t.proposals}_by_agent_name" ON "${t.proposals}" (owner_id, agent_name, status);
       CREATE UNIQUE INDEX IF NOT EXISTS "${t.proposals}_by_message" ON "${t.proposals}" (message_id);
       CREATE INDEX IF NOT EXISTS "${t.proposals}_by_goal" ON "${t.proposals}" (goal_id, status);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'TaskTreeProposed': {
         const p = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           p.proposalId,
           'task_tree',
           p.goalId,
@@ -53,7 +54,8 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
       }
       case 'AgentProposed': {
         const p = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           p.proposalId,
           'agent',
           p.goalId,
@@ -72,7 +74,8 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
         return;
       }
       case 'ProposalApproved':
-        prepared(db, q.decide).run(
+        yield* run(
+          q.decide,
           'approved',
           e.data.by.name,
           e.recordedAt,
@@ -84,16 +87,7 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
         );
         return;
       case 'ProposalRejected':
-        prepared(db, q.decide).run(
-          'rejected',
-          e.data.by.name,
-          e.recordedAt,
-          e.data.reason,
-          0,
-          null,
-          null,
-          e.data.proposalId,
-        );
+        yield* run(q.decide, 'rejected', e.data.by.name, e.recordedAt, e.data.reason, 0, null, null, e.data.proposalId);
         return;
       default: {
         const never: never = e;

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * The reputation ledger as a read table: one row per piece of evidence. Scores are computed at read
@@ -19,18 +20,19 @@ export const reputationProjection: Projection<ReputationEvent, T> = {
   version: 1,
   handles: ['EvidenceRecorded'],
   tables: ['evidence'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.evidence}" (
         position INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, owner_id INTEGER NOT NULL, config_hash TEXT NOT NULL,
         domain TEXT NOT NULL, delta REAL NOT NULL, weight REAL NOT NULL, ref TEXT NOT NULL, at TEXT NOT NULL, at_day REAL NOT NULL);
       CREATE INDEX IF NOT EXISTS "${t.evidence}_by_key" ON "${t.evidence}" (owner_id, config_hash, domain, at_day, delta, weight, at);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     if (e.type !== 'EvidenceRecorded') return;
     const d = e.data;
-    prepared(db, sql(t).insert).run(
+    yield* run(
+      sql(t).insert,
       e.position,
       d.agentId,
       d.ownerId,

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { RequestStatus, ResourceEvent, ResourceType } from '../events/resources.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Resource requests as a read table (SynapBus's `resource_requests`), with the secret that fulfilled
@@ -21,8 +22,8 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
   version: 3,
   handles: ['ResourceRequested', 'ResourceRequestFulfilled', 'ResourceRequestRejected'],
   tables: ['resource_requests'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.resource_requests}" (
         request_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, requester_agent_id INTEGER NOT NULL, requester_name TEXT NOT NULL,
         task_id INTEGER NOT NULL, goal_id INTEGER, name TEXT NOT NULL, resource_type TEXT NOT NULL, reason TEXT NOT NULL,
@@ -30,14 +31,15 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
         fulfilled_by_secret INTEGER, fulfilled_scope TEXT, rejected_at TEXT, rejection_reason TEXT);
       CREATE INDEX IF NOT EXISTS "${t.resource_requests}_pending" ON "${t.resource_requests}" (owner_id, name) WHERE status = 'pending';
       CREATE INDEX IF NOT EXISTS "${t.resource_requests}_by_task" ON "${t.resource_requests}" (task_id);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'ResourceRequested': {
         const d = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           d.requestId,
           d.ownerId,
           d.requesterAgentId,
@@ -54,10 +56,10 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
         return;
       }
       case 'ResourceRequestFulfilled':
-        prepared(db, q.fulfil).run(e.recordedAt, e.data.secretId, e.data.scope, e.data.requestId);
+        yield* run(q.fulfil, e.recordedAt, e.data.secretId, e.data.scope, e.data.requestId);
         return;
       case 'ResourceRequestRejected':
-        prepared(db, q.reject).run(e.recordedAt, e.data.reason, e.data.requestId);
+        yield* run(q.reject, e.recordedAt, e.data.reason, e.data.requestId);
         return;
       default: {
         const never: never = e;

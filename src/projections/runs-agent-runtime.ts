@@ -1,7 +1,6 @@
-import type { Database } from 'better-sqlite3';
-import { prepared } from '../engine/db.js';
 import type { StoredEvent } from '../engine/event.js';
 import { sqlFor, type TableNames } from '../engine/projection.js';
+import { run, type Steps } from '../engine/projection-sql.js';
 import type { RuntimeEvent } from '../events/runs.js';
 
 /**
@@ -27,31 +26,31 @@ const sql = sqlFor((t: Record<T, string>) => ({
 }));
 
 /** The agent's runtime row, idle and not stopped, unless it has one. */
-export function ensureRuntime(db: Database, t: TableNames<T>, agentId: number): void {
-  prepared(db, sql(t).row).run(agentId);
+export function* ensureRuntime(t: TableNames<T>, agentId: number): Steps {
+  yield* run(sql(t).row, agentId);
 }
 
 /** The owner's settings, stop and start, and the project and confinement of an agent. */
-export function applyRuntimeEvent(db: Database, e: StoredEvent<RuntimeEvent>, t: TableNames<T>): void {
+export function* applyRuntimeEvent(e: StoredEvent<RuntimeEvent>, t: TableNames<T>): Steps {
   const q = sql(t);
-  ensureRuntime(db, t, e.data.agentId);
+  yield* ensureRuntime(t, e.data.agentId);
   switch (e.type) {
     case 'RuntimeConfigured': {
       const s = e.data.settings;
-      prepared(db, q.settings).run(s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
+      yield* run(q.settings, s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
       return;
     }
     case 'AgentStopped':
     case 'AgentStarted': {
       const stopped = e.type === 'AgentStopped' ? 1 : 0;
-      prepared(db, q.stopped).run(stopped, stopped, e.data.agentId);
+      yield* run(q.stopped, stopped, stopped, e.data.agentId);
       return;
     }
     case 'AgentProjectSet':
-      prepared(db, q.project).run(e.data.projectId, e.data.agentId);
+      yield* run(q.project, e.data.projectId, e.data.agentId);
       return;
     case 'SandboxConfigured':
-      prepared(db, q.sandbox).run(JSON.stringify(e.data.settings), e.data.agentId);
+      yield* run(q.sandbox, JSON.stringify(e.data.settings), e.data.agentId);
       return;
     default: {
       const never: never = e;
@@ -61,28 +60,26 @@ export function applyRuntimeEvent(db: Database, e: StoredEvent<RuntimeEvent>, t:
 }
 
 /** A run of the agent started: it is executing (or stays stopped), and this is its latest run and session. */
-export function runtimeRunStarted(
-  db: Database,
+export function* runtimeRunStarted(
   t: TableNames<T>,
-  run: { agentId: number; runId: number; sessionId: string | null },
+  started: { agentId: number; runId: number; sessionId: string | null },
   at: string,
-): void {
-  ensureRuntime(db, t, run.agentId);
-  prepared(db, sql(t).running).run(run.runId, run.runId, run.sessionId, at, run.agentId);
+): Steps {
+  yield* ensureRuntime(t, started.agentId);
+  yield* run(sql(t).running, started.runId, started.runId, started.sessionId, at, started.agentId);
 }
 
 /** The agent's current run ended: idle or error (or still stopped). The end of any other run changes nothing. */
-export function runtimeRunEnded(
-  db: Database,
+export function* runtimeRunEnded(
   t: TableNames<T>,
-  run: { agentId: number; runId: number },
+  ended: { agentId: number; runId: number },
   status: 'idle' | 'error',
   at: string,
-): void {
-  prepared(db, sql(t).ended).run(status, at, run.agentId, run.runId);
+): Steps {
+  yield* run(sql(t).ended, status, at, ended.agentId, ended.runId);
 }
 
 /** The agent's last session message: when, and its first 200 characters. */
-export function runtimeMessage(db: Database, t: TableNames<T>, agentId: number, preview: string, at: string): void {
-  prepared(db, sql(t).message).run(at, preview, agentId);
+export function* runtimeMessage(t: TableNames<T>, agentId: number, preview: string, at: string): Steps {
+  yield* run(sql(t).message, at, preview, agentId);
 }

@@ -1,7 +1,7 @@
-import { prepared } from '../engine/db.js';
 import type { RunEvent, RuntimeEvent } from '../events/runs.js';
 import type { CostRecorded } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run, get } from '../engine/projection-sql.js';
 import {
   applyRuntimeEvent,
   ensureRuntime,
@@ -60,8 +60,8 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
     'CostRecorded',
   ],
   tables: ['runs', 'session_messages', 'agent_runtime'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.runs}" (
         run_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, owner_id INTEGER NOT NULL, session_id TEXT UNIQUE, task_id INTEGER, goal_id INTEGER,
         depth INTEGER NOT NULL, source TEXT NOT NULL, wakes TEXT NOT NULL, status TEXT NOT NULL, queue_reason TEXT, not_before TEXT,
@@ -81,15 +81,16 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         agent_id INTEGER PRIMARY KEY, status TEXT NOT NULL, stopped INTEGER NOT NULL, timeout_sec INTEGER, cooldown_sec INTEGER,
         daily_run_budget INTEGER, max_trigger_depth INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
         last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT, project_id INTEGER, sandbox TEXT);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     const at = e.recordedAt;
     switch (e.type) {
       case 'RunQueued': {
         const d = e.data;
-        prepared(db, q.queued).run(
+        yield* run(
+          q.queued,
           d.runId,
           d.agentId,
           d.ownerId,
@@ -104,13 +105,14 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           at,
           at,
         );
-        ensureRuntime(db, t, d.agentId);
+        yield* ensureRuntime(t, d.agentId);
         return;
       }
       case 'RunRefused': {
         const d = e.data;
-        if (prepared(db, q.refusedQueued).run(d.gate, d.reason, at, d.runId).changes === 0) {
-          prepared(db, q.refusedNew).run(
+        if ((yield* run(q.refusedQueued, d.gate, d.reason, at, d.runId)).changes === 0) {
+          yield* run(
+            q.refusedNew,
             d.runId,
             d.agentId,
             d.ownerId,
@@ -128,11 +130,12 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunWakeMerged':
-        prepared(db, q.merge).run(JSON.stringify(e.data.wake), at, e.data.runId);
+        yield* run(q.merge, JSON.stringify(e.data.wake), at, e.data.runId);
         return;
       case 'RunStarted': {
         const d = e.data;
-        prepared(db, q.started).run(
+        yield* run(
+          q.started,
           at,
           d.configHash,
           d.reservation.tokens,
@@ -142,19 +145,20 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           at,
           d.runId,
         );
-        const session = prepared(db, q.sessionOf).get(d.runId) as { sessionId: string } | undefined;
-        runtimeRunStarted(db, t, { ...d, sessionId: session?.sessionId ?? null }, at);
+        const session = yield* get<{ sessionId: string }>(q.sessionOf, d.runId);
+        yield* runtimeRunStarted(t, { ...d, sessionId: session?.sessionId ?? null }, at);
         return;
       }
       case 'RunLaunched':
-        prepared(db, q.launched).run(JSON.stringify(e.data.sandbox), at, e.data.runId);
+        yield* run(q.launched, JSON.stringify(e.data.sandbox), at, e.data.runId);
         return;
       case 'RunTimedOut':
-        prepared(db, q.timedOut).run(at, e.data.runId);
+        yield* run(q.timedOut, at, e.data.runId);
         return;
       case 'RunFinished': {
         const d = e.data;
-        prepared(db, q.finished).run(
+        yield* run(
+          q.finished,
           d.status,
           at,
           d.exitCode,
@@ -168,20 +172,20 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
           at,
           d.runId,
         );
-        runtimeRunEnded(db, t, d, d.status === 'succeeded' ? 'idle' : 'error', at);
+        yield* runtimeRunEnded(t, d, d.status === 'succeeded' ? 'idle' : 'error', at);
         return;
       }
       case 'RunFailed':
-        prepared(db, q.failed).run(e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
+        yield* run(q.failed, e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
         // A cancelled run is no fault of the agent's: it goes back to idle, not to error.
-        runtimeRunEnded(db, t, e.data, e.data.cancelledBy ? 'idle' : 'error', at);
+        yield* runtimeRunEnded(t, e.data, e.data.cancelledBy ? 'idle' : 'error', at);
         return;
       case 'SessionMessageRecorded': {
         const d = e.data;
-        prepared(db, q.message).run(d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
-        prepared(db, q.lastMessage).run(at, d.content.slice(0, 200), at, d.runId);
-        const run = prepared(db, q.sessionOf).get(d.runId) as { agentId: number } | undefined;
-        if (run) runtimeMessage(db, t, run.agentId, d.content.slice(0, 200), at);
+        yield* run(q.message, d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
+        yield* run(q.lastMessage, at, d.content.slice(0, 200), at, d.runId);
+        const ofRun = yield* get<{ agentId: number }>(q.sessionOf, d.runId);
+        if (ofRun) yield* runtimeMessage(t, ofRun.agentId, d.content.slice(0, 200), at);
         return;
       }
       case 'RuntimeConfigured':
@@ -189,12 +193,12 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       case 'AgentStarted':
       case 'AgentProjectSet':
       case 'SandboxConfigured':
-        applyRuntimeEvent(db, e, t);
+        yield* applyRuntimeEvent(e, t);
         return;
       case 'CostRecorded':
         // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
         if (e.data.runId !== undefined && e.data.source === 'report_usage')
-          prepared(db, q.reported).run(e.data.tokens, e.data.cents, e.data.runId);
+          yield* run(q.reported, e.data.tokens, e.data.cents, e.data.runId);
         return;
       default: {
         const never: never = e;

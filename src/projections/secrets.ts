@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { ScopeType, SecretEvent } from '../events/secrets.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Secrets as a read table (SynapBus's `secrets`): every value ever set, sealed, with its scope, when
@@ -23,22 +24,23 @@ export const secretsProjection: Projection<SecretEvent, T> = {
   version: 1,
   handles: ['SecretSet', 'SecretRevoked', 'SecretUsed'],
   tables: ['secrets'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.secrets}" (
         secret_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, scope_type TEXT NOT NULL, scope_id INTEGER NOT NULL,
         scope_label TEXT NOT NULL, sealed TEXT NOT NULL, replaces INTEGER, created_by TEXT NOT NULL, created_at TEXT NOT NULL,
         revoked_at TEXT, revoke_reason TEXT, replaced_by INTEGER, last_used_at TEXT, use_count INTEGER NOT NULL DEFAULT 0);
       CREATE INDEX IF NOT EXISTS "${t.secrets}_active" ON "${t.secrets}" (owner_id, scope_type, scope_id, name) WHERE revoked_at IS NULL;
       CREATE INDEX IF NOT EXISTS "${t.secrets}_by_scope" ON "${t.secrets}" (owner_id, scope_type, scope_id);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'SecretSet': {
         const d = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           d.secretId,
           d.ownerId,
           d.name,
@@ -53,10 +55,10 @@ export const secretsProjection: Projection<SecretEvent, T> = {
         return;
       }
       case 'SecretRevoked':
-        prepared(db, q.revoke).run(e.recordedAt, e.data.reason, e.data.replacedBy, e.data.secretId);
+        yield* run(q.revoke, e.recordedAt, e.data.reason, e.data.replacedBy, e.data.secretId);
         return;
       case 'SecretUsed':
-        prepared(db, q.used).run(e.recordedAt, e.data.secretId);
+        yield* run(q.used, e.recordedAt, e.data.secretId);
         return;
       default: {
         const never: never = e;

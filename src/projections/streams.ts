@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { streamKind, type Event } from '../engine/event.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * The catalog of streams: one row per stream with its kind, version and first/last position and time.
@@ -33,8 +34,8 @@ export const streamsProjection: Projection<Event, 'streams'> = {
   version: 2,
   handles: 'all',
   tables: ['streams'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.streams}" (
         stream_id      TEXT PRIMARY KEY,
         kind           TEXT NOT NULL,
@@ -47,10 +48,11 @@ export const streamsProjection: Projection<Event, 'streams'> = {
         last_hash      TEXT
       );
       CREATE INDEX IF NOT EXISTS "${t.streams}_by_kind" ON "${t.streams}" (kind, stream_id);
-    `);
+    `;
   },
-  apply(db, e, t) {
-    prepared(db, sql(t).upsert).run(
+  *apply(e, t) {
+    yield* run(
+      sql(t).upsert,
       e.streamId,
       streamKind(e.streamId),
       e.version,

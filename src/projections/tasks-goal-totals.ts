@@ -1,6 +1,5 @@
-import type { Database } from 'better-sqlite3';
-import { prepared } from '../engine/db.js';
 import { sqlFor, type TableNames } from '../engine/projection.js';
+import { run, get, type Steps } from '../engine/projection-sql.js';
 
 /**
  * The tasks projection's `goal_totals` table (its DDL is in tasks.ts): per goal, the task count, the
@@ -18,37 +17,25 @@ const sql = sqlFor((t: Record<T, string>) => ({
 }));
 
 /** A new task of the goal. */
-export function countTask(db: Database, t: TableNames<T>, goalId: number, at: string): void {
-  prepared(db, sql(t).counted).run(goalId, at);
+export function* countTask(t: TableNames<T>, goalId: number, at: string): Steps {
+  yield* run(sql(t).counted, goalId, at);
 }
 
 /** Spend recorded on a task of the goal. */
-export function addSpend(
-  db: Database,
-  t: TableNames<T>,
-  goalId: number,
-  tokens: number,
-  cents: number,
-  at: string,
-): void {
-  prepared(db, sql(t).totals).run(tokens, cents, 0, 0, at, goalId);
+export function* addSpend(t: TableNames<T>, goalId: number, tokens: number, cents: number, at: string): Steps {
+  yield* run(sql(t).totals, tokens, cents, 0, 0, at, goalId);
 }
 
 /**
  * Moves a task's open reservation to the new amounts, keeping the goal's sum in step. Call it before the
  * task row changes: it reads the reservation the row holds now.
  */
-export function reserve(
-  db: Database,
-  t: TableNames<T>,
-  taskId: number,
-  tokens: number,
-  cents: number,
-  at: string,
-): void {
+export function* reserve(t: TableNames<T>, taskId: number, tokens: number, cents: number, at: string): Steps {
   const q = sql(t);
-  const row = prepared(db, q.reserved).get(taskId) as
-    { goal_id: number | null; reserved_tokens: number; reserved_cents: number } | undefined;
+  const row = yield* get<{ goal_id: number | null; reserved_tokens: number; reserved_cents: number }>(
+    q.reserved,
+    taskId,
+  );
   if (!row || row.goal_id === null) return;
-  prepared(db, q.totals).run(0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
+  yield* run(q.totals, 0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
 }

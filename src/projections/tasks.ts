@@ -1,6 +1,6 @@
-import { prepared } from '../engine/db.js';
 import type { TaskEvent } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
 
 /**
@@ -55,8 +55,8 @@ export const tasksProjection: Projection<TaskEvent, T> = {
     'TaskTimedOut',
   ],
   tables: ['tasks', 'goal_totals'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.tasks}" (
         task_id INTEGER PRIMARY KEY, goal_id INTEGER, owner_id INTEGER, project_id INTEGER, model TEXT, effort TEXT,
         priority INTEGER NOT NULL DEFAULT 0, attempt INTEGER NOT NULL DEFAULT 1, parent_id INTEGER, depth INTEGER NOT NULL, ancestry TEXT NOT NULL,
@@ -77,15 +77,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         goal_id INTEGER PRIMARY KEY, task_count INTEGER NOT NULL DEFAULT 0, spent_tokens INTEGER NOT NULL DEFAULT 0,
         spent_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
         last_activity_at TEXT NOT NULL);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     const at = e.recordedAt;
     switch (e.type) {
       case 'TaskCreated': {
         const d = e.data;
-        const inserted = prepared(db, q.insert).run(
+        const inserted = yield* run(
+          q.insert,
           d.taskId,
           d.goalId,
           d.parentId,
@@ -111,15 +112,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
           d.plan?.effort ?? null,
           d.plan?.priority ?? 0,
         );
-        if (inserted.changes > 0 && d.goalId !== null) countTask(db, t, d.goalId, at);
+        if (inserted.changes > 0 && d.goalId !== null) yield* countTask(t, d.goalId, at);
         return;
       }
       case 'TaskDispatched':
-        prepared(db, q.dispatched).run(e.data.attempt, at, e.data.taskId);
+        yield* run(q.dispatched, e.data.attempt, at, e.data.taskId);
         return;
       case 'TaskUpdated': {
         const c = e.data.changes;
-        prepared(db, q.updated).run(
+        yield* run(
+          q.updated,
           c.title ?? null,
           c.description ?? null,
           c.projectId ?? null,
@@ -132,16 +134,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       }
       case 'TaskTimedOut':
-        reserve(db, t, e.data.taskId, 0, 0, at);
-        prepared(db, q.timedOut).run(e.data.reason, at, at, e.data.taskId);
+        yield* reserve(t, e.data.taskId, 0, 0, at);
+        yield* run(q.timedOut, e.data.reason, at, at, e.data.taskId);
         return;
       case 'TaskClaimed': {
         const d = e.data;
-        reserve(db, t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
-        if (d.renewed)
-          prepared(db, q.renew).run(d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
+        yield* reserve(t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
+        if (d.renewed) yield* run(q.renew, d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
         else
-          prepared(db, q.claim).run(
+          yield* run(
+            q.claim,
             d.agentId,
             d.agentName,
             d.leaseExpiresAt,
@@ -154,15 +156,16 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       }
       case 'TaskStarted':
-        prepared(db, q.start).run(at, at, e.data.taskId);
+        yield* run(q.start, at, at, e.data.taskId);
         return;
       case 'TaskCompleted':
-        reserve(db, t, e.data.taskId, 0, 0, at);
-        prepared(db, q.complete).run(e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
+        yield* reserve(t, e.data.taskId, 0, 0, at);
+        yield* run(q.complete, e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
         return;
       case 'TaskVerified': {
         const d = e.data;
-        prepared(db, q.verified).run(
+        yield* run(
+          q.verified,
           d.to,
           d.verdict,
           `${d.verifierKind}:${d.verifier.name}`,
@@ -176,17 +179,17 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       }
       case 'TaskReleased':
       case 'ClaimExpired':
-        reserve(db, t, e.data.taskId, 0, 0, at);
-        prepared(db, q.unassign).run(at, e.data.taskId);
+        yield* reserve(t, e.data.taskId, 0, 0, at);
+        yield* run(q.unassign, at, e.data.taskId);
         return;
       case 'TaskCancelled':
-        reserve(db, t, e.data.taskId, 0, 0, at);
-        prepared(db, q.cancel).run(e.data.reason, at, at, e.data.taskId);
+        yield* reserve(t, e.data.taskId, 0, 0, at);
+        yield* run(q.cancel, e.data.reason, at, at, e.data.taskId);
         return;
       case 'CostRecorded': {
         const d = e.data;
-        prepared(db, q.spend).run(d.tokens, d.cents, at, d.taskId);
-        if (d.goalId !== null) addSpend(db, t, d.goalId, d.tokens, d.cents, at);
+        yield* run(q.spend, d.tokens, d.cents, at, d.taskId);
+        if (d.goalId !== null) yield* addSpend(t, d.goalId, d.tokens, d.cents, at);
         return;
       }
       case 'TaskBudgetAlertRaised':

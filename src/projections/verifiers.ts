@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { VerifierRecipeEvent } from '../events/verifiers.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Verifier recipes as a read table: one row per recipe, removed ones kept (with `removed_at`) so a task
@@ -21,20 +22,21 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
   version: 1,
   handles: ['VerifierRecipeAdded', 'VerifierRecipeRemoved'],
   tables: ['verifier_recipes'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.verifier_recipes}" (
         recipe_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, command TEXT NOT NULL, cwd TEXT, timeout_sec INTEGER NOT NULL,
         secrets TEXT NOT NULL, added_by TEXT NOT NULL, added_at TEXT NOT NULL, removed_at TEXT, removed_by TEXT);
       CREATE INDEX IF NOT EXISTS "${t.verifier_recipes}_by_name" ON "${t.verifier_recipes}" (owner_id, name, removed_at);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'VerifierRecipeAdded': {
         const d = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           d.recipeId,
           d.ownerId,
           d.name,
@@ -48,7 +50,7 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
         return;
       }
       case 'VerifierRecipeRemoved':
-        prepared(db, q.removed).run(e.recordedAt, e.data.by.name, e.data.recipeId);
+        yield* run(q.removed, e.recordedAt, e.data.by.name, e.data.recipeId);
         return;
       default: {
         const never: never = e;

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { WebappEvent, WebappKind, WebappRetireReason } from '../events/webapps.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
+import { run } from '../engine/projection-sql.js';
 
 /**
  * Web apps as a read table (xylocopa's `webapps`): one row per registration, keyed on
@@ -25,8 +26,8 @@ export const webappsProjection: Projection<WebappEvent, T> = {
   version: 1,
   handles: ['WebappPresented', 'WebappRepresented', 'WebappRetired'],
   tables: ['webapps'],
-  init(db, t) {
-    db.exec(`
+  init(t) {
+    return `
       CREATE TABLE IF NOT EXISTS "${t.webapps}" (
         n INTEGER PRIMARY KEY, app_id TEXT NOT NULL UNIQUE, owner_id INTEGER NOT NULL, project_id INTEGER NOT NULL, kind TEXT NOT NULL,
         target TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL, created_by_agent INTEGER NOT NULL, agent_id INTEGER NOT NULL,
@@ -34,14 +35,15 @@ export const webappsProjection: Projection<WebappEvent, T> = {
         UNIQUE (owner_id, project_id, kind, target));
       CREATE INDEX IF NOT EXISTS "${t.webapps}_by_presenter" ON "${t.webapps}" (agent_id, kind, retired_at);
       CREATE INDEX IF NOT EXISTS "${t.webapps}_by_owner" ON "${t.webapps}" (owner_id, last_presented_at);
-    `);
+    `;
   },
-  apply(db, e, t) {
+  *apply(e, t) {
     const q = sql(t);
     switch (e.type) {
       case 'WebappPresented': {
         const d = e.data;
-        prepared(db, q.insert).run(
+        yield* run(
+          q.insert,
           d.n,
           d.appId,
           d.ownerId,
@@ -60,7 +62,7 @@ export const webappsProjection: Projection<WebappEvent, T> = {
       }
       case 'WebappRepresented': {
         const d = e.data;
-        prepared(db, q.represented).run({
+        yield* run(q.represented, {
           title: d.title,
           description: d.description,
           agent: d.agentId,
@@ -71,7 +73,7 @@ export const webappsProjection: Projection<WebappEvent, T> = {
         return;
       }
       case 'WebappRetired':
-        prepared(db, q.retired).run(e.recordedAt, e.data.reason, e.data.appId);
+        yield* run(q.retired, e.recordedAt, e.data.reason, e.data.appId);
         return;
       default: {
         const never: never = e;

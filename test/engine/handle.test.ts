@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Decider } from '../../src/engine/decider.js';
-import { prepared } from '../../src/engine/db.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { ConcurrencyError } from '../../src/errors.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import type { Projection } from '../../src/engine/projection.js';
+import { run } from '../../src/engine/projection-sql.js';
 import { getCard } from '../../testkit/card-projections.js';
 import { cardDecider, cardStream, type Card, type CardCommand, type CardEvent } from '../../testkit/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
@@ -36,11 +36,9 @@ const bomb: Projection<CardEvent, 'bomb_log'> = {
   version: 1,
   handles: ['CardCommented'],
   tables: ['bomb_log'],
-  init(db, t) {
-    db.exec(`CREATE TABLE IF NOT EXISTS "${t.bomb_log}" (position INTEGER PRIMARY KEY)`);
-  },
-  apply(db, e, t) {
-    prepared(db, `INSERT INTO "${t.bomb_log}" (position) VALUES (?)`).run(e.position);
+  init: (t) => `CREATE TABLE IF NOT EXISTS "${t.bomb_log}" (position INTEGER PRIMARY KEY)`,
+  *apply(e, t) {
+    yield* run(`INSERT INTO "${t.bomb_log}" (position) VALUES (?)`, e.position);
     throw new Error(`bomb projection failed on ${e.type}`);
   },
 };

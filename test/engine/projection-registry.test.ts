@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { fixedClock } from '../../src/clock.js';
-import { prepared } from '../../src/engine/db.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { AnyProjection, Projection } from '../../src/engine/projection.js';
+import { run } from '../../src/engine/projection-sql.js';
 import { countStreamsByKind, getStream, listStreams, streamsProjection } from '../../src/projections/streams.js';
 import {
   cardColumnsProjection,
@@ -32,10 +32,10 @@ const tableNames = (db: Engine['db']): string[] =>
 const cardsV2: Projection<CardEvent, 'cards'> = {
   ...cardsProjection,
   version: 2,
-  apply(db, e, t) {
-    cardsProjection.apply(db, e, t);
+  *apply(e, t) {
+    yield* cardsProjection.apply(e, t);
     if (e.type === 'CardOpened')
-      prepared(db, `UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`).run(e.data.cardId);
+      yield* run(`UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`, e.data.cardId);
   },
 };
 
@@ -330,10 +330,8 @@ describe('projections that read event meta', () => {
     readsMeta,
     handles: ['CardOpened'],
     tables: ['card_actors'],
-    init: (db, t) =>
-      db.exec(`CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`),
-    apply: (db, e, t) =>
-      void prepared(db, `INSERT INTO "${t.card_actors}" VALUES (?, ?)`).run(e.data.cardId, e.meta.actor),
+    init: (t) => `CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`,
+    apply: (e, t) => run(`INSERT INTO "${t.card_actors}" VALUES (?, ?)`, e.data.cardId, e.meta.actor),
   });
 
   it('get meta on a rebuild when they declare readsMeta', () => {

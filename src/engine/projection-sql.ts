@@ -1,0 +1,69 @@
+import type { Database } from 'better-sqlite3';
+import { prepared } from './db.js';
+
+/**
+ * How a projection speaks SQL to either store with one definition. Its `apply` is a generator that
+ * yields statements (`yield* run(sql, …)`, `const row = yield* get<Row>(sql, …)`) instead of calling a
+ * driver: on SQLite `applySteps` answers each step synchronously inside the append's better-sqlite3
+ * transaction (no await, so nothing can interleave), on PostgreSQL `pg/projection-driver.ts` answers the
+ * same steps with awaited queries on the append's connection. The SQL is written once in the subset both
+ * engines share; `pg/dialect.ts` rewrites the few spellings that differ (placeholders, INSERT OR IGNORE,
+ * two-argument max/min, column types). Where a statement cannot be shared (full-text search, JSON
+ * arrays) it is written twice, as `{ sqlite, postgres }`.
+ */
+export type Dialect = 'sqlite' | 'postgres';
+
+/** One statement, or one per dialect where they cannot be shared. */
+export type DialectSql = string | { readonly sqlite: string; readonly postgres: string };
+
+export type SqlParam = string | number | bigint | null | Buffer;
+/** Positional values, or one object of named ones for `@name` placeholders. */
+export type SqlParams = readonly SqlParam[] | readonly [Readonly<Record<string, SqlParam>>];
+
+export interface SqlStep {
+  readonly op: 'run' | 'get' | 'all';
+  readonly sql: DialectSql;
+  readonly params: SqlParams;
+}
+
+/** What a `run` step answers: the rows it changed. */
+export interface RunResult {
+  readonly changes: number;
+}
+
+/** The steps of one apply; the value sent back into each `yield` is the step's answer. */
+export type Steps<R = void> = Generator<SqlStep, R, unknown>;
+
+export function sqlOf(sql: DialectSql, dialect: Dialect): string {
+  return typeof sql === 'string' ? sql : sql[dialect];
+}
+
+/** A write; answers how many rows it changed. */
+export function* run(sql: DialectSql, ...params: SqlParams): Steps<RunResult> {
+  return (yield { op: 'run', sql, params }) as RunResult;
+}
+
+/** The first row, or undefined. */
+export function* get<Row>(sql: DialectSql, ...params: SqlParams): Steps<Row | undefined> {
+  return (yield { op: 'get', sql, params }) as Row | undefined;
+}
+
+/** Every row. */
+export function* all<Row>(sql: DialectSql, ...params: SqlParams): Steps<Row[]> {
+  return (yield { op: 'all', sql, params }) as Row[];
+}
+
+/** Answers the steps on SQLite, synchronously: call it inside the append's transaction. */
+export function applySteps<R>(db: Database, steps: Steps<R>): R {
+  let next = steps.next();
+  while (!next.done) {
+    const step = next.value;
+    const statement = prepared(db, sqlOf(step.sql, 'sqlite'));
+    let answer: unknown;
+    if (step.op === 'run') answer = { changes: statement.run(...step.params).changes };
+    else if (step.op === 'get') answer = statement.get(...step.params);
+    else answer = statement.all(...step.params);
+    next = steps.next(answer);
+  }
+  return next.value;
+}
