@@ -16,7 +16,8 @@ const cardsSql = sqlFor((t: { cards: string }) => {
 
 const columnsSql = sqlFor((t: { card_columns: string }) => ({
   bump: `INSERT INTO "${t.card_columns}" VALUES (?, ?, ?) ON CONFLICT(column_name) DO UPDATE SET
-    open_cards = open_cards + excluded.open_cards, closed_cards = closed_cards + excluded.closed_cards`,
+    open_cards = "${t.card_columns}".open_cards + excluded.open_cards,
+    closed_cards = "${t.card_columns}".closed_cards + excluded.closed_cards`,
 }));
 
 /** The test domain's two read models: one row per card, and counts per column. */

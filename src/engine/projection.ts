@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Event, StoredEvent } from './event.js';
-import type { Dialect, Steps } from './projection-sql.js';
+import type { Dialect, DialectSql, Steps } from './projection-sql.js';
 
 /**
  * A projection turns events into read tables, inside the transaction that appended them, so a read table
@@ -73,7 +73,7 @@ export const handlesType = (p: AnyProjection, type: string): boolean =>
  * per event: `const sql = sqlFor((t) => ({ insert: \`INSERT INTO "\${t.cards}" …\` }))`, then
  * `prepared(db, sql(t).insert)` in apply. The same string object each time keeps the statement cache hot.
  */
-export function sqlFor<T extends string, Q extends Record<string, string>>(
+export function sqlFor<T extends string, Q extends Record<string, DialectSql>>(
   build: (t: TableNames<T>) => Q,
 ): (t: TableNames<T>) => Q {
   const cache = new WeakMap<TableNames<T>, Q>();

@@ -22,12 +22,26 @@ const sql = sqlFor((t: Record<T, string>) => ({
   message: `INSERT OR IGNORE INTO "${t.messages}" (message_id, channel_id, kind, from_key, from_name, body, subject, priority, metadata,
     reply_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   mention: `INSERT OR IGNORE INTO "${t.mentions}" (message_id, name) VALUES (?, ?)`,
-  fts: `INSERT OR REPLACE INTO "${t.message_fts}" (rowid, body, subject) VALUES (?, ?, ?)`,
+  fts: {
+    sqlite: `INSERT OR REPLACE INTO "${t.message_fts}" (rowid, body, subject) VALUES (?, ?, ?)`,
+    postgres: `INSERT INTO "${t.message_fts}" (rowid, body, subject) VALUES (?, ?, ?)
+      ON CONFLICT (rowid) DO UPDATE SET body = excluded.body, subject = excluded.subject`,
+  },
   react: `INSERT OR IGNORE INTO "${t.reactions}" (message_id, reaction, by_key, by_name, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
   unreact: `DELETE FROM "${t.reactions}" WHERE message_id = ? AND reaction = ? AND by_key = ?`,
   read: `INSERT INTO "${t.read_markers}" (channel_id, principal, last_read_id, read_at) VALUES (?, ?, ?, ?)
-    ON CONFLICT(channel_id, principal) DO UPDATE SET last_read_id = max(last_read_id, excluded.last_read_id), read_at = excluded.read_at`,
+    ON CONFLICT(channel_id, principal) DO UPDATE SET last_read_id = max("${t.read_markers}".last_read_id, excluded.last_read_id), read_at = excluded.read_at`,
 }));
+
+// Message search per dialect: FTS5 on SQLite; on PostgreSQL a tsvector kept by the table itself, under a
+// GIN index. 'simple' (no stemming, lower-cased words) matches FTS5's unicode61 tokenizer most closely.
+const ftsSqlite = (table: string) =>
+  `CREATE VIRTUAL TABLE IF NOT EXISTS "${table}" USING fts5(body, subject, tokenize = 'unicode61');`;
+const ftsPostgres = (
+  table: string,
+) => `CREATE TABLE IF NOT EXISTS "${table}" (rowid BIGINT PRIMARY KEY, body TEXT, subject TEXT,
+    words tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(body, '') || ' ' || coalesce(subject, ''))) STORED);
+  CREATE INDEX IF NOT EXISTS "${table}_words" ON "${table}" USING gin (words);`;
 
 export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
   name: 'channels',
@@ -41,7 +55,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
     ...NOTICE_EVENT_TYPES,
   ],
   tables: ['channels', 'messages', 'mentions', 'reactions', 'read_markers', 'message_fts'],
-  init(t) {
+  init(t, dialect) {
     return `
       CREATE TABLE IF NOT EXISTS "${t.channels}" (
         channel_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
@@ -59,7 +73,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
       CREATE TABLE IF NOT EXISTS "${t.read_markers}" (
         channel_id INTEGER NOT NULL, principal TEXT NOT NULL, last_read_id INTEGER NOT NULL, read_at TEXT NOT NULL,
         PRIMARY KEY (channel_id, principal)) WITHOUT ROWID;
-      CREATE VIRTUAL TABLE IF NOT EXISTS "${t.message_fts}" USING fts5(body, subject, tokenize = 'unicode61');
+      ${dialect === 'sqlite' ? ftsSqlite(t.message_fts) : ftsPostgres(t.message_fts)}
     `;
   },
   *apply(e, t) {

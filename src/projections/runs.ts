@@ -24,7 +24,9 @@ const sql = sqlFor((t: Record<T, string>) => ({
   refusedNew: `INSERT OR IGNORE INTO "${t.runs}" (run_id, agent_id, owner_id, session_id, task_id, goal_id, depth, source, wakes, status, gate, reason,
     queued_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'refused', ?, ?, ?, ?)`,
   refusedQueued: `UPDATE "${t.runs}" SET status = 'refused', gate = ?, reason = ?, updated_at = ? WHERE run_id = ?`,
-  merge: `UPDATE "${t.runs}" SET wakes = json_insert(wakes, '$[#]', json(?)), updated_at = ? WHERE run_id = ?`,
+  // wakes is compact JSON (JSON.stringify), so appending to the text is what json_insert did, on both dialects.
+  merge: `UPDATE "${t.runs}" SET wakes = CASE WHEN wakes = '[]' THEN '[' || CAST(@wake AS TEXT) || ']'
+    ELSE substr(wakes, 1, length(wakes) - 1) || ',' || CAST(@wake AS TEXT) || ']' END, updated_at = @at WHERE run_id = @run`,
   started: `UPDATE "${t.runs}" SET status = 'running', started_at = ?, config_hash = ?, reserved_tokens = ?, reserved_cents = ?, trace_id = ?,
     timeout_sec = ?, updated_at = ? WHERE run_id = ?`,
   timedOut: `UPDATE "${t.runs}" SET timed_out = 1, updated_at = ? WHERE run_id = ?`,
@@ -130,7 +132,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunWakeMerged':
-        yield* run(q.merge, JSON.stringify(e.data.wake), at, e.data.runId);
+        yield* run(q.merge, { wake: JSON.stringify(e.data.wake), at, run: e.data.runId });
         return;
       case 'RunStarted': {
         const d = e.data;

@@ -20,13 +20,23 @@ export interface StreamRow {
   updatedAt: string;
 }
 
+const upsert = (table: string, hash: string) =>
+  `INSERT INTO "${table}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at, last_hash)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${hash})
+    ON CONFLICT(stream_id) DO UPDATE SET version = excluded.version, last_position = excluded.last_position,
+      last_type = excluded.last_type, updated_at = excluded.updated_at, last_hash = excluded.last_hash`;
+
 const sql = sqlFor((t: { streams: string }) => ({
   // The head's hash comes from the log row itself (a rowid lookup of the row just written): the event
   // object a projection sees carries no hash, and the checkpoints' stream heads need it (evidence/heads.ts).
-  upsert: `INSERT INTO "${t.streams}" (stream_id, kind, version, first_position, last_position, last_type, created_at, updated_at, last_hash)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT hash FROM es_events WHERE position = ?))
-    ON CONFLICT(stream_id) DO UPDATE SET version = excluded.version, last_position = excluded.last_position,
-      last_type = excluded.last_type, updated_at = excluded.updated_at, last_hash = excluded.last_hash`,
+  // On PostgreSQL the log holds every tenant's chain: the row is the read schema's tenant's (pg/projections.ts).
+  upsert: {
+    sqlite: upsert(t.streams, '(SELECT hash FROM es_events WHERE position = ?)'),
+    postgres: upsert(
+      t.streams,
+      '(SELECT hash FROM es_events WHERE tenant = (SELECT tenant FROM rm_tenant) AND position = ?)',
+    ),
+  },
 }));
 
 export const streamsProjection: Projection<Event, 'streams'> = {

@@ -10,7 +10,7 @@ type T = 'tasks' | 'goal_totals';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   counted: `INSERT INTO "${t.goal_totals}" (goal_id, task_count, last_activity_at) VALUES (?, 1, ?)
-    ON CONFLICT(goal_id) DO UPDATE SET task_count = task_count + 1, last_activity_at = excluded.last_activity_at`,
+    ON CONFLICT(goal_id) DO UPDATE SET task_count = "${t.goal_totals}".task_count + 1, last_activity_at = excluded.last_activity_at`,
   reserved: `SELECT goal_id, reserved_tokens, reserved_cents FROM "${t.tasks}" WHERE task_id = ?`,
   totals: `UPDATE "${t.goal_totals}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, reserved_tokens = reserved_tokens + ?,
     reserved_cents = reserved_cents + ?, last_activity_at = ? WHERE goal_id = ?`,

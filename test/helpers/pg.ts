@@ -32,7 +32,13 @@ export function pgScratch(): PgScratch {
       const client = new pg.Client({ connectionString: PG_URL });
       await client.connect();
       try {
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        // The store's schema and its tenants' read schemas (pg/projections.ts readSchema).
+        const read = await client.query<{ name: string }>(
+          `SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE $1`,
+          [`${schema}\\_rm\\_%`],
+        );
+        for (const name of [schema, ...read.rows.map((r) => r.name)])
+          await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
       } finally {
         await client.end();
       }

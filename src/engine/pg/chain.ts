@@ -4,7 +4,6 @@ import type { StoredEvent } from '../event.js';
 import { GENESIS_HASH } from '../hash.js';
 import type { ChainHead } from '../store.js';
 import { int } from './connect.js';
-import { PROJECTIONS_LOCK } from './projections.js';
 import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
 
 /**
@@ -16,11 +15,10 @@ import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
  * a tenant's chain out of order — version 2 of a stream before version 1. An advisory lock assigns no
  * id; the first insert after it does, so within a tenant the id order is the chain order.
  */
-export function beginLocked(tenant: string): string {
+export function beginLocked(tenant: string, then?: string): string {
   // The key is computed here, a 64-bit integer, so it can go in the same round trip as BEGIN.
   const key = createHash('sha256').update(`colony:chain:${tenant}`).digest().readBigInt64BE(0);
-  // Shared: appends of all tenants run side by side, but never while a rebuild swaps its tables in.
-  return `BEGIN; SELECT pg_advisory_xact_lock_shared(${PROJECTIONS_LOCK}), pg_advisory_xact_lock(${key})`;
+  return `BEGIN; SELECT pg_advisory_xact_lock(${key})${then ? `; ${then}` : ''}`;
 }
 
 export interface ChainState {

@@ -1,114 +1,164 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { liveNames, shadowNames, type TableNames } from '../projection.js';
-import { LOG_START, type LogCursor, type TenantEvent } from '../store-port.js';
+import type { StoredEvent } from '../event.js';
+import { handlesType, liveNames, resetSql, shadowNames, type AnyProjection, type TableNames } from '../projection.js';
 import { inTransaction } from './connect.js';
-import { orderedRead, tenantEvent, type PgEventRow } from './rows.js';
+import { toPostgres } from './dialect.js';
+import { applyStepsPg } from './projection-driver.js';
+import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
 
 /**
- * Read models on PostgreSQL. As on SQLite (engine/projection.ts): a projection is applied in the
- * append's transaction, so it is never behind or ahead of the log; it owns tables whose physical names
- * come from `t`; bumping `version` rebuilds it on the next open.
+ * Read models on PostgreSQL: the same projections as on SQLite (one definition, engine/projection.ts),
+ * each tenant's in a schema of its own. A SQLite file is one team's read models; a tenant's schema is
+ * the same tables with the same SQL, and each transaction that touches them sets its search_path to
+ * `<tenant schema>, <store schema>`. Keys stay per tenant (stream ids, task ids…) without a tenant
+ * column in every table and every query.
  *
- * A rebuild fills shadow tables from the log while every node keeps appending, then catches up and swaps
- * them in under the projections lock: appends take it shared (pg/chain.ts beginLocked), the swap takes
- * it exclusively, so at the swap no append is in flight and the shadow misses nothing.
+ * As on SQLite, a projection is applied in the append's transaction, so it is never behind or ahead
+ * of the log, and a new or bumped projection (by `version`) is rebuilt from the tenant's chain into
+ * shadow tables while appends go on, then caught up and swapped in under the tenant's chain lock — the
+ * lock every append of the tenant holds — so nothing is missed and other tenants never wait.
  */
-export interface PgProjection {
-  readonly name: string;
-  readonly version: number;
-  readonly tables: readonly string[];
-  init(client: pg.ClientBase, t: TableNames<string>): Promise<void>;
-  apply(client: pg.ClientBase, events: readonly TenantEvent[], t: TableNames<string>): Promise<void>;
-}
-
-/** The advisory lock key appends share and a rebuild's swap holds alone. */
-export const PROJECTIONS_LOCK = 0x636f6c70; // 'colp'
-
-const PAGE = 5000;
-
 export interface PgRebuildReport {
   rebuilt: string[];
   events: number;
 }
 
-/** Rebuilds every projection that is new or whose version changed (all of `force`). */
-export async function ensurePgProjections(
-  pool: pg.Pool,
-  projections: readonly PgProjection[],
-  force: readonly string[] = [],
-): Promise<PgRebuildReport> {
-  const known = await pool.query<{ name: string; version: number }>('SELECT name, version FROM es_projections');
-  const versions = new Map(known.rows.map((r) => [r.name, r.version]));
-  const report: PgRebuildReport = { rebuilt: [], events: 0 };
-  for (const p of projections) {
-    if (versions.get(p.name) === p.version && !force.includes(p.name)) continue;
-    const done = await rebuildPgProjection(pool, p, force.includes(p.name));
-    if (done !== null) report.rebuilt.push(p.name);
-    report.events += done ?? 0;
-  }
-  return report;
-}
+const PAGE = 2000;
 
-/** The rebuild of one projection; null when another node finished the same rebuild first. */
-async function rebuildPgProjection(pool: pg.Pool, p: PgProjection, forced: boolean): Promise<number | null> {
-  const shadow = shadowNames(p, randomBytes(4).toString('hex'));
-  await inTransaction(pool, (client) => p.init(client, shadow));
-  let cursor = LOG_START;
-  let events = 0;
-  try {
-    // Bulk: pages of the ordered read, each in its own transaction; appends go on meanwhile.
-    for (;;) {
-      const page = await pool.query<PgEventRow>(orderedRead(true), [cursor.txid, cursor.seq, PAGE]);
-      if (page.rows.length === 0) break;
-      cursor = await applyPage(pool, p, page.rows, shadow);
-      events += page.rows.length;
+export class PgReadModels {
+  /** Tenants whose read schema this process has brought up to date. */
+  private readonly current = new Set<string>();
+
+  constructor(
+    private readonly storeSchema: string,
+    readonly projections: readonly AnyProjection[],
+    /** The statement that begins a transaction holding a tenant's chain lock (pg/chain.ts). */
+    private readonly beginLocked: (tenant: string) => string,
+  ) {}
+
+  /** The schema of a tenant's read models: derived from its name, the same on every node. */
+  schemaOf(tenant: string): string {
+    return readSchema(this.storeSchema, tenant);
+  }
+
+  /** `SET LOCAL search_path` for a transaction on the tenant's read models. */
+  searchPath(tenant: string): string {
+    return `SET LOCAL search_path TO "${this.schemaOf(tenant)}", "${this.storeSchema}"`;
+  }
+
+  /** Applies events to the live tables; call it inside the append's transaction, after `searchPath`. */
+  async apply(client: pg.ClientBase, events: readonly StoredEvent[]): Promise<void> {
+    for (const e of events) {
+      for (const p of this.projections) {
+        if (handlesType(p, e.type)) await applyStepsPg(client, p.apply(e, liveNames(p)));
+      }
     }
-    return await inTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [PROJECTIONS_LOCK]);
-      const current = await client.query<{ version: number }>('SELECT version FROM es_projections WHERE name = $1', [
-        p.name,
-      ]);
-      if (!forced && current.rows[0]?.version === p.version) {
-        await drop(client, p, shadow);
-        return null;
+  }
+
+  /**
+   * Creates the tenant's read schema, or rebuilds what is new, bumped, or named in `force`. Cheap once
+   * done in this process; every node runs it before its first append of a tenant.
+   */
+  async prepare(pool: pg.Pool, tenant: string, force: readonly string[] = []): Promise<PgRebuildReport> {
+    const report: PgRebuildReport = { rebuilt: [], events: 0 };
+    if (this.projections.length === 0 || (this.current.has(tenant) && force.length === 0)) return report;
+    const schema = this.schemaOf(tenant);
+    const stored = await inTransaction(
+      pool,
+      async (client) => {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS "${schema}".rm_projections (name text PRIMARY KEY, version integer NOT NULL,
+             rebuilt_at timestamptz NOT NULL);
+           CREATE TABLE IF NOT EXISTS "${schema}".rm_tenant (tenant text NOT NULL)`,
+        );
+        await client.query(
+          `INSERT INTO "${schema}".rm_tenant (tenant) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM "${schema}".rm_tenant)`,
+          [tenant],
+        );
+        const rows = await client.query<{ name: string; version: number }>(
+          `SELECT name, version FROM "${schema}".rm_projections`,
+        );
+        return new Map(rows.rows.map((r) => [r.name, r.version]));
+      },
+      this.beginLocked(tenant),
+    );
+    const outdated = this.projections.filter((p) => stored.get(p.name) !== p.version || force.includes(p.name));
+    if (outdated.length > 0) {
+      report.events = await this.rebuild(pool, tenant, outdated);
+      report.rebuilt = outdated.map((p) => p.name);
+    }
+    this.current.add(tenant);
+    return report;
+  }
+
+  /** Fills shadow tables from the tenant's chain, then catches up and swaps them in under its lock. */
+  private async rebuild(pool: pg.Pool, tenant: string, targets: readonly AnyProjection[]): Promise<number> {
+    const nonce = randomBytes(4).toString('hex');
+    const shadows = targets.map((p) => ({ p, t: shadowNames(p, nonce) }));
+    const begin = `BEGIN; ${this.searchPath(tenant)}`;
+    await inTransaction(
+      pool,
+      (client) => client.query(shadows.map(({ p, t }) => ddl(p.init(t, 'postgres'))).join(';\n')),
+      begin,
+    );
+    let position = 0;
+    let events = 0;
+    const applyPage = async (client: pg.ClientBase): Promise<number> => {
+      const page = await client.query<PgEventRow>(
+        `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
+        [tenant, position, PAGE],
+      );
+      for (const row of page.rows) {
+        const e = storedEvent(row);
+        for (const { p, t } of shadows) if (handlesType(p, e.type)) await applyStepsPg(client, p.apply(e, t));
+        position = e.position;
       }
-      // No append is in flight now: everything after the cursor has committed, fence or not.
-      for (;;) {
-        const rest = await client.query<PgEventRow>(orderedRead(false), [cursor.txid, cursor.seq, PAGE]);
-        if (rest.rows.length === 0) break;
-        const batch = rest.rows.map(tenantEvent);
-        await p.apply(client, batch, shadow);
-        cursor = batch[batch.length - 1]!.cursor;
-        events += batch.length;
-      }
-      const live = liveNames(p);
-      await drop(client, p, live);
-      for (const table of p.tables) await client.query(`ALTER TABLE "${shadow[table]}" RENAME TO "${live[table]}"`);
-      await client.query(
-        `INSERT INTO es_projections (name, version, rebuilt_at) VALUES ($1, $2, now())
-         ON CONFLICT (name) DO UPDATE SET version = excluded.version, rebuilt_at = excluded.rebuilt_at`,
-        [p.name, p.version],
+      events += page.rows.length;
+      return page.rows.length;
+    };
+    try {
+      // Bulk, page by page, each in its own transaction: the tenant's appends go on meanwhile.
+      while ((await inTransaction(pool, applyPage, begin)) === PAGE);
+      await inTransaction(
+        pool,
+        async (client) => {
+          await client.query(this.searchPath(tenant));
+          // The tenant's appends wait now: what follows the last page is all committed.
+          while ((await applyPage(client)) === PAGE);
+          for (const { p, t } of shadows) {
+            const live = liveNames(p);
+            await client.query(ddl(resetSql(p, live, 'postgres')));
+            for (const table of p.tables) await client.query(`ALTER TABLE "${t[table]}" RENAME TO "${live[table]}"`);
+            await client.query(
+              `INSERT INTO rm_projections (name, version, rebuilt_at) VALUES ($1, $2, now())
+               ON CONFLICT (name) DO UPDATE SET version = excluded.version, rebuilt_at = excluded.rebuilt_at`,
+              [p.name, p.version],
+            );
+          }
+        },
+        this.beginLocked(tenant),
       );
       return events;
-    });
-  } catch (e) {
-    await inTransaction(pool, (client) => drop(client, p, shadow)).catch(() => undefined);
-    throw e;
+    } catch (e) {
+      await inTransaction(pool, (client) => dropAll(client, shadows), begin).catch(() => undefined);
+      throw e;
+    }
   }
 }
 
-async function applyPage(
-  pool: pg.Pool,
-  p: PgProjection,
-  rows: PgEventRow[],
-  t: TableNames<string>,
-): Promise<LogCursor> {
-  const events = rows.map(tenantEvent);
-  await inTransaction(pool, (client) => p.apply(client, events, t));
-  return events[events.length - 1]!.cursor;
+async function dropAll(client: pg.ClientBase, shadows: { p: AnyProjection; t: TableNames<string> }[]): Promise<void> {
+  for (const { p, t } of shadows) await client.query(ddl(resetSql(p, t, 'postgres')));
 }
 
-async function drop(client: pg.ClientBase, p: PgProjection, t: TableNames<string>): Promise<void> {
-  for (const table of p.tables) await client.query(`DROP TABLE IF EXISTS "${t[table]}"`);
+/** A projection's DDL (written for both dialects) as PostgreSQL takes it. */
+const ddl = (sql: string): string => toPostgres(sql).text;
+
+/**
+ * `<store schema>_rm_<16 hex of sha256(tenant)>`: a tenant's name may be any text, a schema's may not,
+ * and two tenants must never share one. The store schema is cut to 40 characters (names stop at 63).
+ */
+export function readSchema(storeSchema: string, tenant: string): string {
+  return `${storeSchema.slice(0, 40)}_rm_${createHash('sha256').update(tenant).digest('hex').slice(0, 16)}`;
 }

@@ -15,7 +15,7 @@ import { inTransaction } from './connect.js';
  * `data` and `meta` stay text: they are canonical JSON whose exact bytes the hashes cover (jsonb would
  * reorder keys). Triggers make the log and the command record append-only.
  * `es_sequences`: each tenant's integer id high-water marks per kind (pg/sequences.ts).
- * `es_projections`: each read model's version, as last rebuilt (pg/projections.ts).
+ * Read models live in a schema per tenant, with their versions in its `rm_projections` (pg/projections.ts).
  * Nodes that start together migrate one at a time (a transaction-scoped advisory lock).
  */
 const VERSION = 1;
@@ -60,11 +60,6 @@ const DDL = `
     name   text   NOT NULL,
     value  bigint NOT NULL,
     PRIMARY KEY (tenant, name)
-  );
-  CREATE TABLE IF NOT EXISTS es_projections (
-    name       text        PRIMARY KEY,
-    version    integer     NOT NULL,
-    rebuilt_at timestamptz NOT NULL
   );
   CREATE OR REPLACE FUNCTION es_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION '% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP; END $$;

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import { DomainError, invalidInput } from '../../errors.js';
 import type { EventRow, StoredEvent } from '../event.js';
 import { newCommandId } from '../ids.js';
-import { liveNames } from '../projection.js';
+import type { AnyProjection } from '../projection.js';
 import {
   chainRows,
   checkExpectedVersion,
@@ -35,16 +35,15 @@ import {
   tenantEvent,
   type PgEventRow,
 } from './rows.js';
-import { ensurePgProjections, type PgProjection, type PgRebuildReport } from './projections.js';
+import { PgReadModels, type PgRebuildReport } from './projections.js';
 import { migratePg } from './schema.js';
 import { claimSequences, raiseSequences, readSequences } from './sequences.js';
-
-export type { PgProjection } from './projections.js';
 import { verifyPgTenant } from './verify.js';
 
 export interface PgStoreOptions {
   clock?: Clock;
-  projections?: readonly PgProjection[];
+  /** The read models, the same definitions as on SQLite; each tenant's live in a schema of its own. */
+  projections?: readonly AnyProjection[];
   /** Connections in this node's pool (default 10). */
   poolSize?: number;
 }
@@ -60,8 +59,12 @@ export class PgEventStore implements EventStore {
     readonly target: PgTarget,
     readonly pool: pg.Pool,
     private readonly clock: Clock,
-    private readonly projections: readonly PgProjection[],
-  ) {}
+    projections: readonly AnyProjection[],
+  ) {
+    this.readModels = new PgReadModels(target.schema, projections, (tenant) => beginLocked(tenant));
+  }
+
+  readonly readModels: PgReadModels;
 
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgEventStore> {
     const target = pgTarget(url);
@@ -77,7 +80,7 @@ export class PgEventStore implements EventStore {
     }
     const store = new PgEventStore(target, pool, options.clock ?? systemClock, options.projections ?? []);
     try {
-      store.startupRebuild = await ensurePgProjections(pool, store.projections);
+      store.startupRebuild = await store.prepareAll([]);
     } catch (e) {
       await pool.end();
       throw e;
@@ -88,11 +91,31 @@ export class PgEventStore implements EventStore {
   /** What opening rebuilt: projections that were new or had a new version. */
   startupRebuild: PgRebuildReport = { rebuilt: [], events: 0 };
 
-  /** Rebuilds the named projections (all when none is named) into shadow tables and swaps them in. */
-  rebuild(names: readonly string[] = []): Promise<PgRebuildReport> {
-    const unknown = names.filter((n) => !this.projections.some((p) => p.name === n));
+  /**
+   * Rebuilds the named projections (all when none is named) of every tenant, or of one, into shadow
+   * tables and swaps them in.
+   */
+  rebuild(names: readonly string[] = [], tenant?: string): Promise<PgRebuildReport> {
+    const projections = this.readModels.projections;
+    const unknown = names.filter((n) => !projections.some((p) => p.name === n));
     if (unknown.length) return Promise.reject(invalidInput(`no projection named ${unknown.join(', ')}`));
-    return ensurePgProjections(this.pool, this.projections, names.length ? names : this.projections.map((p) => p.name));
+    return this.prepareAll(names.length ? names : projections.map((p) => p.name), tenant);
+  }
+
+  /** Brings every tenant's read models (or one's) up to date with the code: what was rebuilt, summed. */
+  private async prepareAll(force: readonly string[], tenant?: string): Promise<PgRebuildReport> {
+    const report: PgRebuildReport = { rebuilt: [], events: 0 };
+    for (const t of tenant === undefined ? await this.tenants() : [tenant]) {
+      const done = await this.readModels.prepare(this.pool, t, force);
+      for (const name of done.rebuilt) if (!report.rebuilt.includes(name)) report.rebuilt.push(name);
+      report.events += done.events;
+    }
+    return report;
+  }
+
+  /** The transaction of an append: the tenant's chain lock, and its read models on the search path. */
+  private begin(tenant: string): string {
+    return beginLocked(tenant, this.readModels.projections.length ? this.readModels.searchPath(tenant) : undefined);
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -100,6 +123,7 @@ export class PgEventStore implements EventStore {
     const draft = draftAppend(request.streamId, request.events);
     const { tenant, streamId } = request;
     const meta = metaOf(request, request.commandId ?? newCommandId());
+    await this.readModels.prepare(this.pool, tenant);
     return inTransaction(
       this.pool,
       async (client) => {
@@ -121,10 +145,10 @@ export class PgEventStore implements EventStore {
           tenant,
           cursor: order.get(r.position)!,
         }));
-        for (const p of this.projections) await p.apply(client, events, liveNames(p));
+        await this.readModels.apply(client, events);
         return { events, duplicate: false };
       },
-      beginLocked(tenant),
+      this.begin(tenant),
     );
   }
 
@@ -189,14 +213,15 @@ export class PgEventStore implements EventStore {
   async importRows(tenant: string, rows: readonly EventRow[]): Promise<void> {
     checkTenant(tenant);
     const at = this.clock().toISOString();
+    await this.readModels.prepare(this.pool, tenant);
     await inTransaction(
       this.pool,
       async (client) => {
         const { head } = await readChain(client, tenant, null, null);
         const events = await importPgRows(client, tenant, head, rows, at);
-        for (const p of this.projections) await p.apply(client, events, liveNames(p));
+        await this.readModels.apply(client, events);
       },
-      beginLocked(tenant),
+      this.begin(tenant),
     );
   }
 

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type pg from 'pg';
-import { PgEventStore, type PgProjection } from '../../../src/engine/pg/store.js';
+import type { Event } from '../../../src/engine/event.js';
+import type { Projection } from '../../../src/engine/projection.js';
+import { get, run } from '../../../src/engine/projection-sql.js';
+import { readSchema } from '../../../src/engine/pg/projections.js';
+import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { PgTail } from '../../../src/engine/pg/tail.js';
 import { LOG_START, type TenantEvent } from '../../../src/engine/store-port.js';
 import { isDomainError } from '../../../src/errors.js';
@@ -91,32 +94,41 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
 
   it('never lets a reader — the ordered read, a tail, a rebuild — pass over an append that took a lower sequence number but commits later', () =>
     withScratch(async ({ url, schema }) => {
-      let inside!: () => void;
-      const slowInside = new Promise<void>((resolve) => (inside = resolve));
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      // The slow append holds its transaction open in a projection, after its row is inserted.
-      const holdSlow: PgProjection = {
+      // The slow append holds its transaction open in a projection, after its row is inserted: it waits
+      // for an advisory lock the test holds.
+      const HOLD = 0x686f6c64; // 'hold'
+      const holder = await pgRaw({ url, schema, drop: async () => undefined });
+      await holder.query('SELECT pg_advisory_lock($1)', [HOLD]);
+      const release = () => holder.query('SELECT pg_advisory_unlock_all()').then(() => undefined);
+      const holdSlow: Projection<Event, never> = {
         name: 'hold',
         version: 1,
+        handles: ['Slow'],
         tables: [],
-        init: async () => undefined,
-        async apply(_client, events) {
-          if (events[0]!.tenant !== 'slow') return;
-          inside();
-          await gate;
+        init: () => '',
+        *apply() {
+          yield* get('SELECT pg_advisory_xact_lock(?)', HOLD);
         },
       };
+      const slowInside = async () => {
+        for (;;) {
+          const waiting = await holder.query(
+            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`,
+            [HOLD],
+          );
+          if (waiting.rows.length) return;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      };
       // What a rebuild must give: every event's type, in the order the rebuild met them.
-      const seenTypes: PgProjection = {
+      const seenTypes: Projection<Event, 'seen'> = {
         name: 'seen',
         version: 1,
+        handles: 'all',
         tables: ['seen'],
-        async init(client, t) {
-          await client.query(`CREATE TABLE "${t.seen}" (n serial PRIMARY KEY, type text NOT NULL)`);
-        },
-        async apply(client, events, t) {
-          for (const e of events) await client.query(`INSERT INTO "${t.seen}" (type) VALUES ($1)`, [e.type]);
+        init: (t) => `CREATE TABLE IF NOT EXISTS "${t.seen}" (position INTEGER PRIMARY KEY, type TEXT NOT NULL)`,
+        *apply(e, t) {
+          yield* run(`INSERT INTO "${t.seen}" (position, type) VALUES (?, ?)`, e.position, e.type);
         },
       };
       const writer = await PgEventStore.open(url, { projections: [holdSlow] });
@@ -135,7 +147,7 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           events: [ev('Slow')],
           actor: 'a',
         });
-        await slowInside;
+        await slowInside();
         const fast = await writer.append({
           tenant: 'fast',
           streamId: 'f-1',
@@ -159,10 +171,10 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           [],
           'nothing is read while an older transaction runs',
         );
-        rebuilding = reader.rebuild(['seen']); // it must wait for the slow append to swap in
+        rebuilding = reader.rebuild(['seen'], 'slow'); // it must wait for the slow append to swap in
         await tail.wake();
         assert.deepEqual(tailed, [], 'the tail, woken by Fast, waits for Slow too');
-        release();
+        await release();
         const slowEvents = (await slow).events as TenantEvent[];
         const after = await readAllOf(reader, 2);
         assert.deepEqual(
@@ -171,17 +183,20 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           'both, in transaction order',
         );
         await rebuilding;
-        const rebuilt = await reader.pool.query<{ type: string }>('SELECT type FROM seen ORDER BY n');
+        const rebuilt = await reader.pool.query<{ type: string }>(
+          `SELECT type FROM "${readSchema(schema, 'slow')}".seen ORDER BY position`,
+        );
         assert.deepEqual(
           rebuilt.rows.map((r) => r.type),
-          ['Slow', 'Fast'],
-          'the rebuild saw both, in order',
+          ['Slow'],
+          "the tenant's rebuild, started while Slow was in flight, waited for it",
         );
         await until(() => tailed.length === 2);
         assert.deepEqual(tailed, ['Slow', 'Fast'], 'the tail saw both, in order');
         assert.ok(slowEvents[0]!.cursor.seq < (fast.events[0] as TenantEvent).cursor.seq);
       } finally {
-        release();
+        await release();
+        await holder.end();
         await rebuilding.catch(() => undefined);
         await tail.stop();
         await writer.close();
@@ -191,22 +206,19 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
 
   it('rolls an append back with its projection, and a projection sees its events inside the transaction', () =>
     withScratch(async ({ url }) => {
-      const counts: PgProjection = {
+      // It reads the log inside the append's transaction: the tenant's events, this one included.
+      const counts: Projection<Event, 'counts'> = {
         name: 'counts',
         version: 1,
+        handles: 'all',
         tables: ['counts'],
-        async init(client, t) {
-          await client.query(`CREATE TABLE "${t.counts}" (tenant text PRIMARY KEY, n int NOT NULL)`);
-        },
-        async apply(client: pg.ClientBase, events) {
-          if (events.some((e) => e.type === 'Poison')) throw new Error('projection failed');
-          const seen = await client.query('SELECT count(*)::int AS n FROM es_events WHERE tenant = $1', [
-            events[0]!.tenant,
-          ]);
-          await client.query('INSERT INTO counts VALUES ($1, $2) ON CONFLICT (tenant) DO UPDATE SET n = excluded.n', [
-            events[0]!.tenant,
-            seen.rows[0].n,
-          ]);
+        init: (t) => `CREATE TABLE IF NOT EXISTS "${t.counts}" (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)`,
+        *apply(e, t) {
+          if (e.type === 'Poison') throw new Error('projection failed');
+          yield* run(
+            `INSERT INTO "${t.counts}" VALUES (1, (SELECT count(*) FROM es_events WHERE tenant = (SELECT tenant FROM rm_tenant)))
+             ON CONFLICT (id) DO UPDATE SET n = excluded.n`,
+          );
         },
       };
       const store = await PgEventStore.open(url, { projections: [counts] });
@@ -226,8 +238,8 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           position: 2,
           hash: (await store.readRows('acme', 1, 1))[0]!.hash,
         });
-        const row = await store.pool.query('SELECT n FROM counts WHERE tenant = $1', ['acme']);
-        assert.equal(row.rows[0].n, 2);
+        const row = await store.pool.query(`SELECT n FROM "${readSchema(store.target.schema, 'acme')}".counts`);
+        assert.equal(Number(row.rows[0].n), 2);
         assert.deepEqual(ok(await store.verify()), [['acme', true]]);
       } finally {
         await store.close();
