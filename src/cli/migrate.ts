@@ -5,7 +5,7 @@ const BATCH = 5000;
 
 /**
  * `colony migrate --to postgres://…`: moves the data dir's SQLite log to a tenant of a PostgreSQL store,
- * row for row with every hash, and checks both chains. Each batch commits on its own and must continue
+ * row for row with every hash, builds the tenant's read models from it, and checks both chains. Each batch commits on its own and must continue
  * the target's chain, so an interrupted migration is resumed by running it again; a target tenant that
  * holds a different log is refused.
  */
@@ -26,14 +26,17 @@ export function registerMigrate(program: Command): void {
 }
 
 async function migrate(dataDir: string, to: string, opts: { tenant: string; json?: boolean }): Promise<void> {
-  const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }, { sequenceMarks }] = await Promise.all([
-    import('../engine/verify.js'),
-    import('../engine/store.js'),
-    import('../engine/pg/store.js'),
-    import('../engine/ids.js'),
-  ]);
+  const [{ verifyChain }, { readAllRows, readHead }, { PgEventStore }, { sequenceMarks }, { productProjections }] =
+    await Promise.all([
+      import('../engine/verify.js'),
+      import('../engine/store.js'),
+      import('../engine/pg/store.js'),
+      import('../engine/ids.js'),
+      import('../app.js'),
+    ]);
   const db = await openExistingStore(dataDir);
-  const target = await PgEventStore.open(to);
+  // With the product's read models: each batch is projected as it is copied, in the tenant's schema.
+  const target = await PgEventStore.open(to, { projections: productProjections });
   try {
     const source = verifyChain(db);
     if (!source.ok)
@@ -68,12 +71,13 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
       copied: moved.events - start.position,
       head,
       store: target.target.display,
+      readSchema: target.readModels.schemaOf(opts.tenant),
     };
     if (opts.json) printJson(result);
     else
       process.stdout.write(
         `ok: ${result.copied} events copied to tenant ${opts.tenant} at ${result.store}; ` +
-          `both chains verify, head ${head.hash} at position ${head.position}\n`,
+          `both chains verify, head ${head.hash} at position ${head.position}; read models in schema ${result.readSchema}\n`,
       );
   } finally {
     db.close();

@@ -4,7 +4,10 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { colony, colonyOk } from '../helpers/cli.js';
+import { productProjections } from '../../src/app.js';
+import { readSchema } from '../../src/engine/pg/projections.js';
 import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
+import { pgTables, sqliteTables } from '../helpers/read-models.js';
 
 /** `colony migrate --to postgres://…` and `colony verify --store postgres://…` through the real CLI. */
 describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
@@ -43,8 +46,26 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     const target = scratch();
     const head = sqliteHead(data);
     const out = colonyOk(['migrate', '--to', target.url, '--tenant', 'alice', '--json', '--data', data]);
-    const result = JSON.parse(out) as { events: number; copied: number; head: { position: number; hash: string } };
+    const result = JSON.parse(out) as {
+      events: number;
+      copied: number;
+      head: { position: number; hash: string };
+      readSchema: string;
+    };
     assert.deepEqual([result.events, result.copied, result.head], [head.position, head.position, head]);
+    // The tenant's read models on PostgreSQL hold what the SQLite ones hold, row for row.
+    const local = new Database(join(data, 'colony.db'), { readonly: true });
+    const raw = await pgRaw(target);
+    try {
+      assert.equal(result.readSchema, readSchema(target.schema, 'alice'));
+      assert.deepEqual(
+        await pgTables(raw, result.readSchema, productProjections),
+        sqliteTables(local, productProjections),
+      );
+    } finally {
+      local.close();
+      await raw.end();
+    }
 
     const verified = colonyOk(['verify', '--store', target.url]);
     assert.match(
@@ -59,9 +80,9 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     ) as { copied: number };
     assert.equal(again.copied, 0, 'a second run copies nothing');
 
-    const raw = await pgRaw(target);
+    const copy = await pgRaw(target);
     try {
-      const rows = await raw.query('SELECT position, hash FROM es_events WHERE tenant = $1 ORDER BY position', [
+      const rows = await copy.query('SELECT position, hash FROM es_events WHERE tenant = $1 ORDER BY position', [
         'alice',
       ]);
       const db = new Database(join(data, 'colony.db'), { readonly: true });
@@ -75,7 +96,7 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
         local,
       );
     } finally {
-      await raw.end();
+      await copy.end();
     }
   });
 

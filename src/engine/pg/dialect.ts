@@ -104,7 +104,14 @@ function split(sql: string): { code: boolean; text: string }[] {
 
 /** `max(a, b)` → `GREATEST(a, b)`: a max/min whose parentheses hold a top-level comma is the scalar one. */
 function scalarMinMax(sql: string): string {
+  const quoted: [number, number][] = [];
+  let at = 0;
+  for (const part of split(sql)) {
+    if (!part.code) quoted.push([at, at + part.text.length]);
+    at += part.text.length;
+  }
   return sql.replace(/\b(max|min)\s*\(/gi, (match, fn: string, offset: number) => {
+    if (quoted.some(([from, to]) => offset >= from && offset < to)) return match;
     let depth = 0;
     let quote: string | null = null;
     for (let i = offset + match.length; i < sql.length; i++) {
