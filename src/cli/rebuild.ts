@@ -1,16 +1,22 @@
 import type { Command } from 'commander';
-import { action, formatRate, globals, printJson, progressBar, requireInitialized } from './shared.js';
+import { action, CliError, formatRate, globals, printJson, progressBar, requireInitialized } from './shared.js';
 
-/** `colony rebuild [--projection NAME]`: rebuilds read tables from the log, blue-green. */
+/**
+ * `colony rebuild [--projection NAME]`: rebuilds read tables from the log, blue-green. On a PostgreSQL
+ * store (`--store`), every tenant's read schema (or one's, `--tenant`) while the nodes keep serving.
+ */
 export function registerRebuild(program: Command): void {
   program
     .command('rebuild')
     .description('rebuild projections from the event log (all, or one with --projection)')
     .option('--projection <name>', 'rebuild only this projection')
+    .option('--tenant <name>', 'on a PostgreSQL store: rebuild only this tenant')
     .option('--json', 'print the result as JSON')
     .action(
-      action(async (opts: { projection?: string; json?: boolean }, cmd: Command) => {
-        const { dataDir, durability } = globals(cmd);
+      action(async (opts: { projection?: string; tenant?: string; json?: boolean }, cmd: Command) => {
+        const { dataDir, durability, store } = globals(cmd);
+        if (store !== null) return rebuildPostgres(store, opts);
+        if (opts.tenant !== undefined) throw new CliError('--tenant is for a PostgreSQL store (--store postgres://…)');
         requireInitialized(dataDir);
         const { openEngine } = await import('../app.js');
         const engine = openEngine({ dataDir, durability, skipStartupRebuild: true });
@@ -29,4 +35,24 @@ export function registerRebuild(program: Command): void {
         }
       }),
     );
+}
+
+async function rebuildPostgres(url: string, opts: { projection?: string; tenant?: string; json?: boolean }) {
+  const [{ PgEventStore }, { productProjections }] = await Promise.all([
+    import('../engine/pg/store.js'),
+    import('../app.js'),
+  ]);
+  const store = await PgEventStore.open(url, { projections: productProjections });
+  try {
+    const started = performance.now();
+    const report = await store.rebuild(opts.projection ? [opts.projection] : [], opts.tenant);
+    const seconds = (performance.now() - started) / 1000;
+    if (opts.json) return printJson({ ...report, seconds });
+    process.stdout.write(
+      `rebuilt ${report.rebuilt.join(', ') || 'no projections'} for ${opts.tenant ? `tenant ${opts.tenant}` : 'every tenant'}: ` +
+        `${report.events} events in ${seconds.toFixed(2)} s\n`,
+    );
+  } finally {
+    await store.close();
+  }
 }

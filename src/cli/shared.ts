@@ -41,7 +41,7 @@ export function parseStore(value: string | undefined): string | null {
  * still need the SQLite store: their read models are SQLite tables. They refuse a PostgreSQL store
  * rather than quietly use the data dir's SQLite file.
  */
-export const POSTGRES_COMMANDS: readonly string[] = ['verify', 'migrate', 'bench'];
+export const POSTGRES_COMMANDS: readonly string[] = ['verify', 'migrate', 'rebuild', 'bench'];
 
 export function checkStoreSupported(cmd: Command): void {
   const { store } = globals(cmd);
@@ -49,7 +49,7 @@ export function checkStoreSupported(cmd: Command): void {
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
   if (store !== null && !POSTGRES_COMMANDS.includes(path[0] ?? ''))
     throw new CliError(
-      `colony ${path.join(' ')} does not run on a PostgreSQL store yet (only verify, migrate and bench do); ` +
+      `colony ${path.join(' ')} does not run on a PostgreSQL store yet (only verify, migrate, rebuild and bench do); ` +
         'drop --store / COLONY_STORE to use the SQLite store in the data directory',
     );
 }

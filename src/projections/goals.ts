@@ -12,7 +12,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
   status: `UPDATE "${t.goals}" SET status = ?, updated_at = ? WHERE goal_id = ?`,
   paused: `UPDATE "${t.goals}" SET status = 'paused', paused_reason = ?, updated_at = ? WHERE goal_id = ?`,
   resumed: `UPDATE "${t.goals}" SET status = 'active', paused_reason = NULL, budget_tokens = ?, budget_cents = ?,
-    alert_tokens = alert_tokens AND NOT ?, alert_cents = alert_cents AND NOT ?, updated_at = ? WHERE goal_id = ?`,
+    alert_tokens = CASE WHEN ? = 1 THEN 0 ELSE alert_tokens END, alert_cents = CASE WHEN ? = 1 THEN 0 ELSE alert_cents END, updated_at = ? WHERE goal_id = ?`,
   closed: `UPDATE "${t.goals}" SET status = ?, completion_summary = ?, completed_at = ?, updated_at = ? WHERE goal_id = ?`,
   alertTokens: `UPDATE "${t.goals}" SET alert_tokens = 1, updated_at = ? WHERE goal_id = ?`,
   alertCents: `UPDATE "${t.goals}" SET alert_cents = 1, updated_at = ? WHERE goal_id = ?`,

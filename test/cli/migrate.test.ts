@@ -100,6 +100,40 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     }
   });
 
+  it("rebuilds a tenant's read models on PostgreSQL, and names a tenant or projection that is not there", async () => {
+    const data = team('carol');
+    const target = scratch();
+    colonyOk(['migrate', '--to', target.url, '--tenant', 'carol', '--data', data]);
+    const schema = readSchema(target.schema, 'carol');
+    const raw = await pgRaw(target);
+    const local = new Database(join(data, 'colony.db'), { readonly: true });
+    try {
+      await raw.query(`DELETE FROM "${schema}".users`);
+      await raw.query(`UPDATE "${schema}".streams SET version = 99`);
+      const out = JSON.parse(colonyOk(['rebuild', '--store', target.url, '--tenant', 'carol', '--json'])) as {
+        rebuilt: string[];
+        events: number;
+      };
+      assert.equal(out.rebuilt.length, productProjections.length);
+      assert.equal(out.events, sqliteHead(data).position);
+      assert.deepEqual(await pgTables(raw, schema, productProjections), sqliteTables(local, productProjections));
+      const one = colonyOk(['rebuild', '--store', target.url, '--projection', 'streams']);
+      assert.match(one, /^rebuilt streams for every tenant: \d+ events in [\d.]+ s\n$/);
+      assert.match(colony(['rebuild', '--store', target.url, '--tenant', 'nobody']).stderr, /no tenant named "nobody"/);
+      assert.match(
+        colony(['rebuild', '--store', target.url, '--projection', 'nope']).stderr,
+        /no projection named nope/,
+      );
+      assert.match(
+        colony(['rebuild', '--tenant', 'carol', '--data', data]).stderr,
+        /--tenant is for a PostgreSQL store/,
+      );
+    } finally {
+      local.close();
+      await raw.end();
+    }
+  });
+
   it('refuses a tenant that holds another log, and reports a broken chain on PostgreSQL', async () => {
     const target = scratch();
     colonyOk(['migrate', '--to', target.url, '--tenant', 'acme', '--data', team('alice')]);
@@ -129,7 +163,7 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     for (const args of [['serve'], ['agents', 'list']]) {
       const r = colony(['--store', 'postgres://127.0.0.1/test', ...args, '--data', data]);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify, migrate and bench do\)/);
+      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify, migrate, rebuild and bench do\)/);
     }
     const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
     assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);

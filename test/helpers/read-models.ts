@@ -34,7 +34,10 @@ export async function pgTables(
   for (const p of projections) {
     for (const table of p.tables as string[]) {
       const columns = isFts(table) ? 'rowid, body, subject' : '*';
-      const result = await client.query({ text: `SELECT ${columns} FROM "${schema}"."${table}"`, types: READ_MODEL_TYPES });
+      const result = await client.query({
+        text: `SELECT ${columns} FROM "${schema}"."${table}"`,
+        types: READ_MODEL_TYPES,
+      });
       out[table] = result.rows.map(normal).sort(ORDER);
     }
   }

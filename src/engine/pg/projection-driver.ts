@@ -12,12 +12,17 @@ export async function applyStepsPg<R>(client: pg.ClientBase, steps: Steps<R>): P
   while (!next.done) {
     const step = next.value;
     const statement = toPostgres(sqlOf(step.sql, 'postgres'));
-    const result = await client.query({
-      name: statementName(statement.text),
-      text: statement.text,
-      values: values(step, statement.names),
-      types: READ_MODEL_TYPES,
-    });
+    const result = await client
+      .query({
+        name: statementName(statement.text),
+        text: statement.text,
+        values: values(step, statement.names),
+        types: READ_MODEL_TYPES,
+      })
+      .catch((e: Error) => {
+        // Name the statement: a projection's SQL that PostgreSQL refuses is a bug to find fast.
+        throw new Error(`${e.message} (in ${statement.text.replace(/\s+/g, ' ').slice(0, 160)})`, { cause: e });
+      });
     let answer: unknown;
     if (step.op === 'run') answer = { changes: result.rowCount ?? 0 };
     else if (step.op === 'get') answer = result.rows[0];

@@ -95,10 +95,12 @@ export class PgEventStore implements EventStore {
    * Rebuilds the named projections (all when none is named) of every tenant, or of one, into shadow
    * tables and swaps them in.
    */
-  rebuild(names: readonly string[] = [], tenant?: string): Promise<PgRebuildReport> {
+  async rebuild(names: readonly string[] = [], tenant?: string): Promise<PgRebuildReport> {
     const projections = this.readModels.projections;
     const unknown = names.filter((n) => !projections.some((p) => p.name === n));
-    if (unknown.length) return Promise.reject(invalidInput(`no projection named ${unknown.join(', ')}`));
+    if (unknown.length) throw invalidInput(`no projection named ${unknown.join(', ')}`);
+    if (tenant !== undefined && !(await this.tenants()).includes(tenant))
+      throw invalidInput(`no tenant named ${JSON.stringify(tenant)} on this store`, { tenant });
     return this.prepareAll(names.length ? names : projections.map((p) => p.name), tenant);
   }
 
