@@ -44,6 +44,8 @@ async function rebuildPostgres(url: string, opts: { projection?: string; tenant?
   ]);
   const store = await PgEventStore.open(url, { projections: productProjections });
   try {
+    if (opts.tenant !== undefined && !(await store.tenants()).includes(opts.tenant))
+      throw new CliError(`no tenant named ${JSON.stringify(opts.tenant)} on this store`);
     const started = performance.now();
     const report = await store.rebuild(opts.projection ? [opts.projection] : [], opts.tenant);
     const seconds = (performance.now() - started) / 1000;

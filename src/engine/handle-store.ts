@@ -36,7 +36,7 @@ export interface StoreHandleResult<S, E extends Event> {
 }
 
 /** Ids for one decision, counted from the marks read before it; what it took is claimed with the append. */
-function decisionIds(marks: ReadonlyMap<string, number>) {
+export function decisionIds(marks: ReadonlyMap<string, number>) {
   const claims: Record<string, { from: number; to: number }> = {};
   return {
     claims,

@@ -67,3 +67,8 @@ export function applySteps<R>(db: Database, steps: Steps<R>): R {
   }
   return next.value;
 }
+
+/** One step as a generator of its own: a driver that answers whole generators answers a lone step too. */
+export function* oneStep(step: SqlStep): Steps<unknown> {
+  return yield step;
+}

@@ -1,6 +1,8 @@
 import { invalidInput } from '../errors.js';
 import { eventsOfCommand, findCommand } from './command-log.js';
 import type { Engine } from './engine.js';
+import type { CommandOptions, TransactResult } from './handle.js';
+import { runUnit, type Unit } from './unit-of-work.js';
 import type { EventRow, StoredEvent } from './event.js';
 import { appendToStream, readAll, readAllRows, readStream, type ChainHead, type ReadStreamOptions } from './store.js';
 import type { Database } from 'better-sqlite3';
@@ -109,6 +111,13 @@ export class SqliteEventStore implements EventStore {
     return attempt(() => {
       this.own(tenant);
       this.engine.importRows(rows);
+    });
+  }
+
+  unit<R>(tenant: string, options: CommandOptions, unit: () => Unit<R>): Promise<TransactResult<R>> {
+    return attempt(() => {
+      this.own(tenant);
+      return runUnit(this.engine, options, unit);
     });
   }
 

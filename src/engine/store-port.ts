@@ -1,3 +1,5 @@
+import type { CommandOptions, TransactResult } from './handle.js';
+import type { Unit } from './unit-of-work.js';
 import { DomainError, type ExpectedVersion } from '../errors.js';
 import type { Event, EventMeta, EventRow, StoredEvent } from './event.js';
 import type { ChainHead, ReadStreamOptions } from './store.js';
@@ -88,6 +90,12 @@ export interface EventStore {
   readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]>;
   /** Appends rows exactly as given (a migrated or restored log), checking that each continues the chain. */
   importRows(tenant: string, rows: readonly EventRow[]): Promise<void>;
+  /**
+   * Runs a unit of work (engine/unit-of-work.ts): facts read and commands decided in one transaction that
+   * holds the tenant's write lock from its start. With a command id, a retry answers with the first run's
+   * events (and no value).
+   */
+  unit<R>(tenant: string, options: CommandOptions, unit: () => Unit<R>): Promise<TransactResult<R>>;
   close(): Promise<void>;
 }
 

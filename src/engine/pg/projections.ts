@@ -93,6 +93,17 @@ export class PgReadModels {
     return report;
   }
 
+  /** Brings these tenants' read models up to date with the code: what was rebuilt, summed. */
+  async prepareAll(pool: pg.Pool, tenants: readonly string[], force: readonly string[]): Promise<PgRebuildReport> {
+    const report: PgRebuildReport = { rebuilt: [], events: 0 };
+    for (const tenant of tenants) {
+      const done = await this.prepare(pool, tenant, force);
+      for (const name of done.rebuilt) if (!report.rebuilt.includes(name)) report.rebuilt.push(name);
+      report.events += done.events;
+    }
+    return report;
+  }
+
   /** Fills shadow tables from the tenant's chain, then catches up and swaps them in under its lock. */
   private async rebuild(pool: pg.Pool, tenant: string, targets: readonly AnyProjection[]): Promise<number> {
     const nonce = randomBytes(4).toString('hex');

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { EventRow, StoredEvent } from '../event.js';
 import { GENESIS_HASH } from '../hash.js';
-import { toStoredEvent, type ChainHead } from '../store.js';
+import { toStoredEvent, type ChainHead, type ReadStreamOptions } from '../store.js';
 import type { TenantEvent } from '../store-port.js';
 import { int } from './connect.js';
 
@@ -116,4 +116,18 @@ export async function insertRows(
     ],
   );
   return new Map(result.rows.map((r) => [int(r.position), { txid: r.txid, seq: int(r.global_seq) }]));
+}
+
+/** A tenant's stream, in version order (all of it, or the slice `options` names). */
+export async function readStreamOf(
+  client: pg.ClientBase | pg.Pool,
+  tenant: string,
+  streamId: string,
+  options: ReadStreamOptions = {},
+): Promise<StoredEvent[]> {
+  const result = await client.query<PgEventRow>(
+    `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND stream_id = $2 AND version BETWEEN $3 AND $4 ORDER BY version LIMIT $5`,
+    [tenant, streamId, options.from ?? 1, options.to ?? 2 ** 31 - 1, options.max ?? null],
+  );
+  return result.rows.map(storedEvent);
 }

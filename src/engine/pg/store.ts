@@ -4,14 +4,7 @@ import { DomainError, invalidInput } from '../../errors.js';
 import type { EventRow, StoredEvent } from '../event.js';
 import { newCommandId } from '../ids.js';
 import type { AnyProjection } from '../projection.js';
-import {
-  chainRows,
-  checkExpectedVersion,
-  draftAppend,
-  toStoredEvent,
-  type ChainHead,
-  type ReadStreamOptions,
-} from '../store.js';
+import { chainRows, checkExpectedVersion, draftAppend, type ChainHead, type ReadStreamOptions } from '../store.js';
 import {
   metaOf,
   type AppendRequest,
@@ -19,26 +12,19 @@ import {
   type EventStore,
   type LogCursor,
   type ReadPage,
-  type TenantEvent,
 } from '../store-port.js';
 import type { VerifyResult } from '../verify.js';
 import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js';
 import { inTransaction, openPool, pgTarget, type PgTarget } from './connect.js';
 import { importPgRows } from './import.js';
-import {
-  insertRows,
-  orderedRead,
-  PG_EVENT_COLUMNS,
-  readTenantRows,
-  recordedHead,
-  storedEvent,
-  tenantEvent,
-  type PgEventRow,
-} from './rows.js';
+import { orderedRead, readStreamOf, readTenantRows, recordedHead, tenantEvent, type PgEventRow } from './rows.js';
 import { PgReadModels, type PgRebuildReport } from './projections.js';
 import { migratePg } from './schema.js';
 import { claimSequences, raiseSequences, readSequences } from './sequences.js';
+import { runPgUnit, writeRows } from './unit.js';
 import { verifyPgTenant } from './verify.js';
+import type { CommandOptions, TransactResult } from '../handle.js';
+import type { Unit } from '../unit-of-work.js';
 
 export interface PgStoreOptions {
   clock?: Clock;
@@ -99,20 +85,11 @@ export class PgEventStore implements EventStore {
     const projections = this.readModels.projections;
     const unknown = names.filter((n) => !projections.some((p) => p.name === n));
     if (unknown.length) throw invalidInput(`no projection named ${unknown.join(', ')}`);
-    if (tenant !== undefined && !(await this.tenants()).includes(tenant))
-      throw invalidInput(`no tenant named ${JSON.stringify(tenant)} on this store`, { tenant });
     return this.prepareAll(names.length ? names : projections.map((p) => p.name), tenant);
   }
 
-  /** Brings every tenant's read models (or one's) up to date with the code: what was rebuilt, summed. */
   private async prepareAll(force: readonly string[], tenant?: string): Promise<PgRebuildReport> {
-    const report: PgRebuildReport = { rebuilt: [], events: 0 };
-    for (const t of tenant === undefined ? await this.tenants() : [tenant]) {
-      const done = await this.readModels.prepare(this.pool, t, force);
-      for (const name of done.rebuilt) if (!report.rebuilt.includes(name)) report.rebuilt.push(name);
-      report.events += done.events;
-    }
-    return report;
+    return this.readModels.prepareAll(this.pool, tenant === undefined ? await this.tenants() : [tenant], force);
   }
 
   /** The transaction of an append: the tenant's chain lock, and its read models on the search path. */
@@ -141,25 +118,14 @@ export class PgEventStore implements EventStore {
           return { events: [], duplicate: false };
         }
         const rows = chainRows(head, draft, current, meta, at);
-        const order = await insertRows(client, tenant, rows, command);
-        const events: TenantEvent[] = rows.map((r) => ({
-          ...toStoredEvent(r, meta),
-          tenant,
-          cursor: order.get(r.position)!,
-        }));
-        await this.readModels.apply(client, events);
-        return { events, duplicate: false };
+        return { events: await writeRows(client, this.readModels, tenant, rows, meta, command), duplicate: false };
       },
       this.begin(tenant),
     );
   }
 
   async readStream(tenant: string, streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
-    const result = await this.pool.query<PgEventRow>(
-      `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND stream_id = $2 AND version BETWEEN $3 AND $4 ORDER BY version LIMIT $5`,
-      [tenant, streamId, options.from ?? 1, options.to ?? 2 ** 31 - 1, options.max ?? null],
-    );
-    return result.rows.map(storedEvent);
+    return readStreamOf(this.pool, tenant, streamId, options);
   }
 
   /**
@@ -225,6 +191,17 @@ export class PgEventStore implements EventStore {
       },
       this.begin(tenant),
     );
+  }
+
+  unit<R>(tenant: string, options: CommandOptions, unit: () => Unit<R>): Promise<TransactResult<R>> {
+    checkTenant(tenant);
+    const ctx = {
+      pool: this.pool,
+      clock: this.clock,
+      readModels: this.readModels,
+      begin: (t: string) => this.begin(t),
+    };
+    return runPgUnit(ctx, tenant, options, unit);
   }
 
   close(): Promise<void> {
