@@ -10,7 +10,15 @@ import {
   type ReactionAdded,
 } from '../events/channels.js';
 import type { StoredEvent } from '../engine/event.js';
-import { getChannel, getChannelByName, messageFacts, type ChannelRow } from '../projections/channel-queries.js';
+import {
+  getChannel,
+  getChannelByName,
+  messageFacts,
+  readChannelByName,
+  readMessageFacts,
+  type ChannelRow,
+} from '../projections/channel-queries.js';
+import { decide, nextId, runUnit, type Unit } from '../engine/unit-of-work.js';
 import { getAgentByName, getUser } from '../projections/principal-queries.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
@@ -102,23 +110,36 @@ export function post(
   kind: PostMessage['kind'],
   m: Message,
 ): Sent {
-  const result = app.engine.transact(actor, () => {
-    const channelId = channelOf();
-    const replyToChannel = m.replyTo === null ? null : (messageFacts(app.engine.db, m.replyTo)?.channelId ?? null);
-    app.engine.handle(
-      channelDecider,
-      channelStream(channelId),
-      { type: 'PostMessage', by, kind, ...m, replyToChannel },
-      actor,
-    );
+  // channelOf reads SQLite synchronously: it runs inside the unit, in its transaction.
+  const result = runUnit(app.engine, actor, () => postTo(channelOf(), by, kind, m));
+  return result.value ?? sentIn(result.events);
+}
+
+/** One message to a channel, as a unit of work (engine/unit-of-work.ts) on either store. */
+export function* postTo(channelId: number, by: Speaker, kind: PostMessage['kind'], m: Message): Unit<Sent> {
+  const replyToChannel = m.replyTo === null ? null : ((yield* readMessageFacts(m.replyTo))?.channelId ?? null);
+  const { events } = yield* decide(channelDecider, channelStream(channelId), {
+    type: 'PostMessage',
+    by,
+    kind,
+    ...m,
+    replyToChannel,
   });
-  const posted = result.events.find((e): e is StoredEvent<MessagePosted> => e.type === 'MessagePosted')!;
+  return sentIn(events);
+}
+
+/** What a post answers, from its events (also a retry's, which has no value). */
+export function sentIn(events: readonly StoredEvent[]): Sent {
+  const posted = events.find((e): e is StoredEvent<MessagePosted> => e.type === 'MessagePosted')!;
   return { messageId: posted.data.messageId, channelId: posted.data.channelId };
 }
 
 export function ensureFixedChannel(app: App, tenant: number, name: string, actor: CommandOptions): number {
-  const description = FIXED_CHANNELS[name as keyof typeof FIXED_CHANNELS];
-  return ensureChannel(app, tenant, name, 'public', [], description, actor);
+  return runUnit(app.engine, actor, () => ensureFixedChannelUnit(tenant, name)).value!;
+}
+
+export function ensureFixedChannelUnit(tenant: number, name: string): Unit<number> {
+  return ensureChannel(tenant, name, 'public', [], FIXED_CHANNELS[name as keyof typeof FIXED_CHANNELS]);
 }
 
 /** `addressedAs`: for a direct message, the recipient as the sender named it (a message to oneself is refused). */
@@ -130,37 +151,32 @@ export function ensureDm(
   actor: CommandOptions,
   addressedAs?: string,
 ): number {
-  return ensureChannel(app, tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', actor, addressedAs);
+  return runUnit(app.engine, actor, () => ensureDmUnit(tenant, a, b, addressedAs)).value!;
 }
 
-/** Idempotent by name lookup, inside the caller's transaction (so two writers cannot both create it). */
-function ensureChannel(
-  app: App,
+export function ensureDmUnit(tenant: number, a: string, b: string, addressedAs?: string): Unit<number> {
+  return ensureChannel(tenant, dmName(a, b), 'dm', [a, b].sort(), 'Direct messages', addressedAs);
+}
+
+/** Idempotent by name lookup, inside the caller's unit (so two writers cannot both create it). */
+function* ensureChannel(
   tenant: number,
   name: string,
   kind: 'public' | 'dm',
   members: string[],
   description: string,
-  actor: CommandOptions,
   addressedAs?: string,
-): number {
-  const existing = getChannelByName(app.engine.db, tenant, name);
+): Unit<number> {
+  const existing = yield* readChannelByName(tenant, name);
   if (existing) return existing.channelId;
-  return app.engine.transact(actor, (uow) => {
-    const channelId = uow.ids.next('channel');
-    app.engine.handle(
-      channelDecider,
-      channelStream(channelId),
-      {
-        type: 'CreateChannel',
-        channel: { channelId, ownerId: tenant, name, kind, members, description },
-        nameTaken: false, // looked up just above
-        ...(addressedAs === undefined ? {} : { addressedAs }),
-      },
-      actor,
-    );
-    return channelId;
-  }).value!;
+  const channelId = yield* nextId('channel');
+  yield* decide(channelDecider, channelStream(channelId), {
+    type: 'CreateChannel',
+    channel: { channelId, ownerId: tenant, name, kind, members, description },
+    nameTaken: false, // looked up just above
+    ...(addressedAs === undefined ? {} : { addressedAs }),
+  });
+  return channelId;
 }
 
 /**

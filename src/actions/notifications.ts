@@ -3,7 +3,8 @@ import type { CommandOptions } from '../engine/handle.js';
 import { notFound } from '../errors.js';
 import type { Speaker } from '../events/principals.js';
 import { getChannelByName } from '../projections/channel-queries.js';
-import { ensureDm, ensureFixedChannel, isFixedChannel, post, type Sent } from './channels.js';
+import { ensureDmUnit, ensureFixedChannel, isFixedChannel, post, postTo, sentIn, type Sent } from './channels.js';
+import { runUnit, type Unit } from '../engine/unit-of-work.js';
 
 /**
  * Notifications: what Colony itself tells a team, as the `system` principal — task transitions, budget
@@ -47,8 +48,18 @@ export function sendSystemDirect(
   metadata: Record<string, unknown> | null,
   actor: CommandOptions,
 ): Sent {
-  const system = systemOf(tenant);
-  return post(app, actor, () => ensureDm(app, tenant, 'system', to, actor), system, 'system', {
+  const result = runUnit(app.engine, actor, () => sendSystemDirectUnit(tenant, to, body, metadata));
+  return result.value ?? sentIn(result.events);
+}
+
+export function* sendSystemDirectUnit(
+  tenant: number,
+  to: string,
+  body: string,
+  metadata: Record<string, unknown> | null,
+): Unit<Sent> {
+  const channelId = yield* ensureDmUnit(tenant, 'system', to);
+  return yield* postTo(channelId, systemOf(tenant), 'system', {
     body,
     subject: null,
     priority: 7,

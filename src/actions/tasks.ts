@@ -5,14 +5,15 @@ import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { expiredLeases, getTask, type TaskRow } from '../projections/task-queries.js';
-import { runningRunOf } from '../projections/run-queries.js';
+import { readRunningRun } from '../projections/run-queries.js';
 import { resolveChannel } from './channels.js';
-import { applySpend, applyTaskSpend } from './budget.js';
+import { applySpendUnit, applyTaskSpendUnit } from './budget.js';
 import { recordVerdicts } from './reputation.js';
 import { agentIdOf, who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
-import { callerAgent, taskFor } from './tasks/lookup.js';
+import { decide, runUnit, type Unit } from '../engine/unit-of-work.js';
+import { callerAgent, findTask, taskFor } from './tasks/lookup.js';
 
 /**
  * The task lifecycle as commands (budgets in budget.ts). Every function is one transaction: it finds the
@@ -101,31 +102,30 @@ export function reportUsage(
   actor: CommandOptions,
   source: 'report_usage' | 'run' = 'report_usage',
 ): { goal: GoalRow | null; task: TaskRow } {
-  app.engine.transact(actor, () => {
-    const { goal } = taskFor(app, by, taskId);
-    // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
-    const reporter = agentIdOf(by);
-    const runId = reporter === null ? undefined : runningRunOf(app.engine.db, reporter)?.runId;
-    app.engine.handle(
-      taskDecider,
-      taskStream(taskId),
-      {
-        type: 'RecordCost',
-        by: who(by),
-        tokens,
-        cents,
-        note,
-        source,
-        runId,
-        reporter: { agentId: reporter, coordinatorAgentId: goal?.coordinatorAgentId ?? null },
-      },
-      actor,
-    );
-    applyTaskSpend(app, taskId, actor);
-    if (goal) applySpend(app, goal, actor);
-  });
+  runUnit(app.engine, actor, () => reportUsageUnit(by, taskId, { tokens, cents, note, source }));
   const task = getTask(app.engine.db, taskId)!;
   return { goal: task.goalId === null ? null : getGoal(app.engine.db, task.goalId), task };
+}
+
+/** report_usage as a unit of work (engine/unit-of-work.ts), on either store. */
+export function* reportUsageUnit(
+  by: Speaker,
+  taskId: number,
+  usage: { tokens: number; cents: number; note: string | null; source: 'report_usage' | 'run' },
+): Unit<void> {
+  const { goal } = yield* findTask(by, taskId);
+  // Spend reported during one of the reporter's runs is also that run's usage (RunFinished adds its own final figures).
+  const reporter = agentIdOf(by);
+  const runId = reporter === null ? undefined : (yield* readRunningRun(reporter))?.runId;
+  yield* decide(taskDecider, taskStream(taskId), {
+    type: 'RecordCost',
+    by: who(by),
+    ...usage,
+    runId,
+    reporter: { agentId: reporter, coordinatorAgentId: goal?.coordinatorAgentId ?? null },
+  });
+  yield* applyTaskSpendUnit(taskId);
+  if (goal) yield* applySpendUnit(goal);
 }
 
 /** The sweeper's command: every lease that ran out by now is expired, each task claimable again. */

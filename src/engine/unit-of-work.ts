@@ -26,7 +26,13 @@ export interface DecideStep {
   readonly command: unknown;
 }
 
-export type UnitStep = SqlStep | DecideStep;
+/** The next integer id of a kind (channel, message…), taken under the unit's lock, never reused. */
+export interface IdStep {
+  readonly op: 'id';
+  readonly kind: string;
+}
+
+export type UnitStep = SqlStep | DecideStep | IdStep;
 export type Unit<R> = Generator<UnitStep, R, unknown>;
 
 export interface Decided<S, E extends Event> {
@@ -45,10 +51,15 @@ export function* decide<S, C, E extends Event>(
   return (yield { op: 'decide', decider, streamId, command }) as Decided<S, E>;
 }
 
+export function* nextId(kind: string): Generator<UnitStep, number, unknown> {
+  return (yield { op: 'id', kind }) as number;
+}
+
 /** Runs a unit on the engine's SQLite store, synchronously, in one transaction (`engine.transact`). */
 export function runUnit<R>(engine: Engine, options: CommandOptions, unit: () => Unit<R>): TransactResult<R> {
-  return engine.transact(options, () =>
+  return engine.transact(options, (uow) =>
     driveUnit(unit(), (step) => {
+      if (step.op === 'id') return uow.ids.next(step.kind);
       if (step.op !== 'decide') return applySteps(engine.db, oneStep(step));
       const handled = engine.handle(step.decider, step.streamId, step.command, options);
       return { events: handled.events, state: handled.state, version: handled.version };

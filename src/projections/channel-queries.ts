@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
+import { all, applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { ChannelKind, HeldReaction, MessageKind, Reaction } from '../events/channels.js';
 
 /**
@@ -64,8 +65,11 @@ const toChannel = (r: Record<string, unknown> | undefined): ChannelRow | null =>
 
 export const getChannel = (db: Database, channelId: number): ChannelRow | null =>
   toChannel(prepared(db, `${CHANNEL} WHERE channel_id = ?`).get(channelId) as never);
+export function* readChannelByName(ownerId: number, name: string): Steps<ChannelRow | null> {
+  return toChannel(yield* get(`${CHANNEL} WHERE owner_id = ? AND name = ?`, ownerId, name));
+}
 export const getChannelByName = (db: Database, ownerId: number, name: string): ChannelRow | null =>
-  toChannel(prepared(db, `${CHANNEL} WHERE owner_id = ? AND name = ?`).get(ownerId, name) as never);
+  applySteps(db, readChannelByName(ownerId, name));
 
 export const visibleChannels = (db: Database, v: Viewer): ChannelSummary[] =>
   prepared(
@@ -170,14 +174,18 @@ export const getMessage = (db: Database, messageId: number): MessageRow | null =
  * What the channel decider needs to know about one message (commands/channels.ts): its channel and the
  * reactions on it, by principal key. Read inside the command's transaction, so it is the committed truth.
  */
-export function messageFacts(db: Database, messageId: number): { channelId: number; held: HeldReaction[] } | null {
-  const row = prepared(db, 'SELECT channel_id AS "channelId" FROM messages WHERE message_id = ?').get(messageId) as
-    { channelId: number } | undefined;
+export const messageFacts = (db: Database, messageId: number): { channelId: number; held: HeldReaction[] } | null =>
+  applySteps(db, readMessageFacts(messageId));
+export function* readMessageFacts(messageId: number): Steps<{ channelId: number; held: HeldReaction[] } | null> {
+  const row = yield* get<{ channelId: number }>(
+    'SELECT channel_id AS "channelId" FROM messages WHERE message_id = ?',
+    messageId,
+  );
   if (!row) return null;
-  const held = prepared(
-    db,
+  const held = yield* all<HeldReaction>(
     'SELECT reaction, by_key AS "by", by_name AS "byName" FROM reactions WHERE message_id = ? ORDER BY created_at, reaction, by_key',
-  ).all(messageId) as HeldReaction[];
+    messageId,
+  );
   return { channelId: row.channelId, held };
 }
 

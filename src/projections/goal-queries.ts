@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared, readConsistent } from '../engine/db.js';
+import { applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { ApprovalMode, GoalStatus } from '../events/goals.js';
 
 /**
@@ -45,8 +46,10 @@ const GOAL = `SELECT goal_id AS goalId, owner_id AS ownerId, slug, title, descri
 const toGoal = (r: Record<string, unknown> | undefined): GoalRow | null =>
   r ? ({ ...r, alertTokens: r.alertTokens === 1, alertCents: r.alertCents === 1 } as unknown as GoalRow) : null;
 
-export const getGoal = (db: Database, goalId: number): GoalRow | null =>
-  toGoal(prepared(db, `${GOAL} WHERE goal_id = ?`).get(goalId) as never);
+export function* readGoal(goalId: number): Steps<GoalRow | null> {
+  return toGoal(yield* get(`${GOAL} WHERE goal_id = ?`, goalId));
+}
+export const getGoal = (db: Database, goalId: number): GoalRow | null => applySteps(db, readGoal(goalId));
 /** The goal whose #goal-<slug> channel this is, if any. */
 export const goalIdOfChannel = (db: Database, channelId: number): number | null =>
   (prepared(db, 'SELECT goal_id AS id FROM goals WHERE channel_id = ?').get(channelId) as { id: number } | undefined)
@@ -54,12 +57,13 @@ export const goalIdOfChannel = (db: Database, channelId: number): number | null 
 export const slugTaken = (db: Database, ownerId: number, slug: string): boolean =>
   prepared(db, 'SELECT 1 FROM goals WHERE owner_id = ? AND slug = ?').get(ownerId, slug) !== undefined;
 
-export function goalTotals(db: Database, goalId: number): GoalTotals {
-  const row = prepared(
-    db,
+export const goalTotals = (db: Database, goalId: number): GoalTotals => applySteps(db, readGoalTotals(goalId));
+export function* readGoalTotals(goalId: number): Steps<GoalTotals> {
+  const row = yield* get<GoalTotals>(
     `SELECT task_count AS taskCount, spent_tokens AS spentTokens, spent_cents AS spentCents, reserved_tokens AS reservedTokens,
     reserved_cents AS reservedCents, last_activity_at AS lastActivityAt FROM goal_totals WHERE goal_id = ?`,
-  ).get(goalId) as GoalTotals | undefined;
+    goalId,
+  );
   return (
     row ?? { taskCount: 0, spentTokens: 0, spentCents: 0, reservedTokens: 0, reservedCents: 0, lastActivityAt: null }
   );

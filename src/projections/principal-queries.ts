@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
+import { all, applySteps, get, type Steps } from '../engine/projection-sql.js';
 import { type AgentMcpServer } from '../events/agent-config.js';
 import type { Tier, TokenScope } from '../events/principals.js';
 
@@ -75,8 +76,10 @@ export const getUserByName = (db: Database, name: string): UserRow | null =>
   (prepared(db, `${USER} WHERE name = ?`).get(name) as UserRow) ?? null;
 export const listUsers = (db: Database): UserRow[] => prepared(db, `${USER} ORDER BY user_id`).all() as UserRow[];
 
-export const getAgent = (db: Database, agentId: number): AgentRow | null =>
-  toAgent(prepared(db, `${AGENT} WHERE a.agent_id = ?`).get(agentId) as never);
+export function* readAgent(agentId: number): Steps<AgentRow | null> {
+  return toAgent(yield* get(`${AGENT} WHERE a.agent_id = ?`, agentId));
+}
+export const getAgent = (db: Database, agentId: number): AgentRow | null => applySteps(db, readAgent(agentId));
 export const getAgentByName = (db: Database, ownerId: number, name: string): AgentRow | null =>
   toAgent(prepared(db, `${AGENT} WHERE a.owner_id = ? AND a.name = ?`).get(ownerId, name) as never);
 export const listAgents = (db: Database, ownerId?: number): AgentRow[] =>
@@ -104,15 +107,17 @@ export const sealedTokenOf = (db: Database, agentId: number): string | null =>
   )?.sealed ?? null;
 
 /** The agent's spawn ancestors (parent, grandparent, …), nearest first. */
-export const ancestorsOf = (db: Database, agentId: number): number[] =>
-  (
-    prepared(
-      db,
-      `WITH RECURSIVE up(id, parent, n) AS (SELECT agent_id, parent_id, 0 FROM agents WHERE agent_id = ?
+export function* readAncestors(agentId: number): Steps<number[]> {
+  const rows = yield* all<{ id: number }>(
+    `WITH RECURSIVE up(id, parent, n) AS (SELECT agent_id, parent_id, 0 FROM agents WHERE agent_id = ?
     UNION ALL SELECT a.agent_id, a.parent_id, up.n + 1 FROM agents a JOIN up ON a.agent_id = up.parent WHERE up.n < 64)
     SELECT id FROM up WHERE id <> ? ORDER BY n`,
-    ).all(agentId, agentId) as { id: number }[]
-  ).map((r) => r.id);
+    agentId,
+    agentId,
+  );
+  return rows.map((r) => r.id);
+}
+export const ancestorsOf = (db: Database, agentId: number): number[] => applySteps(db, readAncestors(agentId));
 
 /** Every agent spawned from this one, directly or through its children. */
 export const descendantsOf = (db: Database, agentId: number): number[] =>
@@ -126,5 +131,7 @@ export const descendantsOf = (db: Database, agentId: number): number[] =>
   ).map((r) => r.id);
 
 /** Whether two agents are the same agent or one spawned the other, at any distance (a conflict of interest for verdicts). */
-export const sameLineage = (db: Database, a: number, b: number): boolean =>
-  a === b || ancestorsOf(db, a).includes(b) || ancestorsOf(db, b).includes(a);
+export function* readSameLineage(a: number, b: number): Steps<boolean> {
+  return a === b || (yield* readAncestors(a)).includes(b) || (yield* readAncestors(b)).includes(a);
+}
+export const sameLineage = (db: Database, a: number, b: number): boolean => applySteps(db, readSameLineage(a, b));

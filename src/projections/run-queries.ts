@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
+import { applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 
@@ -107,8 +108,10 @@ export const queuedRunFor = (db: Database, agentId: number, taskId: number | nul
   );
 export const queuedRunsOf = (db: Database, agentId: number): RunRow[] =>
   many(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' ORDER BY run_id`).all(agentId));
-export const runningRunOf = (db: Database, agentId: number): RunRow | null =>
-  toRun(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'running' ORDER BY run_id LIMIT 1`).get(agentId) as never);
+export function* readRunningRun(agentId: number): Steps<RunRow | null> {
+  return toRun(yield* get(`${RUN} WHERE agent_id = ? AND status = 'running' ORDER BY run_id LIMIT 1`, agentId));
+}
+export const runningRunOf = (db: Database, agentId: number): RunRow | null => applySteps(db, readRunningRun(agentId));
 export const runsInStatus = (db: Database, status: RunRowStatus): RunRow[] =>
   many(prepared(db, `${RUN} WHERE status = ? ORDER BY run_id`).all(status));
 export const runsStartedSince = (db: Database, agentId: number, since: string): number =>

@@ -1,8 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
+import { applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { AncestryNode, HeartbeatConfig, VerifierConfig } from '../events/tasks.js';
 import type { TaskStatus } from '../events/task-status.js';
-import { getGoal } from './goal-queries.js';
+import { readGoal } from './goal-queries.js';
 
 /**
  * Reads over the tasks projection (live names): one task, a goal's tasks, the sweeper's and the command
@@ -76,11 +77,17 @@ function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
     artifactMessageIds: r.artifactMessageIds ? JSON.parse(r.artifactMessageIds as string) : [],
   } as TaskRow;
 }
-export const getTask = (db: Database, taskId: number): TaskRow | null =>
-  toTask(prepared(db, `${TASK} WHERE task_id = ?`).get(taskId) as never);
+// A query a unit of work yields (engine/unit-of-work.ts) is written once as steps (read*); the function of
+// the same name answers it on SQLite for callers that are not units yet.
+export function* readTask(taskId: number): Steps<TaskRow | null> {
+  return toTask(yield* get(`${TASK} WHERE task_id = ?`, taskId));
+}
+export const getTask = (db: Database, taskId: number): TaskRow | null => applySteps(db, readTask(taskId));
 /** The tenant a task belongs to: its own owner (project tasks, and tasks recorded since), else its goal's. */
-export const ownerOfTask = (db: Database, task: TaskRow): number | null =>
-  task.ownerId ?? (task.goalId === null ? null : (getGoal(db, task.goalId)?.ownerId ?? null));
+export function* readOwnerOfTask(task: TaskRow): Steps<number | null> {
+  return task.ownerId ?? (task.goalId === null ? null : ((yield* readGoal(task.goalId))?.ownerId ?? null));
+}
+export const ownerOfTask = (db: Database, task: TaskRow): number | null => applySteps(db, readOwnerOfTask(task));
 /**
  * A goal's tasks (1,000 and more for a snapshot). Read as positional rows and named here: better-sqlite3's
  * row objects of this many columns cost twice as much to build (colony bench goal_snapshot_ms).
@@ -130,22 +137,25 @@ const SUBTREE = `WITH RECURSIVE subtree(id) AS (SELECT task_id FROM tasks WHERE 
   UNION ALL SELECT t.task_id FROM tasks t JOIN subtree s ON t.parent_id = s.id)`;
 
 /** Spend of a task and all its descendants, and how many tasks that is. */
-export function rollupSubtree(db: Database, taskId: number): Rollup {
-  return prepared(
-    db,
+export function* readRollupSubtree(taskId: number): Steps<Rollup> {
+  return (yield* get<Rollup>(
     `${SUBTREE} SELECT coalesce(sum(spent_tokens), 0) AS tokens, coalesce(sum(spent_cents), 0) AS cents, count(*) AS taskCount
     FROM tasks WHERE task_id IN (SELECT id FROM subtree)`,
-  ).get({ root: taskId }) as Rollup;
+    { root: taskId },
+  ))!;
 }
+export const rollupSubtree = (db: Database, taskId: number): Rollup => applySteps(db, readRollupSubtree(taskId));
 
 /** Spend of a subtree plus the reservations open inside it: what a budget on its root has committed. */
-export function committedInSubtree(db: Database, taskId: number): { tokens: number; cents: number } {
-  return prepared(
-    db,
+export function* readCommittedInSubtree(taskId: number): Steps<{ tokens: number; cents: number }> {
+  return (yield* get<{ tokens: number; cents: number }>(
     `${SUBTREE} SELECT coalesce(sum(spent_tokens + reserved_tokens), 0) AS tokens, coalesce(sum(spent_cents + reserved_cents), 0) AS cents
     FROM tasks WHERE task_id IN (SELECT id FROM subtree)`,
-  ).get({ root: taskId }) as { tokens: number; cents: number };
+    { root: taskId },
+  ))!;
 }
+export const committedInSubtree = (db: Database, taskId: number): { tokens: number; cents: number } =>
+  applySteps(db, readCommittedInSubtree(taskId));
 
 /** Spend by billing code over a subtree, or over a whole goal's trees when `root` is null. */
 export function rollupByBillingCode(

@@ -2,14 +2,15 @@ import type { App } from '../../app.js';
 import { BudgetExceeded } from '../../commands/task-budget.js';
 import type { ClaimTask } from '../../commands/task-types.js';
 import { taskDecider } from '../../commands/tasks.js';
-import type { CommandOptions } from '../../engine/handle.js';
+import type { CommandOptions, TransactResult } from '../../engine/handle.js';
+import { decide, runUnit, type Unit } from '../../engine/unit-of-work.js';
 import { DomainError } from '../../errors.js';
 import type { Speaker } from '../../events/principals.js';
 import { taskStream } from '../../events/tasks.js';
-import { getTask } from '../../projections/task-queries.js';
-import { budgetLines, heldReservation, pauseForBudget } from '../budget.js';
+import { readTask } from '../../projections/task-queries.js';
+import { heldReservation, pauseForBudgetUnit, readBudgetLines } from '../budget.js';
 import { who } from '../goals.js';
-import { callerAgent, inVerifierLineage, taskFor } from './lookup.js';
+import { findTask, readCallerAgent, readInVerifierLineage } from './lookup.js';
 
 export const DEFAULT_LEASE_MS = 30 * 60_000;
 
@@ -33,47 +34,60 @@ export function claimTask(
   actor: CommandOptions,
   leaseMs = DEFAULT_LEASE_MS,
 ): Claimed {
-  const result = app.engine.transact(actor, () => {
-    const { task, goal } = taskFor(app, by, taskId);
-    const agent = callerAgent(app, by);
-    const command: ClaimTask = {
-      type: 'ClaimTask',
-      agent: agent && {
-        agentId: agent.agentId,
-        name: agent.name,
-        quarantined: agent.quarantined,
-        configHash: agent.configHash,
+  return claimedBy(
+    runUnit(app.engine, actor, () => claimTaskUnit(by, taskId, leaseMs)),
+    taskId,
+  );
+}
+
+/** The claim as a unit of work (engine/unit-of-work.ts): on either store. */
+export type ClaimOutcome = { refused: BudgetExceeded } | { refused: null; claimed: Claimed };
+
+export function* claimTaskUnit(by: Speaker, taskId: number, leaseMs = DEFAULT_LEASE_MS): Unit<ClaimOutcome> {
+  const { task, goal } = yield* findTask(by, taskId);
+  const agent = yield* readCallerAgent(by);
+  const command: ClaimTask = {
+    type: 'ClaimTask',
+    agent: agent && {
+      agentId: agent.agentId,
+      name: agent.name,
+      quarantined: agent.quarantined,
+      configHash: agent.configHash,
+    },
+    leaseMs,
+    reservation: { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 },
+    goalStatus: goal?.status ?? null,
+    inVerifierLineage: agent !== null && (yield* readInVerifierLineage(task, agent.agentId)),
+    budget: goal ? { lines: yield* readBudgetLines(goal, task), replaces: heldReservation(task) } : null,
+  };
+  try {
+    const handled = yield* decide(taskDecider, taskStream(taskId), command);
+    const claimed = handled.events.find((e) => e.type === 'TaskClaimed')!;
+    const lease = claimed.data as { leaseExpiresAt: string; renewed: boolean };
+    const row = yield* readTask(taskId);
+    return {
+      refused: null,
+      claimed: {
+        taskId,
+        status: 'claimed',
+        claimedAt: row!.claimedAt ?? claimed.recordedAt,
+        leaseExpiresAt: lease.leaseExpiresAt,
+        renewed: lease.renewed,
       },
-      leaseMs,
-      reservation: { tokens: 0, cents: task.heartbeat?.max_budget ?? 0 },
-      goalStatus: goal?.status ?? null,
-      inVerifierLineage: agent !== null && inVerifierLineage(app, task, agent.agentId),
-      budget: goal ? { lines: budgetLines(app, goal, task), replaces: heldReservation(task) } : null,
     };
-    try {
-      const handled = app.engine.handle(taskDecider, taskStream(taskId), command, actor);
-      const claimed = handled.events.find((e) => e.type === 'TaskClaimed')!;
-      return {
-        refused: null,
-        claimed: claimed.data as { leaseExpiresAt: string; renewed: boolean },
-        at: claimed.recordedAt,
-      };
-    } catch (e) {
-      if (!(e instanceof BudgetExceeded)) throw e;
-      if (e.refusal.scope === 'goal') pauseForBudget(app, goal!, e.refusal, who(by), actor);
-      return { refused: e };
-    }
-  });
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e;
+    if (e.refusal.scope === 'goal') yield* pauseForBudgetUnit(goal!, e.refusal, who(by));
+    return { refused: e };
+  }
+}
+
+/** What claim_task answers for a unit's result: the lease, or the refusal (a retry's from the first run's events). */
+export function claimedBy(result: TransactResult<ClaimOutcome>, taskId: number): Claimed {
   const v = result.value;
   if (!v) return replayedClaim(result.events, taskId);
   if (v.refused) throw v.refused;
-  return {
-    taskId,
-    status: 'claimed',
-    claimedAt: getTask(app.engine.db, taskId)!.claimedAt ?? v.at!,
-    leaseExpiresAt: v.claimed!.leaseExpiresAt,
-    renewed: v.claimed!.renewed,
-  };
+  return v.claimed;
 }
 
 /** A retried claim (same idempotency key) answers as the first one did: its lease, or its budget refusal. */

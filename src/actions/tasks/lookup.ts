@@ -1,9 +1,10 @@
 import type { App } from '../../app.js';
 import { DomainError } from '../../errors.js';
 import type { Speaker } from '../../events/principals.js';
-import { getGoal, type GoalRow } from '../../projections/goal-queries.js';
-import { getAgent, sameLineage, type AgentRow } from '../../projections/principal-queries.js';
-import { getTask, ownerOfTask, type TaskRow } from '../../projections/task-queries.js';
+import { applySteps, type Steps } from '../../engine/projection-sql.js';
+import { readGoal, type GoalRow } from '../../projections/goal-queries.js';
+import { readAgent, readSameLineage, type AgentRow } from '../../projections/principal-queries.js';
+import { readOwnerOfTask, readTask, type TaskRow } from '../../projections/task-queries.js';
 import { agentIdOf } from '../goals.js';
 
 /**
@@ -19,23 +20,31 @@ export interface FoundTask {
 }
 
 /** The task and its goal, if the caller's tenant owns it (Colony itself sees every tenant's). */
-export function taskFor(app: App, by: Speaker, taskId: number): FoundTask {
-  const task = getTask(app.engine.db, taskId);
-  const goal = task !== null && task.goalId !== null ? getGoal(app.engine.db, task.goalId) : null;
-  const owner = task ? ownerOfTask(app.engine.db, task) : null;
+export function* findTask(by: Speaker, taskId: number): Steps<FoundTask> {
+  const task = yield* readTask(taskId);
+  const goal = task !== null && task.goalId !== null ? yield* readGoal(task.goalId) : null;
+  const owner = task ? yield* readOwnerOfTask(task) : null;
   if (!task || owner === null || (owner !== by.tenant && by.key !== 'system'))
     throw new DomainError('ErrTaskNotFound', `task ${taskId} not found`, { task_id: taskId });
   return { task, goal, ownerId: owner };
 }
 
+export const taskFor = (app: App, by: Speaker, taskId: number): FoundTask =>
+  applySteps(app.engine.db, findTask(by, taskId));
+
 /** The caller as an agent; null when it is no agent (an owner, Colony) or its agent is gone. */
-export function callerAgent(app: App, by: Speaker): AgentRow | null {
+export function* readCallerAgent(by: Speaker): Steps<AgentRow | null> {
   const agentId = agentIdOf(by);
-  return agentId === null ? null : getAgent(app.engine.db, agentId);
+  return agentId === null ? null : yield* readAgent(agentId);
 }
 
+export const callerAgent = (app: App, by: Speaker): AgentRow | null => applySteps(app.engine.db, readCallerAgent(by));
+
 /** Whether `agentId` is the task's peer verifier, or spawned it, or was spawned by it (false without a peer verifier). */
-export function inVerifierLineage(app: App, task: TaskRow, agentId: number): boolean {
+export function* readInVerifierLineage(task: TaskRow, agentId: number): Steps<boolean> {
   const v = task.verifier;
-  return v.kind === 'peer' && sameLineage(app.engine.db, agentId, v.agent_id);
+  return v.kind === 'peer' && (yield* readSameLineage(agentId, v.agent_id));
 }
+
+export const inVerifierLineage = (app: App, task: TaskRow, agentId: number): boolean =>
+  applySteps(app.engine.db, readInVerifierLineage(task, agentId));

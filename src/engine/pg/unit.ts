@@ -52,6 +52,7 @@ export async function runPgUnit<R>(
       const at = ctx.clock().toISOString();
       const appended: TenantEvent[] = [];
       const value = await driveUnitAsync(unit(), async (step) => {
+        if (step.op === 'id') return takeId(client, tenant, step.kind);
         if (step.op !== 'decide') return applyStepsPg(client, oneStep(step));
         const history = await readStreamOf(client, tenant, step.streamId);
         const { decider } = step;
@@ -81,6 +82,13 @@ export async function runPgUnit<R>(
     },
     ctx.begin(tenant),
   );
+}
+
+/** The tenant's next id of a kind, claimed at once (the unit holds the tenant's lock, so nobody races it). */
+async function takeId(client: pg.ClientBase, tenant: string, kind: string): Promise<number> {
+  const current = (await readSequences(client, tenant)).get(kind) ?? 0;
+  await claimSequences(client, tenant, { [kind]: { from: current, to: current + 1 } });
+  return current + 1;
 }
 
 /** Inserts chained rows of the tenant, applies them to its read models, and returns them as its events. */
