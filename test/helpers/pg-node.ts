@@ -2,10 +2,10 @@ import { TenantLeadership } from '../../src/engine/pg/leadership.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { PgTail } from '../../src/engine/pg/tail.js';
 import { createInterface } from 'node:readline';
-import { goalDecider } from '../../src/commands/goals.js';
-import { taskDecider } from '../../src/commands/tasks.js';
-import type { TaskCommand } from '../../src/commands/task-types.js';
-import { handleOnStore } from '../../src/engine/handle-store.js';
+import { reportUsageUnit } from '../../src/actions/tasks.js';
+import { claimedBy, claimTaskUnit } from '../../src/actions/tasks/claim.js';
+import { productProjections } from '../../src/app.js';
+import type { Speaker } from '../../src/events/principals.js';
 import { isDomainError } from '../../src/errors.js';
 
 /**
@@ -17,12 +17,13 @@ import { isDomainError } from '../../src/errors.js';
  *     (`RunStarted` appended with expected version 1, printed `started <tenant> run-N`), runs for runMs and
  *     ends with `RunFinished`. On gaining a tenant it first marks every run some other node started and
  *     never finished as `RunFailed` (its node died): printed `failed <tenant> run-N`.
- *   claim <url> <node> <n>
- *     Prints "ready", waits for "go" on stdin, then n agents of this node claim task-1 of tenant acme at
- *     once with the real task decider (engine/handle-store.ts); prints {"won": w, "refused": {code: count}}.
- *   spend <url> <node> <n>
- *     The same, but n reports of spend reach goal-1 at once, each with its own total (70–110 of 100
- *     tokens), through the real goal decider's ApplySpend.
+ *   claim <url> <node> <team>
+ *     Prints "ready", waits for "go" on stdin, then the agents of `team` (JSON: tenant, taskId, ownerId,
+ *     agents, test/helpers/race-team.ts) claim its task at once, each with the real claim_task action run
+ *     as a unit of work (actions/tasks/claim.ts); prints {"won": w, "refused": {code: count}}.
+ *   spend <url> <node> <team>
+ *     The same, but the owner reports 2 tokens of spend on the task once per agent listed, with the real
+ *     report_usage action (the task's and the goal's budget reactions in the same unit).
  *   write <url> <tenant> <n>
  *     Appends n events to stream note-1 of the tenant, one command each, then prints `wrote` and exits.
  */
@@ -30,32 +31,32 @@ const [mode, url, ...rest] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 if (mode === 'claim' || mode === 'spend') {
-  const [node, n] = rest as [string, string];
-  const store = await PgEventStore.open(url!, { poolSize: 8 });
+  const [node, team] = rest as [string, string];
+  const { tenant, taskId, ownerId, agents } = JSON.parse(team) as {
+    tenant: string;
+    taskId: number;
+    ownerId: number;
+    agents: number[];
+  };
+  const store = await PgEventStore.open(url!, { poolSize: 8, projections: productProjections });
   say('ready');
   // The parent's "go"; then stdin is let go, or it would keep this process alive after its answer.
   const lines = createInterface({ input: process.stdin });
   await new Promise<void>((resolve) => lines.once('line', () => resolve()));
   lines.close();
   process.stdin.destroy();
+  const owner: Speaker = { key: `user-${ownerId}`, name: 'owner', tenant: ownerId };
   const outcomes = await Promise.allSettled(
-    Array.from({ length: Number(n) }, (_, i) => {
-      const agent = { agentId: Number(node) * 1000 + i, name: `agent-${node}-${i}` };
-      const claim: TaskCommand = {
-        type: 'ClaimTask',
-        agent: { ...agent, quarantined: false },
-        leaseMs: 60_000,
-        reservation: { tokens: 0, cents: 0 },
-        goalStatus: null,
-        inVerifierLineage: false,
-        budget: null,
-      };
-      const options = { tenant: 'acme', actor: `agent-${agent.agentId}`, retries: 500 };
+    agents.map(async (agentId, i) => {
       if (mode === 'spend') {
-        const spent = { tokens: 70 + ((Number(node) * 50 + i) % 41), cents: 0 };
-        return handleOnStore(store, goalDecider, 'goal-1', { type: 'ApplySpend', spent }, options);
+        const usage = { tokens: 2, cents: 0, note: `report ${node}.${i}`, source: 'report_usage' as const };
+        return store.unit(tenant, { actor: 'user:owner' }, () => reportUsageUnit(owner, taskId, usage));
       }
-      return handleOnStore(store, taskDecider, 'task-1', claim, options);
+      const agent: Speaker = { key: `agent-${agentId}`, name: `racer-${agentId}`, tenant: ownerId };
+      return claimedBy(
+        await store.unit(tenant, { actor: `agent:${agentId}` }, () => claimTaskUnit(agent, taskId)),
+        taskId,
+      );
     }),
   );
   const refused: Record<string, number> = {};

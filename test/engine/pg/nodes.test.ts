@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { GoalEvent } from '../../../src/events/goals.js';
-import type { TaskCreated } from '../../../src/events/tasks.js';
+import { productProjections } from '../../../src/app.js';
+import { readSchema } from '../../../src/engine/pg/projections.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { PgTail } from '../../../src/engine/pg/tail.js';
 import type { TenantEvent } from '../../../src/engine/store-port.js';
 import { pgScratch, pgSkip } from '../../helpers/pg.js';
 import { spawnScript, type Child } from '../../helpers/processes.js';
+import { raceTeam, type RaceTeam } from '../../helpers/race-team.js';
+import { pgTables } from '../../helpers/read-models.js';
 
 /**
  * Several nodes (processes) on one PostgreSQL store: one leader per tenant for the background jobs, a
@@ -32,70 +34,23 @@ async function until(check: () => boolean | Promise<boolean>, ms: number, what: 
   return Date.now() - start;
 }
 
-/** An approved project task (no goal, so no budget gate), as the task decider folds it. */
-function taskCreated(): TaskCreated {
-  const notice = { messageId: 0, channelId: 1, body: 'created', metadata: {} };
-  return {
-    type: 'TaskCreated',
-    data: {
-      taskId: 1,
-      goalId: null,
-      parentId: null,
-      depth: 0,
-      ancestry: [],
-      title: 'One task',
-      description: 'for a hundred agents',
-      acceptanceCriteria: 'claimed once',
-      billingCode: 'race',
-      budgets: { tokens: null, cents: null },
-      verifier: { kind: 'auto' },
-      heartbeat: null,
-      status: 'approved',
-      proposalId: null,
-      channelId: 1,
-      by: { key: 'user-1', name: 'owner' },
-      notice,
-    },
-  };
-}
-
-/** An active goal with a budget of 100 tokens, as the goal decider folds it. */
-function activeGoal(): GoalEvent[] {
-  const notice = { messageId: 0, channelId: 1, body: 'activated', metadata: {} };
-  return [
-    {
-      type: 'GoalCreated',
-      data: {
-        goalId: 1,
-        ownerId: 1,
-        slug: 'race',
-        title: 'Race',
-        description: 'spend reports from every node',
-        channelId: 1,
-        coordinatorAgentId: 1,
-        coordinatorTemplate: 'default',
-        budgets: { tokens: 100, cents: null },
-        maxSpawnDepth: 1,
-        approvalMode: 'auto',
-        by: 'user-1',
-      },
-    },
-    { type: 'GoalActivated', data: { goalId: 1, from: 'draft', proposalId: null, notice } },
-  ];
-}
-
 interface RaceResult {
   won: number;
   refused: Record<string, number>;
 }
 
-/** Starts one node per count (pg-node.ts `mode`), lets them all go at once, and sums what they report. */
+/** Starts one node per slice of the team's agents (pg-node.ts `mode`), lets them all go at once, and sums what they report. */
 async function race(
   mode: 'claim' | 'spend',
   url: string,
+  team: RaceTeam,
   counts: number[],
 ): Promise<{ won: number; refused: Record<string, number>; each: RaceResult[] }> {
-  const nodes = counts.map((n, i) => node([mode, url, String(i + 1), String(n)]));
+  let from = 0;
+  const nodes = counts.map((n, i) => {
+    const agents = team.agentIds.slice(from, (from += n));
+    return node([mode, url, String(i + 1), JSON.stringify({ ...team, agents })]);
+  });
   await Promise.all(nodes.map((n) => n.waitForLine('ready')));
   for (const n of nodes) n.send('go');
   await Promise.all(nodes.map((n) => n.exit));
@@ -103,6 +58,14 @@ async function race(
   const refused: Record<string, number> = {};
   for (const r of each) for (const [code, k] of Object.entries(r.refused)) refused[code] = (refused[code] ?? 0) + k;
   return { won: each.reduce((a, r) => a + r.won, 0), refused, each };
+}
+
+/** Every read model of the tenant equals what a rebuild from its chain gives. */
+async function readModelsRebuildEqual(store: PgEventStore, tenant: string): Promise<void> {
+  const schema = readSchema(store.target.schema, tenant);
+  const live = await pgTables(store.pool, schema, productProjections);
+  await store.rebuild([], tenant);
+  assert.deepEqual(await pgTables(store.pool, schema, productProjections), live);
 }
 
 const queue = (store: PgEventStore, tenant: string, run: string) =>
@@ -211,51 +174,64 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
     }
   });
 
-  it('lets exactly one of 100 agents on 3 nodes claim a task, with the real task decider', async () => {
+  it('lets exactly one of 100 agents on 3 nodes claim a task, with the real claim_task action', async () => {
     const scratch = pgScratch();
-    const store = await PgEventStore.open(scratch.url);
     try {
-      await store.append({
-        tenant: 'acme',
-        streamId: 'task-1',
-        expected: 'no_stream',
-        events: [taskCreated()],
-        actor: 'owner',
-      });
-      const result = await race('claim', scratch.url, [34, 33, 33]);
+      const team = await raceTeam(scratch.url, 100, 1000);
+      const result = await race('claim', scratch.url, team, [34, 33, 33]);
       assert.deepEqual([result.won, result.refused], [1, { ErrAlreadyClaimed: 99 }], JSON.stringify(result.each));
-      const task = await store.readStream('acme', 'task-1');
-      assert.deepEqual(
-        task.map((e) => e.type),
-        ['TaskCreated', 'TaskClaimed'],
-      );
-      assert.equal((await store.sequences('acme')).get('message'), 1, 'one transition notice, one message id');
-      assert.equal((await store.verify()).get('acme')?.ok, true);
+      const store = await PgEventStore.open(scratch.url, { projections: productProjections });
+      try {
+        const task = await store.readStream(team.tenant, `task-${team.taskId}`);
+        assert.deepEqual(
+          task.map((e) => e.type),
+          ['TaskCreated', 'TaskClaimed'],
+        );
+        const row = await store.pool.query<{ status: string; assignee_agent_id: string }>(
+          `SELECT status, assignee_agent_id FROM "${readSchema(scratch.schema, team.tenant)}".tasks WHERE task_id = $1`,
+          [team.taskId],
+        );
+        assert.equal(row.rows[0]!.status, 'claimed', 'the read model shows the one claim');
+        assert.equal(Number(row.rows[0]!.assignee_agent_id), (task[1]!.data as { agentId: number }).agentId);
+        assert.equal((await store.verify()).get(team.tenant)?.ok, true);
+        await readModelsRebuildEqual(store, team.tenant);
+      } finally {
+        await store.close();
+      }
     } finally {
-      await store.close();
       await scratch.drop();
     }
   });
 
-  it('raises exactly one 80 % alert and one pause when 60 spend reports race on 3 nodes, with the real goal decider', async () => {
+  it('raises exactly one 80 % alert and one pause when 60 spend reports race on 3 nodes, with the real report_usage action', async () => {
     const scratch = pgScratch();
-    const store = await PgEventStore.open(scratch.url);
     try {
-      await store.append({
-        tenant: 'acme',
-        streamId: 'goal-1',
-        expected: 'no_stream',
-        events: activeGoal(),
-        actor: 'owner',
-      });
-      const result = await race('spend', scratch.url, [20, 20, 20]);
+      // 60 reports of 2 tokens on a budget of 100: the alert at 80, the pause at 100, whatever the order.
+      const team = await raceTeam(scratch.url, 60, 100);
+      const result = await race('spend', scratch.url, team, [20, 20, 20]);
       assert.deepEqual([result.won, result.refused], [60, {}], JSON.stringify(result.each));
-      const types = (await store.readStream('acme', 'goal-1')).map((e) => e.type);
-      assert.equal(types.filter((t) => t === 'BudgetAlertRaised').length, 1, types.join());
-      assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
-      assert.equal((await store.verify()).get('acme')?.ok, true);
+      const store = await PgEventStore.open(scratch.url, { projections: productProjections });
+      try {
+        const types = (await store.readStream(team.tenant, `goal-${team.goalId}`)).map((e) => e.type);
+        assert.equal(types.filter((t) => t === 'BudgetAlertRaised').length, 1, types.join());
+        assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
+        const goal = await store.pool.query<{ status: string; spent_tokens: string }>(
+          `SELECT g.status, t.spent_tokens FROM "${readSchema(scratch.schema, team.tenant)}".goals g
+             JOIN "${readSchema(scratch.schema, team.tenant)}".goal_totals t USING (goal_id) WHERE goal_id = $1`,
+          [team.goalId],
+        );
+        assert.deepEqual([goal.rows[0]!.status, Number(goal.rows[0]!.spent_tokens)], ['paused', 120]);
+        // The pause DMs the owner once, in a dm channel created once.
+        const dms = await store.pool.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${readSchema(scratch.schema, team.tenant)}".messages WHERE body LIKE '%was paused%'`,
+        );
+        assert.equal(Number(dms.rows[0]!.n), 1);
+        assert.equal((await store.verify()).get(team.tenant)?.ok, true);
+        await readModelsRebuildEqual(store, team.tenant);
+      } finally {
+        await store.close();
+      }
     } finally {
-      await store.close();
       await scratch.drop();
     }
   });
