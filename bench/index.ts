@@ -20,6 +20,7 @@ import { benchSse } from './sse.js';
 import { benchEvidence } from './evidence.js';
 import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
 import { benchPostgres } from './pg.js';
+import { benchPgReadModels } from './pg-read-models.js';
 import { benchStorePort } from './store-port.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -83,6 +84,8 @@ const TARGETS: Record<string, string> = {
   pg_commands_per_s_nodes_2: '(the curve: how it grows with nodes)',
   pg_commands_per_s_nodes_4: '(the curve: how it grows with nodes)',
   pg_commands_per_s_one_tenant: '(diagnostic: one chain serializes)',
+  pg_rebuild_events_per_s: '(how a PostgreSQL rebuild compares with SQLite)',
+  pg_append_with_read_models: 'ratio >= 0.5 (read models in the append transaction)',
 };
 
 const BASELINES: Record<string, string> = {
@@ -143,6 +146,8 @@ const BASELINES: Record<string, string> = {
   pg_commands_per_s_nodes_2: 'pgbench -N tps, same clients, same server',
   pg_commands_per_s_nodes_4: 'pgbench -N tps, same clients, same server',
   pg_commands_per_s_one_tenant: 'pgbench -N tps, same clients, same server',
+  pg_rebuild_events_per_s: "SQLite's rebuild of the same log, same projections",
+  pg_append_with_read_models: 'the same appends with no read models',
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
@@ -298,6 +303,9 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
         say('commands on PostgreSQL with 1, 2 and 4 nodes against pgbench -N…');
         const timing = options.quick ? { seconds: 2, rounds: 1 } : { seconds: 5, rounds: 3 };
         Object.assign(results, await benchPostgres(options.pgUrl, timing, say));
+        say('read models on PostgreSQL: rebuild against SQLite, appends with and without…');
+        const size = options.quick ? { cards: 500, appends: 300 } : { cards: 3000, appends: 2000 };
+        Object.assign(results, await benchPgReadModels(options.pgUrl, size, say));
       } else say('postgres: skipped (no server: pass --store postgres://… or set COLONY_TEST_PG)');
     }
   } finally {

@@ -4,7 +4,7 @@ import { notFound } from '../errors.js';
 import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
-import { expiredLeases, getTask, type TaskRow } from '../projections/task-queries.js';
+import { expiredLeases, getTask, readTask, type TaskRow } from '../projections/task-queries.js';
 import { readRunningRun } from '../projections/run-queries.js';
 import { resolveChannel } from './channels.js';
 import { applySpendUnit, applyTaskSpendUnit } from './budget.js';
@@ -12,8 +12,9 @@ import { recordVerdicts } from './reputation.js';
 import { agentIdOf, who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
+import { applySteps } from '../engine/projection-sql.js';
 import { decide, runUnit, type Unit } from '../engine/unit-of-work.js';
-import { callerAgent, findTask, taskFor } from './tasks/lookup.js';
+import { findTask, readCallerAgent, taskFor } from './tasks/lookup.js';
 
 /**
  * The task lifecycle as commands (budgets in budget.ts). Every function is one transaction: it finds the
@@ -26,17 +27,22 @@ export { claimTask, DEFAULT_LEASE_MS, type Claimed } from './tasks/claim.js';
 export { verifyTask } from './tasks/verdicts.js';
 
 /** The calling agent as the task decider sees it; null when the caller is no agent. */
-function agentRef(app: App, by: Speaker) {
-  const agent = callerAgent(app, by);
+function* readAgentRef(by: Speaker) {
+  const agent = yield* readCallerAgent(by);
   return agent && { agentId: agent.agentId, name: agent.name };
 }
+const agentRef = (app: App, by: Speaker) => applySteps(app.engine.db, readAgentRef(by));
 
 export function startTask(app: App, by: Speaker, taskId: number, actor: CommandOptions): TaskRow {
-  app.engine.transact(actor, () => {
-    taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'StartTask', agent: agentRef(app, by) }, actor);
-  });
+  runUnit(app.engine, actor, () => startTaskUnit(by, taskId));
   return getTask(app.engine.db, taskId)!;
+}
+
+/** start_task as a unit of work (engine/unit-of-work.ts), on either store: the task as it is after. */
+export function* startTaskUnit(by: Speaker, taskId: number): Unit<TaskRow> {
+  yield* findTask(by, taskId);
+  yield* decide(taskDecider, taskStream(taskId), { type: 'StartTask', agent: yield* readAgentRef(by) });
+  return (yield* readTask(taskId))!;
 }
 
 /** complete_task: the assignee hands in its work, naming messages it can see; an auto verifier decides in the same command. */
@@ -67,24 +73,25 @@ export function completeTask(
 }
 
 export function releaseTask(app: App, by: Speaker, taskId: number, reason: string, actor: CommandOptions): TaskRow {
-  app.engine.transact(actor, () => {
-    taskFor(app, by, taskId);
-    app.engine.handle(
-      taskDecider,
-      taskStream(taskId),
-      { type: 'ReleaseTask', agent: agentRef(app, by), reason },
-      actor,
-    );
-  });
+  runUnit(app.engine, actor, () => releaseTaskUnit(by, taskId, reason));
   return getTask(app.engine.db, taskId)!;
 }
 
+export function* releaseTaskUnit(by: Speaker, taskId: number, reason: string): Unit<TaskRow> {
+  yield* findTask(by, taskId);
+  yield* decide(taskDecider, taskStream(taskId), { type: 'ReleaseTask', agent: yield* readAgentRef(by), reason });
+  return (yield* readTask(taskId))!;
+}
+
 export function cancelTask(app: App, by: Speaker, taskId: number, reason: string, actor: CommandOptions): TaskRow {
-  app.engine.transact(actor, () => {
-    const { ownerId } = taskFor(app, by, taskId);
-    app.engine.handle(taskDecider, taskStream(taskId), { type: 'CancelTask', reason, by: who(by), ownerId }, actor);
-  });
+  runUnit(app.engine, actor, () => cancelTaskUnit(by, taskId, reason));
   return getTask(app.engine.db, taskId)!;
+}
+
+export function* cancelTaskUnit(by: Speaker, taskId: number, reason: string): Unit<TaskRow> {
+  const { ownerId } = yield* findTask(by, taskId);
+  yield* decide(taskDecider, taskStream(taskId), { type: 'CancelTask', reason, by: who(by), ownerId });
+  return (yield* readTask(taskId))!;
 }
 
 /**
