@@ -35,7 +35,13 @@ export class PgReadModels {
     readonly projections: readonly AnyProjection[],
     /** The statement that begins a transaction holding a tenant's chain lock (pg/chain.ts). */
     private readonly beginLocked: (tenant: string) => string,
-  ) {}
+  ) {
+    // The store's tables share the search_path: a read model named like one would shadow it, or be
+    // dropped in its place by a rebuild.
+    for (const p of projections)
+      for (const table of p.tables as string[])
+        if (/^(es|rm)_/.test(table)) throw new Error(`projection ${p.name}: table names es_* and rm_* are the store's`);
+  }
 
   /** The schema of a tenant's read models: derived from its name, the same on every node. */
   schemaOf(tenant: string): string {

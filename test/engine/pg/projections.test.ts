@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Event } from '../../../src/engine/event.js';
 import type { Projection } from '../../../src/engine/projection.js';
 import { run } from '../../../src/engine/projection-sql.js';
-import { readSchema } from '../../../src/engine/pg/projections.js';
+import { PgReadModels, readSchema } from '../../../src/engine/pg/projections.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { isDomainError } from '../../../src/errors.js';
 import { ev } from '../../helpers/event-log.js';
@@ -148,5 +148,14 @@ describe('projections on PostgreSQL', { skip: pgSkip }, () => {
     } finally {
       await scratch.drop();
     }
+  });
+});
+
+describe('read model names on PostgreSQL', () => {
+  it("refuses a table named like the store's own, which shares the search_path", () => {
+    const named = (table: string): Projection<Event, string> => ({ ...streamCounts(), tables: [table] });
+    for (const table of ['es_events', 'rm_projections'])
+      assert.throws(() => new PgReadModels('colony', [named(table)], () => 'BEGIN'), /es_\* and rm_\* are the store's/);
+    assert.doesNotThrow(() => new PgReadModels('colony', [named('stream_counts')], () => 'BEGIN'));
   });
 });
