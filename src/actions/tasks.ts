@@ -4,7 +4,7 @@ import { notFound } from '../errors.js';
 import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
-import { expiredLeases, getTask, readTask, type TaskRow } from '../projections/task-queries.js';
+import { getTask, readExpiredLeases, readTask, type TaskRow } from '../projections/task-queries.js';
 import { readRunningRun } from '../projections/run-queries.js';
 import { resolveChannel } from './channels.js';
 import { applySpendUnit, applyTaskSpendUnit } from './budget.js';
@@ -138,9 +138,14 @@ export function* reportUsageUnit(
 /** The sweeper's command: every lease that ran out by now is expired, each task claimable again. */
 export function expireLeases(app: App): number[] {
   const now = app.engine.clock().toISOString();
+  return runUnit(app.engine, { actor: 'system' }, () => expireLeasesUnit(now)).value!;
+}
+
+/** The sweep as a unit of work, on either store: the tasks whose claim it expired. */
+export function* expireLeasesUnit(now: string): Unit<number[]> {
   const expired: number[] = [];
-  for (const taskId of expiredLeases(app.engine.db, now)) {
-    const r = app.engine.handle(taskDecider, taskStream(taskId), { type: 'ExpireClaim' }, { actor: 'system' });
+  for (const taskId of yield* readExpiredLeases(now)) {
+    const r = yield* decide(taskDecider, taskStream(taskId), { type: 'ExpireClaim' });
     if (r.events.length > 0) expired.push(taskId);
   }
   return expired;

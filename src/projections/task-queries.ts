@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
-import { applySteps, get, type Steps } from '../engine/projection-sql.js';
+import { all, applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { AncestryNode, HeartbeatConfig, VerifierConfig } from '../events/tasks.js';
 import type { TaskStatus } from '../events/task-status.js';
 import { readGoal } from './goal-queries.js';
@@ -116,13 +116,14 @@ export function tasksOfGoal(db: Database, goalId: number): TaskRow[] {
 }
 
 /** Tasks whose lease ran out by `now` while still held. */
-export const expiredLeases = (db: Database, now: string): number[] =>
-  (
-    prepared(
-      db,
-      `SELECT task_id FROM tasks WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? AND status IN ('claimed', 'in_progress') ORDER BY task_id`,
-    ).all(now) as { task_id: number }[]
-  ).map((r) => r.task_id);
+export function* readExpiredLeases(now: string): Steps<number[]> {
+  const rows = yield* all<{ task_id: number }>(
+    `SELECT task_id FROM tasks WHERE lease_expires_at IS NOT NULL AND lease_expires_at <= ? AND status IN ('claimed', 'in_progress') ORDER BY task_id`,
+    now,
+  );
+  return rows.map((r) => r.task_id);
+}
+export const expiredLeases = (db: Database, now: string): number[] => applySteps(db, readExpiredLeases(now));
 
 /** Tasks waiting for a command verifier (after a crash, nobody may be running it). */
 export const awaitingCommandVerification = (db: Database): TaskRow[] =>

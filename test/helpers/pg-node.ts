@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { reportUsageUnit } from '../../src/actions/tasks.js';
 import { claimedBy, claimTaskUnit } from '../../src/actions/tasks/claim.js';
 import { productProjections } from '../../src/app.js';
+import { TenantJobs } from '../../src/runtime/tenant-jobs.js';
 import type { Speaker } from '../../src/events/principals.js';
 import { isDomainError } from '../../src/errors.js';
 
@@ -24,6 +25,9 @@ import { isDomainError } from '../../src/errors.js';
  *   spend <url> <node> <team>
  *     The same, but the owner reports 2 tokens of spend on the task once per agent listed, with the real
  *     report_usage action (the task's and the goal's budget reactions in the same unit).
+ *   sweep <url> <node> <sweepMs>
+ *     Runs the product's lease sweeper on the tenants it leads (runtime/tenant-jobs.ts): prints `gain T`,
+ *     `lose T` and `expired T <task ids> by <node>`; stops on a line on stdin.
  *   write <url> <tenant> <n>
  *     Appends n events to stream note-1 of the tenant, one command each, then prints `wrote` and exits.
  */
@@ -66,6 +70,24 @@ if (mode === 'claim' || mode === 'spend') {
       refused[code] = (refused[code] ?? 0) + 1;
     }
   say(JSON.stringify({ won: outcomes.filter((o) => o.status === 'fulfilled').length, refused }));
+  await store.close();
+} else if (mode === 'sweep') {
+  // The product's lease sweeper, on the tenants this node leads (runtime/tenant-jobs.ts).
+  const [node, sweepMs] = rest as [string, string];
+  const store = await PgEventStore.open(url!, { poolSize: 4, projections: productProjections });
+  const jobs = await TenantJobs.start(store, {
+    sweepMs: Number(sweepMs),
+    leadershipMs: 300,
+    onGain: (tenant) => say(`gain ${tenant}`),
+    onLose: (tenant) => say(`lose ${tenant}`),
+    onSwept: (tenant, ids) => say(`expired ${tenant} ${ids.join(',')} by ${node}`),
+  });
+  say('ready');
+  const lines = createInterface({ input: process.stdin });
+  await new Promise<void>((resolve) => lines.once('line', () => resolve()));
+  lines.close();
+  process.stdin.destroy();
+  await jobs.stop();
   await store.close();
 } else if (mode === 'write') {
   const [tenant, n] = rest as [string, string];

@@ -9,6 +9,8 @@ import type { TenantEvent } from '../../../src/engine/store-port.js';
 import { pgScratch, pgSkip } from '../../helpers/pg.js';
 import { spawnScript, type Child } from '../../helpers/processes.js';
 import { raceTeam, type RaceTeam } from '../../helpers/race-team.js';
+import { claimTaskUnit } from '../../../src/actions/tasks/claim.js';
+import type { Speaker } from '../../../src/events/principals.js';
 import { pgTables } from '../../helpers/read-models.js';
 
 /**
@@ -232,6 +234,53 @@ describe('nodes sharing one PostgreSQL store', { skip: pgSkip }, () => {
         await store.close();
       }
     } finally {
+      await scratch.drop();
+    }
+  });
+
+  it("sweeps each tenant's expired leases on one node, and after kill -9 on another, each claim expired once", async () => {
+    const scratch = pgScratch();
+    const store = await PgEventStore.open(scratch.url, { projections: productProjections });
+    try {
+      const team = await raceTeam(scratch.url, 2, 1000);
+      const agent = (i: number): Speaker => ({
+        key: `agent-${team.agentIds[i]}`,
+        name: `racer-${i}`,
+        tenant: team.ownerId,
+      });
+      const claim = (i: number) =>
+        store.unit(team.tenant, { actor: `agent:${i}` }, () => claimTaskUnit(agent(i), team.taskId, 300));
+      const nodes = [node(['sweep', scratch.url, '1', '150']), node(['sweep', scratch.url, '2', '150'])];
+      await Promise.all(nodes.map((n) => n.waitForLine('ready')));
+      await until(() => nodes.some((n) => n.lines.includes(`gain ${team.tenant}`)), 5000, 'a leader');
+      const leader = nodes.find((n) => n.lines.includes(`gain ${team.tenant}`))!;
+      const follower = nodes.find((n) => n !== leader)!;
+      const expired = () => nodes.flatMap((n) => n.lines.filter((l) => l.startsWith(`expired ${team.tenant} `)));
+      await claim(0);
+      await until(() => expired().length === 1, 5000, 'the first expiry');
+      assert.match(expired()[0]!, new RegExp(`^expired ${team.tenant} ${team.taskId} by `));
+      assert.ok(
+        leader.lines.some((l) => l.startsWith('expired')),
+        'the leader swept',
+      );
+      leader.proc.kill('SIGKILL');
+      await leader.exit;
+      await claim(1);
+      await until(() => follower.lines.includes(`gain ${team.tenant}`), 5000, 'the takeover');
+      await until(() => expired().length === 2, 5000, 'the second expiry');
+      await new Promise((r) => setTimeout(r, 500)); // more sweeps: nothing more to expire
+      assert.equal(expired().length, 2, expired().join('\n'));
+      const types = (await store.readStream(team.tenant, `task-${team.taskId}`)).map((e) => e.type);
+      assert.deepEqual(
+        types.filter((t) => t === 'TaskClaimed' || t === 'ClaimExpired'),
+        ['TaskClaimed', 'ClaimExpired', 'TaskClaimed', 'ClaimExpired'],
+      );
+      assert.equal((await store.verify()).get(team.tenant)?.ok, true);
+      await readModelsRebuildEqual(store, team.tenant);
+      follower.send('stop');
+      await follower.exit;
+    } finally {
+      await store.close();
       await scratch.drop();
     }
   });
