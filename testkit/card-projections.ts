@@ -36,16 +36,16 @@ export const cardsProjection: Projection<CardEvent, 'cards'> = {
     const sql = cardsSql(t);
     switch (e.type) {
       case 'CardOpened':
-        yield* run(sql.open, e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
+        yield run(sql.open, e.data.cardId, e.data.title, e.data.column, e.data.priority, e.recordedAt, e.position);
         return;
       case 'CardMoved':
-        yield* run(sql.move, e.data.to, e.recordedAt, e.position, e.data.cardId);
+        yield run(sql.move, e.data.to, e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardCommented':
-        yield* run(sql.comment, e.recordedAt, e.position, e.data.cardId);
+        yield run(sql.comment, e.recordedAt, e.position, e.data.cardId);
         return;
       case 'CardClosed':
-        yield* run(sql.close, e.data.column, e.recordedAt, e.position, e.data.cardId);
+        yield run(sql.close, e.data.column, e.recordedAt, e.position, e.data.cardId);
         return;
       default: {
         const never: never = e;
@@ -68,14 +68,14 @@ export const cardColumnsProjection: Projection<CardEvent, 'card_columns'> = {
     const bump = (column: string, open: number, closed: number) => run(columnsSql(t).bump, column, open, closed);
     switch (e.type) {
       case 'CardOpened':
-        yield* bump(e.data.column, 1, 0);
+        yield bump(e.data.column, 1, 0);
         return;
       case 'CardMoved':
-        yield* bump(e.data.from, -1, 0);
-        yield* bump(e.data.to, 1, 0);
+        yield bump(e.data.from, -1, 0);
+        yield bump(e.data.to, 1, 0);
         return;
       case 'CardClosed':
-        yield* bump(e.data.column, -1, 1);
+        yield bump(e.data.column, -1, 1);
         return;
       case 'CardCommented':
         return;

@@ -2,7 +2,7 @@ import { MENTION, type ChannelEvent } from '../events/channels.js';
 import type { Event, StoredEvent } from '../engine/event.js';
 import { NOTICE_EVENT_TYPES, type Notice } from '../events/notices.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
-import { run } from '../engine/projection-sql.js';
+import { run, type RunResult } from '../engine/projection-sql.js';
 
 /**
  * Channels and messages as read tables, with `@name` mentions parsed out of each body and an FTS5
@@ -81,7 +81,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
     if (isNotice(e)) {
       const n = e.data.notice;
       if (!n) return;
-      const inserted = yield* run(
+      const inserted: RunResult = yield run(
         q.message,
         n.messageId,
         n.channelId,
@@ -95,13 +95,13 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         null,
         e.recordedAt,
       );
-      if (inserted.changes > 0) yield* run(q.fts, n.messageId, n.body, '');
+      if (inserted.changes > 0) yield run(q.fts, n.messageId, n.body, '');
       return;
     }
     switch (e.type) {
       case 'ChannelCreated': {
         const c = e.data;
-        yield* run(
+        yield run(
           q.channel,
           c.channelId,
           c.ownerId,
@@ -116,7 +116,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
       }
       case 'MessagePosted': {
         const m = e.data;
-        const inserted = yield* run(
+        const inserted: RunResult = yield run(
           q.message,
           m.messageId,
           m.channelId,
@@ -131,13 +131,13 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
           e.recordedAt,
         );
         if (inserted.changes === 0) return;
-        yield* run(q.fts, m.messageId, m.body, m.subject ?? '');
-        for (const name of mentionsIn(m.body)) yield* run(q.mention, m.messageId, name);
+        yield run(q.fts, m.messageId, m.body, m.subject ?? '');
+        for (const name of mentionsIn(m.body)) yield run(q.mention, m.messageId, name);
         return;
       }
       case 'ReactionAdded': {
         const r = e.data;
-        yield* run(
+        yield run(
           q.react,
           r.messageId,
           r.reaction,
@@ -149,10 +149,10 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         return;
       }
       case 'ReactionRemoved':
-        yield* run(q.unreact, e.data.messageId, e.data.reaction, e.data.by);
+        yield run(q.unreact, e.data.messageId, e.data.reaction, e.data.by);
         return;
       case 'MessagesRead':
-        yield* run(q.read, Number(e.streamId.slice('channel-'.length)), e.data.principal, e.data.upTo, e.recordedAt);
+        yield run(q.read, Number(e.streamId.slice('channel-'.length)), e.data.principal, e.data.upTo, e.recordedAt);
         return;
       default: {
         const never: never = e;

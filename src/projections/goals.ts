@@ -50,7 +50,7 @@ export const goalsProjection: Projection<GoalEvent, T> = {
     switch (e.type) {
       case 'GoalCreated': {
         const g = e.data;
-        yield* run(
+        yield run(
           q.insert,
           g.goalId,
           g.ownerId,
@@ -71,10 +71,10 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       }
       case 'GoalActivated':
-        yield* run(q.status, 'active', at, e.data.goalId);
+        yield run(q.status, 'active', at, e.data.goalId);
         return;
       case 'GoalPaused':
-        yield* run(
+        yield run(
           q.paused,
           `budget: ${e.data.dimension} ${e.data.spent}${e.data.requested ? ` + ${e.data.requested}` : ''} of ${e.data.budget}`,
           at,
@@ -83,7 +83,7 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       case 'GoalResumed': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.resumed,
           d.budgets.tokens,
           d.budgets.cents,
@@ -95,13 +95,13 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       }
       case 'GoalClosed':
-        yield* run(q.closed, e.data.to, e.data.summary, at, at, e.data.goalId);
+        yield run(q.closed, e.data.to, e.data.summary, at, at, e.data.goalId);
         return;
       case 'BudgetAlertRaised':
-        yield* run(e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents, at, e.data.goalId);
+        yield run(e.data.dimension === 'tokens' ? q.alertTokens : q.alertCents, at, e.data.goalId);
         return;
       case 'GoalApprovalModeSet':
-        yield* run(q.mode, e.data.to, at, e.data.goalId);
+        yield run(q.mode, e.data.to, at, e.data.goalId);
         return;
       default: {
         const never: never = e;

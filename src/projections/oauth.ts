@@ -56,12 +56,12 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
     switch (e.type) {
       case 'OAuthClientRegistered': {
         const d = e.data;
-        yield* run(q.client, d.clientN, d.clientId, d.kind, d.clientName, JSON.stringify(d.redirectUris), e.recordedAt);
+        yield run(q.client, d.clientN, d.clientId, d.kind, d.clientName, JSON.stringify(d.redirectUris), e.recordedAt);
         return;
       }
       case 'OAuthAuthorizationApproved': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.decision,
           d.approvalN,
           d.userCode,
@@ -77,7 +77,7 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
       }
       case 'OAuthAuthorizationDenied': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.decision,
           d.approvalN,
           d.userCode,
@@ -93,7 +93,7 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
       }
       case 'OAuthGrantIssued': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.grant,
           d.grantN,
           d.clientId,
@@ -108,20 +108,20 @@ export const oauthProjection: Projection<OAuthEvent, T> = {
           d.accessExpiresAt,
           d.refreshExpiresAt,
         );
-        yield* run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
-        yield* run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
+        yield run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
+        yield run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
         return;
       }
       case 'OAuthGrantRefreshed': {
         const d = e.data;
-        yield* run(q.retire, d.grantN);
-        yield* run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
-        yield* run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
-        yield* run(q.refreshed, d.accessExpiresAt, d.refreshExpiresAt, e.recordedAt, d.grantN);
+        yield run(q.retire, d.grantN);
+        yield run(q.token, d.accessTokenHash, d.grantN, 'access', d.accessExpiresAt);
+        yield run(q.token, d.refreshTokenHash, d.grantN, 'refresh', d.refreshExpiresAt);
+        yield run(q.refreshed, d.accessExpiresAt, d.refreshExpiresAt, e.recordedAt, d.grantN);
         return;
       }
       case 'OAuthGrantRevoked':
-        yield* run(q.revoked, e.recordedAt, e.data.reason, e.data.grantN);
+        yield run(q.revoked, e.recordedAt, e.data.reason, e.data.grantN);
         return;
       default: {
         const never: never = e;

@@ -61,11 +61,11 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
     const q = sql(t);
     switch (e.type) {
       case 'UserCreated':
-        yield* run(q.user, e.data.userId, e.data.name, e.data.role, e.recordedAt);
+        yield run(q.user, e.data.userId, e.data.name, e.data.role, e.recordedAt);
         return;
       case 'AgentRegistered': {
         const a = e.data;
-        yield* run(
+        yield run(
           q.agent,
           a.agentId,
           a.name,
@@ -86,16 +86,16 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         return;
       }
       case 'AgentQuarantined':
-        yield* run(q.quarantine, e.data.reason, e.recordedAt, e.data.agentId);
+        yield run(q.quarantine, e.data.reason, e.recordedAt, e.data.agentId);
         return;
       case 'AgentUnquarantined':
-        yield* run(q.unquarantine, e.data.agentId);
+        yield run(q.unquarantine, e.data.agentId);
         return;
       case 'EvidenceRecorded':
         return;
       case 'AgentConfigUpdated': {
         const c = e.data;
-        yield* run(
+        yield run(
           q.config,
           c.model,
           c.systemPrompt,
@@ -112,7 +112,7 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
       }
       case 'TokenIssued': {
         const [kind, id] = principalOf(e.streamId);
-        yield* run(
+        yield run(
           q.token,
           e.data.tokenId,
           kind,
@@ -126,10 +126,10 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         return;
       }
       case 'TokenRevoked':
-        yield* run(q.revoke, e.recordedAt, e.data.reason, e.data.tokenId);
+        yield run(q.revoke, e.recordedAt, e.data.reason, e.data.tokenId);
         return;
       case 'AgentCommandSet':
-        yield* run(q.agentCommand, e.data.command, e.data.userId);
+        yield run(q.agentCommand, e.data.command, e.data.userId);
         return;
       default: {
         const never: never = e;

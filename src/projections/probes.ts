@@ -41,7 +41,7 @@ export const probesProjection: Projection<ProbeEvent, T> = {
     switch (e.type) {
       case 'ProbeCreated': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.insert,
           d.n,
           d.probeId,
@@ -56,16 +56,16 @@ export const probesProjection: Projection<ProbeEvent, T> = {
         return;
       }
       case 'ProbeUpdated':
-        yield* run(q.update, e.data.expiresAt, e.data.probeId);
+        yield run(q.update, e.data.expiresAt, e.data.probeId);
         return;
       case 'ProbeFired':
-        yield* run(q.fired, e.data.firedAt, e.data.messageId, e.data.probeId);
+        yield run(q.fired, e.data.firedAt, e.data.messageId, e.data.probeId);
         return;
       case 'ProbeBurned':
-        yield* run(q.burned, e.data.firedAt, e.data.reason, e.data.probeId);
+        yield run(q.burned, e.data.firedAt, e.data.reason, e.data.probeId);
         return;
       case 'ProbeExpired':
-        yield* run(q.expired, e.data.reason, e.recordedAt, e.data.probeId);
+        yield run(q.expired, e.data.reason, e.recordedAt, e.data.probeId);
         return;
       default: {
         const never: never = e;

@@ -36,14 +36,14 @@ export const projectsProjection: Projection<ProjectEvent, T> = {
     switch (e.type) {
       case 'ProjectCreated': {
         const d = e.data;
-        yield* run(q.insert, d.projectId, d.ownerId, d.name, d.path, d.gitRemote, d.description, at, at);
+        yield run(q.insert, d.projectId, d.ownerId, d.name, d.path, d.gitRemote, d.description, at, at);
         return;
       }
       case 'ProjectReactivated':
-        yield* run(q.reactivated, e.data.gitRemote, e.data.description, at, e.data.projectId);
+        yield run(q.reactivated, e.data.gitRemote, e.data.description, at, e.data.projectId);
         return;
       case 'ProjectArchived':
-        yield* run(q.archived, at, e.data.projectId);
+        yield run(q.archived, at, e.data.projectId);
         return;
       default: {
         const never: never = e;

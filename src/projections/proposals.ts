@@ -33,7 +33,7 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
     switch (e.type) {
       case 'TaskTreeProposed': {
         const p = e.data;
-        yield* run(
+        yield run(
           q.insert,
           p.proposalId,
           'task_tree',
@@ -54,7 +54,7 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
       }
       case 'AgentProposed': {
         const p = e.data;
-        yield* run(
+        yield run(
           q.insert,
           p.proposalId,
           'agent',
@@ -74,7 +74,7 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
         return;
       }
       case 'ProposalApproved':
-        yield* run(
+        yield run(
           q.decide,
           'approved',
           e.data.by.name,
@@ -87,7 +87,7 @@ export const proposalsProjection: Projection<ProposalEvent, T> = {
         );
         return;
       case 'ProposalRejected':
-        yield* run(q.decide, 'rejected', e.data.by.name, e.recordedAt, e.data.reason, 0, null, null, e.data.proposalId);
+        yield run(q.decide, 'rejected', e.data.by.name, e.recordedAt, e.data.reason, 0, null, null, e.data.proposalId);
         return;
       default: {
         const never: never = e;

@@ -31,7 +31,7 @@ export const reputationProjection: Projection<ReputationEvent, T> = {
   *apply(e, t) {
     if (e.type !== 'EvidenceRecorded') return;
     const d = e.data;
-    yield* run(
+    yield run(
       sql(t).insert,
       e.position,
       d.agentId,

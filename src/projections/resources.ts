@@ -38,7 +38,7 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
     switch (e.type) {
       case 'ResourceRequested': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.insert,
           d.requestId,
           d.ownerId,
@@ -56,10 +56,10 @@ export const resourcesProjection: Projection<ResourceEvent, T> = {
         return;
       }
       case 'ResourceRequestFulfilled':
-        yield* run(q.fulfil, e.recordedAt, e.data.secretId, e.data.scope, e.data.requestId);
+        yield run(q.fulfil, e.recordedAt, e.data.secretId, e.data.scope, e.data.requestId);
         return;
       case 'ResourceRequestRejected':
-        yield* run(q.reject, e.recordedAt, e.data.reason, e.data.requestId);
+        yield run(q.reject, e.recordedAt, e.data.reason, e.data.requestId);
         return;
       default: {
         const never: never = e;

@@ -27,7 +27,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 /** The agent's runtime row, idle and not stopped, unless it has one. */
 export function* ensureRuntime(t: TableNames<T>, agentId: number): Steps {
-  yield* run(sql(t).row, agentId);
+  yield run(sql(t).row, agentId);
 }
 
 /** The owner's settings, stop and start, and the project and confinement of an agent. */
@@ -37,20 +37,20 @@ export function* applyRuntimeEvent(e: StoredEvent<RuntimeEvent>, t: TableNames<T
   switch (e.type) {
     case 'RuntimeConfigured': {
       const s = e.data.settings;
-      yield* run(q.settings, s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
+      yield run(q.settings, s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
       return;
     }
     case 'AgentStopped':
     case 'AgentStarted': {
       const stopped = e.type === 'AgentStopped' ? 1 : 0;
-      yield* run(q.stopped, stopped, stopped, e.data.agentId);
+      yield run(q.stopped, stopped, stopped, e.data.agentId);
       return;
     }
     case 'AgentProjectSet':
-      yield* run(q.project, e.data.projectId, e.data.agentId);
+      yield run(q.project, e.data.projectId, e.data.agentId);
       return;
     case 'SandboxConfigured':
-      yield* run(q.sandbox, JSON.stringify(e.data.settings), e.data.agentId);
+      yield run(q.sandbox, JSON.stringify(e.data.settings), e.data.agentId);
       return;
     default: {
       const never: never = e;
@@ -66,7 +66,7 @@ export function* runtimeRunStarted(
   at: string,
 ): Steps {
   yield* ensureRuntime(t, started.agentId);
-  yield* run(sql(t).running, started.runId, started.runId, started.sessionId, at, started.agentId);
+  yield run(sql(t).running, started.runId, started.runId, started.sessionId, at, started.agentId);
 }
 
 /** The agent's current run ended: idle or error (or still stopped). The end of any other run changes nothing. */
@@ -76,10 +76,10 @@ export function* runtimeRunEnded(
   status: 'idle' | 'error',
   at: string,
 ): Steps {
-  yield* run(sql(t).ended, status, at, ended.agentId, ended.runId);
+  yield run(sql(t).ended, status, at, ended.agentId, ended.runId);
 }
 
 /** The agent's last session message: when, and its first 200 characters. */
 export function* runtimeMessage(t: TableNames<T>, agentId: number, preview: string, at: string): Steps {
-  yield* run(sql(t).message, at, preview, agentId);
+  yield run(sql(t).message, at, preview, agentId);
 }

@@ -1,7 +1,7 @@
 import type { RunEvent, RuntimeEvent } from '../events/runs.js';
 import type { CostRecorded } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
-import { run, get } from '../engine/projection-sql.js';
+import { run, get, type RunResult } from '../engine/projection-sql.js';
 import {
   applyRuntimeEvent,
   ensureRuntime,
@@ -91,7 +91,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
     switch (e.type) {
       case 'RunQueued': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.queued,
           d.runId,
           d.agentId,
@@ -112,8 +112,9 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       }
       case 'RunRefused': {
         const d = e.data;
-        if ((yield* run(q.refusedQueued, d.gate, d.reason, at, d.runId)).changes === 0) {
-          yield* run(
+        const refused: RunResult = yield run(q.refusedQueued, d.gate, d.reason, at, d.runId);
+        if (refused.changes === 0) {
+          yield run(
             q.refusedNew,
             d.runId,
             d.agentId,
@@ -132,11 +133,11 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunWakeMerged':
-        yield* run(q.merge, { wake: JSON.stringify(e.data.wake), at, run: e.data.runId });
+        yield run(q.merge, { wake: JSON.stringify(e.data.wake), at, run: e.data.runId });
         return;
       case 'RunStarted': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.started,
           at,
           d.configHash,
@@ -152,14 +153,14 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunLaunched':
-        yield* run(q.launched, JSON.stringify(e.data.sandbox), at, e.data.runId);
+        yield run(q.launched, JSON.stringify(e.data.sandbox), at, e.data.runId);
         return;
       case 'RunTimedOut':
-        yield* run(q.timedOut, at, e.data.runId);
+        yield run(q.timedOut, at, e.data.runId);
         return;
       case 'RunFinished': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.finished,
           d.status,
           at,
@@ -178,14 +179,14 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         return;
       }
       case 'RunFailed':
-        yield* run(q.failed, e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
+        yield run(q.failed, e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
         // A cancelled run is no fault of the agent's: it goes back to idle, not to error.
         yield* runtimeRunEnded(t, e.data, e.data.cancelledBy ? 'idle' : 'error', at);
         return;
       case 'SessionMessageRecorded': {
         const d = e.data;
-        yield* run(q.message, d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
-        yield* run(q.lastMessage, at, d.content.slice(0, 200), at, d.runId);
+        yield run(q.message, d.runId, d.seq, d.sessionId, d.role, d.content, d.truncated ? 1 : 0, d.bytes, at);
+        yield run(q.lastMessage, at, d.content.slice(0, 200), at, d.runId);
         const ofRun = yield* get<{ agentId: number }>(q.sessionOf, d.runId);
         if (ofRun) yield* runtimeMessage(t, ofRun.agentId, d.content.slice(0, 200), at);
         return;
@@ -200,7 +201,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       case 'CostRecorded':
         // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
         if (e.data.runId !== undefined && e.data.source === 'report_usage')
-          yield* run(q.reported, e.data.tokens, e.data.cents, e.data.runId);
+          yield run(q.reported, e.data.tokens, e.data.cents, e.data.runId);
         return;
       default: {
         const never: never = e;

@@ -39,7 +39,7 @@ export const secretsProjection: Projection<SecretEvent, T> = {
     switch (e.type) {
       case 'SecretSet': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.insert,
           d.secretId,
           d.ownerId,
@@ -55,10 +55,10 @@ export const secretsProjection: Projection<SecretEvent, T> = {
         return;
       }
       case 'SecretRevoked':
-        yield* run(q.revoke, e.recordedAt, e.data.reason, e.data.replacedBy, e.data.secretId);
+        yield run(q.revoke, e.recordedAt, e.data.reason, e.data.replacedBy, e.data.secretId);
         return;
       case 'SecretUsed':
-        yield* run(q.used, e.recordedAt, e.data.secretId);
+        yield run(q.used, e.recordedAt, e.data.secretId);
         return;
       default: {
         const never: never = e;

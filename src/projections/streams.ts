@@ -61,7 +61,7 @@ export const streamsProjection: Projection<Event, 'streams'> = {
     `;
   },
   *apply(e, t) {
-    yield* run(
+    yield run(
       sql(t).upsert,
       e.streamId,
       streamKind(e.streamId),

@@ -18,12 +18,12 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 /** A new task of the goal. */
 export function* countTask(t: TableNames<T>, goalId: number, at: string): Steps {
-  yield* run(sql(t).counted, goalId, at);
+  yield run(sql(t).counted, goalId, at);
 }
 
 /** Spend recorded on a task of the goal. */
 export function* addSpend(t: TableNames<T>, goalId: number, tokens: number, cents: number, at: string): Steps {
-  yield* run(sql(t).totals, tokens, cents, 0, 0, at, goalId);
+  yield run(sql(t).totals, tokens, cents, 0, 0, at, goalId);
 }
 
 /**
@@ -37,5 +37,5 @@ export function* reserve(t: TableNames<T>, taskId: number, tokens: number, cents
     taskId,
   );
   if (!row || row.goal_id === null) return;
-  yield* run(q.totals, 0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
+  yield run(q.totals, 0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
 }

@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
-import { run } from '../engine/projection-sql.js';
+import { run, type RunResult } from '../engine/projection-sql.js';
 import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
 
 /**
@@ -85,7 +85,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
     switch (e.type) {
       case 'TaskCreated': {
         const d = e.data;
-        const inserted = yield* run(
+        const inserted: RunResult = yield run(
           q.insert,
           d.taskId,
           d.goalId,
@@ -116,11 +116,11 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       }
       case 'TaskDispatched':
-        yield* run(q.dispatched, e.data.attempt, at, e.data.taskId);
+        yield run(q.dispatched, e.data.attempt, at, e.data.taskId);
         return;
       case 'TaskUpdated': {
         const c = e.data.changes;
-        yield* run(
+        yield run(
           q.updated,
           c.title ?? null,
           c.description ?? null,
@@ -135,14 +135,14 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       }
       case 'TaskTimedOut':
         yield* reserve(t, e.data.taskId, 0, 0, at);
-        yield* run(q.timedOut, e.data.reason, at, at, e.data.taskId);
+        yield run(q.timedOut, e.data.reason, at, at, e.data.taskId);
         return;
       case 'TaskClaimed': {
         const d = e.data;
         yield* reserve(t, d.taskId, d.reservation.tokens, d.reservation.cents, at);
-        if (d.renewed) yield* run(q.renew, d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
+        if (d.renewed) yield run(q.renew, d.leaseExpiresAt, d.reservation.tokens, d.reservation.cents, at, d.taskId);
         else
-          yield* run(
+          yield run(
             q.claim,
             d.agentId,
             d.agentName,
@@ -156,15 +156,15 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       }
       case 'TaskStarted':
-        yield* run(q.start, at, at, e.data.taskId);
+        yield run(q.start, at, at, e.data.taskId);
         return;
       case 'TaskCompleted':
         yield* reserve(t, e.data.taskId, 0, 0, at);
-        yield* run(q.complete, e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
+        yield run(q.complete, e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
         return;
       case 'TaskVerified': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.verified,
           d.to,
           d.verdict,
@@ -180,15 +180,15 @@ export const tasksProjection: Projection<TaskEvent, T> = {
       case 'TaskReleased':
       case 'ClaimExpired':
         yield* reserve(t, e.data.taskId, 0, 0, at);
-        yield* run(q.unassign, at, e.data.taskId);
+        yield run(q.unassign, at, e.data.taskId);
         return;
       case 'TaskCancelled':
         yield* reserve(t, e.data.taskId, 0, 0, at);
-        yield* run(q.cancel, e.data.reason, at, at, e.data.taskId);
+        yield run(q.cancel, e.data.reason, at, at, e.data.taskId);
         return;
       case 'CostRecorded': {
         const d = e.data;
-        yield* run(q.spend, d.tokens, d.cents, at, d.taskId);
+        yield run(q.spend, d.tokens, d.cents, at, d.taskId);
         if (d.goalId !== null) yield* addSpend(t, d.goalId, d.tokens, d.cents, at);
         return;
       }

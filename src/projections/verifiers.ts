@@ -35,7 +35,7 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
     switch (e.type) {
       case 'VerifierRecipeAdded': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.insert,
           d.recipeId,
           d.ownerId,
@@ -50,7 +50,7 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
         return;
       }
       case 'VerifierRecipeRemoved':
-        yield* run(q.removed, e.recordedAt, e.data.by.name, e.data.recipeId);
+        yield run(q.removed, e.recordedAt, e.data.by.name, e.data.recipeId);
         return;
       default: {
         const never: never = e;

@@ -42,7 +42,7 @@ export const webappsProjection: Projection<WebappEvent, T> = {
     switch (e.type) {
       case 'WebappPresented': {
         const d = e.data;
-        yield* run(
+        yield run(
           q.insert,
           d.n,
           d.appId,
@@ -62,7 +62,7 @@ export const webappsProjection: Projection<WebappEvent, T> = {
       }
       case 'WebappRepresented': {
         const d = e.data;
-        yield* run(q.represented, {
+        yield run(q.represented, {
           title: d.title,
           description: d.description,
           agent: d.agentId,
@@ -73,7 +73,7 @@ export const webappsProjection: Projection<WebappEvent, T> = {
         return;
       }
       case 'WebappRetired':
-        yield* run(q.retired, e.recordedAt, e.data.reason, e.data.appId);
+        yield run(q.retired, e.recordedAt, e.data.reason, e.data.appId);
         return;
       default: {
         const never: never = e;

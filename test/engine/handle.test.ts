@@ -38,7 +38,7 @@ const bomb: Projection<CardEvent, 'bomb_log'> = {
   tables: ['bomb_log'],
   init: (t) => `CREATE TABLE IF NOT EXISTS "${t.bomb_log}" (position INTEGER PRIMARY KEY)`,
   *apply(e, t) {
-    yield* run(`INSERT INTO "${t.bomb_log}" (position) VALUES (?)`, e.position);
+    yield run(`INSERT INTO "${t.bomb_log}" (position) VALUES (?)`, e.position);
     throw new Error(`bomb projection failed on ${e.type}`);
   },
 };

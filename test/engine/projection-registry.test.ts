@@ -35,7 +35,7 @@ const cardsV2: Projection<CardEvent, 'cards'> = {
   *apply(e, t) {
     yield* cardsProjection.apply(e, t);
     if (e.type === 'CardOpened')
-      yield* run(`UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`, e.data.cardId);
+      yield run(`UPDATE "${t.cards}" SET title = upper(title) WHERE card_id = ?`, e.data.cardId);
   },
 };
 
@@ -331,7 +331,9 @@ describe('projections that read event meta', () => {
     handles: ['CardOpened'],
     tables: ['card_actors'],
     init: (t) => `CREATE TABLE IF NOT EXISTS "${t.card_actors}" (card_id INTEGER PRIMARY KEY, actor TEXT NOT NULL)`,
-    apply: (e, t) => run(`INSERT INTO "${t.card_actors}" VALUES (?, ?)`, e.data.cardId, e.meta.actor),
+    *apply(e, t) {
+      yield run(`INSERT INTO "${t.card_actors}" VALUES (?, ?)`, e.data.cardId, e.meta.actor);
+    },
   });
 
   it('get meta on a rebuild when they declare readsMeta', () => {

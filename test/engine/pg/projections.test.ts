@@ -23,7 +23,7 @@ function streamCounts(version = 1, failOn?: string): Projection<Event, 'stream_c
       `CREATE TABLE IF NOT EXISTS "${t.stream_counts}" (stream_id TEXT PRIMARY KEY, events INTEGER NOT NULL, last_position INTEGER NOT NULL)`,
     *apply(e, t) {
       if (e.type === failOn) throw new Error(`cannot project ${failOn}`);
-      yield* run(
+      yield run(
         `INSERT INTO "${t.stream_counts}" VALUES (?, 1, ?)
          ON CONFLICT (stream_id) DO UPDATE SET events = "${t.stream_counts}".events + 1, last_position = excluded.last_position`,
         e.streamId,

@@ -128,7 +128,7 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
         tables: ['seen'],
         init: (t) => `CREATE TABLE IF NOT EXISTS "${t.seen}" (position INTEGER PRIMARY KEY, type TEXT NOT NULL)`,
         *apply(e, t) {
-          yield* run(`INSERT INTO "${t.seen}" (position, type) VALUES (?, ?)`, e.position, e.type);
+          yield run(`INSERT INTO "${t.seen}" (position, type) VALUES (?, ?)`, e.position, e.type);
         },
       };
       const writer = await PgEventStore.open(url, { projections: [holdSlow] });
@@ -215,7 +215,7 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
         init: (t) => `CREATE TABLE IF NOT EXISTS "${t.counts}" (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)`,
         *apply(e, t) {
           if (e.type === 'Poison') throw new Error('projection failed');
-          yield* run(
+          yield run(
             `INSERT INTO "${t.counts}" VALUES (1, (SELECT count(*) FROM es_events WHERE tenant = (SELECT tenant FROM rm_tenant)))
              ON CONFLICT (id) DO UPDATE SET n = excluded.n`,
           );
