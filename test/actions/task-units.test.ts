@@ -7,15 +7,13 @@ import { cancelTaskUnit, releaseTaskUnit, reportUsageUnit, startTaskUnit } from 
 import { claimedBy, claimTaskUnit } from '../../src/actions/tasks/claim.js';
 import { openApp, productProjections } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
-import { readSchema } from '../../src/engine/pg/projections.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { SqliteEventStore } from '../../src/engine/sqlite-store.js';
 import type { EventStore } from '../../src/engine/store-port.js';
 import { isDomainError } from '../../src/errors.js';
-import type { Speaker } from '../../src/events/principals.js';
 import { pgScratch, pgSkip } from '../helpers/pg.js';
-import { makeTeam, raceTeam, type RaceTeam } from '../helpers/race-team.js';
-import { pgTables } from '../helpers/read-models.js';
+import { agentOf, makeTeam, ownerOf, raceTeam, type RaceTeam } from '../helpers/race-team.js';
+import { assertRebuildEqual } from '../helpers/read-models.js';
 
 /**
  * The task actions written as units of work (claim, start, release, cancel, report usage) run the same
@@ -60,12 +58,7 @@ const KINDS: { name: string; skip: string | false; open(): Promise<World> }[] = 
       return {
         store,
         team,
-        async settle() {
-          const schema = readSchema(scratch.schema, team.tenant);
-          const live = await pgTables(store.pool, schema, productProjections);
-          await store.rebuild([], team.tenant);
-          assert.deepEqual(await pgTables(store.pool, schema, productProjections), live);
-        },
+        settle: () => assertRebuildEqual(store, team.tenant),
         async done() {
           await store.close();
           await scratch.drop();
@@ -79,12 +72,8 @@ for (const kind of KINDS) {
   describe(`task actions as units of work on ${kind.name}`, { skip: kind.skip }, () => {
     it('claim, start, release, claim by another, report usage, cancel: the answers and the task as each leaves it', async () => {
       const { store, team, settle, done } = await kind.open();
-      const agent = (i: number): Speaker => ({
-        key: `agent-${team.agentIds[i]}`,
-        name: `racer-${i}`,
-        tenant: team.ownerId,
-      });
-      const owner: Speaker = { key: `user-${team.ownerId}`, name: 'owner', tenant: team.ownerId };
+      const agent = (i: number) => agentOf(team, i);
+      const owner = ownerOf(team);
       try {
         const first = claimedBy(
           await store.unit(team.tenant, { actor: 'a0' }, () => claimTaskUnit(agent(0), team.taskId)),

@@ -6,8 +6,8 @@ import { reportUsageUnit } from '../../src/actions/tasks.js';
 import { claimedBy, claimTaskUnit } from '../../src/actions/tasks/claim.js';
 import { productProjections } from '../../src/app.js';
 import { TenantJobs } from '../../src/runtime/tenant-jobs.js';
-import type { Speaker } from '../../src/events/principals.js';
 import { isDomainError } from '../../src/errors.js';
+import { agentOf, ownerOf, type RaceTeam } from './race-team.js';
 
 /**
  * One Colony "node" on a shared PostgreSQL store, for the multi-node tests (test/engine/pg/nodes.test.ts).
@@ -19,8 +19,8 @@ import { isDomainError } from '../../src/errors.js';
  *     ends with `RunFinished`. On gaining a tenant it first marks every run some other node started and
  *     never finished as `RunFailed` (its node died): printed `failed <tenant> run-N`.
  *   claim <url> <node> <team>
- *     Prints "ready", waits for "go" on stdin, then the agents of `team` (JSON: tenant, taskId, ownerId,
- *     agents, test/helpers/race-team.ts) claim its task at once, each with the real claim_task action run
+ *     Prints "ready", waits for "go" on stdin, then this node's agents of `team` (JSON: a RaceTeam of
+ *     test/helpers/race-team.ts, and `slice`, the [from, to) of its agents that are this node's) claim its task at once, each with the real claim_task action run
  *     as a unit of work (actions/tasks/claim.ts); prints {"won": w, "refused": {code: count}}.
  *   spend <url> <node> <team>
  *     The same, but the owner reports 2 tokens of spend on the task once per agent listed, with the real
@@ -35,13 +35,9 @@ const [mode, url, ...rest] = process.argv.slice(2);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 if (mode === 'claim' || mode === 'spend') {
-  const [node, team] = rest as [string, string];
-  const { tenant, taskId, ownerId, agents } = JSON.parse(team) as {
-    tenant: string;
-    taskId: number;
-    ownerId: number;
-    agents: number[];
-  };
+  const [node, json] = rest as [string, string];
+  // The whole team, and which of its agents are this node's: [from, to).
+  const { slice, ...team } = JSON.parse(json) as RaceTeam & { slice: [number, number] };
   const store = await PgEventStore.open(url!, { poolSize: 8, projections: productProjections });
   say('ready');
   // The parent's "go"; then stdin is let go, or it would keep this process alive after its answer.
@@ -49,16 +45,17 @@ if (mode === 'claim' || mode === 'spend') {
   await new Promise<void>((resolve) => lines.once('line', () => resolve()));
   lines.close();
   process.stdin.destroy();
-  const owner: Speaker = { key: `user-${ownerId}`, name: 'owner', tenant: ownerId };
+  const { tenant, taskId } = team;
+  const mine = Array.from({ length: slice[1] - slice[0] }, (_, k) => slice[0] + k);
   const outcomes = await Promise.allSettled(
-    agents.map(async (agentId, i) => {
+    mine.map(async (i) => {
       if (mode === 'spend') {
         const usage = { tokens: 2, cents: 0, note: `report ${node}.${i}`, source: 'report_usage' as const };
-        return store.unit(tenant, { actor: 'user:owner' }, () => reportUsageUnit(owner, taskId, usage));
+        return store.unit(tenant, { actor: 'user:owner' }, () => reportUsageUnit(ownerOf(team), taskId, usage));
       }
-      const agent: Speaker = { key: `agent-${agentId}`, name: `racer-${agentId}`, tenant: ownerId };
+      const agent = agentOf(team, i);
       return claimedBy(
-        await store.unit(tenant, { actor: `agent:${agentId}` }, () => claimTaskUnit(agent, taskId)),
+        await store.unit(tenant, { actor: `agent:${agent.key}` }, () => claimTaskUnit(agent, taskId)),
         taskId,
       );
     }),

@@ -9,6 +9,7 @@ import { fixedClock } from '../../src/clock.js';
 import { sequenceMarks } from '../../src/engine/ids.js';
 import { readAllRows } from '../../src/engine/store.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
+import type { Speaker } from '../../src/events/principals.js';
 
 /**
  * A team made with the real actions on SQLite and moved to a PostgreSQL store as `colony migrate` moves
@@ -23,6 +24,18 @@ export interface RaceTeam {
   goalId: number;
   taskId: number;
 }
+
+/** The team's agent `i` and its owner, as the MCP layer would name them to an action. */
+export const agentOf = (team: Omit<RaceTeam, 'tenant'>, i: number): Speaker => ({
+  key: `agent-${team.agentIds[i]}`,
+  name: `racer-${i}`,
+  tenant: team.ownerId,
+});
+export const ownerOf = (team: Omit<RaceTeam, 'tenant'>): Speaker => ({
+  key: `user-${team.ownerId}`,
+  name: 'owner',
+  tenant: team.ownerId,
+});
 
 /** The team made with the real actions in a fresh SQLite app (no principals yet). */
 export function makeTeam(app: App, agents: number, budgetTokens: number): Omit<RaceTeam, 'tenant'> {

@@ -1,7 +1,11 @@
 import type { Database } from 'better-sqlite3';
+import assert from 'node:assert/strict';
 import type pg from 'pg';
 import type { AnyProjection } from '../../src/engine/projection.js';
+import { productProjections } from '../../src/app.js';
 import { READ_MODEL_TYPES } from '../../src/engine/pg/projection-driver.js';
+import { readSchema } from '../../src/engine/pg/projections.js';
+import type { PgEventStore } from '../../src/engine/pg/store.js';
 
 /**
  * Every row of every table of the projections, as plain values in a stable order, so read models built
@@ -58,4 +62,12 @@ function json(value: unknown): unknown {
   } catch {
     return value;
   }
+}
+
+/** A tenant's product read models on PostgreSQL equal what a rebuild from its chain gives. */
+export async function assertRebuildEqual(store: PgEventStore, tenant: string): Promise<void> {
+  const schema = readSchema(store.target.schema, tenant);
+  const live = await pgTables(store.pool, schema, productProjections);
+  await store.rebuild([], tenant);
+  assert.deepEqual(await pgTables(store.pool, schema, productProjections), live, 'read models equal a rebuild');
 }

@@ -66,11 +66,9 @@ function pgValue(value: SqlParam): unknown {
  * Read models hold counts and sums that stay far below 2^53: bigint and numeric arrive as numbers, as
  * SQLite's integers do, so one projection's reads work on both.
  */
-const READ_MODEL_TYPES = {
+export const READ_MODEL_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (v: string) => Number(v);
     return pg.types.getTypeParser(oid, format);
   }) as typeof pg.types.getTypeParser,
 };
-
-export { READ_MODEL_TYPES };
