@@ -23,7 +23,7 @@ module.exports = {
       name: 'base-imports-nothing-above',
       severity: 'error',
       comment: 'The shared base (errors, clock, ids, tokens…) is below the engine.',
-      from: { path: BASE, pathNot: 'src/(app|cli|config)[.]ts$' },
+      from: { path: BASE, pathNot: 'src/(app|cli|config|primary-worker)[.]ts$' },
       to: { path: `src/engine/|${DOMAIN}|${APP}` },
     },
     {

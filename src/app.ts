@@ -22,6 +22,7 @@ import { webappsProjection } from './projections/webapps.js';
 import { verifiersProjection } from './projections/verifiers.js';
 import { oauthProjection } from './projections/oauth.js';
 import type { Clock } from './clock.js';
+import { PgPrimary } from './engine/pg/primary.js';
 
 /**
  * The composition root: the product's projections and how Colony opens a data dir. A new projection
@@ -60,16 +61,26 @@ export interface AppOptions {
   skipStartupRebuild?: boolean;
   /** `colony key rotate --lost`: open although the signing key the log names is missing. */
   signingKeyLost?: boolean;
+  /**
+   * A PostgreSQL store (--store): the data dir keeps the keys, and the database is an in-memory copy of
+   * the tenant that every write goes through to the store (engine/replica.ts).
+   */
+  store?: { url: string; tenant: string } | null;
 }
 
 export function openEngine(options: AppOptions): Engine {
+  const store = options.store ?? null;
   return Engine.open({
-    file: databaseFile(options.dataDir),
+    file: store ? ':memory:' : databaseFile(options.dataDir),
+    primary: store
+      ? new PgPrimary(new URL('./primary-worker.boot.mjs', import.meta.url), store.url, store.tenant)
+      : undefined,
     durability: options.durability ?? 'full',
     clock: options.clock,
     projections: productProjections,
     rebuild: options.rebuild,
-    skipStartupRebuild: options.skipStartupRebuild,
+    // A copy of a PostgreSQL tenant starts empty: its tables are made before the rows come in.
+    skipStartupRebuild: store ? false : options.skipStartupRebuild,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { databaseFile } from '../config.js';
-import { action, checkOwnerName, globals, printJson } from './shared.js';
+import { action, appStore, checkOwnerName, globals, printJson } from './shared.js';
 import { oneLine } from '../terminal.js';
 
 /** `colony init`: the data dir, the store, the master and signing keys and the owner — whose token is printed once. */
@@ -26,7 +26,8 @@ interface InitOptions {
 }
 
 async function init(opts: InitOptions, cmd: Command): Promise<void> {
-  const { dataDir, durability } = globals(cmd);
+  const g = globals(cmd);
+  const { dataDir, durability } = g;
   checkOwnerName(opts.owner);
   if (opts.agentCommand !== undefined) {
     // Before anything is written: a bad command must not leave an owner behind with no way to see its token again.
@@ -37,7 +38,7 @@ async function init(opts: InitOptions, cmd: Command): Promise<void> {
     import('../app.js'),
     import('../actions/principals.js'),
   ]);
-  const app = openApp({ dataDir, durability });
+  const app = openApp({ dataDir, durability, store: appStore(g) });
   try {
     const existing = ownerOf(app);
     const agentCommand = (ownerId: number, name: string) =>

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { App } from '../app.js';
 import type { AgentRow, UserRow } from '../projections/principal-queries.js';
-import { CliError, globals, requireInitialized } from './shared.js';
+import { appStore, CliError, globals, requireInitialized } from './shared.js';
 
 /**
  * Opens an initialized data dir for an owner command and closes it after `fn`. The app is imported here,
@@ -12,10 +12,11 @@ export async function withOwner<T>(
   fn: (app: App, owner: UserRow) => T | Promise<T>,
   open: { signingKeyLost?: boolean } = {},
 ): Promise<T> {
-  const { dataDir, durability } = globals(cmd);
-  requireInitialized(dataDir);
+  const g = globals(cmd);
+  const { dataDir, durability } = g;
+  requireInitialized(dataDir, g.store);
   const [{ openApp }, { ownerOf }] = await Promise.all([import('../app.js'), import('../actions/principals.js')]);
-  const app = openApp({ dataDir, durability, ...open });
+  const app = openApp({ dataDir, durability, store: appStore(g), ...open });
   try {
     const owner = ownerOf(app);
     if (!owner) throw new CliError(`${dataDir} has no owner yet (run "colony init")`);

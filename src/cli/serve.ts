@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { Durability } from '../engine/db.js';
+import type { App, AppOptions } from '../app.js';
 import { parsePort } from '../config.js';
 import type { Runtime } from '../runtime/index.js';
 import { announceSandbox, announceServing } from './serve-notices.js';
 import { ACCEPT_HELP, checkpointSettings, SANDBOX_HELP, sandboxSwitch, type ServeOptions } from './serve-options.js';
-import { action, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
+import { action, appStore, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
 /**
  * `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once.
@@ -40,33 +40,35 @@ type Loaded = Awaited<ReturnType<typeof loadServer>>;
 
 async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
   const { dataDir, durability } = globals(cmd);
+  const store = appStore(globals(cmd));
   const port = parsePort(opts.port);
   const sandbox = sandboxSwitch(opts.sandbox);
   const checkpoints = checkpointSettings(opts);
   await ensureConsoleBuilt();
   checkOwnerName(opts.owner);
   const s = await loadServer();
-  const app = openServed(s, dataDir, durability, opts.acceptBrokenChain === true);
+  const app = openServed(s, { dataDir, durability, store }, opts.acceptBrokenChain === true);
   const fresh = s.ownerOf(app) ? null : s.createOwner(app, opts.owner, { actor: 'system' });
   const mcp = s.createMcpContext(app, s.buildToolRegistry(), { logCalls: true });
   const http = s.createHttpApp(app.engine, mcp, opts.host);
-  let runtime: Runtime | null = null;
-  let autoCheckpoints: { stop(): Promise<void> } | null = null;
+  let jobs: Jobs | null = null;
   try {
     const server = await s.listen(http.app, opts.host, port);
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
     const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${bound}`;
     s.setServedUrl(loopbackOf(opts.host, bound));
-    runtime = s.startRuntime(app, {
-      mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`,
-      sandbox,
-      activityLog: true,
-      autoApprove: opts.autoApprove ? { ownerId: s.ownerOf(app)!.userId } : undefined,
-    });
+    const startRuntime = () =>
+      s.startRuntime(app, {
+        mcpUrl: `${loopbackOf(opts.host, bound)}/mcp`,
+        sandbox,
+        activityLog: true,
+        autoApprove: opts.autoApprove ? { ownerId: s.ownerOf(app)!.userId } : undefined,
+      });
     await announceSandbox(sandbox);
-    mcp.runtime.reactor = runtime.reactor;
-    autoCheckpoints = s.startAutoCheckpoints(app.engine, dataDir, { ...checkpoints, durability });
+    jobs = await startJobs(app, store, mcp, startRuntime, () =>
+      s.startAutoCheckpoints(app.engine, dataDir, { ...checkpoints, durability }),
+    );
     announceServing({
       url,
       dataDir,
@@ -78,8 +80,7 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
     });
     const stop = (signal: string) => {
       s.log.info({ signal }, 'shutting down');
-      runtime?.stop();
-      void autoCheckpoints?.stop();
+      jobs?.stop();
       void http.close().finally(() => {
         server.close(() => {
           mcp.audit.close();
@@ -91,21 +92,53 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   } catch (e) {
-    runtime?.stop();
-    void autoCheckpoints?.stop();
+    jobs?.stop();
     mcp.audit.close();
     app.engine.close();
     throw e;
   }
 }
 
+interface Jobs {
+  stop(): void;
+}
+
+/**
+ * The background jobs (reactor, sweeper, verifiers…): here, on the SQLite store, with signed checkpoints;
+ * on a PostgreSQL store only while this node leads its tenant (runtime/cluster-node.ts).
+ */
+async function startJobs(
+  app: App,
+  store: AppOptions['store'],
+  mcp: { runtime: { reactor: Runtime['reactor'] } },
+  startRuntime: () => Runtime,
+  startCheckpoints: () => { stop(): Promise<void> },
+): Promise<Jobs> {
+  if (store) {
+    const { ClusterNode } = await import('../runtime/cluster-node.js');
+    const node = await ClusterNode.join(app.engine, store, {
+      start: startRuntime,
+      onChange: (r) => (mcp.runtime.reactor = r?.reactor ?? null),
+    });
+    return { stop: () => void node.stop() };
+  }
+  const runtime = startRuntime();
+  mcp.runtime.reactor = runtime.reactor;
+  const checkpoints = startCheckpoints();
+  return {
+    stop: () => {
+      runtime.stop();
+      void checkpoints.stop();
+    },
+  };
+}
+
 /** The app, once the start-up chain check passed (or its break was accepted) and the projections are rebuilt. */
-function openServed(s: Loaded, dataDir: string, durability: Durability, acceptBroken: boolean) {
+function openServed(s: Loaded, where: Pick<AppOptions, 'dataDir' | 'durability' | 'store'>, acceptBroken: boolean) {
   const checking = progressBar('checking the chain');
   const bar = progressBar('rebuilding projections');
   const { app, rebuild: r } = s.openCheckedApp({
-    dataDir,
-    durability,
+    ...where,
     rebuild: { onProgress: bar.update },
     command: 'serve',
     acceptBroken,

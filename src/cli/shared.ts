@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type * as CliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { databaseFile, isInitialized, parseDurability, resolveDataDir } from '../config.js';
@@ -7,6 +9,7 @@ import { DomainError } from '../errors.js';
 import { isPostgresUrl } from '../engine/store-port.js';
 import { NAME_PATTERN } from '../commands/principals.js';
 import { oneLine } from '../terminal.js';
+import { KEY_FILE } from '../masterkey.js';
 
 // Everything this module imports is cheap: every command's definition imports it, and `colony --help`
 // must not load the store (better-sqlite3) or the app. What an action needs is imported when it runs.
@@ -18,6 +21,8 @@ export interface GlobalOptions {
   durability: Durability;
   /** A PostgreSQL store URL (--store, $COLONY_STORE); null for the embedded SQLite store in the data dir. */
   store: string | null;
+  /** On a PostgreSQL store: the team the domain's commands work on (`?tenant=` in the URL, $COLONY_TENANT, `default`). */
+  tenant: string;
 }
 
 export function globals(cmd: Command): GlobalOptions {
@@ -26,7 +31,28 @@ export function globals(cmd: Command): GlobalOptions {
     dataDir: resolveDataDir(o.data),
     durability: parseDurability(o.durability ?? process.env.COLONY_DURABILITY),
     store: parseStore(o.store ?? process.env.COLONY_STORE),
+    tenant: parseTenant(o.store ?? process.env.COLONY_STORE),
   };
+}
+
+/** The tenant a command opens on a PostgreSQL store: `?tenant=` in its URL, else $COLONY_TENANT, else `default`. */
+function parseTenant(store: string | undefined): string {
+  let tenant = process.env.COLONY_TENANT || 'default';
+  if (store && isPostgresUrl(store)) {
+    try {
+      tenant = new URL(store).searchParams.get('tenant') ?? tenant;
+    } catch {
+      // parseStore's caller reports the bad URL.
+    }
+  }
+  if (tenant.length > 200 || !tenant.isWellFormed() || /[\x00-\x1f]/.test(tenant))
+    throw new CliError('the tenant must be a name of at most 200 printable characters');
+  return tenant;
+}
+
+/** What openApp takes for the data dir's store: null for SQLite, the URL and tenant for PostgreSQL. */
+export function appStore(g: GlobalOptions): { url: string; tenant: string } | null {
+  return g.store === null ? null : { url: g.store, tenant: g.tenant };
 }
 
 /** `sqlite` (or nothing) is the data dir's embedded store; a postgres:// URL is a PostgreSQL store. */
@@ -37,26 +63,29 @@ export function parseStore(value: string | undefined): string | null {
 }
 
 /**
- * The commands that run on a PostgreSQL store today. The others (serve, stdio, the domain's commands)
- * still need the SQLite store: their read models are SQLite tables. They refuse a PostgreSQL store
- * rather than quietly use the data dir's SQLite file.
+ * The commands that do not run on a PostgreSQL store: signed checkpoints are kept in the SQLite file
+ * beside the log (a node's copy of a PostgreSQL tenant lives in memory, so they would be lost), and the
+ * demo builds its own data dir. They refuse a PostgreSQL store rather than quietly use the SQLite file.
  */
-export const POSTGRES_COMMANDS: readonly string[] = ['verify', 'migrate', 'rebuild', 'bench'];
+export const SQLITE_ONLY_COMMANDS: readonly string[] = ['checkpoint', 'checkpoints', 'demo'];
 
 export function checkStoreSupported(cmd: Command): void {
   const { store } = globals(cmd);
   const path: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
-  if (store !== null && !POSTGRES_COMMANDS.includes(path[0] ?? ''))
+  if (store !== null && SQLITE_ONLY_COMMANDS.includes(path[0] ?? ''))
     throw new CliError(
-      `colony ${path.join(' ')} does not run on a PostgreSQL store yet (only verify, migrate, rebuild and bench do); ` +
+      `colony ${path.join(' ')} does not run on a PostgreSQL store (signed checkpoints live in the SQLite file); ` +
         'drop --store / COLONY_STORE to use the SQLite store in the data directory',
     );
 }
 
-/** Commands that read an existing store refuse a data dir that was never initialized. */
-export function requireInitialized(dataDir: string): void {
-  if (!isInitialized(dataDir))
+/**
+ * Commands that read an existing store refuse a data dir that was never initialized. On a PostgreSQL
+ * store the data dir holds only the keys: its master key is what `colony init` left.
+ */
+export function requireInitialized(dataDir: string, store: string | null = null): void {
+  if (store !== null ? !existsSync(join(dataDir, KEY_FILE)) : !isInitialized(dataDir))
     throw new CliError(`no Colony data in ${dataDir} (run "colony init" first, or pass --data)`);
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve-options.js';
-import { action, globals, requireInitialized } from './shared.js';
+import { action, appStore, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
 export function registerStdio(program: Command): void {
@@ -13,9 +13,10 @@ export function registerStdio(program: Command): void {
     .option('--sandbox <on|off>', SANDBOX_HELP, process.env.COLONY_SANDBOX ?? 'on')
     .action(
       action(async (opts: { acceptBrokenChain?: boolean; sandbox: string }, cmd: Command) => {
-        const { dataDir, durability } = globals(cmd);
+        const g = globals(cmd);
+        const { dataDir, durability } = g;
         const sandbox = sandboxSwitch(opts.sandbox);
-        requireInitialized(dataDir);
+        requireInitialized(dataDir, g.store);
         const [{ openCheckedApp }, { createMcpContext }, { serveStdio }, { buildToolRegistry }, { startRuntime }] =
           await Promise.all([
             import('../evidence/chain-check.js'),
@@ -28,6 +29,7 @@ export function registerStdio(program: Command): void {
         const { app } = openCheckedApp({
           dataDir,
           durability,
+          store: appStore(g),
           command: 'stdio',
           acceptBroken: opts.acceptBrokenChain === true,
           say: (line) => process.stderr.write(`${line}\n`),

@@ -22,6 +22,7 @@ import { GroupCommit } from './group-commit.js';
 import type { AnyProjection } from './projection.js';
 import { ProjectionRegistry } from './projection-registry.js';
 import type { RebuildOptions, RebuildReport } from './rebuild.js';
+import { Replica, type Primary } from './replica.js';
 
 export interface EngineOptions {
   /** Database file, or ':memory:'. */
@@ -35,6 +36,8 @@ export interface EngineOptions {
   rebuild?: RebuildOptions;
   /** Skip bringing projections up to date on open — only for tools that rebuild them explicitly next. */
   skipStartupRebuild?: boolean;
+  /** The store of record this database copies one tenant of, and writes through (replica.ts). */
+  primary?: Primary;
 }
 
 /**
@@ -47,6 +50,8 @@ export class Engine {
   readonly group: GroupCommit;
   /** What the start-up rebuild did, if anything was outdated. */
   readonly startupRebuild: RebuildReport | null;
+  /** Set when this database is a copy of a primary store's tenant (replica.ts). */
+  replica: Replica | null = null;
 
   private constructor(
     readonly db: Database,
@@ -63,12 +68,18 @@ export class Engine {
     try {
       migrate(db, [...engineMigrations, ...(options.migrations ?? [])]);
       const registry = new ProjectionRegistry(options.projections ?? []);
-      return new Engine(
+      const engine = new Engine(
         db,
         options.clock ?? systemClock,
         registry,
         options.skipStartupRebuild ? null : (options.rebuild ?? {}),
       );
+      if (options.primary) {
+        engine.replica = new Replica(options.primary, db, registry, engine.clock);
+        engine.group.replica = engine.replica;
+        engine.catchUp();
+      }
+      return engine;
     } catch (e) {
       db.close();
       throw e;
@@ -105,6 +116,23 @@ export class Engine {
     return stored;
   }
 
+  /**
+   * On a replica: brings in what the primary committed after this copy's head, page by page, each in a
+   * transaction of its own, and publishes it. Returns how many events came in.
+   */
+  catchUp(): number {
+    const replica = this.replica;
+    if (!replica) return 0;
+    this.group.flush();
+    let count = 0;
+    for (let rows = replica.rowsAfterHead(); rows.length; rows = replica.rowsAfterHead()) {
+      const events = this.db.transaction(() => replica.bringIn(rows)).immediate();
+      this.bus.publish(events);
+      count += events.length;
+    }
+    return count;
+  }
+
   head(): ChainHead {
     return readHead(this.db);
   }
@@ -134,5 +162,6 @@ export class Engine {
     if (this.db.open) this.group.flush();
     this.bus.complete();
     if (this.db.open) this.db.close();
+    this.replica?.primary.close();
   }
 }

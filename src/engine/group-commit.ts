@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from 'better-sqlite3';
 import type { EventBus } from './bus.js';
 import type { StoredEvent } from './event.js';
+import type { Replica } from './replica.js';
 
 /**
  * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
@@ -63,6 +64,8 @@ export const MAX_BATCH = 256;
 
 export class GroupCommit {
   private current: Batch | null = null;
+  /** On a replica (replica.ts) a batch holds the primary's lock from its BEGIN and commits there first. */
+  replica: Replica | null = null;
   /** Batches committed and commands they held, for `colony bench` and tests. */
   readonly stats = { batches: 0, commands: 0 };
 
@@ -132,11 +135,22 @@ export class GroupCommit {
     this.current = null;
     try {
       if (!this.db.inTransaction) throw new Error('the batch transaction was rolled back by SQLite before its COMMIT');
-      this.commit.run();
+      this.replica?.commit();
     } catch (e) {
+      this.replica?.abort();
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.failed(batch, e);
       return;
+    }
+    try {
+      this.commit.run();
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      // On a replica the primary has committed: the callers' writes stand, and this copy takes them in again.
+      if (!this.replica) {
+        this.failed(batch, e);
+        return;
+      }
     }
     this.stats.batches++;
     batch.resolve();
@@ -149,14 +163,28 @@ export class GroupCommit {
 
   private open(): void {
     this.begin.run();
+    const caught = this.catchUp();
     this.current = new Batch();
+    this.current.events.push(...caught);
     // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.
     grouped.exit(() => setImmediate(() => this.flush()));
+  }
+
+  /** On a replica: the primary's lock, and what other nodes committed, inside the batch's transaction. */
+  private catchUp(): StoredEvent[] {
+    if (!this.replica) return [];
+    try {
+      return this.replica.begin();
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
   }
 
   private fail(e: unknown): void {
     const batch = this.current!;
     this.current = null;
+    this.replica?.abort();
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.failed(batch, e);
   }

@@ -10,6 +10,7 @@ import { newCommandId, sequenceIds, type TrackedIds } from './ids.js';
 import type { ProjectionRegistry } from './projection-registry.js';
 import type { Decider } from './decider.js';
 import type { GroupCommit } from './group-commit.js';
+import type { Replica } from './replica.js';
 import { loadState } from './state.js';
 
 /**
@@ -28,6 +29,8 @@ export interface EngineContext {
   readonly bus: EventBus;
   /** Group commit (group-commit.ts): absent, every outermost command commits on its own. */
   readonly group?: GroupCommit;
+  /** Set when this database is a copy of a primary store that every write goes through (replica.ts). */
+  readonly replica?: Replica | null;
 }
 
 export interface CommandOptions {
@@ -107,6 +110,7 @@ export function transact<T>(
       const value = fn(uow);
       uow.ids.flush();
       if (keyed) recordCommand(db, meta.commandId, uow.appended, uow.now);
+      if (keyed && uow.appended.length === 0) engine.replica?.noteEmpty(meta.commandId, uow.now);
       const first = uow.appended[0];
       if (first)
         engine.projections.markApplied(db, first.position - 1, uow.appended[uow.appended.length - 1]!.position);
@@ -116,7 +120,11 @@ export function transact<T>(
     }
   };
   // A failure that made SQLite roll back a whole batch is found by the batch itself (its next join or its flush).
-  const result = runner(db)(run);
+  // A replica's own transaction (no batch) takes the primary's lock first and commits there before here.
+  const replica = batch ? null : (engine.replica ?? null);
+  const caught: StoredEvent[] = [];
+  const result = runner(db)(replica ? () => throughPrimary(replica, caught, run) : run);
+  if (caught.length) engine.bus.publish(caught);
   // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
   if (!result.duplicate) {
     engine.bus.appended(result.events);
@@ -124,6 +132,19 @@ export function transact<T>(
     else engine.bus.publish(result.events);
   }
   return result;
+}
+
+/** A command's transaction on a replica: the primary's lock and catch-up first, its commit last (replica.ts). */
+function throughPrimary<T>(replica: Replica, caught: StoredEvent[], run: () => T): T {
+  caught.push(...replica.begin());
+  try {
+    const value = run();
+    replica.commit();
+    return value;
+  } catch (e) {
+    replica.abort();
+    throw e;
+  }
 }
 
 function checkIdempotencyScope(db: Database, scope: string, commandId: string): void {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -158,12 +159,25 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.match(broken.stdout, /^ok: tenant bobby: /m, 'the other tenant still verifies');
   });
 
-  it('refuses a PostgreSQL store where a command does not run on one yet, and a store that is not a URL', () => {
+  it('runs the domain commands on the moved tenant with --store, refuses the SQLite-only ones, and a store that is not a URL', () => {
     const data = team('carol');
-    for (const args of [['serve'], ['agents', 'list']]) {
-      const r = colony(['--store', 'postgres://127.0.0.1/test', ...args, '--data', data]);
+    const target = scratch();
+    colonyOk(['migrate', '--to', target.url, '--tenant', 'carol', '--data', data]);
+    // The tenant comes with the URL (?tenant=) or $COLONY_TENANT; the data dir keeps only the keys in use.
+    const store = `${target.url}&tenant=carol`;
+    const prompt = join(data, '..', 'prompt.md');
+    writeFileSync(prompt, 'Scout the repository.');
+    const create = ['agents', 'create', 'scout', '--model', 'm', '--prompt-file', prompt, '--tools', 'claim_task'];
+    colonyOk(['--store', store, ...create, '--data', data]);
+    assert.match(
+      colonyOk(['agents', 'list', '--data', data], { COLONY_STORE: target.url, COLONY_TENANT: 'carol' }),
+      /scout/,
+    );
+    assert.doesNotMatch(colonyOk(['agents', 'list', '--data', data]), /scout/, 'the SQLite log is left as it was');
+    for (const args of [['checkpoint'], ['checkpoints', 'list']]) {
+      const r = colony(['--store', store, ...args, '--data', data]);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not run on a PostgreSQL store yet \(only verify, migrate, rebuild and bench do\)/);
+      assert.match(r.stderr, /does not run on a PostgreSQL store \(signed checkpoints live in the SQLite file\)/);
     }
     const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
     assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);

@@ -31,6 +31,8 @@ export function pgTarget(url: string): PgTarget {
   const display = new URL(parsed.href);
   if (display.password) display.password = '***';
   parsed.searchParams.delete('schema');
+  // The tenant a node's domain commands work on (cli/shared.ts) is Colony's too, not libpq's.
+  parsed.searchParams.delete('tenant');
   return { connectionString: parsed.href, schema, display: display.href };
 }
 

@@ -1,0 +1,76 @@
+import type pg from 'pg';
+import type { Engine } from '../engine.js';
+import { openClient, pgTarget } from './connect.js';
+
+export interface FollowerOptions {
+  /** Reads anyway this often (default 1 s): a NOTIFY is a wake-up that a lost connection misses. */
+  pollMs?: number;
+  /** Told when bringing rows in failed (the store away): the next wake-up tries again. */
+  onError?(e: unknown): void;
+}
+
+/**
+ * Keeps a node's copy of its tenant (engine/replica.ts) current with what other nodes commit, so the
+ * SSE stream, MCP subscriptions, the reactor and every read see every node's writes within moments:
+ * LISTEN wakes it when any node appends to the tenant (the append's NOTIFY carries the tenant), a poll
+ * covers a lost connection, and `engine.catchUp` fetches the rows after the copy's head in chain order —
+ * a tenant's rows commit in that order under its chain lock, so nothing is skipped — and publishes them
+ * on the bus, as this node's own commits are.
+ */
+export class ReplicaFollower {
+  private client: pg.Client | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private scheduled = false;
+  private stopped = false;
+
+  private constructor(
+    private readonly url: string,
+    private readonly tenant: string,
+    private readonly engine: Engine,
+    private readonly options: FollowerOptions,
+  ) {}
+
+  static async start(url: string, tenant: string, engine: Engine, options: FollowerOptions = {}) {
+    const follower = new ReplicaFollower(url, tenant, engine, options);
+    await follower.listen();
+    follower.timer = setInterval(() => follower.wake(), options.pollMs ?? 1000);
+    follower.timer.unref();
+    follower.wake();
+    return follower;
+  }
+
+  /** Brings rows in on the next turn of the event loop; wake-ups in between fold into one. */
+  wake(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.stopped || !this.engine.db.open) return;
+      try {
+        this.engine.catchUp();
+      } catch (e) {
+        this.options.onError?.(e);
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private async listen(): Promise<void> {
+    const client = await openClient(pgTarget(this.url));
+    client.on('notification', (n) => {
+      if (n.payload === this.tenant) this.wake();
+    });
+    // A lost connection is found again later; meanwhile the poll alone keeps the copy current.
+    client.on('error', () => {
+      this.client = null;
+      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
+    });
+    await client.query('LISTEN colony_events');
+    this.client = client;
+  }
+}

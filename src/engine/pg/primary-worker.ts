@@ -1,0 +1,172 @@
+import type pg from 'pg';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { DomainError, isDomainError } from '../../errors.js';
+import type { AnyProjection } from '../projection.js';
+import type { ChainHead } from '../store.js';
+import type { PrimaryState, PrimaryWrite } from '../replica.js';
+import { beginLocked, readChain } from './chain.js';
+import { importPgRows } from './import.js';
+import { readTenantRows } from './rows.js';
+import { raiseSequences, readSequences } from './sequences.js';
+import { PgEventStore } from './store.js';
+import type { SyncReply, SyncRequest, WireError } from './sync-worker.js';
+
+/**
+ * The worker thread behind a PostgreSQL primary (pg/primary.ts): it holds the node's connections to the
+ * store and answers the replica's synchronous calls (sync-worker.ts) one at a time. Between `lock` and
+ * `commit` (or `rollback`) it keeps one connection in a transaction that holds the tenant's chain lock.
+ */
+interface Held {
+  client: pg.PoolClient;
+  head: ChainHead;
+}
+
+export function servePrimary(projections: readonly AnyProjection[]): void {
+  const { port, flag } = workerData as { port: MessagePort; flag: SharedArrayBuffer };
+  const signal = new Int32Array(flag);
+  const host = new PrimaryHost(projections);
+  port.on('message', (request: SyncRequest) => {
+    void host.answer(request).then((reply) => {
+      port.postMessage(reply);
+      Atomics.store(signal, 0, 1);
+      Atomics.notify(signal, 0);
+    });
+  });
+}
+
+class PrimaryHost {
+  private store: PgEventStore | null = null;
+  private tenant = '';
+  private held: Held | null = null;
+
+  constructor(private readonly projections: readonly AnyProjection[]) {}
+
+  async answer({ id, op, args }: SyncRequest): Promise<SyncReply> {
+    try {
+      return { id, value: await this.run(op, args as never) };
+    } catch (e) {
+      return { id, error: wire(e) };
+    }
+  }
+
+  private run(op: string, args: never): Promise<unknown> {
+    switch (op) {
+      case 'open':
+        return this.open(args);
+      case 'lock':
+        return this.lock(args);
+      case 'commit':
+        return this.commit(args);
+      case 'rollback':
+        return this.rollback();
+      case 'rows':
+        return this.rows(args);
+      default:
+        throw new Error(`no operation ${op}`);
+    }
+  }
+
+  private async open(args: { url: string; tenant: string }): Promise<null> {
+    this.store = await PgEventStore.open(args.url, { projections: this.projections, poolSize: 3 });
+    this.tenant = args.tenant;
+    await this.store.readModels.prepare(this.store.pool, this.tenant);
+    return null;
+  }
+
+  private async lock(args: { after: ChainHead }): Promise<PrimaryState> {
+    if (this.held) await release(this.held, true);
+    this.held = null;
+    const { store, tenant } = this;
+    const client = await store!.pool.connect();
+    try {
+      await client.query(lockedBegin(store!, tenant));
+      const { head } = await readChain(client, tenant, null, null);
+      await checkCopy(client, tenant, head, args.after);
+      const rows = await readTenantRows(client, tenant, args.after.position, 1_000_000);
+      const sequences = [...(await readSequences(client, tenant))];
+      this.held = { client, head };
+      return { rows, sequences };
+    } catch (e) {
+      await release({ client, head: args.after }, true);
+      throw e;
+    }
+  }
+
+  private async commit(write: PrimaryWrite): Promise<null> {
+    const h = this.held;
+    if (!h) throw new Error('commit without the lock');
+    this.held = null;
+    const { store, tenant } = this;
+    try {
+      if (write.rows.length) {
+        const events = await importPgRows(h.client, tenant, h.head, write.rows, write.at);
+        await store!.readModels.apply(h.client, events);
+      }
+      if (write.empty.length)
+        await h.client.query(
+          `INSERT INTO es_commands (tenant, command_id, committed_at) SELECT $1, * FROM unnest($2::text[], $3::text[])
+           ON CONFLICT DO NOTHING`,
+          [tenant, write.empty.map((c) => c.id), write.empty.map((c) => c.at)],
+        );
+      await raiseSequences(h.client, tenant, new Map(write.sequences));
+      await h.client.query('COMMIT');
+      h.client.release();
+    } catch (e) {
+      await release(h, true);
+      throw e;
+    }
+    return null;
+  }
+
+  private async rollback(): Promise<null> {
+    const h = this.held;
+    this.held = null;
+    if (h) await release(h, true);
+    return null;
+  }
+
+  private rows(args: { after: number; limit: number }) {
+    return readTenantRows(this.store!.pool, this.tenant, args.after, args.limit);
+  }
+}
+
+/** The lock waits at most this long for another node's transaction on the tenant: then the command fails. */
+const LOCK_TIMEOUT = '10s';
+
+function lockedBegin(store: PgEventStore, tenant: string): string {
+  return beginLocked(tenant, store.readModels.searchPath(tenant)).replace(
+    'BEGIN;',
+    `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}';`,
+  );
+}
+
+/** The copy's head must be a row of the primary's chain: a copy ahead of it, or off it, is refused. */
+async function checkCopy(client: pg.ClientBase, tenant: string, head: ChainHead, copy: ChainHead): Promise<void> {
+  if (copy.position === 0) return;
+  const row = await client.query<{ hash: string }>('SELECT hash FROM es_events WHERE tenant = $1 AND position = $2', [
+    tenant,
+    copy.position,
+  ]);
+  if (row.rows[0]?.hash === copy.hash) return;
+  throw new DomainError(
+    'ErrChainMismatch',
+    copy.position > head.position
+      ? `this node's copy of tenant ${tenant} is ahead of the store (position ${copy.position}, the store's head is ${head.position}): the store lost events; restart the node to copy it again`
+      : `this node's copy of tenant ${tenant} differs from the store at position ${copy.position}: restart the node to copy it again`,
+    { tenant, position: copy.position },
+  );
+}
+
+async function release(h: Held, rollback: boolean): Promise<void> {
+  let broken: Error | undefined;
+  if (rollback) await h.client.query('ROLLBACK').catch((e: Error) => (broken = e));
+  h.client.release(broken);
+}
+
+function wire(e: unknown): WireError {
+  if (isDomainError(e)) return { message: e.message, code: e.code, details: { ...(e.details ?? {}) } };
+  const pgCode = (e as { code?: string }).code;
+  if (pgCode === '55P03')
+    return { message: `another node held tenant's write lock for over ${LOCK_TIMEOUT}; try again`, code: 'ErrBusy' };
+  return { message: `the store failed: ${(e as Error)?.message ?? String(e)}`, code: 'ErrStoreUnavailable' };
+}

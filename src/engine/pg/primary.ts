@@ -1,0 +1,46 @@
+import type { EventRow } from '../event.js';
+import type { Primary, PrimaryState, PrimaryWrite } from '../replica.js';
+import type { ChainHead } from '../store.js';
+import { SyncWorker } from './sync-worker.js';
+
+/**
+ * One tenant of a PostgreSQL store as the primary of this node's replica (engine/replica.ts). The calls
+ * are synchronous, answered by a worker thread (pg/primary-worker.ts, started from `entry`) that holds
+ * the connections; the tenant's chain lock lives on one of them from `lock` until `commit` or `rollback`.
+ */
+export class PgPrimary implements Primary {
+  private readonly worker: SyncWorker;
+
+  constructor(
+    /** The worker's entry module: it calls servePrimary with the product's projections. */
+    entry: URL,
+    url: string,
+    readonly tenant: string,
+  ) {
+    this.worker = new SyncWorker(entry, { op: 'open', args: { url, tenant } });
+  }
+
+  lock(after: ChainHead): PrimaryState {
+    return this.worker.call('lock', { after });
+  }
+
+  commit(write: PrimaryWrite): void {
+    this.worker.call('commit', write);
+  }
+
+  rollback(): void {
+    try {
+      this.worker.call('rollback');
+    } catch {
+      // The worker is gone (and its transaction with it) or could not roll back: the lock is released either way.
+    }
+  }
+
+  rows(afterPosition: number, limit: number): EventRow[] {
+    return this.worker.call('rows', { after: afterPosition, limit });
+  }
+
+  close(): void {
+    void this.worker.close();
+  }
+}

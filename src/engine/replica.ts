@@ -1,0 +1,135 @@
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../clock.js';
+import { DomainError } from '../errors.js';
+import { importRows } from './command-log.js';
+import { prepared } from './db.js';
+import type { EventRow, StoredEvent } from './event.js';
+import { sequenceMarks } from './ids.js';
+import type { ProjectionRegistry } from './projection-registry.js';
+import { readAllRows, readHead, type ChainHead } from './store.js';
+
+/**
+ * A replica: this process's SQLite database as a copy of one tenant of a primary store (PostgreSQL) that
+ * every node writes through. The domain code stays what it is on SQLite — synchronous commands that read
+ * the projections and append — and the primary stays the one record:
+ *
+ *  - a write transaction (one command, or one group-commit batch) first takes the tenant's write lock on
+ *    the primary and brings in what other nodes committed since this copy's head, inside the local
+ *    transaction (`begin`); the command then decides on facts no other node can change until it ends;
+ *  - before the local COMMIT, the rows it appended, the keyed commands that appended nothing and the id
+ *    high-water marks go to the primary, which checks that they continue its chain and commits (`commit`);
+ *  - a failure anywhere rolls back both sides (`abort`). A local COMMIT that fails after the primary's
+ *    leaves this copy behind, never ahead: the next `begin` (or the follower) brings the rows in again.
+ *
+ * The copy is a cache: it can be deleted, and is rebuilt from the primary when a node starts.
+ */
+export interface Primary {
+  /** Takes the tenant's write lock and answers what it committed after `after` (which must be its own row). */
+  lock(after: ChainHead): PrimaryState;
+  /** Writes and commits under the lock, releasing it. */
+  commit(write: PrimaryWrite): void;
+  /** Releases the lock, writing nothing. Never throws. */
+  rollback(): void;
+  /** The tenant's rows after a position, without the lock (start-up and the follower). */
+  rows(afterPosition: number, limit: number): EventRow[];
+  close(): void;
+}
+
+export interface PrimaryState {
+  rows: EventRow[];
+  sequences: Array<[string, number]>;
+}
+
+export interface PrimaryWrite {
+  rows: EventRow[];
+  /** Keyed commands that decided nothing: recorded so a retry on any node answers alike. */
+  empty: Array<{ id: string; at: string }>;
+  sequences: Array<[string, number]>;
+  at: string;
+}
+
+export class Replica {
+  /** The local head when the lock was taken and what came in; null while no lock is held. */
+  private held: { from: number; empty: PrimaryWrite['empty'] } | null = null;
+
+  constructor(
+    readonly primary: Primary,
+    private readonly db: Database,
+    private readonly projections: ProjectionRegistry,
+    private readonly clock: Clock,
+  ) {}
+
+  get locked(): boolean {
+    return this.held !== null;
+  }
+
+  /** Inside the local write transaction: takes the primary's lock and imports what others committed. */
+  begin(): StoredEvent[] {
+    if (this.held) throw new Error('the replica already holds the primary lock');
+    const { rows, sequences } = this.primary.lock(readHead(this.db));
+    try {
+      const events = this.bringIn(rows);
+      raiseMarks(this.db, sequences);
+      this.held = { from: readHead(this.db).position, empty: [] };
+      return events;
+    } catch (e) {
+      this.primary.rollback();
+      throw e;
+    }
+  }
+
+  /** A keyed command that appended nothing, recorded locally: the primary records it with the rest. */
+  noteEmpty(id: string, at: string): void {
+    this.held?.empty.push({ id, at });
+  }
+
+  /** Before the local COMMIT: the primary takes what this transaction appended and commits. */
+  commit(): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = null;
+    const rows: EventRow[] = [];
+    for (let page = readAllRows(this.db, { after: held.from, limit: 5000 }); page.length;) {
+      rows.push(...page);
+      page = readAllRows(this.db, { after: page[page.length - 1]!.position, limit: 5000 });
+    }
+    const sequences = [...sequenceMarks(this.db)];
+    this.primary.commit({ rows, empty: held.empty, sequences, at: this.clock().toISOString() });
+  }
+
+  abort(): void {
+    if (!this.held) return;
+    this.held = null;
+    this.primary.rollback();
+  }
+
+  /** Outside any write: brings in what the primary committed after this copy's head (start-up, the follower). */
+  rowsAfterHead(limit = 5000): EventRow[] {
+    return this.primary.rows(readHead(this.db).position, limit);
+  }
+
+  /** Imports rows that continue this copy's chain and projects them (inside the caller's transaction). */
+  bringIn(rows: readonly EventRow[]): StoredEvent[] {
+    if (rows.length === 0) return [];
+    const head = readHead(this.db);
+    if (rows[0]!.position !== head.position + 1)
+      throw new DomainError(
+        'ErrChainMismatch',
+        `the primary's rows start at position ${rows[0]!.position}, not after this copy's head ${head.position}`,
+        { position: rows[0]!.position },
+      );
+    const events = importRows(this.db, rows, this.clock().toISOString());
+    this.projections.apply(this.db, events);
+    this.projections.markApplied(this.db, head.position, events[events.length - 1]!.position);
+    return events;
+  }
+}
+
+/** The primary's id marks, where they are higher (ids taken by writers that append no `<kind>-<n>` stream). */
+function raiseMarks(db: Database, marks: ReadonlyArray<[string, number]>): void {
+  const upsert = prepared(
+    db,
+    'INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)',
+  );
+  for (const [name, value] of marks) upsert.run(name, value);
+}

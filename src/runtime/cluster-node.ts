@@ -1,0 +1,78 @@
+import type { Engine } from '../engine/engine.js';
+import { pgTarget } from '../engine/pg/connect.js';
+import { ReplicaFollower } from '../engine/pg/follower.js';
+import { TenantLeadership } from '../engine/pg/leadership.js';
+import { log } from '../log.js';
+import type { Runtime } from './index.js';
+
+/**
+ * A `colony serve` node of a tenant on a PostgreSQL store. Any number of nodes serve the tenant at once:
+ * each keeps its copy current with every node's commits (pg/follower.ts), and exactly one — the holder of
+ * the tenant's leadership lock (pg/leadership.ts) — runs its background jobs: the reactor (agent runs),
+ * the lease sweeper, command verifiers, the activity log and auto-approval. When the leader dies (even
+ * kill -9) its lock ends with its connection, and the next node to take it starts the jobs, whose start
+ * marks the runs the dead node left running as failed and starts the queued ones (runtime/reactor.ts).
+ */
+export interface ClusterNodeOptions {
+  /** Starts the jobs on this node (it just became the leader). */
+  start(): Runtime;
+  /** The jobs this node runs now: a runtime while it leads, null otherwise. */
+  onChange(runtime: Runtime | null): void;
+  leadershipMs?: number;
+  pollMs?: number;
+}
+
+export class ClusterNode {
+  private runtime: Runtime | null = null;
+  private follower: ReplicaFollower | null = null;
+  private leadership: TenantLeadership | null = null;
+
+  private constructor(
+    private readonly engine: Engine,
+    private readonly options: ClusterNodeOptions,
+  ) {}
+
+  static async join(engine: Engine, store: { url: string; tenant: string }, options: ClusterNodeOptions) {
+    const node = new ClusterNode(engine, options);
+    node.follower = await ReplicaFollower.start(store.url, store.tenant, engine, {
+      pollMs: options.pollMs,
+      onError: (err) => log.warn({ err }, 'could not bring in other nodes’ events; trying again'),
+    });
+    node.leadership = await TenantLeadership.start(pgTarget(store.url), {
+      tenants: () => [store.tenant],
+      onGain: () => node.gain(store.tenant),
+      onLose: () => node.lose(store.tenant),
+      intervalMs: options.leadershipMs,
+    });
+    return node;
+  }
+
+  get leading(): boolean {
+    return this.runtime !== null;
+  }
+
+  /** Stops the jobs at once (before the engine closes), then leaves the election and stops following. */
+  async stop(): Promise<void> {
+    this.lose('');
+    await this.follower?.stop();
+    await this.leadership?.stop();
+  }
+
+  private gain(tenant: string): void {
+    if (this.runtime) return;
+    // What the last leader committed is in before the reactor looks for runs it left running.
+    this.engine.catchUp();
+    this.runtime = this.options.start();
+    this.options.onChange(this.runtime);
+    log.info({ tenant }, 'this node now runs the tenant’s background jobs');
+  }
+
+  private lose(tenant: string): void {
+    const runtime = this.runtime;
+    if (!runtime) return;
+    this.runtime = null;
+    this.options.onChange(null);
+    runtime.stop();
+    if (tenant) log.warn({ tenant }, 'this node no longer runs the tenant’s background jobs');
+  }
+}
