@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { App, AppOptions } from '../app.js';
+import type { AppOptions } from '../app.js';
 import { parsePort } from '../config.js';
-import type { Runtime } from '../runtime/index.js';
 import { announceSandbox, announceServing } from './serve-notices.js';
+import { startJobs, type Jobs } from './serve-jobs.js';
 import { ACCEPT_HELP, checkpointSettings, SANDBOX_HELP, sandboxSwitch, type ServeOptions } from './serve-options.js';
 import { action, appStore, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
@@ -97,40 +97,6 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
     app.engine.close();
     throw e;
   }
-}
-
-interface Jobs {
-  stop(): void;
-}
-
-/**
- * The background jobs (reactor, sweeper, verifiers…): here, on the SQLite store, with signed checkpoints;
- * on a PostgreSQL store only while this node leads its tenant (runtime/cluster-node.ts).
- */
-async function startJobs(
-  app: App,
-  store: AppOptions['store'],
-  mcp: { runtime: { reactor: Runtime['reactor'] } },
-  startRuntime: () => Runtime,
-  startCheckpoints: () => { stop(): Promise<void> },
-): Promise<Jobs> {
-  if (store) {
-    const { ClusterNode } = await import('../runtime/cluster-node.js');
-    const node = await ClusterNode.join(app.engine, store, {
-      start: startRuntime,
-      onChange: (r) => (mcp.runtime.reactor = r?.reactor ?? null),
-    });
-    return { stop: () => void node.stop() };
-  }
-  const runtime = startRuntime();
-  mcp.runtime.reactor = runtime.reactor;
-  const checkpoints = startCheckpoints();
-  return {
-    stop: () => {
-      runtime.stop();
-      void checkpoints.stop();
-    },
-  };
 }
 
 /** The app, once the start-up chain check passed (or its break was accepted) and the projections are rebuilt. */

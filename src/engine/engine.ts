@@ -127,6 +127,7 @@ export class Engine {
     let count = 0;
     for (let rows = replica.rowsAfterHead(); rows.length; rows = replica.rowsAfterHead()) {
       const events = this.db.transaction(() => replica.bringIn(rows)).immediate();
+      this.bus.appended(events);
       this.bus.publish(events);
       count += events.length;
     }

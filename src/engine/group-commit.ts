@@ -164,6 +164,7 @@ export class GroupCommit {
   private open(): void {
     this.begin.run();
     const caught = this.catchUp();
+    this.bus.appended(caught);
     this.current = new Batch();
     this.current.events.push(...caught);
     // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.

@@ -124,7 +124,10 @@ export function transact<T>(
   const replica = batch ? null : (engine.replica ?? null);
   const caught: StoredEvent[] = [];
   const result = runner(db)(replica ? () => throughPrimary(replica, caught, run) : run);
-  if (caught.length) engine.bus.publish(caught);
+  if (caught.length) {
+    engine.bus.appended(caught);
+    engine.bus.publish(caught);
+  }
   // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
   if (!result.duplicate) {
     engine.bus.appended(result.events);

@@ -5,7 +5,7 @@ import { Authenticator } from './auth.js';
 import { Confirmations } from './confirm.js';
 import { pathPolicyFor, type PathPolicy } from '../actions/projects/paths.js';
 import type { ToolRegistry } from './registry.js';
-import type { Reactor } from '../runtime/reactor.js';
+import type { RunStarter } from '../runtime/reactor.js';
 
 /** What every MCP session of one Colony process shares. */
 export interface McpContext {
@@ -17,7 +17,7 @@ export interface McpContext {
   readonly version: string;
   readonly auth: Authenticator;
   /** The reactor that runs agents (execute_agent), set once the process serves HTTP; null under stdio. */
-  readonly runtime: { reactor: Reactor | null };
+  readonly runtime: { reactor: RunStarter | null };
   /** The client's working directory when MCP runs over stdio (the client started this process there); null over HTTP. */
   readonly cwd: string | null;
   /** Log each call of a tool that changes something (principal, tool, outcome, ms) at info: `colony serve`'s operator log. */

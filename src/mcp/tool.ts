@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import type { App } from '../app.js';
 import type { CommandOptions } from '../engine/handle.js';
 import type { KnownTools } from '../commands/tool-scope.js';
-import type { Reactor } from '../runtime/reactor.js';
+import type { RunStarter } from '../runtime/reactor.js';
 import type { TaskRef } from './tasks/ids.js';
 import { type Caller } from '../events/principals.js';
 
@@ -21,7 +21,7 @@ export interface ToolContext {
   /** The options a command run by this call carries: the caller as actor, the call's command id. */
   readonly command: CommandOptions;
   /** The reactor, when this process runs agents (colony serve); null otherwise. */
-  readonly runtime: { readonly reactor: Reactor | null };
+  readonly runtime: { readonly reactor: RunStarter | null };
   /** The stdio client's working directory (task_create infers the project from it); null over HTTP. */
   readonly cwd: string | null;
   /** Tells the client how a call that takes seconds is going (MCP progress notifications); a no-op unless it asked. */

@@ -33,7 +33,13 @@ export interface ReactorOptions extends RunnerOptions {
   pollMs?: number;
 }
 
-export class Reactor {
+/** What execute_agent needs to run an agent: the reactor, or on a node that does not lead its tenant, runtime/log-runs.ts. */
+export interface RunStarter {
+  beginExecute(agentId: number, prompt: string, by: string): RunRow;
+  awaitRun(run: RunRow): Promise<RunRow>;
+}
+
+export class Reactor implements RunStarter {
   private cursor = 0;
   private readonly running: RunProcesses;
   private readonly waiters = new RunWaiters();

@@ -84,6 +84,7 @@ export async function stdioClient(dataDir: string, token: string, cwd?: string):
 export interface LiveCli {
   proc: ChildProcess;
   stdoutLines: string[];
+  stderrLines: string[];
   /** Resolves with the first stdout or stderr line matching `pattern`. */
   waitFor(pattern: RegExp, stream?: 'stdout' | 'stderr'): Promise<string>;
   /** Sends `signal` and, if the process is still alive after `killAfterMs`, SIGKILL. Resolves with the exit code. */
@@ -112,6 +113,7 @@ export function colonyLive(args: readonly string[], env: NodeJS.ProcessEnv = {},
   return {
     proc,
     stdoutLines: lines.stdout,
+    stderrLines: lines.stderr,
     waitFor(pattern, stream = 'stdout') {
       const seen = lines[stream].find((l) => pattern.test(l));
       if (seen) return Promise.resolve(seen);

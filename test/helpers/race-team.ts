@@ -23,6 +23,9 @@ export interface RaceTeam {
   agentIds: number[];
   goalId: number;
   taskId: number;
+  /** Their MCP tokens, for the races through `colony serve` nodes (test/cli/serve-nodes.test.ts). */
+  ownerToken: string;
+  agentTokens: string[];
 }
 
 /** The team's agent `i` and its owner, as the MCP layer would name them to an action. */
@@ -40,26 +43,26 @@ export const ownerOf = (team: Omit<RaceTeam, 'tenant'>): Speaker => ({
 /** The team made with the real actions in a fresh SQLite app (no principals yet). */
 export function makeTeam(app: App, agents: number, budgetTokens: number): Omit<RaceTeam, 'tenant'> {
   const asOwner = { actor: 'user:owner' };
-  const ownerId = createOwner(app, 'owner', { actor: 'system' }).userId;
-  const agentIds = Array.from(
-    { length: agents },
-    (_, i) =>
-      registerAgent(
-        app,
-        {
-          name: `racer-${i}`,
-          ownerId,
-          model: 'test-model',
-          systemPrompt: 'Claim the task.',
-          toolScope: ['claim_task', 'report_usage'],
-          tier: 'supervised',
-          command: null,
-          parentId: null,
-          spawnDepth: 0,
-        },
-        asOwner,
-      ).agentId,
+  const created = createOwner(app, 'owner', { actor: 'system' });
+  const ownerId = created.userId;
+  const registered = Array.from({ length: agents }, (_, i) =>
+    registerAgent(
+      app,
+      {
+        name: `racer-${i}`,
+        ownerId,
+        model: 'test-model',
+        systemPrompt: 'Claim the task.',
+        toolScope: ['claim_task', 'report_usage'],
+        tier: 'supervised',
+        command: null,
+        parentId: null,
+        spawnDepth: 0,
+      },
+      asOwner,
+    ),
   );
+  const agentIds = registered.map((a) => a.agentId);
   const owner = speakerOf(app, `user-${ownerId}`);
   const goal = createGoal(
     app,
@@ -78,7 +81,14 @@ export function makeTeam(app: App, agents: number, budgetTokens: number): Omit<R
   const tree = { title: 'The one task', description: 'Whoever claims it first does it.' };
   const proposed = proposeTaskTree(app, coordinator, goal.goalId, 'One task.', tree, { actor: 'agent:coordinator' });
   const approved = reactTo(app, owner, proposed.proposalMessageId, 'approve', null, asOwner);
-  return { ownerId, agentIds, goalId: goal.goalId, taskId: approved.decided!.taskIds[0]! };
+  return {
+    ownerId,
+    agentIds,
+    goalId: goal.goalId,
+    taskId: approved.decided!.taskIds[0]!,
+    ownerToken: created.token,
+    agentTokens: registered.map((a) => a.token),
+  };
 }
 
 /** The team, made on SQLite and moved to the PostgreSQL store at `url` (tenant `team-<owner id>`). */

@@ -63,7 +63,7 @@ export class TenantLeadership {
     for (const tenant of await this.options.tenants()) {
       if (this.led.has(tenant) || this.stopped) continue;
       const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [
-        `colony:jobs:${tenant}`,
+        `colony:jobs:${this.target.schema}:${tenant}`,
       ]);
       if (got.rows[0]!.ok) {
         this.led.add(tenant);

@@ -134,7 +134,7 @@ class PrimaryHost {
 const LOCK_TIMEOUT = '10s';
 
 function lockedBegin(store: PgEventStore, tenant: string): string {
-  return beginLocked(tenant, store.readModels.searchPath(tenant)).replace(
+  return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant)).replace(
     'BEGIN;',
     `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}';`,
   );

@@ -47,7 +47,7 @@ export class PgEventStore implements EventStore {
     private readonly clock: Clock,
     projections: readonly AnyProjection[],
   ) {
-    this.readModels = new PgReadModels(target.schema, projections, (tenant) => beginLocked(tenant));
+    this.readModels = new PgReadModels(target.schema, projections, (tenant) => beginLocked(target.schema, tenant));
   }
 
   readonly readModels: PgReadModels;
@@ -94,7 +94,11 @@ export class PgEventStore implements EventStore {
 
   /** The transaction of an append: the tenant's chain lock, and its read models on the search path. */
   private begin(tenant: string): string {
-    return beginLocked(tenant, this.readModels.projections.length ? this.readModels.searchPath(tenant) : undefined);
+    return beginLocked(
+      this.target.schema,
+      tenant,
+      this.readModels.projections.length ? this.readModels.searchPath(tenant) : undefined,
+    );
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -155,7 +159,11 @@ export class PgEventStore implements EventStore {
   /** Raises the tenant's id marks to at least these (a team moving here brings its SQLite marks). */
   async importSequences(tenant: string, marks: ReadonlyMap<string, number>): Promise<void> {
     checkTenant(tenant);
-    await inTransaction(this.pool, (client) => raiseSequences(client, tenant, marks), beginLocked(tenant));
+    await inTransaction(
+      this.pool,
+      (client) => raiseSequences(client, tenant, marks),
+      beginLocked(this.target.schema, tenant),
+    );
   }
 
   head(tenant: string): Promise<ChainHead> {

@@ -3,7 +3,7 @@ import { isDomainError } from '../../errors.js';
 import { listAgents, type AgentRow } from '../../projections/principal-queries.js';
 import { sessionMessages, type RunRow } from '../../projections/run-queries.js';
 import type { App } from '../../app.js';
-import type { Reactor } from '../../runtime/reactor.js';
+import type { RunStarter } from '../../runtime/reactor.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 
 /**
@@ -76,7 +76,10 @@ const execute = defineTool({
 });
 
 /** The agent to run and the reactor to run it — or the answer when there is nothing to run. */
-function prepare(ctx: ToolContext, a: { agent_name: string }): { now: Result } | { agent: AgentRow; reactor: Reactor } {
+function prepare(
+  ctx: ToolContext,
+  a: { agent_name: string },
+): { now: Result } | { agent: AgentRow; reactor: RunStarter } {
   const name = a.agent_name.trim().toLowerCase();
   const agent = teamOf(ctx).find((x) => x.name === name);
   if (!agent)

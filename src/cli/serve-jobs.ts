@@ -1,0 +1,48 @@
+import type { App, AppOptions } from '../app.js';
+import type { Runtime } from '../runtime/index.js';
+import type { RunStarter } from '../runtime/reactor.js';
+
+export interface Jobs {
+  stop(): void;
+}
+
+/**
+ * The background jobs (reactor, sweeper, verifiers…): here, on the SQLite store, with signed checkpoints;
+ * on a PostgreSQL store only while this node leads its tenant (runtime/cluster-node.ts).
+ */
+export async function startJobs(
+  app: App,
+  store: AppOptions['store'],
+  mcp: { runtime: { reactor: RunStarter | null } },
+  startRuntime: () => Runtime,
+  startCheckpoints: () => { stop(): Promise<void> },
+): Promise<Jobs> {
+  if (store) {
+    const [{ ClusterNode }, { LogRuns }] = await Promise.all([
+      import('../runtime/cluster-node.js'),
+      import('../runtime/log-runs.js'),
+    ]);
+    // While another node leads, execute_agent queues the run for the leader and follows it in the log.
+    const followed = new LogRuns(app);
+    mcp.runtime.reactor = followed;
+    const node = await ClusterNode.join(app.engine, store, {
+      start: startRuntime,
+      onChange: (r) => (mcp.runtime.reactor = r?.reactor ?? followed),
+    });
+    return {
+      stop: () => {
+        followed.stop();
+        void node.stop();
+      },
+    };
+  }
+  const runtime = startRuntime();
+  mcp.runtime.reactor = runtime.reactor;
+  const checkpoints = startCheckpoints();
+  return {
+    stop: () => {
+      runtime.stop();
+      void checkpoints.stop();
+    },
+  };
+}
