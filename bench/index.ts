@@ -21,6 +21,7 @@ import { benchEvidence } from './evidence.js';
 import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
 import { benchPostgres } from './pg.js';
 import { benchPgReadModels } from './pg-read-models.js';
+import { benchPgServe } from './pg-serve.js';
 import { benchStorePort } from './store-port.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -86,6 +87,9 @@ const TARGETS: Record<string, string> = {
   pg_commands_per_s_one_tenant: '(diagnostic: one chain serializes)',
   pg_rebuild_events_per_s: '(how a PostgreSQL rebuild compares with SQLite)',
   pg_append_with_read_models: 'ratio >= 0.5 (read models in the append transaction)',
+  pg_mcp_calls_per_s_nodes_1: '(the curve: MCP calls through colony serve nodes)',
+  pg_mcp_calls_per_s_nodes_2_one_tenant: '(the curve: one tenant, its chain serializes)',
+  pg_mcp_calls_per_s_nodes_2_two_tenants: '(the curve: tenants commit in parallel)',
 };
 
 const BASELINES: Record<string, string> = {
@@ -148,6 +152,9 @@ const BASELINES: Record<string, string> = {
   pg_commands_per_s_one_tenant: 'pgbench -N tps, same clients, same server',
   pg_rebuild_events_per_s: "SQLite's rebuild of the same log, same projections",
   pg_append_with_read_models: 'the same appends with no read models',
+  pg_mcp_calls_per_s_nodes_1: 'one colony serve on SQLite, same load (autocannon, send_message)',
+  pg_mcp_calls_per_s_nodes_2_one_tenant: 'one colony serve on SQLite, same load (autocannon, send_message)',
+  pg_mcp_calls_per_s_nodes_2_two_tenants: 'one colony serve on SQLite, same load (autocannon, send_message)',
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
@@ -306,6 +313,9 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
         say('read models on PostgreSQL: rebuild against SQLite, appends with and without…');
         const size = options.quick ? { cards: 500, appends: 300 } : { cards: 3000, appends: 2000 };
         Object.assign(results, await benchPgReadModels(options.pgUrl, size, say));
+        say('MCP calls through colony serve nodes on PostgreSQL (autocannon) against one on SQLite…');
+        const load = options.quick ? { seconds: 2, rounds: 1, warmup: 1 } : { seconds: 4, rounds: 3, warmup: 2 };
+        Object.assign(results, await benchPgServe(options.pgUrl, dir, load, say));
       } else say('postgres: skipped (no server: pass --store postgres://… or set COLONY_TEST_PG)');
     }
   } finally {

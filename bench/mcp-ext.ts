@@ -33,9 +33,9 @@ import { figure, median, type Figure } from './util.js';
  * Both baselines receive exactly the requests Colony does, bearer token included (they ignore it).
  * Rounds alternate baseline, Colony and send_message so drift hits all alike; medians count.
  */
-const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
+export const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
 const BASELINE_CHILD = fileURLToPath(new URL('./mcp-baseline-child.ts', import.meta.url));
-const LOAD_CHILD = fileURLToPath(new URL('./mcp-ext-load.ts', import.meta.url));
+export const LOAD_CHILD = fileURLToPath(new URL('./mcp-ext-load.ts', import.meta.url));
 const CONNECTIONS = 10;
 const LEGACY = '2025-11-25';
 // `[<id>]` is autocannon's per-request id: one session carries all 10 connections' calls, and JSON-RPC
@@ -131,8 +131,8 @@ export async function benchMcpHttpExt(
 }
 
 /** `colony init` on a fresh data dir, as a user would; its JSON carries the owner token. */
-function initColony(data: string): string {
-  const r = spawnSync(process.execPath, [COLONY_BIN, 'init', '--data', data, '--json'], {
+export function initColony(data: string, store: string[] = []): string {
+  const r = spawnSync(process.execPath, [COLONY_BIN, ...store, 'init', '--data', data, '--json'], {
     encoding: 'utf8',
     env: { ...process.env, COLONY_DATA: '' },
     timeout: 60_000,
@@ -142,7 +142,7 @@ function initColony(data: string): string {
 }
 
 /** One 2025-11-25 session (initialize, then initialized) and the headers every call on it carries. */
-async function legacyTarget(url: string, auth: Record<string, string>): Promise<Target> {
+export async function legacyTarget(url: string, auth: Record<string, string>): Promise<Target> {
   const headers = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(url, {
     method: 'POST',
@@ -176,7 +176,7 @@ async function sample(key: string, target: Target): Promise<void> {
     throw new Error(`${key}: whoami answered ${status} ${text.slice(0, 300)}`);
 }
 
-function runLoad(generator: ChildProcess, key: Key, job: Job): Promise<Load> {
+export function runLoad(generator: ChildProcess, key: string, job: Job): Promise<Load> {
   return new Promise((resolve, reject) => {
     const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code})`));
     generator.once('exit', onExit);

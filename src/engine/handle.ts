@@ -100,6 +100,7 @@ export function transact<T>(
   const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);
+    if (keyed) engine.replica?.bringCommands(options.idempotencyScope ?? meta.commandId);
     if (keyed && findCommand(db, meta.commandId))
       return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
     if (keyed && options.idempotencyScope !== undefined)

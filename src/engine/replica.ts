@@ -32,12 +32,21 @@ export interface Primary {
   rollback(): void;
   /** The tenant's rows after a position, without the lock (start-up and the follower). */
   rows(afterPosition: number, limit: number): EventRow[];
+  /** Under the lock: the recorded commands whose id is `prefix` or starts with it (idempotency keys). */
+  commands(prefix: string): CommandRecord[];
   close(): void;
 }
 
 export interface PrimaryState {
   rows: EventRow[];
   sequences: Array<[string, number]>;
+}
+
+export interface CommandRecord {
+  command_id: string;
+  first_position: number | null;
+  last_position: number | null;
+  committed_at: string;
 }
 
 export interface PrimaryWrite {
@@ -81,6 +90,21 @@ export class Replica {
   /** A keyed command that appended nothing, recorded locally: the primary records it with the rest. */
   noteEmpty(id: string, at: string): void {
     this.held?.empty.push({ id, at });
+  }
+
+  /**
+   * Under the lock, before a keyed command checks its id: the primary's records of that id (or of its
+   * idempotency key's scope), so a retry on this node is answered as on the node that ran it first — the
+   * rows brought in carry the records of commands that appended events, not of those that decided nothing.
+   */
+  bringCommands(prefix: string): void {
+    if (!this.held) return;
+    const insert = prepared(
+      this.db,
+      'INSERT OR IGNORE INTO es_commands (command_id, first_position, last_position, committed_at) VALUES (?, ?, ?, ?)',
+    );
+    for (const c of this.primary.commands(prefix))
+      insert.run(c.command_id, c.first_position, c.last_position, c.committed_at);
   }
 
   /** Before the local COMMIT: the primary takes what this transaction appended and commits. */

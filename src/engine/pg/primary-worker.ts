@@ -3,7 +3,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import { DomainError, isDomainError } from '../../errors.js';
 import type { AnyProjection } from '../projection.js';
 import type { ChainHead } from '../store.js';
-import type { PrimaryState, PrimaryWrite } from '../replica.js';
+import type { CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
 import { beginLocked, readChain } from './chain.js';
 import { importPgRows } from './import.js';
 import { readTenantRows } from './rows.js';
@@ -61,6 +61,8 @@ class PrimaryHost {
         return this.rollback();
       case 'rows':
         return this.rows(args);
+      case 'commands':
+        return this.commands(args);
       default:
         throw new Error(`no operation ${op}`);
     }
@@ -123,6 +125,18 @@ class PrimaryHost {
     this.held = null;
     if (h) await release(h, true);
     return null;
+  }
+
+  /** Under the lock, on its connection: the commands recorded under an id or an idempotency key's scope. */
+  private async commands(args: { prefix: string }): Promise<CommandRecord[]> {
+    if (!this.held) throw new Error('commands without the lock');
+    // As on SQLite (command-log.ts commandUnder): ids continue in hex after a scope, and '~' sorts after them.
+    const result = await this.held.client.query<CommandRecord>(
+      `SELECT command_id, first_position::int AS first_position, last_position::int AS last_position, committed_at
+         FROM es_commands WHERE tenant = $1 AND command_id >= $2 AND command_id < $3 ORDER BY command_id LIMIT 10`,
+      [this.tenant, args.prefix, `${args.prefix}~`],
+    );
+    return result.rows;
   }
 
   private rows(args: { after: number; limit: number }) {

@@ -1,5 +1,5 @@
 import type { EventRow } from '../event.js';
-import type { Primary, PrimaryState, PrimaryWrite } from '../replica.js';
+import type { CommandRecord, Primary, PrimaryState, PrimaryWrite } from '../replica.js';
 import type { ChainHead } from '../store.js';
 import { SyncWorker } from './sync-worker.js';
 
@@ -34,6 +34,10 @@ export class PgPrimary implements Primary {
     } catch {
       // The worker is gone (and its transaction with it) or could not roll back: the lock is released either way.
     }
+  }
+
+  commands(prefix: string): CommandRecord[] {
+    return this.worker.call('commands', { prefix });
   }
 
   rows(afterPosition: number, limit: number): EventRow[] {
