@@ -33,7 +33,8 @@ interface Cluster {
   team: RaceTeam;
   store: PgEventStore;
   nodes: Node[];
-  client(node: number, token: string): Promise<Client>;
+  /** A client of the node; `untracked`: never closed (one whose node is killed keeps a request pending that close would reject). */
+  client(node: number, token: string, untracked?: boolean): Promise<Client>;
 }
 
 async function startNode(url: string, data: string): Promise<Node> {
@@ -70,32 +71,46 @@ async function withCluster(
     const first = await startNode(url, dir.dir);
     await first.live.waitFor(LEADS, 'stderr');
     const nodes = [first, ...(await Promise.all([startNode(url, dir.dir), startNode(url, dir.dir)]))];
-    const client = async (node: number, token: string) => {
+    const client = async (node: number, token: string, untracked = false) => {
       const c = new Client({ name: `node-${node}`, version: '0' });
       await c.connect(
         new StreamableHTTPClientTransport(new URL('/mcp', nodes[node]!.base), {
           requestInit: { headers: { Authorization: `Bearer ${token}` } },
         }),
       );
-      clients.push(c);
+      if (!untracked) clients.push(c);
       return c;
     };
     await body({ url, team, store, nodes, client });
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await closeAll(clients);
     for (const n of nodes.filter((x) => x.live.proc.signalCode === null)) assert.equal(await n.live.stop(), 0);
     assert.equal((await store.verify()).get(TENANT)?.ok, true);
     await assertRebuildEqual(store, TENANT);
   } finally {
-    for (const c of clients) await c.close().catch(() => undefined);
+    await closeAll(clients);
     await store.close();
     await scratch.drop();
     dir.cleanup();
   }
 }
 
+/** A client whose node died may throw from close() itself (its transport's onclose): that is not the test's failure. */
+const closeAll = (clients: Client[]) =>
+  Promise.all(
+    clients.splice(0).map((c) =>
+      Promise.resolve()
+        .then(() => c.close())
+        .catch(() => undefined),
+    ),
+  );
+
 type Result = CallToolResult & { structuredContent?: Record<string, unknown> };
-const call = (c: Client, name: string, args: Record<string, unknown>) =>
-  c.callTool({ name, arguments: args }) as Promise<Result>;
+/** A call; its promise counts as handled, so a call a failed test abandoned cannot mask the failure when its client closes. */
+function call(c: Client, name: string, args: Record<string, unknown>): Promise<Result> {
+  const answer = c.callTool({ name, arguments: args }) as Promise<Result>;
+  answer.catch(() => undefined);
+  return answer;
+}
 const codeOf = (r: Result) => (r.content[0] as { text: string }).text.match(/^(Err\w+)/)?.[1] ?? 'unknown';
 
 async function until<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
@@ -181,7 +196,10 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
           { actor: 'user:owner' },
         ),
       async ({ store, nodes, client, team }) => {
-        const [, second, third] = await Promise.all([0, 1, 2].map((n) => client(n, team.ownerToken)));
+        const [zero, second, third] = await Promise.all([0, 1, 2].map((n) => client(n, team.ownerToken, n === 0)));
+        // A write answered by the node about to die is in the store: a client that reconnects elsewhere sees it.
+        const sent = await call(zero!, 'send_message', { channel: 'requests', body: 'written before the crash' });
+        assert.equal(sent.structuredContent?.status, 'sent');
         const stream = async (run: number) => (await store.readStream(TENANT, `run-${run}`)).map((e) => e.type);
         const lifecycle = async (run: number) =>
           (await stream(run)).filter((e) => ['RunQueued', 'RunStarted', 'RunFinished', 'RunFailed'].includes(e));
@@ -194,6 +212,10 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         const killedAt = Date.now();
         await Promise.any(nodes.slice(1).map((n) => n.live.waitFor(LEADS, 'stderr')));
         t.diagnostic(`takeover after kill -9: ${Date.now() - killedAt} ms`);
+        await assert.rejects(call(zero!, 'whoami', {}), 'the dead node’s session is gone with it');
+        const again = await client(1, team.ownerToken);
+        const read = await call(again, 'get_channel_messages', { channel_name: 'requests' });
+        assert.match(JSON.stringify(read.structuredContent), /written before the crash/);
         const [first, next] = await Promise.all([one, two]);
         assert.equal(first.structuredContent!.status, 'error', JSON.stringify(first.structuredContent));
         assert.equal(next.structuredContent!.status, 'success', JSON.stringify(next.structuredContent));
