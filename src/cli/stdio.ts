@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve-options.js';
+import { startJobs } from './serve-jobs.js';
 import { action, appStore, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -37,13 +38,15 @@ export function registerStdio(program: Command): void {
         // Over stdio the client started this process in its own working directory: task_create infers the project from it.
         const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
         // stdio runs no agents, but command verifiers: confined the same way (refusals and opt-outs said on stderr).
-        const runtime = startRuntime(app, { sandbox });
+        // On a PostgreSQL store only while it leads the tenant, as a serve node (cli/serve-jobs.ts).
+        const noCheckpoints = () => ({ stop: () => Promise.resolve() });
+        const jobs = await startJobs(app, appStore(g), mcp, () => startRuntime(app, { sandbox }), noCheckpoints);
         if (sandbox === 'off')
           process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {
           await serveStdio(mcp, process.env.COLONY_TOKEN);
         } finally {
-          runtime.stop();
+          jobs.stop();
           mcp.audit.close();
           app.engine.close();
         }

@@ -7,7 +7,7 @@ import { registerAgent } from '../../src/actions/principals.js';
 import { openApp, productProjections } from '../../src/app.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { tempDir } from '../../testkit/temp-dir.js';
-import { colonyLive, type LiveCli } from '../helpers/cli.js';
+import { colonyLive, stdioClient, type LiveCli } from '../helpers/cli.js';
 import { pgScratch, pgSkip } from '../helpers/pg.js';
 import { makeTeam, type RaceTeam } from '../helpers/race-team.js';
 import { assertRebuildEqual } from '../helpers/read-models.js';
@@ -30,6 +30,8 @@ interface Node {
 
 interface Cluster {
   url: string;
+  /** The data dir the nodes share (the keys). */
+  data: string;
   team: RaceTeam;
   store: PgEventStore;
   nodes: Node[];
@@ -81,7 +83,7 @@ async function withCluster(
       if (!untracked) clients.push(c);
       return c;
     };
-    await body({ url, team, store, nodes, client });
+    await body({ url, data: dir.dir, team, store, nodes, client });
     await closeAll(clients);
     for (const n of nodes.filter((x) => x.live.proc.signalCode === null)) assert.equal(await n.live.stop(), 0);
     assert.equal((await store.verify()).get(TENANT)?.ok, true);
@@ -152,14 +154,15 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
       },
     ));
 
-  it('raises exactly one 80 % alert and one pause when 60 usage reports race through 3 nodes', () =>
+  it('raises exactly one 80 % alert and one pause when 60 usage reports race through 2 nodes and a colony stdio', () =>
     // 60 reports of 2 tokens on a budget of 100: the alert at 80, the pause at 100, whatever the order.
     withCluster(
       1,
       100,
       () => undefined,
-      async ({ team, store, client }) => {
-        const owners = await Promise.all([0, 1, 2].map((n) => client(n, team.ownerToken)));
+      async ({ url, data, team, store, client }) => {
+        const stdio = await stdioClient(data, team.ownerToken, undefined, { COLONY_STORE: url });
+        const owners = [await client(0, team.ownerToken), await client(1, team.ownerToken), stdio];
         const report = (i: number) =>
           call(owners[i % 3]!, 'report_usage', { task_id: team.taskId, tokens: 2, cost_cents: 0, note: `r${i}` });
         const results = await Promise.all(Array.from({ length: 60 }, (_, i) => report(i)));
@@ -172,6 +175,7 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
         const goal = (await call(owners[2]!, 'get_goal', { goal_id: team.goalId })).structuredContent!;
         assert.equal((goal.goal as { status: string }).status, 'paused');
+        await stdio.close();
       },
     ));
 

@@ -67,14 +67,19 @@ export function colonyFails(dataDir: string, args: readonly string[], pattern: R
  * A real MCP client of `colony stdio --data DIR` as the holder of `token` (started in `cwd` when given);
  * the caller closes it.
  */
-export async function stdioClient(dataDir: string, token: string, cwd?: string): Promise<Client> {
+export async function stdioClient(
+  dataDir: string,
+  token: string,
+  cwd?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Client> {
   const client = new Client({ name: 'colony-stdio-test', version: '0' });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
       args: [COLONY_BIN, 'stdio', '--data', dataDir],
       ...(cwd ? { cwd } : {}),
-      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '' } as Record<string, string>,
+      env: { ...process.env, COLONY_TOKEN: token, COLONY_DATA: '', ...env } as Record<string, string>,
       stderr: 'pipe',
     }),
   );

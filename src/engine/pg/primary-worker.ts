@@ -146,11 +146,17 @@ class PrimaryHost {
 
 /** The lock waits at most this long for another node's transaction on the tenant: then the command fails. */
 const LOCK_TIMEOUT = '10s';
+/**
+ * A node cut off from the store while it holds the lock (a partition, a hung process) would hold it until
+ * TCP gives up — hours. A batch holds it for milliseconds, so PostgreSQL ends a session idle in its
+ * transaction this long, releasing the lock; that node's COMMIT then fails and its callers are told so.
+ */
+const IDLE_TIMEOUT = '15s';
 
 function lockedBegin(store: PgEventStore, tenant: string): string {
   return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant)).replace(
     'BEGIN;',
-    `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}';`,
+    `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}';`,
   );
 }
 
@@ -181,6 +187,9 @@ function wire(e: unknown): WireError {
   if (isDomainError(e)) return { message: e.message, code: e.code, details: { ...(e.details ?? {}) } };
   const pgCode = (e as { code?: string }).code;
   if (pgCode === '55P03')
-    return { message: `another node held tenant's write lock for over ${LOCK_TIMEOUT}; try again`, code: 'ErrBusy' };
+    return {
+      message: `another node held the tenant's write lock for over ${LOCK_TIMEOUT}; try again`,
+      code: 'ErrBusy',
+    };
   return { message: `the store failed: ${(e as Error)?.message ?? String(e)}`, code: 'ErrStoreUnavailable' };
 }
