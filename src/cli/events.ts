@@ -3,7 +3,7 @@ import { parsePositiveInt } from '../config.js';
 import type { Database } from '../engine/db.js';
 import type { StoredEvent } from '../engine/event.js';
 import type { readAll } from '../engine/store.js';
-import { action, globals, openExistingStore } from './shared.js';
+import { action, globals, openLogReader } from './shared.js';
 
 /**
  * `colony events tail`: the last events of the log, or with --follow every new one as it is committed
@@ -26,7 +26,8 @@ export function registerEvents(program: Command): void {
           cmd: Command,
         ) => {
           const { readAll, readHead } = await import('../engine/store.js');
-          const db = await openExistingStore(globals(cmd).dataDir);
+          const log = await openLogReader(globals(cmd));
+          const { db } = log;
           const limit = parsePositiveInt('--limit', opts.limit, 20);
           const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
           const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
@@ -36,16 +37,17 @@ export function registerEvents(program: Command): void {
               : Math.max(0, readHead(db).position - limit);
           after = drain(db, readAll, after, print);
           if (!opts.follow) {
-            db.close();
+            log.close();
             return;
           }
           await new Promise<void>((resolve) => {
             const timer = setInterval(() => {
+              log.refresh();
               after = drain(db, readAll, after, print);
             }, interval);
             const stop = () => {
               clearInterval(timer);
-              db.close();
+              log.close();
               resolve();
             };
             process.once('SIGINT', stop);

@@ -3,7 +3,7 @@ import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import type { goalSnapshot } from '../projections/goal-snapshot.js';
 import type { TaskNode } from '../projections/goal-task-tree.js';
 import { withOwner } from './owner.js';
-import { action, CliError, globals, openExistingStore, printJson } from './shared.js';
+import { action, CliError, globals, openLogReader, printJson } from './shared.js';
 import { registerCreate } from './goal-create.js';
 import { oneLine } from '../terminal.js';
 
@@ -124,7 +124,8 @@ function registerReplay(program: Command): void {
           import('../engine/replay.js'),
           import('../app.js'),
         ]);
-        const source = await openExistingStore(globals(cmd).dataDir);
+        const log = await openLogReader(globals(cmd));
+        const source = log.db;
         try {
           const head = readHead(source).position;
           const position =
@@ -141,7 +142,7 @@ function registerReplay(program: Command): void {
             mem.close();
           }
         } finally {
-          source.close();
+          log.close();
         }
       }),
     );

@@ -161,6 +161,23 @@ export async function openExistingStore(dataDir: string): Promise<Database> {
   return db;
 }
 
+/**
+ * The log for a reading command (events tail, goals at): the data dir's SQLite file, opened without
+ * migrating anything; or, on a PostgreSQL store, this process's copy of the tenant, which `refresh`
+ * brings up to date with what the nodes committed since.
+ */
+export async function openLogReader(g: GlobalOptions): Promise<{ db: Database; refresh(): void; close(): void }> {
+  const store = appStore(g);
+  if (!store) {
+    const db = await openExistingStore(g.dataDir);
+    return { db, refresh: () => undefined, close: () => db.close() };
+  }
+  requireInitialized(g.dataDir, g.store);
+  const { openApp } = await import('../app.js');
+  const app = openApp({ dataDir: g.dataDir, durability: g.durability, store });
+  return { db: app.engine.db, refresh: () => void app.engine.catchUp(), close: () => app.engine.close() };
+}
+
 /** Checked before anything is created, so a bad name writes nothing. */
 export function checkOwnerName(name: string): void {
   if (!NAME_PATTERN.test(name))
