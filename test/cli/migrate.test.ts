@@ -174,6 +174,7 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
       /scout/,
     );
     assert.doesNotMatch(colonyOk(['agents', 'list', '--data', data]), /scout/, 'the SQLite log is left as it was');
+    assert.match(colonyOk(['--store', store, 'events', 'tail', '-n', '3', '--data', data]), /AgentRegistered/);
     for (const args of [['checkpoint'], ['checkpoints', 'list']]) {
       const r = colony(['--store', store, ...args, '--data', data]);
       assert.equal(r.code, 1);
