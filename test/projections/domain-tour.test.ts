@@ -7,6 +7,10 @@ import type { Database } from 'better-sqlite3';
 import { openApp, productProjections, type App } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
 import { domainTour } from '../helpers/domain-tour.js';
+import { readSchema } from '../../src/engine/pg/projections.js';
+import { PgEventStore } from '../../src/engine/pg/store.js';
+import { pgScratch, pgSkip, type PgScratch } from '../helpers/pg.js';
+import { assertRebuildEqual, pgTables, sqliteTables } from '../helpers/read-models.js';
 
 /**
  * The domain tour (test/helpers/domain-tour.ts) leaves a log with every event type the read models
@@ -138,5 +142,62 @@ describe('the domain tour', () => {
     );
     app.engine.rebuild();
     assert.deepEqual(readModels(app.engine.db), live);
+  });
+});
+
+/**
+ * The same tour on a tenant of a PostgreSQL store, through a node's copy (engine/replica.ts): every action
+ * of the domain writes through to the store. The store's chain verifies, its read models equal the copy's
+ * and a rebuild's, and a second node's copy, made from the store alone, equals the first.
+ */
+describe('the domain tour on a PostgreSQL tenant, through a node’s copy', { skip: pgSkip }, () => {
+  const TENANT = 'tour';
+  let dataDir: string;
+  let app: App;
+  let scratch: PgScratch;
+  let store: PgEventStore;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'colony-tour-pg-'));
+    scratch = pgScratch();
+    const clock = fixedClock('2026-03-01T09:00:00.000Z', 1000);
+    app = openApp({ dataDir, durability: 'normal', clock, store: { url: scratch.url, tenant: TENANT } });
+    domainTour(app, clock);
+    store = await PgEventStore.open(scratch.url, { projections: productProjections });
+  });
+  after(async () => {
+    app.engine.close();
+    await store.close();
+    await scratch.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('commits every event to the store, whose chain verifies and ends where the copy does', async () => {
+    assert.equal((await store.verify(TENANT)).get(TENANT)?.ok, true);
+    assert.deepEqual(await store.head(TENANT), app.engine.head());
+    const types = new Set((await store.readRows(TENANT, 0, 100_000)).map((r) => r.type));
+    assert.deepEqual(
+      EVERY_TYPE.filter((t) => !types.has(t)),
+      [],
+    );
+  });
+
+  it('builds the store’s read models equal to the copy’s and to a rebuild', async () => {
+    const copy = sqliteTables(app.engine.db, productProjections);
+    assert.deepEqual(await pgTables(store.pool, readSchema(scratch.schema, TENANT), productProjections), copy);
+    await assertRebuildEqual(store, TENANT);
+  });
+
+  it('gives another node, starting from the store alone, the same copy', () => {
+    const other = openApp({ dataDir, durability: 'normal', store: { url: scratch.url, tenant: TENANT } });
+    try {
+      assert.deepEqual(other.engine.head(), app.engine.head());
+      assert.deepEqual(
+        sqliteTables(other.engine.db, productProjections),
+        sqliteTables(app.engine.db, productProjections),
+      );
+    } finally {
+      other.engine.close();
+    }
   });
 });
