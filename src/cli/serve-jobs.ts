@@ -7,7 +7,7 @@ export interface Jobs {
 }
 
 /**
- * The background jobs (reactor, sweeper, verifiers…): here, on the SQLite store, with signed checkpoints;
+ * The background jobs (reactor, sweeper, verifiers…) and automatic checkpoints: here, on the SQLite store;
  * on a PostgreSQL store only while this node leads its tenant (runtime/cluster-node.ts).
  */
 export async function startJobs(
@@ -25,8 +25,20 @@ export async function startJobs(
     // While another node leads, execute_agent queues the run for the leader and follows it in the log.
     const followed = new LogRuns(app);
     mcp.runtime.reactor = followed;
+    // The leader signs the tenant's automatic checkpoints too (kept in the store, evidence/sign.ts).
+    const lead = (): Runtime => {
+      const runtime = startRuntime();
+      const checkpoints = startCheckpoints();
+      return {
+        ...runtime,
+        stop: () => {
+          runtime.stop();
+          void checkpoints.stop();
+        },
+      };
+    };
     const node = await ClusterNode.join(app.engine, store, {
-      start: startRuntime,
+      start: lead,
       onChange: (r) => (mcp.runtime.reactor = r?.reactor ?? followed),
     });
     return {

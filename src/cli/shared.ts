@@ -63,11 +63,10 @@ export function parseStore(value: string | undefined): string | null {
 }
 
 /**
- * The commands that do not run on a PostgreSQL store: signed checkpoints are kept in the SQLite file
- * beside the log (a node's copy of a PostgreSQL tenant lives in memory, so they would be lost), and the
- * demo builds its own data dir. They refuse a PostgreSQL store rather than quietly use the SQLite file.
+ * The commands that do not run on a PostgreSQL store: the demo builds a data dir of its own. It refuses a
+ * PostgreSQL store rather than quietly ignore it.
  */
-export const SQLITE_ONLY_COMMANDS: readonly string[] = ['checkpoint', 'checkpoints', 'demo'];
+export const SQLITE_ONLY_COMMANDS: readonly string[] = ['demo'];
 
 export function checkStoreSupported(cmd: Command): void {
   const { store } = globals(cmd);
@@ -75,7 +74,7 @@ export function checkStoreSupported(cmd: Command): void {
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
   if (store !== null && SQLITE_ONLY_COMMANDS.includes(path[0] ?? ''))
     throw new CliError(
-      `colony ${path.join(' ')} does not run on a PostgreSQL store (signed checkpoints live in the SQLite file); ` +
+      `colony ${path.join(' ')} does not run on a PostgreSQL store (it builds a data dir of its own); ` +
         'drop --store / COLONY_STORE to use the SQLite store in the data directory',
     );
 }

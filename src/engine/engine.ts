@@ -131,6 +131,7 @@ export class Engine {
       this.bus.publish(events);
       count += events.length;
     }
+    replica.bringCheckpoints();
     return count;
   }
 

@@ -34,6 +34,9 @@ export interface Primary {
   rows(afterPosition: number, limit: number): EventRow[];
   /** Under the lock: the recorded commands whose id is `prefix` or starts with it (idempotency keys). */
   commands(prefix: string): CommandRecord[];
+  /** The tenant's signed checkpoints numbered after `n`, and one signed here, kept beside its log. */
+  checkpoints(afterN: number): CheckpointRecord[];
+  saveCheckpoint(checkpoint: CheckpointRecord): void;
   close(): void;
 }
 
@@ -48,6 +51,19 @@ export interface CommandRecord {
   last_position: number | null;
   committed_at: string;
 }
+
+/** A row of es_checkpoints (engine/schema.ts), the same on both stores. */
+export interface CheckpointRecord {
+  n: number;
+  tree_size: number;
+  key_id: string;
+  body: string;
+  signature: string;
+  public_key: string;
+  reason: string;
+}
+
+const CHECKPOINT_COLUMNS = 'n, tree_size, key_id, body, signature, public_key, reason';
 
 export interface PrimaryWrite {
   rows: EventRow[];
@@ -125,6 +141,23 @@ export class Replica {
     if (!this.held) return;
     this.held = null;
     this.primary.rollback();
+  }
+
+  /** Outside any write: the checkpoints other processes signed since this copy's newest (start-up, the follower). */
+  bringCheckpoints(): void {
+    const newest = prepared(this.db, 'SELECT COALESCE(MAX(n), 0) FROM es_checkpoints').pluck().get() as number;
+    const insert = prepared(
+      this.db,
+      `INSERT OR IGNORE INTO es_checkpoints (${CHECKPOINT_COLUMNS}) VALUES (@n, @tree_size, @key_id, @body, @signature, @public_key, @reason)`,
+    );
+    for (const c of this.primary.checkpoints(newest)) insert.run(c);
+  }
+
+  /** A checkpoint this process signed (stored in the copy as `n`), kept in the primary too. */
+  shareCheckpoint(n: number): void {
+    const row = prepared(this.db, `SELECT ${CHECKPOINT_COLUMNS} FROM es_checkpoints WHERE n = ?`).get(n) as
+      CheckpointRecord | undefined;
+    if (row) this.primary.saveCheckpoint(row);
   }
 
   /** Outside any write: brings in what the primary committed after this copy's head (start-up, the follower). */

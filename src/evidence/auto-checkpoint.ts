@@ -7,6 +7,7 @@ import { log } from '../log.js';
 import { latestCheckpoint } from './checkpoint.js';
 import type { SignReply, SignRequest } from './checkpoint-worker.js';
 import { currentSigner } from './keys.js';
+import { signCheckpoint } from './sign.js';
 
 /**
  * `serve` signs checkpoints by itself: when the log has grown by `everyEvents` since the latest one, or
@@ -43,7 +44,8 @@ export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoChe
   };
   if (o.everyEvents === 0 && o.everyMinutes === 0) return { stop: async () => {}, due, look: async () => {} };
   currentSigner(engine, dataDir, 'serve'); // adopted here, on the main thread: the worker only signs
-  const signer = new SignerThread(dataDir, o.durability ?? 'full');
+  // A copy of a PostgreSQL tenant lives in this process's memory, out of a worker's reach: it signs here.
+  const signer = engine.replica ? new SignerHere(engine, dataDir) : new SignerThread(dataDir, o.durability ?? 'full');
   let running: Promise<void> | null = null;
   const look = (): Promise<void> => {
     if (running || !engine.db.open) return running ?? Promise.resolve();
@@ -69,6 +71,33 @@ export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoChe
       await signer.close();
     },
   };
+}
+
+/** On the main thread (a copy of a PostgreSQL tenant), logged as the worker's replies are. */
+class SignerHere {
+  constructor(
+    private readonly engine: Engine,
+    private readonly dataDir: string,
+  ) {}
+
+  sign(): Promise<void> {
+    try {
+      const { checkpoint, reused } = signCheckpoint(this.engine, this.dataDir, 'auto', 'serve');
+      const b = checkpoint.checkpoint.body;
+      if (!reused)
+        log.info(
+          { checkpoint: checkpoint.n, treeSize: b.treeSize, root: b.rootHash, keyId: b.keyId },
+          `signed checkpoint #${checkpoint.n} at ${b.treeSize} events`,
+        );
+    } catch (err) {
+      log.error({ err }, 'could not sign a checkpoint; retrying');
+    }
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 /** The worker, started on first use and kept; its replies are logged. */

@@ -65,7 +65,11 @@ export function extendsLatest(db: Database, parts: CheckpointParts): string | nu
  * read in one read transaction; the tree cache is brought up first, in its own short transactions.
  */
 export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): SignResult {
-  return signCheckpointOn(engine.db, currentSigner(engine, dataDir, by), engine.clock().toISOString(), reason);
+  // A copy of a PostgreSQL tenant brings in the checkpoints other nodes signed first, and keeps its own there.
+  engine.catchUp();
+  const result = signCheckpointOn(engine.db, currentSigner(engine, dataDir, by), engine.clock().toISOString(), reason);
+  if (!result.reused) engine.replica?.shareCheckpoint(result.checkpoint.n);
+  return result;
 }
 
 export interface SignResult {

@@ -175,11 +175,20 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     );
     assert.doesNotMatch(colonyOk(['agents', 'list', '--data', data]), /scout/, 'the SQLite log is left as it was');
     assert.match(colonyOk(['--store', store, 'events', 'tail', '-n', '3', '--data', data]), /AgentRegistered/);
-    for (const args of [['checkpoint'], ['checkpoints', 'list']]) {
-      const r = colony(['--store', store, ...args, '--data', data]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not run on a PostgreSQL store \(signed checkpoints live in the SQLite file\)/);
-    }
+    // A checkpoint signed by one process is kept in the store: the next process lists it.
+    const signed = JSON.parse(colonyOk(['--store', store, 'checkpoint', '--json', '--data', data])) as {
+      checkpoint: { body: { treeSize: number } };
+    };
+    const listed = JSON.parse(colonyOk(['--store', store, 'checkpoints', 'list', '--json', '--data', data])) as {
+      checkpoint: { body: { treeSize: number } };
+    }[];
+    assert.deepEqual(
+      listed.map((c) => c.checkpoint.body.treeSize),
+      [signed.checkpoint.body.treeSize],
+    );
+    const demo = colony(['--store', store, 'demo', '--data', data]);
+    assert.equal(demo.code, 1);
+    assert.match(demo.stderr, /does not run on a PostgreSQL store \(it builds a data dir of its own\)/);
     const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
     assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);
     assert.equal(colony(['verify', '--data', data], { COLONY_STORE: 'sqlite' }).code, 0);

@@ -3,7 +3,7 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import { DomainError, isDomainError } from '../../errors.js';
 import type { AnyProjection } from '../projection.js';
 import type { ChainHead } from '../store.js';
-import type { CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
+import type { CheckpointRecord, CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
 import { beginLocked, readChain } from './chain.js';
 import { importPgRows } from './import.js';
 import { readTenantRows } from './rows.js';
@@ -63,6 +63,10 @@ class PrimaryHost {
         return this.rows(args);
       case 'commands':
         return this.commands(args);
+      case 'checkpoints':
+        return this.checkpoints(args);
+      case 'saveCheckpoint':
+        return this.saveCheckpoint(args);
       default:
         throw new Error(`no operation ${op}`);
     }
@@ -137,6 +141,27 @@ class PrimaryHost {
       [this.tenant, args.prefix, `${args.prefix}~`],
     );
     return result.rows;
+  }
+
+  private async checkpoints(args: { after: number }): Promise<CheckpointRecord[]> {
+    const result = await this.store!.pool.query<CheckpointRecord>(
+      `SELECT n::int AS n, tree_size::int AS tree_size, key_id, body, signature, public_key, reason
+         FROM es_checkpoints WHERE tenant = $1 AND n > $2 ORDER BY n`,
+      [this.tenant, args.after],
+    );
+    return result.rows;
+  }
+
+  /** A checkpoint a node signed; a number another node took first is ErrConcurrency (sign again). */
+  private async saveCheckpoint(c: CheckpointRecord): Promise<null> {
+    const result = await this.store!.pool.query(
+      `INSERT INTO es_checkpoints (tenant, n, tree_size, key_id, body, signature, public_key, reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+      [this.tenant, c.n, c.tree_size, c.key_id, c.body, c.signature, c.public_key, c.reason],
+    );
+    if (result.rowCount === 0)
+      throw new DomainError('ErrConcurrency', `another node signed checkpoint #${c.n} first: sign again`, { n: c.n });
+    return null;
   }
 
   private rows(args: { after: number; limit: number }) {

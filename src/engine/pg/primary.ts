@@ -1,5 +1,5 @@
 import type { EventRow } from '../event.js';
-import type { CommandRecord, Primary, PrimaryState, PrimaryWrite } from '../replica.js';
+import type { CheckpointRecord, CommandRecord, Primary, PrimaryState, PrimaryWrite } from '../replica.js';
 import type { ChainHead } from '../store.js';
 import { SyncWorker } from './sync-worker.js';
 
@@ -34,6 +34,14 @@ export class PgPrimary implements Primary {
     } catch {
       // The worker is gone (and its transaction with it) or could not roll back: the lock is released either way.
     }
+  }
+
+  checkpoints(afterN: number): CheckpointRecord[] {
+    return this.worker.call('checkpoints', { after: afterN });
+  }
+
+  saveCheckpoint(checkpoint: CheckpointRecord): void {
+    this.worker.call('saveCheckpoint', checkpoint);
   }
 
   commands(prefix: string): CommandRecord[] {

@@ -18,7 +18,7 @@ import { inTransaction } from './connect.js';
  * Read models live in a schema per tenant, with their versions in its `rm_projections` (pg/projections.ts).
  * Nodes that start together migrate one at a time (a transaction-scoped advisory lock).
  */
-const VERSION = 1;
+const VERSION = 2;
 const MIGRATION_LOCK = 0x636f6c6f6e79; // 'colony'
 
 const DDL = `
@@ -61,6 +61,18 @@ const DDL = `
     value  bigint NOT NULL,
     PRIMARY KEY (tenant, name)
   );
+  -- Signed checkpoints of each tenant's log (version 2), as es_checkpoints in a SQLite file.
+  CREATE TABLE IF NOT EXISTS es_checkpoints (
+    tenant     text   NOT NULL,
+    n          bigint NOT NULL,
+    tree_size  bigint NOT NULL,
+    key_id     text   NOT NULL,
+    body       text   NOT NULL,
+    signature  text   NOT NULL,
+    public_key text   NOT NULL,
+    reason     text   NOT NULL,
+    PRIMARY KEY (tenant, n)
+  );
   CREATE OR REPLACE FUNCTION es_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION '% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP; END $$;
   CREATE OR REPLACE TRIGGER es_events_append_only BEFORE UPDATE OR DELETE ON es_events
@@ -68,6 +80,8 @@ const DDL = `
   CREATE OR REPLACE TRIGGER es_events_no_truncate BEFORE TRUNCATE ON es_events
     FOR EACH STATEMENT EXECUTE FUNCTION es_append_only();
   CREATE OR REPLACE TRIGGER es_commands_append_only BEFORE UPDATE OR DELETE ON es_commands
+    FOR EACH ROW EXECUTE FUNCTION es_append_only();
+  CREATE OR REPLACE TRIGGER es_checkpoints_append_only BEFORE UPDATE OR DELETE ON es_checkpoints
     FOR EACH ROW EXECUTE FUNCTION es_append_only();
 `;
 
