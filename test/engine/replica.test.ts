@@ -171,3 +171,30 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
     }
   });
 });
+
+describe('copies of a tenant across a rolling upgrade of its read models', { skip: pgSkip }, () => {
+  it('go on writing after a rebuild of the same code, and refuse to write once newer code rebuilt them', async () => {
+    const s = scratch();
+    const a = copyOf(s);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    const same = await storeOf(s);
+    await same.rebuild(['channels'], TENANT); // e.g. `colony rebuild --store` with this code
+    agent(a, ownerId, 'alpha');
+    // A node of newer code: its channels projection has a higher version, so it rebuilds that read model.
+    const bumped = productProjections.map((p) => (p.name === 'channels' ? { ...p, version: p.version + 1 } : p));
+    const newer = await PgEventStore.open(s.url, { projections: bumped });
+    cleanups.push(() => newer.close());
+    await newer.readModels.prepare(newer.pool, TENANT);
+    const head = a.engine.head();
+    assert.throws(
+      () => agent(a, ownerId, 'beta'),
+      (e) => isDomainError(e) && e.code === 'ErrReadModelNewer' && /channels/.test(e.message),
+    );
+    assert.deepEqual(await same.head(TENANT), head, 'the older node wrote nothing');
+    assert.throws(
+      () => copyOf(s),
+      (e) => isDomainError(e) && e.code === 'ErrReadModelNewer',
+      'a node of older code does not start on them either',
+    );
+  });
+});

@@ -88,6 +88,7 @@ class PrimaryHost {
       await client.query(lockedBegin(store!, tenant));
       const { head } = await readChain(client, tenant, null, null);
       await checkCopy(client, tenant, head, args.after);
+      await store!.readModels.checkEpoch(client, tenant);
       const rows = await readTenantRows(client, tenant, args.after.position, 1_000_000);
       const sequences = [...(await readSequences(client, tenant))];
       this.held = { client, head };

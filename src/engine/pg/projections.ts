@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { StoredEvent } from '../event.js';
 import { handlesType, liveNames, resetSql, shadowNames, type AnyProjection, type TableNames } from '../projection.js';
+import { DomainError } from '../../errors.js';
 import { inTransaction } from './connect.js';
 import { toPostgres } from './dialect.js';
 import { applyStepsPg } from './projection-driver.js';
@@ -29,6 +30,8 @@ const PAGE = 2000;
 export class PgReadModels {
   /** Tenants whose read schema this process has brought up to date. */
   private readonly current = new Set<string>();
+  /** Each tenant's read-model epoch as this process last saw it: every rebuild moves it on. */
+  private readonly epochs = new Map<string, number>();
 
   constructor(
     private readonly storeSchema: string,
@@ -77,7 +80,8 @@ export class PgReadModels {
         await client.query(
           `CREATE TABLE IF NOT EXISTS "${schema}".rm_projections (name text PRIMARY KEY, version integer NOT NULL,
              rebuilt_at timestamptz NOT NULL);
-           CREATE TABLE IF NOT EXISTS "${schema}".rm_tenant (tenant text NOT NULL)`,
+           CREATE TABLE IF NOT EXISTS "${schema}".rm_tenant (tenant text NOT NULL);
+           ALTER TABLE "${schema}".rm_tenant ADD COLUMN IF NOT EXISTS epoch integer NOT NULL DEFAULT 0`,
         );
         await client.query(
           `INSERT INTO "${schema}".rm_tenant (tenant) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM "${schema}".rm_tenant)`,
@@ -90,13 +94,47 @@ export class PgReadModels {
       },
       this.beginLocked(tenant),
     );
+    this.refuseNewer(tenant, stored);
     const outdated = this.projections.filter((p) => stored.get(p.name) !== p.version || force.includes(p.name));
     if (outdated.length > 0) {
       report.events = await this.rebuild(pool, tenant, outdated);
       report.rebuilt = outdated.map((p) => p.name);
     }
+    const epoch = await pool.query<{ epoch: number }>(`SELECT epoch FROM "${schema}".rm_tenant`);
+    this.epochs.set(tenant, epoch.rows[0]?.epoch ?? 0);
     this.current.add(tenant);
     return report;
+  }
+
+  /**
+   * Under the tenant's lock, before a write: a rebuild by another node since this one prepared (a node
+   * of newer code, with a bumped projection) is found here. Read models built by newer code are never
+   * written by older code — the write is refused (ErrReadModelNewer) until this node is upgraded.
+   */
+  async checkEpoch(client: pg.ClientBase, tenant: string): Promise<void> {
+    const now = await client.query<{ epoch: number }>('SELECT epoch FROM rm_tenant');
+    const epoch = now.rows[0]?.epoch ?? 0;
+    if (epoch === this.epochs.get(tenant)) return;
+    const rows = await client.query<{ name: string; version: number }>('SELECT name, version FROM rm_projections');
+    const stored = new Map(rows.rows.map((r) => [r.name, r.version]));
+    this.refuseNewer(tenant, stored);
+    if (this.projections.some((p) => stored.get(p.name) !== p.version))
+      throw new DomainError(
+        'ErrReadModelChanged',
+        `tenant ${tenant}'s read models changed under this node: restart it`,
+      );
+    this.epochs.set(tenant, epoch);
+  }
+
+  private refuseNewer(tenant: string, stored: ReadonlyMap<string, number>): void {
+    const newer = this.projections.filter((p) => (stored.get(p.name) ?? 0) > p.version);
+    if (newer.length === 0) return;
+    const which = newer.map((p) => `${p.name} ${stored.get(p.name)} (this node: ${p.version})`).join(', ');
+    throw new DomainError(
+      'ErrReadModelNewer',
+      `tenant ${tenant}'s read models were built by newer code — ${which}: upgrade this node; older code never writes to them`,
+      { tenant },
+    );
   }
 
   /** Brings these tenants' read models up to date with the code: what was rebuilt, summed. */
@@ -154,6 +192,8 @@ export class PgReadModels {
               [p.name, p.version],
             );
           }
+          // Every node's next write checks this (checkEpoch): tables swapped under it are never written blind.
+          await client.query('UPDATE rm_tenant SET epoch = epoch + 1');
         },
         this.beginLocked(tenant),
       );
