@@ -42,10 +42,11 @@ export async function importPgRows(
 }
 
 async function streamVersions(client: pg.ClientBase, tenant: string, streams: string[]): Promise<Map<string, number>> {
-  const result = await client.query<{ stream_id: string; v: number }>(
-    'SELECT stream_id, MAX(version) AS v FROM es_events WHERE tenant = $1 AND stream_id = ANY($2) GROUP BY stream_id',
-    [tenant, streams],
-  );
+  const result = await client.query<{ stream_id: string; v: number }>({
+    name: 'colony_stream_versions',
+    text: 'SELECT stream_id, MAX(version) AS v FROM es_events WHERE tenant = $1 AND stream_id = ANY($2) GROUP BY stream_id',
+    values: [tenant, streams],
+  });
   return new Map(result.rows.map((r) => [r.stream_id, r.v]));
 }
 
@@ -57,12 +58,13 @@ async function recordCommands(client: pg.ClientBase, tenant: string, events: Ten
     else spans.set(e.meta.commandId, { first: e.position, last: e.position });
   }
   const ids = [...spans.keys()];
-  const result = await client.query(
-    `INSERT INTO es_commands (tenant, command_id, first_position, last_position, committed_at)
+  const result = await client.query({
+    name: 'colony_record_commands',
+    text: `INSERT INTO es_commands (tenant, command_id, first_position, last_position, committed_at)
      SELECT $1, c.id, c.first, c.last, $5::text FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS c (id, first, last)
      ON CONFLICT DO NOTHING`,
-    [tenant, ids, ids.map((id) => spans.get(id)!.first), ids.map((id) => spans.get(id)!.last), at],
-  );
+    values: [tenant, ids, ids.map((id) => spans.get(id)!.first), ids.map((id) => spans.get(id)!.last), at],
+  });
   if (result.rowCount !== ids.length)
     throw new DomainError('ErrChainMismatch', `a command of these rows is already in tenant ${tenant}'s log`, {
       tenant,

@@ -5,9 +5,9 @@ import type { AnyProjection } from '../projection.js';
 import type { ChainHead } from '../store.js';
 import type { CheckpointRecord, CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
 import { beginLocked, readChain } from './chain.js';
-import { importPgRows } from './import.js';
+import { checkCopy, lockedState } from './locked-state.js';
+import { commitRows } from './commit-rows.js';
 import { readTenantRows } from './rows.js';
-import { raiseSequences, readSequences } from './sequences.js';
 import { PgEventStore } from './store.js';
 import type { SyncReply, SyncRequest, WireError } from './sync-worker.js';
 
@@ -86,13 +86,15 @@ class PrimaryHost {
     const client = await store!.pool.connect();
     try {
       await client.query(lockedBegin(store!, tenant));
-      const { head } = await readChain(client, tenant, null, null);
-      await checkCopy(client, tenant, head, args.after);
-      await store!.readModels.checkEpoch(client, tenant);
-      const rows = await readTenantRows(client, tenant, args.after.position, 1_000_000);
-      const sequences = [...(await readSequences(client, tenant))];
+      let state = await lockedState(client, tenant, args.after);
+      // The tenant's first write ever: its head row is made (under the lock), then read as any other.
+      if (!state.head)
+        state = (await readChain(client, tenant, null, null), await lockedState(client, tenant, args.after));
+      const head = state.head!;
+      checkCopy(tenant, head, args.after, state.copyHash);
+      await store!.readModels.checkEpoch(client, tenant, state.epoch);
       this.held = { client, head };
-      return { rows, sequences };
+      return { rows: state.rows, sequences: state.sequences };
     } catch (e) {
       await release({ client, head: args.after }, true);
       throw e;
@@ -105,17 +107,8 @@ class PrimaryHost {
     this.held = null;
     const { store, tenant } = this;
     try {
-      if (write.rows.length) {
-        const events = await importPgRows(h.client, tenant, h.head, write.rows, write.at);
-        await store!.readModels.apply(h.client, events);
-      }
-      if (write.empty.length)
-        await h.client.query(
-          `INSERT INTO es_commands (tenant, command_id, committed_at) SELECT $1, * FROM unnest($2::text[], $3::text[])
-           ON CONFLICT DO NOTHING`,
-          [tenant, write.empty.map((c) => c.id), write.empty.map((c) => c.at)],
-        );
-      await raiseSequences(h.client, tenant, new Map(write.sequences));
+      const events = await commitRows(h.client, tenant, h.head, write);
+      await store!.readModels.apply(h.client, events);
       await h.client.query('COMMIT');
       h.client.release();
     } catch (e) {
@@ -183,23 +176,6 @@ function lockedBegin(store: PgEventStore, tenant: string): string {
   return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant)).replace(
     'BEGIN;',
     `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}';`,
-  );
-}
-
-/** The copy's head must be a row of the primary's chain: a copy ahead of it, or off it, is refused. */
-async function checkCopy(client: pg.ClientBase, tenant: string, head: ChainHead, copy: ChainHead): Promise<void> {
-  if (copy.position === 0) return;
-  const row = await client.query<{ hash: string }>('SELECT hash FROM es_events WHERE tenant = $1 AND position = $2', [
-    tenant,
-    copy.position,
-  ]);
-  if (row.rows[0]?.hash === copy.hash) return;
-  throw new DomainError(
-    'ErrChainMismatch',
-    copy.position > head.position
-      ? `this node's copy of tenant ${tenant} is ahead of the store (position ${copy.position}, the store's head is ${head.position}): the store lost events; restart the node to copy it again`
-      : `this node's copy of tenant ${tenant} differs from the store at position ${copy.position}: restart the node to copy it again`,
-    { tenant, position: copy.position },
   );
 }
 

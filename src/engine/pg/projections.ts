@@ -111,9 +111,8 @@ export class PgReadModels {
    * of newer code, with a bumped projection) is found here. Read models built by newer code are never
    * written by older code — the write is refused (ErrReadModelNewer) until this node is upgraded.
    */
-  async checkEpoch(client: pg.ClientBase, tenant: string): Promise<void> {
-    const now = await client.query<{ epoch: number }>('SELECT epoch FROM rm_tenant');
-    const epoch = now.rows[0]?.epoch ?? 0;
+  async checkEpoch(client: pg.ClientBase, tenant: string, known?: number): Promise<void> {
+    const epoch = known ?? (await client.query<{ epoch: number }>('SELECT epoch FROM rm_tenant')).rows[0]?.epoch ?? 0;
     if (epoch === this.epochs.get(tenant)) return;
     const rows = await client.query<{ name: string; version: number }>('SELECT name, version FROM rm_projections');
     const stored = new Map(rows.rows.map((r) => [r.name, r.version]));

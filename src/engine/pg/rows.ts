@@ -84,8 +84,9 @@ export async function insertRows(
   command: { id: string; at: string } | null,
 ): Promise<Map<number, { txid: string; seq: number }>> {
   const last = rows[rows.length - 1]!;
-  const result = await client.query<{ position: string; global_seq: string; txid: string }>(
-    `WITH ins AS (
+  const result = await client.query<{ position: string; global_seq: string; txid: string }>({
+    name: 'colony_insert_rows',
+    text: `WITH ins AS (
        INSERT INTO es_events (tenant, position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash)
        SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
        RETURNING position, global_seq, transaction_id
@@ -96,7 +97,7 @@ export async function insertRows(
        SELECT $1, $14::text, $15::bigint, $12, $16 WHERE $14::text IS NOT NULL
      )
      SELECT position, global_seq, transaction_id::text AS txid, pg_notify('colony_events', $1) FROM ins`,
-    [
+    values: [
       tenant,
       rows.map((r) => r.position),
       rows.map((r) => r.stream_id),
@@ -114,7 +115,7 @@ export async function insertRows(
       rows[0]!.position,
       command?.at ?? '',
     ],
-  );
+  });
   return new Map(result.rows.map((r) => [int(r.position), { txid: r.txid, seq: int(r.global_seq) }]));
 }
 

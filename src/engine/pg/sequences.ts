@@ -30,11 +30,12 @@ export async function claimSequences(client: pg.ClientBase, tenant: string, clai
  */
 export async function raiseSequences(client: pg.ClientBase, tenant: string, marks: ReadonlyMap<string, number>) {
   if (marks.size === 0) return;
-  await client.query(
-    `INSERT INTO es_sequences (tenant, name, value) SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+  await client.query({
+    name: 'colony_raise_sequences',
+    text: `INSERT INTO es_sequences (tenant, name, value) SELECT $1, * FROM unnest($2::text[], $3::bigint[])
      ON CONFLICT (tenant, name) DO UPDATE SET value = GREATEST(es_sequences.value, excluded.value)`,
-    [tenant, [...marks.keys()], [...marks.values()]],
-  );
+    values: [tenant, [...marks.keys()], [...marks.values()]],
+  });
 }
 
 /** The highest id per kind among stream names `<kind>-<n>`. */
