@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import type { Database } from 'better-sqlite3';
+import type { PgEventStore } from '../engine/pg/store.js';
 import { action, CliError, globals, openExistingStore, parseStore, printJson, progressBar } from './shared.js';
 
 const BATCH = 5000;
@@ -35,8 +37,10 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
       import('../app.js'),
     ]);
   const db = await openExistingStore(dataDir);
-  // With the product's read models: each batch is projected as it is copied, in the tenant's schema.
-  const target = await PgEventStore.open(to, { projections: productProjections });
+  // The rows go in as they are; the tenant's read models are built once at the end, in memory and copied
+  // in (pg/memory-build.ts) — tens of times faster than projecting each batch statement by statement.
+  const target = await PgEventStore.open(to, { projections: productProjections, skipStartupRebuild: true });
+  const rowsOnly = await PgEventStore.open(to);
   try {
     const source = verifyChain(db);
     if (!source.ok)
@@ -50,17 +54,12 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
       throw new CliError(
         `tenant ${opts.tenant} on the target already holds another log (head ${start.position}): choose another --tenant`,
       );
-    const bar = opts.json ? progressBar('') : progressBar('migrating');
-    for (let after = start.position; ;) {
-      const rows = readAllRows(db, { after, limit: BATCH });
-      if (rows.length > 0) await target.importRows(opts.tenant, rows);
-      bar.update(after + rows.length, source.head.position);
-      if (rows.length < BATCH) break;
-      after = rows[rows.length - 1]!.position;
-    }
-    bar.stop();
+    await copyRows(db, rowsOnly, opts.tenant, start.position, source.head.position, opts.json === true);
     // Ids that name no stream (messages…) are in the SQLite log's marks only: they move too.
     await target.importSequences(opts.tenant, sequenceMarks(db));
+    const copied = (await target.head(opts.tenant)).position - start.position;
+    if (copied > 0) await target.rebuild([], opts.tenant);
+    else await target.readModels.prepare(target.pool, opts.tenant);
     const moved = (await target.verify(opts.tenant)).get(opts.tenant)!;
     const head = readHead(db);
     if (!moved.ok) throw new CliError(`the copy does not verify: ${moved.message}`);
@@ -82,5 +81,20 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
   } finally {
     db.close();
     await target.close();
+    await rowsOnly.close();
   }
+}
+
+/** The log's rows after `from`, in batches that each commit on their own and must continue the target's chain. */
+async function copyRows(db: Database, target: PgEventStore, tenant: string, from: number, to: number, quiet: boolean) {
+  const { readAllRows } = await import('../engine/store.js');
+  const bar = quiet ? progressBar('') : progressBar('migrating');
+  for (let after = from; ;) {
+    const rows = readAllRows(db, { after, limit: BATCH });
+    if (rows.length > 0) await target.importRows(tenant, rows);
+    bar.update(after + rows.length, to);
+    if (rows.length < BATCH) break;
+    after = rows[rows.length - 1]!.position;
+  }
+  bar.stop();
 }

@@ -5,6 +5,7 @@ import { handlesType, liveNames, resetSql, shadowNames, type AnyProjection, type
 import { DomainError } from '../../errors.js';
 import { inTransaction } from './connect.js';
 import { toPostgres } from './dialect.js';
+import { buildInMemory } from './memory-build.js';
 import { applyStepsPg } from './projection-driver.js';
 import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
 
@@ -173,8 +174,8 @@ export class PgReadModels {
       return page.rows.length;
     };
     try {
-      // Bulk, page by page, each in its own transaction: the tenant's appends go on meanwhile.
-      while ((await inTransaction(pool, applyPage, begin)) === PAGE);
+      // The bulk in memory, then copied in (pg/memory-build.ts): the tenant's appends go on meanwhile.
+      ({ position, events } = await buildInMemory(pool, this.schemaOf(tenant), tenant, this.projections, shadows));
       await inTransaction(
         pool,
         async (client) => {

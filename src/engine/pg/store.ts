@@ -32,6 +32,8 @@ export interface PgStoreOptions {
   projections?: readonly AnyProjection[];
   /** Connections in this node's pool (default 10). */
   poolSize?: number;
+  /** Leave the read models as they are on open (a tool that rebuilds them explicitly next: migrate). */
+  skipStartupRebuild?: boolean;
 }
 
 /**
@@ -66,7 +68,7 @@ export class PgEventStore implements EventStore {
     }
     const store = new PgEventStore(target, pool, options.clock ?? systemClock, options.projections ?? []);
     try {
-      store.startupRebuild = await store.prepareAll([]);
+      if (!options.skipStartupRebuild) store.startupRebuild = await store.prepareAll([]);
     } catch (e) {
       await pool.end();
       throw e;
