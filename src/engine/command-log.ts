@@ -55,7 +55,17 @@ export function eventsOfCommand(db: Database, commandId: string): StoredEvent[] 
  * raises the id sequences to the highest `<kind>-<n>` stream seen, so new ids never collide.
  * Runs inside the caller's transaction; the first bad row throws and nothing is kept.
  */
-export function importRows(db: Database, rows: readonly EventRow[], at: string): StoredEvent[] {
+export function importRows(
+  db: Database,
+  rows: readonly EventRow[],
+  at: string,
+  /**
+   * 'first': a command already recorded keeps its record — a node's copy of a store, whose rows were
+   * checked when the store took them, and where one tool call's unrecorded id may carry the events of
+   * two transactions. Default 'refuse': a restore or migration never records a command twice.
+   */
+  recorded: 'refuse' | 'first' = 'refuse',
+): StoredEvent[] {
   if (!db.inTransaction) throw new Error('importRows must run inside a write transaction');
   let head = readHead(db);
   const commands = new Map<string, StoredEvent[]>();
@@ -72,6 +82,7 @@ export function importRows(db: Database, rows: readonly EventRow[], at: string):
     return event;
   });
   for (const [commandId, events] of commands) {
+    if (recorded === 'first' && findCommand(db, commandId)) continue;
     if (findCommand(db, commandId))
       throw new DomainError('ErrChainMismatch', `command ${commandId} is already in the log`, { commandId });
     recordCommand(db, commandId, events, at);

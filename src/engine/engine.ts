@@ -81,6 +81,7 @@ export class Engine {
       }
       return engine;
     } catch (e) {
+      options.primary?.close();
       db.close();
       throw e;
     }
@@ -120,12 +121,12 @@ export class Engine {
    * On a replica: brings in what the primary committed after this copy's head, page by page, each in a
    * transaction of its own, and publishes it. Returns how many events came in.
    */
-  catchUp(): number {
+  catchUp(page = 5000): number {
     const replica = this.replica;
     if (!replica) return 0;
     this.group.flush();
     let count = 0;
-    for (let rows = replica.rowsAfterHead(); rows.length; rows = replica.rowsAfterHead()) {
+    for (let rows = replica.rowsAfterHead(page); rows.length; rows = replica.rowsAfterHead(page)) {
       const events = this.db.transaction(() => replica.bringIn(rows)).immediate();
       this.bus.appended(events);
       this.bus.publish(events);

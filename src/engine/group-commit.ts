@@ -146,11 +146,13 @@ export class GroupCommit {
       this.commit.run();
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      // On a replica the primary has committed: the callers' writes stand, and this copy takes them in again.
       if (!this.replica) {
         this.failed(batch, e);
         return;
       }
+      // On a replica the primary has committed: the callers' writes stand, and this copy takes them in
+      // again (its next write or its follower), publishing them then — not now, from rows it lost.
+      batch.events.length = 0;
     }
     this.stats.batches++;
     batch.resolve();

@@ -160,9 +160,20 @@ export class Replica {
     if (row) this.primary.saveCheckpoint(row);
   }
 
-  /** Outside any write: brings in what the primary committed after this copy's head (start-up, the follower). */
+  /**
+   * Outside any write: what the primary committed after this copy's head (start-up, the follower), a
+   * page at a time — a page ends where a command ends, so a command's record is made from all its rows.
+   */
   rowsAfterHead(limit = 5000): EventRow[] {
-    return this.primary.rows(readHead(this.db).position, limit);
+    const rows = this.primary.rows(readHead(this.db).position, limit);
+    if (rows.length < limit) return rows;
+    const last = commandOf(rows[rows.length - 1]!);
+    for (;;) {
+      const more = this.primary.rows(rows[rows.length - 1]!.position, 100);
+      const same = more.findIndex((r) => commandOf(r) !== last);
+      rows.push(...(same === -1 ? more : more.slice(0, same)));
+      if (same !== -1 || more.length < 100) return rows;
+    }
   }
 
   /** Imports rows that continue this copy's chain and projects them (inside the caller's transaction). */
@@ -175,7 +186,7 @@ export class Replica {
         `the primary's rows start at position ${rows[0]!.position}, not after this copy's head ${head.position}`,
         { position: rows[0]!.position },
       );
-    const events = importRows(this.db, rows, this.clock().toISOString());
+    const events = importRows(this.db, rows, this.clock().toISOString(), 'first');
     this.projections.apply(this.db, events);
     this.projections.markApplied(this.db, head.position, events[events.length - 1]!.position);
     return events;
@@ -190,3 +201,5 @@ function raiseMarks(db: Database, marks: ReadonlyArray<[string, number]>): void 
   );
   for (const [name, value] of marks) upsert.run(name, value);
 }
+
+const commandOf = (row: EventRow): string => (JSON.parse(row.meta) as { commandId: string }).commandId;

@@ -67,9 +67,17 @@ export function extendsLatest(db: Database, parts: CheckpointParts): string | nu
 export function signCheckpoint(engine: Engine, dataDir: string, reason: CheckpointReason, by: string): SignResult {
   // A copy of a PostgreSQL tenant brings in the checkpoints other nodes signed first, and keeps its own there.
   engine.catchUp();
-  const result = signCheckpointOn(engine.db, currentSigner(engine, dataDir, by), engine.clock().toISOString(), reason);
-  if (!result.reused) engine.replica?.shareCheckpoint(result.checkpoint.n);
-  return result;
+  const key = currentSigner(engine, dataDir, by);
+  const sign = () => signCheckpointOn(engine.db, key, engine.clock().toISOString(), reason);
+  const replica = engine.replica;
+  if (!replica) return sign();
+  // On a copy the checkpoint stands only once the store keeps it too: a number another node took first
+  // (ErrConcurrency) rolls it back here, and the caller signs again on what that node signed.
+  return engine.db.transaction(() => {
+    const result = sign();
+    if (!result.reused) replica.shareCheckpoint(result.checkpoint.n);
+    return result;
+  })();
 }
 
 export interface SignResult {

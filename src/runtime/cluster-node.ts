@@ -38,12 +38,17 @@ export class ClusterNode {
       pollMs: options.pollMs,
       onError: (err) => log.warn({ err }, 'could not bring in other nodes’ events; trying again'),
     });
-    node.leadership = await TenantLeadership.start(pgTarget(store.url), {
-      tenants: () => [store.tenant],
-      onGain: () => node.gain(store.tenant),
-      onLose: () => node.lose(store.tenant),
-      intervalMs: options.leadershipMs,
-    });
+    try {
+      node.leadership = await TenantLeadership.start(pgTarget(store.url), {
+        tenants: () => [store.tenant],
+        onGain: () => node.gain(store.tenant),
+        onLose: () => node.lose(store.tenant),
+        intervalMs: options.leadershipMs,
+      });
+    } catch (e) {
+      await node.follower.stop();
+      throw e;
+    }
     return node;
   }
 

@@ -5,6 +5,7 @@ import { openApp, productProjections, type App } from '../../src/app.js';
 import { ReplicaFollower } from '../../src/engine/pg/follower.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { readAllRows } from '../../src/engine/store.js';
+import { findCommand } from '../../src/engine/command-log.js';
 import { isDomainError } from '../../src/errors.js';
 import { getAgentByName } from '../../src/projections/principal-queries.js';
 import { tempDir } from '../../testkit/temp-dir.js';
@@ -149,6 +150,20 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
       (e) => isDomainError(e) && e.code === 'ErrChainMismatch' && /differs from the store at position/.test(e.message),
     );
     assert.deepEqual(a.engine.head(), head, 'nothing was written to the copy');
+  });
+
+  it('brings a command in whole when a page of rows would cut it, with the same record as the store’s', async () => {
+    const s = scratch();
+    const a = copyOf(s);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    const b = copyOf(s);
+    const ids = ['cmd-one', 'cmd-two', 'cmd-three'];
+    ids.forEach((id, i) => agent(a, ownerId, `agent-${i}`, id)); // several events each
+    assert.ok(a.engine.head().position - b.engine.head().position > ids.length * 2);
+    b.engine.catchUp(2); // pages of 2 rows: every command would be cut
+    assert.deepEqual(b.engine.head(), a.engine.head());
+    for (const id of ids) assert.deepEqual(findCommand(b.engine.db, id), findCommand(a.engine.db, id), id);
+    assert.ok(findCommand(b.engine.db, 'cmd-two')!.lastPosition! > findCommand(b.engine.db, 'cmd-two')!.firstPosition!);
   });
 
   it('delivers another copy’s commits through the follower, woken by NOTIFY, on the bus', async () => {

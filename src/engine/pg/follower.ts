@@ -54,6 +54,12 @@ export class ReplicaFollower {
     });
   }
 
+  /** Listens again a second from now, and again after that until it works (the poll covers the gap). */
+  private relisten(): void {
+    if (this.stopped) return;
+    setTimeout(() => void this.listen().catch(() => this.relisten()), 1000).unref();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
@@ -61,16 +67,23 @@ export class ReplicaFollower {
   }
 
   private async listen(): Promise<void> {
+    if (this.stopped) return;
     const client = await openClient(pgTarget(this.url));
+    if (this.stopped) return void client.end().catch(() => undefined);
     client.on('notification', (n) => {
       if (n.payload === this.tenant) this.wake();
     });
     // A lost connection is found again later; meanwhile the poll alone keeps the copy current.
     client.on('error', () => {
       this.client = null;
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000).unref();
+      this.relisten();
     });
-    await client.query('LISTEN colony_events');
+    try {
+      await client.query('LISTEN colony_events');
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw e;
+    }
     this.client = client;
   }
 }

@@ -25,12 +25,21 @@ export function servePrimary(projections: readonly AnyProjection[]): void {
   const { port, flag } = workerData as { port: MessagePort; flag: SharedArrayBuffer };
   const signal = new Int32Array(flag);
   const host = new PrimaryHost(projections);
+  let pending: number | null = null;
+  const reply = (message: SyncReply) => {
+    if (pending !== message.id) return;
+    pending = null;
+    port.postMessage(message);
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  };
   port.on('message', (request: SyncRequest) => {
-    void host.answer(request).then((reply) => {
-      port.postMessage(reply);
-      Atomics.store(signal, 0, 1);
-      Atomics.notify(signal, 0);
-    });
+    pending = request.id;
+    void host.answer(request).then(reply);
+  });
+  // Whatever goes wrong, the caller blocked on the flag gets an answer — never a 30 s wait for a dead thread.
+  process.on('uncaughtException', (e) => {
+    if (pending !== null) reply({ id: pending, error: wire(e) });
   });
 }
 
@@ -73,7 +82,12 @@ class PrimaryHost {
   }
 
   private async open(args: { url: string; tenant: string }): Promise<null> {
-    this.store = await PgEventStore.open(args.url, { projections: this.projections, poolSize: 3 });
+    // This node's tenant only: other tenants' read models are their nodes' business.
+    this.store = await PgEventStore.open(args.url, {
+      projections: this.projections,
+      poolSize: 3,
+      skipStartupRebuild: true,
+    });
     this.tenant = args.tenant;
     await this.store.readModels.prepare(this.store.pool, this.tenant);
     return null;
@@ -84,6 +98,9 @@ class PrimaryHost {
     this.held = null;
     const { store, tenant } = this;
     const client = await store!.pool.connect();
+    // A connection lost while it holds the lock (a restart, a failover, the idle timeout) fails the
+    // write that uses it next; unheard, its 'error' would end this thread. Removed again on release.
+    client.on('error', ignore);
     try {
       await client.query(lockedBegin(store!, tenant));
       let state = await lockedState(client, tenant, args.after);
@@ -110,6 +127,7 @@ class PrimaryHost {
       const events = await commitRows(h.client, tenant, h.head, write);
       await store!.readModels.apply(h.client, events);
       await h.client.query('COMMIT');
+      h.client.off('error', ignore);
       h.client.release();
     } catch (e) {
       await release(h, true);
@@ -182,8 +200,11 @@ function lockedBegin(store: PgEventStore, tenant: string): string {
 async function release(h: Held, rollback: boolean): Promise<void> {
   let broken: Error | undefined;
   if (rollback) await h.client.query('ROLLBACK').catch((e: Error) => (broken = e));
+  h.client.off('error', ignore);
   h.client.release(broken);
 }
+
+const ignore = (): void => undefined;
 
 function wire(e: unknown): WireError {
   if (isDomainError(e)) return { message: e.message, code: e.code, details: { ...(e.details ?? {}) } };

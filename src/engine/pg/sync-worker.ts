@@ -36,6 +36,8 @@ export class SyncWorker {
     /** The first call every new worker gets (opening its connections). */
     private readonly init: { op: string; args: unknown },
     private readonly timeoutMs = 30_000,
+    /** The first call may build the tenant's read models on the store (a new projection): minutes, not seconds. */
+    private readonly initTimeoutMs = 15 * 60_000,
   ) {}
 
   call<T>(op: string, args: unknown = null): T {
@@ -57,25 +59,29 @@ export class SyncWorker {
       workerData: { port: channel.port2, flag: this.flag.buffer },
       transferList: [channel.port2],
     });
-    this.worker.unref();
-    this.worker.on('error', () => void this.close());
+    const worker = this.worker;
+    worker.unref();
+    // Only the worker that failed is ended: by the time its error arrives a new one may be serving.
+    worker.on('error', () => {
+      if (this.worker === worker) void this.close();
+    });
     this.port = channel.port1;
     try {
-      this.send(this.init.op, this.init.args);
+      this.send(this.init.op, this.init.args, this.initTimeoutMs);
     } catch (e) {
       void this.close();
       throw e;
     }
   }
 
-  private send<T>(op: string, args: unknown): T {
+  private send<T>(op: string, args: unknown, timeoutMs = this.timeoutMs): T {
     const flag = this.flag!;
     const id = ++this.next;
     Atomics.store(flag, 0, 0);
     this.port!.postMessage({ id, op, args } satisfies SyncRequest);
-    if (Atomics.wait(flag, 0, 0, this.timeoutMs) === 'timed-out') {
+    if (Atomics.wait(flag, 0, 0, timeoutMs) === 'timed-out') {
       void this.close();
-      throw new DomainError('ErrStoreUnavailable', `the store did not answer ${op} within ${this.timeoutMs / 1000} s`);
+      throw new DomainError('ErrStoreUnavailable', `the store did not answer ${op} within ${timeoutMs / 1000} s`);
     }
     const reply = receiveMessageOnPort(this.port!)?.message as SyncReply | undefined;
     if (!reply || reply.id !== id) {
