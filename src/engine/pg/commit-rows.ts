@@ -6,6 +6,7 @@ import { toStoredEvent, type ChainHead } from '../store.js';
 import type { TenantEvent } from '../store-port.js';
 import type { PrimaryWrite } from '../replica.js';
 import { int } from './connect.js';
+import { eventColumns, INSERT_EVENTS } from './rows.js';
 import { streamMarks } from './sequences.js';
 
 /**
@@ -30,11 +31,7 @@ export async function commitRows(
   const last = rows[rows.length - 1];
   const result = await client.query<{ position: string; global_seq: string; txid: string }>({
     name: 'colony_commit_rows',
-    text: `WITH ins AS (
-       INSERT INTO es_events (tenant, position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash)
-       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-       RETURNING position, global_seq, transaction_id
-     ), head AS (
+    text: `WITH ins AS (${INSERT_EVENTS}), head AS (
        UPDATE es_chains SET position = $12, hash = $13 WHERE tenant = $1 AND $12::bigint IS NOT NULL
      ), cmd AS (
        INSERT INTO es_commands (tenant, command_id, first_position, last_position, committed_at)
@@ -46,16 +43,7 @@ export async function commitRows(
      SELECT position, global_seq, transaction_id::text AS txid, pg_notify('colony_events', $1) FROM ins`,
     values: [
       tenant,
-      rows.map((r) => r.position),
-      rows.map((r) => r.stream_id),
-      rows.map((r) => r.version),
-      rows.map((r) => r.type),
-      rows.map((r) => r.schema_version),
-      rows.map((r) => r.data),
-      rows.map((r) => r.meta),
-      rows.map((r) => r.recorded_at),
-      rows.map((r) => r.prev_hash),
-      rows.map((r) => r.hash),
+      ...eventColumns(rows),
       last?.position ?? null,
       last?.hash ?? null,
       [...spans.keys()],

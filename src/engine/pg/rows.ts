@@ -77,6 +77,29 @@ export function tenantEvent(row: PgEventRow): TenantEvent {
  * Inserts rows of one tenant in one statement (arrays unnested) and returns each row's global order.
  * The chain head moves and the command is recorded in the same statement: one round trip per append.
  */
+/**
+ * The insert of a tenant's rows as one statement's first CTE: $1 the tenant, $2…$11 the columns
+ * (`eventColumns`). RETURNING what readers order by.
+ */
+export const INSERT_EVENTS = `
+       INSERT INTO es_events (tenant, position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+       RETURNING position, global_seq, transaction_id`;
+
+/** The rows as the ten column arrays of INSERT_EVENTS ($2…$11). */
+export const eventColumns = (rows: readonly EventRow[]): unknown[][] => [
+  rows.map((r) => r.position),
+  rows.map((r) => r.stream_id),
+  rows.map((r) => r.version),
+  rows.map((r) => r.type),
+  rows.map((r) => r.schema_version),
+  rows.map((r) => r.data),
+  rows.map((r) => r.meta),
+  rows.map((r) => r.recorded_at),
+  rows.map((r) => r.prev_hash),
+  rows.map((r) => r.hash),
+];
+
 export async function insertRows(
   client: pg.ClientBase,
   tenant: string,
@@ -86,11 +109,7 @@ export async function insertRows(
   const last = rows[rows.length - 1]!;
   const result = await client.query<{ position: string; global_seq: string; txid: string }>({
     name: 'colony_insert_rows',
-    text: `WITH ins AS (
-       INSERT INTO es_events (tenant, position, stream_id, version, type, schema_version, data, meta, recorded_at, prev_hash, hash)
-       SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-       RETURNING position, global_seq, transaction_id
-     ), head AS (
+    text: `WITH ins AS (${INSERT_EVENTS}), head AS (
        UPDATE es_chains SET position = $12, hash = $13 WHERE tenant = $1
      ), cmd AS (
        INSERT INTO es_commands (tenant, command_id, first_position, last_position, committed_at)
@@ -99,16 +118,7 @@ export async function insertRows(
      SELECT position, global_seq, transaction_id::text AS txid, pg_notify('colony_events', $1) FROM ins`,
     values: [
       tenant,
-      rows.map((r) => r.position),
-      rows.map((r) => r.stream_id),
-      rows.map((r) => r.version),
-      rows.map((r) => r.type),
-      rows.map((r) => r.schema_version),
-      rows.map((r) => r.data),
-      rows.map((r) => r.meta),
-      rows.map((r) => r.recorded_at),
-      rows.map((r) => r.prev_hash),
-      rows.map((r) => r.hash),
+      ...eventColumns(rows),
       last.position,
       last.hash,
       command?.id ?? null,
