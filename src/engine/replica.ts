@@ -24,6 +24,8 @@ import { readAllRows, readHead, type ChainHead } from './store.js';
  * The copy is a cache: it can be deleted, and is rebuilt from the primary when a node starts.
  */
 export interface Primary {
+  /** Where the record is, for people (a URL without its password, and the tenant). */
+  readonly where: string;
   /** Takes the tenant's write lock and answers what it committed after `after` (which must be its own row). */
   lock(after: ChainHead): PrimaryState;
   /** Writes and commits under the lock, releasing it. */

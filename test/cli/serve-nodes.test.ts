@@ -175,6 +175,8 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         assert.equal(types.filter((t) => t === 'GoalPaused').length, 1, types.join());
         const goal = (await call(owners[2]!, 'get_goal', { goal_id: team.goalId })).structuredContent!;
         assert.equal((goal.goal as { status: string }).status, 'paused');
+        const health = (await call(owners[0]!, 'system_health', {})).structuredContent!;
+        assert.match((health.db as { path: string }).path, /^postgres:\/\/.*\(tenant "acme"\), copied in memory$/);
         await stdio.close();
       },
     ));

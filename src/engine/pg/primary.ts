@@ -10,6 +10,7 @@ import { SyncWorker } from './sync-worker.js';
  */
 export class PgPrimary implements Primary {
   private readonly worker: SyncWorker;
+  readonly where: string;
 
   constructor(
     /** The worker's entry module: it calls servePrimary with the product's projections. */
@@ -18,6 +19,10 @@ export class PgPrimary implements Primary {
     readonly tenant: string,
   ) {
     this.worker = new SyncWorker(entry, { op: 'open', args: { url, tenant } });
+    const shown = new URL(url);
+    if (shown.password) shown.password = '***';
+    shown.searchParams.delete('tenant');
+    this.where = `${shown.href} (tenant ${JSON.stringify(tenant)})`;
   }
 
   lock(after: ChainHead): PrimaryState {

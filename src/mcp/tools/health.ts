@@ -63,7 +63,9 @@ type HealthT = z.infer<typeof Health>;
 function health(app: App, tenant: number): HealthT {
   const { db } = app.engine;
   const base = { status: 'ok' as const, data_dir: app.dataDir };
-  const path = databaseFile(app.dataDir);
+  // On a PostgreSQL store the log is there; this process holds a copy of the tenant in memory.
+  const where = app.engine.replica?.primary.where;
+  const path = where ? `${where}, copied in memory` : databaseFile(app.dataDir);
   let head;
   try {
     head = readHead(db);
