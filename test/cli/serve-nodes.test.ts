@@ -126,12 +126,12 @@ async function until<T>(probe: () => Promise<T | undefined>, ms: number, what: s
 }
 
 describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
-  it('lets exactly one of 100 agents, connected to 3 nodes, claim a task; every node then shows the claim', () =>
+  it('lets exactly one of 100 agents, connected to 3 nodes, claim a task; every node shows it, and streams another node’s commits', () =>
     withCluster(
       100,
       1000,
       () => undefined,
-      async ({ team, client }) => {
+      async ({ team, nodes, client }) => {
         const agents = await Promise.all(team.agentTokens.map((token, i) => client(i % 3, token)));
         const results = await Promise.all(agents.map((a) => call(a, 'claim_task', { task_id: team.taskId })));
         const refused: Record<string, number> = {};
@@ -150,6 +150,21 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
             `node ${node} to show the claim`,
           );
           assert.equal(task.assignee.id, winner, JSON.stringify(task));
+        }
+        // The SSE stream of one node carries another node's commit.
+        const stream = new AbortController();
+        const events = await fetch(new URL('/api/events?after=now&types=MessagePosted', nodes[2]!.base), {
+          headers: { Authorization: `Bearer ${team.ownerToken}` },
+          signal: stream.signal,
+        });
+        assert.equal(events.status, 200);
+        const owner = await client(0, team.ownerToken);
+        await call(owner, 'send_message', { channel: 'requests', body: 'written on node 0' });
+        try {
+          const frames = await readUntil(events.body!.getReader(), /written on node 0/, 5000);
+          assert.match(frames, /event: MessagePosted\n/);
+        } finally {
+          stream.abort();
         }
       },
     ));
@@ -233,5 +248,21 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
       },
     ));
 });
+
+/** What a stream sends until `pattern` shows in it (or `ms` pass: then what came, for the assertion to show). */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, pattern: RegExp, ms: number) {
+  const decoder = new TextDecoder();
+  let text = '';
+  const deadline = Date.now() + ms;
+  while (!pattern.test(text) && Date.now() < deadline) {
+    const next = await Promise.race([
+      reader.read(),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now())),
+    ]);
+    if (!next || next.done) break;
+    text += decoder.decode(next.value, { stream: true });
+  }
+  return text;
+}
 
 const leads = (n: Node): boolean => n.live.stderrLines.some((l) => LEADS.test(l));
