@@ -102,6 +102,9 @@ export class Engine {
 
   /** Appends exported rows as they are (chain-checked), projects them and publishes them after commit. */
   importRows(rows: readonly EventRow[]): StoredEvent[] {
+    // A copy imports only what its primary holds (catchUp): rows of its own would put it ahead of the record.
+    if (this.replica)
+      throw new Error('a copy of a PostgreSQL tenant takes rows from its store only; import into the store');
     this.group.flush();
     const stored = this.db
       .transaction(() => {
