@@ -13,11 +13,10 @@ import {
   checkpointParts,
   latestCheckpoint,
   signBody,
-  storeCheckpoint,
   type CheckpointParts,
   type SignedCheckpoint,
 } from './checkpoint.js';
-import { extendsLatest, readWithSoundTree } from './sign.js';
+import { extendsLatest, keepCheckpoint, readWithSoundTree } from './sign.js';
 import { bundleText } from './bundle-text.js';
 import { goalStreams } from './goal-streams.js';
 import { currentSigner } from './keys.js';
@@ -41,6 +40,7 @@ export function exportGoalBundle(
   onProgress?: (done: number, total: number) => void,
 ): ExportResult {
   const { db } = engine;
+  engine.catchUp(); // on a copy of a PostgreSQL tenant: the log and checkpoints as the store has them now
   const key = currentSigner(engine, dataDir, 'export');
   const time = engine.clock().toISOString();
   let events: BundleEvent[] = [];
@@ -72,7 +72,7 @@ export function exportGoalBundle(
     events,
     snapshot: read.snapshot,
   };
-  if (!same) storeCheckpoint(db, signed, 'export');
+  if (!same) keepCheckpoint(engine, signed, 'export');
   return {
     bundle,
     text: bundleText(bundle, new Map(read.rows.map((r) => [r.position, r]))),

@@ -11,6 +11,7 @@ import {
   storeCheckpoint,
   type CheckpointParts,
   type CheckpointReason,
+  type SignedCheckpoint,
   type StoredCheckpoint,
 } from './checkpoint.js';
 import type { SigningKey } from '../signing-key.js';
@@ -77,6 +78,20 @@ export function signCheckpoint(engine: Engine, dataDir: string, reason: Checkpoi
     const result = sign();
     if (!result.reused) replica.shareCheckpoint(result.checkpoint.n);
     return result;
+  })();
+}
+
+/**
+ * Stores a checkpoint signed outside signCheckpoint (a bundle's, bundle-export.ts): on a copy of a
+ * PostgreSQL tenant it stands only once the store keeps it too, as signCheckpoint's.
+ */
+export function keepCheckpoint(engine: Engine, signed: SignedCheckpoint, reason: CheckpointReason): StoredCheckpoint {
+  const replica = engine.replica;
+  if (!replica) return storeCheckpoint(engine.db, signed, reason);
+  return engine.db.transaction(() => {
+    const stored = storeCheckpoint(engine.db, signed, reason);
+    replica.shareCheckpoint(stored.n);
+    return stored;
   })();
 }
 

@@ -186,6 +186,14 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
       listed.map((c) => c.checkpoint.body.treeSize),
       [signed.checkpoint.body.treeSize],
     );
+    // A goal bundle exported from the tenant verifies, and its checkpoint is kept in the store too.
+    const goal = ['goals', 'create', '--title', 'Bundle me', '--description', 'A goal to export.', '--data', data];
+    colonyOk(['--store', store, ...goal]);
+    const bundle = join(data, '..', 'bundle.json');
+    colonyOk(['--store', store, 'export', '--goal', '1', '--out', bundle, '--data', data]);
+    assert.match(colonyOk(['verify-bundle', bundle, '--data', data]), /^ok: goal 1/m);
+    const kept = JSON.parse(colonyOk(['--store', store, 'checkpoints', 'list', '--json', '--data', data])) as unknown[];
+    assert.equal(kept.length, 2, 'the manual checkpoint and the bundle’s');
     const demo = colony(['--store', store, 'demo', '--data', data]);
     assert.equal(demo.code, 1);
     assert.match(demo.stderr, /does not run on a PostgreSQL store \(it builds a data dir of its own\)/);
