@@ -123,6 +123,25 @@ for (const kind of KINDS) {
       }
     });
 
+    it('refuses an idempotency key used again with other arguments (ErrIdempotencyConflict), writing nothing', async () => {
+      const { stores, done } = await kind.open(1);
+      const store = stores[0]!;
+      try {
+        const keyed = (digest: string) => ({ actor: 'a', commandId: `key:k1:${digest}`, idempotencyScope: 'key:k1:' });
+        await store.unit('acme', keyed('aaaa'), () => openUnique(1, 'one'));
+        const again = await store.unit('acme', keyed('aaaa'), () => openUnique(1, 'one'));
+        assert.equal(again.duplicate, true, 'the same key and arguments: the first answer');
+        const head = await store.head('acme');
+        await assert.rejects(
+          store.unit('acme', keyed('bbbb'), () => openUnique(2, 'two')),
+          (e) => isDomainError(e) && e.code === 'ErrIdempotencyConflict',
+        );
+        assert.deepEqual(await store.head('acme'), head);
+      } finally {
+        await done();
+      }
+    });
+
     it('answers a retry with the same command id from the record, and writes nothing for a unit that fails', async () => {
       const { stores, done } = await kind.open(1);
       const store = stores[0]!;

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DomainError } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { EventMeta, EventRow } from '../event.js';
 import type { CommandOptions, TransactResult } from '../handle.js';
@@ -44,6 +45,8 @@ export async function runPgUnit<R>(
       const chain = await readChain(client, tenant, null, commandId);
       if (chain.command)
         return { events: await eventsOf(client, tenant, chain.command), value: undefined, duplicate: true };
+      if (commandId !== null && options.idempotencyScope !== undefined)
+        await checkScope(client, tenant, options.idempotencyScope, commandId);
       let head = chain.head;
       const meta = metaOf(
         { ...options, tenant, streamId: '', expected: 'any', events: [] },
@@ -82,6 +85,21 @@ export async function runPgUnit<R>(
     },
     ctx.begin(tenant),
   );
+}
+
+/** As on SQLite (handle.ts): another command recorded under the key's scope is the same key with other arguments. */
+async function checkScope(client: pg.ClientBase, tenant: string, scope: string, commandId: string): Promise<void> {
+  const other = await client.query<{ id: string }>(
+    `SELECT command_id AS id FROM es_commands WHERE tenant = $1 AND command_id > $2 AND command_id < $3 LIMIT 1`,
+    [tenant, scope, `${scope}~`],
+  );
+  const id = other.rows[0]?.id;
+  if (id !== undefined && id !== commandId)
+    throw new DomainError(
+      'ErrIdempotencyConflict',
+      'this idempotency key was already used with different arguments: use a new key for a different request',
+      { scope },
+    );
 }
 
 /** The tenant's next id of a kind, claimed at once (the unit holds the tenant's lock, so nobody races it). */
