@@ -165,7 +165,7 @@ export class GroupCommit {
 
   private open(): void {
     this.begin.run();
-    const caught = this.catchUp();
+    const caught = this.lockPrimary();
     this.bus.appended(caught);
     this.current = new Batch();
     this.current.events.push(...caught);
@@ -174,7 +174,7 @@ export class GroupCommit {
   }
 
   /** On a replica: the primary's lock, and what other nodes committed, inside the batch's transaction. */
-  private catchUp(): StoredEvent[] {
+  private lockPrimary(): StoredEvent[] {
     if (!this.replica) return [];
     try {
       return this.replica.begin();

@@ -86,10 +86,6 @@ export class Replica {
     private readonly clock: Clock,
   ) {}
 
-  get locked(): boolean {
-    return this.held !== null;
-  }
-
   /** Inside the local write transaction: takes the primary's lock and imports what others committed. */
   begin(): StoredEvent[] {
     if (this.held) throw new Error('the replica already holds the primary lock');

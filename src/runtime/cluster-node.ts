@@ -52,10 +52,6 @@ export class ClusterNode {
     return node;
   }
 
-  get leading(): boolean {
-    return this.runtime !== null;
-  }
-
   /** Stops the jobs at once (before the engine closes), then leaves the election and stops following. */
   async stop(): Promise<void> {
     this.lose('');

@@ -104,9 +104,11 @@ class PrimaryHost {
     try {
       await client.query(lockedBegin(store!, tenant));
       let state = await lockedState(client, tenant, args.after);
-      // The tenant's first write ever: its head row is made (under the lock), then read as any other.
-      if (!state.head)
-        state = (await readChain(client, tenant, null, null), await lockedState(client, tenant, args.after));
+      if (!state.head) {
+        // The tenant's first write ever: its head row is made (under the lock), then read as any other.
+        await readChain(client, tenant, null, null);
+        state = await lockedState(client, tenant, args.after);
+      }
       const head = state.head!;
       checkCopy(tenant, head, args.after, state.copyHash);
       await store!.readModels.checkEpoch(client, tenant, state.epoch);
@@ -191,10 +193,8 @@ const LOCK_TIMEOUT = '10s';
 const IDLE_TIMEOUT = '15s';
 
 function lockedBegin(store: PgEventStore, tenant: string): string {
-  return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant)).replace(
-    'BEGIN;',
-    `BEGIN; SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}';`,
-  );
+  const limits = `SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}'`;
+  return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant), limits);
 }
 
 async function release(h: Held, rollback: boolean): Promise<void> {

@@ -108,12 +108,11 @@ export class PgReadModels {
   }
 
   /**
-   * Under the tenant's lock, before a write: a rebuild by another node since this one prepared (a node
+   * Under the tenant's lock, before a write, with the epoch read there (pg/locked-state.ts): a rebuild by another node since this one prepared (a node
    * of newer code, with a bumped projection) is found here. Read models built by newer code are never
    * written by older code — the write is refused (ErrReadModelNewer) until this node is upgraded.
    */
-  async checkEpoch(client: pg.ClientBase, tenant: string, known?: number): Promise<void> {
-    const epoch = known ?? (await client.query<{ epoch: number }>('SELECT epoch FROM rm_tenant')).rows[0]?.epoch ?? 0;
+  async checkEpoch(client: pg.ClientBase, tenant: string, epoch: number): Promise<void> {
     if (epoch === this.epochs.get(tenant)) return;
     const rows = await client.query<{ name: string; version: number }>('SELECT name, version FROM rm_projections');
     const stored = new Map(rows.rows.map((r) => [r.name, r.version]));
