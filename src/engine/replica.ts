@@ -24,7 +24,7 @@ import { readAllRows, readHead, type ChainHead } from './store.js';
  * The copy is a cache: it can be deleted, and is rebuilt from the primary when a node starts.
  */
 export interface Primary {
-  /** Where the record is, for people (a URL without its password, and the tenant). */
+  /** Where the record is, for people — agents included: the store's kind and names, never its address or user. */
   readonly where: string;
   /** Takes the tenant's write lock and answers what it committed after `after` (which must be its own row). */
   lock(after: ChainHead): PrimaryState;

@@ -191,7 +191,9 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         const goal = (await call(owners[2]!, 'get_goal', { goal_id: team.goalId })).structuredContent!;
         assert.equal((goal.goal as { status: string }).status, 'paused');
         const health = (await call(owners[0]!, 'system_health', {})).structuredContent!;
-        assert.match((health.db as { path: string }).path, /^postgres:\/\/.*\(tenant "acme"\), copied in memory$/);
+        const path = (health.db as { path: string }).path;
+        assert.match(path, /^PostgreSQL store, schema "t_[0-9a-f]+", tenant "acme", copied in memory$/);
+        assert.doesNotMatch(path, /127\.0\.0\.1|postgres@/, 'an agent-visible view never names the server or user');
         await stdio.close();
       },
     ));

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { DomainError, isDomainError } from '../../errors.js';
+import { log } from '../../log.js';
 import type { AnyProjection } from '../projection.js';
 import type { ChainHead } from '../store.js';
 import type { CheckpointRecord, CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
@@ -214,5 +215,12 @@ function wire(e: unknown): WireError {
       message: `another node held the tenant's write lock for over ${LOCK_TIMEOUT}; try again`,
       code: 'ErrBusy',
     };
-  return { message: `the store failed: ${(e as Error)?.message ?? String(e)}`, code: 'ErrStoreUnavailable' };
+  // The driver's words may name the server (a refused connection): they go to the node's log, and the
+  // caller — an agent, maybe — gets the SQLSTATE only.
+  log.error({ err: e }, 'the PostgreSQL store failed');
+  const state = typeof pgCode === 'string' && /^[0-9A-Z]{5}$/.test(pgCode) ? ` (SQLSTATE ${pgCode})` : '';
+  return {
+    message: `the store failed${state}; the node's log has the details; try again`,
+    code: 'ErrStoreUnavailable',
+  };
 }

@@ -19,10 +19,9 @@ export class PgPrimary implements Primary {
     readonly tenant: string,
   ) {
     this.worker = new SyncWorker(entry, { op: 'open', args: { url, tenant } });
-    const shown = new URL(url);
-    if (shown.password) shown.password = '***';
-    shown.searchParams.delete('tenant');
-    this.where = `${shown.href} (tenant ${JSON.stringify(tenant)})`;
+    // Shown to agents too (system_health): never the server, user or password, only what names the data.
+    const schema = new URL(url).searchParams.get('schema') ?? 'colony';
+    this.where = `PostgreSQL store, schema ${JSON.stringify(schema)}, tenant ${JSON.stringify(tenant)}`;
   }
 
   lock(after: ChainHead): PrimaryState {
