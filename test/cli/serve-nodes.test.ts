@@ -146,7 +146,7 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
               const [t] = goal.tasks_tree as { status: string; assignee: { id: number } }[];
               return t!.status === 'claimed' ? t : undefined;
             },
-            3000,
+            10_000,
             `node ${node} to show the claim`,
           );
           assert.equal(task.assignee.id, winner, JSON.stringify(task));
@@ -161,7 +161,7 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         const owner = await client(0, team.ownerToken);
         await call(owner, 'send_message', { channel: 'requests', body: 'written on node 0' });
         try {
-          const frames = await readUntil(events.body!.getReader(), /written on node 0/, 5000);
+          const frames = await readUntil(events.body!.getReader(), /written on node 0/, 10_000);
           assert.match(frames, /event: MessagePosted\n/);
         } finally {
           stream.abort();
@@ -230,7 +230,7 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         const one = call(second!, 'execute_agent', { agent_name: 'sleeper', prompt: 'one' });
         await until(async () => ((await stream(1)).includes('RunStarted') ? true : undefined), 10_000, 'run 1');
         const two = call(third!, 'execute_agent', { agent_name: 'sleeper', prompt: 'two' });
-        await until(async () => ((await stream(2)).includes('RunQueued') ? true : undefined), 5000, 'run 2 queued');
+        await until(async () => ((await stream(2)).includes('RunQueued') ? true : undefined), 10_000, 'run 2 queued');
         nodes[0]!.live.proc.kill('SIGKILL');
         const killedAt = Date.now();
         await Promise.any(nodes.slice(1).map((n) => n.live.waitFor(LEADS, 'stderr')));
