@@ -1,7 +1,7 @@
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { staticFile } from '../actions/webapps/targets.js';
+import { openStaticFile } from '../actions/webapps/targets.js';
 import type { App } from '../app.js';
 import { WEBAPP_ID } from '../events/webapps.js';
 import { getProject, type ProjectRow } from '../projections/projects.js';
@@ -97,16 +97,22 @@ function serveStatic(
     return notFound(res);
   }
   if (segments[segments.length - 1] === '') segments.pop(); // "/apps/<id>/" and "/dir/" name the entry and dir/index.html
-  const file = staticFile(project, target, segments); // resolved and checked again on every request
+  const file = openStaticFile(project, target, segments); // opened afresh on every request, no symlink followed
   if (file === null) return notFound(res);
   res.status(200).set({
     ...APP_HEADERS,
     'Content-Security-Policy': STATIC_CSP,
-    'Content-Type': TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
-    'Content-Length': String(statSync(file).size),
+    'Content-Type': TYPES[extname(file.path).toLowerCase()] ?? 'application/octet-stream',
+    'Content-Length': String(file.stats.size),
   });
-  if (head) return void res.end();
-  createReadStream(file).on('error', next).pipe(res);
+  if (head || file.stats.size === 0) {
+    closeSync(file.fd);
+    return void res.end();
+  }
+  // The descriptor that was checked is the one served: the path is never opened again.
+  createReadStream('', { fd: file.fd, start: 0, end: Math.max(0, file.stats.size - 1), autoClose: true })
+    .on('error', next)
+    .pipe(res);
 }
 
 const error = (code: string, message: string) => ({ error: { code, message } });

@@ -1,4 +1,5 @@
-import { realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { at, openFile } from '../../beneath.js';
 import { dirname, isAbsolute, join } from 'node:path';
 import { isInside, type StaticFile } from '../../commands/webapp-presentation.js';
 import { realResolve } from '../projects/paths.js';
@@ -9,9 +10,8 @@ export { detectKind } from '../../commands/webapp-presentation.js';
 
 /**
  * Static web apps on disk: where a target resolves when it is presented (a fact for the web app decider,
- * which keeps it inside the project) and how `/apps/<id>/` finds a static app's files again. Every path is
- * resolved with symlinks followed and must lie inside the project's real directory — when presented and
- * again on every request, so a symlink planted later cannot lead out.
+ * which keeps it inside the project; it is stored as its real path relative to the project) and how
+ * `/apps/<id>/` opens a static app's files on each request — never by following a symlink.
  */
 
 /**
@@ -45,34 +45,61 @@ export function inspectStatic(target: string, project: ProjectRow): StaticFile {
 }
 
 /**
- * The file `/apps/<id>/<segments…>` names, or null (→ 404): the entry page for no segments, else a file
- * under the entry's directory. Segments are already decoded; none may be empty, `.`/`..`, hidden
- * (a leading dot: .git, .env stay private) or hold a separator. A directory serves its index.html.
+ * The file `/apps/<id>/<segments…>` names, opened, or null (→ 404): the entry page for no segments, else a
+ * file under the entry's directory (the entry itself when it is a directory). Segments are already
+ * decoded; none may be empty, `.`/`..`, hidden (a leading dot: .git, .env stay private) or hold a
+ * separator. A directory serves its index.html.
+ *
+ * The project's directory is agent-writable: every component from `/` to the file is opened without
+ * following a symlink (beneath.ts), and the file is served from that descriptor — so no directory an
+ * agent swaps for a symlink while the request runs can lead out of the project. The stored target is
+ * the entry's real path relative to the project, so a legitimate app has no symlink on its way.
+ * The caller closes the descriptor.
  */
-export function staticFile(project: ProjectRow, target: string, segments: readonly string[]): string | null {
-  const root = projectRoot(project);
-  if (root === null) return null;
-  const entry = realIn(join(root, target), root);
-  if (entry === null || segments.length === 0) return entry === null ? null : fileOrIndex(entry, root);
+export function openStaticFile(
+  project: ProjectRow,
+  target: string,
+  segments: readonly string[],
+): { fd: number; stats: Stats; path: string } | null {
   if (segments.some((s) => s === '' || s.startsWith('.') || /[/\\\0]/.test(s))) return null;
-  const real = realIn(join(dirname(entry), ...segments), root);
-  return real === null ? null : fileOrIndex(real, root);
+  const entry = join(project.path, target);
+  if (!isInside(entry, project.path)) return null;
+  if (segments.length === 0) return served(entry);
+  const kind = entryKind(entry);
+  if (kind === null) return null;
+  return served(join(kind === 'directory' ? entry : dirname(entry), ...segments));
 }
 
-/** The real path of `path` when it exists inside `root`, else null. */
-function realIn(path: string, root: string): string | null {
+/** The file at `path` (a directory: its index.html), opened once with no symlink on the way; null for anything else. */
+function served(path: string): { fd: number; stats: Stats; path: string } | null {
+  let fd: number;
   try {
-    const real = realpathSync(path);
-    return isInside(real, root) ? real : null;
+    fd = openFile(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return null;
   }
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isFile()) return { fd, stats, path };
+    if (!stats.isDirectory()) return closed(fd);
+    const index = openSync(at(fd, 'index.html'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    closeSync(fd);
+    fd = index;
+    const indexStats = fstatSync(fd);
+    return indexStats.isFile() ? { fd, stats: indexStats, path: join(path, 'index.html') } : closed(fd);
+  } catch {
+    return closed(fd);
+  }
 }
 
-function fileOrIndex(real: string, root: string): string | null {
-  const stats = statOf(real);
-  if (stats?.isFile()) return real;
-  if (!stats?.isDirectory()) return null;
-  const index = realIn(join(real, 'index.html'), root);
-  return index !== null && statOf(index)?.isFile() ? index : null;
+function entryKind(path: string): 'file' | 'directory' | null {
+  const opened = served(path);
+  if (opened === null) return null;
+  closeSync(opened.fd);
+  return opened.path === path ? 'file' : 'directory';
+}
+
+function closed(fd: number): null {
+  closeSync(fd);
+  return null;
 }
