@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { MAX_ARGS_DEPTH } from '../mcp/call-checks.js';
 import { requireBearerAuth } from '@modelcontextprotocol/express';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { publicBaseUrl } from '../public-url.js';
@@ -53,3 +54,37 @@ export function legacyProbe(req: Request): globalThis.Request {
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
   return new globalThis.Request('http://colony.local/mcp', { method: req.method, headers });
 }
+
+/**
+ * How deep a JSON-RPC message on /mcp may nest. express.json parses any depth (V8's parser does not
+ * recurse), but what runs next does: the SDK's node adapter re-serializes the parsed body with
+ * JSON.stringify for the 2026-07-28 leg, which overflowed the stack at a few thousand levels and answered
+ * 500. An honest message is a small envelope around arguments that may nest MAX_ARGS_DEPTH levels
+ * (call-checks refuses more, naming the argument), so this leaves room for both and refuses the rest
+ * before anything recursive reads it, on both revisions alike.
+ */
+export const MAX_MESSAGE_DEPTH = MAX_ARGS_DEPTH + 28;
+
+/** Does `value` hold a container nested more than `limit` levels deep? Counted without recursion. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    for (const child of Object.values(node as object))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * After express.json, before the era classifier and either leg: a body nested past MAX_MESSAGE_DEPTH
+ * goes on as an error of its own type, which mcp.ts answers (400, JSON-RPC Invalid Request) and audits
+ * like a body it could not read.
+ */
+export const depthGuard: RequestHandler = (req, _res, next) => {
+  const body: unknown = req.body;
+  if (body === null || typeof body !== 'object' || !nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) return next();
+  next(Object.assign(new Error(`message nests deeper than ${MAX_MESSAGE_DEPTH} levels`), { type: TOO_DEEP }));
+};
+export const TOO_DEEP = 'entity.too.deep';

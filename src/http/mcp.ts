@@ -16,7 +16,7 @@ import type { McpContext } from '../mcp/context.js';
 import { LISTEN_STREAMS_PER_PRINCIPAL, requestCaller, WatchBus } from '../mcp/listen-bus.js';
 import { watchOf } from '../mcp/resource-watch.js';
 import { createMcpServer } from '../mcp/server.js';
-import { bearerAuth, isListen, legacyProbe, mcpCors } from './mcp-guards.js';
+import { bearerAuth, depthGuard, isListen, legacyProbe, MAX_MESSAGE_DEPTH, mcpCors, TOO_DEEP } from './mcp-guards.js';
 import { SessionTable, type Session } from './mcp-sessions.js';
 import { type Caller } from '../events/principals.js';
 
@@ -30,7 +30,7 @@ import { type Caller } from '../events/principals.js';
  *   carried it — claims, leases, idempotency and audit live in the log either way.
  * Every request carries a bearer token (static or OAuth, checked by the SDK's requireBearerAuth: 401 +
  * WWW-Authenticate when missing or bad, 403 without the `mcp` scope); a request on a session must come
- * from the same principal. Bodies up to 4 MiB; beyond, a JSON error.
+ * from the same principal. Bodies up to 4 MiB and MAX_MESSAGE_DEPTH levels deep; beyond, a JSON error.
  */
 export const MAX_BODY = '4mb';
 // Static API tokens do not expire; the SDK requires an expiry, so they report one far ahead.
@@ -83,7 +83,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   const { handle: modern, close: closeModern } = modernLeg(ctx, currentCaller, callerOf);
 
   app.use('/mcp', mcpCors);
-  app.post('/mcp', auth, express.json({ limit: MAX_BODY }), async (req: Request, res: Response) => {
+  app.post('/mcp', auth, express.json({ limit: MAX_BODY }), depthGuard, async (req: Request, res: Response) => {
     // A session id is 2025-only (2026-07-28 has no sessions): those calls skip the SDK's classifier.
     const id = req.header('mcp-session-id');
     if (!id && !(await isLegacyRequest(legacyProbe(req), req.body))) return void (await modern(req, res, req.body));
@@ -194,19 +194,32 @@ function modernLeg(
   return { handle, close: () => handler.close() };
 }
 
+/** The id to answer a refused request with: its own when it has a plain one (a string or number), else null. */
+const requestId = (body: unknown): string | number | null => {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
 function jsonRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 }
 
+const BODY_ERRORS: Record<string, string> = {
+  'entity.too.large': 'ErrBodyTooLarge',
+  'entity.parse.failed': 'ErrParse',
+  [TOO_DEEP]: 'ErrInvalidInput',
+};
+
 /**
- * express.json's errors (too large, malformed) as JSON-RPC errors, never an HTML page — and, since the
- * caller was authenticated first, one audit row each (the tool is unknown: the body was never read).
+ * express.json's errors (too large, malformed) and the depth guard's as JSON-RPC errors, never an HTML
+ * page — and, since the caller was authenticated first, one audit row each (the tool is unknown: the
+ * body was never read).
  */
 function bodyErrors(ctx: McpContext, callerOf: (info: AuthInfo | undefined) => Caller | null): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const tooLarge = err?.type === 'entity.too.large';
-    if (!tooLarge && err?.type !== 'entity.parse.failed') return next(err);
+    const errorCode = BODY_ERRORS[String(err?.type)];
+    if (!errorCode) return next(err);
     const caller = callerOf(req.auth);
     ctx.audit.record({
       at: ctx.app.engine.clock().toISOString(),
@@ -215,11 +228,21 @@ function bodyErrors(ctx: McpContext, callerOf: (info: AuthInfo | undefined) => C
       tool: '(unreadable request)',
       argsDigest: 'unhashable',
       outcome: 'error',
-      errorCode: tooLarge ? 'ErrBodyTooLarge' : 'ErrParse',
+      errorCode,
       durationMs: 0,
       commandId: null,
     });
-    if (tooLarge) return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);
+    if (errorCode === 'ErrBodyTooLarge') return jsonRpcError(res, 413, `Request body larger than ${MAX_BODY}`);
+    if (errorCode === 'ErrInvalidInput')
+      return res.status(400).json({
+        jsonrpc: '2.0',
+        error: {
+          code: -32600,
+          message: `Invalid Request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`,
+          data: { code: errorCode, max_depth: MAX_MESSAGE_DEPTH },
+        },
+        id: requestId(req.body),
+      });
     return res
       .status(400)
       .json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
