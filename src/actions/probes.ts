@@ -1,11 +1,11 @@
 import { publicBaseUrl } from '../public-url.js';
 import { randomBytes } from 'node:crypto';
 import type { App } from '../app.js';
-import { probeDecider } from '../commands/probes.js';
+import { forbidden, mayProbe, probeDecider, type ProbeReach } from '../commands/probes.js';
 import { DomainError } from '../errors.js';
 import { probeStream, type ProbeExpiryReason } from '../events/probes.js';
 import { seal, unseal } from '../masterkey.js';
-import { getAgent, getAgentByName, type AgentRow } from '../projections/principal-queries.js';
+import { descendantsOf, getAgent, getAgentByName, type AgentRow } from '../projections/principal-queries.js';
 import {
   activeProbeCount,
   activeProbesOf,
@@ -15,7 +15,7 @@ import {
   type ProbeRow,
 } from '../projections/probes.js';
 import { tokenHash } from '../tokens.js';
-import { who } from './goals.js';
+import { agentIdOf, who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
@@ -38,6 +38,12 @@ export type ProbeUpdate = { kind: 'updated'; probe: ProbeRow } | { kind: 'unchan
 export function agentOf(app: App, tenant: number, ref: string): AgentRow | null {
   const agent = /^\d+$/.test(ref) ? getAgent(app.engine.db, Number(ref)) : getAgentByName(app.engine.db, tenant, ref);
   return agent && agent.ownerId === tenant ? agent : null;
+}
+
+/** The agents `by` may probe (commands/probes.ts, ProbeReach): null for the owner, else itself and its spawn lineage. */
+export function reachOf(app: App, by: Speaker): ProbeReach {
+  const self = agentIdOf(by);
+  return self === null ? null : [self, ...descendantsOf(app.engine.db, self)];
 }
 
 /** Where the trigger URL points: see public-url.ts. */
@@ -68,6 +74,7 @@ export function createProbe(
         type: 'RegisterProbe',
         request: input,
         agent: agent && { agentId: agent.agentId, activeProbes },
+        reach: reachOf(app, by),
         probe: {
           probeId,
           n,
@@ -97,6 +104,16 @@ export function probeOf(app: App, tenant: number, probeId: string): ProbeRow {
   if (!probe || probe.ownerId !== tenant)
     throw new DomainError('ErrNotFound', `No probe found matching: ${probeId}`, { probe_id: probeId });
   return probe;
+}
+
+/**
+ * probe_get: a probe of the tenant with its trigger URL — which fires it, so only for a caller that may
+ * probe its agent (ErrProbeForbidden otherwise; probe_list still lists it, without the URL).
+ */
+export function probeWithUrl(app: App, by: Speaker, probeId: string): { probe: ProbeRow; url: string } {
+  const probe = probeOf(app, by.tenant, probeId);
+  if (!mayProbe(reachOf(app, by), probe.agentId)) throw forbidden(by, probe.agentId);
+  return { probe, url: probeUrl(app, probe) };
 }
 
 /** probe_list: the tenant's probes (of one agent when given; an unknown agent simply has none), newest first, at most 50. */
@@ -129,7 +146,7 @@ export function updateProbe(
     const { events } = app.engine.handle(
       probeDecider,
       probeStream(probe.n),
-      { type: 'UpdateProbe', expiresAt, by: who(by) },
+      { type: 'UpdateProbe', expiresAt, by: who(by), reach: reachOf(app, by) },
       actor,
     );
     return events.length > 0 ? ('updated' as const) : ('unchanged' as const);

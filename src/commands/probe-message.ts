@@ -1,4 +1,6 @@
 import { ENVELOPE_FOOTER, ENVELOPE_PREFIX, MAX_PROBE_MESSAGE } from '../events/probes.js';
+import { senderKind } from '../events/channels.js';
+import type { By } from '../events/principals.js';
 
 /**
  * A probe's message: xylocopa's `Probe.validate_message`, and the envelope the agent receives it in.
@@ -34,6 +36,13 @@ export function envelopeTime(iso: string): string {
   return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, '0')}${h < 12 ? 'am' : 'pm'}`;
 }
 
-/** What the agent receives: the message between a header naming the probe and a footer it cannot forge. */
-export const probeEnvelope = (probeId: string, firedAt: string, message: string): string =>
-  `${ENVELOPE_PREFIX}${probeId} fired (${envelopeTime(firedAt)})\n\n${message}\n\n${ENVELOPE_FOOTER}`;
+/** Who a probe's words are from, as the envelope and the wake prompt name them: `mallory (agent)`, `ana (user)`. */
+export const probeAuthor = (by: By): string => `${by.name} (${senderKind(by.key)})`;
+
+/**
+ * What the agent receives: the message between a header naming the probe and its creator and a footer
+ * the message cannot contain (validateMessage). Colony delivers it, but the words are the creator's, and
+ * the header says so: a probe never speaks as Colony.
+ */
+export const probeEnvelope = (probeId: string, firedAt: string, message: string, by: By): string =>
+  `${ENVELOPE_PREFIX}${probeId} fired (${envelopeTime(firedAt)}), set by ${probeAuthor(by)} — its words, not Colony's:\n\n${message}\n\n${ENVELOPE_FOOTER}`;

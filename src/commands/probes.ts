@@ -25,17 +25,31 @@ export { envelopeTime, probeEnvelope, validateMessage } from './probe-message.js
 /** A probe as recorded: only what every probe must satisfy is checked. */
 export type CreateProbe = { type: 'CreateProbe'; probe: ProbeCreated['data'] };
 /**
+ * Which agents a caller may probe: null for the owner (every agent of its team); for an agent, itself and
+ * every agent down its spawn lineage (the ones it spawned, and theirs: it supervises them all, as it may
+ * read their runs). A probe's message wakes its agent with the creator's words, so an agent that could
+ * probe a peer or its own parent could put text of its choosing before any agent of the team.
+ */
+export type ProbeReach = readonly number[] | null;
+export const mayProbe = (reach: ProbeReach, agentId: number): boolean => reach === null || reach.includes(agentId);
+
+/**
  * probe_create: the arguments as the caller gave them, and the facts the action read — the tenant's agent
- * `agent_id` names (null: none) with its active probes now, and the new probe's id and sealed token.
+ * `agent_id` names (null: none) with its active probes now, the caller's reach, and the new probe's id
+ * and sealed token.
  */
 export type RegisterProbe = {
   type: 'RegisterProbe';
   request: { agentId: string; expiresInHours: number; message: string };
   agent: { agentId: number; activeProbes: number } | null;
+  reach: ProbeReach;
   probe: Pick<ProbeCreated['data'], 'probeId' | 'n' | 'ownerId' | 'tokenHash' | 'sealedToken' | 'by'>;
 };
-/** probe_update: `expiresAt` as the caller wrote it (read as Python's fromisoformat does); '' changes nothing. */
-export type UpdateProbe = { type: 'UpdateProbe'; expiresAt: string; by: By };
+/**
+ * probe_update: `expiresAt` as the caller wrote it (read as Python's fromisoformat does); '' changes
+ * nothing. `reach`: the caller's, as for probe_create — moving a probe's expiry is probing its agent too.
+ */
+export type UpdateProbe = { type: 'UpdateProbe'; expiresAt: string; by: By; reach: ProbeReach };
 /**
  * Its trigger URL was called; `agentExists`: the probe's agent is still there. Refused once fired or
  * expired; a probe whose agent is gone or whose message no longer validates is burned (used up without
@@ -54,6 +68,8 @@ interface Known {
   ownerId: number;
   message: string;
   expiresAt: string;
+  /** Who created it: its message is theirs, and says so when it fires. */
+  by: By;
 }
 export type Probe =
   | { status: 'absent' }
@@ -68,8 +84,8 @@ export const isLive = (state: Probe, now: string): state is Known & { status: 'a
 
 function evolve(state: Probe, event: ProbeEvent): Probe {
   if (event.type === 'ProbeCreated') {
-    const { probeId, agentId, ownerId, message, expiresAt } = event.data;
-    return { status: 'active', probeId, agentId, ownerId, message, expiresAt };
+    const { probeId, agentId, ownerId, message, expiresAt, by } = event.data;
+    return { status: 'active', probeId, agentId, ownerId, message, expiresAt, by };
   }
   if (state.status === 'absent') return state;
   switch (event.type) {
@@ -123,7 +139,7 @@ function create(p: ProbeCreated['data'], state: Probe): ProbeEvent[] {
   return [{ type: 'ProbeCreated', data: p }];
 }
 
-/** probe_create's checks in xylocopa's order: agent_id, expires_in_hours, the message, the agent, the cap. */
+/** probe_create's checks in xylocopa's order: agent_id, expires_in_hours, the message, the agent (then Colony's reach), the cap. */
 function register(c: RegisterProbe, state: Probe, now: string): ProbeEvent[] {
   const { request, agent } = c;
   if (request.agentId.trim() === '') throw invalidInput('Error: agent_id is required.');
@@ -133,6 +149,7 @@ function register(c: RegisterProbe, state: Probe, now: string): ProbeEvent[] {
   if (invalid !== null) throw invalidInput(`Error: ${invalid}`);
   if (!agent)
     throw new DomainError('ErrNotFound', `Error: agent ${request.agentId} not found.`, { agent_id: request.agentId });
+  if (!mayProbe(c.reach, agent.agentId)) throw forbidden(c.probe.by, agent.agentId);
   if (agent.activeProbes >= MAX_ACTIVE_PROBES) {
     throw new DomainError(
       'ErrProbeLimit',
@@ -148,13 +165,14 @@ function register(c: RegisterProbe, state: Probe, now: string): ProbeEvent[] {
 }
 
 /**
- * probe_update in xylocopa's order: a fired probe is refused, no time changes nothing, then the time must
+ * probe_update in xylocopa's order, after Colony's reach: a fired probe is refused, no time changes nothing, then the time must
  * parse and lie at most 168 h ahead (as at creation: xylocopa has no cap, which would let an update keep a
  * single-fire credential live forever); an expired probe stays expired. A time not in the future cancels
  * the probe (no tool may be named for it).
  */
 function update(state: Present, c: UpdateProbe, now: string): ProbeEvent[] {
   const probeId = state.probeId;
+  if (!mayProbe(c.reach, state.agentId)) throw forbidden(c.by, state.agentId);
   if (state.status === 'fired')
     throw new DomainError('ErrProbeFired', `Probe ${probeId} already fired — cannot update.`, { probe_id: probeId });
   if (c.expiresAt === '') return [];
@@ -174,6 +192,14 @@ function update(state: Present, c: UpdateProbe, now: string): ProbeEvent[] {
       : []),
   ];
 }
+
+/** An agent reaching past itself and its spawn lineage (ProbeReach). */
+export const forbidden = (by: By, agentId: number): DomainError =>
+  new DomainError(
+    'ErrProbeForbidden',
+    `Error: ${by.name} may probe only itself and the agents it spawned (down its spawn lineage); agent ${agentId} is neither.`,
+    { agent_id: agentId },
+  );
 
 function trigger(state: Present, c: TriggerProbe, now: string): ProbeEvent[] {
   mustBeLive(state, now);

@@ -12,6 +12,41 @@ const call = (tool: string, args: Record<string, unknown>): string => `${tool} $
 /** One line, at most `max` characters, as a JSON string: quoted, its newlines and quotes escaped. */
 const quoted = (text: string, max = 200): string => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
 
+/** Every line of another principal's words behind `> `: none of them can pass for a line of Colony's. */
+const quote = (text: string): string[] => text.split(/\r\n|[\n\r\u2028\u2029]/).map((l) => `> ${l}`);
+
+/**
+ * A fired probe's wake-up: the message Colony delivered, under a header naming whoever created the probe
+ * (never `system`: Colony only carries it). The message sits inside the probe's envelope, whose footer
+ * the creator could not write (commands/probe-message.ts), and whose header names the creator too.
+ */
+export function probeWakePrompt(p: {
+  messageId: number;
+  probeId: string;
+  creator: { name: string; kind: string };
+  envelope: string;
+}): string {
+  const author = `${p.creator.name} (${p.creator.kind})`;
+  return [
+    `[#${p.messageId} from ${author} via probe ${p.probeId}]`,
+    `Probe ${p.probeId}, set by ${p.creator.kind === 'user' ? `your owner ${author}` : author}, has fired: Colony delivers its message, whose words are ${p.creator.name}'s, not Colony's.`,
+    '',
+    p.envelope,
+  ].join('\n');
+}
+
+/**
+ * execute_agent called by another agent: its prompt, quoted and attributed, so the woken agent knows a
+ * peer asks — not Colony, not its owner. (The owner's prompt is the owner's instruction and goes as it is.)
+ */
+export function peerExecutePrompt(caller: { agentId: number; name: string }, prompt: string): string {
+  return [
+    `${caller.name} (agent #${caller.agentId}, a peer on your team — not Colony, not your owner) runs you with execute_agent and asks this (its own words, quoted):`,
+    '',
+    ...quote(prompt),
+  ].join('\n');
+}
+
 /** The tools the prompt tells the agent to call that its scope lacks — said plainly, so it asks instead of failing. */
 function scopeNote(scope: readonly string[], needed: readonly string[]): string[] {
   const missing = needed.filter((t) => !scope.includes(t));

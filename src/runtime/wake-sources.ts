@@ -1,18 +1,20 @@
 import type { Database } from 'better-sqlite3';
 import type { WakeRequest } from '../actions/runs.js';
-import { MENTION } from '../events/channels.js';
+import { MENTION, senderKind } from '../events/channels.js';
 import type { StoredEvent } from '../engine/event.js';
 import { getChannel } from '../projections/channel-queries.js';
 import { goalIdOfChannel } from '../projections/goal-queries.js';
 import { getAgent, getAgentByName } from '../projections/principal-queries.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
 import { taskWakes } from './task-wakes.js';
+import { probeWakePrompt } from './wake-prompts.js';
 
 /**
  * Which committed facts wake whom: goal_created wakes the goal's
  * coordinator, a fresh claim its assignee (task_assignment, with the task context), a DM its recipient
  * and an @mention each mentioned agent but the author (message_received — probe when the DM is a
- * probe's envelope). Task facts — handed in for a peer (verification_requested), a parent's children
+ * probe's envelope, which only Colony posts: the wake is then by the probe's creator and its prompt names
+ * them, so a probe never reads as a message from `system`). Task facts — handed in for a peer (verification_requested), a parent's children
  * all done (children_done), a project task dispatched (task_dispatched) — are task-wakes.ts's. A
  * message sent by an agent during its run wakes at that run's depth + 1, so chains of agents waking
  * each other stop at the max trigger depth; its run belongs to the goal the message is about. Agents
@@ -75,7 +77,7 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
       if (agent && agent.agentId !== author) targets.add(agent.agentId);
     }
   }
-  const source = typeof m.metadata?.probe_id === 'string' ? 'probe' : 'message_received';
+  const probe = probeOf(m);
   // The goal the message is about — the sender's run's, the goal channel's, or the one a system DM names —
   // so the run it wakes is gated and charged against that goal's budget.
   const goalId =
@@ -84,12 +86,26 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
     (typeof m.metadata?.goal_id === 'number' ? m.metadata.goal_id : null);
   return [...targets].map((agentId) => ({
     agentId,
-    source,
+    source: probe ? 'probe' : 'message_received',
     goalId,
-    messageIds: [m.messageId],
+    // A probe's DM is shown through its prompt, under its creator's name, not as a message from `system`.
+    ...(probe ? { messageIds: [], prompt: probe.prompt } : { messageIds: [m.messageId] }),
     depth: authorRun ? authorRun.depth + 1 : 0,
-    by: m.from,
+    by: probe?.by ?? m.from,
   }));
+}
+
+/**
+ * A probe's envelope: posted by Colony itself (an agent's DM may carry any metadata, so only `system`'s
+ * counts) with the probe and its creator in the metadata (actions/probes/trigger.ts).
+ */
+function probeOf(m: MessageFact): { by: string; prompt: string } | null {
+  const d = m.metadata;
+  if (m.from !== 'system' || typeof d?.probe_id !== 'string') return null;
+  const by = typeof d.probe_by === 'string' ? d.probe_by : 'system';
+  const name = typeof d.probe_by_name === 'string' ? d.probe_by_name : by;
+  const creator = { name, kind: senderKind(by) };
+  return { by, prompt: probeWakePrompt({ messageId: m.messageId, probeId: d.probe_id, creator, envelope: m.body }) };
 }
 
 /** The run of the message's author that is running now, if the author is an agent (its session gets the message). */

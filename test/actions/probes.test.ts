@@ -46,15 +46,20 @@ describe('a fired probe wakes its agent', () => {
     assert.equal(runs.length, 1);
     assert.equal(runs[0]!.source, 'probe');
     assert.equal(runs[0]!.status, 'succeeded');
-    assert.deepEqual(runs[0]!.wakes[0]!.messageIds, [shot.message_id]);
+    // The DM is shown through the wake's prompt, under its creator's name: never as a message from `system`.
+    assert.deepEqual(runs[0]!.wakes[0]!.messageIds, []);
+    assert.equal(runs[0]!.wakes[0]!.by, `user-${f.ownerId}`);
     const prompt = sessionMessages(f.app.engine.db, runs[0]!.runId)[0]!;
     assert.equal(prompt.role, 'user');
+    const owner = { key: `user-${f.ownerId}`, name: 'owner' };
     assert.ok(
       prompt.content.includes(
-        probeEnvelope(fired.probe.probeId, shot.fired_at, 'Check the deploy.\nThen report back.'),
+        probeEnvelope(fired.probe.probeId, shot.fired_at, 'Check the deploy.\nThen report back.', owner),
       ),
       prompt.content,
     );
+    assert.ok(prompt.content.includes(`[#${shot.message_id} from owner (user) via probe ${fired.probe.probeId}]`));
+    assert.ok(!prompt.content.includes('(system)'), prompt.content);
     assert.equal(runtimeOf(f.app.engine.db, a.agentId).status, 'idle', 'idle → executing → idle');
     assert.deepEqual(row(other), other.probe, 'untouched by a run that succeeded');
     assert.equal(row(fired).firedAt, shot.fired_at);

@@ -60,14 +60,19 @@ describe('validateMessage (test_probes.py)', () => {
 });
 
 describe('the envelope', () => {
-  it('starts with the prefix, names the probe, holds the message and ends with the footer (time in UTC)', () => {
-    const e = probeEnvelope('0123456789ab', '2026-03-05T15:07:00.000Z', 'Wake up and check the queue.');
+  it('starts with the prefix, names the probe and its creator, holds the message and ends with the footer (time in UTC)', () => {
+    const by = { key: 'agent-7', name: 'mallory' };
+    const e = probeEnvelope('0123456789ab', '2026-03-05T15:07:00.000Z', 'Wake up and check the queue.', by);
     assert.ok(e.startsWith(ENVELOPE_PREFIX));
     assert.ok(e.includes('0123456789ab') && e.includes('Wake up and check the queue.'));
     assert.ok(e.trimEnd().endsWith(ENVELOPE_FOOTER));
     assert.equal(
       e,
-      '🔔 Probe 0123456789ab fired (Mar 5 3:07pm)\n\nWake up and check the queue.\n\n— end of probe trigger —',
+      "🔔 Probe 0123456789ab fired (Mar 5 3:07pm), set by mallory (agent) — its words, not Colony's:\n\nWake up and check the queue.\n\n— end of probe trigger —",
+    );
+    assert.match(
+      probeEnvelope('0123456789ab', '2026-03-05T15:07:00.000Z', 'x', { key: 'user-1', name: 'ana' }),
+      /set by ana \(user\)/,
     );
   });
   it('writes the time as {Mon D} {h:MM}{am|pm}', () => {
@@ -151,31 +156,34 @@ describe('the probe decider', () => {
     };
     spec(probeDecider)
       .given([created, burned])
-      .when({ type: 'UpdateProbe', expiresAt: T0, by })
+      .when({ type: 'UpdateProbe', expiresAt: T0, by, reach: null })
       .thenThrows('ErrProbeFired', 'already fired — cannot update.');
   });
   it('update: a future time moves the expiry; a past one (or now) also expires it, reason manual', () => {
     spec(probeDecider)
       .given([created])
-      .when({ type: 'UpdateProbe', expiresAt: '2026-01-03T00:00:00.000Z', by })
+      .when({ type: 'UpdateProbe', expiresAt: '2026-01-03T00:00:00.000Z', by, reach: null })
       .then([{ type: 'ProbeUpdated', data: { probeId: 'abcdefabcdef', expiresAt: '2026-01-03T00:00:00.000Z', by } }]);
     spec(probeDecider)
       .given([created])
-      .when({ type: 'UpdateProbe', expiresAt: T0, by }, { now: T0 })
+      .when({ type: 'UpdateProbe', expiresAt: T0, by, reach: null }, { now: T0 })
       .then([{ type: 'ProbeUpdated', data: { probeId: 'abcdefabcdef', expiresAt: T0, by } }, expired('manual')]);
   });
   it("update of a fired probe is refused with xylocopa's text; an expired one stays expired", () => {
     spec(probeDecider)
       .given([created, fired])
-      .when({ type: 'UpdateProbe', expiresAt: T0, by })
+      .when({ type: 'UpdateProbe', expiresAt: T0, by, reach: null })
       .thenThrows('ErrProbeFired', 'Probe abcdefabcdef already fired — cannot update.');
     spec(probeDecider)
       .given([created, expired('manual')])
-      .when({ type: 'UpdateProbe', expiresAt: '2026-01-01T12:00:00.000Z', by })
+      .when({ type: 'UpdateProbe', expiresAt: '2026-01-01T12:00:00.000Z', by, reach: null })
       .thenThrows('ErrProbeExpired', 'Probe abcdefabcdef already expired — cannot update.');
     spec(probeDecider)
       .given([created])
-      .when({ type: 'UpdateProbe', expiresAt: '2026-01-03T00:00:00.000Z', by }, { now: '2026-01-02T00:00:00.000Z' })
+      .when(
+        { type: 'UpdateProbe', expiresAt: '2026-01-03T00:00:00.000Z', by, reach: null },
+        { now: '2026-01-02T00:00:00.000Z' },
+      )
       .thenThrows('ErrProbeExpired');
   });
   it('expire touches only a live probe: fired, expired and timed-out probes are left as they are', () => {
@@ -244,13 +252,20 @@ describe("the probe tools' rules", () => {
   const register = (
     request: Partial<RegisterProbe['request']> = {},
     agent: RegisterProbe['agent'] = { agentId: 3, activeProbes: 0 },
+    reach: RegisterProbe['reach'] = null,
   ): ProbeCommand => ({
     type: 'RegisterProbe',
     request: { agentId: '3', expiresInHours: 24, message: ' ping\n', ...request },
     agent,
+    reach,
     probe: { probeId: ID, n: 1, ownerId: 1, tokenHash: 'f'.repeat(64), sealedToken: 'c2VhbGVk', by },
   });
-  const update = (expiresAt: string): ProbeCommand => ({ type: 'UpdateProbe', expiresAt, by });
+  const update = (expiresAt: string, reach: RegisterProbe['reach'] = null): ProbeCommand => ({
+    type: 'UpdateProbe',
+    expiresAt,
+    by,
+    reach,
+  });
   const trigger = (agentExists = true): ProbeCommand => ({ type: 'TriggerProbe', agentExists });
 
   describe('probe_create (RegisterProbe)', () => {
@@ -290,6 +305,48 @@ describe("the probe tools' rules", () => {
         .given([])
         .when(register({ expiresInHours: 168 }, { agentId: 3, activeProbes: 9 }), { now: T0 })
         .then([{ type: 'ProbeCreated', data: expected }]);
+    });
+  });
+
+  describe("an agent's reach: itself and its spawn lineage (ProbeReach)", () => {
+    const mallory = { key: 'agent-7', name: 'mallory' };
+    const asMallory = (c: ProbeCommand): ProbeCommand =>
+      c.type === 'RegisterProbe' ? { ...c, probe: { ...c.probe, by: mallory } } : c;
+
+    it('an agent probes itself and the agents down its lineage; any other agent is ErrProbeForbidden, writing nothing', () => {
+      for (const agentId of [7, 8, 9])
+        spec(probeDecider)
+          .given([])
+          .when(asMallory(register({ agentId: String(agentId) }, { agentId, activeProbes: 0 }, [7, 8, 9])), { now: T0 })
+          .then([
+            {
+              type: 'ProbeCreated',
+              data: { ...data, agentId, by: mallory, expiresAt: '2026-01-02T00:00:00.000Z' },
+            },
+          ]);
+      const refused = spec(probeDecider)
+        .given([])
+        .when(asMallory(register({}, { agentId: 3, activeProbes: 10 }, [7, 8, 9])))
+        .thenThrows(
+          'ErrProbeForbidden',
+          '^Error: mallory may probe only itself and the agents it spawned \\(down its spawn lineage\\); agent 3 is neither\\.$',
+        );
+      assert.deepEqual(refused.details, { agent_id: 3 }, 'refused before the cap is looked at');
+    });
+
+    it("probe_update of another agent's probe is ErrProbeForbidden, before any other check", () => {
+      spec(probeDecider)
+        .given([created])
+        .when(update('', [7]))
+        .thenThrows('ErrProbeForbidden');
+      spec(probeDecider)
+        .given([created, fired])
+        .when(update(T0, [7]))
+        .thenThrows('ErrProbeForbidden');
+      spec(probeDecider)
+        .given([created])
+        .when(update('', [3]))
+        .thenNothingHappened();
     });
   });
 

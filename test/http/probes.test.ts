@@ -5,13 +5,15 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { probeEnvelope } from '../../src/commands/probes.js';
 import { getChannel, getMessage } from '../../src/projections/channel-queries.js';
+import { getUserByName } from '../../src/projections/principal-queries.js';
 import { tokenHash } from '../../src/tokens.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
  * The probe trigger over real HTTP sockets, as xylocopa's: the first
- * POST fires (200 and the envelope as a DM from `system` with `{probe_id}`), every later one is 410,
+ * POST fires (200 and the envelope, naming the probe's creator, delivered in the agent's DM with `system`
+ * with `{probe_id, probe_by, probe_by_name}`), every later one is 410,
  * an unknown token 404, an expired probe 410 — and the refusals write nothing. No bearer token is needed
  * on either path (`/probes/<token>`, xylocopa's `/api/probe-trigger/<token>`); the body is ignored. The
  * token never reaches colony.db in plaintext.
@@ -54,11 +56,20 @@ describe('POST /probes/<token>', () => {
     assert.equal(first.body.probe_id, p.id);
     assert.equal(first.body.agent_id, String(f.agentId));
     const dm = getMessage(f.app.engine.db, first.body.message_id as number)!;
+    const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;
     assert.equal(
       dm.body,
-      probeEnvelope(p.id, first.body.fired_at as string, 'Nightly build finished: check the report.'),
+      probeEnvelope(p.id, first.body.fired_at as string, 'Nightly build finished: check the report.', {
+        key: `user-${ownerId}`,
+        name: 'owner',
+      }),
     );
-    assert.equal(dm.metadata?.probe_id, p.id);
+    assert.deepEqual(dm.metadata, {
+      kind: 'system',
+      probe_id: p.id,
+      probe_by: `user-${ownerId}`,
+      probe_by_name: 'owner',
+    });
     assert.equal(dm.kind, 'system');
     assert.deepEqual(getChannel(f.app.engine.db, dm.channelId)!.members, [`agent-${f.agentId}`, 'system']);
 

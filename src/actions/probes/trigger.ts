@@ -10,9 +10,11 @@ import { sendSystemDirect } from '../notifications.js';
 
 /**
  * The probe trigger (`POST /probes/<token>`, xylocopa's "probe trigger"): the token is the credential. A
- * probe fires once: in one transaction it is marked fired and its message, wrapped in the envelope, is
- * posted to the agent as a DM from `system` carrying `{probe_id}` — which the reactor turns into a wake-up
- * with source `probe` after commit. (The DM is appended first only because ProbeFired names its message
+ * probe fires once: in one transaction it is marked fired and its message, wrapped in the envelope that
+ * names its creator, is delivered to the agent in its DM with `system` carrying `{probe_id, probe_by,
+ * probe_by_name}` — which the reactor turns into a wake-up with source `probe`, by the creator, after
+ * commit (runtime/wake-sources.ts). Colony only carries the words: the envelope and the wake say whose
+ * they are, never `system`. (The DM is appended first only because ProbeFired names its message
  * id; both commit together or not at all, so a probe can never fire twice.) The probe decider rules first
  * (TriggerProbe): fired and expired probes are refused and write nothing; a probe whose agent is gone or
  * whose stored message fails re-validation is burned (used up without delivery), as xylocopa does.
@@ -56,13 +58,15 @@ function trigger(app: App, probe: ProbeRow, now: string, actor: CommandOptions):
       ? refusal(404, 'ErrAgentNotFound', 'Target agent no longer exists')
       : refusal(422, 'ErrInvalidProbeMessage', `Probe message failed validation: ${burned.data.detail}`);
   }
-  const envelope = probeEnvelope(probe.probeId, now, probe.message);
+  if (ruled.state.status === 'absent') throw new Error(`probe ${probe.probeId} has no stream`);
+  const creator = ruled.state.by;
+  const envelope = probeEnvelope(probe.probeId, now, probe.message, creator);
   const sent = sendSystemDirect(
     app,
     probe.ownerId,
     `agent-${probe.agentId}`,
     envelope,
-    { probe_id: probe.probeId },
+    { probe_id: probe.probeId, probe_by: creator.key, probe_by_name: creator.name },
     actor,
   );
   app.engine.handle(probeDecider, stream, { type: 'FireProbe', messageId: sent.messageId }, actor);

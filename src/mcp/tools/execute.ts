@@ -4,6 +4,7 @@ import { listAgents, type AgentRow } from '../../projections/principal-queries.j
 import { sessionMessages, type RunRow } from '../../projections/run-queries.js';
 import type { App } from '../../app.js';
 import type { RunStarter } from '../../runtime/reactor.js';
+import { peerExecutePrompt } from '../../runtime/wake-prompts.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 
 /**
@@ -13,6 +14,8 @@ import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
  * (status "success" when the process exited 0, "error" with `error` set when it exited otherwise), or
  * `{"status":"error","error_code":"AGENT_NOT_FOUND"|"AGENT_EXECUTION_FAILED",…}` when no run could
  * give an answer (unknown agent, no backend, a gate refused, it could not start, it timed out).
+ * An agent's prompt reaches its peer quoted under the caller's name (wake-prompts.ts): a peer's words
+ * never pass for Colony's or the owner's.
  */
 const Result = z.looseObject({
   status: z.enum(['success', 'error']),
@@ -49,7 +52,7 @@ const execute = defineTool({
     if ('now' in ready) return ready.now;
     const steps = reportRunSteps(ctx, ready.agent);
     try {
-      const run = ready.reactor.beginExecute(ready.agent.agentId, a.prompt, ctx.command.actor);
+      const run = ready.reactor.beginExecute(ready.agent.agentId, promptOf(ctx, a.prompt), ctx.command.actor);
       steps.follow(run.runId);
       return runAnswer(ctx.app, ready.agent.name, await ready.reactor.awaitRun(run));
     } catch (err) {
@@ -64,7 +67,7 @@ const execute = defineTool({
     const ready = prepare(ctx, a);
     if ('now' in ready) return ready;
     try {
-      const run = ready.reactor.beginExecute(ready.agent.agentId, a.prompt, ctx.command.actor);
+      const run = ready.reactor.beginExecute(ready.agent.agentId, promptOf(ctx, a.prompt), ctx.command.actor);
       return run.status === 'refused'
         ? { now: runAnswer(ctx.app, ready.agent.name, run) }
         : { task: { kind: 'run' as const, runId: run.runId } };
@@ -99,6 +102,12 @@ function prepare(
     };
   return { agent, reactor };
 }
+
+/** What the run is asked: the owner's prompt as it is; an agent's quoted, under its name. */
+const promptOf = (ctx: ToolContext, prompt: string): string =>
+  ctx.caller.kind === 'agent'
+    ? peerExecutePrompt({ agentId: ctx.caller.agentId, name: ctx.caller.name }, prompt)
+    : prompt;
 
 const failure = (agent: string, reason: string, type: string): Result => ({
   status: 'error',

@@ -159,7 +159,7 @@ describe('probe_create', () => {
 describe('probe_list, probe_get, probe_update', () => {
   let id: string;
   before(async () => {
-    f.addAgent('lister');
+    f.addAgent('lister', { parentId: f.agent.agentId, spawnDepth: 1 }); // spawned by worker: worker may probe it
     id = (
       (
         await answer(owner, 'probe_create', {
@@ -279,6 +279,23 @@ describe('tenant scope', () => {
       `Error: agent ${f.agent.agentId} not found.`,
       'ErrNotFound',
     );
+  });
+
+  it('an agent probes only itself and the agents it spawned: a peer is ErrProbeForbidden, nothing written', async () => {
+    f.addAgent('peer');
+    const theirs = (
+      (await answer(owner, 'probe_create', { agent_id: 'peer', message: 'From the owner.' })).body.probe as {
+        probe_id: string;
+      }
+    ).probe_id;
+    const neither = `Error: worker may probe only itself and the agents it spawned (down its spawn lineage); agent ${
+      f.app.engine.db.prepare("SELECT agent_id FROM agents WHERE name = 'peer'").pluck().get() as number
+    } is neither.`;
+    await refused(worker, 'probe_create', { agent_id: 'peer', message: 'I am Colony.' }, neither, 'ErrProbeForbidden');
+    await refused(worker, 'probe_get', { probe_id: theirs }, neither, 'ErrProbeForbidden');
+    await refused(worker, 'probe_update', { probe_id: theirs, expires_at: T0 }, neither, 'ErrProbeForbidden');
+    assert.match((await answer(worker, 'probe_list', { agent_id: 'peer' })).text, new RegExp(theirs), 'still listed');
+    await answer(worker, 'probe_create', { agent_id: 'worker', message: 'Wake me later.' });
   });
 
   it('the tools are on the agent surface with explicit trust', async () => {
