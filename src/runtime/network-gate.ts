@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import {
   createServer as httpServer,
   request as httpRequest,
+  type IncomingHttpHeaders,
   type IncomingMessage,
   type Server as HttpServer,
   type ServerResponse,
@@ -31,6 +32,40 @@ export const DEFAULT_ALLOW_HOSTS = [
 export const GATE_SOCKET = 'gate.sock';
 /** The only paths of Colony a confined run may call through its gate. */
 export const GATE_PATHS: ReadonlySet<string> = new Set(['/mcp', '/health']);
+
+/**
+ * The request target a run may send through its gate, exactly as it is checked and forwarded: a path of
+ * GATE_PATHS (and a query), already in normal form — else null. Colony's router sees the raw target, so a
+ * target whose normal form is `/mcp` but which is written otherwise (`/api/x/../../mcp`, `%2e%2e`
+ * segments, backslashes, `//host/mcp`, a fragment) would be checked as one path and routed as another; it
+ * is refused, not rewritten. A target that does not parse (`//[`) is refused too, never thrown (it used
+ * to throw out of the request handler and take the whole process down).
+ */
+export function gateTarget(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw, 'http://gate');
+  } catch {
+    return null;
+  }
+  const normal = url.pathname + url.search;
+  return normal === raw && url.host === 'gate' && GATE_PATHS.has(url.pathname) ? normal : null;
+}
+
+/**
+ * A message's end-to-end headers: the hop-by-hop ones (Connection, those it names, Keep-Alive, Upgrade…)
+ * describe one connection, not the next, so a proxy drops them (RFC 9110 §7.6.1). Passed on, a run's
+ * `Connection: close` closed the gate's pooled connection to Colony under the next request (answered 400),
+ * and an SSE answer's `Connection: keep-alive` held the run's socket open after the answer.
+ */
+function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase());
+  const hop = new Set([...HOP_BY_HOP, ...named]);
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !hop.has(name)));
+}
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
 
 export function defaultAllowHosts(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env.COLONY_NETWORK_ALLOW;
@@ -93,7 +128,8 @@ export class RunSockets {
         .end('Colony: plain-HTTP proxying is not allowed; only CONNECT to allowed hosts\n');
       return;
     }
-    if (!GATE_PATHS.has(new URL(req.url, 'http://gate').pathname)) {
+    const path = gateTarget(req.url);
+    if (path === null) {
       this.refuse(req.url);
       res.writeHead(403, { 'content-type': 'text/plain' }).end('Colony: a run reaches only /mcp through its gate\n');
       return;
@@ -103,11 +139,11 @@ export class RunSockets {
         host: this.mcp.hostname.replace(/^\[|\]$/g, ''),
         port: Number(this.mcp.port || 80),
         method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: this.mcp.host },
+        path,
+        headers: { ...endToEnd(req.headers), host: this.mcp.host },
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
         answer.pipe(res);
       },
     );
