@@ -6,6 +6,8 @@ import {
   mkdirSync,
   openSync,
   readSync,
+  rmdirSync,
+  unlinkSync,
   writeSync,
   type Stats,
 } from 'node:fs';
@@ -190,6 +192,17 @@ export function makeDir(path: string, mode = 0o755): boolean {
     throw e instanceof PathRefused
       ? e
       : refusal(path, e as NodeJS.ErrnoException, at(parent, parts[parts.length - 1]!));
+  } finally {
+    closeSync(parent);
+  }
+}
+
+/** Removes the file (or, `dir`, the empty directory) at `path`, its parent reached with no symlink on the way. */
+export function remove(path: string, dir = false): void {
+  const parts = components(path);
+  const parent = walk(path, parts, parts.length - 1);
+  try {
+    (dir ? rmdirSync : unlinkSync)(at(parent, parts[parts.length - 1]!));
   } finally {
     closeSync(parent);
   }

@@ -1,4 +1,5 @@
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, realpathSync } from 'node:fs';
+import { openDir, PathRefused } from '../beneath.js';
 import { join } from 'node:path';
 import type { App } from '../app.js';
 import { orNull, projectDecider } from '../commands/projects.js';
@@ -8,6 +9,7 @@ import { projectStream } from '../events/projects.js';
 import { getProject, getProjectByName, listProjects, type ProjectRow } from '../projections/projects.js';
 import { who } from './goals.js';
 import { FileJournal, scaffoldFiles, type ProjectRecord, type ScaffoldResult } from './projects/files.js';
+import { agentWorkspace, workspaceRoot } from './projects/paths.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 
@@ -82,7 +84,13 @@ export function createProject(app: App, by: Speaker, input: NewProject, actor: C
       app.engine.handle(
         projectDecider,
         projectStream(n),
-        { type: 'RegisterProject', project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) } },
+        {
+          type: 'RegisterProject',
+          project: { projectId: n, ownerId: by.tenant, ...record, by: who(by) },
+          agentPlaces: by.key.startsWith('agent-')
+            ? { ownWorkspace: agentWorkspace(app, by.name), projectsRoot: join(workspaceRoot(app), 'projects') }
+            : null,
+        },
         actor,
       );
       return { outcome: 'created' as const, projectId: n, scaffold: writeFiles(journal, record) };
@@ -115,11 +123,7 @@ function writeFiles(journal: FileJournal, p: ProjectRecord): ScaffoldResult {
   }
 }
 
-function defaultPath(app: App, name: string): string {
-  const workspace = join(app.dataDir, 'workspace');
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  return join(realpathSync(workspace), 'projects', name);
-}
+const defaultPath = (app: App, name: string): string => join(workspaceRoot(app), 'projects', name);
 
 /** A retried command id (idempotency key): what its first run did, read from the events it appended. */
 function replayed(events: readonly StoredEvent[], tenant: number, name: string, app: App) {
@@ -128,25 +132,34 @@ function replayed(events: readonly StoredEvent[], tenant: number, name: string, 
   return { outcome, projectId: projectOf(app, tenant, name).projectId, scaffold: null };
 }
 
-/** The project's directory as registered: it must still exist and still be itself (not swapped for a symlink). */
+/**
+ * The project's directory as registered: it must still exist and still be itself (no symlink anywhere on
+ * it). This is the friendly first answer; the writes themselves never follow a symlink either (files.ts),
+ * so a swap after this check is refused there.
+ */
 function checkedDir(p: ProjectRow, verb: 'Scaffold' | 'Regenerate'): void {
-  let isDir = false;
   try {
-    isDir = statSync(p.path).isDirectory();
-  } catch {
-    // missing: reported below
-  }
-  if (!isDir)
-    throw new DomainError('ErrProjectPathMissing', `Project \`${p.name}\` path does not exist on disk: ${p.path}`, {
-      path: p.path,
-    });
-  const real = realpathSync(p.path);
-  if (real !== p.path) {
+    closeSync(openDir(p.path));
+  } catch (e) {
+    if (!(e instanceof PathRefused)) throw e;
+    if (e.reason === 'missing')
+      throw new DomainError('ErrProjectPathMissing', `Project \`${p.name}\` path does not exist on disk: ${p.path}`, {
+        path: p.path,
+      });
     throw new DomainError(
       'ErrProjectFiles',
-      `${verb} failed for \`${p.name}\`: ${p.path} now resolves to ${real}; nothing was written.`,
+      `${verb} failed for \`${p.name}\`: ${p.path} now resolves to ${resolvesTo(p.path)}; nothing was written.`,
       { path: p.path },
     );
+  }
+}
+
+/** Where a path leads now, for a message (it may change again at once: never used for anything else). */
+function resolvesTo(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return 'something that is not its directory';
   }
 }
 

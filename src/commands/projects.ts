@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { DomainError, invalidInput } from '../errors.js';
 import { MAX_PROJECT_NAME, PROJECT_NAME, type ProjectCreated, type ProjectEvent } from '../events/projects.js';
 import type { Decider } from '../engine/decider.js';
@@ -12,8 +12,21 @@ import { type By, isOwner } from '../events/principals.js';
  */
 /** A project record as it will be stored; its name and path are checked again whoever sends it. */
 export type CreateProject = { type: 'CreateProject'; project: ProjectCreated['data'] };
-/** project_create of a name the owner has no project under: xylocopa's name rule first (ErrInvalidName, its texts). */
-export type RegisterProject = { type: 'RegisterProject'; project: ProjectCreated['data'] };
+/**
+ * project_create of a name the owner has no project under: xylocopa's name rule first (ErrInvalidName, its
+ * texts). `agentPlaces` is where an agent may put a project — its own workspace, or below the team's projects
+ * root — and null when the owner creates it (anywhere in the allowed roots, checked by the path policy).
+ */
+export type RegisterProject = {
+  type: 'RegisterProject';
+  project: ProjectCreated['data'];
+  agentPlaces: AgentProjectPlaces | null;
+};
+/** An agent's own workspace directory (`<workspace>/agents/<name>`) and the projects root (`<workspace>/projects`). */
+export interface AgentProjectPlaces {
+  ownWorkspace: string;
+  projectsRoot: string;
+}
 /**
  * project_create of a name the owner has: an archived project comes back, filling git remote and
  * description only where it has none (xylocopa's re-activation); an active one is left as it is.
@@ -80,6 +93,7 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
   if (command.type === 'RegisterProject') {
     const bad = projectNameError(command.project.name);
     if (bad !== null) throw new DomainError('ErrInvalidName', bad, { field: 'name' });
+    if (command.agentPlaces) checkAgentPlace(command.project.path, command.agentPlaces);
     return create(command.project, state);
   }
   if (state.status === 'absent') throw new DomainError('ErrProjectNotFound', 'project not found');
@@ -107,6 +121,24 @@ function decide(command: ProjectCommand, state: Project): ProjectEvent[] {
       return never;
     }
   }
+}
+
+/**
+ * An agent's project lies in its own workspace or strictly below the projects root: never in another
+ * agent's directory (a CLAUDE.md there is read by that agent's CLI as instructions), never the workspace
+ * or its `agents` directory themselves (every agent's directory lies under them).
+ */
+function checkAgentPlace(path: string, places: AgentProjectPlaces): void {
+  const below = (root: string) => {
+    const rel = relative(root, path);
+    return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  };
+  if (path === places.ownWorkspace || below(places.ownWorkspace) || below(places.projectsRoot)) return;
+  throw new DomainError(
+    'ErrProjectPathNotAllowed',
+    `An agent's project lies in its own workspace (${places.ownWorkspace}) or under the projects root (${places.projectsRoot}); ${path} is neither. Nothing was created.`,
+    { field: 'path', path, allowed: [places.ownWorkspace, places.projectsRoot] },
+  );
 }
 
 function create(p: ProjectCreated['data'], state: Project): ProjectEvent[] {

@@ -71,14 +71,18 @@ describe("the project tools' rules", () => {
   const data: ProjectCreated['data'] = { ...projectData, by: agent };
   const created: ProjectCreated = { type: 'ProjectCreated', data };
   const archived: ProjectArchived = { type: 'ProjectArchived', data: { projectId: 1, by: owner } };
-  const register = (name: string): ProjectCommand => ({ type: 'RegisterProject', project: { ...data, name } });
+  const register = (name: string): ProjectCommand => ({
+    type: 'RegisterProject',
+    project: { ...data, name },
+    agentPlaces: null,
+  });
   const archive = (by = owner): ProjectCommand => ({ type: 'ArchiveProject', by });
 
   describe('project_create of a new name (RegisterProject)', () => {
     it('creates the project; "" remote and description are stored as none', () => {
       spec(projectDecider)
         .given([])
-        .when({ type: 'RegisterProject', project: { ...data, gitRemote: ' ', description: '' } })
+        .when({ type: 'RegisterProject', project: { ...data, gitRemote: ' ', description: '' }, agentPlaces: null })
         .then([{ type: 'ProjectCreated', data: { ...data, gitRemote: null, description: null } }]);
     });
 
@@ -99,6 +103,31 @@ describe("the project tools' rules", () => {
         .given([])
         .when(register('x'.repeat(101)))
         .thenThrows('ErrInvalidName', '^Project name too long: 101 chars \\(max 100\\)\\.$');
+    });
+
+    it("puts an agent's project only in its own workspace or below the projects root (ErrProjectPathNotAllowed)", () => {
+      const places = { ownWorkspace: '/d/workspace/agents/worker', projectsRoot: '/d/workspace/projects' };
+      const at = (path: string): ProjectCommand => ({
+        type: 'RegisterProject',
+        project: { ...data, path },
+        agentPlaces: places,
+      });
+      for (const path of ['/d/workspace/agents/worker', '/d/workspace/agents/worker/app', '/d/workspace/projects/site'])
+        spec(projectDecider)
+          .given([])
+          .when(at(path))
+          .then([{ type: 'ProjectCreated', data: { ...data, path } }]);
+      for (const path of [
+        '/d/workspace/agents/bob',
+        '/d/workspace/agents/bob/x',
+        '/d/workspace/agents/worker2',
+        '/d/workspace/agents',
+        '/d/workspace',
+        '/d/workspace/projects',
+        '/d/workspace/other',
+        '/elsewhere',
+      ])
+        spec(projectDecider).given([]).when(at(path)).thenThrows('ErrProjectPathNotAllowed', 'own workspace');
     });
 
     it('accepts a name of 100 characters', () => {

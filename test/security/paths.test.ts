@@ -39,7 +39,8 @@ describe('a registered path is re-resolved and re-checked on every use', () => {
     });
     const owner = await f.connect(f.ownerToken);
     const agent = await f.connect(f.agentToken);
-    const swapme = join(f.app.dataDir, 'workspace', 'swapme');
+    const swapme = join(f.app.dataDir, 'workspace', 'projects', 'swapme');
+    mkdirSync(join(f.app.dataDir, 'workspace', 'projects'), { recursive: true });
     assert.equal((await call(agent, 'project_create', { name: 'swapme', path: swapme })).isError, false);
 
     renameSync(swapme, `${swapme}.orig`);

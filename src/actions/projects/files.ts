@@ -1,16 +1,5 @@
-import {
-  closeSync,
-  constants,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync } from 'node:fs';
+import { existsNoFollow, makeDir, openDir, readText, remove, writeText } from '../../beneath.js';
 import { dirname, join } from 'node:path';
 
 /**
@@ -102,19 +91,6 @@ export function rulesBlock(text: string): string | null {
   return m ? text.slice(m.index + m[0].length) : null;
 }
 
-/** The file's text, or null when it does not exist; anything but a regular file is refused (a symlink could point anywhere). */
-function readRegular(file: string): string | null {
-  let st;
-  try {
-    st = lstatSync(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
-  if (!st.isFile()) throw new Error(`${file} is not a regular file`);
-  return readFileSync(file, 'utf8');
-}
-
 export interface ScaffoldResult {
   claudeMd: boolean;
   progressMd: boolean;
@@ -124,7 +100,7 @@ export interface ScaffoldResult {
 export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = false): ScaffoldResult {
   const claudePath = join(p.path, CLAUDE_MD);
   const progressPath = join(p.path, PROGRESS_MD);
-  const claude = readRegular(claudePath);
+  const claude = readText(claudePath);
   let claudeMd = false;
   if (claude === null || !isScaffolded(claude) || force) {
     const rules =
@@ -136,7 +112,7 @@ export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = fa
     }
   }
   if (force) return { claudeMd, progressMd: false };
-  const progress = readRegular(progressPath);
+  const progress = readText(progressPath);
   let progressMd = false;
   if (progress === null || !isScaffolded(progress)) {
     journal.write(progressPath, renderProgressMd(p, progress), progress);
@@ -147,7 +123,10 @@ export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = fa
 
 /**
  * File changes that can be undone, newest first: directories it created (removed only while empty) and
- * files it wrote (restored to their old bytes, or removed). Writes never follow a symlink.
+ * files it wrote (restored to their old bytes, or removed). A project's directory is agent-writable, so
+ * every read, write and removal reaches its file through directories opened without following a symlink
+ * (beneath.ts): an agent swapping a directory for a symlink meanwhile gets a refusal, never a file of
+ * Colony's (with the agent's text) written somewhere else.
  */
 export class FileJournal {
   private readonly undo: (() => void)[] = [];
@@ -155,20 +134,19 @@ export class FileJournal {
   /** Creates `dir` and its missing parents one by one, so each one created can be removed again. */
   mkdirp(dir: string): void {
     const missing: string[] = [];
-    for (let d = dir; !existsSync(d); d = dirname(d)) {
+    for (let d = dir; !existsNoFollow(d); d = dirname(d)) {
       missing.unshift(d);
       if (dirname(d) === d) break;
     }
     for (const d of missing) {
-      mkdirSync(d, { mode: 0o755 });
-      this.undo.push(() => rmdirSync(d));
+      if (makeDir(d)) this.undo.push(() => remove(d, true));
     }
-    if (!statSync(dir).isDirectory()) throw new Error(`not a directory: ${dir}`);
+    closeSync(openDir(dir)); // a directory, with no symlink on the way
   }
 
   write(file: string, content: string, previous: string | null): void {
-    writeNoFollow(file, content, previous === null);
-    this.undo.push(previous === null ? () => unlinkSync(file) : () => writeNoFollow(file, previous, false));
+    writeText(file, content, previous === null);
+    this.undo.push(previous === null ? () => remove(file) : () => writeText(file, previous, false));
   }
 
   /** Undoes everything, newest first; a step that cannot be undone is skipped (never anything it did not do). */
@@ -180,16 +158,5 @@ export class FileJournal {
         // e.g. someone else put a file in a directory we created: it stays, with their file.
       }
     }
-  }
-}
-
-function writeNoFollow(file: string, content: string, create: boolean): void {
-  const flags =
-    constants.O_WRONLY | constants.O_NOFOLLOW | (create ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
-  const fd = openSync(file, flags, 0o644);
-  try {
-    writeSync(fd, content);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -104,6 +104,20 @@ function movedTo(root: string): string | null {
   return now;
 }
 
+/**
+ * The data dir's workspace as a real path (made on first use, 0700): agents' own directories lie under
+ * `agents/`, the team's projects by default under `projects/`. Real, so that paths under it can be walked
+ * from / without meeting a symlink (beneath.ts) even when the data dir was named through one.
+ */
+export function workspaceRoot(app: App): string {
+  const workspace = join(app.dataDir, 'workspace');
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  return realpathSync(workspace);
+}
+
+/** An agent's own working directory when it has no project: `<workspace>/agents/<name>`. */
+export const agentWorkspace = (app: App, name: string): string => join(workspaceRoot(app), 'agents', name);
+
 /** The path policy for a Colony: the workspace, COLONY_ALLOWED_ROOTS and every active project's path are its roots. */
 export const pathPolicyFor = (app: App): PathPolicy =>
   PathPolicy.forDataDir(app.dataDir, () => activeProjectPaths(app.engine.db));

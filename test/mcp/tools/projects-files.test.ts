@@ -38,6 +38,7 @@ before(async () => {
   f = await mcpFixture();
   agent = await f.connect(f.agentToken);
   ws = realpathSync(join(f.dataDir, 'workspace'));
+  mkdirSync(join(ws, 'projects'), { recursive: true }); // where an agent may put a project (or in its own workspace)
 });
 after(async () => {
   await f.close();
@@ -68,18 +69,21 @@ async function failedCreate(args: Body, text: RegExp) {
 describe('path policy', () => {
   it('refuses a path outside the roots, a .. escape and a symlink pointing out', async () => {
     await outsideRoots({ name: 'abs', path: join(outside.dir, 'abs') }, join(outside.dir, 'abs'));
-    await outsideRoots({ name: 'dots', path: join(ws, '..', '..', 'escaped') }, join(ws, '..', '..', 'escaped'));
-    symlinkSync(outside.dir, join(ws, 'way-out'));
-    await outsideRoots({ name: 'linked', path: join(ws, 'way-out', 'proj') }, join(outside.dir, 'proj'));
+    await outsideRoots(
+      { name: 'dots', path: join(ws, 'projects', '..', '..', 'escaped') },
+      join(ws, 'projects', '..', '..', 'escaped'),
+    );
+    symlinkSync(outside.dir, join(ws, 'projects', 'way-out'));
+    await outsideRoots({ name: 'linked', path: join(ws, 'projects', 'way-out', 'proj') }, join(outside.dir, 'proj'));
     assert.equal(getProjectByName(f.app.engine.db, f.owner.userId, 'linked'), null);
   });
 
   it('stores the resolved path: a symlink that stays inside is followed', async () => {
-    mkdirSync(join(ws, 'real-dir'));
-    symlinkSync(join(ws, 'real-dir'), join(ws, 'alias'));
-    const r = await answer(agent, 'project_create', { name: 'aliased', path: join(ws, 'alias', 'p') });
-    assert.equal((r.body.project as { path: string }).path, join(ws, 'real-dir', 'p'));
-    assert.ok(existsSync(join(ws, 'real-dir', 'p', 'CLAUDE.md')));
+    mkdirSync(join(ws, 'projects', 'real-dir'));
+    symlinkSync(join(ws, 'projects', 'real-dir'), join(ws, 'projects', 'alias'));
+    const r = await answer(agent, 'project_create', { name: 'aliased', path: join(ws, 'projects', 'alias', 'p') });
+    assert.equal((r.body.project as { path: string }).path, join(ws, 'projects', 'real-dir', 'p'));
+    assert.ok(existsSync(join(ws, 'projects', 'real-dir', 'p', 'CLAUDE.md')));
   });
 
   it("a registered project's path becomes an allowed root for other path arguments, until it is archived", async () => {
@@ -88,9 +92,12 @@ describe('path policy', () => {
     // Registered by the owner's own code path (no path policy there), as an operator would register an existing checkout.
     createProject(f.app, by, { name: 'checkout', path: root, gitUrl: '', description: '' }, { actor: 'user:owner' });
     assert.ok(f.ctx.paths.allowedRoots().includes(root));
-    const inner = await answer(agent, 'project_create', { name: 'nested', path: join(root, 'packages', 'nested') });
-    assert.equal(inner.body.action, 'created');
     const owner = await f.connect(f.ownerToken);
+    // An agent's projects lie in its own workspace or under the projects root, never here; the owner's may.
+    const refused = await answer(agent, 'project_create', { name: 'nested', path: join(root, 'packages', 'nested') });
+    assert.equal(refused.body.error_code, 'ErrProjectPathNotAllowed');
+    const inner = await answer(owner, 'project_create', { name: 'nested', path: join(root, 'packages', 'nested') });
+    assert.equal(inner.body.action, 'created');
     const ask = await callTool(owner, 'archive_project', { name: 'checkout' });
     await callTool(owner, 'archive_project', {
       name: 'checkout',
@@ -106,21 +113,21 @@ describe('path policy', () => {
 
 describe('rollback', () => {
   it('a directory that cannot be made (a file in the way): the refusal text, nothing written', async () => {
-    writeFileSync(join(ws, 'blocker'), 'a file where a directory should be');
+    writeFileSync(join(ws, 'projects', 'blocker'), 'a file where a directory should be');
     await failedCreate(
-      { name: 'blocked', path: join(ws, 'blocker', 'proj') },
+      { name: 'blocked', path: join(ws, 'projects', 'blocker', 'proj') },
       /^Could not create directory .*blocker\/proj: /,
     );
   });
 
   it('a failure after creating directories removes the ones it created', async () => {
-    const path = join(ws, 'fresh', 'deeper', 'x'.repeat(300));
+    const path = join(ws, 'projects', 'fresh', 'deeper', 'x'.repeat(300));
     await failedCreate({ name: 'too-long', path }, /^Could not create directory .*: ENAMETOOLONG/);
-    assert.equal(existsSync(join(ws, 'fresh')), false, 'the parents it created are gone');
+    assert.equal(existsSync(join(ws, 'projects', 'fresh')), false, 'the parents it created are gone');
   });
 
   it("a failing scaffold step: the event is not kept, a file it wrote is removed, a file of the user's is restored byte for byte", async () => {
-    const dir = join(ws, 'half');
+    const dir = join(ws, 'projects', 'half');
     mkdirSync(join(dir, 'PROGRESS.md'), { recursive: true }); // not a regular file: the second scaffold step fails
     const mine = '# My own notes\r\nkeep   \n\tthese bytes ✓';
     writeFileSync(join(dir, 'CLAUDE.md'), mine);
@@ -142,7 +149,7 @@ describe('rollback', () => {
 });
 
 describe('scaffold and regenerate', () => {
-  const dir = () => join(ws, 'own');
+  const dir = () => join(ws, 'projects', 'own');
   const claude = () => readFileSync(join(dir(), 'CLAUDE.md'), 'utf8');
   const rules = (text: string) => text.slice(text.indexOf(`${RULES_HEADING}\n`) + RULES_HEADING.length + 1);
   const users = 'Use tabs.\n\tNever push on Fridays.  \r\n## A heading of mine\nno final newline ✓';
@@ -196,18 +203,21 @@ describe('scaffold and regenerate', () => {
     unlinkSync(join(dir(), 'CLAUDE.md'));
     symlinkSync(target, join(dir(), 'CLAUDE.md'));
     const r = await answer(agent, 'project_scaffold', { name: 'own' });
-    assert.equal(r.text, `Scaffold failed for \`own\`: ${join(dir(), 'CLAUDE.md')} is not a regular file`);
+    assert.equal(
+      r.text,
+      `Scaffold failed for \`own\`: ${join(dir(), 'CLAUDE.md')} is a symlink: paths with a symlink on them are refused`,
+    );
     assert.equal(r.body.error_code, 'ErrProjectFiles');
     assert.match(
       (await answer(agent, 'project_regenerate_claude_md', { name: 'own' })).text,
-      /^Regenerate failed for `own`: .* is not a regular file$/,
+      /^Regenerate failed for `own`: .* is a symlink: paths with a symlink on them are refused$/,
     );
     assert.equal(readFileSync(target, 'utf8'), 'not yours');
     assert.ok(lstatSync(join(dir(), 'CLAUDE.md')).isSymbolicLink());
   });
 
   it('a project directory that is gone, or swapped for a symlink, is refused', async () => {
-    const gone = join(ws, 'gone');
+    const gone = join(ws, 'projects', 'gone');
     await answer(agent, 'project_create', { name: 'gone', path: gone });
     rmSync(gone, { recursive: true });
     for (const tool of ['project_scaffold', 'project_regenerate_claude_md']) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -28,6 +28,7 @@ before(async () => {
   owner = await f.connect(f.ownerToken);
   agent = await f.connect(f.agentToken);
   ws = realpathSync(join(f.dataDir, 'workspace'));
+  mkdirSync(join(ws, 'projects'), { recursive: true }); // where an agent may put a project (or in its own workspace)
 });
 after(() => f.close());
 
@@ -90,7 +91,7 @@ describe('project_create', () => {
   });
 
   it('is idempotent on the name: an active project answers "already exists" and appends nothing', async () => {
-    const path = join(ws, 'idem');
+    const path = join(ws, 'projects', 'idem');
     const first = await answer(agent, 'project_create', {
       name: 'idem',
       path,
@@ -104,13 +105,13 @@ describe('project_create', () => {
     const before = head();
     const again = await answer(agent, 'project_create', {
       name: 'idem',
-      path: join(ws, 'elsewhere'),
+      path: join(ws, 'projects', 'elsewhere'),
       description: 'ignored',
     });
     assert.equal(again.text, `Project \`idem\` already exists (active).\nPath: ${path}\nNo changes made.`);
     assert.equal(again.body.action, 'exists');
     assert.equal(head(), before);
-    assert.equal(existsSync(join(ws, 'elsewhere')), false, 'the other path was not created');
+    assert.equal(existsSync(join(ws, 'projects', 'elsewhere')), false, 'the other path was not created');
     assert.equal(getProjectByName(f.app.engine.db, f.owner.userId, 'idem')!.description, null);
   });
   it('a retried idempotency key returns the first result and appends nothing', async () => {
@@ -128,7 +129,7 @@ describe('project_create', () => {
 });
 
 describe('archive_project and re-activation', () => {
-  const path = () => join(ws, 'shelf');
+  const path = () => join(ws, 'projects', 'shelf');
   before(async () => {
     await answer(agent, 'project_create', { name: 'shelf', path: path(), description: 'Kept description' });
   });
@@ -184,7 +185,7 @@ describe('archive_project and re-activation', () => {
   it('project_create re-activates it: the path argument is ignored, only empty fields are filled', async () => {
     const r = await answer(agent, 'project_create', {
       name: 'shelf',
-      path: join(ws, 'other-place'),
+      path: join(ws, 'projects', 'other-place'),
       git_url: 'https://git.example/shelf',
       description: 'New description',
     });
@@ -195,7 +196,7 @@ describe('archive_project and re-activation', () => {
       [p.path, p.git_remote, p.description, p.archived],
       [path(), 'https://git.example/shelf', 'Kept description', false],
     );
-    assert.equal(existsSync(join(ws, 'other-place')), false);
+    assert.equal(existsSync(join(ws, 'projects', 'other-place')), false);
     const before = head();
     assert.match((await answer(agent, 'project_create', { name: 'shelf' })).text, /already exists \(active\)/);
     assert.equal(head(), before);
@@ -214,7 +215,7 @@ describe('tenant scope', () => {
       'Project `idem` not found.\nAvailable: (none)',
       'ErrProjectNotFound',
     );
-    const mine = await answer(rival, 'project_create', { name: 'idem', path: join(ws, 'rival-idem') });
+    const mine = await answer(rival, 'project_create', { name: 'idem', path: join(ws, 'projects', 'rival-idem') });
     assert.equal(mine.body.action, 'created');
     assert.equal(listProjects(f.app.engine.db, f.owner.userId, false).filter((p) => p.name === 'idem').length, 1);
   });
@@ -226,22 +227,22 @@ describe('cwd inference (projectForPath)', () => {
     const by = { key: `user-${f.owner.userId}`, name: f.owner.name, tenant: f.owner.userId };
     const make = (name: string, path: string) =>
       createProject(f.app, by, { name, path, gitUrl: '', description: '' }, { actor: 'user:owner' }).project;
-    const outer = make('outer', join(ws, 'tree'));
-    const inner = make('inner', join(ws, 'tree', 'sub'));
-    make('sibling', join(ws, 'tree-2'));
+    const outer = make('outer', join(ws, 'projects', 'tree'));
+    const inner = make('inner', join(ws, 'projects', 'tree', 'sub'));
+    make('sibling', join(ws, 'projects', 'tree-2'));
     const at = (cwd: string) => projectForPath(db, f.owner.userId, cwd)?.name ?? null;
-    assert.equal(at(join(ws, 'tree')), 'outer');
-    assert.equal(at(join(ws, 'tree', 'src', 'x')), 'outer');
-    assert.equal(at(join(ws, 'tree', 'sub')), 'inner');
-    assert.equal(at(join(ws, 'tree', 'sub', 'deep') + '/'), 'inner');
-    assert.equal(at(join(ws, 'tree-2', 'a')), 'sibling');
-    assert.equal(at(join(ws, 'tre')), null);
-    assert.equal(projectForPath(db, f.owner.userId + 99, join(ws, 'tree')), null, 'another tenant');
+    assert.equal(at(join(ws, 'projects', 'tree')), 'outer');
+    assert.equal(at(join(ws, 'projects', 'tree', 'src', 'x')), 'outer');
+    assert.equal(at(join(ws, 'projects', 'tree', 'sub')), 'inner');
+    assert.equal(at(join(ws, 'projects', 'tree', 'sub', 'deep') + '/'), 'inner');
+    assert.equal(at(join(ws, 'projects', 'tree-2', 'a')), 'sibling');
+    assert.equal(at(join(ws, 'projects', 'tre')), null);
+    assert.equal(projectForPath(db, f.owner.userId + 99, join(ws, 'projects', 'tree')), null, 'another tenant');
     archiveProject(f.app, by, 'inner', { actor: 'user:owner' });
-    assert.equal(at(join(ws, 'tree', 'sub')), 'outer', 'archived projects do not count');
+    assert.equal(at(join(ws, 'projects', 'tree', 'sub')), 'outer', 'archived projects do not count');
     assert.equal(make('inner', '').projectId, inner.projectId, 're-activated');
-    assert.equal(at(join(ws, 'tree', 'sub')), 'inner');
-    assert.equal(outer.path, join(ws, 'tree'));
+    assert.equal(at(join(ws, 'projects', 'tree', 'sub')), 'inner');
+    assert.equal(outer.path, join(ws, 'projects', 'tree'));
   });
 });
 

@@ -18,7 +18,7 @@ let tmp: string;
 before(async () => {
   f = await mcpFixture();
   agent = await f.connect(f.agentToken);
-  tmp = join(f.dataDir, 'workspace', 'tmp');
+  tmp = join(f.dataDir, 'workspace', 'projects', 'tmp'); // an agent's projects lie under the projects root (or its own workspace)
 });
 after(() => f.close());
 
