@@ -71,6 +71,7 @@ function record(app: App, a: Accepted, input: PresentInput, actor: CommandOption
     project: a.project.name,
     title: title || a.existing?.title || '',
     description: description || a.existing?.description || '',
+    presentedBy: a.facts.callerAgentId === null ? ('owner' as const) : ('agent' as const),
   };
   const { messageId } = postCard(app, a.agent, card, actor);
   const agentId = a.agent.agentId;

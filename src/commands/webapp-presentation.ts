@@ -15,8 +15,12 @@ export interface PresentationFacts {
   agentRef: string;
   /** The calling agent; null when the caller is the owner. */
   callerAgentId: number | null;
-  /** The agent `agentRef` names among the tenant's (else the calling agent); null when there is none. */
-  presenter: { agentId: number; name: string; stopped: boolean } | null;
+  /**
+   * The agent `agentRef` names among the tenant's (else the calling agent); null when there is none.
+   * `hostLoopback`: its processes share the host's loopback (network `host`, or its sandbox off) — else a
+   * port on 127.0.0.1 is not its own but some other service of the host (actions/webapps/loopback.ts).
+   */
+  presenter: { agentId: number; name: string; stopped: boolean; hostLoopback: boolean } | null;
   /** The presenter's project; null when it has none. */
   project: { name: string; path: string; archived: boolean } | null;
   /** Where a static target resolves on disk; null for the other kinds. */
@@ -92,8 +96,24 @@ export function checkPresentation(f: PresentationFacts): void {
       { project: project.name },
     );
   if (kind === 'static') checkStatic(target, project, f.staticFile ?? { root: null });
-  else if (kind === 'port') checkPort(target, f.servedPort);
-  else checkUrl(target);
+  else if (kind === 'port') {
+    checkPort(target, f.servedPort);
+    if (f.callerAgentId !== null) checkOwnLoopback(target, presenter);
+  } else checkUrl(target);
+}
+
+/**
+ * An agent presents a port only while it listens on the host's loopback: confined in a network of its own,
+ * its servers are not there, and 127.0.0.1:<port> would be another service of the host (PostgreSQL,
+ * Redis…) handed to whoever holds the URL. The owner may present any port.
+ */
+function checkOwnLoopback(target: string, presenter: NonNullable<PresentationFacts['presenter']>): void {
+  if (presenter.hostLoopback) return;
+  throw new DomainError(
+    'ErrPortNotAllowed',
+    `Error: agent ${presenter.name} runs in a network of its own (its network is not host), so nothing it serves is on this host's port ${String(Number(target))} — only the owner may present that port (or set: colony agents runtime ${presenter.name} --network host).`,
+    { agent_id: presenter.agentId, port: Number(target) },
+  );
 }
 
 /** The agent named (for an agent, only itself: naming another would post the card under its name and tie the port to its lifetime), else the caller. */

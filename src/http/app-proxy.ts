@@ -30,6 +30,11 @@ export interface ProxyTarget {
   appId: string;
   port: number;
   path: string;
+  /**
+   * The owner presented the port, or the agent that did still listens on the host's loopback (network
+   * host or sandbox off: actions/webapps/loopback.ts). Else the port is some other service of the host.
+   */
+  presenterOnLoopback: boolean;
 }
 
 const LOOPBACK = '127.0.0.1';
@@ -58,12 +63,13 @@ const RESPONSE_DROP = new Set([
 
 export function proxyToLoopback(req: Request, res: Response, t: ProxyTarget): void {
   // Checked again here, not only when presented: a bad row, or the port this very socket arrived on.
-  if (!validPort(String(t.port)) || t.port === req.socket.localPort || t.port === servedPort()) {
-    return void res
-      .status(403)
-      .set(APP_HEADERS)
-      .json({ error: { code: 'ErrPortNotAllowed', message: 'this port is not proxied' } });
-  }
+  if (!validPort(String(t.port)) || t.port === req.socket.localPort || t.port === servedPort())
+    return forbidden(res, 'this port is not proxied');
+  if (!t.presenterOnLoopback)
+    return forbidden(
+      res,
+      "the agent that presented this port runs in a network of its own: the port is not its server on this host's loopback",
+    );
   const path = `/${t.path.replace(/^\/+/, '')}`; // origin-form with exactly one leading slash: never a host
   const upstream = request(
     {
@@ -108,6 +114,12 @@ export function proxyToLoopback(req: Request, res: Response, t: ProxyTarget): vo
   });
   req.pipe(upstream);
 }
+
+const forbidden = (res: Response, message: string): void =>
+  void res
+    .status(403)
+    .set(APP_HEADERS)
+    .json({ error: { code: 'ErrPortNotAllowed', message } });
 
 const connectionListed = (headers: IncomingHttpHeaders, name: string): boolean =>
   String(headers.connection ?? '')

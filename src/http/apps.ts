@@ -1,6 +1,7 @@
 import { closeSync, createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import type { Express, NextFunction, Request, Response } from 'express';
+import { portServable } from '../actions/webapps/loopback.js';
 import { openStaticFile } from '../actions/webapps/targets.js';
 import type { App } from '../app.js';
 import { WEBAPP_ID } from '../events/webapps.js';
@@ -63,6 +64,7 @@ export function mountApps(http: Express, app: App): void {
       return proxyToLoopback(req, res, {
         appId: found.w.appId,
         port: Number(found.w.target),
+        presenterOnLoopback: portServable(app, found.w), // its presenter may have been confined since
         path: `${rest}${url.search}`,
       });
     if (req.method !== 'GET' && req.method !== 'HEAD')

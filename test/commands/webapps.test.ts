@@ -38,7 +38,7 @@ const portFacts: PresentationFacts = {
   kind: 'port',
   agentRef: '',
   callerAgentId: 3,
-  presenter: { agentId: 3, name: 'worker', stopped: false },
+  presenter: { agentId: 3, name: 'worker', stopped: false, hostLoopback: true },
   project: { name: 'site', path: '/w/site', archived: false },
   staticFile: null,
   servedPort: 7070,
@@ -70,7 +70,7 @@ describe('the web app decider', () => {
   });
 
   it('records nothing the presentation rules refuse, even when the caller skipped CheckPresentation', () => {
-    const stopped = { ...portFacts, presenter: { agentId: 3, name: 'worker', stopped: true } };
+    const stopped = { ...portFacts, presenter: { agentId: 3, name: 'worker', stopped: true, hostLoopback: true } };
     spec(webappDecider)
       .given([])
       .when({ type: 'PresentWebapp', app: port.data, facts: stopped })
@@ -79,6 +79,27 @@ describe('the web app decider', () => {
       .given([port])
       .when({ type: 'RepresentWebapp', title: '', description: '', agentId: 3, messageId: 12, facts: stopped })
       .thenThrows('ErrAgentStopped');
+  });
+
+  it('an agent in a network of its own presents no port (ErrPortNotAllowed); the owner may, for it', () => {
+    const confined = { ...portFacts, presenter: { ...portFacts.presenter!, hostLoopback: false } };
+    const refused = spec(webappDecider)
+      .given([])
+      .when({ type: 'CheckPresentation', facts: { ...confined, target: '05432' } })
+      .thenThrows('ErrPortNotAllowed', "^Error: agent worker runs in a network of its own .* this host's port 5432 ");
+    assert.deepEqual(refused.details, { agent_id: 3, port: 5432 });
+    spec(webappDecider)
+      .given([port])
+      .when({ type: 'RepresentWebapp', title: '', description: '', agentId: 3, messageId: 12, facts: confined })
+      .thenThrows('ErrPortNotAllowed');
+    spec(webappDecider)
+      .given([])
+      .when({ type: 'CheckPresentation', facts: { ...confined, callerAgentId: null, agentRef: 'worker' } })
+      .thenNothingHappened();
+    spec(webappDecider)
+      .given([])
+      .when({ type: 'CheckPresentation', facts: { ...confined, kind: '', target: 'https://example.com/' } })
+      .thenNothingHappened();
   });
 
   it('re-presents an existing registration; an absent one cannot be', () => {
@@ -153,7 +174,7 @@ describe('presenting a web app', () => {
     kind: '',
     agentRef: '',
     callerAgentId: 3,
-    presenter: { agentId: 3, name: 'worker', stopped: false },
+    presenter: { agentId: 3, name: 'worker', stopped: false, hostLoopback: true },
     project: { name: 'site', path: ROOT, archived: false },
     staticFile: { root: ROOT, resolved: `${ROOT}/index.html`, entry: 'file' },
     servedPort: 7070,
@@ -194,14 +215,14 @@ describe('presenting a web app', () => {
       assert.deepEqual(missing.details, { agent_id: 'ghost' });
       const other = check({
         agentRef: 'loner',
-        presenter: { agentId: 4, name: 'loner', stopped: true },
+        presenter: { agentId: 4, name: 'loner', stopped: true, hostLoopback: true },
         project: null,
       }).thenThrows('ErrForbidden', '^Error: agent_id names another agent — an agent presents web apps as itself\\.$');
       assert.deepEqual(other.details, { agent_id: 'loner' });
     });
 
     it('then a stopped agent, an agent without a project, an archived project — before the target', () => {
-      const stopped = { agentId: 3, name: 'worker', stopped: true };
+      const stopped = { agentId: 3, name: 'worker', stopped: true, hostLoopback: true };
       check({ presenter: stopped, project: null, staticFile: null }).thenThrows(
         'ErrAgentStopped',
         '^Error: agent worker is stopped — only a running agent presents web apps\\.$',

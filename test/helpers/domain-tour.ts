@@ -439,12 +439,12 @@ class Tour {
   }
 
   /**
-   * A project with a task created, edited and dispatched; the worker set to it presents a port app twice,
-   * is stopped (the app is retired, its probes expire) and started again; the project archived and back.
+   * A project with a task created, edited and dispatched; the owner presents a port app of the worker set
+   * to it twice; the worker is stopped (the app is retired, its probes expire) and started again; the project archived and back.
    */
   projects(): void {
     const { app } = this;
-    const [owner, worker] = [this.owner(), this.agent('worker')];
+    const owner = this.owner();
     const input = { name: 'parser', path: '', gitUrl: 'https://example.com/parser.git', description: '' };
     createProject(app, owner, input, this.asOwner);
     const task = createProjectTask(
@@ -477,8 +477,9 @@ class Tour {
       kind: '',
       agentId: '',
     };
-    presentWebapp(app, worker, present, this.as('worker'));
-    presentWebapp(app, worker, { ...present, title: 'Parser playground v2' }, this.as('worker'));
+    // The owner presents the port for the worker: confined in a network of its own (allow), the worker may not.
+    presentWebapp(app, owner, { ...present, agentId: 'worker' }, this.asOwner);
+    presentWebapp(app, owner, { ...present, agentId: 'worker', title: 'Parser playground v2' }, this.asOwner);
     createProbe(app, owner, { agentId: 'worker', message: 'Wake up ⏰', expiresInHours: 24 }, this.asOwner);
     stopAgent(app, this.ownerId, this.agents.worker, 'owner', "Pausing for the 'weekend'", this.asOwner);
     // A stopped agent's wake-up is refused at its first gate.

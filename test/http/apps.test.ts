@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject, stopAgent } from '../../src/actions/runs/agent-controls.js';
+import { configureSandbox, setAgentProject, stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { createProject } from '../../src/actions/projects.js';
 import { getMessage } from '../../src/projections/channel-queries.js';
 import { getGoal } from '../../src/projections/goal-queries.js';
@@ -81,6 +81,9 @@ before(async () => {
   const a = f.addRunner('builder', 'cat >/dev/null; sleep 30', {}, { toolScope: WEBAPP_TOOLS });
   setAgentProject(f.app, f.ownerId, a.agentId, 'site', 'owner', actor);
   setAgentProject(f.app, f.ownerId, f.agentId, 'site', 'owner', actor);
+  // Both serve on the host's loopback (network host): a confined agent presents no port (test/security/port-apps.test.ts).
+  for (const agentId of [a.agentId, f.agentId])
+    configureSandbox(f.app, f.ownerId, agentId, { network: 'host' }, 'owner', actor);
   builder = { agentId: a.agentId, client: await f.connect(a.token) };
   [upstream, decoy] = [await recorder(), await recorder()];
 });

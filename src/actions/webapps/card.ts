@@ -15,6 +15,8 @@ export interface Card {
   project: string;
   title: string;
   description: string;
+  /** Who presented it this time: the owner (for `agent_id`), or the agent itself. A port app's proxy reads it back (loopback.ts). */
+  presentedBy: 'owner' | 'agent';
 }
 
 /** Where a static or port app opens (`/apps/<id>/`, served by Colony), or the external link itself. */
@@ -40,6 +42,7 @@ export function postCard(
     title: c.title,
     description: c.description,
     url: webappUrl(c),
+    presented_by: c.presentedBy,
   };
   const message = {
     body: `🖥️ Web app: ${cardLabel(c)}`,

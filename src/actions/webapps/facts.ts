@@ -8,6 +8,7 @@ import { runtimeOf } from '../../projections/run-queries.js';
 import { servedPort } from '../../public-url.js';
 import { agentIdOf } from '../goals.js';
 import { agentOf } from '../probes.js';
+import { sharesHostLoopback } from './loopback.js';
 import { inspectStatic } from './targets.js';
 
 /** What webapp_present was asked, as its caller gave it. */
@@ -29,7 +30,7 @@ export interface Gathered {
 
 /**
  * Reads, never refuses: the agent presenting (the tenant's agent `agent_id` names, else the calling
- * agent), its runtime and project, where a static target resolves on disk, and Colony's own port.
+ * agent), its runtime (whether it shares the host's loopback, loopback.ts) and project, where a static target resolves on disk, and Colony's own port.
  */
 export function presentationFacts(app: App, by: Speaker, input: PresentInput): Gathered {
   const db = app.engine.db;
@@ -46,7 +47,13 @@ export function presentationFacts(app: App, by: Speaker, input: PresentInput): G
     kind: input.kind,
     agentRef: input.agentId,
     callerAgentId: own,
-    presenter: agent && runtime && { agentId: agent.agentId, name: agent.name, stopped: runtime.stopped },
+    presenter: agent &&
+      runtime && {
+        agentId: agent.agentId,
+        name: agent.name,
+        stopped: runtime.stopped,
+        hostLoopback: sharesHostLoopback(runtime.sandbox),
+      },
     project: project && { name: project.name, path: project.path, archived: project.archived },
     staticFile,
     servedPort: servedPort(),

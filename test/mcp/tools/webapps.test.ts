@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setAgentProject } from '../../../src/actions/runs/agent-controls.js';
+import { configureSandbox, setAgentProject } from '../../../src/actions/runs/agent-controls.js';
 import { archiveProject, createProject } from '../../../src/actions/projects.js';
 import { fixedClock } from '../../../src/clock.js';
 import { getMessage } from '../../../src/projections/channel-queries.js';
@@ -37,6 +37,8 @@ before(async () => {
   const ownerSpeaker = speakerOf(f.app, `user-${f.owner.userId}`);
   dir = createProject(f.app, ownerSpeaker, { name: 'site', path: '', gitUrl: '', description: '' }, actor).project.path;
   setAgentProject(f.app, f.owner.userId, f.agent.agentId, 'site', 'owner', actor);
+  // It serves its ports on the host's loopback (network host): a confined agent presents none (test/security/port-apps.test.ts).
+  configureSandbox(f.app, f.owner.userId, f.agent.agentId, { network: 'host' }, 'owner', actor);
   outside = realpathSync(mkdtempSync(join(tmpdir(), 'colony-outside-')));
   writeFileSync(join(outside, 'secret.html'), '<p>secret</p>');
   for (const sub of ['.hidden', 'dir', 'sub']) mkdirSync(join(dir, sub));
@@ -288,6 +290,7 @@ describe('webapp_present: static targets stay inside the project', () => {
         title: 'Landing page',
         description: 'The first draft.',
         url: `/apps/${a.app_id}/`,
+        presented_by: 'agent',
       },
     });
     assert.deepEqual(r.body.posted_in, { channel_id: card.channelId, channel: card.channelName, goal: false });
