@@ -4,6 +4,7 @@ import type { OAuthPrincipal } from '../events/oauth.js';
 import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
+import { shownClientName } from '../http/oauth-redirects.js';
 import { oneLine } from '../terminal.js';
 
 /**
@@ -127,7 +128,7 @@ function registerRevoke(oauth: Command): void {
           if (opts.json) return printJson({ grant_id: grant.grantN, revoked });
           process.stdout.write(
             revoked
-              ? `Revoked grant ${grant.grantN} (${oneLine(grant.clientName || grant.clientId)})\n`
+              ? `Revoked grant ${grant.grantN} (${oneLine(shownClientName(grant.clientName) || grant.clientId)})\n`
               : `Grant ${grant.grantN} was already revoked\n`,
           );
         });
@@ -148,7 +149,7 @@ function registerClients(oauth: Command): void {
           if (view.length === 0) return void process.stdout.write('No OAuth clients\n');
           for (const c of view) {
             process.stdout.write(
-              `${oneLine(c.client_id)}  "${oneLine(c.client_name)}"  ${c.kind === 'dcr' ? 'registered dynamically' : 'metadata document'}  ${c.status}\n`,
+              `${oneLine(c.client_id)}  "${oneLine(shownClientName(c.client_name))}"  ${c.kind === 'dcr' ? 'registered dynamically' : 'metadata document'}  ${c.status}\n`,
             );
             for (const g of c.grants) {
               const state =

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import type { ClientInfo } from '../actions/oauth.js';
-import { checkRedirectUri, MAX_CLIENT_NAME } from './oauth-redirects.js';
+import { checkClientName, checkRedirectUri, MAX_CLIENT_NAME } from './oauth-redirects.js';
 
 /**
  * Client ID Metadata Documents (MCP 2025-11-25, draft-ietf-oauth-client-id-metadata-document): a client
@@ -150,6 +150,8 @@ function parseDocument(clientId: string, text: string): ClientInfo {
   const name = doc.client_name;
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_CLIENT_NAME)
     throw new CimdError(`the client metadata document needs a client_name of 1-${MAX_CLIENT_NAME} characters`);
+  const badName = checkClientName(name);
+  if (badName) throw new CimdError(`the client metadata document's ${badName}`);
   const uris = doc.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10)
     throw new CimdError('the client metadata document needs 1-10 redirect_uris');

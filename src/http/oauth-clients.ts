@@ -5,7 +5,7 @@ import type { ClientInfo } from '../actions/oauth.js';
 import { oauthClientById } from '../projections/oauth-queries.js';
 import { CimdError, isUrlClientId, type MetadataDocuments } from './oauth-cimd.js';
 import { OAuthHttpError, type OAuthLimits } from './oauth-errors.js';
-import { checkRedirectUri, MAX_CLIENT_NAME } from './oauth-redirects.js';
+import { checkClientName, checkRedirectUri } from './oauth-redirects.js';
 
 /**
  * Who a client_id is: a client logged with its first grant, one registered here and not approved yet
@@ -49,8 +49,19 @@ export class ClientRegistry {
       }
     }
     const logged = oauthClientById(this.app.engine.db, clientId);
-    if (logged)
+    if (logged) {
+      // Logged with its first grant, perhaps by an older Colony whose rules let more through: its redirect
+      // URIs are checked again, so none is ever used that registration would refuse today.
+      for (const uri of logged.redirectUris) {
+        const problem = checkRedirectUri(uri);
+        if (problem)
+          throw new OAuthHttpError(
+            'invalid_client',
+            `this client registered a redirect URI Colony refuses: ${problem}`,
+          );
+      }
       return { clientId, kind: logged.kind, clientName: logged.clientName, redirectUris: logged.redirectUris };
+    }
     const pending = this.pending.get(clientId);
     if (pending) return pending;
     throw new OAuthHttpError(
@@ -76,11 +87,9 @@ export function mountRegister(router: Router, clients: ClientRegistry, limits: O
       if (problem) throw new OAuthHttpError('invalid_redirect_uri', problem);
     }
     const name = body.client_name ?? '';
-    if (typeof name !== 'string' || name.length > MAX_CLIENT_NAME)
-      throw new OAuthHttpError(
-        'invalid_client_metadata',
-        `client_name is a string of at most ${MAX_CLIENT_NAME} characters`,
-      );
+    if (typeof name !== 'string') throw new OAuthHttpError('invalid_client_metadata', 'client_name is a string');
+    const badName = checkClientName(name);
+    if (badName) throw new OAuthHttpError('invalid_client_metadata', badName);
     limits.register.count(req);
     const client = clients.register(name, uris as string[]);
     res

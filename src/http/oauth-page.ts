@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import type { PendingRequest } from './oauth-requests.js';
-import { redirectHost, redirectSource } from './oauth-redirects.js';
+import { redirectHost, redirectSource, shownClientName } from './oauth-redirects.js';
 
 /**
  * The authorization page. Everything a client supplied (its name, id, redirect URI) is hostile text:
- * HTML-escaped wherever it appears, and the page runs under a CSP that allows only its own nonce'd script
- * and style, fetches only from this origin, posts forms only here or to the request's redirect (the 303
- * after approval), and cannot be framed (no clickjacking of the Approve button).
+ * HTML-escaped wherever it appears (the name's hidden characters made visible first), and the page runs
+ * under a CSP that allows only its own nonce'd script and style, fetches only from this origin, posts
+ * forms only here or to the request's redirect (the 303 after approval), and cannot be framed (no
+ * clickjacking of the Approve button).
  */
 export const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -64,7 +65,8 @@ export function sendErrorPage(res: Response, status: number, message: string): v
 
 export function sendConsentPage(res: Response, request: PendingRequest, viewer: Viewer): void {
   const { client } = request;
-  const name = client.clientName.trim() || '(an application that gave no name)';
+  // Escaped for HTML below; its hidden characters (bidi controls, zero-width ones) shown as \uXXXX first.
+  const name = shownClientName(client.clientName).trim() || '(an application that gave no name)';
   const origin =
     client.kind === 'cimd'
       ? `described by its metadata document at <code>${esc(new URL(client.clientId).host)}</code>`

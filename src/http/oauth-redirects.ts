@@ -1,15 +1,18 @@
 /**
- * Redirect URIs: which may be registered, which requested one matches a registered one, and the
- * redirects Colony sends back (RFC 6749 §4.1.2 with RFC 9207's `iss`, so a client talking to several
- * authorization servers can tell whose answer it holds).
+ * What a client may register — its name and its redirect URIs — which requested redirect matches a
+ * registered one, and the redirects Colony sends back (RFC 6749 §4.1.2 with RFC 9207's `iss`, so a
+ * client talking to several authorization servers can tell whose answer it holds).
  */
 export const MAX_CLIENT_NAME = 200;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const REFUSED_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'http:']);
+/** A native app's private-use scheme: a domain it owns, reversed (`com.example.app:`), so at least one dot. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+:$/;
 
 /**
- * Why a redirect URI cannot be registered, or null: https anywhere, http only to loopback (RFC 8252
- * §7.3), or an app's private-use scheme (§7.1, `cursor://…`); never a fragment or a script scheme.
+ * Why a redirect URI cannot be registered or used, or null. An allowlist, since the browser hands any
+ * other scheme to whatever the operating system registered for it (`ms-msdt:`, `search-ms:`,
+ * `view-source:`, `javascript:`…): https anywhere, http only to loopback (RFC 8252 §7.3), or a native
+ * app's reverse-DNS private-use scheme (§7.1, `com.example.app:/callback`); never a fragment.
  */
 export function checkRedirectUri(raw: string): string | null {
   if (raw.length > 2000) return 'a redirect URI is at most 2000 characters';
@@ -20,13 +23,40 @@ export function checkRedirectUri(raw: string): string | null {
     return `"${raw.slice(0, 100)}" is not an absolute URI`;
   }
   if (url.hash !== '' || raw.includes('#')) return 'a redirect URI has no fragment';
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  if (REFUSED_SCHEMES.has(url.protocol))
-    return url.protocol === 'http:'
-      ? 'plain http is allowed only to 127.0.0.1, localhost or [::1]'
-      : `the ${url.protocol} scheme is refused`;
-  return null;
+  if (url.protocol === 'https:' || PRIVATE_USE_SCHEME.test(url.protocol)) return null;
+  if (url.protocol === 'http:')
+    return LOOPBACK_HOSTS.has(url.hostname) ? null : 'plain http is allowed only to 127.0.0.1, localhost or [::1]';
+  return (
+    `the ${url.protocol.slice(0, 40)} scheme is refused: a redirect URI is https, http to a loopback address, ` +
+    `or a native app's own reverse-DNS scheme such as com.example.app: (RFC 8252 §7.1)`
+  );
 }
+
+/**
+ * Characters a name must not hold, since nobody sees them: C0 and C1 controls, Unicode format characters
+ * (bidi embeddings, overrides, isolates and marks, which reorder what the owner reads; zero-width spaces
+ * and joiners, invisible operators, the BOM, tag characters), and line and paragraph separators.
+ */
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const HIDDEN_ALL = new RegExp(HIDDEN.source, 'gu');
+const codeUnits = (ch: string): string =>
+  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+
+/** Why a client name cannot be registered, or null: at most MAX_CLIENT_NAME characters, every one of them visible. */
+export function checkClientName(name: string): string | null {
+  if (name.length > MAX_CLIENT_NAME) return `client_name is at most ${MAX_CLIENT_NAME} characters`;
+  const hidden = HIDDEN.exec(name)?.[0];
+  if (hidden === undefined) return null;
+  const at = `U+${hidden.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `client_name contains ${at}, a control, bidirectional or invisible character: a name must show what it says`;
+}
+
+/**
+ * A client name as every page and the CLI show it: each hidden character as a visible `\uXXXX` escape (the
+ * terminal's form, src/terminal.ts). New names cannot hold one (checkClientName); a client logged by an
+ * older Colony may.
+ */
+export const shownClientName = (name: string): string => name.replace(HIDDEN_ALL, codeUnits);
 
 /** Exact match, except that a loopback http redirect may come back on any port (RFC 8252 §7.3: native apps bind an ephemeral one). */
 export function redirectMatches(registered: string, requested: string): boolean {

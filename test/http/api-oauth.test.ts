@@ -24,7 +24,7 @@ import { Browser, type Body } from './console-client.js';
 let f: HttpFixture;
 let owner: Browser;
 let worker: Browser;
-const HOSTILE = '<img src=x onerror="alert(1)"> \u001b[2K "Trusted" App';
+const HOSTILE = '<img src=x onerror="alert(1)"> "Trusted" App';
 
 before(async () => {
   f = await oauthFixture({ agentTools: ['whoami', 'read_inbox'] });

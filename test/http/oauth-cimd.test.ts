@@ -20,7 +20,8 @@ import { Browser } from './console-client.js';
  * Client ID Metadata Documents against a real metadata server on loopback (allowed over plain http only
  * with COLONY_OAUTH_ALLOW_HTTP_CLIENT_IDS=1, as here): the SDK client uses the URL as its client_id, Colony
  * fetches and checks the document, the owner approves, and the grant works. Documents that lie about
- * their id, redirect elsewhere, are too large or lack redirect URIs are refused on an error page.
+ * their id, redirect elsewhere, are too large, lack redirect URIs or name a refused scheme, or hide
+ * characters in their name are refused on an error page.
  */
 let f: HttpFixture;
 let docs: Server;
@@ -46,6 +47,10 @@ function serveDocuments(): Promise<Server> {
         return void res.writeHead(302, { location: `${docBase}/client.json` }).end();
       case '/big.json':
         return json({ client_id: self, client_name: 'Big', redirect_uris: [CALLBACK], padding: 'x'.repeat(70 * 1024) });
+      case '/bidi.json':
+        return json({ client_id: self, client_name: 'Doc Client\u202efdp.exe', redirect_uris: [CALLBACK] });
+      case '/msdt.json':
+        return json({ client_id: self, client_name: 'Doc Client', redirect_uris: ['ms-msdt:id=PCWDiagnostic'] });
       case '/no-uris.json':
         return json({ client_id: self, client_name: 'No URIs' });
       case '/secret.json':
@@ -104,12 +109,14 @@ describe('client ID metadata documents', () => {
     assert.deepEqual([logged?.kind, logged?.clientName, logged?.redirectUris], ['cimd', 'Doc Client', [CALLBACK]]);
   });
 
-  it('refuses a document that names another client, redirects, exceeds 64 KiB, lacks redirect URIs or wants a secret', async () => {
+  it('refuses a document that names another client, redirects, exceeds 64 KiB, lacks or misuses redirect URIs, hides characters in its name or wants a secret', async () => {
     const cases: [string, RegExp][] = [
       ['/liar.json', /names another client_id/],
       ['/moved.json', /redirects are not followed/],
       ['/big.json', /larger than 64 KiB/],
       ['/no-uris.json', /needs 1-10 redirect_uris/],
+      ['/bidi.json', /client_name contains U\+202E, a control, bidirectional or invisible character/],
+      ['/msdt.json', /redirect_uris: the ms-msdt: scheme is refused/],
       ['/secret.json', /public clients only/],
       ['/missing.json', /HTTP 404/],
     ];

@@ -132,21 +132,22 @@ describe('the authorization request', () => {
     );
   });
 
-  it('refuses to register script, plain-http or fragment redirect URIs', async () => {
+  it('refuses to register script, plain-http, fragment or non-reverse-DNS private-use redirect URIs', async () => {
     for (const uri of [
       'javascript:alert(1)',
       'http://evil.example/cb',
       'https://ok.example/cb#frag',
       'data:text/html,x',
+      'cursor://anysphere.cursor-retrieval/oauth/callback',
     ]) {
       const r = await register({ redirect_uris: [uri] });
       assert.equal(r.status, 400, uri);
       assert.equal(r.body.error, 'invalid_redirect_uri');
     }
     assert.equal(
-      (await register({ redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback'] })).status,
+      (await register({ redirect_uris: ['com.example.app:/oauth/callback'] })).status,
       201,
-      "an app's private-use scheme",
+      "an app's reverse-DNS private-use scheme (RFC 8252 §7.1)",
     );
   });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auth } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
+import { issueGrant } from '../../src/actions/oauth.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import {
@@ -10,6 +11,7 @@ import {
   finishAuthorization,
   MemoryProvider,
   oauthFixture,
+  pkcePair,
   pollDecision,
   startAuthorization,
 } from '../helpers/oauth.js';
@@ -137,6 +139,44 @@ describe('OAuth apps in the console', () => {
     await app.waitForURL(/^http:\/\/127\.0\.0\.1:53682\/callback\?code=/, { timeout: 6_000 });
     assert.equal(new URL(app.url()).searchParams.get('state'), 'state-xyz');
     await Promise.all([app.close(), consoleTab.close()]);
+  });
+
+  it('an application an older Colony logged with hidden characters in its name is listed with each one escaped', async () => {
+    // Registration refuses such a name now (oauth-redirects.ts); a client logged before keeps it in the log.
+    const hidden = 'Colony Helper\u202e\u200f\u200b\u2060\u{e0041}fdp.exe';
+    const { verifier, challenge } = pkcePair();
+    const client = {
+      clientId: 'colony-client-legacy-console',
+      kind: 'dcr' as const,
+      clientName: hidden,
+      redirectUris: ['https://helper.example/cb'],
+    };
+    issueGrant(
+      f.app,
+      client,
+      {
+        clientId: client.clientId,
+        clientName: hidden,
+        redirectUri: client.redirectUris[0]!,
+        codeChallenge: challenge,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        resource: `${f.base}/mcp`,
+        scopes: ['mcp'],
+        principal: { kind: 'user', id: 1, ownerId: 1 },
+        approvalN: 1,
+      },
+      { clientId: client.clientId, redirectUri: client.redirectUris[0]!, codeVerifier: verifier, resource: null },
+    );
+    const card = page.locator('[data-client-id="colony-client-legacy-console"]');
+    await card.waitFor({ timeout: 6_000 });
+    assert.equal(
+      await card.locator('strong').first().textContent(),
+      'Colony Helper\\u202e\\u200f\\u200b\\u2060\\udb40\\udc41fdp.exe',
+    );
+    assert.equal(
+      await card.getAttribute('aria-label'),
+      'Application Colony Helper\\u202e\\u200f\\u200b\\u2060\\udb40\\udc41fdp.exe',
+    );
   });
 
   it("an agent's session has no OAuth apps link, and the page says only the owner manages them", async () => {

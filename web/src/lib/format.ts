@@ -10,8 +10,14 @@ export const ago = (iso: string | null | undefined): string => {
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} d ago`;
 };
-/** Control characters shown as visible escapes: text agents wrote can carry them, a page must not act on them. */
+/**
+ * Hidden characters shown as visible escapes: text agents (and OAuth clients) wrote can carry them, a page
+ * must not act on them — controls but tab and newline, every Unicode format character (bidi embeddings,
+ * overrides, isolates and marks; zero-width spaces and joiners; tag characters) and the line and paragraph
+ * separators. An astral one is shown as its two code units, the form JSON and the CLI use.
+ */
 export const visible = (text: string | null | undefined): string =>
-  // eslint-disable-next-line no-control-regex
-  (text ?? '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  (text ?? '').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) =>
+    c === '\t' || c === '\n' ? c : Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+  );
 export const duration = (ms: number | null | undefined): string => (ms === null || ms === undefined ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
