@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { channelDecider, type PostMessage } from '../commands/channels.js';
+import { APPROVALS, channelDecider, type PostMessage } from '../commands/channels.js';
 import { DomainError, notFound } from '../errors.js';
 import {
   channelStream,
@@ -102,6 +102,15 @@ export function createPublicChannel(
   }).value!;
 }
 
+/**
+ * A proposal's card in `#approvals`, posted by its proposer inside the command that records the proposal
+ * (which names the card's message): the only way an agent posts there (commands/channels.ts).
+ */
+export function postApprovalCard(app: App, by: Speaker, card: Message, actor: CommandOptions): Sent {
+  const channelOf = () => ensureFixedChannel(app, by.tenant, APPROVALS, actor);
+  return post(app, actor, channelOf, by, 'message', card, true);
+}
+
 export function post(
   app: App,
   actor: CommandOptions,
@@ -109,14 +118,21 @@ export function post(
   by: Speaker,
   kind: PostMessage['kind'],
   m: Message,
+  approvalCard = false,
 ): Sent {
   // channelOf reads SQLite synchronously: it runs inside the unit, in its transaction.
-  const result = runUnit(app.engine, actor, () => postTo(channelOf(), by, kind, m));
+  const result = runUnit(app.engine, actor, () => postTo(channelOf(), by, kind, m, approvalCard));
   return result.value ?? sentIn(result.events);
 }
 
 /** One message to a channel, as a unit of work (engine/unit-of-work.ts) on either store. */
-export function* postTo(channelId: number, by: Speaker, kind: PostMessage['kind'], m: Message): Unit<Sent> {
+export function* postTo(
+  channelId: number,
+  by: Speaker,
+  kind: PostMessage['kind'],
+  m: Message,
+  approvalCard = false,
+): Unit<Sent> {
   const replyToChannel = m.replyTo === null ? null : ((yield* readMessageFacts(m.replyTo))?.channelId ?? null);
   const { events } = yield* decide(channelDecider, channelStream(channelId), {
     type: 'PostMessage',
@@ -124,6 +140,7 @@ export function* postTo(channelId: number, by: Speaker, kind: PostMessage['kind'
     kind,
     ...m,
     replyToChannel,
+    approvalCard,
   });
   return sentIn(events);
 }

@@ -6,7 +6,7 @@ import { proposalStream, type TreeNode, type TreeRequest } from '../events/propo
 import { getAgent } from '../projections/principal-queries.js';
 import { getProposal } from '../projections/proposal-queries.js';
 import { type GoalRow } from '../projections/goal-queries.js';
-import { sendToChannel, type Message } from './channels.js';
+import { postApprovalCard, type Message } from './channels.js';
 import { agentIdOf, goalFor, who } from './goals.js';
 import { autoApprove } from './proposals/decide.js';
 import { treeAsProposed, treeFacts } from './proposals/tree-facts.js';
@@ -45,7 +45,7 @@ export function proposeTaskTree(
     const facts = treeFacts(app, goal, proposer, request);
     const proposalId = uow.ids.next('proposal');
     const card = cardMessage(goal, proposalId, by.name, reasoning, treeAsProposed(request, facts.recipes));
-    const sent = sendToChannel(app, by, { name: 'approvals' }, card, actor);
+    const sent = postApprovalCard(app, by, card, actor);
     app.engine.handle(
       proposalDecider,
       proposalStream(proposalId),

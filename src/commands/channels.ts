@@ -15,6 +15,9 @@ import { type Speaker } from '../events/principals.js';
  * The channel decider (`channel-<id>` streams): creation, posting, reactions, read markers.
  * Who may speak here is decided from facts the caller looks up first and passes in: the acting
  * principal's key and tenant. A public channel admits its tenant; a dm channel only its members.
+ * `#approvals` is where the owner decides proposals: there an agent posts only the card of a proposal it
+ * makes (propose_task_tree, propose_agent), never words of its own, so nothing an agent writes there can
+ * pass for a card. The owner and Colony itself post there freely.
  *
  * The state is bounded (README, "Aggregates stay small"): it never holds the channel's messages, so a
  * post costs the same in a channel of 100,000 messages as in an empty one. What a decision needs about
@@ -41,6 +44,8 @@ export type PostMessage = {
   replyTo: number | null;
   /** Fact: the channel the `replyTo` message is in (null: no such message). */
   replyToChannel: number | null;
+  /** This post is the `#approvals` card of a proposal the same command records (actions/channels.ts, postApprovalCard). */
+  approvalCard: boolean;
 };
 type Held = HeldReaction;
 export type ToggleReaction = {
@@ -61,6 +66,7 @@ export type Channel =
       status: 'open';
       channelId: number;
       ownerId: number;
+      name: string;
       kind: ChannelCreated['data']['kind'];
       members: readonly string[];
       /** Each principal's read marker: one entry per reader, so bounded by the tenant's size, not by the history. */
@@ -77,6 +83,7 @@ function evolve(state: Channel, event: ChannelEvent): Channel {
       status: 'open',
       channelId: c.channelId,
       ownerId: c.ownerId,
+      name: c.name,
       kind: c.kind,
       members: c.members,
       reads: new Map(),
@@ -121,6 +128,7 @@ function decide(command: ChannelCommand, state: Channel, ctx: { ids: { next(kind
           reply_to: command.replyTo,
         });
       }
+      checkApprovals(state, command);
       const { by } = command;
       return [
         {
@@ -180,6 +188,21 @@ function toggle(state: Extract<Channel, { status: 'open' }>, c: ToggleReaction):
   ];
 }
 
+/** The channel where proposals are decided (FIXED_CHANNELS). */
+export const APPROVALS = 'approvals';
+
+/** In `#approvals` an agent posts proposal cards only; a card goes nowhere else. */
+function checkApprovals(state: Extract<Channel, { status: 'open' }>, c: PostMessage): void {
+  const approvals = state.kind === 'public' && state.name === APPROVALS;
+  if (c.approvalCard && !approvals) throw new Error(`an approval card goes to #${APPROVALS}, not #${state.name}`);
+  if (approvals && !c.approvalCard && c.by.key.startsWith('agent-'))
+    throw new DomainError(
+      'ErrApprovalsReserved',
+      `#${APPROVALS} holds the proposal cards the owner decides, and the owner's words: an agent posts there only by proposing (propose_task_tree, propose_agent). Write to your owner directly (send_message {"to": "owner"}) or in #requests.`,
+      { channel: APPROVALS },
+    );
+}
+
 function checkMember(state: Extract<Channel, { status: 'open' }>, by: Speaker): void {
   if (by.key === 'system') return;
   const member = state.kind === 'dm' ? state.members.includes(by.key) : by.tenant === state.ownerId;
@@ -202,7 +225,7 @@ function checkChannel(c: ChannelCreated['data'], addressedAs: string | undefined
 }
 
 export const channelDecider: Decider<Channel, ChannelCommand, ChannelEvent> = {
-  snapshot: { name: 'channel', version: 1 },
+  snapshot: { name: 'channel', version: 2 }, // 2: the state holds the channel's name
   initialState: () => ({ status: 'absent' }),
   evolve,
   decide,

@@ -54,6 +54,7 @@ const post = (by: Speaker, extra: Partial<Extract<ChannelCommand, { type: 'PostM
   metadata: null,
   replyTo: null,
   replyToChannel: null,
+  approvalCard: false,
   ...extra,
 });
 // Message 7 as the projection holds it (the fact the caller passes in): in channel 3, carrying `held`.
@@ -112,6 +113,32 @@ describe('channel decider', () => {
       .given([requests])
       .when(post(system, { kind: 'system' }))
       .then([expected]);
+  });
+
+  it('#approvals: an agent posts only proposal cards there (ErrApprovalsReserved); the owner and system post freely', () => {
+    const approvals: ChannelCreated = {
+      type: 'ChannelCreated',
+      data: { ...requests.data, channelId: 3, name: 'approvals', description: 'a' },
+    };
+    const owner: Speaker = { key: 'user-1', name: 'owner', tenant: 1 };
+    for (const extra of [{}, { replyTo: 6, replyToChannel: 3 }])
+      spec(channelDecider)
+        .given([approvals])
+        .when(post(worker, extra))
+        .thenThrows('ErrApprovalsReserved', '^#approvals holds the proposal cards the owner decides');
+    spec(channelDecider)
+      .given([approvals])
+      .when(post(worker, { approvalCard: true }), { ids: { message: 6 } })
+      .then([posted(7)]);
+    for (const by of [owner, system])
+      spec(channelDecider)
+        .given([approvals])
+        .when(post(by), { ids: { message: 6 } })
+        .then([posted(7, 3, by)]);
+    spec(channelDecider)
+      .given([requests])
+      .when(post(worker, { approvalCard: true }))
+      .thenFailsAsBug(/an approval card goes to #approvals, not #requests/);
   });
 
   it('refuses posts to a missing channel, empty bodies, unknown reply_to and outsiders', () => {

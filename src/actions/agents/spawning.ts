@@ -7,7 +7,7 @@ import { proposalStream, type AgentSpec } from '../../events/proposals.js';
 import { getTask, type TaskRow } from '../../projections/task-queries.js';
 import { type GoalRow } from '../../projections/goal-queries.js';
 import { getAgent } from '../../projections/principal-queries.js';
-import { sendToChannel, type Message } from '../channels.js';
+import { postApprovalCard, type Message } from '../channels.js';
 import { agentIdOf, goalFor, who } from '../goals.js';
 import { autoApprove } from '../proposals/decide.js';
 import { spawnFacts } from './materialize.js';
@@ -46,7 +46,7 @@ export function proposeAgent(
       });
     const parent = parentId === null ? null : getAgent(app.engine.db, parentId);
     const proposalId = uow.ids.next('proposal');
-    const sent = sendToChannel(app, by, { name: 'approvals' }, approvalMessage(by, proposalId, goal, task, p), actor);
+    const sent = postApprovalCard(app, by, approvalMessage(by, proposalId, goal, task, p), actor);
     app.engine.handle(
       proposalDecider,
       proposalStream(proposalId),
