@@ -13,7 +13,7 @@ import { mountRuns } from './api-runs.js';
 import { mountTasks } from './api-tasks.js';
 import { mountEvents } from './events.js';
 import type { OAuthDesk } from './oauth-desk.js';
-import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './session.js';
+import { mountSessionInfo, mountSignIn, SessionStore, SignInBackoff } from './session.js';
 
 /**
  * `/api`: the REST surface behind the web console and for programs. Programs send
@@ -27,7 +27,7 @@ import { FailureLimiter, mountSessionInfo, mountSignIn, SessionStore } from './s
  */
 export interface ApiOptions {
   sessions?: SessionStore;
-  signInLimiter?: FailureLimiter;
+  signInBackoff?: SignInBackoff;
   /** OAuth's pending requests, owned by mountOAuth (oauth.ts): with it, `/api/oauth/*` is mounted. */
   oauth?: OAuthDesk;
 }
@@ -39,7 +39,7 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
     res.set('Cache-Control', 'no-store');
     next();
   });
-  mountSignIn(router, ctx, sessions, options.signInLimiter ?? new FailureLimiter());
+  mountSignIn(router, ctx, sessions, options.signInBackoff ?? new SignInBackoff());
   router.use(apiAuth(ctx, sessions), express.json({ limit: '1mb' }));
   mountSessionInfo(router, sessions);
   const events = mountEvents(router, ctx);

@@ -1,7 +1,6 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { isDomainError } from '../errors.js';
 import { log } from '../log.js';
-import { FailureLimiter } from './session.js';
 
 /**
  * OAuth's error answers — `{error, error_description}` with the status RFC 6749 §5.2 / RFC 7591 §3.2.2
@@ -49,6 +48,37 @@ export const oauthErrors: ErrorRequestHandler = (err, _req, res, _next) => {
   if (e.error === 'invalid_client' && e.status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="colony"');
   res.status(e.status).set('Cache-Control', 'no-store').json({ error: e.error, error_description: e.description });
 };
+
+/** Attempts per key (an address, with its client) in a sliding minute; past the limit every attempt is refused until it clears. */
+export class FailureLimiter {
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxKeys = 10_000,
+  ) {}
+
+  /** Seconds until `address` may try again; 0 when it may now. */
+  retryAfter(address: string): number {
+    const recent = this.recent(address);
+    return recent.length < this.limit ? 0 : Math.max(1, Math.ceil((recent[0]! + this.windowMs - this.now()) / 1000));
+  }
+
+  fail(address: string): void {
+    const recent = this.recent(address);
+    recent.push(this.now());
+    this.failures.delete(address);
+    if (this.failures.size >= this.maxKeys) this.failures.delete(this.failures.keys().next().value!);
+    this.failures.set(address, recent.slice(-this.limit));
+  }
+
+  private recent(address: string): number[] {
+    const cutoff = this.now() - this.windowMs;
+    return (this.failures.get(address) ?? []).filter((t) => t > cutoff);
+  }
+}
 
 export const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 

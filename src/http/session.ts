@@ -14,13 +14,13 @@ import { type Caller } from '../events/principals.js';
  * in memory. The server keeps, per session, the principal, the token's sha256 (never the token) and the
  * CSRF token; every request re-authenticates through that hash, so a revoked token or a quarantine
  * applies on the very next request. Sessions end after 12 h idle, on sign-out, or when their principal
- * opens more than 64 (the least recently used goes). Failed sign-ins are limited per client address.
+ * opens more than 64 (the least recently used goes). Wrong tokens slow down per client address
+ * (SignInBackoff); the right one always signs in.
  */
 export const SESSION_COOKIE = 'colony_session';
 export const SESSION_IDLE_MS = 12 * 3600_000;
 export const SESSIONS_PER_PRINCIPAL = 64;
 export const SESSIONS_MAX = 10_000;
-export const SIGNIN_FAILURES_PER_MINUTE = 10;
 
 export interface Session {
   principal: string;
@@ -79,34 +79,54 @@ export class SessionStore {
 
 const keyOf = (id: string): string => createHash('sha256').update(id).digest('hex');
 
-/** Failed sign-ins per client address in a sliding minute; past the limit every attempt is refused (429) until the window clears. */
-export class FailureLimiter {
-  private readonly failures = new Map<string, number[]>();
+/** Wrong tokens a source may send before its wrong answers slow down: room for typos. */
+export const SIGNIN_FREE_FAILURES = 5;
+export const SIGNIN_BACKOFF_FIRST_MS = 1_000;
+export const SIGNIN_BACKOFF_MAX_MS = 5 * 60_000;
+/** A source with no failure for this long starts again from nothing. */
+export const SIGNIN_FORGET_MS = 15 * 60_000;
+export const SIGNIN_SOURCES_MAX = 10_000;
+
+/**
+ * Failed sign-ins per source (client address), as an exponential backoff that applies to wrong tokens
+ * only. Every local caller is 127.0.0.1 — the owner's browser and any process on the host alike — so a
+ * lockout there was the owner's lockout: ten bad sign-ins kept the right token out for a minute. Now the
+ * token is checked first and a right one always signs in at once; a wrong one is counted, and past
+ * SIGNIN_FREE_FAILURES each counted failure opens a window (1 s, doubling, at most 5 min) during which
+ * further wrong tokens are answered ErrRateLimited without being counted. A success resets nothing: an
+ * agent on the host could otherwise sign in as itself to wipe the count of its guesses at the owner's
+ * token. What stops guessing is the token itself (256 random bits); this bounds the noise per source. The
+ * table holds at most SIGNIN_SOURCES_MAX sources, the least recently failing dropped first.
+ */
+export class SignInBackoff {
+  private readonly sources = new Map<string, { failures: number; last: number; until: number }>();
 
   constructor(
-    private readonly limit = SIGNIN_FAILURES_PER_MINUTE,
-    private readonly windowMs = 60_000,
     private readonly now: () => number = Date.now,
-    private readonly maxKeys = 10_000,
+    private readonly maxSources = SIGNIN_SOURCES_MAX,
   ) {}
 
-  /** Seconds until `address` may try again; 0 when it may now. */
-  retryAfter(address: string): number {
-    const recent = this.recent(address);
-    return recent.length < this.limit ? 0 : Math.max(1, Math.ceil((recent[0]! + this.windowMs - this.now()) / 1000));
+  /** Seconds during which a wrong token from `source` is refused rather than counted; 0 when none. */
+  waitSec(source: string): number {
+    const left = (this.sources.get(source)?.until ?? 0) - this.now();
+    return left > 0 ? Math.ceil(left / 1000) : 0;
   }
 
-  fail(address: string): void {
-    const recent = this.recent(address);
-    recent.push(this.now());
-    this.failures.delete(address);
-    if (this.failures.size >= this.maxKeys) this.failures.delete(this.failures.keys().next().value!);
-    this.failures.set(address, recent.slice(-this.limit));
+  /** Counts a wrong token from `source` (outside its window), opening the next window past the free failures. */
+  fail(source: string): void {
+    const at = this.now();
+    const before = this.sources.get(source);
+    const failures = before && at - before.last < SIGNIN_FORGET_MS ? before.failures + 1 : 1;
+    const over = failures - SIGNIN_FREE_FAILURES;
+    const until = over > 0 ? at + Math.min(SIGNIN_BACKOFF_FIRST_MS * 2 ** (over - 1), SIGNIN_BACKOFF_MAX_MS) : 0;
+    this.sources.delete(source);
+    while (this.sources.size >= this.maxSources) this.sources.delete(this.sources.keys().next().value!);
+    this.sources.set(source, { failures, last: at, until });
   }
 
-  private recent(address: string): number[] {
-    const cutoff = this.now() - this.windowMs;
-    return (this.failures.get(address) ?? []).filter((t) => t > cutoff);
+  /** Sources remembered now (bounded by maxSources). */
+  get size(): number {
+    return this.sources.size;
   }
 }
 
@@ -149,21 +169,24 @@ export const csrfMatches = (sent: string | undefined, expected: string): boolean
 const SignIn = z.strictObject({ token: z.string().min(1).max(512) });
 
 /** `POST /api/session` — before the auth middleware: it is how a browser gets authenticated. */
-export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionStore, limiter: FailureLimiter): void {
+export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionStore, backoff: SignInBackoff): void {
   router.post('/session', express.json({ limit: '4kb' }), (req, res) => {
     if (crossOrigin(req)) throw new DomainError('ErrCsrf', 'sign-in from another origin is refused');
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const wait = limiter.retryAfter(address);
-    if (wait > 0) {
-      res.setHeader('Retry-After', String(wait));
-      throw new DomainError('ErrRateLimited', `too many failed sign-ins from this address: try again in ${wait} s`, {
-        retry_after_sec: wait,
-      });
-    }
     const { token } = body(SignIn, req);
+    // The token first: a right one signs in whatever this address did before (SignInBackoff).
     const caller = ctx.auth.authenticate(token);
     if (!caller) {
-      limiter.fail(address);
+      const wait = backoff.waitSec(address);
+      if (wait > 0) {
+        res.setHeader('Retry-After', String(wait));
+        throw new DomainError(
+          'ErrRateLimited',
+          `too many failed sign-ins from this address: a wrong token is refused for ${wait} s more (the right one still signs in)`,
+          { retry_after_sec: wait },
+        );
+      }
+      backoff.fail(address);
       throw new DomainError('ErrUnauthorized', 'unknown or revoked token');
     }
     // An OAuth access token carries only the `mcp` scope; a console session would act with the owner's whole REST surface.

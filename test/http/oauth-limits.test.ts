@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ClientInfo } from '../../src/actions/oauth.js';
 import { MetadataDocuments } from '../../src/http/oauth-cimd.js';
 import { ClientRegistry } from '../../src/http/oauth-clients.js';
+import { FailureLimiter } from '../../src/http/oauth-errors.js';
 import { AuthCodes, PendingRequests, REQUEST_TTL_MS } from '../../src/http/oauth-requests.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import { oauthFixture } from '../helpers/oauth.js';
@@ -53,6 +54,19 @@ describe('memory bounds', () => {
     await assert.rejects(registry.resolve(a.clientId), /unknown client_id/);
     assert.equal((await registry.resolve(b.clientId)).clientName, 'b');
     assert.equal((await registry.resolve(c.clientId)).clientName, 'c');
+  });
+
+  it('a limiter allows its budget per key in a sliding minute, then refuses until the window clears', () => {
+    let now = 0;
+    const limiter = new FailureLimiter(10, 60_000, () => now);
+    for (let i = 0; i < 10; i += 1) {
+      assert.equal(limiter.retryAfter('a'), 0);
+      limiter.fail('a');
+    }
+    assert.equal(limiter.retryAfter('a'), 60);
+    assert.equal(limiter.retryAfter('b'), 0);
+    now += 60_001;
+    assert.equal(limiter.retryAfter('a'), 0);
   });
 
   it('a code is spent by its first use', () => {
