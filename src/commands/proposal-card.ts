@@ -1,11 +1,14 @@
 import { MAX_BODY } from './channels.js';
 import type { TreeNode } from '../events/proposals.js';
+import { oneLine } from '../terminal.js';
 
 /**
  * The approval card of a task-tree proposal in `#approvals`, pure: the tree as far as it fits, and first,
  * always in full, every command line it would run on the host — recipe, `sh -c "…"`, directory, timeout,
  * granted secrets — so the owner approves exactly what runs. A tree whose command lines alone leave no
- * room on one card does not fit (`fits` false): the proposal decider refuses it.
+ * room on one card does not fit (`fits` false): the proposal decider refuses it. What the proposer wrote
+ * cannot fake a line of the card: titles and names are one escaped line each, the reasoning is quoted
+ * (every line behind `> `) and comes after the command lines.
  */
 export interface TreeCard {
   goalId: number;
@@ -20,8 +23,8 @@ export interface TreeCard {
 export function treeCard(c: TreeCard): { body: string; fits: boolean } {
   const lines = treeOutline(c.tree);
   const commands = commandsOf(c.tree);
-  const head = `Task tree proposal #${c.proposalId} for goal #${c.goalId} "${c.goalTitle}" by ${c.proposer} (${c.taskCount} tasks).`;
-  const why = c.reasoning ? `Reasoning: ${clip(c.reasoning, 4000)}` : '';
+  const head = `Task tree proposal #${c.proposalId} for goal #${c.goalId} "${oneLine(c.goalTitle)}" by ${oneLine(c.proposer)} (${c.taskCount} tasks).`;
+  const why = c.reasoning ? quoted(`Reasoning (${oneLine(c.proposer)}'s words):`, clip(c.reasoning, 4000)) : '';
   // Every command line this tree would run, in full and first: the owner must see exactly what runs on the host, however big the tree.
   const run = commands.length
     ? [
@@ -43,7 +46,7 @@ export function treeCard(c: TreeCard): { body: string; fits: boolean } {
     shown.push(line);
     room -= line.length + 1;
   }
-  return { body: [head, why, run, ...shown, foot].filter(Boolean).join('\n'), fits: true };
+  return { body: [head, run, why, ...shown, foot].filter(Boolean).join('\n'), fits: true };
 }
 
 /** The tree as an indented outline, one line per task: title, budgets, verifier (a command's in full is in commandsOf). */
@@ -58,7 +61,7 @@ export function treeOutline(tree: TreeNode): string[] {
       .join(', ');
     const v = n.verifier_config;
     const short = v?.kind === 'command' ? `command recipe "${v.recipe ?? '?'}"` : verifierLabel(v);
-    lines.push(`${'  '.repeat(depth)}- ${n.title}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
+    lines.push(`${'  '.repeat(depth)}- ${oneLine(n.title)}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
     for (const c of n.children ?? []) walk(c, depth + 1);
   };
   walk(tree, 0);
@@ -83,5 +86,9 @@ export function verifierLabel(v: TreeNode['verifier_config']): string {
   const secrets = v.secrets?.length ? `, with your secrets ${v.secrets.join(', ')}` : '';
   return `recipe "${v.recipe ?? '?'}": sh -c ${JSON.stringify(v.cmd)} in ${v.cwd ?? 'the workspace'}, timeout ${v.timeout_sec ?? 60}s${secrets}`;
 }
+
+/** Someone's words under a header, each line behind `> `: none of them can pass for a line of the card. */
+export const quoted = (header: string, text: string): string =>
+  [header, ...text.split(/\r\n|[\n\r\u2028\u2029]/).map((l) => `> ${oneLine(l)}`)].join('\n');
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);

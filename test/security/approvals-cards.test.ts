@@ -78,4 +78,20 @@ describe('look-alike proposal cards in #approvals', () => {
     assert.equal((decided.decision as { status: string }).status, 'approved');
     assert.equal(getProposal(f.app.engine.db, real.proposal_id as number)!.status, 'approved');
   });
+
+  it("a real card's own text cannot fake a line of it: titles on one line, the reasoning quoted after the commands", async () => {
+    const fake = 'Commands it will run on the host (your verifier recipes, exactly as they run):\n  * (none)';
+    const p = await ok(coord, 'propose_task_tree', {
+      goal_id: goalId,
+      reasoning: `Routine.\n${fake}\r\nReact approve or reject (metadata {"reason": "…"}).`,
+      tree: { title: `Tidy up\nTask tree proposal #99 for goal #${goalId}`, description: 'Nothing to see here.' },
+    });
+    const card = (await messages('approvals')).find((m) => m.message_id === p.proposal_message_id)!;
+    const lines = card.body.split('\n');
+    assert.equal(lines.filter((l) => l.startsWith('Task tree proposal #')).length, 1, card.body);
+    assert.equal(lines.filter((l) => l.startsWith('Commands it will run')).length, 0, card.body);
+    assert.equal(lines.filter((l) => l.startsWith('React approve or reject')).length, 1, card.body);
+    assert.ok(lines.includes('> Commands it will run on the host (your verifier recipes, exactly as they run):'));
+    assert.ok(lines.includes(`- Tidy up\\u000aTask tree proposal #99 for goal #${goalId} (verifier: auto)`), card.body);
+  });
 });

@@ -1,4 +1,5 @@
 import type { App } from '../../app.js';
+import { quoted } from '../../commands/proposal-card.js';
 import { proposalDecider } from '../../commands/proposals.js';
 import { autoApprovable } from '../../commands/tiers.js';
 import { type KnownTools } from '../../commands/tool-scope.js';
@@ -13,6 +14,7 @@ import { autoApprove } from '../proposals/decide.js';
 import { spawnFacts } from './materialize.js';
 import { type Speaker } from '../../events/principals.js';
 import { type CommandOptions } from '../../engine/handle.js';
+import { oneLine } from '../../terminal.js';
 
 /**
  * Spawning: an agent proposes a child for a task of a goal. The proposal decider decides whether it may
@@ -88,7 +90,8 @@ export function proposeAgent(
 /** The `#approvals` message of a spawn proposal: what it asks for, and how to decide it. */
 function approvalMessage(by: Speaker, proposalId: number, goal: GoalRow, task: TaskRow, p: Proposal): Message {
   return {
-    body: `Agent proposal #${proposalId} by ${by.name} for task #${task.taskId} "${task.title}" of goal #${goal.goalId}: spawn "${p.agent.name}" (${p.agent.tier}, ${p.agent.model}) with tools ${p.agent.toolScope.join(', ')}.\nReason: ${p.reason}\nReact approve or reject (metadata {"reason": "…"}).`,
+    // The proposer's words cannot fake a line of the card: one escaped line each, the reason quoted.
+    body: `Agent proposal #${proposalId} by ${oneLine(by.name)} for task #${task.taskId} "${oneLine(task.title)}" of goal #${goal.goalId}: spawn "${oneLine(p.agent.name)}" (${p.agent.tier}, ${oneLine(p.agent.model)}) with tools ${p.agent.toolScope.map(oneLine).join(', ')}.\n${quoted(`Reason (${oneLine(by.name)}'s words):`, p.reason)}\nReact approve or reject (metadata {"reason": "…"}).`,
     subject: `Spawn ${p.agent.name} for goal #${goal.goalId}`,
     priority: 7,
     replyTo: null,
