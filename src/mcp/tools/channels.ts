@@ -22,7 +22,7 @@ const send = defineTool({
   name: 'send_message',
   title: 'Send a message',
   description:
-    'Sends a message either directly to one agent (or your owner) by name with `to`, or to a channel with `channel` (name like "requests" or "#approvals") or `channel_id` — exactly one of them. Write `@name` in the body to mention someone. Direct messages land in the recipient\'s inbox (read_inbox). Errors: ErrInvalidInput (none or several destinations, bad metadata), ErrNotFound (no such agent, channel or reply_to message), ErrNotMember (a conversation you are not part of).',
+    'Sends a message either directly to one agent (or your owner) by name with `to`, or to a channel with `channel` (name like "requests" or "#approvals") or `channel_id` — exactly one of them. Write `@name` in the body to mention someone. Direct messages land in the recipient\'s inbox (read_inbox). Errors: ErrInvalidInput (none or several destinations, bad metadata), ErrNotFound (no such agent, channel or reply_to message), ErrNotMember (a conversation you are not part of), ErrApprovalsReserved (an agent posting in #approvals, which holds the proposal cards the owner decides: propose with propose_task_tree or propose_agent instead).',
   trust: 'write',
   surface: 'agent',
   module: 'mcp',
