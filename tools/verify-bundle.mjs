@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// verify-bundle.mjs: checks a Colony goal bundle (format version 1) using only Node's own modules, so an
+// verify-bundle.mjs: checks a Colony goal bundle (format version 2) using only Node's own modules, so an
 // auditor can read the whole verifier and does not have to trust Colony's code.
 //
 //   node tools/verify-bundle.mjs FILE [--key KEY]... [--key-file F] [--json]
@@ -7,11 +7,12 @@
 // KEY is the base64 of a 32-byte Ed25519 public key, or its fingerprint SHA256:<unpadded base64 of sha256(key)>.
 // --key-file F holds JSON ({"publicKey"} or {"keys": [{"publicKey"}]}), or one KEY per line (# starts a comment).
 // Exit codes: 0 verified; 1 the bundle fails a check (only the first failing check is reported); 2 usage error.
-// The checks are steps 1 to 6 of the bundle spec, run in its order. Step 7 (replaying the events against `snapshot`)
+// The checks are steps 1 to 7 of the bundle spec, run in its order. Step 8 (replaying the events against `snapshot`)
 // needs Colony's projection code, so only `colony verify-bundle` runs it.
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
+import { TextDecoder } from 'node:util';
 
 // RFC 8785 canonical JSON. RFC 8785 takes its string and number forms from ECMAScript, so JSON.stringify
 // writes them exactly. Object keys are sorted by UTF-16 code units, which is what Array.prototype.sort does
@@ -141,20 +142,138 @@ const checkShape = obj({
   ),
   format: is('colony-goal-bundle'),
   goalId: int(1),
+  manifest: obj({
+    body: obj({
+      format: is('colony-goal-manifest'),
+      goalId: int(1),
+      logId: hex,
+      rootHash: hex,
+      streams: list(name),
+      treeSize: int(1),
+      version: is(1),
+      withheld: list(obj({ reason: str, streamId: name })),
+    }),
+    signature: base64(64),
+  }),
   publicKey: base64(32),
-  snapshot: object, // checked only by step 7
+  snapshot: object, // checked only by step 8
   streams: list(obj({ hash: hex, index: int(0), proof: list(hex), streamId: name, version: int(1) })),
-  version: is(1),
+  version: is(2),
 });
 
-// Runs steps 1 to 6 of the spec in order and throws a Failure at the first check that fails.
+// Which other streams an event names: per event type, the data fields that hold a stream id and the stream kind.
+// A path is dot-separated keys, `key[]` meaning each element of that array. Kind `principal` is a principal key
+// (`user-N` or `agent-N`, the name of its stream; `system` names none); any other kind takes a positive integer id
+// and names `<kind>-<id>`. `*` applies to every event. This is the table of src/evidence/bundle-refs.ts.
+const REFERENCES = {
+  '*': { 'notice.channelId': 'channel' },
+  GoalCreated: { ownerId: 'user', channelId: 'channel', coordinatorAgentId: 'agent' },
+  GoalActivated: { proposalId: 'proposal' },
+  ChannelCreated: { ownerId: 'user', 'members[]': 'principal' },
+  MessagePosted: { from: 'principal' },
+  ReactionAdded: { by: 'principal' },
+  ReactionRemoved: { by: 'principal' },
+  MessagesRead: { principal: 'principal' },
+  AgentRegistered: { ownerId: 'user', parentId: 'agent' },
+  EvidenceRecorded: { ownerId: 'user' },
+  TaskTreeProposed: { goalId: 'goal', ownerId: 'user', 'proposer.key': 'principal', channelId: 'channel' },
+  AgentProposed: {
+    goalId: 'goal',
+    ownerId: 'user',
+    parentTaskId: 'task',
+    'proposer.key': 'principal',
+    'proposer.agentId': 'agent',
+    channelId: 'channel',
+  },
+  ProposalApproved: { 'by.key': 'principal', 'taskIds[]': 'task', agentId: 'agent' },
+  ProposalRejected: { 'by.key': 'principal' },
+  TaskCreated: {
+    goalId: 'goal',
+    ownerId: 'user',
+    projectId: 'project',
+    parentId: 'task',
+    'ancestry[].id': 'task',
+    'verifier.agent_id': 'agent',
+    proposalId: 'proposal',
+    channelId: 'channel',
+    'by.key': 'principal',
+  },
+  TaskClaimed: { agentId: 'agent' },
+  TaskStarted: { agentId: 'agent' },
+  TaskCompleted: { agentId: 'agent' },
+  TaskVerified: { goalId: 'goal', 'verifier.key': 'principal', assigneeAgentId: 'agent' },
+  TaskReleased: { agentId: 'agent' },
+  ClaimExpired: { agentId: 'agent' },
+  TaskCancelled: { 'by.key': 'principal' },
+  CostRecorded: { goalId: 'goal', 'by.key': 'principal', runId: 'run' },
+  TaskDispatched: { 'by.key': 'principal' },
+  TaskUpdated: { 'changes.projectId': 'project', 'by.key': 'principal' },
+  TaskTimedOut: { agentId: 'agent', runId: 'run' },
+  TaskBudgetAlertRaised: { goalId: 'goal' },
+  RunQueued: { agentId: 'agent', ownerId: 'user', taskId: 'task', goalId: 'goal', 'wake.by': 'principal' },
+  RunWakeMerged: { 'wake.by': 'principal' },
+  RunRefused: { agentId: 'agent', ownerId: 'user', taskId: 'task', goalId: 'goal', 'wake.by': 'principal' },
+  RunStarted: { agentId: 'agent' },
+  RunLaunched: { agentId: 'agent' },
+  RunFinished: { agentId: 'agent' },
+  RunTimedOut: { agentId: 'agent' },
+  RunFailed: { agentId: 'agent' },
+};
+
+// The values at `keys` (one per array element for `key[]`) inside JSON value `v`.
+const valuesAt = (v, keys) => {
+  if (keys.length === 0) return [v];
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return [];
+  const [key, ...rest] = keys;
+  if (!key.endsWith('[]')) return Object.hasOwn(v, key) ? valuesAt(v[key], rest) : [];
+  const items = Object.hasOwn(v, key.slice(0, -2)) ? v[key.slice(0, -2)] : null;
+  return Array.isArray(items) ? items.flatMap((item) => valuesAt(item, rest)) : [];
+};
+
+// [{streamId, field}] for every stream event `e` names, each once, in the table's order.
+// The paths of the table's event types are split once (a bundle holds many events of few types).
+const split = new Map(
+  Object.keys(REFERENCES).map((type) => [
+    type,
+    Object.entries({ ...REFERENCES['*'], ...REFERENCES[type] }).map(([path, kind]) => [path.split('.'), kind, path]),
+  ]),
+);
+function namedStreams(e) {
+  const found = new Map();
+  for (const [keys, kind, path] of split.get(Object.hasOwn(REFERENCES, e.type) ? e.type : '*')) {
+    for (const v of valuesAt(e.data, keys)) {
+      let id;
+      if (kind === 'principal') id = typeof v === 'string' && /^(user|agent)-[1-9][0-9]*$/.test(v) ? v : null;
+      else id = Number.isSafeInteger(v) && v > 0 ? `${kind}-${v}` : null;
+      if (id !== null && !found.has(id)) found.set(id, { streamId: id, field: `${e.type}.${path}` });
+    }
+  }
+  return [...found.values()];
+}
+
+const utf8Order = (a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+// Runs steps 1 to 7 of the spec in order and throws a Failure at the first check that fails.
 // `trusted` is a Set of fingerprints, or null when no trusted key was given.
 function verifyBundle(bytes, trusted) {
-  // 1. The file must be byte-for-byte its own canonical form plus one LF. The comparison is done on bytes,
-  //    so invalid UTF-8, a BOM, duplicate keys or extra whitespace all make it fail.
+  // 1. UTF-8, JSON, this format version, then byte-for-byte its own canonical form plus one LF (compared as bytes,
+  //    so a BOM, duplicate keys or extra whitespace all fail), then the exact shape.
   let b;
   try {
-    b = JSON.parse(bytes.toString('utf8'));
+    b = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
+  } catch {
+    bad('the file is not UTF-8 JSON');
+  }
+  // Version 1 had no signed list of the goal's streams, so a whole stream could be dropped from it unnoticed.
+  if (typeof b === 'object' && b !== null && b.format === 'colony-goal-bundle' && typeof b.version === 'number') {
+    if (b.version === 1)
+      fail(
+        'unsupported_version',
+        'format version 1 cannot show that no stream of the goal was left out; export it again',
+      );
+    if (b.version !== 2) fail('unsupported_version', `format version ${b.version} is not 2, the one this tool checks`);
+  }
+  try {
     if (!Buffer.from(`${canonicalize(b)}\n`, 'utf8').equals(bytes)) throw new Error('not canonical');
   } catch {
     bad('the file is not RFC 8785 canonical JSON followed by exactly one LF');
@@ -170,8 +289,9 @@ function verifyBundle(bytes, trusted) {
 
   // 3. The signature covers the UTF-8 bytes of canonicalize(body).
   let signed = false;
+  let key = null;
   try {
-    const key = createPublicKey({
+    key = createPublicKey({
       key: { kty: 'OKP', crv: 'Ed25519', x: publicKey.toString('base64url') },
       format: 'jwk',
     });
@@ -185,6 +305,38 @@ function verifyBundle(bytes, trusted) {
     /* a key Node cannot load verifies nothing */
   }
   if (!signed) fail('bad_signature', 'the checkpoint signature does not verify with publicKey');
+
+  //    The manifest (which streams are the goal's, which its events name but the bundle withholds, and why) is
+  //    signed by the same key over canonicalize(manifest.body), and is about this goal at this checkpoint.
+  const manifest = b.manifest.body;
+  let manifestSigned = false;
+  try {
+    manifestSigned = verifySignature(
+      null,
+      Buffer.from(canonicalize(manifest), 'utf8'),
+      key,
+      Buffer.from(b.manifest.signature, 'base64'),
+    );
+  } catch {
+    /* as above */
+  }
+  if (!manifestSigned) fail('bad_signature', 'the manifest signature does not verify with publicKey');
+  if (manifest.goalId !== b.goalId) fail('bad_manifest', `the manifest is about goal ${manifest.goalId}`);
+  for (const k of ['logId', 'treeSize', 'rootHash'])
+    if (manifest[k] !== body[k]) fail('bad_manifest', `the manifest's ${k} is not the checkpoint's`);
+  for (const [what, ids] of [
+    ['streams', manifest.streams],
+    ['withheld', manifest.withheld.map((w) => w.streamId)],
+  ]) {
+    ids.forEach((id, i) => {
+      if (i > 0 && utf8Order(ids[i - 1], id) >= 0)
+        fail('bad_manifest', `the manifest's ${what} are not strictly sorted by UTF-8 bytes`, { streamId: id });
+    });
+  }
+  const inManifest = new Set(manifest.streams);
+  const withheld = new Set(manifest.withheld.map((w) => w.streamId));
+  for (const id of withheld)
+    if (inManifest.has(id)) fail('bad_manifest', 'the manifest both lists and withholds it', { streamId: id });
 
   // 4. Each stream head is a leaf of the signed heads tree. The list must be strictly sorted by UTF-8 bytes and
   //    must include the goal's own stream.
@@ -210,6 +362,16 @@ function verifyBundle(bytes, trusted) {
   const goalStream = `goal-${b.goalId}`;
   if (!b.streams.some((s) => s.streamId === goalStream))
     bad("the goal's own stream is not in streams", { streamId: goalStream });
+  //    The bundle carries exactly the streams the signed manifest lists: none slipped in, none dropped whole.
+  for (const s of b.streams)
+    if (!inManifest.has(s.streamId))
+      fail('foreign_stream', "the manifest does not list it as one of the goal's streams", { streamId: s.streamId });
+  const carried = new Set(b.streams.map((s) => s.streamId));
+  for (const id of manifest.streams)
+    if (!carried.has(id))
+      fail('missing_stream', "the manifest lists it as one of the goal's streams, but the bundle does not carry it", {
+        streamId: id,
+      });
 
   // 5. Each event is checked against its own hash, the signed log tree, its stream's versions, and the hash chain.
   const log = new InclusionVerifier(Buffer.from(body.rootHash, 'hex'), body.treeSize);
@@ -260,6 +422,17 @@ function verifyBundle(bytes, trusted) {
     if (last.hash !== s.hash)
       fail('head_mismatch', `the event at version ${s.version} does not have the head's hash`, where);
   }
+
+  // 7. Every stream an event names (REFERENCES: ProposalApproved.taskIds, TaskCreated.parentId, RunQueued.taskId…)
+  //    is carried, or withheld by the signed manifest with its reason.
+  for (const e of b.events)
+    for (const { streamId, field } of namedStreams(e))
+      if (!carried.has(streamId) && !withheld.has(streamId))
+        fail(
+          'missing_stream',
+          `${field} of event ${e.position} names it, and the bundle neither carries nor withholds it`,
+          { streamId },
+        );
   return { goalId: b.goalId, events: b.events.length, streams: b.streams.length, body, keyId };
 }
 

@@ -17,6 +17,7 @@ import {
   type SignedCheckpoint,
 } from './checkpoint.js';
 import { extendsLatest, keepCheckpoint, readWithSoundTree } from './sign.js';
+import { goalManifest, signManifest, type ManifestResult } from './bundle-manifest.js';
 import { bundleText } from './bundle-text.js';
 import { goalStreams } from './goal-streams.js';
 import { currentSigner } from './keys.js';
@@ -25,7 +26,8 @@ import { currentSigner } from './keys.js';
  * `colony export --goal ID`: the goal's bundle at the log's current head. Everything — the checkpoint's
  * tree and heads, the snapshot, the events and their proofs — is read in one read transaction, so it is all
  * of one moment of the log even while `serve` keeps appending; the checkpoint is stored after (signed, it
- * stays true of that size). The latest checkpoint is reused when it already states this size.
+ * stays true of that size). The latest checkpoint is reused when it already states this size. The manifest
+ * (which streams are the goal's, which its events name but the bundle withholds) is signed with the same key.
  */
 export interface ExportResult {
   bundle: Bundle;
@@ -43,7 +45,7 @@ export function exportGoalBundle(
   engine.catchUp(); // on a copy of a PostgreSQL tenant: the log and checkpoints as the store has them now
   const key = currentSigner(engine, dataDir, 'export');
   const time = engine.clock().toISOString();
-  let events: BundleEvent[] = [];
+  let proven: Proven | null = null;
   // Read at one moment of the log; the proofs must lead to the root they will be signed with (sign.ts).
   const read = readWithSoundTree(
     db,
@@ -55,10 +57,16 @@ export function exportGoalBundle(
       return { parts, snapshot, streams, rows: streamRows(engine, streams, parts.body.treeSize) };
     },
     (r) => {
-      events = proveEvents(r.parts, r.rows, onProgress);
-      return extendsLatest(db, r.parts) ?? proofProblem(r.parts, events) ?? headsProblem(r.parts, r.streams, r.rows);
+      const p = (proven = prove(db, goalId, r.parts, r.streams, r.rows, onProgress));
+      return (
+        extendsLatest(db, r.parts) ??
+        proofProblem(r.parts, p.events) ??
+        headsProblem(r.parts, r.streams, r.rows) ??
+        p.manifest.problem
+      );
     },
   );
+  const { events, heads, manifest } = proven!;
   const latest = latestCheckpoint(db);
   const same = latest && sameStatement(latest.checkpoint.body, read.parts.body) ? latest : null;
   const signed: SignedCheckpoint = same ?? signBody(key, read.parts.body);
@@ -67,8 +75,9 @@ export function exportGoalBundle(
     version: BUNDLE_VERSION,
     goalId,
     checkpoint: signed.checkpoint,
+    manifest: signManifest(key, manifest.body!),
     publicKey: signed.publicKey,
-    streams: proveHeads(read.parts, read.streams),
+    streams: heads,
     events,
     snapshot: read.snapshot,
   };
@@ -87,6 +96,27 @@ const sameStatement = (a: SignedCheckpoint['checkpoint']['body'], b: SignedCheck
   a.rootHash === b.rootHash &&
   a.heads.root === b.heads.root &&
   a.keyId === b.keyId;
+
+interface Proven {
+  events: BundleEvent[];
+  heads: BundleStreamHead[];
+  manifest: ManifestResult;
+}
+
+/** The events and heads with their proofs, and the manifest that states them: what the export will sign. */
+function prove(
+  db: Engine['db'],
+  goalId: number,
+  parts: CheckpointParts,
+  streams: readonly string[],
+  rows: readonly EventRow[],
+  onProgress?: (done: number, total: number) => void,
+): Proven {
+  const events = proveEvents(parts, rows, onProgress);
+  const heads = proveHeads(parts, streams);
+  const ids = heads.map((h) => h.streamId);
+  return { events, heads, manifest: goalManifest(db, goalId, parts.body, ids, events) };
+}
 
 function streamRows(engine: Engine, streams: readonly string[], size: number): EventRow[] {
   const select = prepared(

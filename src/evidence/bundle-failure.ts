@@ -5,9 +5,11 @@
  */
 export type BundleFailureCode =
   | 'bad_format'
+  | 'unsupported_version'
   | 'bad_key'
   | 'untrusted_key'
   | 'bad_signature'
+  | 'bad_manifest'
   | 'bad_head_proof'
   | 'event_out_of_order'
   | 'beyond_checkpoint'
@@ -17,6 +19,7 @@ export type BundleFailureCode =
   | 'missing_event'
   | 'broken_link'
   | 'head_mismatch'
+  | 'missing_stream'
   | 'snapshot_mismatch';
 
 export interface BundleFailure {

@@ -1,5 +1,5 @@
 import { canonicalize } from '../canonical.js';
-import type { Bundle } from './bundle.js';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, type Bundle } from './bundle.js';
 import { fail } from './bundle-failure.js';
 import { shapeProblem } from './bundle-shape.js';
 
@@ -33,9 +33,9 @@ function keysSorted(root: unknown): boolean {
 }
 
 /**
- * Check 1 of a goal bundle (`bad_format`): the file is UTF-8, JSON, of the exact bundle shape, and its own
- * RFC 8785 canonical form followed by one newline. Returns the bundle and the serializer the event hashes
- * may use for it.
+ * Check 1 of a goal bundle (`bad_format`): the file is UTF-8, JSON, a bundle of this format version
+ * (`unsupported_version` otherwise), of the exact bundle shape, and its own RFC 8785 canonical form followed
+ * by one newline. Returns the bundle and the serializer the event hashes may use for it.
  */
 export function parseBundle(bytes: Buffer): { bundle: Bundle; serialize: (value: unknown) => string } {
   let value: unknown;
@@ -50,6 +50,7 @@ export function parseBundle(bytes: Buffer): { bundle: Bundle; serialize: (value:
   } catch (e) {
     return fail('bad_format', `not JSON: ${(e as Error).message}`);
   }
+  checkVersion(value);
   const problem = shapeProblem(value);
   if (problem) fail('bad_format', problem);
   const serialize = INTEGER_KEY.test(text) || !keysSorted(value) ? canonicalize : (v: unknown) => JSON.stringify(v);
@@ -62,4 +63,21 @@ export function parseBundle(bytes: Buffer): { bundle: Bundle; serialize: (value:
   if (`${canonical}\n` !== text)
     fail('bad_format', 'the file is not its own RFC 8785 canonical JSON followed by one newline');
   return { bundle: value as Bundle, serialize };
+}
+
+/**
+ * A bundle of another format version is named as such before its shape is checked. Version 1 is refused
+ * rather than read: it carries no signed list of the goal's streams, so whole streams could be dropped from
+ * it unnoticed.
+ */
+function checkVersion(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  const { format, version } = value as Record<string, unknown>;
+  if (format !== BUNDLE_FORMAT || typeof version !== 'number' || version === BUNDLE_VERSION) return; // else bad_format
+  if (version === 1)
+    fail(
+      'unsupported_version',
+      `format version 1 cannot show that no stream of the goal was left out; export the goal again (version ${BUNDLE_VERSION})`,
+    );
+  fail('unsupported_version', `format version ${version} is not ${BUNDLE_VERSION}, the one this verifier checks`);
 }

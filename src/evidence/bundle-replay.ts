@@ -8,10 +8,11 @@ import type { BundleFailure } from './bundle-failure.js';
 import { goalStreams } from './goal-streams.js';
 
 /**
- * Check 7 of a bundle, Colony's own: replay the bundle's events with the same projection code the server
+ * Check 8 of a bundle, Colony's own: replay the bundle's events with the same projection code the server
  * runs, into a fresh in-memory database, and ask it for the goal's snapshot — it must be the one the bundle
  * carries, which is what Colony showed at the checkpoint. Then the goal's stream selection, run on the
- * replayed state, must name exactly the bundle's streams (an extra stream — another goal's — is caught).
+ * replayed state, must name exactly the bundle's streams: the signed manifest (checks 3 and 4) is then
+ * what Colony's own selection rule gives on the history it is about.
  */
 export function replayBundle(bundle: Bundle): BundleFailure | null {
   const mem = Engine.open({ file: ':memory:', durability: 'normal', projections: productProjections });
@@ -59,7 +60,7 @@ function compare(mem: Engine, bundle: Bundle): BundleFailure | null {
   const absent = expected.find((s) => !listedSet.has(s));
   if (absent)
     return {
-      code: 'missing_event',
+      code: 'missing_stream',
       streamId: absent,
       message: `the replayed history names ${absent}, but the bundle has none of its events`,
     };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Bundle } from './bundle.js';
-import { BUNDLE_FORMAT, BUNDLE_VERSION } from './bundle.js';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_FORMAT, MANIFEST_VERSION } from './bundle.js';
 
 /**
- * The exact shape of a version-1 bundle (check 1, `bad_format`): every object has exactly its keys,
+ * The exact shape of a version-2 bundle (check 1, `bad_format`): every object has exactly its keys,
  * hashes are lowercase hex, base64 is canonical with the right length, counts are safe integers. A shape
  * this strict is what lets "any changed byte fails" hold: nothing in the file is left unchecked except the
  * snapshot, which the replay compares whole.
@@ -52,11 +52,23 @@ const head = z.strictObject({
   proof: z.array(hash),
 });
 
+const manifest = z.strictObject({
+  format: z.literal(MANIFEST_FORMAT),
+  version: z.literal(MANIFEST_VERSION),
+  goalId: count(1),
+  logId: hash,
+  treeSize: count(1),
+  rootHash: hash,
+  streams: z.array(z.string().min(1)),
+  withheld: z.array(z.strictObject({ streamId: z.string().min(1), reason: z.string() })),
+});
+
 export const bundleShape = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
   version: z.literal(BUNDLE_VERSION),
   goalId: count(1),
   checkpoint: z.strictObject({ body, signature: base64(64) }),
+  manifest: z.strictObject({ body: manifest, signature: base64(64) }),
   publicKey: base64(32),
   streams: z.array(head),
   events: z.array(event),

@@ -12,7 +12,7 @@ export function bundleText(bundle: Bundle, rows: ReadonlyMap<number, EventRow>):
   const events = bundle.events.map((e) => eventText(e, rows.get(e.position)));
   return (
     `{"checkpoint":${canonicalize(bundle.checkpoint)},"events":[${events.join(',')}],"format":${JSON.stringify(bundle.format)},` +
-    `"goalId":${bundle.goalId},"publicKey":${JSON.stringify(bundle.publicKey)},"snapshot":${canonicalize(bundle.snapshot)},` +
+    `"goalId":${bundle.goalId},"manifest":${canonicalize(bundle.manifest)},"publicKey":${JSON.stringify(bundle.publicKey)},"snapshot":${canonicalize(bundle.snapshot)},` +
     `"streams":${canonicalize(bundle.streams)},"version":${bundle.version}}\n`
   );
 }

@@ -6,13 +6,15 @@ import { fingerprint, verifySignature } from '../signing-key.js';
 import type { Bundle, BundleEvent } from './bundle.js';
 import { fail, Failed, type BundleFailure } from './bundle-failure.js';
 import { parseBundle } from './bundle-parse.js';
+import { checkListedStreams, checkManifest, checkReferences } from './bundle-verify-streams.js';
 import { byUtf8 } from './goal-streams.js';
 import { headLeaf } from './heads.js';
 
 /**
- * Checks 1–6 of a goal bundle (README "Goal bundles"), in the specified order, so this and the
+ * Checks 1–7 of a goal bundle (README "Goal bundles"), in the specified order, so this and the
  * independent tools/verify-bundle.mjs report the same first failure. Check 1 reads the file (bundle-parse.ts);
- * check 7, the replay, is in bundle-replay.ts. Nothing here reads a database.
+ * the manifest and the streams the events name are bundle-verify-streams.ts'; check 8, the replay, is in
+ * bundle-replay.ts. Nothing here reads a database.
  */
 export interface BundleSummary {
   goalId: number;
@@ -35,9 +37,12 @@ export function checkBundle(
     const { bundle, serialize } = parseBundle(bytes);
     const keyId = checkKey(bundle, trusted);
     checkSignature(bundle);
+    checkManifest(bundle);
     checkHeads(bundle);
+    checkListedStreams(bundle);
     checkEvents(bundle, serialize, onProgress);
     checkComplete(bundle);
+    checkReferences(bundle);
     const { body } = bundle.checkpoint;
     return {
       ok: true,

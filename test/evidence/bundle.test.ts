@@ -54,7 +54,7 @@ import { tempDir } from '../../testkit/temp-dir.js';
  * 3. `verify --since` catches a chain rewritten and fully re-hashed behind Colony's back, which plain
  *    `verify` (without its anchor file) cannot;
  * 4. properties: random small logs export to bundles that verify and replay, and any single changed byte
- *    fails; on any single changed byte the two verifiers' checks 1–6 agree;
+ *    fails; on any single changed byte the two verifiers' checks 1–7 agree;
  * 5. golden fixtures (fixtures/bundle/) pin the tree hashing and the file format byte for byte.
  * An object with a "toJSON" key (which json-canonicalize left unsorted) is canonical since src/canonical.ts.
  */
@@ -420,7 +420,7 @@ describe('tampered bundles: caught, named, and the same verdict from Colony and 
     caught('a foreign event', tampered, { ok: false, code: 'foreign_stream', position: foreign.position });
   });
 
-  it("another goal's stream slipped in whole, with its signed head and proofs: the static checks pass, Colony's replay says foreign_stream", () => {
+  it("another goal's stream slipped in whole, with its signed head and proofs: foreign_stream in both, since the signed manifest does not list it", () => {
     const stream = `goal-${goalB.goalId}`;
     const tampered = edited((x) => {
       x.streams.push(structuredClone(b.bundle.streams.find((s) => s.streamId === stream)!));
@@ -429,8 +429,7 @@ describe('tampered bundles: caught, named, and the same verdict from Colony and 
       x.events.sort((p, q) => p.position - q.position);
     });
     const v = verdicts(tampered);
-    assert.deepEqual(v.tool, { ok: true }, 'every proof holds: the independent tool cannot tell');
-    assert.deepEqual(staticVerdict(Buffer.from(bundleText(tampered)), [publicKey]), { ok: true }, 'nor can checks 1–6');
+    assert.deepEqual(v.tool, { ok: false, code: 'foreign_stream', streamId: stream });
     assert.deepEqual(v.colony, { ok: false, code: 'foreign_stream', streamId: stream });
     const cli = colony(['verify-bundle', v.file, '--json', '--key', publicKey]);
     assert.equal(cli.code, 1, cli.stderr);
@@ -440,6 +439,14 @@ describe('tampered bundles: caught, named, and the same verdict from Colony and 
     assert.equal(out.failure.code, 'foreign_stream');
     assert.equal(out.failure.streamId, stream);
     assert.match(cli.stderr, new RegExp(`for stream ${stream}: foreign_stream`));
+    // With goal B's own manifest (signed, of the same checkpoint) in its place: that manifest is about goal B.
+    caught(
+      "goal B's manifest",
+      edited((x) => {
+        x.manifest = structuredClone(b.bundle.manifest);
+      }),
+      { ok: false, code: 'bad_manifest' },
+    );
   });
 
   it('a stream head or a proof edited: bad_head_proof for that stream, bad_inclusion_proof at that event', () => {
@@ -620,10 +627,13 @@ describe('tampered bundles: caught, named, and the same verdict from Colony and 
     const other = nacl.sign.keyPair();
     const otherText = Buffer.from(other.publicKey).toString('base64');
     const resigned = edited((x) => {
-      // the same statement, signed by a key of the attacker's
+      // the same statements, signed by a key of the attacker's
       x.checkpoint.body.keyId = fingerprint(other.publicKey);
       x.checkpoint.signature = Buffer.from(
         nacl.sign.detached(Buffer.from(canonicalize(x.checkpoint.body), 'utf8'), other.secretKey),
+      ).toString('base64');
+      x.manifest.signature = Buffer.from(
+        nacl.sign.detached(Buffer.from(canonicalize(x.manifest.body), 'utf8'), other.secretKey),
       ).toString('base64');
       x.publicKey = otherText;
     });
@@ -668,6 +678,7 @@ describe('tampered bundles: caught, named, and the same verdict from Colony and 
       'bad_head_proof',
       'bad_inclusion_proof',
       'bad_key',
+      'bad_manifest',
       'bad_signature',
       'beyond_checkpoint',
       'event_hash_mismatch',
@@ -958,7 +969,7 @@ describe('property: random small logs export to bundles that verify, and any one
   });
 });
 
-describe("property: on any single changed byte, Colony's checks 1–6 and the independent tool give the same verdict", () => {
+describe("property: on any single changed byte, Colony's checks 1–7 and the independent tool give the same verdict", () => {
   it('holds for 200 random byte changes of the golden bundle', () => {
     const original = readFileSync(join(FIXTURE_DIR, 'goal-1.bundle.json'));
     const file = join(scratch.dir, 'one-byte.json');
@@ -1028,13 +1039,14 @@ describe('golden fixtures pin the hashing and the format', () => {
       'events',
       'format',
       'goalId',
+      'manifest',
       'publicKey',
       'snapshot',
       'streams',
       'version',
     ]);
     assert.equal(b.format, 'colony-goal-bundle');
-    assert.equal(b.version, 1);
+    assert.equal(b.version, 2);
     assert.equal(b.publicKey, key);
     assert.deepEqual(keysOf(b.checkpoint), ['body', 'signature']);
     assert.deepEqual(keysOf(b.checkpoint.body), [
@@ -1075,6 +1087,30 @@ describe('golden fixtures pin the hashing and the format', () => {
       [...b.streams.map((s) => s.streamId)].sort(byUtf8),
     );
     assert.ok(b.streams.some((s) => s.streamId === `goal-${b.goalId}`));
+    assert.deepEqual(keysOf(b.manifest), ['body', 'signature']);
+    assert.deepEqual(keysOf(b.manifest.body), [
+      'format',
+      'goalId',
+      'logId',
+      'rootHash',
+      'streams',
+      'treeSize',
+      'version',
+      'withheld',
+    ]);
+    assert.equal(b.manifest.body.format, 'colony-goal-manifest');
+    assert.equal(b.manifest.body.version, 1);
+    for (const k of ['logId', 'treeSize', 'rootHash'] as const) assert.equal(b.manifest.body[k], b.checkpoint.body[k]);
+    assert.deepEqual(
+      b.manifest.body.streams,
+      b.streams.map((s) => s.streamId),
+    );
+    // The golden goal's proposal names #approvals (channel-2), which carries every goal's proposals.
+    assert.deepEqual(
+      b.manifest.body.withheld.map((w) => w.streamId),
+      ['channel-2'],
+    );
+    for (const w of b.manifest.body.withheld) assert.deepEqual(keysOf(w), ['reason', 'streamId']);
     assert.deepEqual(keysOf(b.snapshot as object), [
       'cost_breakdown',
       'goal',

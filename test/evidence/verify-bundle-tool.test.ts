@@ -71,11 +71,22 @@ interface Body {
   treeSize: number;
   version: number;
 }
+interface Manifest {
+  format: string;
+  goalId: number;
+  logId: string;
+  rootHash: string;
+  streams: string[];
+  treeSize: number;
+  version: number;
+  withheld: { reason: string; streamId: string }[];
+}
 interface Bundle {
   checkpoint: { body: Body; signature: string };
   events: BundleEvent[];
   format: string;
   goalId: number;
+  manifest: { body: Manifest; signature: string };
   publicKey: string;
   snapshot: Record<string, unknown>;
   streams: Head[];
@@ -109,6 +120,8 @@ const PLAN = [
   'project-2',
 ];
 const CARRIED = ['card-3', `goal-${GOAL}`];
+/** The goal's first event names agent-1 (its coordinator), which the bundle does not carry: the manifest withholds it. */
+const WITHHELD = [{ reason: 'an agent that did not work on the goal', streamId: 'agent-1' }];
 
 interface BuildOptions {
   treeSize?: number;
@@ -117,9 +130,11 @@ interface BuildOptions {
   breakLinkAt?: number;
   /** Signs a heads tree in which this stream's head has this hash. */
   fakeHead?: { streamId: string; hash: string };
+  /** Changes the manifest before it is signed (what a signer with a bug, or the key, could state). */
+  manifest?: (m: Manifest) => void;
 }
 
-function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: BuildOptions = {}): Bundle {
+function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead, manifest }: BuildOptions = {}): Bundle {
   const events: BundleEvent[] = [];
   const versions = new Map<string, number>();
   let prevHash = '0'.repeat(64);
@@ -147,6 +162,7 @@ function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: Bui
           esc: '"\\\n\u0001',
           replacement: '\ufffd',
         },
+        ...(position === 1 ? { coordinatorAgentId: 1 } : {}),
       },
       meta: { actor: 'agent-1', correlationId: `c-${position}` },
       position,
@@ -154,7 +170,7 @@ function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: Bui
       recordedAt: `2025-05-01T12:00:${String(position).padStart(2, '0')}.000Z`,
       schemaVersion: 1,
       streamId,
-      type: version === 1 ? 'Opened' : 'Commented',
+      type: position === 1 ? 'GoalCreated' : version === 1 ? 'Opened' : 'Commented',
       version,
     };
     const hash = sha256(prevHash + canonicalize(row)).toString('hex');
@@ -187,11 +203,24 @@ function build({ treeSize = PLAN.length, key = KEY, breakLinkAt, fakeHead }: Bui
     time: '2025-05-01T12:01:00.000Z',
     keyId: fingerprint(key.publicKey),
   };
-  return {
-    format: 'colony-goal-bundle',
+  const stated: Manifest = {
+    format: 'colony-goal-manifest',
     version: 1,
     goalId: GOAL,
-    checkpoint: { body, signature: b64(nacl.sign.detached(Buffer.from(canonicalize(body)), key.secretKey)) },
+    logId: body.logId,
+    treeSize,
+    rootHash: body.rootHash,
+    streams: [...CARRIED],
+    withheld: structuredClone(WITHHELD),
+  };
+  manifest?.(stated);
+  const signed = (value: unknown) => b64(nacl.sign.detached(Buffer.from(canonicalize(value)), key.secretKey));
+  return {
+    format: 'colony-goal-bundle',
+    version: 2,
+    goalId: GOAL,
+    checkpoint: { body, signature: signed(body) },
+    manifest: { body: stated, signature: signed(stated) },
     publicKey: b64(key.publicKey),
     streams: heads.flatMap((h, index) =>
       CARRIED.includes(h.streamId)
@@ -306,7 +335,7 @@ describe('tools/verify-bundle.mjs', () => {
     expectFailure(text.trimEnd(), 'bad_format');
     expectFailure(`${text}\n`, 'bad_format');
     expectFailure(`\ufeff${text}`, 'bad_format');
-    expectFailure(text.replace('"version":1}', '"version":1.0}'), 'bad_format');
+    expectFailure(text.replace('"version":2}', '"version":2.0}'), 'bad_format');
     expectFailure(text.slice(0, 100), 'bad_format');
     // Invalid UTF-8 decodes to U+FFFD, so the bundle's own U+FFFD (EF BF BD) swapped for a lone 0xFF byte reads as the
     // same text: only a comparison of bytes catches it.
@@ -443,9 +472,47 @@ describe('tools/verify-bundle.mjs', () => {
   });
 
   it('fails an event whose stream is not listed (foreign_stream)', () => {
-    const b = copy();
+    const b = build({ manifest: (m) => (m.streams = [`goal-${GOAL}`]) });
     b.streams = b.streams.filter((s) => s.streamId !== 'card-3');
     expectFailure(b, 'foreign_stream', { position: 3 });
+  });
+
+  it('fails a stream dropped whole, or slipped in, against the signed manifest (missing_stream, foreign_stream)', () => {
+    const dropped = copy();
+    dropped.streams = dropped.streams.filter((s) => s.streamId !== 'card-3');
+    dropped.events = dropped.events.filter((e) => e.streamId !== 'card-3');
+    expectFailure(dropped, 'missing_stream', { streamId: 'card-3' });
+    const unlisted = build({ manifest: (m) => (m.streams = [`goal-${GOAL}`]) });
+    expectFailure(unlisted, 'foreign_stream', { streamId: 'card-3' });
+    // The manifest edited to match: its signature no longer verifies.
+    const edited = copy();
+    edited.manifest.body.streams = [`goal-${GOAL}`];
+    edited.streams = dropped.streams;
+    edited.events = dropped.events;
+    expectFailure(edited, 'bad_signature');
+  });
+
+  it('fails a named stream neither carried nor withheld (missing_stream), and a manifest of another bundle (bad_manifest)', () => {
+    expectFailure(build({ manifest: (m) => (m.withheld = []) }), 'missing_stream', { streamId: 'agent-1' });
+    expectFailure(build({ manifest: (m) => (m.goalId = 8) }), 'bad_manifest');
+    expectFailure(build({ manifest: (m) => (m.treeSize = 19) }), 'bad_manifest');
+    expectFailure(build({ manifest: (m) => (m.rootHash = flipHex(m.rootHash)) }), 'bad_manifest');
+    expectFailure(build({ manifest: (m) => m.streams.reverse() }), 'bad_manifest', { streamId: 'card-3' });
+    expectFailure(build({ manifest: (m) => m.withheld.push({ reason: '', streamId: 'card-3' }) }), 'bad_manifest', {
+      streamId: 'card-3',
+    });
+    const older = copy();
+    older.manifest = build({ treeSize: 19 }).manifest;
+    expectFailure(older, 'bad_manifest');
+  });
+
+  it('refuses a bundle of format version 1 (unsupported_version), before its shape', () => {
+    const v1 = copy() as unknown as Record<string, unknown>;
+    v1.version = 1;
+    delete v1.manifest;
+    expectFailure(`${canonicalize(v1)}\n`, 'unsupported_version');
+    v1.version = 3;
+    expectFailure(`${canonicalize(v1)}\n`, 'unsupported_version');
   });
 
   it('fails a changed hash in an event proof, also where earlier proofs were accepted (bad_inclusion_proof)', () => {

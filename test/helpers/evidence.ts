@@ -54,13 +54,13 @@ const verdictOf = (failure: { code: string; position?: number; streamId?: string
         ...(failure.streamId !== undefined ? { streamId: failure.streamId } : {}),
       };
 
-/** Checks 1–6 of Colony's verifier (src/evidence/bundle-verify.ts). */
+/** Checks 1–7 of Colony's verifier (src/evidence/bundle-verify.ts). */
 export function staticVerdict(bytes: Buffer, trusted: readonly string[] | null = null): Verdict {
   const checked = checkBundle(bytes, trusted);
   return verdictOf(checked.ok ? null : checked.failure);
 }
 
-/** What `colony verify-bundle` decides: checks 1–6, then the replay (check 7). */
+/** What `colony verify-bundle` decides: checks 1–7, then the replay (check 8). */
 export function colonyVerdict(bytes: Buffer, trusted: readonly string[] | null = null): Verdict {
   const checked = checkBundle(bytes, trusted);
   return verdictOf(checked.ok ? replayBundle(checked.bundle) : checked.failure);
@@ -92,10 +92,13 @@ const TOOL_LAST_LINE = 'process.exitCode = main(process.argv.slice(2));';
 const toolSource = readFileSync(VERIFY_TOOL, 'utf8').trimEnd();
 if (!toolSource.endsWith(TOOL_LAST_LINE))
   throw new Error(`${VERIFY_TOOL} no longer ends with "${TOOL_LAST_LINE}": update test/helpers/evidence.ts`);
-const toolModule = `${toolSource.slice(0, -TOOL_LAST_LINE.length)}export { main };\n`;
-const { main: toolMain } = (await import(
+const toolModule = `${toolSource.slice(0, -TOOL_LAST_LINE.length)}export { main, REFERENCES };\n`;
+const { main: toolMain, REFERENCES: toolReferences } = (await import(
   `data:text/javascript;base64,${Buffer.from(toolModule).toString('base64')}`
-)) as { main: (argv: string[]) => number };
+)) as { main: (argv: string[]) => number; REFERENCES: Record<string, Record<string, string>> };
+
+/** The tool's table of the streams an event names (its REFERENCES), for comparison with src/evidence/bundle-refs.ts. */
+export const TOOL_REFERENCES = toolReferences;
 
 export function toolVerdictInProcess(file: string, keys: readonly string[] = []): ToolRun {
   const out: string[] = [];
