@@ -22,7 +22,7 @@ import { registerSecrets } from './cli/secrets.js';
 import { registerServe } from './cli/serve.js';
 import { registerStdio } from './cli/stdio.js';
 import { guardOutput, terminalSafe } from './terminal.js';
-import { checkStoreSupported } from './cli/shared.js';
+import { checkStoreSupported, endQuietlyWhenOutputCloses } from './cli/shared.js';
 import { registerToken } from './cli/token.js';
 import { registerVerify } from './cli/verify.js';
 import { registerVerifyBundle } from './cli/verify-bundle.js';
@@ -31,6 +31,7 @@ import { registerMigrate } from './cli/migrate.js';
 
 /** The `colony` command line. Each command lives in src/cli/<command>.ts. */
 export function buildProgram(): Command {
+  const quietOnClose = endQuietlyWhenOutputCloses();
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   const program = new Command('colony')
     .description('Colony: an event-sourced control plane for teams of AI agents, served over MCP')
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
     // but `colony stdio`, whose stdout is the MCP protocol for a client, not a terminal.
     .hook('preAction', (_program, command) => {
       if (!(command.parent === program && command.name() === 'stdio')) guardOutput(process.stdout);
+      else quietOnClose();
       try {
         checkStoreSupported(command);
       } catch (e) {

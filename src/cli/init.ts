@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import { databaseFile } from '../config.js';
 import { action, appStore, checkOwnerName, globals, printJson } from './shared.js';
@@ -38,6 +39,9 @@ async function init(opts: InitOptions, cmd: Command): Promise<void> {
     import('../app.js'),
     import('../actions/principals.js'),
   ]);
+  // On SQLite the store makes the data dir with its database; on PostgreSQL the dir holds only the keys,
+  // made here (owner-only, like the store's).
+  if (g.store !== null) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const app = openApp({ dataDir, durability, store: appStore(g) });
   try {
     const existing = ownerOf(app);

@@ -111,6 +111,22 @@ export function action<A extends unknown[]>(fn: (...args: A) => unknown | Promis
   };
 }
 
+/**
+ * `colony runs list | head`: when the reader of the output goes away, the command ends quietly with its
+ * status so far (0 unless it had already failed) instead of an EPIPE stack trace. Once, for every command;
+ * the returned function takes it back (`colony stdio`, whose MCP transport ends its session itself).
+ */
+export function endQuietlyWhenOutputCloses(): () => void {
+  const onError = (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  };
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', onError);
+  return () => {
+    for (const stream of [process.stdout, process.stderr]) stream.off('error', onError);
+  };
+}
+
 export const printJson = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 };

@@ -5,7 +5,9 @@ import { existsSync, statSync } from 'node:fs';
 import { Engine } from '../../src/engine/engine.js';
 import { productProjections } from '../../src/app.js';
 import { openDatabase } from '../../src/engine/db.js';
-import { colony, colonyLive, oneLine } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { COLONY_BIN, colony, colonyLive, oneLine } from '../helpers/cli.js';
+import { pgScratch, pgSkip } from '../helpers/pg.js';
 import { openCard, runCard } from '../helpers/engine.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 
@@ -298,5 +300,41 @@ describe('colony serve', () => {
     } finally {
       await live.stop();
     }
+  });
+});
+
+describe('output to a reader that goes away', () => {
+  it('`colony events tail | head`: the command ends quietly with status 0, no EPIPE trace', async () => {
+    const dir = seeded('closed-pipe', 1500); // 3,002 events: far more than a pipe holds
+    for (const args of [
+      ['events', 'tail', '--after', '0'],
+      ['events', 'tail', '--after', '0', '--json'],
+    ]) {
+      const proc = spawn(process.execPath, [COLONY_BIN, ...args, '--data', dir], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, COLONY_DATA: '' },
+      });
+      let stderr = '';
+      proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      proc.stdout.once('data', () => proc.stdout.destroy()); // `head` read its lines and left
+      const code = await new Promise<number | null>((resolve) => proc.on('close', resolve));
+      assert.deepEqual([code, stderr], [0, ''], args.join(' '));
+    }
+  });
+});
+
+describe('colony init on a PostgreSQL store', { skip: pgSkip }, () => {
+  it('makes a missing data dir (owner-only) for the keys; a second init finds the owner', async (t) => {
+    const pg = pgScratch();
+    t.after(() => pg.drop());
+    const dir = join(scratch.dir, 'pg-init', 'not', 'there');
+    const first = colony(['--store', pg.url, 'init', '--data', dir, '--json']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(JSON.parse(first.stdout).created, true);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.ok(existsSync(join(dir, 'secrets.key')) && !existsSync(join(dir, 'colony.db')), 'the keys, no SQLite log');
+    const again = colony(['--store', pg.url, 'init', '--data', dir, '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual([JSON.parse(again.stdout).created, JSON.parse(again.stdout).owner], [false, 'owner']);
   });
 });
