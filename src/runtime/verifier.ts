@@ -26,11 +26,18 @@ import { commandVerdict } from './verifier-verdict.js';
  */
 export const DEFAULT_VERIFY_TIMEOUT_SEC = 60;
 const KILL_GRACE_MS = 5_000;
+/** How often the log is read for tasks handed in by other processes. */
+const FOLLOW_MS = 500;
+/** One hand-in of a task: a task rejected and handed in again is verified again. */
+const handIn = (task: TaskRow): string => `${task.taskId}@${task.submittedAt}`;
 
 export class CommandVerifier {
   private readonly running = new Map<number, PendingProcess>();
   private readonly finished = new Set<() => void>();
   private subscription: Subscription | null = null;
+  private poller: NodeJS.Timeout | null = null;
+  /** Every hand-in this process took up (or refused to run): each is run, and its owner told, once. */
+  private readonly seen = new Set<string>();
   private stopped = false;
 
   private readonly confiner: Confiner;
@@ -47,7 +54,14 @@ export class CommandVerifier {
     this.subscription = this.app.engine.bus.events$.subscribe((e: StoredEvent) => {
       if (e.type === 'TaskCompleted') this.consider((e.data as { taskId: number }).taskId);
     });
-    for (const task of awaitingCommandVerification(this.app.engine.db)) this.run(task);
+    for (const task of awaitingCommandVerification(this.app.engine.db)) {
+      this.seen.add(handIn(task));
+      this.run(task);
+    }
+    // Tasks handed in through another process (a `colony stdio` agent beside serve): only the holder of the
+    // data dir's lock runs verifiers (cli/data-lock.ts), so it runs theirs too, once each.
+    this.poller = setInterval(() => this.follow(), FOLLOW_MS);
+    this.poller.unref();
     return this;
   }
 
@@ -69,12 +83,28 @@ export class CommandVerifier {
   stop(): void {
     this.stopped = true;
     this.subscription?.unsubscribe();
+    if (this.poller) clearInterval(this.poller);
     for (const p of this.running.values()) p.kill('SIGKILL');
   }
 
   private consider(taskId: number): void {
     const task = getTask(this.app.engine.db, taskId);
-    if (task?.verifier.kind === 'command' && task.status === 'awaiting_verification') this.run(task, true);
+    if (task?.verifier.kind !== 'command' || task.status !== 'awaiting_verification' || this.seen.has(handIn(task)))
+      return;
+    this.seen.add(handIn(task));
+    this.run(task, true);
+  }
+
+  private follow(): void {
+    if (this.stopped || !this.app.engine.db.open) return;
+    const awaiting = awaitingCommandVerification(this.app.engine.db);
+    const now = new Set(awaiting.map(handIn));
+    for (const key of this.seen) if (!now.has(key)) this.seen.delete(key);
+    for (const task of awaiting)
+      if (!this.seen.has(handIn(task))) {
+        this.seen.add(handIn(task));
+        this.run(task, true);
+      }
   }
 
   private run(task: TaskRow, fresh = false): void {
