@@ -3,11 +3,20 @@ import type { AppOptions } from '../app.js';
 import { parsePort } from '../config.js';
 import { announceSandbox, announceServing } from './serve-notices.js';
 import { startJobs, type Jobs } from './serve-jobs.js';
-import { ACCEPT_HELP, checkpointSettings, SANDBOX_HELP, sandboxSwitch, type ServeOptions } from './serve-options.js';
+import { claimForServe, type Claim } from './serve-claim.js';
+import {
+  ACCEPT_HELP,
+  checkpointSettings,
+  SANDBOX_HELP,
+  sandboxSwitch,
+  type CheckpointSettings,
+  type ServeOptions,
+} from './serve-options.js';
 import { action, appStore, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
 
 /**
  * `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once.
+ * Before it writes anything it claims its port and the data dir's lock (serve-claim.ts: one serve per data dir).
  * It first checks the log's tail from the last verified anchor and refuses a broken chain (--accept-broken-chain).
  */
 export function registerServe(program: Command): void {
@@ -38,6 +47,15 @@ export function registerServe(program: Command): void {
 
 type Loaded = Awaited<ReturnType<typeof loadServer>>;
 
+/** What serve decided before it opened anything: where, how, and what it claimed (serve-claim.ts). */
+interface Setup {
+  where: Required<Pick<AppOptions, 'dataDir' | 'durability' | 'store'>>;
+  port: number;
+  sandbox: 'on' | 'off';
+  checkpoints: CheckpointSettings;
+  claim: Claim;
+}
+
 async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
   const { dataDir, durability } = globals(cmd);
   const store = appStore(globals(cmd));
@@ -46,13 +64,26 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
   const checkpoints = checkpointSettings(opts);
   await ensureConsoleBuilt();
   checkOwnerName(opts.owner);
+  const claim = await claimForServe(dataDir, opts.host, port, store === null);
+  try {
+    await serveClaimed(opts, { where: { dataDir, durability, store }, port, sandbox, checkpoints, claim });
+  } catch (e) {
+    await claim.freePort();
+    claim.lock?.release();
+    throw e;
+  }
+}
+
+async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoints, claim }: Setup): Promise<void> {
+  const { dataDir, durability, store } = where;
   const s = await loadServer();
-  const app = openServed(s, { dataDir, durability, store }, opts.acceptBrokenChain === true);
+  const app = openServed(s, where, opts.acceptBrokenChain === true);
   const fresh = s.ownerOf(app) ? null : s.createOwner(app, opts.owner, { actor: 'system' });
   const mcp = s.createMcpContext(app, s.buildToolRegistry(), { logCalls: true });
   const http = s.createHttpApp(app.engine, mcp, opts.host);
   let jobs: Jobs | null = null;
   try {
+    await claim.freePort();
     const server = await s.listen(http.app, opts.host, port);
     const address = server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
@@ -85,6 +116,7 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
         server.close(() => {
           mcp.audit.close();
           app.engine.close();
+          claim.lock?.release();
         });
         server.closeAllConnections();
       });

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ACCEPT_HELP, SANDBOX_HELP, sandboxSwitch } from './serve-options.js';
 import { startJobs } from './serve-jobs.js';
+import { holdOrFollow } from './stdio-jobs.js';
+import { oneLine } from '../terminal.js';
 import { action, appStore, globals, requireInitialized } from './shared.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
@@ -38,9 +40,12 @@ export function registerStdio(program: Command): void {
         // Over stdio the client started this process in its own working directory: task_create infers the project from it.
         const mcp = createMcpContext(app, buildToolRegistry(), { cwd: process.cwd() });
         // stdio runs no agents, but command verifiers: confined the same way (refusals and opt-outs said on stderr).
-        // On a PostgreSQL store only while it leads the tenant, as a serve node (cli/serve-jobs.ts).
+        // On a PostgreSQL store only while it leads the tenant, as a serve node (cli/serve-jobs.ts); on SQLite
+        // only while it holds the data dir's lock (cli/stdio-jobs.ts), so nothing runs twice.
         const noCheckpoints = () => ({ stop: () => Promise.resolve() });
-        const jobs = await startJobs(app, appStore(g), mcp, () => startRuntime(app, { sandbox }), noCheckpoints);
+        const start = () => startJobs(app, appStore(g), mcp, () => startRuntime(app, { sandbox }), noCheckpoints);
+        const say = (line: string) => process.stderr.write(`colony: ${oneLine(line)}\n`);
+        const jobs = g.store === null ? await holdOrFollow(dataDir, start, say) : await start();
         if (sandbox === 'off')
           process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {

@@ -297,6 +297,8 @@ describe('colony serve', () => {
       assert.equal(r.code, 1);
       oneLine(r.stderr);
       assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
+      // The port is checked before anything is written: no data dir, no owner whose token was never shown.
+      assert.equal(existsSync(join(scratch.dir, 'serve-busy-2')), false, 'no data dir left behind');
     } finally {
       await live.stop();
     }
