@@ -1,6 +1,7 @@
 import {
   closeSync,
   constants,
+  fchownSync,
   fstatSync,
   lstatSync,
   mkdirSync,
@@ -67,7 +68,8 @@ function refusal(path: string, e: NodeJS.ErrnoException, entry: string | null): 
   if (e.code === 'ENOENT') return new PathRefused(path, 'missing', `${path} does not exist`);
   if (e.code === 'ELOOP' || (e.code === 'ENOTDIR' && entry !== null && isLink(entry)))
     return new PathRefused(path, 'symlink', `${path} is a symlink: paths with a symlink on them are refused`);
-  if (e.code === 'ENOTDIR') return new PathRefused(path, 'not_directory', `${path} is not a directory`);
+  if (e.code === 'ENOTDIR')
+    return new PathRefused(path, 'not_directory', `${path} is not a directory (or was swapped while it was opened)`);
   return e as PathRefused;
 }
 
@@ -164,24 +166,40 @@ export function readText(path: string, maxBytes = 16 * 1024 * 1024): string | nu
  * Writes `text` to `path`: `create` makes a new file (O_EXCL: nothing, not even a symlink, may be there),
  * else an existing regular file is truncated and rewritten. No symlink on the way is followed.
  */
-export function writeText(path: string, text: string, create: boolean, mode = 0o644): void {
+export function writeText(path: string, text: string, create: boolean, mode = 0o644, owner: Owner = null): void {
   const flags = constants.O_WRONLY | (create ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
   const fd = openFile(path, flags | constants.O_NONBLOCK, mode);
   try {
     if (!fstatSync(fd).isFile()) throw new PathRefused(path, 'not_regular', `${path} is not a regular file`);
+    if (create && owner) fchownSync(fd, owner.uid, owner.gid);
     writeSync(fd, text);
   } finally {
     closeSync(fd);
   }
 }
 
-/** Makes the directory `path` (its parent must exist, no symlink on the way); false when it already exists as a directory. */
-export function makeDir(path: string, mode = 0o755): boolean {
+/** Who a file Colony creates for confined processes belongs to (sandbox-user.ts); null: Colony's own user. */
+export type Owner = { uid: number; gid: number } | null;
+
+/**
+ * Makes the directory `path` (its parent must exist, no symlink on the way), given to `owner`; false when
+ * it already exists as a directory.
+ */
+export function makeDir(path: string, mode = 0o755, owner: Owner = null): boolean {
   const parts = components(path);
   const parent = walk(path, parts, parts.length - 1);
   try {
     try {
-      mkdirSync(at(parent, parts[parts.length - 1]!), { mode });
+      const name = at(parent, parts[parts.length - 1]!);
+      mkdirSync(name, { mode });
+      if (owner) {
+        const made = openSync(name, DIR_FLAGS);
+        try {
+          fchownSync(made, owner.uid, owner.gid);
+        } finally {
+          closeSync(made);
+        }
+      }
       return true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;

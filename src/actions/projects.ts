@@ -1,5 +1,6 @@
 import { closeSync, realpathSync } from 'node:fs';
 import { openDir, PathRefused } from '../beneath.js';
+import { sandboxOwner } from '../sandbox-user.js';
 import { join } from 'node:path';
 import type { App } from '../app.js';
 import { orNull, projectDecider } from '../commands/projects.js';
@@ -60,7 +61,7 @@ export function projectOf(app: App, tenant: number, name: string): ProjectRow {
  * left as it is: 'exists'); a new name creates the project and its directory and files, all or nothing.
  */
 export function createProject(app: App, by: Speaker, input: NewProject, actor: CommandOptions): CreatedProject {
-  const journal = new FileJournal();
+  const journal = new FileJournal(sandboxOwner());
   try {
     const result = app.engine.transact(actor, (uow) => {
       const existing = getProjectByName(app.engine.db, by.tenant, input.name);
@@ -176,7 +177,7 @@ function writable(app: App, by: Speaker, name: string, verb: 'Scaffold' | 'Regen
 
 /** Runs a files step; on failure undoes its writes and answers xylocopa's "<verb> failed" text. */
 function filesStep<T>(p: ProjectRow, verb: 'Scaffold' | 'Regenerate', fn: (journal: FileJournal) => T): T {
-  const journal = new FileJournal();
+  const journal = new FileJournal(sandboxOwner());
   try {
     return fn(journal);
   } catch (e) {

@@ -18,6 +18,8 @@ export interface NewRecipe {
   name: string;
   command: string;
   cwd: string | null;
+  /** Its processes may write in `cwd` (which it then needs); else its directory is mounted read-only. */
+  writable: boolean;
   timeoutSec: number | null;
   secrets: string[];
 }
@@ -27,6 +29,12 @@ export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Comman
   const secrets = [...new Set(input.secrets)].sort();
   // The directory is resolved on the host now (symlinks and all), so it is checked here, before the decider.
   const cwd = input.cwd === null ? null : (pathPolicyFor(app).guard({ cwd: input.cwd }).cwd as string);
+  if (input.writable && cwd === null)
+    throw new DomainError(
+      'ErrInvalidInput',
+      'a writable recipe needs its own cwd: without one it runs where the checked work lies, which a verifier only reads',
+      { field: 'writable' },
+    );
   const result = app.engine.transact(actor, (uow) => {
     const nameTaken = activeRecipe(app.engine.db, by.tenant, input.name) !== null;
     const recipeId = uow.ids.next('verifier');
@@ -41,6 +49,7 @@ export function addRecipe(app: App, by: Speaker, input: NewRecipe, actor: Comman
           name: input.name,
           command: input.command,
           cwd,
+          ...(input.writable ? { writable: true } : {}),
           timeoutSec,
           secrets,
           by: who(by),

@@ -35,8 +35,9 @@ function registerAdd(verifiers: Command): void {
     .requiredOption('--command <cmd>', 'the exact command line')
     .option(
       '--cwd <dir>',
-      'working directory (inside the allowed roots; default: the one the tree names, else the workspace)',
+      "working directory (inside the allowed roots; default: where the checked work lies — the task's project, else the assignee's working directory — read-only)",
     )
+    .option('--writable', 'its processes may write in --cwd (else every verifier directory is mounted read-only)')
     .option('--timeout <seconds>', 'seconds before it is killed and the task rejected (1–3600)', '60')
     .option(
       '--secret <names>',
@@ -49,7 +50,14 @@ function registerAdd(verifiers: Command): void {
       action(
         (
           name: string,
-          opts: { command: string; cwd?: string; timeout: string; secret: string[]; json?: boolean },
+          opts: {
+            command: string;
+            cwd?: string;
+            writable?: boolean;
+            timeout: string;
+            secret: string[];
+            json?: boolean;
+          },
           cmd: Command,
         ) => {
           if (!/^\d+$/.test(opts.timeout))
@@ -63,6 +71,7 @@ function registerAdd(verifiers: Command): void {
                 name,
                 command: opts.command,
                 cwd: opts.cwd ?? null,
+                writable: opts.writable === true,
                 timeoutSec: Number(opts.timeout),
                 secrets: opts.secret,
               },
@@ -122,6 +131,7 @@ const view = (r: RecipeRow) => ({
   name: r.name,
   command: r.command,
   cwd: r.cwd,
+  writable: r.writable,
   timeout_sec: r.timeoutSec,
   secrets: r.secrets,
   added_by: r.addedBy,
@@ -130,4 +140,4 @@ const view = (r: RecipeRow) => ({
 });
 
 const describe = (r: RecipeRow): string =>
-  `sh -c ${JSON.stringify(r.command)} in ${r.cwd ?? "the tree's directory or the workspace"}, timeout ${r.timeoutSec}s${r.secrets.length ? `, secrets ${r.secrets.join(', ')}` : ''}`;
+  `sh -c ${JSON.stringify(r.command)} in ${r.cwd ?? 'where the checked work lies'} (${r.writable ? 'writable' : 'read-only'}), timeout ${r.timeoutSec}s${r.secrets.length ? `, secrets ${r.secrets.join(', ')}` : ''}`;

@@ -84,7 +84,8 @@ export function verifierLabel(v: TreeNode['verifier_config']): string {
   if (!v || v.kind === 'auto') return 'auto';
   if (v.kind === 'peer') return `peer agent ${v.agent_id}`;
   const secrets = v.secrets?.length ? `, with your secrets ${v.secrets.join(', ')}` : '';
-  return `recipe "${v.recipe ?? '?'}": sh -c ${JSON.stringify(v.cmd)} in ${v.cwd ?? 'the workspace'}, timeout ${v.timeout_sec ?? 60}s${secrets}`;
+  const where = v.cwd ?? "the task's project, else the assignee's working directory";
+  return `recipe "${v.recipe ?? '?'}": sh -c ${JSON.stringify(v.cmd)} in ${where} (${v.writable ? 'writable' : 'read-only'}), timeout ${v.timeout_sec ?? 60}s${secrets}`;
 }
 
 /** Someone's words under a header, each line behind `> `: none of them can pass for a line of the card. */

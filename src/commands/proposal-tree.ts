@@ -24,6 +24,8 @@ export interface RecipeFact {
   name: string;
   command: string;
   cwd: string | null;
+  /** Its processes may write in its directory (its own `cwd` only). */
+  writable: boolean;
   timeoutSec: number;
   secrets: readonly string[];
 }
@@ -128,6 +130,12 @@ function resolveTree(request: TreeRequest, f: TreeFacts, proposerKey: string, ow
         proposer,
         path,
       );
+    if (v?.kind === 'command' && v.cwd !== undefined && proposer !== null)
+      throw new DomainError(
+        'ErrVerifierCwdNotAllowed',
+        `${path}.verifier_config.cwd: a command verifier runs in its recipe's own directory, else where the checked work lies (the task's project, else the assignee's working directory), read-only — a tree proposed by an agent cannot choose where the owner's command runs`,
+        { path },
+      );
     const verifier = v?.kind === 'command' ? recipeVerifier(v, f.recipes, path) : v;
     const children = node.children?.map((child, i) => walk(child, `${path}.children[${i}]`, depth + 1));
     return {
@@ -177,7 +185,8 @@ function checkPeer(
 
 /**
  * A command verifier as the task records it: the recipe's id and exact command line, its working directory
- * (the recipe's, else the tree's, else none: the workspace), timeout and granted secrets; null without such a recipe.
+ * (the recipe's, else the owner's tree's, else none: where the checked work lies), whether it may write
+ * there (the recipe's own directory only), timeout and granted secrets; null without such a recipe.
  */
 export function commandVerifier(
   v: { recipe: string; cwd?: string },
@@ -193,6 +202,7 @@ export function commandVerifier(
     cmd: recipe.command,
     timeout_sec: recipe.timeoutSec,
     ...(dir !== undefined ? { cwd: dir } : {}),
+    ...(recipe.writable && recipe.cwd !== null ? { writable: true } : {}),
     ...(recipe.secrets.length ? { secrets: [...recipe.secrets] } : {}),
   };
 }

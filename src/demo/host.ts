@@ -84,7 +84,7 @@ export async function startHost(
     addRecipe(
       app,
       ownerSpeaker,
-      { name: r.name, command: r.command, cwd: null, timeoutSec: r.timeoutSec, secrets: [] },
+      { name: r.name, command: r.command, cwd: null, writable: false, timeoutSec: r.timeoutSec, secrets: [] },
       actor,
     );
   const spawned = configureSpawned(app, owner.userId, actor);

@@ -27,6 +27,8 @@ export type VerifierConfig =
       recipe?: string;
       recipeId?: number;
       secrets?: string[];
+      /** The recipe may write in its directory (its own only); absent: mounted read-only. */
+      writable?: boolean;
     };
 export type VerifierKind = VerifierConfig['kind'];
 

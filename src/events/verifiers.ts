@@ -16,8 +16,13 @@ export type VerifierRecipeAdded = Event<
     name: string;
     /** Run as `/bin/sh -c <command>`, exactly as written here. */
     command: string;
-    /** The working directory (resolved, inside the allowed roots when added); null: the task tree may name one, else the workspace. */
+    /**
+     * The working directory (resolved, inside the allowed roots when added); null: where the checked work
+     * lies (the task's project, else the assignee's working directory; the owner's own tree may name one).
+     */
     cwd: string | null;
+    /** Its processes may write in `cwd` (absent on recipes added before: read-only, as every other verifier directory). */
+    writable?: boolean;
     timeoutSec: number;
     /** User-scope secrets the owner grants this recipe's processes (by name); task-scope secrets always reach them. */
     secrets: string[];

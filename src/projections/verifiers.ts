@@ -12,20 +12,21 @@ import { run } from '../engine/projection-sql.js';
 type T = 'verifier_recipes';
 
 const sql = sqlFor((t: Record<T, string>) => ({
-  insert: `INSERT OR IGNORE INTO "${t.verifier_recipes}" (recipe_id, owner_id, name, command, cwd, timeout_sec, secrets, added_by, added_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insert: `INSERT OR IGNORE INTO "${t.verifier_recipes}" (recipe_id, owner_id, name, command, cwd, writable, timeout_sec, secrets, added_by, added_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   removed: `UPDATE "${t.verifier_recipes}" SET removed_at = ?, removed_by = ? WHERE recipe_id = ?`,
 }));
 
 export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
   name: 'verifier_recipes',
-  version: 1,
+  version: 2,
   handles: ['VerifierRecipeAdded', 'VerifierRecipeRemoved'],
   tables: ['verifier_recipes'],
   init(t) {
     return `
       CREATE TABLE IF NOT EXISTS "${t.verifier_recipes}" (
-        recipe_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, command TEXT NOT NULL, cwd TEXT, timeout_sec INTEGER NOT NULL,
+        recipe_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, name TEXT NOT NULL, command TEXT NOT NULL, cwd TEXT,
+        writable INTEGER NOT NULL DEFAULT 0, timeout_sec INTEGER NOT NULL,
         secrets TEXT NOT NULL, added_by TEXT NOT NULL, added_at TEXT NOT NULL, removed_at TEXT, removed_by TEXT);
       CREATE INDEX IF NOT EXISTS "${t.verifier_recipes}_by_name" ON "${t.verifier_recipes}" (owner_id, name, removed_at);
     `;
@@ -42,6 +43,7 @@ export const verifiersProjection: Projection<VerifierRecipeEvent, T> = {
           d.name,
           d.command,
           d.cwd,
+          d.writable === true ? 1 : 0,
           d.timeoutSec,
           JSON.stringify(d.secrets),
           d.by.name,
@@ -66,6 +68,7 @@ export interface RecipeRow {
   name: string;
   command: string;
   cwd: string | null;
+  writable: boolean;
   timeoutSec: number;
   secrets: string[];
   addedBy: string;
@@ -73,10 +76,10 @@ export interface RecipeRow {
   removedAt: string | null;
 }
 
-const ROW = `SELECT recipe_id AS recipeId, owner_id AS ownerId, name, command, cwd, timeout_sec AS timeoutSec, secrets, added_by AS addedBy,
+const ROW = `SELECT recipe_id AS recipeId, owner_id AS ownerId, name, command, cwd, writable, timeout_sec AS timeoutSec, secrets, added_by AS addedBy,
   added_at AS addedAt, removed_at AS removedAt FROM verifier_recipes`;
 const toRow = (r: Record<string, unknown> | undefined): RecipeRow | null =>
-  r ? { ...(r as unknown as RecipeRow), secrets: JSON.parse(r.secrets as string) } : null;
+  r ? { ...(r as unknown as RecipeRow), writable: r.writable === 1, secrets: JSON.parse(r.secrets as string) } : null;
 
 /** The owner's active recipe of that name. */
 export const activeRecipe = (db: Database, ownerId: number, name: string): RecipeRow | null =>

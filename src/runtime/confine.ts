@@ -1,19 +1,18 @@
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { closeSync, existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import type { App } from '../app.js';
+import { openDir } from '../beneath.js';
+import { sandboxIdentity } from '../sandbox-user.js';
+import { Descriptors, mountRefusal, mountsFor, writableProblem } from './confine-mounts.js';
 import type { LimitKind, Limits, NetworkMode, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
-import { enforcement, limitDefaults, limitHit, prlimitArgs, RunCgroup } from './limits.js';
-import { defaultAllowHosts, GATE_SOCKET, RunSockets } from './network-gate.js';
-import {
-  bwrapArgs,
-  contains,
-  hostSupport,
-  nodeInstall,
-  SANDBOX_HOME,
-  SANDBOX_SOCKETS,
-  which,
-  type Mounts,
-} from './sandbox.js';
+import { enforcement, limitHit, prlimitArgs, RunCgroup } from './limits.js';
+import { defaultAllowHosts, RunSockets } from './network-gate.js';
+import { bwrapArgs, type Mounts } from './bwrap-args.js';
+import { limitsFor, networkDefault, type SandboxSwitch } from './confine-defaults.js';
+import { gateScript, insideEnv } from './confine-inside.js';
+import { asSandboxUser, hostSupport, which } from './sandbox.js';
+
+export { effectiveSandbox, networkDefault, sandboxDefault, type SandboxSwitch } from './confine-defaults.js';
 
 /**
  * Every process Colony starts — agent runs and command verifiers — goes through `prepare`:
@@ -23,13 +22,14 @@ import {
  * the owner opted out (`serve --sandbox off`, or `colony agents runtime NAME --sandbox off`), and then
  * the profile says so. What a run ran under is its profile, recorded with the run.
  */
-export type SandboxSwitch = 'on' | 'off';
 export interface ConfineRequest {
   role: 'agent' | 'verifier';
   /** Names its cgroup: `run-12`, `verify-7`. */
   label: string;
   command: string;
   cwd: string;
+  /** Whether the working directory is mounted read-write (agents) or read-only (verifiers, unless their recipe says so). */
+  cwdWritable: boolean;
   env: NodeJS.ProcessEnv;
   /** A directory of the host that becomes its HOME (agents keep theirs between runs); null: an empty private one. */
   home: string | null;
@@ -39,18 +39,21 @@ export interface Confined {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** Descriptors the process must inherit as 3, 4, … (the mounts bubblewrap binds; it closes them once mounted). */
+  fds: readonly number[];
   profile: SandboxProfile;
   /** The limit the finished process ran into, if any. */
   limitHit(result: { signal: string | null; exitCode: number | null; tail: string }): LimitKind | null;
-  /** Kills what is left in its cgroup, closes its sockets. */
+  /** Kills what is left in its cgroup, closes its sockets and descriptors. */
   release(): void;
 }
-export type Confinement = Confined | { refused: string };
+/**
+ * A refusal says whose it is to fix: `host` (no bubblewrap, prlimit or socat: the owner's machine) or
+ * `place` (the directory is missing, a symlink, not the sandbox user's: what the process was to work on).
+ */
+export type Confinement = Confined | { refused: string; cause: 'host' | 'place' };
 
-/** Where Colony's code lives: agent runners and their modules are read from there (read-only). */
-export const COLONY_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Inside the sandbox, 127.0.0.1:7070 is the run's gate: COLONY_URL and, for `allow`, HTTPS_PROXY. */
-const GATE_PORT = 7070;
+export { COLONY_ROOT } from './confine-mounts.js';
 
 export class Confiner {
   constructor(
@@ -67,109 +70,122 @@ export class Confiner {
     const limits = limitsFor(o);
     if (this.options.sandbox === 'off' || o?.sandbox === 'off')
       return unconfined(req, limits, this.options.sandbox === 'off' ? 'serve' : 'agent');
-    if (!existsSync(req.cwd)) return { refused: `its working directory ${req.cwd} does not exist` };
-    const host = hostSupport();
-    if (!host.ok)
-      return {
-        refused: `confinement is not possible here: ${host.reason}; the owner may opt out (serve --sandbox off, or colony agents runtime NAME --sandbox off)`,
-      };
     const network: NetworkMode = req.role === 'verifier' ? 'none' : (o?.network ?? networkDefault());
-    const prlimit = which('prlimit');
-    if (!prlimit) return { refused: 'prlimit (util-linux) is not installed: limits cannot be set' };
     const gated = req.role === 'agent' && network !== 'host';
-    if (gated && !host.socat)
-      return { refused: `network ${network} needs socat inside the sandbox (Debian: apt-get install socat)` };
+    const tools = hostTools(gated, network);
+    if ('refused' in tools) return tools;
+    const problem = this.placesProblem(req);
+    if (problem) return { refused: problem, cause: 'place' };
     const allowHosts = network === 'allow' ? (o?.allowHosts ?? defaultAllowHosts()) : null;
     const sockets =
       gated && this.options.mcpUrl ? await RunSockets.open(new URL(this.options.mcpUrl), allowHosts) : null;
+    const fds = new Descriptors();
+    let mounts: Mounts;
+    let bwrap: string[];
+    try {
+      mounts = mountsFor({
+        cwd: req.cwd,
+        cwdWritable: req.cwdWritable,
+        home: req.home,
+        sockets: sockets?.dir ?? null,
+        dataDir: this.app.dataDir,
+        shareNetwork: network === 'host',
+      });
+      bwrap = bwrapArgs(mounts, (path) => fds.open(path));
+    } catch (e) {
+      fds.close();
+      sockets?.close();
+      return { refused: mountRefusal(e, 'its working directory or home'), cause: 'place' };
+    }
+    // Made last: nothing that can refuse comes after it, so a refusal never leaves a cgroup behind.
     const cgroup = RunCgroup.create(`${req.label}-${process.pid}`, limits);
-    const mounts = this.mounts(req, network, sockets);
-    const inner = gated ? gateScript() : 'exec /bin/sh -c "$1"';
-    const sandboxed = [
-      prlimit,
-      ...prlimitArgs(limits, cgroup),
-      '--',
-      host.bwrap,
-      ...bwrapArgs(mounts),
-      '--',
-      '/bin/sh',
-      '-c',
-      inner,
-      'sh',
-      req.command,
-    ];
-    const [file, ...args] = cgroup
-      ? ['/bin/sh', '-c', `${cgroup.enter()} && exec "$@"`, 'sh', ...sandboxed]
-      : sandboxed;
-    const profile: SandboxProfile = {
-      mode: 'bwrap',
-      network,
-      ...(allowHosts ? { allowHosts } : {}),
-      writable: [...mounts.writable, ...(mounts.home ? [mounts.home] : [])],
-      readOnly: mounts.readOnly,
-      limits,
-      enforcement: enforcement(cgroup),
-    };
+    const [file, ...args] = commandLine(tools, limits, cgroup, bwrap, gated, req.command);
     return {
       file: file!,
       args,
       env: insideEnv(req.env, network),
-      profile,
+      fds: fds.list,
+      profile: {
+        mode: 'bwrap',
+        network,
+        ...(allowHosts ? { allowHosts } : {}),
+        writable: [...mounts.writable, ...(mounts.home ? [mounts.home] : [])],
+        readOnly: mounts.readOnly,
+        limits,
+        enforcement: enforcement(cgroup),
+      },
       limitHit: (r) => limitHit(r, cgroup),
       release: () => {
+        fds.close();
         cgroup?.remove();
         sockets?.close();
       },
     };
   }
 
-  private mounts(req: ConfineRequest, network: NetworkMode, sockets: RunSockets | null): Mounts {
-    const readOnly = [COLONY_ROOT, nodeInstall()].filter((p): p is string => p !== null).map((p) => realpathSync(p));
-    if (req.home) mkdirSync(req.home, { recursive: true, mode: 0o700 });
-    return {
-      writable: [realpathSync(req.cwd)],
-      readOnly: readOnly.filter((p) => !contains(realpathSync(req.cwd), p)),
-      hidden: [realpathSync(this.app.dataDir)],
-      home: req.home,
-      sockets: sockets?.dir ?? null,
-      cwd: realpathSync(req.cwd),
-      shareNetwork: network === 'host',
-    };
+  /** Its directories exist, are no symlinks, and are the sandbox uid's to write where they are mounted writable. */
+  private placesProblem(req: ConfineRequest): string | null {
+    const colonyDirs = [join(this.app.dataDir, 'workspace'), join(this.app.dataDir, 'homes')].map((d) =>
+      existsSync(d) ? realpathSync(d) : d,
+    );
+    try {
+      if (req.home) writableProblem(req.home, colonyDirs);
+      return req.cwdWritable ? writableProblem(req.cwd, colonyDirs) : (closeSync(openDir(req.cwd)), null);
+    } catch (e) {
+      return mountRefusal(e, 'its working directory');
+    }
   }
 }
 
-/** COLONY_SANDBOX: `off` opts out of confinement for every process; anything else (or unset) keeps it on. */
-export const sandboxDefault = (env: NodeJS.ProcessEnv = process.env): SandboxSwitch =>
-  env.COLONY_SANDBOX === 'off' ? 'off' : 'on';
-
-export const networkDefault = (env: NodeJS.ProcessEnv = process.env): NetworkMode => {
-  const v = env.COLONY_NETWORK;
-  return v === 'none' || v === 'host' || v === 'allow' ? v : 'allow';
-};
-
-/** An agent's confinement as it would run now: its own settings over the process-wide defaults (`colony agents runtime`). */
-export function effectiveSandbox(o: SandboxOverrides | null): {
-  sandbox: SandboxSwitch;
-  network: NetworkMode;
-  allowHosts: string[];
-  limits: Limits;
-} {
-  return {
-    sandbox: o?.sandbox ?? sandboxDefault(),
-    network: o?.network ?? networkDefault(),
-    allowHosts: o?.allowHosts ?? defaultAllowHosts(),
-    limits: limitsFor(o),
-  };
+interface HostTools {
+  bwrap: string;
+  prlimit: string;
+  setpriv: string | null;
 }
 
-function limitsFor(o: SandboxOverrides | null): Limits {
-  const d = limitDefaults();
-  return {
-    memoryMb: o?.memoryMb ?? d.memoryMb,
-    cpuSec: o?.cpuSec ?? d.cpuSec,
-    pids: o?.pids ?? d.pids,
-    fileMb: o?.fileMb ?? d.fileMb,
-  };
+/** The host's programs confinement needs, or the refusal that names the one missing (the owner's to install). */
+function hostTools(gated: boolean, network: NetworkMode): HostTools | { refused: string; cause: 'host' } {
+  const host = hostSupport();
+  if (!host.ok)
+    return {
+      refused: `confinement is not possible here: ${host.reason}; the owner may opt out (serve --sandbox off, or colony agents runtime NAME --sandbox off)`,
+      cause: 'host',
+    };
+  const prlimit = which('prlimit');
+  if (!prlimit) return { refused: 'prlimit (util-linux) is not installed: limits cannot be set', cause: 'host' };
+  if (gated && !host.socat)
+    return {
+      refused: `network ${network} needs socat inside the sandbox (Debian: apt-get install socat)`,
+      cause: 'host',
+    };
+  return { bwrap: host.bwrap, prlimit, setpriv: host.setpriv };
+}
+
+/** `[sh -c 'enter the cgroup' …] prlimit … bwrap … [setpriv …] sh -c INNER sh COMMAND`. */
+function commandLine(
+  t: HostTools,
+  limits: Limits,
+  cgroup: RunCgroup | null,
+  bwrap: string[],
+  gated: boolean,
+  command: string,
+): string[] {
+  const inner = gated ? gateScript() : 'exec /bin/sh -c "$1"';
+  const sandboxed = [
+    t.prlimit,
+    ...prlimitArgs(limits, cgroup),
+    '--',
+    t.bwrap,
+    ...bwrap,
+    '--',
+    ...asSandboxUser(t.setpriv, sandboxIdentity()),
+    '/bin/sh',
+    '-c',
+    inner,
+    'sh',
+    command,
+  ];
+  return cgroup ? ['/bin/sh', '-c', `${cgroup.enter()} && exec "$@"`, 'sh', ...sandboxed] : sandboxed;
 }
 
 /** The owner opted out: the command runs as it is, and the profile says so. */
@@ -178,6 +194,7 @@ function unconfined(req: ConfineRequest, limits: Limits, by: 'serve' | 'agent'):
     file: '/bin/sh',
     args: ['-c', req.command],
     env: req.env,
+    fds: [],
     profile: {
       mode: 'off',
       optOut: by,
@@ -188,35 +205,4 @@ function unconfined(req: ConfineRequest, limits: Limits, by: 'serve' | 'agent'):
     limitHit: () => null,
     release: () => undefined,
   };
-}
-
-/** Inside an empty network namespace: put the run's gate (Colony's MCP, and the allow-list proxy) on 127.0.0.1, wait until it listens, then run. */
-function gateScript(): string {
-  const port = GATE_PORT.toString(16).toUpperCase().padStart(4, '0');
-  return [
-    `socat TCP-LISTEN:${GATE_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_SOCKETS}/${GATE_SOCKET} 2>/dev/null &`,
-    // Ready when the kernel lists the listener (shell builtins only: a probe connection would cost a process per try).
-    `n=0; until [ $n -ge 200000 ]; do while read -r _ a _ s _; do [ "$a $s" = "0100007F:${port} 0A" ] && break 2; done < /proc/net/tcp; n=$((n+1)); done`,
-    'exec /bin/sh -c "$1"',
-  ].join('\n');
-}
-
-/** The environment inside: HOME and TMPDIR of the sandbox; Colony's MCP on the sandbox's loopback; the proxy for everything else. */
-function insideEnv(env: NodeJS.ProcessEnv, network: NetworkMode): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { ...env, HOME: SANDBOX_HOME, TMPDIR: '/tmp' };
-  if (network === 'host') return out;
-  if (env.COLONY_URL) out.COLONY_URL = `http://127.0.0.1:${GATE_PORT}/mcp`;
-  if (network === 'allow') {
-    const proxy = `http://127.0.0.1:${GATE_PORT}`;
-    Object.assign(out, {
-      HTTPS_PROXY: proxy,
-      HTTP_PROXY: proxy,
-      https_proxy: proxy,
-      http_proxy: proxy,
-      ALL_PROXY: proxy,
-      NO_PROXY: '127.0.0.1,localhost',
-      no_proxy: '127.0.0.1,localhost',
-    });
-  }
-  return out;
 }

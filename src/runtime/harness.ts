@@ -20,6 +20,8 @@ export interface LaunchSpec {
   args?: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Descriptors the process inherits as 3, 4, … (the sandbox's mounts); every other descriptor of Colony's is close-on-exec. */
+  fds?: readonly number[];
   stdin: string;
   timeoutSec: number;
   /** Values to mask in the recorded output (the secrets handed to the process, its token). */
@@ -72,7 +74,7 @@ export function launch(spec: LaunchSpec): RunningProcess {
   const child = spawn(spec.file ?? '/bin/sh', spec.args ?? ['-c', spec.command], {
     cwd: spec.cwd,
     env: spec.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe', ...(spec.fds ?? [])],
     detached: true,
   });
   const out = new Tail(STDOUT_KEEP_BYTES);

@@ -5,6 +5,7 @@ import { LeaseSweeper } from './leases.js';
 import { Reactor } from './reactor.js';
 import { CommandVerifier } from './verifier.js';
 import { Confiner, sandboxDefault, type SandboxSwitch } from './confine.js';
+import { closeInheritedDescriptors } from './inherited-fds.js';
 
 /**
  * The side effects a Colony process runs after commit: command verifiers, the lease sweeper and — when
@@ -32,6 +33,7 @@ export interface RuntimeOptions {
 }
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
+  closeInheritedDescriptors();
   const confiner = new Confiner(app, { sandbox: options.sandbox ?? sandboxDefault(), mcpUrl: options.mcpUrl ?? null });
   const verifier = new CommandVerifier(app, confiner).start();
   const leases = new LeaseSweeper(app, options.sweepIntervalMs).start();

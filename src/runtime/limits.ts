@@ -7,8 +7,9 @@ import { log } from '../log.js';
  * Limits of one confined process tree. Memory and the number of processes are a cgroup's (v2, or v1's
  * memory and pids controllers) when Colony may create cgroups — they then hold for the whole sandbox and
  * say afterwards whether they were hit; otherwise rlimits per process (RLIMIT_DATA, RLIMIT_NPROC — which
- * does not bind a process running as root, so the profile says "not enforced"). CPU time and file size
- * are rlimits per process (SIGXCPU, SIGXFSZ tell them apart).
+ * counts every process of the sandbox's uid on the host, so concurrent sandboxes share it; a confined process
+ * never runs as root, which RLIMIT_NPROC would not bind). CPU time and file size are rlimits per process
+ * (SIGXCPU, SIGXFSZ tell them apart).
  */
 export const LIMIT_DEFAULTS: Limits = { memoryMb: 2048, cpuSec: 900, pids: 512, fileMb: 1024 };
 const ENV: Record<keyof Limits, string> = {
@@ -168,10 +169,10 @@ export function enforcement(cgroup: RunCgroup | null): {
   cpu: Enforcement;
   fileSize: Enforcement;
 } {
-  const root = process.getuid?.() === 0;
+  // RLIMIT_NPROC binds: a confined process never runs as root (sandbox-user.ts). It counts every process of its uid.
   return {
     memory: cgroup ? 'cgroup' : 'rlimit',
-    pids: cgroup ? 'cgroup' : root ? 'none' : 'rlimit',
+    pids: cgroup ? 'cgroup' : 'rlimit',
     cpu: 'rlimit',
     fileSize: 'rlimit',
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { giveToSandbox } from '../sandbox-user.js';
 import { SANDBOX_HOME } from './sandbox.js';
 
 /**
@@ -37,6 +38,7 @@ export function writeMcpConfig(hostHome: string, env: NodeJS.ProcessEnv, token: 
 export function writeExclusive(path: string, text: string): void {
   const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
+    giveToSandbox(fd); // the confined process runs as the sandbox's uid, and must read it
     writeSync(fd, text);
   } finally {
     closeSync(fd);

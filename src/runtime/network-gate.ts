@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import {
   createServer as httpServer,
   request as httpRequest,
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allowList } from '../events/sandbox.js';
 import { log } from '../log.js';
+import { sandboxOwner } from '../sandbox-user.js';
 
 /**
  * A confined run's way out of its empty network namespace (network `none` or `allow`): one Unix socket
@@ -107,6 +108,9 @@ export class RunSockets {
         s.server.once('error', reject);
         s.server.listen(join(s.dir, GATE_SOCKET), () => resolve());
       });
+      // Confined processes run as the sandbox's uid: the directory (Colony's own, 0700) and its socket are theirs to reach.
+      const owner = sandboxOwner();
+      if (owner) for (const p of [s.dir, join(s.dir, GATE_SOCKET)]) chownSync(p, owner.uid, owner.gid);
       return s;
     } catch (e) {
       s.close();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failRun, finishRun } from '../actions/runs.js';
 import { buildSecretEnv } from '../actions/secrets/env.js';
@@ -11,11 +11,10 @@ import { getGoal } from '../projections/goal-queries.js';
 import { getTask } from '../projections/task-queries.js';
 import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principal-queries.js';
 import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
-import { getProject } from '../projections/projects.js';
 import { launch, PendingProcess, type ProcessResult } from './harness.js';
 import type { LimitKind } from '../events/sandbox.js';
 import type { Confiner } from './confine.js';
-import { realResolve } from '../actions/projects/paths.js';
+import { agentWorkDir } from './work-dirs.js';
 import { parseFinalUsage } from './usage.js';
 import { launchRun, timeOutRun } from '../actions/runs/launch.js';
 
@@ -51,7 +50,7 @@ export function runProcess(app: App, run: RunRow, options: RunnerOptions): Launc
     );
     return { run: failed, process: null, done: Promise.resolve(failed) };
   }
-  const cwd = workingDirectory(app, agent);
+  const cwd = agentWorkDir(app, agent);
   if (typeof cwd !== 'string') {
     const failed = failRun(app, run.runId, cwd.problem);
     return { run: failed, process: null, done: Promise.resolve(failed) };
@@ -76,11 +75,13 @@ async function confinedRun(
 ): Promise<RunRow> {
   const secrets = secretsFor(app, run, agent);
   const home = join(app.dataDir, 'homes', agent.name);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   const confined = await c.options.confiner.prepare({
     role: 'agent',
     label: `run-${run.runId}`,
     command: agent.command!,
     cwd: c.cwd,
+    cwdWritable: true,
     home,
     env: { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) },
     overrides: runtimeOf(app.engine.db, agent.agentId).sandbox,
@@ -88,7 +89,6 @@ async function confinedRun(
   if ('refused' in confined) return failRun(app, run.runId, confined.refused);
   let mcpConfig: McpConfigFile | null = null;
   try {
-    mkdirSync(home, { recursive: true, mode: 0o700 }); // confined runs have it already; unconfined ones get it here
     mcpConfig = writeMcpConfig(home, confined.env, c.token);
     if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running')
@@ -101,6 +101,7 @@ async function confinedRun(
       args: confined.args,
       cwd: c.cwd,
       env: confined.env,
+      fds: confined.fds,
       stdin,
       timeoutSec: run.timeoutSec ?? 900,
       secrets: [...Object.values(secrets), c.token],
@@ -137,27 +138,6 @@ function recordEnd(app: App, run: RunRow, r: ProcessResult, limit: LimitKind | n
     agentText: text || null,
     limit,
   });
-}
-
-/**
- * The agent's project directory when it has a project (xylocopa's agents work in theirs), else its own
- * under the workspace. A project directory is re-resolved first: one swapped for a symlink since it was
- * registered would start the agent elsewhere, so the run fails instead.
- */
-function workingDirectory(app: App, agent: AgentRow): string | { problem: string } {
-  const projectId = runtimeOf(app.engine.db, agent.agentId).projectId;
-  const project = projectId === null ? null : getProject(app.engine.db, projectId);
-  if (project && !project.archived && existsSync(project.path)) {
-    const now = realResolve(project.path);
-    return now === project.path
-      ? project.path
-      : {
-          problem: `project ${project.name}'s directory ${project.path} now resolves to ${now}: the run was not started there`,
-        };
-  }
-  const own = join(app.dataDir, 'workspace', 'agents', agent.name);
-  mkdirSync(own, { recursive: true });
-  return own;
 }
 
 function record(fn: () => void): void {

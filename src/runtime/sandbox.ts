@@ -1,18 +1,21 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { sandboxIdentity, type SandboxIdentity } from '../sandbox-user.js';
 
 /**
  * Bubblewrap: whether this host can confine processes, and the mounts of one sandbox.
  * The sandbox's root is an empty tmpfs; only what is listed here exists in it: the system read-only
- * (/usr and its links, /etc minus the files that hold credentials, /opt), Colony's own code read-only
- * (agent runners live there), the process's directory and its home read-write, a private /tmp and /run,
- * /proc of its own PID namespace. The data directory, other agents' directories and the owner's home are
- * not mounted — where one lies under a mounted tree it is covered by an empty tmpfs. Namespaces: user,
- * PID, IPC, UTS, cgroup and (unless the network is `host`) network; every capability dropped, no new
- * privileges (bubblewrap always sets it), killed with its parent.
+ * (/usr and its links, an allowlist of /etc with Colony's own passwd and group, /opt), the parts of
+ * Colony's code that run (agent runners live there) read-only, the process's directory (read-write, or
+ * read-only for a verifier) and its home, a private /tmp and /run, /proc of its own PID namespace. The
+ * data directory, other agents' directories and the owner's home are not mounted — where one lies under
+ * a mounted tree it is covered by an empty tmpfs. Namespaces: user, PID, IPC, UTS, cgroup and (unless the
+ * network is `host`) network; every capability dropped, no new privileges (bubblewrap always sets it),
+ * killed with its parent; as root, it runs as an unprivileged uid (sandbox-user.ts).
  */
-export type HostSupport = { ok: true; bwrap: string; socat: string | null } | { ok: false; reason: string };
+export type HostSupport =
+  { ok: true; bwrap: string; socat: string | null; setpriv: string | null } | { ok: false; reason: string };
 
 let cached: HostSupport | null = null;
 
@@ -34,17 +37,56 @@ function probe(): HostSupport {
     return { ok: false, reason: `confinement needs Linux namespaces; this is ${process.platform}` };
   const bwrap = which('bwrap');
   if (!bwrap) return { ok: false, reason: 'bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)' };
-  const r = spawnSync(
-    bwrap,
-    ['--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--', '/bin/true'],
-    { encoding: 'utf8', timeout: 10_000 },
-  );
+  let who: SandboxIdentity;
+  try {
+    who = sandboxIdentity();
+  } catch (e) {
+    return { ok: false, reason: (e as Error).message };
+  }
+  const setpriv = who.switched ? which('setpriv') : null;
+  if (who.switched && !setpriv)
+    return {
+      ok: false,
+      reason: `Colony runs as root and confined processes run as uid ${who.uid}: setpriv (util-linux) is needed to switch to it`,
+    };
+  // As root: bubblewrap itself runs as root (no user namespace) and the command drops to the sandbox's uid.
+  const test = [
+    ...(who.switched ? [] : ['--unshare-user']),
+    '--unshare-pid',
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--',
+    ...asSandboxUser(setpriv, who),
+    '/bin/true',
+  ];
+  const r = spawnSync(bwrap, test, { encoding: 'utf8', timeout: 10_000 });
   if (r.status !== 0)
     return {
       ok: false,
       reason: `bwrap cannot create namespaces here (user namespaces disabled?): ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`,
     };
-  return { ok: true, bwrap, socat: which('socat') };
+  return { ok: true, bwrap, socat: which('socat'), setpriv };
+}
+
+/**
+ * The command that drops to the sandbox's uid/gid inside the sandbox, every capability gone for good
+ * (nothing when Colony is not root: bubblewrap then runs as Colony's own user in a user namespace).
+ */
+export function asSandboxUser(setpriv: string | null, who: SandboxIdentity): string[] {
+  if (!who.switched || !setpriv) return [];
+  return [
+    setpriv,
+    `--reuid=${who.uid}`,
+    `--regid=${who.gid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+  ];
 }
 
 export function which(name: string): string | null {
@@ -55,81 +97,15 @@ export function which(name: string): string | null {
   return null;
 }
 
-/** Files of /etc that hold credentials or host keys: masked even though /etc is mounted read-only. */
-const ETC_SECRETS = [
-  '/etc/shadow',
-  '/etc/gshadow',
-  '/etc/shadow-',
-  '/etc/gshadow-',
-  '/etc/sudoers',
-  '/etc/ssh',
-  '/etc/ssl/private',
-  '/etc/security/opasswd',
-];
-const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-
-export interface Mounts {
-  /** Read-write, at the same path inside. */
-  writable: string[];
-  /** Read-only, at the same path inside (Colony's code, the runtime's own install). */
-  readOnly: string[];
-  /** Hidden wherever they lie under a mounted tree (the data directory). */
-  hidden: string[];
-  /** Mounted read-write at /home/agent and made HOME; null: an empty private home. */
-  home: string | null;
-  /** Mounted read-only at /run/colony (the run's sockets to Colony and to the allow-list proxy). */
-  sockets: string | null;
-  cwd: string;
-  shareNetwork: boolean;
-}
-
 export const SANDBOX_HOME = '/home/agent';
 export const SANDBOX_SOCKETS = '/run/colony';
 
-export function bwrapArgs(m: Mounts): string[] {
-  const args = [
-    '--unshare-user',
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    ...(m.shareNetwork ? [] : ['--unshare-net']),
-    '--die-with-parent',
-    '--cap-drop',
-    'ALL',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-  ];
-  for (const link of SYSTEM_LINKS) args.push(...systemEntry(link));
-  args.push('--ro-bind', '/etc', '/etc', '--ro-bind-try', '/opt', '/opt');
-  for (const secret of ETC_SECRETS)
-    if (existsSync(secret))
-      args.push(...(lstatSync(secret).isDirectory() ? ['--tmpfs', secret] : ['--ro-bind', '/dev/null', secret]));
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/run');
-  for (const path of m.readOnly) args.push('--ro-bind', path, path);
-  // An empty tmpfs over a hidden directory that a mounted tree contains; later binds (the run's own directory inside it) still show.
-  for (const path of m.hidden)
-    if ([...m.readOnly, '/usr', '/etc', '/opt'].some((root) => contains(root, path))) args.push('--tmpfs', path);
-  for (const path of m.writable) args.push('--bind', path, path);
-  // A writable tree that contains the data directory (a verifier running at a project's root that holds it) must not show it either.
-  for (const hidden of m.hidden) {
-    if (!m.writable.some((w) => contains(w, hidden) && !contains(hidden, w))) continue;
-    args.push('--tmpfs', hidden);
-    for (const path of m.writable) if (contains(hidden, path)) args.push('--bind', path, path);
-  }
-  args.push(...(m.home ? ['--bind', m.home, SANDBOX_HOME] : ['--tmpfs', SANDBOX_HOME]));
-  if (m.sockets) args.push('--ro-bind', m.sockets, SANDBOX_SOCKETS);
-  // The sandbox's own root (where the mount points were made) read-only too: nothing is written outside the mounts.
-  args.push('--remount-ro', '/', '--chdir', m.cwd);
-  return args;
-}
+export const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /** /bin, /lib…: a link on merged-/usr systems (recreated as a link), a directory elsewhere (mounted read-only). */
-function systemEntry(path: string): string[] {
-  if (!existsSync(path)) return [];
-  const stat = lstatSync(path);
-  return stat.isSymbolicLink() ? ['--symlink', readlinkSync(path), path] : ['--ro-bind', path, path];
+export function systemEntry(path: string): { link: string } | { dir: string } | null {
+  if (!existsSync(path)) return null;
+  return lstatSync(path).isSymbolicLink() ? { link: readlinkSync(path) } : { dir: path };
 }
 
 export const contains = (root: string, path: string): boolean => {

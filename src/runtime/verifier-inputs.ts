@@ -1,18 +1,24 @@
-import { join } from 'node:path';
 import { buildSecretEnv } from '../actions/secrets/env.js';
 import { pathPolicyFor, recheckRegistered } from '../actions/projects/paths.js';
 import type { App } from '../app.js';
 import { log } from '../log.js';
 import { getGoal } from '../projections/goal-queries.js';
 import type { TaskRow } from '../projections/task-queries.js';
+import { verifierWorkDir } from './work-dirs.js';
 
 /** What a command verifier's process gets: its working directory, its secrets and its environment. */
 
-/** The directory approved with the task, re-resolved now: a directory swapped for a symlink since is refused. */
-export function verifierDirectory(app: App, cwd: string | undefined): string | { problem: string } {
-  if (cwd === undefined) return join(app.dataDir, 'workspace');
+/**
+ * Where the verifier runs (work-dirs.ts) and whether it may write there: only a recipe that says so, in
+ * its own directory; a registered directory that moved since (swapped for a symlink) is refused.
+ */
+export function verifierPlace(app: App, task: TaskRow): { dir: string; writable: boolean } | { problem: string } {
+  const place = verifierWorkDir(app, task);
+  if ('problem' in place) return place;
+  if (place.source !== 'recipe') return { dir: place.dir, writable: false };
   try {
-    return recheckRegistered(pathPolicyFor(app), cwd, "the verifier's working directory");
+    const dir = recheckRegistered(pathPolicyFor(app), place.dir, "the verifier's working directory");
+    return { dir, writable: task.verifier.kind === 'command' && task.verifier.writable === true };
   } catch (e) {
     return { problem: `verifier command not run: ${(e as Error).message}` };
   }

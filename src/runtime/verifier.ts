@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Subscription } from 'rxjs';
 import { verifyTask } from '../actions/tasks.js';
 import { recipeProblem } from '../actions/verifiers.js';
@@ -10,7 +9,7 @@ import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import { Confiner, sandboxDefault } from './confine.js';
 import { launch, PendingProcess } from './harness.js';
 import { sendSystemDirect } from '../actions/notifications.js';
-import { verifierDirectory, verifierEnvironment, verifierSecrets } from './verifier-inputs.js';
+import { verifierEnvironment, verifierPlace, verifierSecrets } from './verifier-inputs.js';
 import { commandVerdict } from './verifier-verdict.js';
 
 /**
@@ -116,7 +115,11 @@ export class CommandVerifier {
     const pending = new PendingProcess();
     this.running.set(task.taskId, pending);
     void this.confined(task, ownerId, pending, fresh)
-      .catch((err: Error) => log.error({ err, taskId: task.taskId }, 'command verifier failed'))
+      .catch((err: Error) => {
+        // Whatever went wrong, the task does not wait for a verdict that never comes.
+        log.error({ err, taskId: task.taskId }, 'command verifier failed');
+        this.record(task, 'reject', `verifier command could not start: ${err.message}`, null, '');
+      })
       .finally(() => {
         this.running.delete(task.taskId);
         for (const f of [...this.finished]) f();
@@ -127,16 +130,8 @@ export class CommandVerifier {
   private async confined(task: TaskRow, ownerId: number, pending: PendingProcess, fresh: boolean): Promise<void> {
     await Promise.resolve(); // a verdict, even an immediate one, comes after the command that asked for it has answered
     if (task.verifier.kind !== 'command') return;
-    const dir = verifierDirectory(this.app, task.verifier.cwd);
-    if (typeof dir !== 'string') return this.record(task, 'reject', dir.problem, null, '');
-    if (!existsSync(dir))
-      return this.record(
-        task,
-        'reject',
-        `verifier command could not start: its directory ${dir} does not exist`,
-        null,
-        '',
-      );
+    const place = verifierPlace(this.app, task);
+    if ('problem' in place) return this.record(task, 'reject', place.problem, null, '');
     const { cmd, timeout_sec } = task.verifier;
     const timeoutSec = timeout_sec ?? DEFAULT_VERIFY_TIMEOUT_SEC;
     const secrets = verifierSecrets(this.app, task, ownerId);
@@ -144,20 +139,26 @@ export class CommandVerifier {
       role: 'verifier',
       label: `verify-${task.taskId}`,
       command: cmd,
-      cwd: dir,
+      cwd: place.dir,
+      cwdWritable: place.writable,
       env: { ...secrets, ...verifierEnvironment(this.app, task) },
       home: null,
       overrides: null,
     });
-    if ('refused' in confined) return this.refuseToRun(task, ownerId, confined.refused, fresh);
+    // A directory that vanished or became a symlink is a verdict (the task never waits on nothing); a missing sandbox is the owner's to fix.
+    if ('refused' in confined)
+      return confined.cause === 'place'
+        ? this.record(task, 'reject', `verifier command not run: ${confined.refused}`, null, '')
+        : this.refuseToRun(task, ownerId, confined.refused, fresh);
     try {
       if (this.stopped) return;
       const proc = launch({
         command: cmd,
         file: confined.file,
         args: confined.args,
-        cwd: dir,
+        cwd: place.dir,
         env: confined.env,
+        fds: confined.fds,
         stdin: '',
         timeoutSec,
         secrets: Object.values(secrets),

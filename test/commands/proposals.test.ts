@@ -258,7 +258,15 @@ describe('ProposeTree: the tree', () => {
       .thenThrows('ErrVerifierNotFound', 'no verifier recipe named "lint"');
     assert.deepEqual(e.details, { path: 'tree', recipe: 'lint' });
     const recipes = [
-      { recipeId: 4, name: 'lint', command: 'npm run lint', cwd: null, timeoutSec: 90, secrets: ['NPM_TOKEN'] },
+      {
+        recipeId: 4,
+        name: 'lint',
+        command: 'npm run lint',
+        cwd: null,
+        writable: false,
+        timeoutSec: 90,
+        secrets: ['NPM_TOKEN'],
+      },
     ];
     const recorded = {
       ...command,
@@ -313,6 +321,7 @@ describe('ProposeTree: the tree', () => {
       name: `r${i}`,
       command: `${'x'.repeat(3990)} ${i}`,
       cwd: null,
+      writable: false,
       timeoutSec: 60,
       secrets: [],
     }));

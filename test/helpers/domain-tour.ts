@@ -520,7 +520,13 @@ class Tour {
   verifiers(): void {
     const { app } = this;
     const owner = this.owner();
-    const recipe = { name: 'unit-tests', command: `npm test -- --grep 'parser "v2"'`, cwd: null, timeoutSec: null };
+    const recipe = {
+      name: 'unit-tests',
+      command: `npm test -- --grep 'parser "v2"'`,
+      cwd: null,
+      writable: false,
+      timeoutSec: null,
+    };
     addRecipe(app, owner, { ...recipe, secrets: ['NPM_TOKEN'] }, this.asOwner);
     removeRecipe(app, owner, 'unit-tests', this.asOwner);
     addRecipe(app, owner, { ...recipe, timeoutSec: 120, secrets: [] }, this.asOwner);

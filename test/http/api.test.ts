@@ -61,7 +61,7 @@ before(async () => {
   addRecipe(
     f.app,
     O,
-    { name: 'lint', command: 'npm run lint --silent', cwd: null, timeoutSec: 30, secrets: [] },
+    { name: 'lint', command: 'npm run lint --silent', cwd: null, writable: false, timeoutSec: 30, secrets: [] },
     OWNER,
   );
   goalA = goal('Keep the docs accurate');

@@ -98,7 +98,7 @@ export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'):
     ['flags-listed', 'true'],
     ['gaps-closed', 'false'],
   ] as const)
-    addRecipe(app, owner, { name, command, cwd: null, timeoutSec: null, secrets: [] }, actor);
+    addRecipe(app, owner, { name, command, cwd: null, writable: false, timeoutSec: null, secrets: [] }, actor);
   proposeTaskTree(app, coord, goal.goalId, 'Scan, extract, then diff & report.', TREE, { actor: 'agent:coordinator' });
   const [root, scan, extract, diff] = tasksOfGoal(app.engine.db, goal.goalId).map((t) => t.taskId) as [
     number,

@@ -41,6 +41,7 @@ addRecipe(
     name: 'unit-tests',
     command: 'npm test -- --reporter=dot && test -s coverage/summary.json',
     cwd: null,
+    writable: false,
     timeoutSec: 300,
     secrets: [],
   },

@@ -1,5 +1,5 @@
 import { closeSync } from 'node:fs';
-import { existsNoFollow, makeDir, openDir, readText, remove, writeText } from '../../beneath.js';
+import { existsNoFollow, makeDir, openDir, readText, remove, writeText, type Owner } from '../../beneath.js';
 import { dirname, join } from 'node:path';
 
 /**
@@ -131,6 +131,9 @@ export function scaffoldFiles(journal: FileJournal, p: ProjectRecord, force = fa
 export class FileJournal {
   private readonly undo: (() => void)[] = [];
 
+  /** `owner`: who what it creates belongs to — the sandbox's uid, so that confined agents can work there. */
+  constructor(private readonly owner: Owner = null) {}
+
   /** Creates `dir` and its missing parents one by one, so each one created can be removed again. */
   mkdirp(dir: string): void {
     const missing: string[] = [];
@@ -139,13 +142,13 @@ export class FileJournal {
       if (dirname(d) === d) break;
     }
     for (const d of missing) {
-      if (makeDir(d)) this.undo.push(() => remove(d, true));
+      if (makeDir(d, 0o755, this.owner)) this.undo.push(() => remove(d, true));
     }
     closeSync(openDir(dir)); // a directory, with no symlink on the way
   }
 
   write(file: string, content: string, previous: string | null): void {
-    writeText(file, content, previous === null);
+    writeText(file, content, previous === null, 0o644, this.owner);
     this.undo.push(previous === null ? () => remove(file) : () => writeText(file, previous, false));
   }
 

@@ -14,6 +14,7 @@ const Recipe = z.object({
   name: z.string(),
   command: z.string(),
   cwd: z.string().nullable(),
+  writable: z.boolean(),
   timeout_sec: z.number().int(),
   secrets: z.array(z.string()),
   added_by: z.string(),
@@ -24,6 +25,7 @@ const view = (r: RecipeRow): z.infer<typeof Recipe> => ({
   name: r.name,
   command: r.command,
   cwd: r.cwd,
+  writable: r.writable,
   timeout_sec: r.timeoutSec,
   secrets: r.secrets,
   added_by: r.addedBy,
@@ -34,7 +36,7 @@ const view = (r: RecipeRow): z.infer<typeof Recipe> => ({
 const add = defineTool({
   name: 'add_verifier',
   title: 'Register a verifier recipe',
-  description: `Owner only. Registers a command line a command verifier may run, under a name task trees refer to ({"kind":"command","recipe":"NAME"}). It runs exactly as written, as \`/bin/sh -c COMMAND\`, in cwd (inside the allowed roots; default: the directory the tree names, else the workspace), with the task's secrets and only the user-scope secrets listed in secrets; exit 0 approves. Recipes are immutable: remove one and add it again to change it. Errors: ErrVerifierExists, ErrInvalidInput, ErrPathOutsideRoots.`,
+  description: `Owner only. Registers a command line a command verifier may run, under a name task trees refer to ({"kind":"command","recipe":"NAME"}). It runs exactly as written, as \`/bin/sh -c COMMAND\`, in cwd (inside the allowed roots; default: where the checked work lies — the task's project, else the assignee's working directory), mounted read-only unless writable is true (which needs cwd), with the task's secrets and only the user-scope secrets listed in secrets; exit 0 approves. Recipes are immutable: remove one and add it again to change it. Errors: ErrVerifierExists, ErrInvalidInput, ErrPathOutsideRoots.`,
   trust: 'elevated',
   surface: 'owner',
   module: 'verifiers',
@@ -42,6 +44,7 @@ const add = defineTool({
     name: z.string().min(1).max(64).describe('^[a-z][a-z0-9-]{1,63}$'),
     command: z.string().min(1).max(MAX_RECIPE_COMMAND).describe('The exact shell command line'),
     cwd: z.string().min(1).max(4096).optional().describe('Working directory inside the allowed roots'),
+    writable: z.boolean().default(false).describe('Its processes may write in cwd (needs cwd); else read-only'),
     timeout_sec: z.number().int().min(1).max(MAX_RECIPE_TIMEOUT_SEC).optional().describe('Default 60'),
     secrets: z
       .array(z.string().min(1).max(128))
@@ -55,7 +58,14 @@ const add = defineTool({
       addRecipe(
         ctx.app,
         speaker(ctx.caller),
-        { name: a.name, command: a.command, cwd: a.cwd ?? null, timeoutSec: a.timeout_sec ?? null, secrets: a.secrets },
+        {
+          name: a.name,
+          command: a.command,
+          cwd: a.cwd ?? null,
+          writable: a.writable,
+          timeoutSec: a.timeout_sec ?? null,
+          secrets: a.secrets,
+        },
         ctx.command,
       ),
     );

@@ -44,7 +44,12 @@ async function world(t: TestContext): Promise<World> {
     taskWith(command: string | null) {
       n += 1;
       if (command !== null)
-        addRecipe(f.app, owner, { name: `check-${n}`, command, cwd: null, timeoutSec: 30, secrets: [] }, actor);
+        addRecipe(
+          f.app,
+          owner,
+          { name: `check-${n}`, command, cwd: null, writable: false, timeoutSec: 30, secrets: [] },
+          actor,
+        );
       const goal = createGoal(
         f.app,
         owner,

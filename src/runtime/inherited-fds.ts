@@ -1,0 +1,42 @@
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { log } from '../log.js';
+
+/**
+ * Descriptors Colony inherited open without close-on-exec (from a shell, a supervisor, a test harness)
+ * would pass on to every process it starts — into every sandbox. Colony's own descriptors are all
+ * close-on-exec (libuv and SQLite open them so); any other one above stdio is closed once, before the
+ * first confined process starts. Node's IPC channel, when there is one, is kept.
+ */
+const O_CLOEXEC = 0o2000000;
+
+export function closeInheritedDescriptors(): number[] {
+  if (process.platform !== 'linux') return [];
+  const keep = new Set([0, 1, 2, Number(process.env.NODE_CHANNEL_FD ?? -1)]);
+  const closed: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc/self/fdinfo');
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (keep.has(fd)) continue;
+    let flags: number;
+    try {
+      flags = parseInt(/^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8);
+    } catch {
+      continue; // closed meanwhile (the listing's own descriptor)
+    }
+    if (Number.isNaN(flags) || (flags & O_CLOEXEC) !== 0) continue;
+    try {
+      closeSync(fd);
+      closed.push(fd);
+    } catch {
+      /* gone already */
+    }
+  }
+  if (closed.length)
+    log.info({ fds: closed }, 'closed descriptors inherited without close-on-exec: no process Colony starts gets them');
+  return closed;
+}
