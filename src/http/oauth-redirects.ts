@@ -7,12 +7,27 @@ export const MAX_CLIENT_NAME = 200;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /** A native app's private-use scheme: a domain it owns, reversed (`com.example.app:`), so at least one dot. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+:$/;
+/**
+ * Native MCP clients that register a dotless scheme of their own (Cursor sends `cursor://anysphere…/oauth/…`),
+ * accepted by name; COLONY_OAUTH_SCHEMES (comma-separated, e.g. `myapp,otherapp`) adds more. Each names
+ * one app, never a handler of the operating system's (ms-msdt:, search-ms:, view-source:, file:…).
+ */
+const KNOWN_APP_SCHEMES = ['cursor', 'vscode', 'vscode-insiders', 'windsurf', 'zed'];
+const APP_SCHEME = /^[a-z][a-z0-9+.-]*$/;
+function appSchemes(env: NodeJS.ProcessEnv = process.env): Set<string> {
+  const extra = (env.COLONY_OAUTH_SCHEMES ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/:$/, ''))
+    .filter((s) => APP_SCHEME.test(s));
+  return new Set([...KNOWN_APP_SCHEMES, ...extra].map((s) => `${s}:`));
+}
 
 /**
  * Why a redirect URI cannot be registered or used, or null. An allowlist, since the browser hands any
  * other scheme to whatever the operating system registered for it (`ms-msdt:`, `search-ms:`,
- * `view-source:`, `javascript:`…): https anywhere, http only to loopback (RFC 8252 §7.3), or a native
- * app's reverse-DNS private-use scheme (§7.1, `com.example.app:/callback`); never a fragment.
+ * `view-source:`, `javascript:`…): https anywhere, http only to loopback (RFC 8252 §7.3), a native
+ * app's reverse-DNS private-use scheme (§7.1, `com.example.app:/callback`) or a known MCP client's own
+ * scheme (above); never a fragment.
  */
 export function checkRedirectUri(raw: string): string | null {
   if (raw.length > 2000) return 'a redirect URI is at most 2000 characters';
@@ -23,12 +38,13 @@ export function checkRedirectUri(raw: string): string | null {
     return `"${raw.slice(0, 100)}" is not an absolute URI`;
   }
   if (url.hash !== '' || raw.includes('#')) return 'a redirect URI has no fragment';
-  if (url.protocol === 'https:' || PRIVATE_USE_SCHEME.test(url.protocol)) return null;
+  if (url.protocol === 'https:' || PRIVATE_USE_SCHEME.test(url.protocol) || appSchemes().has(url.protocol)) return null;
   if (url.protocol === 'http:')
     return LOOPBACK_HOSTS.has(url.hostname) ? null : 'plain http is allowed only to 127.0.0.1, localhost or [::1]';
   return (
     `the ${url.protocol.slice(0, 40)} scheme is refused: a redirect URI is https, http to a loopback address, ` +
-    `or a native app's own reverse-DNS scheme such as com.example.app: (RFC 8252 §7.1)`
+    `a native app's own reverse-DNS scheme such as com.example.app: (RFC 8252 §7.1), or a known MCP client's ` +
+    `(${[...appSchemes()].join(' ')}; COLONY_OAUTH_SCHEMES adds one)`
   );
 }
 

@@ -4,6 +4,7 @@ import { issueGrant, type ClientInfo } from '../../src/actions/oauth.js';
 import { colony } from '../helpers/cli.js';
 import type { HttpFixture } from '../helpers/mcp-http.js';
 import { oauthFixture, openAuthorization, pkcePair } from '../helpers/oauth.js';
+import { checkRedirectUri } from '../../src/http/oauth-redirects.js';
 
 /**
  * What an OAuth client says about itself, over real sockets: a name that hides characters (a bidi override
@@ -115,7 +116,7 @@ describe('OAuth client names show what they say', () => {
 });
 
 describe('OAuth redirect URIs are an allowlist', () => {
-  it('registration refuses every scheme but https, http to loopback and a reverse-DNS private-use one', async () => {
+  it("registration refuses every scheme but https, http to loopback, a reverse-DNS private-use one and a known MCP client's", async () => {
     const refused = [
       'ms-msdt:id=PCWDiagnostic',
       'view-source:https://ok.example/cb',
@@ -125,8 +126,7 @@ describe('OAuth redirect URIs are an allowlist', () => {
       'vbscript:msgbox(1)',
       'mailto:owner@example.com',
       'ftp://ok.example/cb',
-      'cursor://anysphere.cursor-retrieval/oauth/callback', // a private-use scheme, but not a reverse-DNS one
-      'myapp:/callback',
+      'myapp:/callback', // a private-use scheme, neither reverse-DNS nor a known MCP client's
       'http://helper.example/cb',
       'http://127.0.0.2/cb',
     ];
@@ -143,6 +143,7 @@ describe('OAuth redirect URIs are an allowlist', () => {
       'http://[::1]:9/cb',
       'com.example.app:/oauth2redirect',
       'io.modelcontextprotocol.inspector://callback',
+      'cursor://anysphere.cursor-retrieval/oauth/callback', // a known MCP client's own scheme
     ];
     const r = await register({ client_name: 'Allowed', redirect_uris: allowed });
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -166,5 +167,21 @@ describe('OAuth redirect URIs are an allowlist', () => {
         /this client registered a redirect URI Colony refuses: the (ms-msdt|view-source): scheme is refused/,
       );
     }
+  });
+});
+
+describe('an app scheme the owner names', () => {
+  it('COLONY_OAUTH_SCHEMES adds a native client scheme; an operating-system handler stays refused', () => {
+    const before = process.env.COLONY_OAUTH_SCHEMES;
+    process.env.COLONY_OAUTH_SCHEMES = 'myapp, Other-App:';
+    try {
+      assert.equal(checkRedirectUri('myapp://callback'), null);
+      assert.equal(checkRedirectUri('other-app:/cb'), null);
+      assert.match(checkRedirectUri('ms-msdt:id=x') ?? '', /is refused/);
+    } finally {
+      if (before === undefined) delete process.env.COLONY_OAUTH_SCHEMES;
+      else process.env.COLONY_OAUTH_SCHEMES = before;
+    }
+    assert.match(checkRedirectUri('myapp://callback') ?? '', /is refused/);
   });
 });

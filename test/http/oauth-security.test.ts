@@ -138,7 +138,7 @@ describe('the authorization request', () => {
       'http://evil.example/cb',
       'https://ok.example/cb#frag',
       'data:text/html,x',
-      'cursor://anysphere.cursor-retrieval/oauth/callback',
+      'myapp://callback',
     ]) {
       const r = await register({ redirect_uris: [uri] });
       assert.equal(r.status, 400, uri);
