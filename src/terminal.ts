@@ -20,6 +20,20 @@ export const terminalSafe = (text: string): string => text.replace(UNSAFE, escap
 /** A field printed inside one line of output (a title in a table row): nothing in it can break the line. */
 export const oneLine = (text: string): string => text.replace(UNSAFE_IN_LINE, escape);
 
+/**
+ * Characters nobody sees: C0 and C1 controls, Unicode format characters (bidi embeddings, overrides,
+ * isolates and marks, which reorder what the owner reads; zero-width spaces and joiners, invisible
+ * operators, the BOM, tag characters), and line and paragraph separators. A name a person must recognise
+ * (an OAuth client's) may hold none of them.
+ */
+export const HIDDEN_CHAR = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const HIDDEN_ALL = new RegExp(HIDDEN_CHAR.source, 'gu');
+const codeUnits = (ch: string): string =>
+  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+
+/** Every hidden character (HIDDEN_CHAR) as a visible `\uXXXX` escape, newlines and tabs included. */
+export const allVisible = (text: string): string => text.replace(HIDDEN_ALL, codeUnits);
+
 type Callback = (error?: Error | null) => void;
 const guarded = new WeakSet<object>();
 

@@ -4,8 +4,7 @@ import type { OAuthPrincipal } from '../events/oauth.js';
 import type { UserRow } from '../projections/principal-queries.js';
 import { withOwner } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
-import { shownClientName } from '../http/oauth-redirects.js';
-import { oneLine } from '../terminal.js';
+import { allVisible as shownClientName, oneLine } from '../terminal.js';
 
 /**
  * `colony oauth approve|deny CODE`, `colony oauth clients [revoke CLIENT_ID]`, `colony oauth revoke

@@ -1,3 +1,5 @@
+import { allVisible, HIDDEN_CHAR } from '../terminal.js';
+
 /**
  * What a client may register — its name and its redirect URIs — which requested redirect matches a
  * registered one, and the redirects Colony sends back (RFC 6749 §4.1.2 with RFC 9207's `iss`, so a
@@ -48,20 +50,10 @@ export function checkRedirectUri(raw: string): string | null {
   );
 }
 
-/**
- * Characters a name must not hold, since nobody sees them: C0 and C1 controls, Unicode format characters
- * (bidi embeddings, overrides, isolates and marks, which reorder what the owner reads; zero-width spaces
- * and joiners, invisible operators, the BOM, tag characters), and line and paragraph separators.
- */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-const HIDDEN_ALL = new RegExp(HIDDEN.source, 'gu');
-const codeUnits = (ch: string): string =>
-  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
-
 /** Why a client name cannot be registered, or null: at most MAX_CLIENT_NAME characters, every one of them visible. */
 export function checkClientName(name: string): string | null {
   if (name.length > MAX_CLIENT_NAME) return `client_name is at most ${MAX_CLIENT_NAME} characters`;
-  const hidden = HIDDEN.exec(name)?.[0];
+  const hidden = HIDDEN_CHAR.exec(name)?.[0];
   if (hidden === undefined) return null;
   const at = `U+${hidden.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
   return `client_name contains ${at}, a control, bidirectional or invisible character: a name must show what it says`;
@@ -72,7 +64,7 @@ export function checkClientName(name: string): string | null {
  * terminal's form, src/terminal.ts). New names cannot hold one (checkClientName); a client logged by an
  * older Colony may.
  */
-export const shownClientName = (name: string): string => name.replace(HIDDEN_ALL, codeUnits);
+export const shownClientName = allVisible;
 
 /** Exact match, except that a loopback http redirect may come back on any port (RFC 8252 §7.3: native apps bind an ephemeral one). */
 export function redirectMatches(registered: string, requested: string): boolean {

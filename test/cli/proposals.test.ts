@@ -368,6 +368,6 @@ async function asLead(fn: (client: Client) => Promise<unknown>): Promise<number>
 
 /** The recipe as every surface shows it, in full. */
 function commandLine(): string {
-  return `recipe "lint": sh -c ${JSON.stringify(LINT)} in the workspace, timeout 60s`;
+  return `recipe "lint": sh -c ${JSON.stringify(LINT)} in the task's project, else the assignee's working directory (read-only), timeout 60s`;
 }
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -169,7 +169,10 @@ describe('no process runs on the host unless the owner approved that exact comma
       (await ok(owner, 'get_channel_messages', { channel_name: 'approvals' })).messages as { body: string }[]
     )[0]!.body;
     assert.ok(card.includes(JSON.stringify(long)), card);
-    assert.match(card, /recipe "suite": sh -c .* in the workspace, timeout 120s, with your secrets API_KEY/);
+    assert.match(
+      card,
+      /recipe "suite": sh -c .* in the task's project, else the assignee's working directory \(read-only\), timeout 120s, with your secrets API_KEY/,
+    );
     const approved = colony(['approve', String(p.proposal_id), '--data', f.dataDir]);
     assert.equal(approved.code, 0, approved.stderr);
     assert.ok(approved.stdout.includes(JSON.stringify(long)), approved.stdout);

@@ -144,7 +144,7 @@ describe('the approval card over MCP, both revisions', () => {
     assert.equal(card.proposer, 'worker');
     assert.equal(card.proposer_kind, 'agent');
     assert.deepEqual(card.commands, [
-      `recipe "unit-tests": sh -c ${JSON.stringify(RECIPE_COMMAND)} in the workspace, timeout 120s`,
+      `recipe "unit-tests": sh -c ${JSON.stringify(RECIPE_COMMAND)} in the task's project, else the assignee's working directory (read-only), timeout 120s`,
     ]);
     assert.deepEqual(card.tree_outline, [
       '- Check the docs [5000 tokens] (verifier: auto)',

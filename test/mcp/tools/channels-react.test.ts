@@ -60,7 +60,7 @@ describe("the owner's decision by reaction", () => {
       summary: string;
     };
     assert.deepEqual([decision.proposal_id, decision.status, decision.task_ids.length], [p.proposal_id, 'approved', 2]);
-    const line = `recipe "lint": sh -c ${JSON.stringify(LINT)} in the workspace, timeout 60s`;
+    const line = `recipe "lint": sh -c ${JSON.stringify(LINT)} in the task's project, else the assignee's working directory (read-only), timeout 60s`;
     assert.deepEqual(decision.commands, [line]);
     assert.equal(
       text,
