@@ -22,10 +22,11 @@ export const REPORT_HEADER = '# CLI documentation diff';
 /**
  * The command verifier of diff-and-report: the owner registers it as a verifier recipe (the demo's host
  * does, like `colony verifiers add`), and the coordinator's tree names the recipe — agents never write a
- * command that runs. It runs in <data>/workspace (its default cwd).
+ * command that runs. With no directory of its own it runs where the checked work lies: the assignee's
+ * (${VERIFIER}'s) working directory, read-only.
  */
 export const REPORT_RECIPE = 'doc-report-written';
-export const REPORT_CHECK = `f=agents/${VERIFIER}/${REPORT_FILE}; test -s "$f" && head -n 1 "$f" | grep -qxF '${REPORT_HEADER}'`;
+export const REPORT_CHECK = `f=${REPORT_FILE}; test -s "$f" && head -n 1 "$f" | grep -qxF '${REPORT_HEADER}'`;
 
 /** Global options of every `colony` command and the help flags: never documented per command, never compared. */
 export const IGNORED_FLAGS = new Set(['-h', '--help', '-V', '--version', '--data', '--durability']);
