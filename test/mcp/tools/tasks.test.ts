@@ -392,7 +392,7 @@ describe('command verifiers', () => {
       node: n,
     } = await runCommand(t, (world) => ({ cmd: 'true', cwd: join(world.f.dataDir, 'workspace', 'missing-dir') }));
     assert.equal(n.status, 'failed');
-    assert.match(n.failure_reason ?? '', /^verifier command could not start: /);
+    assert.match(n.failure_reason ?? '', /^verifier command not run: its working directory .* does not exist/);
     const verdicts = withEvent(await channel(w, g.channelId), 'TaskTransition').filter(
       (m) => m.metadata?.task_id === id && m.metadata?.verifier_kind === 'command',
     );
