@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createProject } from '../../src/actions/projects.js';
@@ -39,6 +39,12 @@ const verdictsOf = (f: RuntimeFixture) =>
   readAll(f.app.engine.db, { limit: 10_000 })
     .filter((e) => e.type === 'TaskVerified')
     .map((e) => e.data as { verdict: string; output: string; reason: string });
+
+/** This process's verifier cgroups still on the host (v2 or v1 layout; none when Colony may make none). */
+const leftCgroups = (): string[] =>
+  ['/sys/fs/cgroup/colony', '/sys/fs/cgroup/pids/colony', '/sys/fs/cgroup/memory/colony'].flatMap((root) =>
+    existsSync(root) ? readdirSync(root).filter((n) => n.startsWith('verify-') && n.endsWith(`-${process.pid}`)) : [],
+  );
 
 function assertDataDirUntouched(f: RuntimeFixture, outputs: readonly string[]): void {
   assert.ok(!existsSync(join(f.app.dataDir, 'pwned.txt')), 'nothing was written into the data directory');
@@ -122,6 +128,9 @@ describe('directories an agent swaps while Colony starts a confined process ther
       f,
       verdicts.map((v) => `${v.output}\n${v.reason}`),
     );
+    // Whatever a verifier ran into, nothing of it stays behind: its cgroup goes (item 12).
+    for (let i = 0; i < 60 && leftCgroups().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(leftCgroups(), []);
     for (const v of verdicts) {
       assert.equal(v.verdict, 'reject', `read-only or refused, the recipe's write fails: ${v.reason}`);
       assert.doesNotMatch(v.output, /WROTE/);
