@@ -14,6 +14,7 @@ export interface SandboxOptions {
   cpuSec?: string;
   pids?: string;
   fileSize?: string;
+  disk?: string;
 }
 
 export function addSandboxOptions(cmd: Command): Command {
@@ -30,7 +31,11 @@ export function addSandboxOptions(cmd: Command): Command {
     .option('--memory <mb>', 'memory limit of its sandbox, in MB')
     .option('--cpu-sec <n>', 'CPU seconds per process')
     .option('--pids <n>', 'most processes in its sandbox')
-    .option('--file-size <mb>', 'largest file it may write, in MB');
+    .option('--file-size <mb>', 'largest file it may write, in MB')
+    .option(
+      '--disk <mb>',
+      'most its working directory and home may hold together, in MB (measured while it runs; past it the run is stopped)',
+    );
 }
 
 export function parseSandbox(o: SandboxOptions): Partial<SandboxOverrides> {
@@ -63,6 +68,7 @@ export function parseSandbox(o: SandboxOptions): Partial<SandboxOverrides> {
     ['cpuSec', o.cpuSec, '--cpu-sec'],
     ['pids', o.pids, '--pids'],
     ['fileMb', o.fileSize, '--file-size'],
+    ['diskMb', o.disk, '--disk'],
   ];
   for (const [key, raw, flag] of numbers) {
     if (raw === undefined) continue;

@@ -124,6 +124,6 @@ async function showSettings(app: App, name: string, agent: AgentRow, json: boole
     `${name} (${rt.status}${project ? `, project ${project}` : ''}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`,
   );
   process.stdout.write(
-    `  sandbox ${box.sandbox}, network ${box.network}${box.network === 'allow' ? ` (${box.allowHosts.join(', ')})` : ''}, memory ${box.limits.memoryMb} MB, cpu ${box.limits.cpuSec} s, pids ${box.limits.pids}, file size ${box.limits.fileMb} MB\n`,
+    `  sandbox ${box.sandbox}, network ${box.network}${box.network === 'allow' ? ` (${box.allowHosts.join(', ')})` : ''}, memory ${box.limits.memoryMb} MB, cpu ${box.limits.cpuSec} s, pids ${box.limits.pids}, file size ${box.limits.fileMb} MB, disk ${box.limits.diskMb} MB\n`,
   );
 }

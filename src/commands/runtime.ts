@@ -69,14 +69,17 @@ export function runtimeAfter(current: RuntimeOverrides | null, changes: Partial<
   return settings;
 }
 
-/** The agent's confinement after `changes`: sandbox on | off, network none | allow | host, its allow-list and limits. */
+/**
+ * The agent's confinement after `changes`: sandbox on | off, network none | allow | host, its allow-list and
+ * limits. Settings recorded before a key existed (the disk quota) read as null for it: the default.
+ */
 export function sandboxAfter(current: SandboxOverrides | null, changes: Partial<SandboxOverrides>): SandboxOverrides {
-  const settings: SandboxOverrides = { ...(current ?? NO_SANDBOX_OVERRIDES) };
+  const settings: SandboxOverrides = { ...NO_SANDBOX_OVERRIDES, ...current };
   if (changes.sandbox !== undefined) settings.sandbox = oneOf(changes.sandbox, ['on', 'off'], 'sandbox');
   if (changes.network !== undefined) settings.network = oneOf(changes.network, NETWORK_MODES, 'network');
   if (changes.allowHosts !== undefined)
     settings.allowHosts = changes.allowHosts === null ? null : allowList(changes.allowHosts, 'allow-hosts');
-  for (const key of ['memoryMb', 'cpuSec', 'pids', 'fileMb'] as const) {
+  for (const key of ['memoryMb', 'cpuSec', 'pids', 'fileMb', 'diskMb'] as const) {
     const value = changes[key];
     if (value !== undefined) settings[key] = value === null ? null : checkLimit(key, value);
   }
@@ -122,7 +125,9 @@ function decide(command: RuntimeCommand, state: RuntimeState): RuntimeEvent[] {
         : [{ type: 'AgentProjectSet', data: { agentId, projectId: command.projectId, by } }];
     case 'ConfigureSandbox': {
       const settings = sandboxAfter(state.sandbox, command.changes);
-      return JSON.stringify(state.sandbox) === JSON.stringify(settings)
+      // Compared with the current settings read the same way, so a key they lack is no change by itself.
+      const before = state.sandbox === null ? null : sandboxAfter(state.sandbox, {});
+      return JSON.stringify(before) === JSON.stringify(settings)
         ? []
         : [{ type: 'SandboxConfigured', data: { agentId, settings, by } }];
     }

@@ -9,18 +9,29 @@ import { invalidInput } from '../errors.js';
 export type NetworkMode = 'none' | 'allow' | 'host';
 export const NETWORK_MODES: readonly NetworkMode[] = ['none', 'allow', 'host'];
 
-/** The limit a process ran into, as far as Colony can tell (RunFinished, TaskVerified). */
-export type LimitKind = 'cpu' | 'memory' | 'pids' | 'file_size';
+/**
+ * The limit a process ran into, as far as Colony can tell (RunFinished, TaskVerified). `disk`: its writable
+ * directories outgrew their quota, or the data directory's free space fell below the floor while it ran.
+ */
+export type LimitKind = 'cpu' | 'memory' | 'pids' | 'file_size' | 'disk';
 
 export interface Limits {
   memoryMb: number;
   cpuSec: number;
   pids: number;
   fileMb: number;
+  /** The most its writable directories (working directory and home, together) may hold, in MB. */
+  diskMb: number;
 }
 
-/** How a limit is enforced here: a cgroup (the whole sandbox), an rlimit (each process), or not at all (said so). */
-export type Enforcement = 'cgroup' | 'rlimit' | 'none';
+/** Limits as a profile recorded them: profiles recorded before the disk quota have no `diskMb`. */
+export type RecordedLimits = Omit<Limits, 'diskMb'> & { diskMb?: number };
+
+/**
+ * How a limit is enforced here: a cgroup (the whole sandbox), an rlimit (each process), measured by Colony
+ * while the process runs (`polled`: the disk quota), or not at all (said so).
+ */
+export type Enforcement = 'cgroup' | 'rlimit' | 'polled' | 'none';
 
 export interface SandboxProfile {
   /** `bwrap`: confined; `off`: the owner opted out (`serve --sandbox off`, or for this agent). */
@@ -33,11 +44,15 @@ export interface SandboxProfile {
   /** Mounted read-write (the process's directory, its home) and read-only (the system, Colony's code). */
   writable?: string[];
   readOnly?: string[];
-  limits: Limits;
-  enforcement: { memory: Enforcement; pids: Enforcement; cpu: Enforcement; fileSize: Enforcement };
+  limits: RecordedLimits;
+  /** `disk` is absent in profiles recorded before the disk quota. */
+  enforcement: { memory: Enforcement; pids: Enforcement; cpu: Enforcement; fileSize: Enforcement; disk?: Enforcement };
 }
 
-/** An agent's own confinement settings; null keeps the process-wide default (`colony agents runtime`). */
+/**
+ * An agent's own confinement settings; null keeps the process-wide default (`colony agents runtime`).
+ * Settings recorded before the disk quota have no `diskMb`: read it as null (the default).
+ */
 export interface SandboxOverrides {
   sandbox: 'on' | 'off' | null;
   network: NetworkMode | null;
@@ -46,6 +61,7 @@ export interface SandboxOverrides {
   cpuSec: number | null;
   pids: number | null;
   fileMb: number | null;
+  diskMb: number | null;
 }
 export const NO_SANDBOX_OVERRIDES: SandboxOverrides = {
   sandbox: null,
@@ -55,6 +71,7 @@ export const NO_SANDBOX_OVERRIDES: SandboxOverrides = {
   cpuSec: null,
   pids: null,
   fileMb: null,
+  diskMb: null,
 };
 
 /** One line saying how a process was confined, for `colony runs show`, the report's timeline and its runs table. */
@@ -65,8 +82,11 @@ export function sandboxLabel(p: SandboxProfile | null): string {
   const net =
     p.network === 'allow' ? `network allow ${(p.allowHosts ?? []).join(', ') || '(none)'}` : `network ${p.network}`;
   const l = p.limits;
-  const how = (e: string) => (e === 'cgroup' ? '' : e === 'rlimit' ? ' per process' : ' NOT ENFORCED');
-  return `bubblewrap, ${net}; memory ${l.memoryMb} MB${how(p.enforcement.memory)}, cpu ${l.cpuSec} s per process, pids ${l.pids}${how(p.enforcement.pids)}, file size ${l.fileMb} MB`;
+  const how = (e: string) =>
+    e === 'cgroup' ? '' : e === 'rlimit' ? ' per process' : e === 'polled' ? ' polled' : ' NOT ENFORCED';
+  // A profile recorded before the disk quota says nothing of it.
+  const disk = l.diskMb === undefined ? '' : `, disk ${l.diskMb} MB${how(p.enforcement.disk ?? 'none')}`;
+  return `bubblewrap, ${net}; memory ${l.memoryMb} MB${how(p.enforcement.memory)}, cpu ${l.cpuSec} s per process, pids ${l.pids}${how(p.enforcement.pids)}, file size ${l.fileMb} MB${disk}`;
 }
 
 export function checkLimit(key: keyof Limits, value: number, label: string = key): number {

@@ -36,5 +36,7 @@ export function limitsFor(o: SandboxOverrides | null): Limits {
     cpuSec: o?.cpuSec ?? d.cpuSec,
     pids: o?.pids ?? d.pids,
     fileMb: o?.fileMb ?? d.fileMb,
+    // Settings recorded before the disk quota have no diskMb (undefined): the default.
+    diskMb: o?.diskMb ?? d.diskMb,
   };
 }

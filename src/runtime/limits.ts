@@ -9,14 +9,16 @@ import { log } from '../log.js';
  * say afterwards whether they were hit; otherwise rlimits per process (RLIMIT_DATA, RLIMIT_NPROC — which
  * counts every process of the sandbox's uid on the host, so concurrent sandboxes share it; a confined process
  * never runs as root, which RLIMIT_NPROC would not bind). CPU time and file size are rlimits per process
- * (SIGXCPU, SIGXFSZ tell them apart).
+ * (SIGXCPU, SIGXFSZ tell them apart). The disk quota of its writable directories is measured by Colony
+ * while it runs (disk-watch.ts): 10 GiB by default, room for a repository, its dependencies and builds.
  */
-export const LIMIT_DEFAULTS: Limits = { memoryMb: 2048, cpuSec: 900, pids: 512, fileMb: 1024 };
+export const LIMIT_DEFAULTS: Limits = { memoryMb: 2048, cpuSec: 900, pids: 512, fileMb: 1024, diskMb: 10240 };
 const ENV: Record<keyof Limits, string> = {
   memoryMb: 'COLONY_RUN_MEMORY_MB',
   cpuSec: 'COLONY_RUN_CPU_SEC',
   pids: 'COLONY_RUN_PIDS',
   fileMb: 'COLONY_RUN_FILE_MB',
+  diskMb: 'COLONY_RUN_DISK_MB',
 };
 
 export function limitDefaults(env: NodeJS.ProcessEnv = process.env): Limits {
@@ -162,12 +164,13 @@ export class RunCgroup {
   }
 }
 
-/** How each limit is enforced with (or without) a cgroup, for the profile. */
+/** How each limit is enforced with (or without) a cgroup, for the profile; the disk quota is always polled (disk-watch.ts). */
 export function enforcement(cgroup: RunCgroup | null): {
   memory: Enforcement;
   pids: Enforcement;
   cpu: Enforcement;
   fileSize: Enforcement;
+  disk: Enforcement;
 } {
   // RLIMIT_NPROC binds: a confined process never runs as root (sandbox-user.ts). It counts every process of its uid.
   return {
@@ -175,6 +178,7 @@ export function enforcement(cgroup: RunCgroup | null): {
     pids: cgroup ? 'cgroup' : 'rlimit',
     cpu: 'rlimit',
     fileSize: 'rlimit',
+    disk: 'polled',
   };
 }
 

@@ -12,5 +12,6 @@ export function sandboxView(o: SandboxOverrides | null) {
     cpu_sec: box.limits.cpuSec,
     pids: box.limits.pids,
     file_size_mb: box.limits.fileMb,
+    disk_mb: box.limits.diskMb,
   };
 }

@@ -38,4 +38,5 @@ const LIMIT_WORDS: Record<LimitKind, string> = {
   memory: 'memory',
   pids: 'process count',
   file_size: 'file size',
+  disk: 'disk',
 };

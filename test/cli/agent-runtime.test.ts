@@ -38,7 +38,7 @@ describe('colony agents runtime controls', () => {
   });
 
   const BOX =
-    '  sandbox on, network allow (api.anthropic.com, statsig.anthropic.com, api.openai.com, generativelanguage.googleapis.com), memory 2048 MB, cpu 900 s, pids 512, file size 1024 MB\n';
+    '  sandbox on, network allow (api.anthropic.com, statsig.anthropic.com, api.openai.com, generativelanguage.googleapis.com), memory 2048 MB, cpu 900 s, pids 512, file size 1024 MB, disk 10240 MB\n';
   const BOX_JSON = {
     sandbox: 'on',
     network: 'allow',
@@ -47,6 +47,7 @@ describe('colony agents runtime controls', () => {
     cpu_sec: 900,
     pids: 512,
     file_size_mb: 1024,
+    disk_mb: 10240,
   };
 
   it('shows and changes the runtime settings; "default" resets one', () => {
@@ -92,10 +93,16 @@ describe('colony agents runtime controls', () => {
         '64',
         '--file-size',
         '10',
+        '--disk',
+        '5',
         '--json',
       ]).stdout,
     );
-    assert.deepEqual([set.network, set.memory_mb, set.cpu_sec, set.pids, set.file_size_mb], ['none', 256, 30, 64, 10]);
+    assert.deepEqual(
+      [set.network, set.memory_mb, set.cpu_sec, set.pids, set.file_size_mb, set.disk_mb],
+      ['none', 256, 30, 64, 10, 5],
+    );
+    assert.match(run(['agents', 'runtime', 'echo-bot']).stdout, /, file size 10 MB, disk 5 MB\n$/);
     const allow = JSON.parse(
       run([
         'agents',
@@ -112,6 +119,8 @@ describe('colony agents runtime controls', () => {
     for (const [flag, value, message] of [
       ['--network', 'open', '--network must be none, allow, host or "default", not "open"'],
       ['--memory', '0', '--memory must be a positive integer or "default", not "0"'],
+      ['--disk', '0', '--disk must be a positive integer or "default", not "0"'],
+      ['--disk', '1.5', '--disk must be a positive integer or "default", not "1.5"'],
       ['--sandbox', 'maybe', '--sandbox must be on, off or "default", not "maybe"'],
       [
         '--allow-hosts',
@@ -138,6 +147,8 @@ describe('colony agents runtime controls', () => {
         '--pids',
         'default',
         '--file-size',
+        'default',
+        '--disk',
         'default',
         '--json',
       ]).stdout,

@@ -130,4 +130,4 @@ describe("an agent in a network of its own cannot hand out the host's loopback s
   });
 });
 
-const overrides = { allowHosts: null, memoryMb: null, cpuSec: null, pids: null, fileMb: null };
+const overrides = { allowHosts: null, memoryMb: null, cpuSec: null, pids: null, fileMb: null, diskMb: null };
