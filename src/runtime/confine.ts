@@ -11,6 +11,8 @@ import { bwrapArgs, type Mounts } from './bwrap-args.js';
 import { limitsFor, networkDefault, type SandboxSwitch } from './confine-defaults.js';
 import { gateScript, insideEnv } from './confine-inside.js';
 import { asSandboxUser, hostSupport, which } from './sandbox.js';
+import { DiskWatch, lowSpace } from './disk-watch.js';
+import type { ProcessControl } from './harness.js';
 
 export { effectiveSandbox, networkDefault, sandboxDefault, type SandboxSwitch } from './confine-defaults.js';
 
@@ -42,6 +44,8 @@ export interface Confined {
   /** Descriptors the process must inherit as 3, 4, … (the mounts bubblewrap binds; it closes them once mounted). */
   fds: readonly number[];
   profile: SandboxProfile;
+  /** Watches its disk while it runs (disk-watch.ts), stopping it past the quota or the free-space floor; give it to `launch`. */
+  watch(control: ProcessControl): () => void;
   /** The limit the finished process ran into, if any. */
   limitHit(result: { signal: string | null; exitCode: number | null; tail: string }): LimitKind | null;
   /** Kills what is left in its cgroup, closes its sockets and descriptors. */
@@ -68,6 +72,9 @@ export class Confiner {
   async prepare(req: ConfineRequest): Promise<Confinement> {
     const o = req.overrides;
     const limits = limitsFor(o);
+    // The host's disk before anything else: below the floor nothing starts, confined or not.
+    const low = lowSpace(this.app.dataDir);
+    if (low) return { refused: `not started: ${low}`, cause: 'host' };
     if (this.options.sandbox === 'off' || o?.sandbox === 'off')
       return unconfined(req, limits, this.options.sandbox === 'off' ? 'serve' : 'agent');
     const network: NetworkMode = req.role === 'verifier' ? 'none' : (o?.network ?? networkDefault());
@@ -80,8 +87,7 @@ export class Confiner {
     const sockets =
       gated && this.options.mcpUrl ? await RunSockets.open(new URL(this.options.mcpUrl), allowHosts) : null;
     const fds = new Descriptors();
-    let mounts: Mounts;
-    let bwrap: string[];
+    let mounts: Mounts, bwrap: string[], disk: DiskWatch;
     try {
       mounts = mountsFor({
         cwd: req.cwd,
@@ -92,6 +98,7 @@ export class Confiner {
         shareNetwork: network === 'host',
       });
       bwrap = bwrapArgs(mounts, (path) => fds.open(path));
+      disk = DiskWatch.open(writableOf(mounts), { diskMb: limits.diskMb, dataDir: this.app.dataDir, du: tools.du });
     } catch (e) {
       fds.close();
       sockets?.close();
@@ -109,13 +116,15 @@ export class Confiner {
         mode: 'bwrap',
         network,
         ...(allowHosts ? { allowHosts } : {}),
-        writable: [...mounts.writable, ...(mounts.home ? [mounts.home] : [])],
+        writable: writableOf(mounts),
         readOnly: mounts.readOnly,
         limits,
         enforcement: enforcement(cgroup),
       },
-      limitHit: (r) => limitHit(r, cgroup),
+      watch: (control) => disk.start(control),
+      limitHit: (r) => disk.hit() ?? limitHit(r, cgroup),
       release: () => {
+        disk.close();
         fds.close();
         cgroup?.remove();
         sockets?.close();
@@ -141,7 +150,11 @@ interface HostTools {
   bwrap: string;
   prlimit: string;
   setpriv: string | null;
+  du: string;
 }
+
+/** What a sandbox may write to: its working directory (when writable) and its home. */
+const writableOf = (m: Mounts): string[] => [...m.writable, ...(m.home ? [m.home] : [])];
 
 /** The host's programs confinement needs, or the refusal that names the one missing (the owner's to install). */
 function hostTools(gated: boolean, network: NetworkMode): HostTools | { refused: string; cause: 'host' } {
@@ -153,12 +166,14 @@ function hostTools(gated: boolean, network: NetworkMode): HostTools | { refused:
     };
   const prlimit = which('prlimit');
   if (!prlimit) return { refused: 'prlimit (util-linux) is not installed: limits cannot be set', cause: 'host' };
+  const du = which('du');
+  if (!du) return { refused: 'du (coreutils) is not installed: the disk quota cannot be measured', cause: 'host' };
   if (gated && !host.socat)
     return {
       refused: `network ${network} needs socat inside the sandbox (Debian: apt-get install socat)`,
       cause: 'host',
     };
-  return { bwrap: host.bwrap, prlimit, setpriv: host.setpriv };
+  return { bwrap: host.bwrap, prlimit, setpriv: host.setpriv, du };
 }
 
 /** `[sh -c 'enter the cgroup' …] prlimit … bwrap … [setpriv …] sh -c INNER sh COMMAND`. */
@@ -200,8 +215,9 @@ function unconfined(req: ConfineRequest, limits: Limits, by: 'serve' | 'agent'):
       optOut: by,
       network: 'host',
       limits,
-      enforcement: { memory: 'none', pids: 'none', cpu: 'none', fileSize: 'none' },
+      enforcement: { memory: 'none', pids: 'none', cpu: 'none', fileSize: 'none', disk: 'none' },
     },
+    watch: () => () => undefined,
     limitHit: () => null,
     release: () => undefined,
   };

@@ -29,6 +29,17 @@ export interface LaunchSpec {
   /** Called once when the timeout fires (before SIGTERM), so the run can record RunTimedOut. */
   onTimeout?: () => void;
   killGraceMs?: number;
+  /** Watches the running process (its disk use, disk-watch.ts) and may stop it; the function it returns ends the watch. */
+  watch?: (control: ProcessControl) => () => void;
+}
+
+/**
+ * What a watcher may do to the process group: `stop` as the timeout does (SIGTERM, SIGKILL after the grace),
+ * `kill` at once (SIGKILL). The reason ends the recorded output, as a line of Colony's.
+ */
+export interface ProcessControl {
+  stop(reason: string): void;
+  kill(reason: string): void;
 }
 
 export interface ProcessResult {
@@ -89,20 +100,32 @@ export function launch(spec: LaunchSpec): RunningProcess {
   child.stdin!.end(spec.stdin);
   let timedOut = false;
   let killer: NodeJS.Timeout | null = null;
+  const stop = () => {
+    killGroup(child, 'SIGTERM');
+    killer ??= setTimeout(() => killGroup(child, 'SIGKILL'), spec.killGraceMs ?? KILL_GRACE_MS);
+    killer.unref();
+  };
   const timer = setTimeout(() => {
     timedOut = true;
     spec.onTimeout?.();
-    killGroup(child, 'SIGTERM');
-    killer = setTimeout(() => killGroup(child, 'SIGKILL'), spec.killGraceMs ?? KILL_GRACE_MS);
-    killer.unref();
+    stop();
   }, spec.timeoutSec * 1000);
+  const notes: string[] = [];
+  let settled = false;
+  // A watcher's word after the process ended is nothing: its process group may be another's by then.
+  const control = (act: () => void) => (reason: string) => {
+    if (settled) return;
+    notes.push(reason);
+    act();
+  };
+  const unwatch = spec.watch?.({ stop: control(stop), kill: control(() => killGroup(child, 'SIGKILL')) });
   const done = new Promise<ProcessResult>((resolve) => {
-    let settled = false;
     const finish = (exitCode: number | null, signal: string | null, spawnError: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (killer) clearTimeout(killer);
+      unwatch?.();
       resolve({
         exitCode,
         signal,
@@ -110,7 +133,7 @@ export function launch(spec: LaunchSpec): RunningProcess {
         timedOut,
         spawnError,
         stdout: redactOutput(out.buffer(), spec.secrets, STDOUT_KEEP_BYTES),
-        tail: redactOutput(both.buffer(), spec.secrets, OUTPUT_TAIL_BYTES),
+        tail: withNotes(redactOutput(both.buffer(), spec.secrets, OUTPUT_TAIL_BYTES), notes),
       });
     };
     // A command that cannot start emits 'error' and then maybe 'close': only the first counts.
@@ -118,6 +141,15 @@ export function launch(spec: LaunchSpec): RunningProcess {
     child.once('close', (code, signal) => finish(code, signal, null));
   });
   return { pid: child.pid, done, kill: (signal) => killGroup(child, signal) };
+}
+
+/** Why Colony stopped the process, as its last lines (`colony: …`), within the tail's size. */
+function withNotes(tail: string, notes: readonly string[]): string {
+  if (notes.length === 0) return tail;
+  const end = notes.map((n) => `\ncolony: ${n}`).join('');
+  const bytes = Buffer.from(tail, 'utf8');
+  const keep = Math.min(bytes.length, Math.max(0, OUTPUT_TAIL_BYTES - Buffer.byteLength(end)));
+  return bytes.subarray(bytes.length - keep).toString('utf8') + end;
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -106,6 +106,7 @@ async function confinedRun(
       timeoutSec: run.timeoutSec ?? 900,
       secrets: [...Object.values(secrets), c.token],
       killGraceMs: c.options.killGraceMs,
+      watch: confined.watch,
       onTimeout: () => record(() => timeOutRun(app, run.runId, run.timeoutSec ?? 900)),
     });
     c.pending.attach(process);

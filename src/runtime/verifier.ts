@@ -163,6 +163,7 @@ export class CommandVerifier {
         timeoutSec,
         secrets: Object.values(secrets),
         killGraceMs: KILL_GRACE_MS,
+        watch: confined.watch,
       });
       pending.attach(proc);
       const r = await proc.done;
