@@ -13,6 +13,7 @@ import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
+import { benchApps } from './apps.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
 import { benchConsole, benchScrub } from './console.js';
@@ -60,6 +61,7 @@ const TARGETS: Record<string, string> = {
   reputation_read_p95_ms: '< 5 ms',
   run_overhead_ms: '< 50 ms',
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
+  apps_static_per_s: 'ratio >= 0.5 (a walk without symlinks, headers, on every request)',
   sse_latency_ms: '< 50 ms (p95 is the target)',
   sse_latency_p95_ms: '< 50 ms',
   console_goals_ms: '< 1 s at 100 goals × 1,000 tasks (SC-011)',
@@ -124,6 +126,7 @@ const BASELINES: Record<string, string> = {
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
+  apps_static_per_s: 'a bare node:http server streaming the same file by path (requests/s)',
   console_goals_ms: 'the same page as static HTML, same browser',
   console_live_ms: 'GET /health from the same page',
   console_scrub_ms: 'GET of the live snapshot from the same page',
@@ -170,6 +173,7 @@ const GROUPS = [
   'reputation',
   'spawn',
   'runs',
+  'apps',
   'demo',
   'rebuild',
   'evidence',
@@ -289,6 +293,10 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
       results.run_overhead_ms = runs.plain;
       if (runs.sandbox) results.run_sandbox_overhead_ms = runs.sandbox;
       else say('  (no sandbox here: run_sandbox_overhead_ms not measured)');
+    }
+    if (want('apps')) {
+      say('a static web app file under /apps, against a bare file server…');
+      results.apps_static_per_s = (await benchApps(dir, { seconds: options.quick ? 3 : 8 })).staticPerS;
     }
     if (want('demo')) {
       say('the doc-gardener demo end to end…');
