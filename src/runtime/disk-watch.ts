@@ -93,9 +93,14 @@ export class DiskWatch {
     return this.reason === null ? null : 'disk';
   }
 
-  /** Starts polling (the first check at once); the function returned ends it. */
+  /**
+   * Starts polling; the function returned ends it. The floor is checked at once, the first measurement
+   * comes one interval in: a short run never pays for a `du` beside it (on 2 cores that was a third of
+   * what confinement adds to a run of `true`), and a directory already over its quota is stopped a second later.
+   */
   start(control: ProcessControl): () => void {
     this.watching = true;
+    this.nextMeasure = Date.now() + DISK_POLL_MS;
     const tick = () => {
       if (!this.watching) return;
       try {
