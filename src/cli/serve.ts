@@ -100,15 +100,6 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
     jobs = await startJobs(app, store, mcp, startRuntime, () =>
       s.startAutoCheckpoints(app.engine, dataDir, { ...checkpoints, durability }),
     );
-    announceServing({
-      url,
-      dataDir,
-      owner: opts.owner,
-      freshToken: fresh ? fresh.token : null,
-      agentCommand: s.ownerOf(app)!.agentCommand,
-      checkpoints,
-      autoApprove: opts.autoApprove === true,
-    });
     const stop = (signal: string) => {
       s.log.info({ signal }, 'shutting down');
       jobs?.stop();
@@ -121,8 +112,18 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
         server.closeAllConnections();
       });
     };
+    // Before the 'listening' line: whoever reads it may stop us at once, and a signal with no handler yet kills.
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    announceServing({
+      url,
+      dataDir,
+      owner: opts.owner,
+      freshToken: fresh ? fresh.token : null,
+      agentCommand: s.ownerOf(app)!.agentCommand,
+      checkpoints,
+      autoApprove: opts.autoApprove === true,
+    });
   } catch (e) {
     jobs?.stop();
     mcp.audit.close();
