@@ -3,7 +3,7 @@ import { productProjections } from '../app.js';
 import { Engine } from '../engine/engine.js';
 import { toStoredEvent } from '../engine/store.js';
 import { goalSnapshot } from '../projections/goal-snapshot.js';
-import type { Bundle } from './bundle.js';
+import type { Bundle, BundleEvent } from './bundle.js';
 import type { BundleFailure } from './bundle-failure.js';
 import { goalStreams } from './goal-streams.js';
 
@@ -15,39 +15,56 @@ import { goalStreams } from './goal-streams.js';
  * what Colony's own selection rule gives on the history it is about.
  */
 export function replayBundle(bundle: Bundle): BundleFailure | null {
-  const mem = Engine.open({ file: ':memory:', durability: 'normal', projections: productProjections });
+  let replayed: ReplayedGoal;
   try {
-    return compare(mem, bundle);
+    replayed = replayGoal(bundle.events, bundle.goalId);
   } catch (e) {
     // Signed events never make a projection throw; events under a key nobody trusts might.
     return { code: 'snapshot_mismatch', message: `the events cannot be replayed: ${(e as Error).message}` };
+  }
+  return compare(replayed, bundle);
+}
+
+export interface ReplayedGoal {
+  /** The goal's snapshot, canonical JSON parsed back. */
+  snapshot: unknown;
+  /** The goal's stream selection on the replayed state. */
+  streams: string[];
+}
+
+/** `events` applied by the product's projections to a fresh in-memory database: what Colony would show of `goalId`. */
+export function replayGoal(events: readonly BundleEvent[], goalId: number): ReplayedGoal {
+  const mem = Engine.open({ file: ':memory:', durability: 'normal', projections: productProjections });
+  try {
+    const stored = events.map((e) =>
+      toStoredEvent({
+        position: e.position,
+        stream_id: e.streamId,
+        version: e.version,
+        type: e.type,
+        schema_version: e.schemaVersion,
+        data: JSON.stringify(e.data),
+        meta: JSON.stringify(e.meta),
+        recorded_at: e.recordedAt,
+      }),
+    );
+    mem.db.transaction(() => mem.projections.apply(mem.db, stored))();
+    return {
+      snapshot: JSON.parse(canonicalize(goalSnapshot(mem.db, goalId))) as unknown,
+      streams: goalStreams(mem.db, goalId),
+    };
   } finally {
     mem.close();
   }
 }
 
-function compare(mem: Engine, bundle: Bundle): BundleFailure | null {
-  const events = bundle.events.map((e) =>
-    toStoredEvent({
-      position: e.position,
-      stream_id: e.streamId,
-      version: e.version,
-      type: e.type,
-      schema_version: e.schemaVersion,
-      data: JSON.stringify(e.data),
-      meta: JSON.stringify(e.meta),
-      recorded_at: e.recordedAt,
-    }),
-  );
-  mem.db.transaction(() => mem.projections.apply(mem.db, events))();
-  const replayed = JSON.parse(canonicalize(goalSnapshot(mem.db, bundle.goalId))) as unknown;
-  const difference = firstDifference(bundle.snapshot, replayed, 'snapshot');
+function compare({ snapshot, streams: expected }: ReplayedGoal, bundle: Bundle): BundleFailure | null {
+  const difference = firstDifference(bundle.snapshot, snapshot, 'snapshot');
   if (difference)
     return {
       code: 'snapshot_mismatch',
       message: `replaying the events does not give the bundle's snapshot: ${difference}`,
     };
-  const expected = goalStreams(mem.db, bundle.goalId);
   const listed = bundle.streams.map((h) => h.streamId);
   const [expectedSet, listedSet] = [new Set(expected), new Set(listed)];
   const extra = listed.find((s) => !expectedSet.has(s));

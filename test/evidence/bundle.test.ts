@@ -12,7 +12,6 @@ import { sendToChannel } from '../../src/actions/channels.js';
 import { createGoal } from '../../src/actions/goals.js';
 import { createOwner } from '../../src/actions/principals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
-import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { openApp } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
 import { getAgentByName } from '../../src/projections/principal-queries.js';
@@ -79,25 +78,9 @@ let goalB: { goalId: number; taskIds: number[] };
 let runId: number;
 let writerId: number;
 
-/** A run of `agentId` on `taskId`, queued, started, with a transcript, and finished. */
+/** A run of `agentId` on `taskId` with one transcript line, finished. */
 function runOnTask(agentId: number, taskId: number, said: string): number {
-  w.clock.advance(60_000);
-  const queued = requestRun(w.f.app, { agentId, taskId, source: 'manual', by: 'user-1' });
-  assert.equal(queued.kind, 'queued');
-  assert.ok(startQueuedRun(w.f.app, queued.run.runId));
-  recordSessionMessage(w.f.app, queued.run.runId, 'agent', said);
-  finishRun(w.f.app, queued.run.runId, {
-    status: 'succeeded',
-    exitCode: 0,
-    signal: null,
-    durationMs: 5,
-    tokensIn: 10,
-    tokensOut: 20,
-    costCents: 1,
-    outputTail: '',
-    agentText: null,
-  });
-  return queued.run.runId;
+  return w.run(agentId, [['agent', said]], { tokensIn: 10, tokensOut: 20, costCents: 1 }, taskId).runId;
 }
 
 before(async () => {

@@ -3,16 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
-import { productProjections } from '../../src/app.js';
-import { canonicalize } from '../../src/canonical.js';
-import { Engine } from '../../src/engine/engine.js';
-import { toStoredEvent } from '../../src/engine/store.js';
 import type { Bundle, BundleEvent } from '../../src/evidence/bundle.js';
 import { signManifest } from '../../src/evidence/bundle-manifest.js';
 import { namedStreams, REFERENCES } from '../../src/evidence/bundle-refs.js';
-import { goalStreams } from '../../src/evidence/goal-streams.js';
-import { goalSnapshot } from '../../src/projections/goal-snapshot.js';
+import { replayGoal } from '../../src/evidence/bundle-replay.js';
 import { getAgentByName } from '../../src/projections/principal-queries.js';
 import { colony } from '../helpers/cli.js';
 import { bundleText, FIXTURE_DIR, parseBundle, TOOL_REFERENCES, VERIFY_TOOL } from '../helpers/evidence.js';
@@ -37,25 +31,9 @@ let taskIds: number[];
 let honest: string;
 let publicKey: string;
 
-/** A run of `agentId` on `taskId`: queued, started, one transcript line, finished. */
+/** A run of `agentId` on `taskId` with one transcript line, finished. */
 function runOnTask(agentId: number, taskId: number, said: string): number {
-  w.clock.advance(60_000);
-  const queued = requestRun(w.f.app, { agentId, taskId, source: 'manual', by: 'user-1' });
-  assert.equal(queued.kind, 'queued');
-  assert.ok(startQueuedRun(w.f.app, queued.run.runId));
-  recordSessionMessage(w.f.app, queued.run.runId, 'agent', said);
-  finishRun(w.f.app, queued.run.runId, {
-    status: 'succeeded',
-    exitCode: 0,
-    signal: null,
-    durationMs: 5,
-    tokensIn: 10,
-    tokensOut: 20,
-    costCents: 1,
-    outputTail: '',
-    agentText: null,
-  });
-  return queued.run.runId;
+  return w.run(agentId, [['agent', said]], { tokensIn: 10, tokensOut: 20, costCents: 1 }, taskId).runId;
 }
 
 before(async () => {
@@ -131,30 +109,7 @@ before(async () => {
 after(() => w.f.close());
 
 /** What Colony's replay makes of `events`: the goal's snapshot and its stream selection. */
-function replayed(events: readonly BundleEvent[]): { snapshot: unknown; streams: string[] } {
-  const mem = Engine.open({ file: ':memory:', durability: 'normal', projections: productProjections });
-  try {
-    const stored = events.map((e) =>
-      toStoredEvent({
-        position: e.position,
-        stream_id: e.streamId,
-        version: e.version,
-        type: e.type,
-        schema_version: e.schemaVersion,
-        data: JSON.stringify(e.data),
-        meta: JSON.stringify(e.meta),
-        recorded_at: e.recordedAt,
-      }),
-    );
-    mem.db.transaction(() => mem.projections.apply(mem.db, stored))();
-    return {
-      snapshot: JSON.parse(canonicalize(goalSnapshot(mem.db, goalId))) as unknown,
-      streams: goalStreams(mem.db, goalId),
-    };
-  } finally {
-    mem.close();
-  }
-}
+const replayed = (events: readonly BundleEvent[]) => replayGoal(events, goalId);
 
 /**
  * The attack: the streams in `drop` and every run on the tasks among them leave the bundle; then the

@@ -37,7 +37,8 @@ export interface World {
     name: string,
     extra?: { parentId?: number; toolScope?: string[]; ownerId?: number },
   ): { agentId: number; token: string };
-  run(agentId: number, messages?: [SessionRole, string][], outcome?: Partial<RunOutcome>): RunRow;
+  /** A finished run with its transcript; on `taskId`, when given. */
+  run(agentId: number, messages?: [SessionRole, string][], outcome?: Partial<RunOutcome>, taskId?: number): RunRow;
   /** The events appended while `fn` runs. */
   eventsOf(fn: () => Promise<unknown> | unknown): Promise<StoredEvent[]>;
 }
@@ -65,9 +66,14 @@ export async function world(t?: TestContext): Promise<World> {
     configureRuntime(f.app, ownerId, a.agentId, { cooldownSec: 0 }, 'owner', { actor: 'user:owner' });
     return { agentId: a.agentId, token: a.token };
   };
-  const run: World['run'] = (agentId, messages = [], outcome = {}) => {
+  const run: World['run'] = (agentId, messages = [], outcome = {}, taskId) => {
     clock.advance(60_000);
-    const queued = requestRun(f.app, { agentId, source: 'manual', by: 'user-1' });
+    const queued = requestRun(f.app, {
+      agentId,
+      ...(taskId === undefined ? {} : { taskId }),
+      source: 'manual',
+      by: 'user-1',
+    });
     assert.equal(queued.kind, 'queued', `run of agent ${agentId} was ${queued.kind}: ${queued.run.reason}`);
     assert.ok(startQueuedRun(f.app, queued.run.runId), 'the run started');
     for (const [role, content] of messages) recordSessionMessage(f.app, queued.run.runId, role, content);
