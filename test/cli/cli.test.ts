@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { existsSync, statSync } from 'node:fs';
 import { Engine } from '../../src/engine/engine.js';
 import { productProjections } from '../../src/app.js';
@@ -283,6 +285,45 @@ describe('colony serve', () => {
       assert.equal(missing.status, 404);
       assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'ErrNotFound');
       assert.ok(existsSync(join(dir, 'colony.db')));
+    } finally {
+      assert.equal(await live.stop(), 0);
+    }
+  });
+
+  it('the .mcp.json snippet it prints works from any directory: stdio by absolute paths, never a bare npx package', async () => {
+    // Started with a relative --data in the scratch dir; the client runs the snippet from / with only the token.
+    const live = colonyLive(['serve', '--data', 'snippet-data', '--port', '0', '--sandbox', 'off'], {}, scratch.dir);
+    try {
+      const token = /token \(shown once, keep it\): (\S+)/.exec(
+        await live.waitFor(/Owner "owner" token/, 'stderr'),
+      )![1]!;
+      await live.waitFor(/^Clients that sign in with OAuth/, 'stderr');
+      const lines = live.stderrLines;
+      const start = lines.findIndex((l) => l.startsWith('Connect an MCP client')) + 1;
+      const end = lines.findIndex((l) => l.startsWith('Clients that sign in with OAuth'));
+      const snippet = JSON.parse(lines.slice(start, end).join('\n')) as {
+        mcpServers: Record<string, { command?: string; args?: string[]; env?: Record<string, string> }>;
+      };
+      const stdio = snippet.mcpServers['colony-stdio']!;
+      assert.ok(isAbsolute(stdio.command!) && stdio.command !== 'npx', `an absolute command: ${stdio.command}`);
+      assert.equal(stdio.args![stdio.args!.indexOf('--data') + 1], join(scratch.dir, 'snippet-data'));
+      assert.deepEqual(stdio.env, { COLONY_TOKEN: '${COLONY_TOKEN}' });
+      const client = new Client({ name: 'snippet-client', version: '0' });
+      await client.connect(
+        new StdioClientTransport({
+          command: stdio.command!,
+          args: stdio.args!,
+          cwd: '/',
+          env: { PATH: '/usr/bin:/bin', COLONY_TOKEN: token },
+          stderr: 'ignore',
+        }),
+      );
+      try {
+        const who = await client.callTool({ name: 'whoami', arguments: {} });
+        assert.equal((who.structuredContent as { name: string }).name, 'owner');
+      } finally {
+        await client.close();
+      }
     } finally {
       assert.equal(await live.stop(), 0);
     }
