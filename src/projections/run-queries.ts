@@ -98,13 +98,23 @@ export const getRun = (db: Database, runId: number): RunRow | null =>
   toRun(prepared(db, `${RUN} WHERE run_id = ?`).get(runId) as never);
 export const runBySession = (db: Database, sessionId: string): RunRow | null =>
   toRun(prepared(db, `${RUN} WHERE session_id = ?`).get(sessionId) as never);
-/** The queued run a new wake-up of (agent, task) merges into: a burst of wake-ups starts one run, not many. */
-export const queuedRunFor = (db: Database, agentId: number, taskId: number | null): RunRow | null =>
+/**
+ * The queued run a new wake-up of (agent, task, goal) merges into: a burst of wake-ups starts one run, not
+ * many. The goal is part of the key: a run's prompt is about its own goal, so a wake about another goal
+ * merged into it would be lost (two goals created within a second left the second in draft for ever).
+ * A task implies its goal; `goalId` counts for task-less wakes only.
+ */
+export const queuedRunFor = (
+  db: Database,
+  agentId: number,
+  taskId: number | null,
+  goalId: number | null = null,
+): RunRow | null =>
   toRun(
-    prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? ORDER BY run_id LIMIT 1`).get(
-      agentId,
-      taskId,
-    ) as never,
+    prepared(
+      db,
+      `${RUN} WHERE agent_id = ? AND status = 'queued' AND task_id IS ? AND (task_id IS NOT NULL OR goal_id IS ?) ORDER BY run_id LIMIT 1`,
+    ).get(agentId, taskId, goalId) as never,
   );
 export const queuedRunsOf = (db: Database, agentId: number): RunRow[] =>
   many(prepared(db, `${RUN} WHERE agent_id = ? AND status = 'queued' ORDER BY run_id`).all(agentId));

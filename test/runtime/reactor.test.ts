@@ -13,7 +13,7 @@ import { ok } from '../helpers/calls.js';
 /**
  * The reactor and the harness end to end: real HTTP MCP,
  * real agent processes (test/fixtures/agents/worker.ts talks back over MCP), every wake source, the
- * gates in order with their recorded refusals, coalescing per (agent, task), timeouts.
+ * gates in order with their recorded refusals, coalescing per (agent, task, goal), timeouts.
  */
 // Agents run in their own working directory, so the loader is named by its resolved URL.
 const WORKER = `node --import ${import.meta.resolve('tsx')} ${join(process.cwd(), 'test/fixtures/agents/worker.ts')}`;
@@ -173,6 +173,36 @@ describe('reactor', () => {
     );
     const prompt = sessionMessages(f.app.engine.db, runs[1]!.runId)[0]!.content;
     for (const body of ['one', 'two', 'three']) assert.match(prompt, new RegExp(`\\n${body}(\\n|$)`));
+  });
+
+  it('wakes about different goals never merge: two goals created while their coordinator runs get a run each, each prompt naming its goal', async (t) => {
+    const f = await runtimeWithOwner(t);
+    const coord = f.addRunner('coord', 'cat >/dev/null; sleep 0.6; echo planned');
+    const busy = f.reactor.wake({ agentId: coord.agentId, source: 'manual', by: 'user-1' });
+    assert.equal(busy.run.status, 'running');
+    const goal = async (title: string) =>
+      (
+        await ok(f.owner, 'create_goal', {
+          title,
+          description: `${title}: a goal created while its coordinator is busy.`,
+          coordinator_config: 'coord',
+        })
+      ).goal_id as number;
+    const goals = [await goal('Ship the docs'), await goal('Fix the build')];
+    await f.reactor.idle();
+    const woken = runsOf(f, coord.agentId).filter((r) => r.source === 'goal_created');
+    assert.deepEqual(
+      woken.map((r) => [r.goalId, r.status]),
+      goals.map((g) => [g, 'succeeded']),
+    );
+    for (const [run, title] of [
+      [woken[0]!, 'Ship the docs'],
+      [woken[1]!, 'Fix the build'],
+    ] as const) {
+      const prompt = sessionMessages(f.app.engine.db, run.runId)[0]!.content;
+      assert.match(prompt, new RegExp(title));
+      assert.equal(run.wakes.length, 1, 'one wake, about its own goal');
+    }
   });
 
   it('messages an agent sends during its run join its session and wake the recipient one level deeper, up to the max trigger depth', async (t) => {

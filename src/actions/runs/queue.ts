@@ -16,7 +16,7 @@ import { type CommandOptions } from '../../engine/handle.js';
 
 /**
  * Wake-ups become runs, each in one transaction. A wake-up merges into the queued run of the same
- * (agent, task) if there is one (coalescing; an execute_agent call always gets a run of its own), else it
+ * (agent, task, goal) if there is one (coalescing; an execute_agent call always gets a run of its own), else it
  * is a new run, which the run decider refuses at a gate or queues. Any process may queue (the CLI does);
  * only the serving runtime starts runs: it tails the log, and `startQueuedRun` routes the start to the
  * decider, which checks the gates again in the transaction that appends `RunStarted`, so a paused goal
@@ -47,7 +47,8 @@ export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = S
       throw new DomainError('ErrTaskNotFound', `task ${req.taskId} not found`, { task_id: req.taskId });
     const goalId = task?.goalId ?? req.goalId ?? null;
     const wake: Wake = { source: req.source, messageIds: req.messageIds ?? [], prompt: req.prompt ?? null, by: req.by };
-    const waiting = req.source === 'execute_agent' ? null : queuedRunFor(db, agent.agentId, task?.taskId ?? null);
+    const waiting =
+      req.source === 'execute_agent' ? null : queuedRunFor(db, agent.agentId, task?.taskId ?? null, goalId);
     if (waiting) {
       const merge = { type: 'MergeWake' as const, wake, agent: agentFacts(app, agent) };
       app.engine.handle(runDecider, runStream(waiting.runId), merge, actor);
