@@ -57,3 +57,7 @@ export function parseCheckpointSetting(name: string, raw: string | undefined, fa
     throw invalidInput(`${name} must be a non-negative integer (0 turns it off), not "${raw}"`);
   return Number(raw);
 }
+
+/** A draft goal's stall time (runtime/goal-stalls.ts), checked by serve before it writes anything. */
+export const goalStallSec = (env: NodeJS.ProcessEnv = process.env): number =>
+  envPositiveInt('COLONY_GOAL_STALL_SEC', 120, env);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { AppOptions } from '../app.js';
-import { parsePort } from '../config.js';
+import { goalStallSec, parsePort } from '../config.js';
 import { announceSandbox, announceServing } from './serve-notices.js';
 import { startJobs, type Jobs } from './serve-jobs.js';
 import { claimForServe, type Claim } from './serve-claim.js';
@@ -64,6 +64,7 @@ async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
   const checkpoints = checkpointSettings(opts);
   await ensureConsoleBuilt();
   checkOwnerName(opts.owner);
+  goalStallSec(); // a bad COLONY_GOAL_STALL_SEC is refused before anything is written
   const claim = await claimForServe(dataDir, opts.host, port, store === null);
   try {
     await serveClaimed(opts, { where: { dataDir, durability, store }, port, sandbox, checkpoints, claim });

@@ -18,6 +18,7 @@ export type WakeSource =
   | 'task_dispatched'
   | 'message_received'
   | 'probe'
+  | 'goal_stalled'
   | 'manual'
   | 'execute_agent';
 export const WAKE_SOURCES: readonly WakeSource[] = [
@@ -29,6 +30,7 @@ export const WAKE_SOURCES: readonly WakeSource[] = [
   'task_dispatched',
   'message_received',
   'probe',
+  'goal_stalled',
   'manual',
   'execute_agent',
 ];

@@ -37,3 +37,53 @@ export const lastTaskRunStart = (db: Database, agentId: number, taskId: number):
       at: string | null;
     }
   ).at;
+
+export interface DraftGoal {
+  goalId: number;
+  ownerId: number;
+  title: string;
+  createdAt: string;
+  coordinatorAgentId: number;
+  coordinatorName: string;
+  /** Whether Colony runs the coordinator (an agent command of its own or the team's); else an outside client holds it. */
+  runnable: boolean;
+  /** The last time anything of Colony's ran for the goal: its last run's end (or queueing), else its creation. */
+  lastActivity: string;
+}
+/** Draft goals created before `before` with no pending task-tree proposal and no queued or running run: the candidates for a stall. */
+export const idleDraftGoals = (db: Database, before: string): DraftGoal[] =>
+  (
+    prepared(
+      db,
+      `SELECT g.goal_id AS goalId, g.owner_id AS ownerId, g.title, g.created_at AS createdAt,
+      g.coordinator_agent_id AS coordinatorAgentId, a.name AS coordinatorName,
+      COALESCE(a.command, u.agent_command) IS NOT NULL AS runnable,
+      COALESCE((SELECT max(COALESCE(r.finished_at, r.queued_at)) FROM runs r WHERE r.goal_id = g.goal_id), g.created_at) AS lastActivity
+    FROM goals g JOIN agents a ON a.agent_id = g.coordinator_agent_id JOIN users u ON u.user_id = a.owner_id
+    WHERE g.status = 'draft' AND g.created_at <= ?
+      AND NOT EXISTS (SELECT 1 FROM proposals p WHERE p.goal_id = g.goal_id AND p.kind = 'task_tree' AND p.status = 'pending')
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.goal_id = g.goal_id AND r.status IN ('queued', 'running'))
+    ORDER BY g.goal_id`,
+    ).all(before) as (Omit<DraftGoal, 'runnable'> & { runnable: number })[]
+  ).map((g) => ({ ...g, runnable: g.runnable === 1 }));
+
+/** The goal's run woken by `source` (the latest), with its status and reason: a stalled goal's re-wake. */
+export const goalRunWokenBy = (
+  db: Database,
+  goalId: number,
+  source: string,
+): { runId: number; status: string; reason: string | null } | null =>
+  (prepared(
+    db,
+    `SELECT r.run_id AS runId, r.status, r.reason FROM runs r, json_each(r.wakes) w
+    WHERE r.goal_id = ? AND json_extract(w.value, '$.source') = ? ORDER BY r.run_id DESC LIMIT 1`,
+  ).get(goalId, source) as { runId: number; status: string; reason: string | null } | undefined) ?? null;
+
+/** Whether the owner was already sent a system DM with this `event` about the goal (once per goal, across restarts). */
+export const ownerToldOfGoal = (db: Database, dmChannel: number | null, event: string, goalId: number): boolean =>
+  dmChannel !== null &&
+  prepared(
+    db,
+    `SELECT 1 FROM messages WHERE channel_id = ? AND from_key = 'system'
+      AND json_extract(metadata, '$.event') = ? AND json_extract(metadata, '$.goal_id') = ? LIMIT 1`,
+  ).get(dmChannel, event, goalId) !== undefined;

@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   activityLog?: boolean;
   /** `serve --auto-approve`: approve this owner's pending proposals as soon as they are seen (auto-approver.ts). */
   autoApprove?: { ownerId: number };
+  /** A draft goal's stall time (goal-stalls.ts); COLONY_GOAL_STALL_SEC, 120 s by default. */
+  stallMs?: number;
 }
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
@@ -42,6 +44,7 @@ export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
         mcpUrl: options.mcpUrl,
         pollMs: options.pollMs,
         killGraceMs: options.killGraceMs,
+        stallMs: options.stallMs,
         confiner,
       }).start()
     : null;

@@ -7,7 +7,6 @@ import {
   type WakeOutcome,
   type WakeRequest,
 } from '../actions/runs.js';
-import { runtimeSettings } from '../actions/runs/settings.js';
 import type { App } from '../app.js';
 import { GroupCommit } from '../engine/group-commit.js';
 import type { StoredEvent } from '../engine/event.js';
@@ -19,18 +18,22 @@ import { runProcess, type RunnerOptions } from './runner.js';
 import { RunProcesses } from './run-processes.js';
 import { RunWaiters } from './run-waiters.js';
 import { dueTaskTimers } from './task-timers.js';
+import { StallWatch } from './goal-stalls.js';
 import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
 
 /**
  * The reactor: a side effect after commit, never inside a command's transaction. It tails the event log —
  * this process's commits at once through the bus, other processes' (the CLI) on the next poll — and turns
  * facts into wake-ups (wake-sources.ts), and an agent's messages into its running session's transcript. A
- * sweep adds task_timer wake-ups (task-timers.ts) and starts queued runs whose cooldown is over. One run
+ * sweep adds task_timer wake-ups (task-timers.ts), re-wakes the coordinator of a stalled draft goal and then
+ * tells its owner (goal-stalls.ts), and starts queued runs whose cooldown is over. One run
  * per agent at a time (run-processes.ts); a run's end starts the agent's next queued run. On start it marks
  * runs a crash left running as failed and resumes the queued ones.
  */
 export interface ReactorOptions extends RunnerOptions {
   pollMs?: number;
+  /** How long a draft goal may wait with nothing proposed or running before its coordinator is re-woken (goal-stalls.ts); COLONY_GOAL_STALL_SEC. */
+  stallMs?: number;
 }
 
 /** What execute_agent needs to run an agent: the reactor, or on a node that does not lead its tenant, runtime/log-runs.ts. */
@@ -47,12 +50,14 @@ export class Reactor implements RunStarter {
   private poller: NodeJS.Timeout | null = null;
   private drainScheduled = false;
   private stopped = false;
+  private readonly stalls: StallWatch;
 
   constructor(
     private readonly app: App,
     private readonly options: ReactorOptions,
   ) {
     this.running = new RunProcesses(options.killGraceMs);
+    this.stalls = new StallWatch(app, options.stallMs);
   }
 
   start(): this {
@@ -202,12 +207,14 @@ export class Reactor implements RunStarter {
     this.scheduleDrain();
   }
 
-  /** Queued runs whose cooldown is over, and task timers that are due. */
+  /** Queued runs whose cooldown is over, task timers that are due, and stalled draft goals. */
   private sweep(): void {
     if (this.stopped || !this.app.engine.db.open) return;
     const db = this.app.engine.db;
     for (const agentId of agentsWithQueuedRuns(db)) safely(() => this.pump(agentId));
-    for (const wake of dueTaskTimers(db, this.app.engine.clock().getTime())) safely(() => this.wake(wake));
+    const now = this.app.engine.clock().getTime();
+    for (const wake of dueTaskTimers(db, now)) safely(() => this.wake(wake));
+    this.stalls.sweep(now, (wake) => safely(() => this.wake(wake)));
   }
 
   /**
@@ -220,17 +227,8 @@ export class Reactor implements RunStarter {
   }
 
   /** A run begun by beginExecute, at its end (at most twice its timeout, plus 30 s; a refused one at once). */
-  async awaitRun(run: RunRow): Promise<RunRow> {
-    if (run.status === 'refused') return run;
-    const agentId = run.agentId;
-    const settings = runtimeSettings(this.app.engine.db, agentId);
-    const limit = (settings.timeoutSec * 2 + 30) * 1000;
-    return Promise.race([
-      this.whenDone(run.runId),
-      new Promise<RunRow>((resolve) => {
-        setTimeout(() => resolve(getRun(this.app.engine.db, run.runId)!), limit).unref();
-      }),
-    ]);
+  awaitRun(run: RunRow): Promise<RunRow> {
+    return this.waiters.awaitRun(this.app.engine.db, run);
   }
 }
 

@@ -329,6 +329,20 @@ describe('colony serve', () => {
     }
   });
 
+  it('refuses a bad COLONY_GOAL_STALL_SEC with one line naming it, before anything is written', () => {
+    const dir = join(scratch.dir, 'serve-bad-stall');
+    for (const bad of ['abc', '0', '1.5']) {
+      const r = colony(['serve', '--data', dir, '--port', '0'], { COLONY_GOAL_STALL_SEC: bad });
+      assert.equal(r.code, 1);
+      oneLine(r.stderr);
+      assert.equal(
+        r.stderr.trim(),
+        `colony: ErrInvalidInput: COLONY_GOAL_STALL_SEC must be a positive integer, not "${bad}"`,
+      );
+      assert.equal(existsSync(dir), false, 'no data dir');
+    }
+  });
+
   it('refuses a port that is taken with one clear line', async () => {
     const dir = join(scratch.dir, 'serve-busy');
     const live = colonyLive(['serve', '--data', dir, '--port', '0']);

@@ -26,9 +26,16 @@ export interface RuntimeFixture extends HttpFixture {
   ): { agentId: number; token: string };
 }
 
-export async function runtimeFixture(options: { agentTools?: string[]; clock?: Clock } = {}): Promise<RuntimeFixture> {
+export async function runtimeFixture(
+  options: { agentTools?: string[]; clock?: Clock; stallMs?: number } = {},
+): Promise<RuntimeFixture> {
   const f = await httpFixture({ agentTools: options.agentTools, clock: options.clock });
-  const runtime = startRuntime(f.app, { mcpUrl: `${f.base}/mcp`, pollMs: 50, killGraceMs: 500 });
+  const runtime = startRuntime(f.app, {
+    mcpUrl: `${f.base}/mcp`,
+    pollMs: 50,
+    killGraceMs: 500,
+    stallMs: options.stallMs,
+  });
   f.ctx.runtime.reactor = runtime.reactor;
   const ownerId = getUserByName(f.app.engine.db, 'owner')!.userId;
   const close = f.close.bind(f);
