@@ -67,18 +67,6 @@ export const idleDraftGoals = (db: Database, before: string): DraftGoal[] =>
     ).all(before) as (Omit<DraftGoal, 'runnable'> & { runnable: number })[]
   ).map((g) => ({ ...g, runnable: g.runnable === 1 }));
 
-/** The goal's run woken by `source` (the latest), with its status and reason: a stalled goal's re-wake. */
-export const goalRunWokenBy = (
-  db: Database,
-  goalId: number,
-  source: string,
-): { runId: number; status: string; reason: string | null } | null =>
-  (prepared(
-    db,
-    `SELECT r.run_id AS runId, r.status, r.reason FROM runs r, json_each(r.wakes) w
-    WHERE r.goal_id = ? AND json_extract(w.value, '$.source') = ? ORDER BY r.run_id DESC LIMIT 1`,
-  ).get(goalId, source) as { runId: number; status: string; reason: string | null } | undefined) ?? null;
-
 /** Whether the owner was already sent a system DM with this `event` about the goal (once per goal, across restarts). */
 export const ownerToldOfGoal = (db: Database, dmChannel: number | null, event: string, goalId: number): boolean =>
   dmChannel !== null &&

@@ -4,7 +4,7 @@ import type { WakeSource } from '../events/runs.js';
 
 /**
  * Reads the reactor's task wake-ups need (runtime/task-wakes.ts; live names): a parent's children, the
- * agents that work in a project, and whether a task already had a wake-up of some source — the runs
+ * agents that work in a project, and whether a task (or a goal) already had a wake-up of some source — the runs
  * projection keeps every wake-up, queued, merged or refused, so "once per task" survives restarts.
  */
 export interface ChildRow {
@@ -31,6 +31,18 @@ export const taskWokenBy = (db: Database, taskId: number, source: WakeSource): b
     db,
     `SELECT 1 FROM runs r, json_each(r.wakes) w WHERE r.task_id = ? AND json_extract(w.value, '$.source') = ? LIMIT 1`,
   ).get(taskId, source) !== undefined;
+
+/** The latest run of the goal woken by `source`, merged wake-ups included, with its status and reason (a stalled goal's re-wake). */
+export const goalRunWokenBy = (
+  db: Database,
+  goalId: number,
+  source: WakeSource,
+): { runId: number; status: string; reason: string | null } | null =>
+  (prepared(
+    db,
+    `SELECT r.run_id AS runId, r.status, r.reason FROM runs r, json_each(r.wakes) w
+    WHERE r.goal_id = ? AND json_extract(w.value, '$.source') = ? ORDER BY r.run_id DESC LIMIT 1`,
+  ).get(goalId, source) as { runId: number; status: string; reason: string | null } | undefined) ?? null;
 
 /**
  * The owner's agents that work in the project (`colony agents runtime NAME --project P`), those not

@@ -5,7 +5,8 @@ import { goalStallSec } from '../config.js';
 import { log } from '../log.js';
 import { dmName } from '../events/channels.js';
 import { getChannelByName } from '../projections/channel-queries.js';
-import { goalRunWokenBy, idleDraftGoals, ownerToldOfGoal, type DraftGoal } from '../projections/sweep-queries.js';
+import { idleDraftGoals, ownerToldOfGoal, type DraftGoal } from '../projections/sweep-queries.js';
+import { goalRunWokenBy } from '../projections/wake-queries.js';
 
 /**
  * No goal waits on nobody in silence. A goal still `draft` with no task tree proposed and nothing of
