@@ -7,6 +7,7 @@ import { registerAudit } from './cli/audit.js';
 import { registerBench } from './cli/bench.js';
 import { registerCheckpoint } from './cli/checkpoint.js';
 import { registerConfig } from './cli/config.js';
+import { registerDoctor } from './cli/doctor.js';
 import { registerDemo } from './cli/demo.js';
 import { registerEvents } from './cli/events.js';
 import { registerExport } from './cli/export.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerStdio(program);
   registerToken(program);
   registerConfig(program);
+  registerDoctor(program);
   registerAgentRuntime(registerAgents(program));
   registerRuns(program);
   registerGoals(program);

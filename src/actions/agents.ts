@@ -2,7 +2,7 @@ import type { App } from '../app.js';
 import { principalDecider } from '../commands/principals.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import { DomainError } from '../errors.js';
-import { agentStream, type Tier } from '../events/principals.js';
+import { agentStream, type Runtime, type Tier } from '../events/principals.js';
 import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import { seedFromParent } from './agents/materialize.js';
 import { configHash, type AgentMcpServer } from '../events/agent-config.js';
@@ -23,6 +23,8 @@ export interface AgentChanges {
   subagents?: string[];
   tier?: Tier;
   command?: string | null;
+  /** Null: it follows its command, else the team's runtime. */
+  runtime?: Runtime | null;
 }
 
 /** `knownTools` (the tool registry's names): given, a new tool scope may name only agent-surface tools (commands/tool-scope.ts). */
@@ -48,6 +50,7 @@ export function updateAgent(
       subagents: changes.subagents ?? before.subagents,
       tier: changes.tier ?? before.tier,
       command: changes.command === undefined ? before.ownCommand : changes.command,
+      runtime: changes.runtime === undefined ? before.ownRuntime : changes.runtime,
     };
     const hash = configHash({
       model: next.model,
@@ -69,7 +72,7 @@ export function updateAgent(
           configHash: hash,
           previousHash: before.configHash,
         },
-        before: { tier: before.tier, command: before.ownCommand },
+        before: { tier: before.tier, command: before.ownCommand, runtime: before.ownRuntime },
         knownTools: changes.toolScope === undefined ? undefined : knownTools,
       },
       actor,

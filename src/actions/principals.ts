@@ -4,7 +4,14 @@ import { principalDecider } from '../commands/principals.js';
 import { DomainError, notFound } from '../errors.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import type { AgentNameFacts } from '../commands/agent-names.js';
-import { agentStream, userStream, type AgentRegistered, type Speaker, type TokenScope } from '../events/principals.js';
+import {
+  agentStream,
+  userStream,
+  type AgentRegistered,
+  type Runtime,
+  type Speaker,
+  type TokenScope,
+} from '../events/principals.js';
 import { seal } from '../masterkey.js';
 import {
   getAgent,
@@ -162,6 +169,25 @@ function issue(
 export function setAgentCommand(app: App, ownerId: number, command: string | null, by: CommandOptions): string | null {
   app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetAgentCommand', command }, by);
   return getUser(app.engine.db, ownerId)?.agentCommand ?? null;
+}
+
+/**
+ * The team's default runtime (`colony config set agent-runtime`): what agents without a runtime or command
+ * of their own run under. Only the owner sets it, from the CLI, after the runtime's checks (runtime/adapters).
+ */
+export function setAgentRuntime(
+  app: App,
+  ownerId: number,
+  runtime: Runtime | null,
+  by: CommandOptions,
+): Runtime | null {
+  app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetAgentRuntime', runtime }, by);
+  return getUser(app.engine.db, ownerId)?.agentRuntime ?? null;
+}
+
+/** The team's rate card (`colony config set rate-card FILE`); the decider checks every price. */
+export function setRateCard(app: App, ownerId: number, rates: Record<string, unknown>, by: CommandOptions): void {
+  app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetRateCard', rates: rates as never }, by);
 }
 
 /** The speaker behind a principal key, for the CLI and tests. */

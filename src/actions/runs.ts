@@ -12,6 +12,9 @@ import { applySpend, applyTaskSpend } from './budget.js';
 import { expireAgentProbes } from './probes.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
+import { dmName } from '../events/channels.js';
+import { getChannelByName } from '../projections/channel-queries.js';
+import { ownerToldOfRunCause } from '../projections/sweep-queries.js';
 
 /**
  * Runs as commands: wake-ups queue them and the runtime starts them (runs/queue.ts); here, how a run
@@ -21,7 +24,11 @@ export { requestRun, startQueuedRun, type WakeOutcome, type WakeRequest } from '
 
 const SYSTEM: CommandOptions = { actor: 'system' };
 
-export type RunOutcome = Omit<RunFinished['data'], 'runId' | 'agentId'> & { agentText: string | null };
+export type RunOutcome = Omit<RunFinished['data'], 'runId' | 'agentId'> & {
+  agentText: string | null;
+  /** Its tool calls as the CLI reported them, one line each: a system message before the answer. */
+  steps?: string[];
+};
 
 /**
  * The process exited: RunFinished, its output as the session's agent message, the run's own usage
@@ -33,7 +40,9 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
   app.engine.transact(actor, () => {
     const run = getRun(db, runId);
     if (!run) throw notFound(`run ${runId}`, { run_id: runId });
-    const { agentText, ...finish } = outcome;
+    const { agentText, steps, ...finish } = outcome;
+    if (steps && steps.length > 0)
+      recordSessionMessage(app, runId, 'system', `Tool calls:\n${steps.map((s) => `- ${s}`).join('\n')}`, actor);
     if (agentText) recordSessionMessage(app, runId, 'agent', agentText, actor);
     app.engine.handle(
       runDecider,
@@ -54,8 +63,13 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
     }
     if (finish.status !== 'succeeded') {
       const what =
-        finish.status === 'timed_out' ? `timed out` : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'})`;
-      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}.${tailOf(finish.outputTail)}`, actor);
+        finish.status === 'timed_out'
+          ? `timed out.${tailOf(finish.outputTail)}`
+          : finish.reason
+            ? `failed: ${finish.reason}`
+            : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'}).${tailOf(finish.outputTail)}`;
+      const cause = finish.status === 'timed_out' ? 'timed_out' : (finish.cause ?? 'exit');
+      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}`, cause, actor);
       expireAgentProbes(app, run.agentId, 'agent_error', actor);
     }
   });
@@ -63,14 +77,20 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
 }
 
 /** A run that could not run to its end (the process did not start, Colony restarted under it). */
-export function failRun(app: App, runId: number, reason: string, actor: CommandOptions = SYSTEM): RunRow {
+export function failRun(
+  app: App,
+  runId: number,
+  reason: string,
+  actor: CommandOptions = SYSTEM,
+  cause = 'launch',
+): RunRow {
   const db = app.engine.db;
   app.engine.transact(actor, () => {
     const run = getRun(db, runId);
     if (!run) throw notFound(`run ${runId}`, { run_id: runId });
-    const { events } = app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason }, actor);
+    const { events } = app.engine.handle(runDecider, runStream(runId), { type: 'FailRun', reason, cause }, actor);
     if (events.length > 0) {
-      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} failed: ${reason}`, actor);
+      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} failed: ${reason}`, cause, actor);
       expireAgentProbes(app, run.agentId, 'agent_error', actor);
     }
   });
@@ -142,13 +162,20 @@ function rootTaskOf(app: App, goalId: number): number | null {
 const agentName = (app: App, run: RunRow): string => getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;
 const tailOf = (output: string): string => (output.trim() ? `\nOutput (end):\n${output.trim().slice(-500)}` : '');
 
-function tellOwner(app: App, run: RunRow, body: string, actor: CommandOptions): void {
+/**
+ * One DM per agent and cause: the owner hears of a failure once, not once per run of an agent that
+ * fails the same way on every wake; after a run of the agent succeeds, the same cause is news again.
+ */
+function tellOwner(app: App, run: RunRow, body: string, cause: string, actor: CommandOptions): void {
+  const db = app.engine.db;
+  const dm = getChannelByName(db, run.ownerId, dmName('system', `user-${run.ownerId}`));
+  if (dm && ownerToldOfRunCause(db, dm.channelId, run.agentId, cause)) return;
   sendSystemDirect(
     app,
     run.ownerId,
     `user-${run.ownerId}`,
     body,
-    { event: 'RunFailed', run_id: run.runId, agent_id: run.agentId },
+    { event: 'RunFailed', run_id: run.runId, agent_id: run.agentId, cause },
     actor,
   );
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { AgentChanges } from '../actions/agents.js';
 import { TIERS, type Tier } from '../events/principals.js';
 import { CliError } from './shared.js';
+import { parseRuntime } from './runtime-check.js';
 
 /**
  * The options of `colony agents create|update`, checked before the data dir is opened, so a bad option
@@ -29,6 +30,7 @@ export interface CreateOptions {
   tools: string;
   tier: string;
   command?: string;
+  runtime?: string;
   json?: boolean;
 }
 
@@ -38,7 +40,14 @@ export function parseCreate(opts: CreateOptions) {
   if (toolScope.length === 0) throw new CliError('--tools must name at least one tool');
   if (!opts.model.trim()) throw new CliError('--model must not be empty');
   const systemPrompt = readPrompt(opts.promptFile);
-  return { model: opts.model.trim(), systemPrompt, toolScope, tier: opts.tier as Tier, command: opts.command ?? null };
+  return {
+    model: opts.model.trim(),
+    systemPrompt,
+    toolScope,
+    tier: opts.tier as Tier,
+    command: opts.command ?? null,
+    runtime: parseRuntime(opts.runtime) ?? null,
+  };
 }
 
 export interface UpdateOptions {
@@ -49,6 +58,7 @@ export interface UpdateOptions {
   subagents?: string;
   tier?: string;
   command?: string;
+  runtime?: string;
   json?: boolean;
 }
 
@@ -65,10 +75,11 @@ export function parseUpdate(opts: UpdateOptions): AgentChanges {
     subagents: list(opts.subagents),
     tier: opts.tier as Tier | undefined,
     command: opts.command,
+    runtime: parseRuntime(opts.runtime),
   };
   if (Object.values(changes).every((v) => v === undefined))
     throw new CliError(
-      'nothing to change: give at least one of --model, --prompt-file, --tools, --skills, --subagents, --tier, --command',
+      'nothing to change: give at least one of --model, --prompt-file, --tools, --skills, --subagents, --tier, --command, --runtime',
     );
   return changes;
 }

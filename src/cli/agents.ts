@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { TIERS } from '../events/principals.js';
+import { RUNTIMES, TIERS } from '../events/principals.js';
+import { checkRuntime } from './runtime-check.js';
 import { checkedTools, parseCreate, parseUpdate, type CreateOptions, type UpdateOptions } from './agent-options.js';
 import { registerAgentList, registerAgentShow } from './agent-show.js';
 import { withAgent, withOwner } from './owner.js';
@@ -32,13 +33,21 @@ function registerCreate(agents: Command): void {
       'comma-separated agent tools it may call (checked: a typo or an owner-only tool is refused)',
     )
     .option('--tier <tier>', `autonomy tier: ${TIERS.join(' | ')}`, 'supervised')
-    .option('--command <cmd>', 'the command line Colony runs to start it')
+    .option('--command <cmd>', 'the command line Colony runs to start it (runtime command)')
+    .option('--runtime <runtime>', `what Colony launches it with: ${RUNTIMES.join(' | ')} (default: the team's)`)
     .option('--json', 'print {"id","name","token"} as JSON')
     .action(
       action(async (name: string, opts: CreateOptions, cmd: Command) => {
         const spec = parseCreate(opts);
         const known = await checkedTools(spec.toolScope);
         return withOwner(cmd, async (app, owner) => {
+          const runtime = spec.runtime ?? (spec.command ? 'command' : owner.agentRuntime);
+          if (runtime)
+            await checkRuntime(
+              runtime,
+              [{ agent: name, model: spec.model }],
+              Boolean(spec.command ?? owner.agentCommand),
+            );
           const { registerAgent } = await import('../actions/principals.js');
           const agent = registerAgent(
             app,
@@ -65,13 +74,24 @@ function registerUpdate(agents: Command): void {
     .option('--skills <list>', 'comma-separated skills')
     .option('--subagents <list>', 'comma-separated subagents')
     .option('--tier <tier>', `autonomy tier: ${TIERS.join(' | ')}`)
-    .option('--command <cmd>', 'the command line Colony runs to start it')
+    .option('--command <cmd>', 'the command line Colony runs to start it (runtime command)')
+    .option('--runtime <runtime>', `what Colony launches it with: ${RUNTIMES.join(' | ')}`)
     .option('--json', 'print JSON')
     .action(
       action(async (name: string, opts: UpdateOptions, cmd: Command) => {
         const changes = parseUpdate(opts);
         const known = changes.toolScope === undefined ? undefined : await checkedTools(changes.toolScope);
         return withAgent(cmd, name, async (app, owner, agent) => {
+          const runtime = changes.runtime ?? (changes.command ? 'command' : agent.runtime);
+          if (
+            runtime &&
+            (changes.runtime !== undefined || changes.model !== undefined || changes.command !== undefined)
+          )
+            await checkRuntime(
+              runtime,
+              [{ agent: name, model: changes.model ?? agent.model }],
+              Boolean(changes.command ?? agent.command),
+            );
           const { updateAgent } = await import('../actions/agents.js');
           const r = updateAgent(app, owner.userId, agent.agentId, changes, { actor: `user:${owner.name}` }, known);
           if (opts.json)

@@ -135,6 +135,11 @@ const summary = (r: RunRow) => ({
   tokens_in: r.tokensIn,
   tokens_out: r.tokensOut,
   cost_cents: r.costCents,
+  cost_known: r.costKnown,
+  billing_lane: r.billingLane,
+  runtime: r.runtime,
+  cli_session: r.cliSession,
+  cause: r.cause,
   reported_tokens: r.reportedTokens,
   reported_cents: r.reportedCents,
   trace_id: r.traceId,
@@ -147,9 +152,9 @@ function line(r: RunRow, agent: string): string {
   const reported =
     r.reportedTokens || r.reportedCents ? ` (+ reported ${r.reportedTokens} tokens ${r.reportedCents}¢)` : '';
   const usage = r.startedAt
-    ? `  ${r.durationMs ?? '-'} ms  ${r.tokensIn}/${r.tokensOut} tokens  ${r.costCents}¢${reported}`
+    ? `  ${r.durationMs ?? '-'} ms  ${r.tokensIn}/${r.tokensOut} tokens  ${r.costKnown ? `${r.costCents}¢` : 'cost unknown'}${r.billingLane ? ` (${r.billingLane})` : ''}${reported}`
     : '';
   const limit = r.limitHit ? `  [${r.limitHit} limit]` : '';
   const unconfined = r.sandbox?.mode === 'off' ? '  [UNCONFINED]' : '';
-  return `${String(r.runId).padStart(5)}  ${agent}  ${r.source}  ${outcome}${limit}${unconfined}${r.taskId ? `  task ${r.taskId}` : ''}${usage}  ${r.queuedAt}`;
+  return `${String(r.runId).padStart(5)}  ${agent}  ${r.runtime ? `${r.runtime}  ` : ''}${r.source}  ${outcome}${r.cause ? ` (${r.cause})` : ''}${limit}${unconfined}${r.taskId ? `  task ${r.taskId}` : ''}${usage}  ${r.queuedAt}`;
 }

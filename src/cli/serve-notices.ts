@@ -1,4 +1,6 @@
 import { oneLine } from '../terminal.js';
+import type { App } from '../app.js';
+import type { Runtime } from '../events/principals.js';
 import { mcpJsonSnippet } from './mcp-config.js';
 import type { CheckpointSettings } from './serve-options.js';
 
@@ -10,6 +12,7 @@ export function announceServing(s: {
   /** The owner's token when this start initialized the data dir: shown this once. */
   freshToken: string | null;
   agentCommand: string | null;
+  agentRuntime: Runtime | null;
   checkpoints: CheckpointSettings;
   autoApprove: boolean;
 }): void {
@@ -24,7 +27,7 @@ export function announceServing(s: {
   process.stderr.write(
     `Clients that sign in with OAuth (hosted connectors, the MCP Inspector) need no token: give them ${url}/mcp and approve them in the console (OAuth apps) or with colony oauth approve CODE.\n`,
   );
-  process.stderr.write(`${agentCommandLine(s.agentCommand)}\n`);
+  process.stderr.write(`${agentCommandLine(s.agentCommand, s.agentRuntime)}\n`);
   process.stderr.write(`${checkpointLine(s.checkpoints)}\n`);
   if (s.autoApprove) process.stderr.write(AUTO_APPROVE_WARNING);
 }
@@ -46,10 +49,22 @@ export const AUTO_APPROVE_WARNING =
   "without you (recorded as approved by system). Only your verifier recipes and your agents' commands ever run, but agents spawn and tasks start unreviewed. For unattended demos.\n";
 
 /** Said once at start: how this team's agents run, or — with no default command — that goals will wait, and how to change it. */
-export function agentCommandLine(agentCommand: string | null): string {
+export function agentCommandLine(agentCommand: string | null, agentRuntime: Runtime | null = null): string {
+  if (agentRuntime !== null && agentRuntime !== 'command')
+    return `Agents run with: ${agentRuntime} (the team's agent-runtime; an agent's own --runtime or --command wins; colony doctor checks it)`;
   return agentCommand !== null
     ? `Agents run with: ${oneLine(agentCommand)} (the team's agent-command; an agent's own --command wins)`
-    : "No agent command is set: Colony starts no coordinator, so a new goal waits in draft for an outside one (an MCP client holding the coordinator's token: colony agents token coordinator). To have Colony run agents: colony config set agent-command CMD (README: Running agents).";
+    : "No agent command is set: Colony starts no coordinator, so a new goal waits in draft for an outside one (an MCP client holding the coordinator's token: colony agents token coordinator). To have Colony run agents: colony config set agent-runtime claude-code|codex|opencode, or colony config set agent-command CMD (README: Running real agents).";
+}
+
+/** The runtime checks of `colony doctor`, at start: each failed one on stderr with its fix, so a run never fails for it unheard. */
+export async function announceRuntimeChecks(app: App, ownerId: number, sandbox: 'on' | 'off'): Promise<void> {
+  const { doctorRuntimes } = await import('../runtime/doctor.js');
+  for (const c of await doctorRuntimes(app, ownerId, sandbox))
+    if (!c.ok)
+      process.stderr.write(
+        `Runtime check failed: ${c.runtime}${c.agent ? ` ${c.agent}` : ''} ${c.check}: ${oneLine(c.detail)}\n`,
+      );
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AppOptions } from '../app.js';
 import { goalStallSec, parsePort } from '../config.js';
-import { announceSandbox, announceServing } from './serve-notices.js';
+import { announceRuntimeChecks, announceSandbox, announceServing } from './serve-notices.js';
 import { startJobs, type Jobs } from './serve-jobs.js';
 import { claimForServe, type Claim } from './serve-claim.js';
 import {
@@ -122,9 +122,11 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
       owner: opts.owner,
       freshToken: fresh ? fresh.token : null,
       agentCommand: s.ownerOf(app)!.agentCommand,
+      agentRuntime: s.ownerOf(app)!.agentRuntime,
       checkpoints,
       autoApprove: opts.autoApprove === true,
     });
+    void announceRuntimeChecks(app, s.ownerOf(app)!.userId, sandbox).catch(() => undefined);
   } catch (e) {
     jobs?.stop();
     mcp.audit.close();

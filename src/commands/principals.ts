@@ -1,4 +1,5 @@
 import { DomainError, invalidInput } from '../errors.js';
+import { RUNTIMES, type ModelRate, type Runtime } from '../events/principals.js';
 import type { AgentConfigUpdated, AgentRegistered, PrincipalEvent, TokenIssued } from '../events/principals.js';
 import type { ReputationEvent } from '../events/reputation.js';
 import type { Decider } from '../engine/decider.js';
@@ -33,12 +34,21 @@ export type RevokeToken = {
 export type UpdateAgentConfig = {
   type: 'UpdateAgentConfig';
   config: AgentConfigUpdated['data'];
-  before: { tier: AgentConfigUpdated['data']['tier']; command: string | null };
+  before: { tier: AgentConfigUpdated['data']['tier']; command: string | null; runtime: Runtime | null };
   knownTools?: KnownTools;
 };
 export type SetAgentCommand = { type: 'SetAgentCommand'; command: string | null };
+export type SetAgentRuntime = { type: 'SetAgentRuntime'; runtime: Runtime | null };
+export type SetRateCard = { type: 'SetRateCard'; rates: Record<string, ModelRate> };
 export type PrincipalCommand =
-  CreateUser | RegisterAgent | IssueToken | RevokeToken | UpdateAgentConfig | SetAgentCommand;
+  | CreateUser
+  | RegisterAgent
+  | IssueToken
+  | RevokeToken
+  | UpdateAgentConfig
+  | SetAgentCommand
+  | SetAgentRuntime
+  | SetRateCard;
 
 /** A backend command line: one line of at most this many characters (it is shown in full wherever it is approved or listed). */
 export const MAX_AGENT_COMMAND = 4096;
@@ -56,6 +66,8 @@ function evolve(state: Principal, event: PrincipalEvent | ReputationEvent): Prin
     case 'AgentUnquarantined':
     case 'AgentConfigUpdated':
     case 'AgentCommandSet':
+    case 'AgentRuntimeSet':
+    case 'RateCardSet':
     case 'TokenIssued':
     case 'TokenRevoked':
       return state;
@@ -86,6 +98,7 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       if (command.agent.toolScope.length === 0)
         throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
       if (command.knownTools) checkToolScope(command.agent.toolScope, command.knownTools);
+      checkRuntime(command.agent.runtime);
       return [{ type: 'AgentRegistered', data: command.agent }];
     case 'IssueToken':
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
@@ -96,12 +109,19 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
       if (command.config.toolScope.length === 0)
         throw invalidInput('an agent needs at least one tool in its scope', { field: 'tool_scope' });
       if (command.knownTools) checkToolScope(command.config.toolScope, command.knownTools);
+      checkRuntime(command.config.runtime);
       return [{ type: 'AgentConfigUpdated', data: command.config }];
     case 'SetAgentCommand': {
       if (state.status !== 'active' || state.kind !== 'user') throw new DomainError('ErrNotFound', 'owner not found');
       const line = command.command === null ? null : checkAgentCommand(command.command);
       return [{ type: 'AgentCommandSet', data: { userId: state.id, command: line } }];
     }
+    case 'SetAgentRuntime':
+      if (state.status !== 'active' || state.kind !== 'user') throw new DomainError('ErrNotFound', 'owner not found');
+      return [{ type: 'AgentRuntimeSet', data: { userId: state.id, runtime: checkRuntime(command.runtime) } }];
+    case 'SetRateCard':
+      if (state.status !== 'active' || state.kind !== 'user') throw new DomainError('ErrNotFound', 'owner not found');
+      return [{ type: 'RateCardSet', data: { userId: state.id, rates: checkRateCard(command.rates) } }];
     case 'RevokeToken': {
       if (state.status !== 'active') throw new DomainError('ErrNotFound', 'principal not found');
       const { token } = command;
@@ -119,7 +139,54 @@ function decide(command: PrincipalCommand, state: Principal): (PrincipalEvent | 
 
 /** A change of nothing records nothing: the same config hash, tier and own command. */
 const unchanged = ({ config, before }: UpdateAgentConfig): boolean =>
-  config.configHash === config.previousHash && config.tier === before.tier && config.command === before.command;
+  config.configHash === config.previousHash &&
+  config.tier === before.tier &&
+  config.command === before.command &&
+  (config.runtime ?? null) === before.runtime;
+
+/** A rate card: model names to dollars per million tokens, each a finite number ≥ 0. */
+export function checkRateCard(raw: unknown): Record<string, ModelRate> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalidInput(
+      'a rate card is a JSON object of model → {"input","output","cached_input"?} in dollars per million tokens',
+      {
+        field: 'rates',
+      },
+    );
+  const out: Record<string, ModelRate> = {};
+  for (const [model, v] of Object.entries(raw)) {
+    const r = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+    const price = (k: string, optional = false): number | undefined => {
+      const x = r[k];
+      if (x === undefined && optional) return undefined;
+      if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || x > 1e6)
+        throw invalidInput(
+          `rate card: ${model}.${k} must be dollars per million tokens (a number ≥ 0), not ${JSON.stringify(x)}`,
+          {
+            field: 'rates',
+          },
+        );
+      return x;
+    };
+    if (!model.trim() || model.length > 128)
+      throw invalidInput('rate card: a model name is empty or too long', { field: 'rates' });
+    const cached = price('cached_input', true) ?? price('cachedInput', true);
+    out[model] = {
+      input: price('input')!,
+      output: price('output')!,
+      ...(cached !== undefined ? { cachedInput: cached } : {}),
+    };
+  }
+  return out;
+}
+
+/** A runtime Colony knows, or the error that lists them. */
+export function checkRuntime(raw: string | null | undefined, field = 'runtime'): Runtime | null {
+  if (raw === null || raw === undefined) return null;
+  if (!RUNTIMES.includes(raw as Runtime))
+    throw invalidInput(`unknown runtime "${raw}": one of ${RUNTIMES.join(', ')}`, { field });
+  return raw as Runtime;
+}
 
 export function checkAgentCommand(raw: string): string {
   const command = raw.trim();

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import type { AgentRegistered, Tier } from '../events/principals.js';
+import type { AgentRegistered, Runtime, Tier } from '../events/principals.js';
 import type { AgentSpec } from '../events/proposals.js';
 import { checkAgentName, type AgentNameFacts } from './agent-names.js';
 import { checkToolScope, type KnownTools } from './tool-scope.js';
@@ -20,6 +20,8 @@ export interface ParentGrant {
   spawnDepth: number;
   /** The parent's own backend command, which its child inherits. */
   ownCommand: string | null;
+  /** The parent's own runtime, which its child inherits as it inherits the command. */
+  ownRuntime: Runtime | null;
 }
 export interface SpawnFacts {
   /** The proposing agent, the parent of the agent to be (null: the proposer is not an agent, or no longer exists). */
@@ -79,6 +81,7 @@ export function spawnedAgent(
     toolScope: [...effective.toolScope],
     tier: effective.tier as Tier,
     command: parent.ownCommand,
+    runtime: parent.ownRuntime,
     parentId: parent.agentId,
     spawnDepth: effective.spawnDepth,
     skills: spec.skills,

@@ -38,7 +38,7 @@ export type StartRun = {
 export type RecordSessionMessage = { type: 'RecordSessionMessage'; role: SessionRole; content: string };
 export type TimeOutRun = { type: 'TimeOutRun'; timeoutSec: number };
 export type FinishRun = { type: 'FinishRun'; finish: RunFinished['data'] };
-export type FailRun = { type: 'FailRun'; reason: string; cancelledBy?: string };
+export type FailRun = { type: 'FailRun'; reason: string; cancelledBy?: string; cause?: string };
 export type LaunchRun = { type: 'LaunchRun'; sandbox: SandboxProfile };
 export type RunCommand =
   QueueRun | MergeWake | StartRun | RecordSessionMessage | TimeOutRun | FinishRun | FailRun | LaunchRun;
@@ -138,13 +138,14 @@ function start(state: RunState, c: StartRun, now: string): RunEvent[] {
   ];
 }
 
-const failed = (state: RunState, reason: string, cancelledBy?: string): RunEvent => ({
+const failed = (state: RunState, reason: string, cancelledBy?: string, cause?: string): RunEvent => ({
   type: 'RunFailed',
   data: {
     runId: state.runId,
     agentId: state.agentId,
     reason,
     ...(cancelledBy === undefined ? {} : { cancelledBy }),
+    ...(cause === undefined ? {} : { cause }),
   },
 });
 
@@ -185,7 +186,7 @@ function decide(command: RunCommand, state: RunState, ctx: DecideContext): RunEv
       return [{ type: 'RunLaunched', data: { runId: state.runId, agentId: state.agentId, sandbox: command.sandbox } }];
     case 'FailRun':
       if (state.phase !== 'running' && state.phase !== 'queued') return [];
-      return [failed(state, command.reason, command.cancelledBy)];
+      return [failed(state, command.reason, command.cancelledBy, command.cause)];
     default: {
       const never: never = command;
       return never;

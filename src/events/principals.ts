@@ -9,6 +9,13 @@ import { configHash, type AgentMcpServer } from './agent-config.js';
 export type Tier = 'supervised' | 'assisted' | 'autonomous';
 export const TIERS: readonly Tier[] = ['supervised', 'assisted', 'autonomous'];
 
+/**
+ * What Colony launches for an agent: an agent CLI it knows (each has an adapter in runtime/adapters/ that
+ * owns its launch line, reads its result and its usage), or `command`, the owner's own `sh -c` line.
+ */
+export type Runtime = 'claude-code' | 'codex' | 'opencode' | 'command';
+export const RUNTIMES: readonly Runtime[] = ['claude-code', 'codex', 'opencode', 'command'];
+
 /** What a token lets its holder reach: `mcp` (the MCP endpoint), `api` (REST and the UI). */
 export type TokenScope = 'mcp' | 'api';
 
@@ -71,6 +78,8 @@ export type AgentRegistered = Event<
     toolScope: string[];
     tier: Tier;
     command: string | null;
+    /** Its own runtime; null or absent (agents registered before runtimes): the team's (AgentRuntimeSet). */
+    runtime?: Runtime | null;
     parentId: number | null;
     spawnDepth: number;
     /** Added with spawning; absent in agents registered before (they read as [] and their hash is computed). */
@@ -111,6 +120,7 @@ export type AgentConfigUpdated = Event<
     subagents: string[];
     tier: Tier;
     command: string | null;
+    runtime?: Runtime | null;
     configHash: string;
     previousHash: string;
   }
@@ -122,8 +132,28 @@ export type AgentConfigUpdated = Event<
  */
 export type AgentCommandSet = Event<'AgentCommandSet', { userId: number; command: string | null }>;
 
+/** The team's default runtime (`colony config set agent-runtime`): what agents without their own run under; null clears it. */
+export type AgentRuntimeSet = Event<'AgentRuntimeSet', { userId: number; runtime: Runtime | null }>;
+
+/** Dollars per million tokens of one model, for CLIs that report tokens without cost (Codex, OpenCode on unpriced models). */
+export interface ModelRate {
+  input: number;
+  output: number;
+  /** Cached input, when the provider prices it apart (else `input`). */
+  cachedInput?: number;
+}
+/** The team's rate card (`colony config set rate-card FILE`): model → rate; {} clears it. */
+export type RateCardSet = Event<'RateCardSet', { userId: number; rates: Record<string, ModelRate> }>;
+
 export type PrincipalEvent =
-  UserCreated | AgentRegistered | TokenIssued | TokenRevoked | AgentConfigUpdated | AgentCommandSet;
+  | RateCardSet
+  | UserCreated
+  | AgentRegistered
+  | TokenIssued
+  | TokenRevoked
+  | AgentConfigUpdated
+  | AgentCommandSet
+  | AgentRuntimeSet;
 
 export const userStream = (userId: number): string => `user-${userId}`;
 /** Whether `by` is the owner of tenant `ownerId` in person (an owner's token, not one of its agents). */

@@ -1,5 +1,6 @@
 import type { Event } from '../engine/event.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from './sandbox.js';
+import type { Runtime } from './principals.js';
 
 /**
  * Runs and sessions: every agent process Colony starts — woken by the reactor or by
@@ -134,8 +135,24 @@ export type RunFinished = Event<
     outputTail: string;
     /** The limit the process ran into (absent before confinement existed). */
     limit?: LimitKind | null;
+    /** The runtime that ran it (absent before runtimes: a command). */
+    runtime?: Runtime;
+    /** False when nothing said what it cost (costCents is then 0 but not free); absent: known (older runs). */
+    costKnown?: boolean;
+    billingLane?: BillingLane;
+    /** The CLI's own session id, resumed by the agent's next run on the same task or goal. */
+    cliSession?: string | null;
+    /** Why a run whose process may have exited 0 failed, by the CLI's own result (runtime/adapters), and the words. */
+    cause?: string | null;
+    reason?: string | null;
   }
 >;
+
+/**
+ * Who pays for a run: `api` (an API key: metered per token), `subscription` (a CLI login to a plan),
+ * `unknown` (Colony cannot tell: a command, or nothing said). A $0 in the subscription or unknown lane is not free.
+ */
+export type BillingLane = 'api' | 'subscription' | 'unknown';
 
 export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number; timeoutSec: number }>;
 
@@ -144,7 +161,17 @@ export type RunTimedOut = Event<'RunTimedOut', { runId: number; agentId: number;
  * someone cancelled it (an MCP `tasks/cancel` of the execute_agent task): then `cancelledBy` names who,
  * and the runtime that holds its process kills it when it sees this event.
  */
-export type RunFailed = Event<'RunFailed', { runId: number; agentId: number; reason: string; cancelledBy?: string }>;
+export type RunFailed = Event<
+  'RunFailed',
+  {
+    runId: number;
+    agentId: number;
+    reason: string;
+    cancelledBy?: string;
+    /** What kind of failure, for the owner's one DM per agent and cause (e.g. `not_found`: its CLI is missing). */
+    cause?: string;
+  }
+>;
 
 export type SessionRole = 'user' | 'agent' | 'system';
 export const SESSION_MESSAGE_CAP = 64 * 1024;

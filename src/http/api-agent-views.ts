@@ -66,6 +66,11 @@ export function runSummary(r: RunRow) {
     tokens_in: r.tokensIn,
     tokens_out: r.tokensOut,
     cost_cents: r.costCents,
+    cost_known: r.costKnown,
+    billing_lane: r.billingLane,
+    runtime: r.runtime,
+    cause: r.cause,
+    reason: r.status === 'failed' ? r.reason : null,
     limit_hit: r.limitHit,
     sandbox,
   };

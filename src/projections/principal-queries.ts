@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { all, applySteps, get, type Steps } from '../engine/projection-sql.js';
 import { type AgentMcpServer } from '../events/agent-config.js';
-import type { Tier, TokenScope } from '../events/principals.js';
+import type { ModelRate, Runtime, Tier, TokenScope } from '../events/principals.js';
 
 /** Reads over the principals projection (live names): owners, agents, their tokens, and agents' spawn lineage. */
 export interface UserRow {
@@ -11,6 +11,7 @@ export interface UserRow {
   role: 'owner';
   createdAt: string;
   agentCommand: string | null;
+  agentRuntime: Runtime | null;
 }
 export interface AgentRow {
   agentId: number;
@@ -24,6 +25,12 @@ export interface AgentRow {
   command: string | null;
   /** Its own command only (what `agents update --command` set, or its parent's at spawn); null: it follows the team's default. */
   ownCommand: string | null;
+  /** What Colony launches it with (RUNTIME_SQL); null: nothing — an outside client holds it. */
+  runtime: Runtime | null;
+  /** Its own runtime only (`agents create|update --runtime`); null: it follows its command, else the team's. */
+  ownRuntime: Runtime | null;
+  /** Whether Colony can launch it: a runtime, and for `command` a command line. */
+  runnable: boolean;
   parentId: number | null;
   spawnDepth: number;
   status: string;
@@ -46,10 +53,21 @@ export interface TokenRow {
   revokedAt: string | null;
 }
 
-const USER = 'SELECT user_id AS userId, name, role, created_at AS createdAt, agent_command AS agentCommand FROM users';
+const USER =
+  'SELECT user_id AS userId, name, role, created_at AS createdAt, agent_command AS agentCommand, agent_runtime AS agentRuntime FROM users';
+
+/**
+ * An agent's runtime, from the most specific word to the least: its own runtime, its own command (a
+ * `command` agent), the team's runtime, the team's command. SQL over `agents a` joined with `users u`.
+ */
+export const RUNTIME_SQL = `COALESCE(a.runtime, CASE WHEN a.command IS NOT NULL THEN 'command' END, u.agent_runtime,
+  CASE WHEN u.agent_command IS NOT NULL THEN 'command' END)`;
+/** Whether Colony launches the agent: it has a runtime, and a `command` runtime has a line to run. */
+export const RUNNABLE_SQL = `(${RUNTIME_SQL} IS NOT NULL AND (${RUNTIME_SQL} <> 'command' OR COALESCE(a.command, u.agent_command) IS NOT NULL))`;
 // `a.` everywhere: users joins in for the team's default command, and both tables have a name.
 const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.system_prompt AS systemPrompt, a.tool_scope AS toolScope,
-  a.tier, COALESCE(a.command, u.agent_command) AS command, a.command AS ownCommand, a.parent_id AS parentId, a.spawn_depth AS spawnDepth,
+  a.tier, COALESCE(a.command, u.agent_command) AS command, a.command AS ownCommand,
+  ${RUNTIME_SQL} AS runtime, a.runtime AS ownRuntime, ${RUNNABLE_SQL} AS runnable, a.parent_id AS parentId, a.spawn_depth AS spawnDepth,
   a.status, a.quarantined, a.created_at AS createdAt, a.quarantine_reason AS quarantineReason, a.quarantined_at AS quarantinedAt,
   a.config_hash AS configHash, a.skills, a.mcp_servers AS mcpServers, a.subagents
   FROM agents a LEFT JOIN users u ON u.user_id = a.owner_id`;
@@ -62,6 +80,7 @@ const toAgent = (r: Record<string, unknown> | undefined): AgentRow | null =>
         ...r,
         toolScope: JSON.parse(r.toolScope as string),
         quarantined: r.quarantined === 1,
+        runnable: r.runnable === 1,
         skills: JSON.parse(r.skills as string),
         mcpServers: JSON.parse(r.mcpServers as string),
         subagents: JSON.parse(r.subagents as string),
@@ -135,3 +154,10 @@ export function* readSameLineage(a: number, b: number): Steps<boolean> {
   return a === b || (yield* readAncestors(a)).includes(b) || (yield* readAncestors(b)).includes(a);
 }
 export const sameLineage = (db: Database, a: number, b: number): boolean => applySteps(db, readSameLineage(a, b));
+
+/** The team's rate card (`colony config set rate-card`): model → dollars per million tokens; {} when none. */
+export const rateCardOf = (db: Database, userId: number): Record<string, ModelRate> => {
+  const row = prepared(db, 'SELECT rate_card AS r FROM users WHERE user_id = ?').get(userId) as
+    { r: string | null } | undefined;
+  return row?.r ? (JSON.parse(row.r) as Record<string, ModelRate>) : {};
+};

@@ -13,11 +13,13 @@ type T = 'users' | 'agents' | 'tokens';
 const sql = sqlFor((t: Record<T, string>) => ({
   user: `INSERT OR IGNORE INTO "${t.users}" (user_id, name, role, created_at) VALUES (?, ?, ?, ?)`,
   agentCommand: `UPDATE "${t.users}" SET agent_command = ? WHERE user_id = ?`,
+  agentRuntime: `UPDATE "${t.users}" SET agent_runtime = ? WHERE user_id = ?`,
+  rateCard: `UPDATE "${t.users}" SET rate_card = ? WHERE user_id = ?`,
   agent: `INSERT OR IGNORE INTO "${t.agents}" (agent_id, name, owner_id, model, system_prompt, tool_scope, tier, command,
-    parent_id, spawn_depth, status, quarantined, config_hash, skills, mcp_servers, subagents, created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?, ?, ?, ?, ?)`,
+    runtime, parent_id, spawn_depth, status, quarantined, config_hash, skills, mcp_servers, subagents, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'idle', 0, ?, ?, ?, ?, ?)`,
   config: `UPDATE "${t.agents}" SET model = ?, system_prompt = ?, tool_scope = ?, skills = ?, mcp_servers = ?, subagents = ?, tier = ?, command = ?,
-    config_hash = ? WHERE agent_id = ?`,
+    runtime = ?, config_hash = ? WHERE agent_id = ?`,
   quarantine: `UPDATE "${t.agents}" SET quarantined = 1, quarantine_reason = ?, quarantined_at = ? WHERE agent_id = ?`,
   unquarantine: `UPDATE "${t.agents}" SET quarantined = 0, quarantine_reason = NULL, quarantined_at = NULL WHERE agent_id = ?`,
   token: `INSERT OR IGNORE INTO "${t.tokens}" (token_id, principal_kind, principal_id, token_hash, label, scopes, sealed, issued_at)
@@ -27,7 +29,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, T> = {
   name: 'principals',
-  version: 3,
+  version: 4,
   handles: [
     'UserCreated',
     'AgentRegistered',
@@ -37,15 +39,17 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
     'AgentUnquarantined',
     'AgentConfigUpdated',
     'AgentCommandSet',
+    'AgentRuntimeSet',
+    'RateCardSet',
   ],
   tables: ['users', 'agents', 'tokens'],
   init(t) {
     return `
       CREATE TABLE IF NOT EXISTS "${t.users}" (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, role TEXT NOT NULL, created_at TEXT NOT NULL,
-        agent_command TEXT);
+        agent_command TEXT, agent_runtime TEXT, rate_card TEXT);
       CREATE TABLE IF NOT EXISTS "${t.agents}" (
         agent_id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner_id INTEGER NOT NULL, model TEXT NOT NULL,
-        system_prompt TEXT NOT NULL, tool_scope TEXT NOT NULL, tier TEXT NOT NULL, command TEXT,
+        system_prompt TEXT NOT NULL, tool_scope TEXT NOT NULL, tier TEXT NOT NULL, command TEXT, runtime TEXT,
         parent_id INTEGER, spawn_depth INTEGER NOT NULL, status TEXT NOT NULL, quarantined INTEGER NOT NULL,
         quarantine_reason TEXT, quarantined_at TEXT, config_hash TEXT NOT NULL, skills TEXT NOT NULL, mcp_servers TEXT NOT NULL,
         subagents TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -75,6 +79,7 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
           JSON.stringify(a.toolScope),
           a.tier,
           a.command,
+          a.runtime ?? null,
           a.parentId,
           a.spawnDepth,
           a.configHash ?? agentConfigHash(a),
@@ -105,6 +110,7 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
           JSON.stringify(c.subagents),
           c.tier,
           c.command,
+          c.runtime ?? null,
           c.configHash,
           c.agentId,
         );
@@ -130,6 +136,12 @@ export const principalsProjection: Projection<PrincipalEvent | ReputationEvent, 
         return;
       case 'AgentCommandSet':
         yield run(q.agentCommand, e.data.command, e.data.userId);
+        return;
+      case 'AgentRuntimeSet':
+        yield run(q.agentRuntime, e.data.runtime, e.data.userId);
+        return;
+      case 'RateCardSet':
+        yield run(q.rateCard, JSON.stringify(e.data.rates), e.data.userId);
         return;
       default: {
         const never: never = e;

@@ -1,12 +1,13 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { applySteps, get, type Steps } from '../engine/projection-sql.js';
+import type { RunCliFacts } from './cli-session-queries.js';
 import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 
 /** Reads over the runs projection (live names). What the reactor's sweep reads is in sweep-queries.ts. */
 export type RunRowStatus = 'queued' | 'running' | 'refused' | RunStatus;
-export interface RunRow {
+export interface RunRow extends RunCliFacts {
   runId: number;
   agentId: number;
   ownerId: number;
@@ -82,13 +83,15 @@ const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, s
   source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
   finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
   signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
-  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit, cancelled_by AS cancelledBy FROM runs`;
+  reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit, cancelled_by AS cancelledBy,
+  runtime, cost_known AS costKnown, billing_lane AS billingLane, cli_session AS cliSession, cause FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
   r
     ? ({
         ...r,
         wakes: JSON.parse(r.wakes as string),
         timedOut: r.timedOut === 1,
+        costKnown: r.costKnown !== 0,
         sandbox: r.sandbox ? JSON.parse(r.sandbox as string) : null,
       } as unknown as RunRow)
     : null;

@@ -9,6 +9,7 @@ import {
   runtimeRunEnded,
   runtimeRunStarted,
 } from './runs-agent-runtime.js';
+import { applyRunFinished } from './runs-finished.js';
 
 /**
  * Runs, their session transcripts and each agent's runtime (status, settings, last activity) as read
@@ -30,10 +31,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
   started: `UPDATE "${t.runs}" SET status = 'running', started_at = ?, config_hash = ?, reserved_tokens = ?, reserved_cents = ?, trace_id = ?,
     timeout_sec = ?, updated_at = ? WHERE run_id = ?`,
   timedOut: `UPDATE "${t.runs}" SET timed_out = 1, updated_at = ? WHERE run_id = ?`,
-  finished: `UPDATE "${t.runs}" SET status = ?, finished_at = ?, exit_code = ?, signal = ?, duration_ms = ?, tokens_in = ?, tokens_out = ?,
-    cost_cents = ?, output_tail = ?, limit_hit = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE run_id = ?`,
   launched: `UPDATE "${t.runs}" SET sandbox = ?, updated_at = ? WHERE run_id = ?`,
-  failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, cancelled_by = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ?
+  failed: `UPDATE "${t.runs}" SET status = 'failed', reason = ?, cancelled_by = ?, cause = ?, finished_at = ?, reserved_tokens = 0, reserved_cents = 0, updated_at = ?
     WHERE run_id = ?`,
   message: `INSERT OR IGNORE INTO "${t.session_messages}" (run_id, seq, session_id, role, content, truncated, bytes, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
@@ -43,7 +42,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 5,
+  version: 6,
   handles: [
     'RunQueued',
     'RunWakeMerged',
@@ -70,7 +69,8 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
         timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
         tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
-        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, cancelled_by TEXT, updated_at TEXT NOT NULL);
+        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, cancelled_by TEXT, updated_at TEXT NOT NULL,
+        runtime TEXT, cost_known INTEGER NOT NULL DEFAULT 1, billing_lane TEXT, cli_session TEXT, cause TEXT);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_status" ON "${t.runs}" (status, run_id);
@@ -158,28 +158,11 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
       case 'RunTimedOut':
         yield run(q.timedOut, at, e.data.runId);
         return;
-      case 'RunFinished': {
-        const d = e.data;
-        yield run(
-          q.finished,
-          d.status,
-          at,
-          d.exitCode,
-          d.signal,
-          d.durationMs,
-          d.tokensIn,
-          d.tokensOut,
-          d.costCents,
-          d.outputTail,
-          d.limit ?? null,
-          at,
-          d.runId,
-        );
-        yield* runtimeRunEnded(t, d, d.status === 'succeeded' ? 'idle' : 'error', at);
+      case 'RunFinished':
+        yield* applyRunFinished(t, e.data, at);
         return;
-      }
       case 'RunFailed':
-        yield run(q.failed, e.data.reason, e.data.cancelledBy ?? null, at, at, e.data.runId);
+        yield run(q.failed, e.data.reason, e.data.cancelledBy ?? null, e.data.cause ?? null, at, at, e.data.runId);
         // A cancelled run is no fault of the agent's: it goes back to idle, not to error.
         yield* runtimeRunEnded(t, e.data, e.data.cancelledBy ? 'idle' : 'error', at);
         return;

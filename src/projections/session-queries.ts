@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import type { AgentRuntimeRow } from './run-queries.js';
+import type { Runtime } from '../events/principals.js';
+import { RUNTIME_SQL } from './principal-queries.js';
 
 /**
  * Reads behind xylocopa's session and agent tools and codomyrmex's get_agent_memory, over the runs,
@@ -18,6 +20,8 @@ export interface AgentView {
   parentId: number | null;
   createdAt: string;
   command: string | null;
+  /** What Colony launches it with (principal-queries.ts RUNTIME_SQL); null: an outside client holds it. */
+  runtime: Runtime | null;
   status: RuntimeStatus;
   lastSessionId: string | null;
   lastRunId: number | null;
@@ -58,10 +62,11 @@ export interface Lookup {
 }
 
 const AGENT = `SELECT a.agent_id AS agentId, a.name, a.owner_id AS ownerId, a.model, a.parent_id AS parentId, a.created_at AS createdAt,
-  COALESCE(a.command, (SELECT u.agent_command FROM users u WHERE u.user_id = a.owner_id)) AS command,
+  COALESCE(a.command, u.agent_command) AS command, ${RUNTIME_SQL} AS runtime,
   COALESCE(rt.status, 'idle') AS status, rt.last_session_id AS lastSessionId, rt.last_run_id AS lastRunId, rt.last_message_at AS lastMessageAt,
   rt.preview, (SELECT r.task_id FROM runs r WHERE r.run_id = rt.last_run_id) AS taskId, p.name AS project
-  FROM agents a LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id LEFT JOIN projects p ON p.project_id = rt.project_id`;
+  FROM agents a LEFT JOIN users u ON u.user_id = a.owner_id LEFT JOIN agent_runtime rt ON rt.agent_id = a.agent_id
+  LEFT JOIN projects p ON p.project_id = rt.project_id`;
 const AGENT_ACTIVITY = 'COALESCE(rt.last_message_at, a.created_at) DESC, a.agent_id DESC';
 
 const SESSION = `SELECT r.run_id AS runId, r.session_id AS sessionId, r.agent_id AS agentId, a.name AS agentName, COALESCE(rt.status, 'idle') AS status,

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
+import { RUNNABLE_SQL } from './principal-queries.js';
 
 /**
  * Reads the reactor's sweep needs (live names): which agents have runs waiting to start, and the task
@@ -26,7 +27,7 @@ export const timedTasks = (db: Database): TimedTask[] =>
     db,
     `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
     t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id
-    JOIN users u ON u.user_id = a.owner_id AND COALESCE(a.command, u.agent_command) IS NOT NULL
+    JOIN users u ON u.user_id = a.owner_id AND ${RUNNABLE_SQL}
     WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`,
   ).all() as TimedTask[];
 
@@ -57,7 +58,7 @@ export const idleDraftGoals = (db: Database, before: string): DraftGoal[] =>
       db,
       `SELECT g.goal_id AS goalId, g.owner_id AS ownerId, g.title, g.created_at AS createdAt,
       g.coordinator_agent_id AS coordinatorAgentId, a.name AS coordinatorName,
-      COALESCE(a.command, u.agent_command) IS NOT NULL AS runnable,
+      ${RUNNABLE_SQL} AS runnable,
       COALESCE((SELECT max(COALESCE(r.finished_at, r.queued_at)) FROM runs r WHERE r.goal_id = g.goal_id), g.created_at) AS lastActivity
     FROM goals g JOIN agents a ON a.agent_id = g.coordinator_agent_id JOIN users u ON u.user_id = a.owner_id
     WHERE g.status = 'draft' AND g.created_at <= ?
@@ -75,3 +76,15 @@ export const ownerToldOfGoal = (db: Database, dmChannel: number | null, event: s
     `SELECT 1 FROM messages WHERE channel_id = ? AND from_key = 'system'
       AND json_extract(metadata, '$.event') = ? AND json_extract(metadata, '$.goal_id') = ? LIMIT 1`,
   ).get(dmChannel, event, goalId) !== undefined;
+
+/**
+ * Whether the owner was already told that this agent's runs fail for `cause` since its last run that
+ * succeeded (one DM per agent and cause: actions/runs.ts).
+ */
+export const ownerToldOfRunCause = (db: Database, dmChannel: number, agentId: number, cause: string): boolean =>
+  prepared(
+    db,
+    `SELECT 1 FROM messages WHERE channel_id = ? AND from_key = 'system' AND json_extract(metadata, '$.event') = 'RunFailed'
+      AND json_extract(metadata, '$.agent_id') = ? AND json_extract(metadata, '$.cause') = ?
+      AND created_at >= COALESCE((SELECT max(finished_at) FROM runs WHERE agent_id = ? AND status = 'succeeded'), '') LIMIT 1`,
+  ).get(dmChannel, agentId, cause, agentId) !== undefined;

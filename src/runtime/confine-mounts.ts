@@ -68,10 +68,12 @@ export interface MountPlan {
   sockets: string | null;
   dataDir: string;
   shareNetwork: boolean;
+  /** A runtime's CLI install directory (adapters/binary.ts), read-only. */
+  extraReadOnly?: readonly string[];
 }
 
 export function mountsFor(p: MountPlan): Mounts {
-  const code = codeMounts().filter((c) => !contains(p.cwd, c));
+  const code = [...codeMounts(), ...(p.extraReadOnly ?? [])].filter((c) => !contains(p.cwd, c));
   return {
     writable: p.cwdWritable ? [p.cwd] : [],
     readOnly: p.cwdWritable ? code : [...code.filter((c) => !contains(c, p.cwd)), p.cwd],

@@ -29,7 +29,10 @@ export interface ConfineRequest {
   role: 'agent' | 'verifier';
   /** Names its cgroup: `run-12`, `verify-7`. */
   label: string;
-  command: string;
+  /** The `sh -c` line, or how to make it from the environment the process will have (an adapter's line names files by it). */
+  command: string | ((inside: NodeJS.ProcessEnv) => string);
+  /** More directories to mount read-only (a runtime's CLI installed outside the sandbox's view: adapters/binary.ts). */
+  readOnly?: readonly string[];
   cwd: string;
   /** Whether the working directory is mounted read-write (agents) or read-only (verifiers, unless their recipe says so). */
   cwdWritable: boolean;
@@ -97,6 +100,7 @@ export class Confiner {
         sockets: sockets?.dir ?? null,
         dataDir: this.app.dataDir,
         shareNetwork: network === 'host',
+        extraReadOnly: req.readOnly ?? [],
       });
       bwrap = bwrapArgs(mounts, (path) => fds.open(path));
       disk = DiskWatch.open(writableOf(mounts), { diskMb: limits.diskMb, dataDir: this.app.dataDir, du: tools.du });
@@ -107,11 +111,12 @@ export class Confiner {
     }
     // Made last: nothing that can refuse comes after it, so a refusal never leaves a cgroup behind.
     const cgroup = RunCgroup.create(`${req.label}-${process.pid}`, limits);
-    const [file, ...args] = commandLine(tools, limits, cgroup, bwrap, gated, req.command);
+    const env = insideEnv(req.env, network);
+    const [file, ...args] = commandLine(tools, limits, cgroup, bwrap, gated, lineOf(req, env));
     return {
       file: file!,
       args,
-      env: insideEnv(req.env, network),
+      env,
       fds: fds.list,
       profile: {
         mode: 'bwrap',
@@ -205,10 +210,13 @@ function commandLine(
 }
 
 /** The owner opted out: the command runs as it is, and the profile says so. */
+const lineOf = (req: ConfineRequest, env: NodeJS.ProcessEnv): string =>
+  typeof req.command === 'function' ? req.command(env) : req.command;
+
 function unconfined(req: ConfineRequest, limits: Limits, by: 'serve' | 'agent'): Confined {
   return {
     file: '/bin/sh',
-    args: ['-c', req.command],
+    args: ['-c', lineOf(req, req.env)],
     env: req.env,
     fds: [],
     profile: {

@@ -1,15 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { failRun, finishRun } from '../actions/runs.js';
-import { buildSecretEnv } from '../actions/secrets/env.js';
+import { failRun, finishRun, recordSessionMessage } from '../actions/runs.js';
 import { writeMcpConfig, type McpConfigFile } from './mcp-config.js';
 import type { App } from '../app.js';
 import { log } from '../log.js';
-import { unseal } from '../masterkey.js';
-import { getGoal } from '../projections/goal-queries.js';
-import { getTask } from '../projections/task-queries.js';
-import { getAgent, sealedTokenOf, type AgentRow } from '../projections/principal-queries.js';
+import { getAgent, type AgentRow } from '../projections/principal-queries.js';
+import { agentToken, colonyEnv, secretsFor } from './run-env.js';
 import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
 import { launch, PendingProcess, type ProcessResult } from './harness.js';
 import type { LimitKind } from '../events/sandbox.js';
@@ -17,6 +13,10 @@ import type { Confiner } from './confine.js';
 import { agentWorkDir } from './work-dirs.js';
 import { parseFinalUsage } from './usage.js';
 import { launchRun, timeOutRun } from '../actions/runs/launch.js';
+import { adapterFor } from './adapters/index.js';
+import { adapterLaunch, credentialLane, recordAdapterEnd, type AdapterLaunch } from './adapter-run.js';
+
+const SYSTEM = { actor: 'system' };
 
 /**
  * Starts the process of a run that has just been recorded as started, and records how it ended. The
@@ -76,27 +76,74 @@ async function confinedRun(
   const secrets = secretsFor(app, run, agent);
   const home = join(app.dataDir, 'homes', agent.name);
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  const prompt = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
+  const adapter = adapterFor(agent.runtime);
+  if (!adapter) return attempt(app, run, agent, { ...c, secrets, home, prompt, cli: null });
+  const first = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: false });
+  if ('problem' in first) return failRun(app, run.runId, first.problem, SYSTEM, 'not_found');
+  const ended = await attempt(app, run, agent, { ...c, secrets, home, prompt, cli: first });
+  if (ended.cause !== 'resume_failed' || getRun(app.engine.db, run.runId)?.status !== 'running') return ended;
+  // The session it resumed is gone (or refused): the same run goes on in a fresh one, and the transcript says so.
+  recordSessionMessage(
+    app,
+    run.runId,
+    'system',
+    `${adapter.label} could not resume its last session; this run starts a fresh one.`,
+  );
+  const fresh = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: true });
+  if ('problem' in fresh) return failRun(app, run.runId, fresh.problem, SYSTEM, 'not_found');
+  return attempt(app, run, agent, { ...c, secrets, home, prompt, cli: fresh });
+}
+
+interface Attempt {
+  cwd: string;
+  token: string;
+  pending: PendingProcess;
+  options: RunnerOptions;
+  secrets: Record<string, string>;
+  home: string;
+  prompt: string;
+  /** The adapter's launch (null: the agent's command runs as it is). */
+  cli: AdapterLaunch | null;
+}
+
+/**
+ * One process of the run. A resume that failed leaves the run running (cause `resume_failed` on the
+ * returned row only) so the caller can go on fresh; every other end is recorded.
+ */
+async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Promise<RunRow & { cause: string | null }> {
+  const { secrets, home, cli } = c;
+  const env = { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) };
+  // A CLI keeps its login, sessions and config in the agent's own home, also when not confined.
+  if (cli) env.HOME = home;
   const confined = await c.options.confiner.prepare({
     role: 'agent',
     label: `run-${run.runId}`,
-    command: agent.command!,
+    command: cli ? cli.command : agent.command!,
+    readOnly: cli?.readOnly,
     cwd: c.cwd,
     cwdWritable: true,
     home,
-    env: { ...secrets, ...colonyEnv(app, run, agent, c.token, c.options.mcpUrl) },
+    env,
     overrides: runtimeOf(app.engine.db, agent.agentId).sandbox,
   });
-  if ('refused' in confined) return failRun(app, run.runId, confined.refused);
-  let mcpConfig: McpConfigFile | null = null;
+  if ('refused' in confined) return { ...failRun(app, run.runId, confined.refused), cause: null };
+  let files: { remove(): void } | null = null;
   try {
-    mcpConfig = writeMcpConfig(home, confined.env, c.token);
-    if (mcpConfig) confined.env.COLONY_MCP_CONFIG = mcpConfig.path;
+    let stdin = c.prompt;
+    if (cli) {
+      const prepared = cli.prepare(confined.env, home);
+      files = prepared;
+      stdin = prepared.stdin;
+    } else {
+      files = writeMcpConfig(home, confined.env, c.token);
+      if (files) confined.env.COLONY_MCP_CONFIG = (files as McpConfigFile).path;
+    }
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running')
-      return getRun(app.engine.db, run.runId) ?? run;
+      return { ...(getRun(app.engine.db, run.runId) ?? run), cause: null };
     launchRun(app, run.runId, confined.profile);
-    const stdin = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
     const process = launch({
-      command: agent.command!,
+      command: cli ? cli.adapter.runtime : agent.command!,
       file: confined.file,
       args: confined.args,
       cwd: c.cwd,
@@ -111,9 +158,21 @@ async function confinedRun(
     });
     c.pending.attach(process);
     const r = await process.done;
-    return recordEnd(app, run, r, confined.limitHit(r));
+    if (!cli) return { ...recordEnd(app, run, r, confined.limitHit(r)), cause: null };
+    const report = cli.adapter.report(r, {
+      expectsColonyCall: run.goalId !== null || run.taskId !== null,
+      lane: credentialLane(cli.adapter, secrets, home),
+      resumed: cli.resumed,
+    });
+    if (report.failure?.cause === 'resume_failed' && !r.timedOut && r.spawnError === null)
+      return { ...getRun(app.engine.db, run.runId)!, cause: 'resume_failed' };
+    if (r.spawnError) return { ...recordEnd(app, run, r, null), cause: null };
+    return {
+      ...recordAdapterEnd(app, run, r, confined.limitHit(r), { adapter: cli.adapter, model: agent.model, report }),
+      cause: null,
+    };
   } finally {
-    mcpConfig?.remove();
+    files?.remove();
     confined.release();
   }
 }
@@ -147,59 +206,4 @@ function record(fn: () => void): void {
   } catch (err) {
     log.warn({ err }, 'run event not recorded');
   }
-}
-
-function agentToken(app: App, agent: AgentRow): string | null {
-  const sealed = sealedTokenOf(app.engine.db, agent.agentId);
-  return sealed ? unseal(app.key, sealed) : null;
-}
-
-function secretsFor(app: App, run: RunRow, agent: AgentRow): Record<string, string> {
-  try {
-    return buildSecretEnv(app, {
-      ownerId: agent.ownerId,
-      agentId: agent.agentId,
-      taskId: run.taskId,
-      purpose: 'agent_run',
-    });
-  } catch (err) {
-    log.warn({ reason: (err as Error).message, runId: run.runId }, 'secrets were not injected into the run');
-    return {};
-  }
-}
-
-function colonyEnv(app: App, run: RunRow, agent: AgentRow, token: string, mcpUrl: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    LANG: process.env.LANG ?? 'C.UTF-8',
-    COLONY_URL: mcpUrl,
-    COLONY_TOKEN: token,
-    COLONY_AGENT: agent.name,
-    COLONY_AGENT_ID: String(agent.agentId),
-    COLONY_RUN_ID: String(run.runId),
-    COLONY_SESSION_ID: run.sessionId ?? '',
-    COLONY_WAKE_SOURCE: run.wakes[0]?.source ?? 'manual',
-    COLONY_TRIGGER_DEPTH: String(run.depth),
-    TRACEPARENT: `00-${run.traceId ?? randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
-  };
-  if (run.goalId !== null) {
-    env.COLONY_GOAL_ID = String(run.goalId);
-    env.COLONY_GOAL_TITLE = getGoal(app.engine.db, run.goalId)?.title ?? '';
-  }
-  const task = run.taskId === null ? null : getTask(app.engine.db, run.taskId);
-  if (task) {
-    Object.assign(env, {
-      COLONY_TASK_ID: String(task.taskId),
-      COLONY_TASK_TITLE: task.title,
-      COLONY_TASK_DESCRIPTION: task.description,
-      COLONY_TASK_ACCEPTANCE_CRITERIA: task.acceptanceCriteria,
-      COLONY_TASK_ANCESTRY: JSON.stringify(task.ancestry),
-      COLONY_TASK_BILLING_CODE: task.billingCode,
-      // A project task's plan (task_create's model and effort), only when it names one: a backend picks its model from it.
-      ...(task.model ? { COLONY_TASK_MODEL: task.model } : {}),
-      ...(task.effort ? { COLONY_TASK_EFFORT: task.effort } : {}),
-    });
-  }
-  return env;
 }

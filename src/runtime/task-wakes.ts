@@ -91,7 +91,7 @@ function dispatchWake(db: Database, d: TaskDispatched['data']): WakeRequest[] {
   const project = getProject(db, task.projectId);
   if (owner === null || !project) return [];
   // The project's agent Colony can run (its own backend or the team's); an agent stopped is still woken — and refused, on the record — when it is the only one.
-  const agentId = projectAgentIds(db, owner, task.projectId).find((id) => getAgent(db, id)?.command);
+  const agentId = projectAgentIds(db, owner, task.projectId).find((id) => getAgent(db, id)?.runnable);
   if (agentId === undefined) return [];
   // A dispatch an agent made during its run wakes one level deeper, so agents dispatching to each other stop at the max trigger depth.
   const dispatcher = d.by.key.startsWith('agent-') ? runningRunOf(db, Number(d.by.key.slice('agent-'.length))) : null;

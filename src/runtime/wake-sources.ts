@@ -60,7 +60,7 @@ export function wakesFor(db: Database, e: StoredEvent): WakeRequest[] {
       break;
     default:
   }
-  return wakes.filter((w) => getAgent(db, w.agentId)?.command);
+  return wakes.filter((w) => getAgent(db, w.agentId)?.runnable);
 }
 
 function messageWakes(db: Database, m: MessageFact): WakeRequest[] {

@@ -36,7 +36,9 @@ describe('colony config and init --agent-command', () => {
     assert.equal(init.code, 0, init.stderr);
     assert.match(init.stdout, /^agent-command: claude -p --output-format json --mcp-config "\$COLONY_MCP_CONFIG"$/m);
     assert.deepEqual(JSON.parse(colony(['config', 'get', '--json', ...d]).stdout), {
+      agent_runtime: null,
       agent_command: 'claude -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"',
+      rate_card: {},
     });
 
     const prompt = join(scratch.dir, 'prompt.txt');
@@ -78,10 +80,14 @@ describe('colony config and init --agent-command', () => {
     );
 
     const set = colony(['config', 'set', 'agent-command', 'node /opt/agent.mjs', ...d]);
-    assert.deepEqual([set.code, set.stdout], [0, 'agent-command: node /opt/agent.mjs\n']);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(
+      set.stdout,
+      /^agent-runtime: command \(the agent-command below\)\nagent-command: node \/opt\/agent.mjs\n/,
+    );
     assert.equal(show('linker').command, 'node /opt/agent.mjs');
     const unset = colony(['config', 'unset', 'agent-command', '--json', ...d]);
-    assert.deepEqual(JSON.parse(unset.stdout), { agent_command: null });
+    assert.deepEqual(JSON.parse(unset.stdout), { agent_runtime: null, agent_command: null, rate_card: {} });
     assert.deepEqual(
       [show('linker').command, show('linker').command_source, show('own').command],
       [null, null, 'echo mine'],
@@ -108,7 +114,7 @@ describe('colony config and init --agent-command', () => {
     for (const [args, message] of [
       [
         ['config', 'set', 'agent-comand', 'x'],
-        /^colony: unknown setting "agent-comand" \(settings: agent-command\)\n$/,
+        /^colony: unknown setting "agent-comand" \(settings: agent-runtime, agent-command, rate-card\)\n$/,
       ],
       [['config', 'set', 'agent-command', '   '], /^colony: ErrInvalidInput: the agent command is empty\n$/],
       [
@@ -145,5 +151,62 @@ describe('colony config and init --agent-command', () => {
         await serve.stop();
       }
     }
+  });
+
+  it('a runtime is checked before anything is written: unknown, its CLI missing, a model the CLI does not take', (t) => {
+    const scratch = tempDir('colony-config-runtime-');
+    t.after(() => scratch.cleanup());
+    const d = ['--data', scratch.dir];
+    assert.equal(colony(['init', '--json', ...d]).code, 0);
+    const prompt = join(scratch.dir, 'prompt.txt');
+    writeFileSync(prompt, 'You write.');
+    const create = (name: string, extra: string[], env: NodeJS.ProcessEnv = {}) =>
+      colony(['agents', 'create', name, '--prompt-file', prompt, '--tools', 'whoami', ...extra, ...d], env);
+    const missing = { COLONY_CODEX_BIN: join(scratch.dir, 'no-codex') };
+    const before = events(scratch.dir).length;
+    for (const [r, message] of [
+      [
+        create('a1', ['--model', 'm', '--runtime', 'gemini']),
+        /^colony: --runtime must be one of claude-code, codex, opencode, command, not "gemini"\n$/,
+      ],
+      [
+        create('a2', ['--model', 'gpt-5', '--runtime', 'codex'], missing),
+        /^colony: runtime codex: COLONY_CODEX_BIN=.*no-codex is not an executable file\n$/,
+      ],
+      [
+        create('a3', ['--model', 'gpt-5', '--runtime', 'opencode']),
+        /OpenCode takes provider\/model, such as anthropic\/claude-sonnet-4-5 or openai\/gpt-5, not "gpt-5" \(give --model\)\n$/,
+      ],
+      [
+        create('a4', ['--model', 'gpt-5', '--runtime', 'claude-code']),
+        /Claude Code takes a Claude model: an alias \(sonnet, opus, haiku\) or a full name such as claude-sonnet-4-5, not "gpt-5"/,
+      ],
+      [
+        create('a5', ['--model', 'm', '--runtime', 'command']),
+        /^colony: runtime command runs a command line, and there is none/,
+      ],
+      [
+        colony(['config', 'set', 'agent-runtime', 'codex', ...d], missing),
+        /^colony: runtime codex: .*not an executable file\n$/,
+      ],
+      [
+        colony(['config', 'set', 'agent-runtime', 'nope', ...d]),
+        /^colony: agent-runtime must be one of claude-code, codex, opencode, command, not "nope"\n$/,
+      ],
+    ] as const) {
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, message);
+    }
+    assert.equal(events(scratch.dir).length, before, 'nothing was written');
+
+    const ok = create('writer', ['--model', 'gpt-5', '--runtime', 'codex', '--json']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const shown = JSON.parse(colony(['agents', 'show', 'writer', '--json', ...d]).stdout) as Record<string, unknown>;
+    assert.deepEqual([shown.runtime, shown.runtime_source, shown.runnable], ['codex', 'own', true]);
+    // The team's runtime is refused while an agent that would follow it has a model the runtime does not take.
+    assert.equal(create('scribe', ['--model', 'gpt-5']).code, 0);
+    const team = colony(['config', 'set', 'agent-runtime', 'opencode', ...d]);
+    assert.equal(team.code, 1);
+    assert.match(team.stderr, /runtime opencode for scribe: OpenCode takes provider\/model/);
   });
 });

@@ -46,7 +46,7 @@ const config: AgentConfigUpdated['data'] = {
 const update = (changes: Partial<AgentConfigUpdated['data']>): PrincipalCommand => ({
   type: 'UpdateAgentConfig',
   config: { ...config, ...changes },
-  before: { tier: 'supervised', command: null },
+  before: { tier: 'supervised', command: null, runtime: null },
 });
 
 const principal = spec(principalDecider);

@@ -97,6 +97,7 @@ const spawn = (extra: Partial<SpawnFacts> = {}): SpawnFacts => ({
     toolScope: ['send_message', 'claim_task'],
     spawnDepth: 0,
     ownCommand: null,
+    ownRuntime: null,
   },
   maxSpawnDepth: 3,
   names: { ownerName: 'owner', taken: false },

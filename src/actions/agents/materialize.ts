@@ -31,6 +31,7 @@ export const parentGrant = (parent: AgentRow | null): ParentGrant | null =>
     toolScope: parent.toolScope,
     spawnDepth: parent.spawnDepth,
     ownCommand: parent.ownCommand,
+    ownRuntime: parent.ownRuntime,
   };
 
 /** The facts a spawn of `name` by `parent` for `goal` is decided on. */

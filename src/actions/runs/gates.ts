@@ -18,7 +18,7 @@ export function agentFacts(app: App, agent: AgentRow): RunAgentFacts {
   return {
     agentId: agent.agentId,
     name: agent.name,
-    hasBackend: Boolean(agent.command),
+    hasBackend: agent.runnable,
     stopped: runtimeSettings(app.engine.db, agent.agentId).stopped,
     quarantined: agent.quarantined,
     quarantineReason: agent.quarantineReason,

@@ -61,7 +61,7 @@ function report(ctx: McpContext, caller: Caller, agent: AgentRow): string {
       bullets([
         `id ${agent.agentId}, model ${inline(agent.model, 100)}, tier ${agent.tier}, spawn depth ${agent.spawnDepth}` +
           `${agent.parentId !== null ? `, spawned by ${getAgent(db, agent.parentId)?.name ?? agent.parentId}` : ''}, config ${agent.configHash.slice(0, 12)}`,
-        `backend: ${agent.command ? 'set (Colony runs it)' : 'none (it works through MCP only; Colony cannot run it)'}`,
+        `backend: ${agent.runnable ? `${agent.runtime} (Colony runs it)` : 'none (it works through MCP only; Colony cannot run it)'}`,
         agent.quarantined
           ? `QUARANTINED since ${agent.quarantinedAt}: ${inline(agent.quarantineReason, 300)}`
           : 'not quarantined',

@@ -124,7 +124,7 @@ const registry = defineTool({
     const agents = listAgents(ctx.app.engine.db, tenantOf(ctx)).map((a) => ({
       name: a.name,
       display_name: a.name,
-      agent_type: a.command ? ('cli' as const) : ('api' as const),
+      agent_type: a.runnable ? ('cli' as const) : ('api' as const),
       env_var: null,
       config_key: a.name,
       default_model: a.model,

@@ -47,6 +47,7 @@ const proposeAgent = (goalStatus: GoalStatus): ProposeAgent => ({
       toolScope: ['whoami'],
       spawnDepth: 0,
       ownCommand: null,
+      ownRuntime: null,
     },
     maxSpawnDepth: 3,
     names: { ownerName: 'owner', taken: false },

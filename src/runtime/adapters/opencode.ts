@@ -1,0 +1,133 @@
+import { jsonLines, num, obj, stepLine, str, usd, type JsonObject } from './jsonl.js';
+import { failureOf } from './outcome.js';
+import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, type RuntimeAdapter } from './types.js';
+
+/**
+ * OpenCode (`opencode run --format json`). Its config for the run is a file of Colony's (OPENCODE_CONFIG):
+ * Colony's MCP server as a remote server with the agent's token, every built-in tool off and exactly the
+ * agent's Colony tools on, no permission prompt for them (nothing would answer one), no auto-update or
+ * sharing. The model is `provider/model`. It prints JSON events — `text`, `tool_use` (with its state),
+ * `step_finish` (tokens and cost), `error` — each with the session's id.
+ */
+const BUILTIN = [
+  'bash',
+  'edit',
+  'write',
+  'read',
+  'grep',
+  'glob',
+  'list',
+  'patch',
+  'todowrite',
+  'todoread',
+  'webfetch',
+  'task',
+];
+
+export const opencode: RuntimeAdapter = {
+  runtime: 'opencode',
+  label: 'OpenCode',
+  needs: {
+    binary: 'opencode',
+    binaryEnv: 'COLONY_OPENCODE_BIN',
+    keySecrets: [
+      'ANTHROPIC_API_KEY',
+      'OPENAI_API_KEY',
+      'OPENROUTER_API_KEY',
+      'GEMINI_API_KEY',
+      'GOOGLE_GENERATIVE_AI_API_KEY',
+    ],
+    loginFiles: ['.local/share/opencode/auth.json'],
+    hosts: (model) => PROVIDER_HOSTS[model.split('/')[0] ?? ''] ?? [],
+    install: 'npm install -g opencode-ai',
+  },
+  checkModel(model) {
+    if (!MODEL_PATTERN.test(model) || !/^[a-z0-9-]+\/[^/].*$/i.test(model))
+      return `OpenCode takes provider/model, such as anthropic/claude-sonnet-4-5 or openai/gpt-5, not "${model}"`;
+    return null;
+  },
+  launch(ctx: LaunchContext): LaunchPlan {
+    const config = {
+      $schema: 'https://opencode.ai/config.json',
+      autoupdate: false,
+      share: 'disabled',
+      mcp: {
+        colony: {
+          type: 'remote',
+          url: ctx.mcpUrl,
+          headers: { Authorization: `Bearer ${ctx.token}` },
+          oauth: false,
+          enabled: true,
+        },
+      },
+      tools: Object.fromEntries([
+        ...BUILTIN.map((t) => [t, false]),
+        ['colony_*', false],
+        ...ctx.toolScope.map((t) => [`colony_${t}`, true]),
+      ]),
+      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' },
+    };
+    return {
+      args: [
+        'run',
+        '--format',
+        'json',
+        ...(ctx.model ? ['--model', ctx.model] : []),
+        ...(ctx.resume ? ['--session', ctx.resume] : []),
+      ],
+      stdin: ctx.prompt,
+      env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1' },
+      files: [{ env: 'OPENCODE_CONFIG', content: `${JSON.stringify(config, null, 2)}\n` }],
+    };
+  },
+  report(out, ctx): RunReport {
+    const lines = jsonLines(out.stdout);
+    const parts = (type: string): JsonObject[] => lines.filter((l) => l.type === type).map((l) => obj(l.part));
+    const tools = parts('tool_use');
+    const colony = tools.filter((p) => String(p.tool).startsWith('colony_'));
+    const colonyCalls = colony.filter((p) => obj(p.state).status === 'completed').length;
+    const steps = parts('step_finish');
+    const tokens = steps.map((p) => obj(p.tokens));
+    const cached = tokens.reduce((n, t) => n + num(obj(t.cache).read), 0);
+    const costs = steps.map((p) => usd(p.cost));
+    const cost = costs.reduce<number>((n, c) => n + (c ?? 0), 0);
+    const error = lines.find((l) => l.type === 'error') ?? null;
+    const text = parts('text').map((p) => str(p.text) ?? '');
+    const report: RunReport = {
+      answer: text.length > 0 ? text[text.length - 1]! : null,
+      steps: tools.map((p) =>
+        stepLine(String(p.tool).replace(/^colony_/, 'colony.'), obj(p.state).input, String(obj(p.state).status)),
+      ),
+      tokensIn: tokens.reduce((n, t) => n + num(t.input) + num(obj(t.cache).write), 0) + cached,
+      tokensOut: tokens.reduce((n, t) => n + num(t.output) + num(t.reasoning), 0),
+      cachedIn: cached,
+      // OpenCode prices from its model list: 0 for a model it has no price for, which is not a price.
+      costUsd: cost > 0 ? cost : null,
+      lane: ctx.lane,
+      cliSession: str(lines.find((l) => typeof l.sessionID === 'string')?.sessionID),
+      colonyCalls,
+      failure: null,
+    };
+    report.failure = failureOf('OpenCode', {
+      ended: steps.length > 0 || error !== null,
+      exitCode: out.exitCode,
+      tail: out.tail,
+      isError: error !== null,
+      errorText: error ? (str(obj(obj(error.error).data).message) ?? str(obj(error.error).name) ?? '') : '',
+      denied: tools
+        .filter((p) => /denied|not allowed|permission/i.test(String(obj(p.state).error ?? '')))
+        .map((p) => String(p.tool)),
+      mcpDown: null,
+      colonyCalls,
+      ctx,
+    });
+    return report;
+  },
+};
+
+const PROVIDER_HOSTS: Record<string, string[]> = {
+  anthropic: ['api.anthropic.com'],
+  openai: ['api.openai.com'],
+  openrouter: ['openrouter.ai'],
+  google: ['generativelanguage.googleapis.com'],
+};
