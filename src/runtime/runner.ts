@@ -186,8 +186,21 @@ function recordEnd(app: App, run: RunRow, r: ProcessResult, limit: LimitKind | n
   if (r.spawnError) return failRun(app, run.runId, `the backend command could not start: ${r.spawnError}`);
   const usage = parseFinalUsage(r.stdout);
   const text = usage?.result ?? r.stdout.trim();
+  // A command that prints Claude Code's result is judged by it too: a denial or an error result is a failure at exit 0.
+  const said = usage?.denied.length
+    ? {
+        cause: 'permission_denied',
+        reason: `the agent's CLI was denied ${usage.denied.length} tool call(s): ${[...new Set(usage.denied)].join(', ')} — give it --allowedTools for them, or use the claude-code runtime (colony agents update NAME --runtime claude-code)`,
+      }
+    : usage?.isError
+      ? { cause: 'error_result', reason: `the agent's CLI ended with an error: ${(usage.result ?? '').slice(0, 300)}` }
+      : null;
   return finishRun(app, run.runId, {
-    status: r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'succeeded' : 'failed',
+    status: r.timedOut ? 'timed_out' : r.exitCode === 0 && !said ? 'succeeded' : 'failed',
+    ...(said && !r.timedOut ? said : {}),
+    runtime: 'command',
+    costKnown: usage?.costReported === true || (usage !== null && usage.tokensIn + usage.tokensOut === 0),
+    billingLane: 'unknown',
     exitCode: r.exitCode,
     signal: r.signal,
     durationMs: r.durationMs,

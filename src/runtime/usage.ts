@@ -15,6 +15,11 @@ export interface FinalUsage {
   tokensOut: number;
   costCents: number;
   result: string | null;
+  /** Claude Code's `is_error` and the tools it denied (`permission_denials`): it exits 0 for both. */
+  isError: boolean;
+  denied: string[];
+  /** It said what it cost (`total_cost_usd`); without it the cost is unknown, not zero. */
+  costReported: boolean;
 }
 
 export function parseFinalUsage(stdout: string): FinalUsage | null {
@@ -56,5 +61,10 @@ function toUsage(value: unknown): FinalUsage | null {
     tokensOut: count(u.output_tokens),
     costCents: Math.ceil(Math.round(usd * 1e6) / 1e4),
     result: typeof o.result === 'string' ? o.result : null,
+    isError: o.is_error === true,
+    costReported: typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd),
+    denied: Array.isArray(o.permission_denials)
+      ? o.permission_denials.map((d) => String((d as Record<string, unknown> | null)?.tool_name ?? '?'))
+      : [],
   };
 }

@@ -18,7 +18,7 @@ export interface RealColony {
   endpoint: ModelEndpoint;
   cli(args: string[], env?: NodeJS.ProcessEnv): CliResult;
   ok(args: string[]): string;
-  serve(): Promise<LiveCli>;
+  serve(env?: NodeJS.ProcessEnv): Promise<LiveCli>;
   until<T>(what: string, probe: () => T | null, timeoutMs?: number): Promise<T>;
   runs(): RunJson[];
   dms(): string[];
@@ -65,8 +65,8 @@ export async function realColony(
     endpoint,
     cli,
     ok,
-    async serve() {
-      const s = colonyLive(['serve', '--port', '0'], base);
+    async serve(more: NodeJS.ProcessEnv = {}) {
+      const s = colonyLive(['serve', '--port', '0'], { ...base, ...more });
       lives.push(s);
       await s.waitFor(/^Colony listening on /, 'stderr');
       return s;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promptFile, realColony } from '../helpers/real-cli.js';
@@ -56,18 +56,90 @@ describe('Claude Code as a runtime', () => {
     );
   });
 
-  it('fails honestly: a denied tool, a refused key, a missing CLI, a crash — one DM per agent and cause', async (t) => {
-    // The worker's model calls a Colony tool outside its scope: Claude Code denies it and exits 0.
-    const denied = sequence({ toolCalls: [{ name: 'mcp__colony__list_goals', input: {} }] }, { text: 'I could not.' });
-    let mode: 'deny' | 'key' = 'deny';
+  it("fails honestly: the README's old line, denied at exit 0; a refused key — one DM per agent and cause", async (t) => {
+    let mode: 'call' | 'key' = 'call';
+    const call = callToolThenFinish('read_inbox', { mark_read: false }, 'I could not read it.');
     const c = await realColony(
       'colony-claude-fail-',
-      (turn) => (mode === 'key' ? { error: { status: 401, message: 'invalid x-api-key' } } : denied(turn)),
+      (turn) => (mode === 'key' ? { error: { status: 401, message: 'invalid x-api-key' } } : call(turn)),
       KEY,
     );
     t.after(() => c.close());
-    const crash = join(c.dir, 'crashing-claude');
-    writeFileSync(crash, '#!/bin/sh\necho "segfault in the CLI" >&2\nexit 139\n');
+    const prompt = promptFile(c.dir);
+    // The line the README used to give: Claude Code asks permission for every Colony tool, nobody answers,
+    // it exits 0 with permission_denials. Colony reads that result: the run failed, and says how to fix it.
+    const oldLine = `${join(process.cwd(), 'node_modules/.bin/claude')} -p --output-format json --mcp-config "$COLONY_MCP_CONFIG"`;
+    c.ok([
+      'agents',
+      'create',
+      'old',
+      '--model',
+      'sonnet',
+      '--prompt-file',
+      prompt,
+      '--tools',
+      'read_inbox',
+      '--command',
+      oldLine,
+    ]);
+    c.ok([
+      'agents',
+      'create',
+      'lister',
+      '--runtime',
+      'claude-code',
+      '--model',
+      'sonnet',
+      '--prompt-file',
+      prompt,
+      '--tools',
+      'read_inbox',
+    ]);
+    await c.serve();
+    const ended = (n: number) =>
+      c.until(`run ${n} ended`, () => {
+        const r = c.runs().find((x) => x.run_id === n);
+        return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
+      });
+    for (const n of [1, 2]) {
+      c.ok(['agents', 'wake', 'old']);
+      const r = await ended(n);
+      assert.deepEqual([r.status, r.cause], ['failed', 'permission_denied'], JSON.stringify(r));
+      assert.match(r.reason ?? '', /denied 1 tool call\(s\): mcp__colony__read_inbox .*--runtime claude-code/);
+    }
+    // The claude-code runtime allows exactly the agent's Colony tools: the same call goes through.
+    c.ok(['agents', 'wake', 'lister']);
+    assert.equal((await ended(3)).status, 'succeeded');
+    mode = 'key';
+    for (const n of [4, 5]) {
+      c.ok(['agents', 'wake', 'lister']);
+      const r = await ended(n);
+      assert.deepEqual([r.status, r.cause], ['failed', 'auth'], JSON.stringify(r));
+      assert.match(r.reason ?? '', /Claude Code's credentials were refused: .*colony secrets set/);
+    }
+    const dms = c.dms();
+    assert.equal(
+      dms.filter((d) => /agent old failed: .*denied/.test(d)).length,
+      1,
+      `one DM for two denied runs:\n${dms.join('\n---\n')}`,
+    );
+    assert.equal(
+      dms.filter((d) => /agent lister failed: .*credentials were refused/.test(d)).length,
+      1,
+      dms.join('\n---\n'),
+    );
+    assert.equal(dms.length, 2);
+  });
+
+  it('a CLI that crashes, and one that is gone, each end as a failed run with the reason and one DM', async (t) => {
+    const c = await realColony('colony-claude-crash-', callToolThenFinish('read_inbox'), KEY);
+    t.after(() => c.close());
+    // Where a person installs a CLI of their own: a directory the sandbox's uid may enter (the scratch dir is 0700).
+    const bin = join(c.dir, 'bin');
+    mkdirSync(bin, { mode: 0o755 });
+    chmodSync(bin, 0o755);
+    const crash = join(bin, 'claude-crashing');
+    writeFileSync(crash, '#!/bin/sh\necho "Segmentation fault in the CLI" >&2\nexit 139\n');
     chmodSync(crash, 0o755);
     c.ok([
       'agents',
@@ -82,31 +154,31 @@ describe('Claude Code as a runtime', () => {
       '--tools',
       'read_inbox',
     ]);
-    await c.serve();
-    const wake = (prompt: string) => c.ok(['agents', 'wake', 'lister', '--prompt', prompt]);
-    const lastRun = () => c.runs().find((r) => r.status !== 'queued' && r.status !== 'running') ?? null;
     const ended = (n: number) =>
       c.until(`run ${n} ended`, () => {
         const r = c.runs().find((x) => x.run_id === n);
         return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
       });
-
-    wake('list the goals');
+    // Crashing: the binary the owner named (COLONY_CLAUDE_BIN) exits 139 without a result.
+    let serve = await c.serve({ COLONY_CLAUDE_BIN: crash });
+    c.ok(['agents', 'wake', 'lister']);
     let r = await ended(1);
-    assert.deepEqual([r.status, r.cause], ['failed', 'permission_denied'], JSON.stringify(r));
-    assert.match(r.reason ?? '', /denied 1 tool call\(s\): mcp__colony__list_goals/);
-    wake('again');
+    assert.deepEqual([r.status, r.cause], ['failed', 'crash'], JSON.stringify(r));
+    assert.match(r.reason ?? '', /Claude Code ended without a result \(exit 139\): Segmentation fault in the CLI/);
+    await serve.stop();
+    // Gone: the named binary is not there when the run starts; the run fails at once, with the fix.
+    serve = await c.serve({ COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
+    c.ok(['agents', 'wake', 'lister']);
     r = await ended(2);
-    assert.equal(r.cause, 'permission_denied');
-    mode = 'key';
-    wake('with a bad key');
-    r = await ended(3);
-    assert.deepEqual([r.status, r.cause], ['failed', 'auth'], JSON.stringify(r));
-    assert.ok(lastRun());
+    assert.deepEqual([r.status, r.cause], ['failed', 'not_found'], JSON.stringify(r));
+    assert.match(r.reason ?? '', /COLONY_CLAUDE_BIN=.*no-such-claude is not an executable file/);
     const dms = c.dms();
-    assert.equal(dms.filter((d) => /denied/.test(d)).length, 1, `one DM for two denied runs: ${dms.join('\n---\n')}`);
-    assert.equal(dms.filter((d) => /credentials were refused/.test(d)).length, 1);
-    void crash;
-    void callToolThenFinish;
+    assert.equal(dms.length, 2, dms.join('\n---\n'));
+    assert.match(dms[0]!, /Run #1 of agent lister failed: Claude Code ended without a result/);
+    assert.match(dms[1]!, /Run #2 of agent lister failed: Claude Code: COLONY_CLAUDE_BIN/);
+    // doctor says it before any run, with the fix.
+    const doctor = c.cli(['doctor'], { COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
+    assert.equal(doctor.code, 1);
+    assert.match(doctor.stdout, /^FAIL claude-code binary: COLONY_CLAUDE_BIN=.*is not an executable file/m);
   });
 });

@@ -2,6 +2,7 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import { contains } from '../sandbox.js';
+import { sandboxIdentity } from '../../sandbox-user.js';
 import { codeMounts, COLONY_ROOT } from '../confine-mounts.js';
 import type { RuntimeNeeds } from './types.js';
 
@@ -72,7 +73,22 @@ function mountable(found: string, needs: RuntimeNeeds): Resolution {
     return {
       problem: `${found} resolves to ${path}, whose install directory ${dir} is a home or the root: Colony will not mount it into a sandbox — move ${needs.binary} into its own directory (e.g. /usr/local/bin or ~/.local/bin) or name it with ${needs.binaryEnv}`,
     };
+  const denied = [dir, path].find((p) => !runnableBySandbox(p));
+  if (denied)
+    return {
+      problem: `${denied} cannot be ${denied === path ? 'run' : 'entered'} by the sandbox's uid ${sandboxIdentity().uid} (mode ${(statSync(denied).mode & 0o777).toString(8)}): chmod o+rx ${denied}, or install ${needs.binary} where everyone may run it`,
+    };
   return { path, mounts: [dir] };
+}
+
+/** Whether the uid confined processes run as may execute the file (or enter the directory) by its mode bits. */
+function runnableBySandbox(path: string): boolean {
+  const who = sandboxIdentity();
+  if (!who.switched) return true;
+  const st = statSync(path);
+  if (st.uid === who.uid) return (st.mode & 0o100) !== 0;
+  if (st.gid === who.gid) return (st.mode & 0o010) !== 0;
+  return (st.mode & 0o001) !== 0;
 }
 
 /** The outermost `node_modules` holding the file (its package and its platform package), else the file's directory. */
