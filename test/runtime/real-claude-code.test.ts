@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promptFile, realColony } from '../helpers/real-cli.js';
 import { teamScript } from '../helpers/team-script.js';
-import { callToolThenFinish, sequence } from '../../testkit/model-endpoint/index.js';
+import { callToolThenFinish } from '../../testkit/model-endpoint/index.js';
 
 /**
  * The real Claude Code binary (@anthropic-ai/claude-code, pinned) as Colony's agents, confined, against the
@@ -160,14 +160,14 @@ describe('Claude Code as a runtime', () => {
         return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
       });
     // Crashing: the binary the owner named (COLONY_CLAUDE_BIN) exits 139 without a result.
-    let serve = await c.serve({ COLONY_CLAUDE_BIN: crash });
+    const crashing = await c.serve({ COLONY_CLAUDE_BIN: crash });
     c.ok(['agents', 'wake', 'lister']);
     let r = await ended(1);
     assert.deepEqual([r.status, r.cause], ['failed', 'crash'], JSON.stringify(r));
     assert.match(r.reason ?? '', /Claude Code ended without a result \(exit 139\): Segmentation fault in the CLI/);
-    await serve.stop();
+    await crashing.stop();
     // Gone: the named binary is not there when the run starts; the run fails at once, with the fix.
-    serve = await c.serve({ COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
+    await c.serve({ COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
     c.ok(['agents', 'wake', 'lister']);
     r = await ended(2);
     assert.deepEqual([r.status, r.cause], ['failed', 'not_found'], JSON.stringify(r));
