@@ -35,3 +35,16 @@ export function lastCliSession(
   ).get(agentId, run.taskId ?? run.goalId, run.runId, runtime) as { s: string } | undefined;
   return row?.s ?? null;
 }
+
+/** The tokens the earlier runs of a CLI session recorded: taken off a CLI's session-cumulative usage. */
+export function cliSessionTokens(
+  db: Database,
+  cliSession: string,
+  runId: number,
+): { tokensIn: number; tokensOut: number } {
+  return prepared(
+    db,
+    `SELECT COALESCE(SUM(tokens_in), 0) AS tokensIn, COALESCE(SUM(tokens_out), 0) AS tokensOut FROM runs
+      WHERE cli_session = ? AND run_id <> ?`,
+  ).get(cliSession, runId) as { tokensIn: number; tokensOut: number };
+}

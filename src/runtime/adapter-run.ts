@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { sandboxIdentity } from '../sandbox-user.js';
 import { join } from 'node:path';
 import { finishRun } from '../actions/runs.js';
 import type { App } from '../app.js';
@@ -8,7 +9,7 @@ import type { LimitKind } from '../events/sandbox.js';
 import { getGoal, goalTotals } from '../projections/goal-queries.js';
 import type { AgentRow } from '../projections/principal-queries.js';
 import { getRun, type RunRow } from '../projections/run-queries.js';
-import { lastCliSession } from '../projections/cli-session-queries.js';
+import { cliSessionTokens, lastCliSession } from '../projections/cli-session-queries.js';
 import { resolveBinary } from './adapters/binary.js';
 import { shellLine } from './adapters/shell.js';
 import type { LaunchPlan, RunReport, RuntimeAdapter } from './adapters/types.js';
@@ -38,7 +39,7 @@ export function adapterLaunch(
   app: App,
   run: RunRow,
   agent: AgentRow,
-  c: { adapter: RuntimeAdapter; prompt: string; token: string; fresh: boolean },
+  c: { adapter: RuntimeAdapter; prompt: string; token: string; fresh: boolean; secrets: Record<string, string> },
 ): AdapterLaunch | { problem: string } {
   const bin = resolveBinary(c.adapter.needs);
   if ('problem' in bin) return { problem: `${c.adapter.label}: ${bin.problem}` };
@@ -58,13 +59,16 @@ export function adapterLaunch(
         resume,
         mcpUrl: inside.COLONY_URL ?? '',
         token: c.token,
+        baseUrls: Object.fromEntries(Object.entries(c.secrets).filter(([k]) => k.endsWith('_BASE_URL'))),
       });
       return shellLine(bin.path, plan.args);
     },
     prepare(env, hostHome) {
       const p = plan!;
       const written: string[] = [];
-      for (const [k, v] of Object.entries(p.env)) if (!k.startsWith('COLONY_')) env[k] = v;
+      for (const [k, v] of Object.entries(p.env))
+        if (!k.startsWith('COLONY_')) env[k] = v.replace('$HOME', env.HOME ?? '');
+      for (const d of p.homeDirs ?? []) makeHomeDir(join(hostHome, d));
       for (const f of p.files) {
         const name = `.colony-run-${randomBytes(12).toString('hex')}.json`;
         writeExclusive(join(hostHome, name), f.content);
@@ -74,6 +78,16 @@ export function adapterLaunch(
       return { stdin: p.stdin, remove: () => written.forEach((w) => rmSync(w, { force: true })) };
     },
   };
+}
+
+/** A directory in the agent's home, made once; what is there already (the agent's own, even a link) is left as it is. */
+function makeHomeDir(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+    chownSync(path, sandboxIdentity().uid, sandboxIdentity().gid);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
 }
 
 /** The lane the credentials handed to the run imply: an API key secret is metered, a CLI login in its home is a plan. */
@@ -95,7 +109,8 @@ export function recordAdapterEnd(
   limit: LimitKind | null,
   c: { adapter: RuntimeAdapter; model: string; report: RunReport },
 ): RunRow {
-  const { adapter, report } = c;
+  const { adapter } = c;
+  const report = perProcess(app, run, c.report);
   if (!app.engine.db.open) return run;
   const now = getRun(app.engine.db, run.runId)!;
   if (now.status !== 'running') return now;
@@ -120,6 +135,18 @@ export function recordAdapterEnd(
     steps: report.steps,
     limit,
   });
+}
+
+/** Usage of this process alone: a CLI that reports its session's so far has the session's earlier runs taken off. */
+function perProcess(app: App, run: RunRow, r: RunReport): RunReport {
+  if (!r.cumulative || !r.cliSession) return r;
+  const before = cliSessionTokens(app.engine.db, r.cliSession, run.runId);
+  return {
+    ...r,
+    tokensIn: Math.max(0, r.tokensIn - before.tokensIn),
+    tokensOut: Math.max(0, r.tokensOut - before.tokensOut),
+    cachedIn: Math.min(r.cachedIn, Math.max(0, r.tokensIn - before.tokensIn)),
+  };
 }
 
 /** What the run may still spend of its goal's budget, in dollars; null when the goal has no money budget. */

@@ -79,7 +79,7 @@ async function confinedRun(
   const prompt = sessionMessages(app.engine.db, run.runId).find((m) => m.role === 'user')?.content ?? '';
   const adapter = adapterFor(agent.runtime);
   if (!adapter) return attempt(app, run, agent, { ...c, secrets, home, prompt, cli: null });
-  const first = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: false });
+  const first = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: false, secrets });
   if ('problem' in first) return failRun(app, run.runId, first.problem, SYSTEM, 'not_found');
   const ended = await attempt(app, run, agent, { ...c, secrets, home, prompt, cli: first });
   if (ended.cause !== 'resume_failed' || getRun(app.engine.db, run.runId)?.status !== 'running') return ended;
@@ -90,7 +90,7 @@ async function confinedRun(
     'system',
     `${adapter.label} could not resume its last session; this run starts a fresh one.`,
   );
-  const fresh = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: true });
+  const fresh = adapterLaunch(app, run, agent, { adapter, prompt, token: c.token, fresh: true, secrets });
   if ('problem' in fresh) return failRun(app, run.runId, fresh.problem, SYSTEM, 'not_found');
   return attempt(app, run, agent, { ...c, secrets, home, prompt, cli: fresh });
 }

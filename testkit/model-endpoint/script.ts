@@ -25,10 +25,11 @@ export function requireTool(toolNames: string[], suffix: string): string {
 }
 
 /**
- * A side request is one the CLI makes for itself, not for the agent's turn: OpenCode asks for a session title
- * (with no tools and a "title generator" system prompt), Claude Code may ask a small model for a topic or a
- * summary. Every CLI's real agent turn offers tools (its built-ins at least), so "no tools offered" is the
- * test, and it holds for all three CLIs.
+ * A side request is one the CLI makes for itself, not for the agent's turn. OpenCode asks for a session title on
+ * a new session's first prompt, offering no tools, with a system prompt starting "You are a title generator";
+ * Claude Code (-p) and Codex (exec) made none in our runs but may in other modes (a topic, a summary,
+ * compaction). Every real agent turn offers tools (each CLI's built-ins at least; a denied tool is left out,
+ * but OpenCode with every built-in denied still offers the MCP tools), so "no tools offered" is the test.
  */
 export function isSideRequest(turn: ScriptTurnInput): boolean {
   return turn.toolNames.length === 0;

@@ -61,6 +61,8 @@ export const claudeCode: RuntimeAdapter = {
         DISABLE_AUTOUPDATER: '1',
         DISABLE_TELEMETRY: '1',
         DISABLE_ERROR_REPORTING: '1',
+        // MCP tools in the tool list itself, not deferred behind a tool search.
+        ENABLE_TOOL_SEARCH: 'false',
       },
       files: [{ env: 'COLONY_MCP_CONFIG', content: mcpConfig(ctx) }],
     };
@@ -78,7 +80,8 @@ export const claudeCode: RuntimeAdapter = {
       tokensIn: num(usage.input_tokens) + num(usage.cache_creation_input_tokens) + cached,
       tokensOut: num(usage.output_tokens),
       cachedIn: cached,
-      costUsd: usd(result?.total_cost_usd),
+      // On a resumed session total_cost_usd is the session's; what this process spent is model_usage_since_last_result.
+      costUsd: sinceLast(result) ?? usd(result?.total_cost_usd),
       lane: laneOf(str(init.apiKeySource), ctx),
       cliSession: str(result?.session_id) ?? str(init.session_id),
       colonyCalls,
@@ -98,6 +101,11 @@ export const claudeCode: RuntimeAdapter = {
     return report;
   },
 };
+
+function sinceLast(result: JsonObject | null): number | null {
+  const models = Object.values(obj(result?.model_usage_since_last_result)).map((m) => usd(obj(m).costUSD));
+  return models.length > 0 && models.every((c) => c !== null) ? models.reduce<number>((a, c) => a + c!, 0) : null;
+}
 
 /** Its tool calls as steps, each with its result's outcome (the tool_result in the next user message). */
 function toolCalls(lines: JsonObject[]): { steps: string[]; colonyCalls: number } {

@@ -4,13 +4,14 @@ import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, typ
 
 /**
  * Codex (`codex exec --json`). Codex reads no `.mcp.json`: Colony's server is given per run with `-c
- * mcp_servers.colony.*` (its URL, the token by the name of the variable that holds it, exactly the
- * agent's tools), and nothing of the host's config is read (`--ignore-user-config` is not needed: its
- * CODEX_HOME is the agent's private home). Colony's sandbox confines it, so Codex's own is off
- * (`--sandbox danger-full-access`, approvals `never`: nothing would answer a prompt). The workspace need not be
- * a git repository (`--skip-git-repo-check`). It prints JSONL events: `thread.started` (its session),
- * `item.completed` (agent messages, MCP tool calls), `turn.completed` (token usage — no cost: a rate card
- * prices it), `turn.failed` / `error`.
+ * mcp_servers.colony.*` (its URL, the token by the name of the variable that holds it, its tools approved —
+ * exec mode never asks, and refuses a call that would need asking), and nothing of CODEX_HOME's config is
+ * read (`--ignore-user-config`: the agent can write its home). Colony's sandbox confines it, so Codex's own
+ * is off (`sandbox_mode="danger-full-access"`: it cannot nest inside Colony's). Its plugins, analytics and
+ * built-in goal tools (named like Colony's) are off. An OPENAI_BASE_URL secret makes a provider of it. It
+ * prints JSONL events: `thread.started` (its session), `item.completed` (agent messages, MCP tool calls; an
+ * item of type `error` is a warning), `turn.completed` (tokens — no cost: a rate card prices it; the
+ * thread's so far on a resumed thread), `turn.failed` / `error`.
  */
 export const codex: RuntimeAdapter = {
   runtime: 'codex',
@@ -29,25 +30,37 @@ export const codex: RuntimeAdapter = {
     return null;
   },
   launch(ctx: LaunchContext): LaunchPlan {
+    const base = ctx.baseUrls.OPENAI_BASE_URL;
     const common = [
       '--json',
       '--skip-git-repo-check',
+      // Its config is Colony's, given here: the agent can write its home, so nothing of it is read.
+      '--ignore-user-config',
       ...(ctx.model ? ['--model', ctx.model] : []),
+      // Nothing but the model endpoint (plugins: github.com, chatgpt.com; analytics), and no built-in
+      // goal tools, whose names are Colony's (get_goal).
+      '--disable',
+      'plugins',
+      '--disable',
+      'goals',
       '-c',
-      'approval_policy="never"',
+      'analytics.enabled=false',
       '-c',
       `mcp_servers.colony.url=${JSON.stringify(ctx.mcpUrl)}`,
       '-c',
       'mcp_servers.colony.bearer_token_env_var="COLONY_TOKEN"',
+      // exec never asks: without this every MCP call is refused "requires approval".
       '-c',
-      `mcp_servers.colony.enabled_tools=${JSON.stringify([...ctx.toolScope])}`,
+      'mcp_servers.colony.default_tools_approval_mode="approve"',
       '-c',
       'mcp_servers.colony.required=true',
+      // Colony's sandbox confines it; Codex's own cannot nest inside it.
+      '-c',
+      'sandbox_mode="danger-full-access"',
+      ...(base ? provider(base) : []),
     ];
-    const args = ctx.resume
-      ? ['exec', ...common, 'resume', ctx.resume, '-']
-      : ['exec', ...common, '--sandbox', 'danger-full-access', '-'];
-    return { args, stdin: ctx.prompt, env: {}, files: [] };
+    const args = ctx.resume ? ['exec', 'resume', ctx.resume, ...common, '-'] : ['exec', ...common, '-'];
+    return { args, stdin: ctx.prompt, env: { CODEX_HOME: '$HOME/.codex' }, files: [], homeDirs: ['.codex'] };
   },
   report(out, ctx): RunReport {
     const lines = jsonLines(out.stdout);
@@ -73,6 +86,8 @@ export const codex: RuntimeAdapter = {
       costUsd: null,
       lane: ctx.lane,
       cliSession: str(lines.find((l) => l.type === 'thread.started')?.thread_id),
+      // A resumed thread's turn.completed counts the whole thread.
+      cumulative: ctx.resumed,
       colonyCalls,
       failure: null,
     };
@@ -90,6 +105,20 @@ export const codex: RuntimeAdapter = {
     return report;
   },
 };
+
+/** An OpenAI-compatible endpoint the owner named (OPENAI_BASE_URL): a provider of Colony's, over the Responses API. */
+const provider = (url: string): string[] => [
+  '-c',
+  'model_provider="colony"',
+  '-c',
+  'model_providers.colony.name="colony"',
+  '-c',
+  `model_providers.colony.base_url=${JSON.stringify(url.replace(/\/+$/, '').replace(/(\/v1)?$/, '/v1'))}`,
+  '-c',
+  'model_providers.colony.env_key="OPENAI_API_KEY"',
+  '-c',
+  'model_providers.colony.wire_api="responses"',
+];
 
 const sum = (usage: JsonObject[], key: string): number => usage.reduce((n, u) => n + num(u[key]), 0);
 const errorText = (l: JsonObject): string => str(l.message) ?? str(obj(l.error).message) ?? JSON.stringify(l);

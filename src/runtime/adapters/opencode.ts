@@ -3,27 +3,16 @@ import { failureOf } from './outcome.js';
 import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, type RuntimeAdapter } from './types.js';
 
 /**
- * OpenCode (`opencode run --format json`). Its config for the run is a file of Colony's (OPENCODE_CONFIG):
- * Colony's MCP server as a remote server with the agent's token, every built-in tool off and exactly the
- * agent's Colony tools on, no permission prompt for them (nothing would answer one), no auto-update or
- * sharing. The model is `provider/model`. It prints JSON events — `text`, `tool_use` (with its state),
- * `step_finish` (tokens and cost), `error` — each with the session's id.
+ * OpenCode (`opencode run --format json`). Its config for the run is a file of Colony's (OPENCODE_CONFIG),
+ * and nothing else is read: XDG_CONFIG_HOME points at a directory that does not exist, so neither the host's
+ * nor the agent's own config (which the agent could write) leaks in. Colony's MCP server is a remote server
+ * whose header names the token by its variable (`{env:COLONY_TOKEN}`: never on disk); every tool is denied
+ * but exactly the agent's Colony tools (`colony_<tool>`), which are allowed without a prompt (nothing would
+ * answer one). No model-list fetch, auto-update, LSP download or sharing. A provider's base URL set as a
+ * secret (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) is its provider's baseURL. The model is `provider/model`.
+ * It prints JSON events — `text`, `tool_use` (with its state), `step_finish` (tokens and cost), `error` —
+ * each with the session's id.
  */
-const BUILTIN = [
-  'bash',
-  'edit',
-  'write',
-  'read',
-  'grep',
-  'glob',
-  'list',
-  'patch',
-  'todowrite',
-  'todoread',
-  'webfetch',
-  'task',
-];
-
 export const opencode: RuntimeAdapter = {
   runtime: 'opencode',
   label: 'OpenCode',
@@ -55,17 +44,13 @@ export const opencode: RuntimeAdapter = {
         colony: {
           type: 'remote',
           url: ctx.mcpUrl,
-          headers: { Authorization: `Bearer ${ctx.token}` },
+          headers: { Authorization: 'Bearer {env:COLONY_TOKEN}' },
           oauth: false,
           enabled: true,
         },
       },
-      tools: Object.fromEntries([
-        ...BUILTIN.map((t) => [t, false]),
-        ['colony_*', false],
-        ...ctx.toolScope.map((t) => [`colony_${t}`, true]),
-      ]),
-      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' },
+      permission: Object.fromEntries([['*', 'deny'], ...ctx.toolScope.map((t) => [`colony_${t}`, 'allow'])]),
+      ...providers(ctx.baseUrls),
     };
     return {
       args: [
@@ -76,7 +61,14 @@ export const opencode: RuntimeAdapter = {
         ...(ctx.resume ? ['--session', ctx.resume] : []),
       ],
       stdin: ctx.prompt,
-      env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1' },
+      env: {
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+        // No config but Colony's: a directory nobody can create inside the sandbox.
+        XDG_CONFIG_HOME: NO_CONFIG_DIR,
+      },
       files: [{ env: 'OPENCODE_CONFIG', content: `${JSON.stringify(config, null, 2)}\n` }],
     };
   },
@@ -131,3 +123,14 @@ const PROVIDER_HOSTS: Record<string, string[]> = {
   openrouter: ['openrouter.ai'],
   google: ['generativelanguage.googleapis.com'],
 };
+
+const NO_CONFIG_DIR = '/nonexistent/colony-opencode-config';
+
+/** The providers whose base URL the owner set as a secret: a gateway, a proxy, a local endpoint. */
+function providers(baseUrls: Readonly<Record<string, string>>): { provider?: Record<string, unknown> } {
+  const provider: Record<string, unknown> = {};
+  const v1 = (url: string) => url.replace(/\/+$/, '').replace(/(\/v1)?$/, '/v1');
+  if (baseUrls.ANTHROPIC_BASE_URL) provider.anthropic = { options: { baseURL: v1(baseUrls.ANTHROPIC_BASE_URL) } };
+  if (baseUrls.OPENAI_BASE_URL) provider.openai = { options: { baseURL: v1(baseUrls.OPENAI_BASE_URL) } };
+  return Object.keys(provider).length > 0 ? { provider } : {};
+}

@@ -66,5 +66,7 @@ const lastLine = (tail: string): string =>
 
 /** The `.mcp.json` shape (Claude Code, and any CLI that reads it): Colony's URL as the process sees it, the agent's token. */
 export function mcpConfig(ctx: LaunchContext): string {
-  return `${JSON.stringify({ mcpServers: { colony: { type: 'http', url: ctx.mcpUrl, headers: { Authorization: `Bearer ${ctx.token}` } } } }, null, 2)}\n`;
+  // ${COLONY_TOKEN} is expanded by the CLI from its environment: the token is never written to disk.
+  const headers = { Authorization: 'Bearer ${COLONY_TOKEN}' };
+  return `${JSON.stringify({ mcpServers: { colony: { type: 'http', url: ctx.mcpUrl, headers } } }, null, 2)}\n`;
 }

@@ -28,6 +28,8 @@ export interface LaunchContext {
   /** Colony's MCP URL as the process sees it, and the agent's token (also in the environment as COLONY_TOKEN). */
   mcpUrl: string;
   token: string;
+  /** The provider endpoints the owner set as secrets (ANTHROPIC_BASE_URL, OPENAI_BASE_URL…: a proxy, a gateway), by name. */
+  baseUrls: Readonly<Record<string, string>>;
 }
 
 /** A file the runner writes into the agent's home for the run's life (mode 0600, removed when it ends). */
@@ -43,6 +45,8 @@ export interface LaunchPlan {
   /** Set in the run's environment (after Colony's own: an adapter cannot change COLONY_*). */
   env: Record<string, string>;
   files: RunFile[];
+  /** Directories the CLI needs in its home before it starts (relative to it), e.g. Codex's CODEX_HOME. */
+  homeDirs?: string[];
 }
 
 export type FailureCause =
@@ -62,6 +66,8 @@ export interface RunReport {
   lane: BillingLane;
   /** The CLI's own session id, to resume. */
   cliSession: string | null;
+  /** The usage is the CLI session's so far, not this process's (Codex on resume): the runner takes the session's earlier runs off. */
+  cumulative?: boolean;
   /** How many calls reached Colony's tools. */
   colonyCalls: number;
   /** Why the run failed although the process may have exited 0; null: it did what a run does. */
