@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { sandboxIdentity } from '../sandbox-user.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { finishRun } from '../actions/runs.js';
 import type { App } from '../app.js';
 import type { BillingLane } from '../events/runs.js';
@@ -43,11 +43,17 @@ export function adapterLaunch(
 ): AdapterLaunch | { problem: string } {
   const bin = resolveBinary(c.adapter.needs);
   if ('problem' in bin) return { problem: `${c.adapter.label}: ${bin.problem}` };
+  let fixed: string | null = null;
+  try {
+    fixed = c.adapter.fixedConfig ? fixedConfigDir(app.dataDir, c.adapter) : null;
+  } catch (e) {
+    return { problem: `${c.adapter.label}: its config directory: ${(e as Error).message}` };
+  }
   const resume = c.fresh ? null : lastCliSession(app.engine.db, agent.agentId, run, c.adapter.runtime);
   let plan: LaunchPlan | null = null;
   return {
     adapter: c.adapter,
-    readOnly: bin.mounts,
+    readOnly: [...bin.mounts, ...(fixed ? [fixed] : [])],
     resumed: resume !== null,
     command: (inside) => {
       plan = c.adapter.launch({
@@ -69,6 +75,7 @@ export function adapterLaunch(
       for (const [k, v] of Object.entries(p.env))
         if (!k.startsWith('COLONY_')) env[k] = v.replace('$HOME', env.HOME ?? '');
       for (const d of p.homeDirs ?? []) makeHomeDir(join(hostHome, d));
+      for (const e of c.adapter.fixedConfig ?? []) env[e.env] = fixed!;
       for (const f of p.files) {
         const name = `.colony-run-${randomBytes(12).toString('hex')}.json`;
         writeExclusive(join(hostHome, name), f.content);
@@ -78,6 +85,40 @@ export function adapterLaunch(
       return { stdin: p.stdin, remove: () => written.forEach((w) => rmSync(w, { force: true })) };
     },
   };
+}
+
+/**
+ * The read-only config directory of an adapter (its `fixedConfig` files inside), in Colony's data dir:
+ * made by Colony, rewritten as it says at each launch, mounted read-only at the same path. A path in it
+ * that is not Colony's own plain directory or file (a link, another owner's) is refused.
+ */
+function fixedConfigDir(dataDir: string, adapter: RuntimeAdapter): string {
+  const root = join(dataDir, 'runtimes', `${adapter.runtime}-config`);
+  const files = Object.assign({}, ...(adapter.fixedConfig ?? []).map((f) => f.files)) as Record<string, string>;
+  const dirs = new Set([join(dataDir, 'runtimes'), root]);
+  for (const f of Object.keys(files))
+    for (let d = dirname(join(root, f)); d.startsWith(root); d = dirname(d)) dirs.add(d);
+  for (const dir of [...dirs].sort((a, b) => a.length - b.length)) {
+    try {
+      mkdirSync(dir, { mode: 0o755 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    ownPlain(dir, 'directory');
+    chmodSync(dir, 0o755);
+  }
+  for (const [f, content] of Object.entries(files)) {
+    const path = join(root, f);
+    if (existsSync(path)) ownPlain(path, 'file');
+    writeFileSync(path, content, { mode: 0o644 });
+  }
+  return root;
+}
+
+function ownPlain(path: string, kind: 'directory' | 'file'): void {
+  const st = lstatSync(path);
+  if ((kind === 'directory' ? !st.isDirectory() : !st.isFile()) || st.uid !== process.getuid!())
+    throw new Error(`${path} is not a ${kind} of Colony's`);
 }
 
 /** A directory in the agent's home, made once; what is there already (the agent's own, even a link) is left as it is. */

@@ -28,6 +28,7 @@ export interface RealColony {
 export interface RunJson {
   run_id: number;
   agent_id: number;
+  task_id: number | null;
   status: string;
   reason: string | null;
   cause: string | null;

@@ -4,8 +4,9 @@ import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, typ
 
 /**
  * OpenCode (`opencode run --format json`). Its config for the run is a file of Colony's (OPENCODE_CONFIG),
- * and nothing else is read: XDG_CONFIG_HOME points at a directory that does not exist, so neither the host's
- * nor the agent's own config (which the agent could write) leaks in. Colony's MCP server is a remote server
+ * and nothing else is read: XDG_CONFIG_HOME is a read-only empty directory and the project's config, skills
+ * and plugins are off, so neither the host's config nor one the agent wrote (its home and workspace are its
+ * own) leaks in. Colony's MCP server is a remote server
  * whose header names the token by its variable (`{env:COLONY_TOKEN}`: never on disk); every tool is denied
  * but exactly the agent's Colony tools (`colony_<tool>`), which are allowed without a prompt (nothing would
  * answer one). No model-list fetch, auto-update, LSP download or sharing. A provider's base URL set as a
@@ -16,6 +17,14 @@ import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, typ
 export const opencode: RuntimeAdapter = {
   runtime: 'opencode',
   label: 'OpenCode',
+  // Its global config dir: read-only, with only the .gitignore it would write (a missing dir, or a file it
+  // cannot write, makes it crash at start).
+  fixedConfig: [
+    {
+      env: 'XDG_CONFIG_HOME',
+      files: { 'opencode/.gitignore': 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore' },
+    },
+  ],
   needs: {
     binary: 'opencode',
     binaryEnv: 'COLONY_OPENCODE_BIN',
@@ -66,8 +75,11 @@ export const opencode: RuntimeAdapter = {
         OPENCODE_DISABLE_SHARE: '1',
         OPENCODE_DISABLE_MODELS_FETCH: '1',
         OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-        // No config but Colony's: a directory nobody can create inside the sandbox.
-        XDG_CONFIG_HOME: NO_CONFIG_DIR,
+        // Nothing of the agent's own workspace or home: no project config, skills or plugins it could write.
+        OPENCODE_DISABLE_PROJECT_CONFIG: '1',
+        OPENCODE_DISABLE_CLAUDE_CODE: '1',
+        OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+        OPENCODE_PURE: '1',
       },
       files: [{ env: 'OPENCODE_CONFIG', content: `${JSON.stringify(config, null, 2)}\n` }],
     };
@@ -88,7 +100,11 @@ export const opencode: RuntimeAdapter = {
     const report: RunReport = {
       answer: text.length > 0 ? text[text.length - 1]! : null,
       steps: tools.map((p) =>
-        stepLine(String(p.tool).replace(/^colony_/, 'colony.'), obj(p.state).input, String(obj(p.state).status)),
+        stepLine(
+          String(p.tool).replace(/^colony_/, 'colony.'),
+          obj(p.state).input,
+          obj(p.state).status === 'completed' ? 'ok' : String(obj(p.state).status),
+        ),
       ),
       tokensIn: tokens.reduce((n, t) => n + num(t.input) + num(obj(t.cache).write), 0) + cached,
       tokensOut: tokens.reduce((n, t) => n + num(t.output) + num(t.reasoning), 0),
@@ -123,8 +139,6 @@ const PROVIDER_HOSTS: Record<string, string[]> = {
   openrouter: ['openrouter.ai'],
   google: ['generativelanguage.googleapis.com'],
 };
-
-const NO_CONFIG_DIR = '/nonexistent/colony-opencode-config';
 
 /** The providers whose base URL the owner set as a secret: a gateway, a proxy, a local endpoint. */
 function providers(baseUrls: Readonly<Record<string, string>>): { provider?: Record<string, unknown> } {

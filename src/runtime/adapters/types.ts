@@ -94,6 +94,13 @@ export interface RuntimeAdapter {
   /** Its name in messages: "Claude Code". */
   label: string;
   needs: RuntimeNeeds;
+  /**
+   * Variables that name a config directory the CLI must find as Colony made it and cannot write (OpenCode's
+   * XDG_CONFIG_HOME): the agent's home is its own to write, so a config there would outlive the run and
+   * widen its next one. Colony points each at a read-only directory of its data dir holding exactly these
+   * files (by path relative to it; their directories are made).
+   */
+  fixedConfig?: { env: string; files: Record<string, string> }[];
   /** Null when the CLI takes this model string; else why not, naming the form it takes. */
   checkModel(model: string): string | null;
   launch(ctx: LaunchContext): LaunchPlan;
