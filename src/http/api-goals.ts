@@ -11,6 +11,8 @@ import { actor, body, Id, IntParam, ownerOf, parse, speakerOf } from './api-comm
 import { eventsOfStreams, goalStreams } from '../projections/goal-streams.js';
 import { ReplayCache } from './api-replay.js';
 import { treeView } from './task-tree-view.js';
+import { stalledGoalsTold } from '../projections/sweep-queries.js';
+import { STALL_EVENT } from '../runtime/goal-stalls.js';
 
 /**
  * Goals in the console: the list and one goal's snapshot (get_goal's shapes), its history — the positions
@@ -66,6 +68,11 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
       limit: q.limit,
       offset: q.offset,
     });
+  });
+  // The attention list's stalled goals: drafts the owner was told nobody is planning (runtime/goal-stalls.ts).
+  router.get('/attention/stalled-goals', (req, res) => {
+    const goals = stalledGoalsTold(db, speakerOf(req).tenant, STALL_EVENT);
+    res.json({ goals: goals.map((g) => ({ goal_id: g.goalId, title: g.title, told: g.told, told_at: g.toldAt })) });
   });
   router.get('/goals/:id', (req, res) => {
     const q = parse(SnapshotQuery, req.query, 'query');

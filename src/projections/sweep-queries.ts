@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { RUNNABLE_SQL } from './principal-queries.js';
+import { dmName } from '../events/channels.js';
 
 /**
  * Reads the reactor's sweep needs (live names): which agents have runs waiting to start, and the task
@@ -88,3 +89,28 @@ export const ownerToldOfRunCause = (db: Database, dmChannel: number, agentId: nu
       AND json_extract(metadata, '$.agent_id') = ? AND json_extract(metadata, '$.cause') = ?
       AND created_at >= COALESCE((SELECT max(finished_at) FROM runs WHERE agent_id = ? AND status = 'succeeded'), '') LIMIT 1`,
   ).get(dmChannel, agentId, cause, agentId) !== undefined;
+
+export interface StalledGoal {
+  goalId: number;
+  title: string;
+  /** What the owner was told (goal-stalls.ts), and when. */
+  told: string;
+  toldAt: string;
+}
+
+/**
+ * The owner's goals the owner was told are stalled (the one DM of runtime/goal-stalls.ts, in the system's DM
+ * channel with the owner) and that still are: draft, with no task tree waiting for approval. The console's
+ * attention list.
+ */
+export const stalledGoalsTold = (db: Database, ownerId: number, event: string): StalledGoal[] =>
+  prepared(
+    db,
+    `SELECT g.goal_id AS goalId, g.title, m.body AS told, m.created_at AS toldAt
+       FROM channels c JOIN messages m ON m.channel_id = c.channel_id
+       JOIN goals g ON g.goal_id = json_extract(m.metadata, '$.goal_id') AND g.owner_id = c.owner_id
+      WHERE c.owner_id = ? AND c.name = ? AND m.from_key = 'system' AND json_extract(m.metadata, '$.event') = ?
+        AND g.status = 'draft'
+        AND NOT EXISTS (SELECT 1 FROM proposals p WHERE p.goal_id = g.goal_id AND p.kind = 'task_tree' AND p.status = 'pending')
+      ORDER BY m.message_id DESC`,
+  ).all(ownerId, dmName('system', `user-${ownerId}`), event) as StalledGoal[];

@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ok } from '../helpers/calls.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
+import { dueGoalStalls, goalStallMs, tellOwnerOfStall } from '../../src/runtime/goal-stalls.js';
 
 /**
  * The console in a real browser: Debian's chromium drives the built app served by the real
@@ -75,6 +76,51 @@ describe('the console in chromium', () => {
     );
     assert.equal(await page.locator('img[src="x"]').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  });
+
+  it('a goal nobody plans is listed under "Needs you" with what the owner was told, live, until a tree is proposed', async () => {
+    const agent = await f.connect(f.agentToken);
+    const g = await ok(agent, 'create_goal', {
+      title: 'Nobody plans this',
+      description: 'Its coordinator is an outside client that never calls.',
+      coordinator_config: 'worker',
+    });
+    await page.goto(`${f.base}/goals`);
+    await page.waitForFunction(() => document.querySelector('.live-dot.on') !== null);
+    // The reactor's stall sweep, ten minutes on: the owner is told once (the DM), and the console lists it.
+    for (const step of dueGoalStalls(f.app, Date.now() + 600_000, goalStallMs()).tell) tellOwnerOfStall(f.app, step);
+    const item = page.locator(`[aria-label="Needs you"] [data-stalled-goal="${g.goal_id}"]`);
+    await item.waitFor({ timeout: 10_000 });
+    assert.match((await item.textContent()) ?? '', /Nobody plans this.*Colony does not run its coordinator worker/s);
+    // The hostile title of the earlier goal, stalled too, is text.
+    assert.equal(await page.locator('[aria-label="Needs you"] img').count(), 0);
+    const p = await ok(agent, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: { title: 'Root task', description: 'Planned at last.' },
+    });
+    await item.waitFor({ state: 'detached', timeout: 10_000 });
+    // Out of the later tests' way: the owner rejects the tree and cancels the goal.
+    const statuses = await page.evaluate(
+      async ([goal, proposal]) => {
+        const { csrf } = (await (await fetch('/api/session')).json()) as { csrf: string };
+        const out: number[] = [];
+        // (No named inner function: the test's transpiler would wrap it in a helper the page lacks.)
+        for (const [path, body] of [
+          [`/api/proposals/${proposal}/reject`, { reason: 'Only a test of the attention list.' }],
+          [`/api/goals/${goal}/complete`, { status: 'cancelled', summary: 'Only a test.' }],
+        ] as const) {
+          const r = await fetch(path, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+            body: JSON.stringify(body),
+          });
+          out.push(r.status);
+        }
+        return out;
+      },
+      [g.goal_id as number, p.proposal_id as number],
+    );
+    assert.deepEqual(statuses, [200, 200]);
   });
 
   it('approve a proposal with the button: the tree appears; time travel shows the earlier statuses', async () => {
