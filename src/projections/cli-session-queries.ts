@@ -10,7 +10,7 @@ export interface RunCliFacts {
   /** False: nothing said what it cost (costCents 0 is then not free). */
   costKnown: boolean;
   billingLane: BillingLane | null;
-  /** The CLI's session id, resumed by the agent's next run on the same task or goal. */
+  /** The CLI's session id, resumed by the agent's next run on the same task or goal (or about neither). */
   cliSession: string | null;
   /** Why a finished run failed by the CLI's own result (runtime/adapters/types.ts FailureCause). */
   cause: string | null;
@@ -18,7 +18,8 @@ export interface RunCliFacts {
 
 /**
  * The CLI session an agent's run resumes: the one its last succeeded run under the same runtime left on the
- * same task (else the same goal). A run about neither starts fresh.
+ * same task (else the same goal; a run about neither — its inbox, a manual wake — continues its last run
+ * about neither: one conversation with the agent, as a person has with the CLI).
  */
 export function lastCliSession(
   db: Database,
@@ -26,8 +27,12 @@ export function lastCliSession(
   run: { runId: number; taskId: number | null; goalId: number | null },
   runtime: Runtime,
 ): string | null {
-  if (run.taskId === null && run.goalId === null) return null;
-  const where = run.taskId !== null ? 'task_id = ?' : 'goal_id = ? AND task_id IS NULL';
+  const where =
+    run.taskId !== null
+      ? 'task_id = ?'
+      : run.goalId !== null
+        ? 'goal_id = ? AND task_id IS NULL'
+        : 'goal_id IS ? AND task_id IS NULL';
   const row = prepared(
     db,
     `SELECT cli_session AS s FROM runs WHERE agent_id = ? AND ${where} AND run_id <> ? AND status = 'succeeded'

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promptFile, realColony } from '../helpers/real-cli.js';
@@ -46,6 +46,10 @@ describe('Claude Code as a runtime', () => {
       assert.deepEqual([r.runtime, r.billing_lane, r.cost_known], ['claude-code', 'api', true]);
       assert.ok(r.tokens_in >= 1200 && r.tokens_out >= 300 && r.cost_cents >= 1, JSON.stringify(r));
     }
+    // The coordinator's runs on the goal itself resume one Claude Code session (a task's runs, another).
+    const onGoal = runs.filter((r) => r.agent_id === runs[runs.length - 1]!.agent_id && r.task_id === null);
+    assert.ok(onGoal.length >= 2, JSON.stringify(runs));
+    assert.equal(new Set(onGoal.map((r) => r.cli_session)).size, 1, JSON.stringify(onGoal));
     // The transcript: the answer as the agent's message, the Colony calls as steps, not the raw stream.
     const show = c.ok(['runs', 'show', String(runs[0]!.run_id)]);
     assert.match(show, /colony\.get_goal \{"goal_id":1\} → ok/);
@@ -180,5 +184,42 @@ describe('Claude Code as a runtime', () => {
     const doctor = c.cli(['doctor'], { COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
     assert.equal(doctor.code, 1);
     assert.match(doctor.stdout, /^FAIL claude-code binary: COLONY_CLAUDE_BIN=.*is not an executable file/m);
+  });
+
+  it('resumes its session on the next wake, and starts a fresh one (recorded) when the session is gone', async (t) => {
+    const c = await realColony('colony-claude-resume-', callToolThenFinish('read_inbox'), KEY);
+    t.after(() => c.close());
+    c.ok(
+      ['agents', 'create', 'lister', '--runtime', 'claude-code', '--model', 'sonnet'].concat([
+        '--prompt-file',
+        promptFile(c.dir),
+        '--tools',
+        'read_inbox',
+      ]),
+    );
+    await c.serve();
+    const ended = (n: number) =>
+      c.until(`run ${n} ended`, () => {
+        const r = c.runs().find((x) => x.run_id === n);
+        return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
+      });
+    c.ok(['agents', 'wake', 'lister']);
+    const first = await ended(1);
+    c.ok(['agents', 'wake', 'lister']);
+    const second = await ended(2);
+    assert.equal(second.status, 'succeeded', JSON.stringify(second));
+    assert.ok(first.cli_session && second.cli_session === first.cli_session, JSON.stringify([first, second]));
+    // The session's files are gone from the agent's home (wiped, a new machine): the resume fails, the run
+    // says so and goes on in a fresh session.
+    rmSync(join(c.dir, '.colony', 'homes', 'lister', '.claude', 'projects'), { recursive: true, force: true });
+    c.ok(['agents', 'wake', 'lister']);
+    const third = await ended(3);
+    assert.equal(third.status, 'succeeded', JSON.stringify(third));
+    assert.ok(third.cli_session && third.cli_session !== first.cli_session, JSON.stringify(third));
+    assert.match(
+      c.ok(['runs', 'show', '3']),
+      /Claude Code could not resume its last session; this run starts a fresh one\./,
+    );
+    assert.equal(c.dms().length, 0);
   });
 });
