@@ -13,6 +13,7 @@ import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
+import { benchRuntimes } from './runtimes.js';
 import { benchApps } from './apps.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
@@ -61,6 +62,10 @@ const TARGETS: Record<string, string> = {
   reputation_read_p95_ms: '< 5 ms',
   run_overhead_ms: '< 50 ms',
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
+  runtime_first_call_ms_claude_code: "(diagnostic: the CLI's own start-up + one model turn over the floor)",
+  runtime_first_call_ms_codex: '(diagnostic)',
+  runtime_first_call_ms_opencode: '(diagnostic)',
+  runtime_adapter_overhead_ms: '< 50 ms (what an adapter adds to a run)',
   apps_static_per_s: 'ratio >= 0.5 (a walk without symlinks, headers, on every request)',
   sse_latency_ms: '< 50 ms (p95 is the target)',
   sse_latency_p95_ms: '< 50 ms',
@@ -126,6 +131,10 @@ const BASELINES: Record<string, string> = {
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
+  runtime_first_call_ms_claude_code: 'a command agent connecting and calling whoami, no model (ms)',
+  runtime_first_call_ms_codex: 'a command agent connecting and calling whoami, no model (ms)',
+  runtime_first_call_ms_opencode: 'a command agent connecting and calling whoami, no model (ms)',
+  runtime_adapter_overhead_ms: 'the same stand-in CLI as a command run (ms)',
   apps_static_per_s: 'a bare node:http server streaming the same file by path (requests/s)',
   console_goals_ms: 'the same page as static HTML, same browser',
   console_live_ms: 'GET /health from the same page',
@@ -173,6 +182,7 @@ const GROUPS = [
   'reputation',
   'spawn',
   'runs',
+  'runtimes',
   'apps',
   'demo',
   'rebuild',
@@ -293,6 +303,17 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
       results.run_overhead_ms = runs.plain;
       if (runs.sandbox) results.run_sandbox_overhead_ms = runs.sandbox;
       else say('  (no sandbox here: run_sandbox_overhead_ms not measured)');
+    }
+    if (want('runtimes')) {
+      // The real CLIs (devDependencies) against the scripted model endpoint; OpenCode starts in ~8 s, so quick leaves it out.
+      say('wake → first MCP call of the real agent CLIs, and the adapter overhead per run…');
+      const clis = options.quick ? ['claude-code', 'codex'] : ['claude-code', 'codex', 'opencode'];
+      const r = await benchRuntimes(dir, { rounds: options.quick ? 2 : 5, clis });
+      if (r) {
+        for (const [cli, f] of Object.entries(r.firstCall))
+          results[`runtime_first_call_ms_${cli.replace('-', '_')}`] = f;
+        results.runtime_adapter_overhead_ms = r.adapterOverhead;
+      } else say('  (no sandbox here: the runtime figures not measured)');
     }
     if (want('apps')) {
       say('a static web app file under /apps, against a bare file server…');

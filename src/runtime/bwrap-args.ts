@@ -1,6 +1,9 @@
 import { dirname } from 'node:path';
 import { contains, SANDBOX_HOME, SANDBOX_SOCKETS, SYSTEM_LINKS, systemEntry } from './sandbox.js';
 import type { EtcEntry } from './sandbox-etc.js';
+import type { Limits, NetworkMode, SandboxProfile } from '../events/sandbox.js';
+import type { RunCgroup } from './cgroups.js';
+import { enforcement } from './limits.js';
 
 /**
  * bubblewrap's arguments for one sandbox, from its mounts as host paths. Every path an agent could have
@@ -115,4 +118,26 @@ export function bwrapArgs(m: Mounts, bind: (path: string) => number): string[] {
   // The sandbox's own root (where the mount points were made) read-only too: nothing is written outside the mounts.
   a.push('--remount-ro', '/', '--chdir', m.cwd);
   return a.list;
+}
+
+/** The paths a run may write: its writable mounts and its home. */
+export const writableOf = (m: Mounts): string[] => [...m.writable, ...(m.home ? [m.home] : [])];
+
+/** What the run's RunStarted says of its confinement: the mounts, the network, the limits and how they hold. */
+export function bwrapProfile(
+  mounts: Mounts,
+  network: NetworkMode,
+  allowHosts: string[] | null,
+  limits: Limits,
+  cgroup: RunCgroup | null,
+): SandboxProfile {
+  return {
+    mode: 'bwrap',
+    network,
+    ...(allowHosts ? { allowHosts } : {}),
+    writable: writableOf(mounts),
+    readOnly: mounts.readOnly,
+    limits,
+    enforcement: enforcement(cgroup),
+  };
 }

@@ -6,9 +6,9 @@ import { sandboxIdentity } from '../sandbox-user.js';
 import { Descriptors, mountRefusal, mountsFor, writableProblem } from './confine-mounts.js';
 import type { LimitKind, Limits, NetworkMode, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 import { RunCgroup } from './cgroups.js';
-import { enforcement, limitHit, prlimitArgs } from './limits.js';
+import { limitHit, prlimitArgs } from './limits.js';
 import { defaultAllowHosts, RunSockets } from './network-gate.js';
-import { bwrapArgs, type Mounts } from './bwrap-args.js';
+import { bwrapArgs, bwrapProfile, writableOf, type Mounts } from './bwrap-args.js';
 import { limitsFor, networkDefault, type SandboxSwitch } from './confine-defaults.js';
 import { gateScript, insideEnv } from './confine-inside.js';
 import { asSandboxUser, hostSupport, which } from './sandbox.js';
@@ -118,15 +118,7 @@ export class Confiner {
       args,
       env,
       fds: fds.list,
-      profile: {
-        mode: 'bwrap',
-        network,
-        ...(allowHosts ? { allowHosts } : {}),
-        writable: writableOf(mounts),
-        readOnly: mounts.readOnly,
-        limits,
-        enforcement: enforcement(cgroup),
-      },
+      profile: bwrapProfile(mounts, network, allowHosts, limits, cgroup),
       watch: (control) => disk.start(control),
       limitHit: (r) => disk.hit() ?? limitHit(r, cgroup),
       release: () => {
@@ -160,7 +152,6 @@ interface HostTools {
 }
 
 /** What a sandbox may write to: its working directory (when writable) and its home. */
-const writableOf = (m: Mounts): string[] => [...m.writable, ...(m.home ? [m.home] : [])];
 
 /** The host's programs confinement needs, or the refusal that names the one missing (the owner's to install). */
 function hostTools(gated: boolean, network: NetworkMode): HostTools | { refused: string; cause: 'host' } {

@@ -158,23 +158,36 @@ async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Prom
     });
     c.pending.attach(process);
     const r = await process.done;
-    if (!cli) return { ...recordEnd(app, run, r, confined.limitHit(r)), cause: null };
-    const report = cli.adapter.report(r, {
-      expectsColonyCall: run.goalId !== null || run.taskId !== null,
-      lane: credentialLane(cli.adapter, secrets, home),
-      resumed: cli.resumed,
-    });
-    if (report.failure?.cause === 'resume_failed' && !r.timedOut && r.spawnError === null)
-      return { ...getRun(app.engine.db, run.runId)!, cause: 'resume_failed' };
-    if (r.spawnError) return { ...recordEnd(app, run, r, null), cause: null };
-    return {
-      ...recordAdapterEnd(app, run, r, confined.limitHit(r), { adapter: cli.adapter, model: agent.model, report }),
-      cause: null,
-    };
+    return endOf(app, run, agent, c, { r, limit: confined.limitHit(r) });
   } finally {
     files?.remove();
     confined.release();
   }
+}
+
+/**
+ * The attempt's end as the run's: a command's by its exit and usage line; a CLI's by its adapter's report —
+ * except a failed resume, which leaves the run running for a fresh attempt.
+ */
+function endOf(
+  app: App,
+  run: RunRow,
+  agent: AgentRow,
+  c: Attempt,
+  end: { r: ProcessResult; limit: LimitKind | null },
+): RunRow & { cause: string | null } {
+  const { r, limit } = end;
+  const cli = c.cli;
+  if (!cli) return { ...recordEnd(app, run, r, limit), cause: null };
+  const report = cli.adapter.report(r, {
+    expectsColonyCall: run.goalId !== null || run.taskId !== null,
+    lane: credentialLane(cli.adapter, c.secrets, c.home),
+    resumed: cli.resumed,
+  });
+  if (report.failure?.cause === 'resume_failed' && !r.timedOut && r.spawnError === null)
+    return { ...getRun(app.engine.db, run.runId)!, cause: 'resume_failed' };
+  if (r.spawnError) return { ...recordEnd(app, run, r, null), cause: null };
+  return { ...recordAdapterEnd(app, run, r, limit, { adapter: cli.adapter, model: agent.model, report }), cause: null };
 }
 
 /** The process's end as the run's: finished (with its usage and the limit it ran into) or failed to start. */
