@@ -47,11 +47,12 @@ describe('Claude Code as a runtime', () => {
       assert.ok(r.tokens_in >= 1200 && r.tokens_out >= 300 && r.cost_cents >= 1, JSON.stringify(r));
     }
     // The coordinator's runs on the goal itself resume one Claude Code session (a task's runs, another).
-    const onGoal = runs.filter((r) => r.agent_id === runs[runs.length - 1]!.agent_id && r.task_id === null);
+    const onGoal = runs.filter((r) => r.agent_id === runs.find((x) => x.run_id === 1)!.agent_id && r.task_id === null);
     assert.ok(onGoal.length >= 2, JSON.stringify(runs));
     assert.equal(new Set(onGoal.map((r) => r.cli_session)).size, 1, JSON.stringify(onGoal));
     // The transcript: the answer as the agent's message, the Colony calls as steps, not the raw stream.
-    const show = c.ok(['runs', 'show', String(runs[0]!.run_id)]);
+    // Run 1 is the coordinator's first: it reads the goal.
+    const show = c.ok(['runs', 'show', '1']);
     assert.match(show, /colony\.get_goal \{"goal_id":1\} → ok/);
     assert.doesNotMatch(show, /"type":"assistant"/);
     // Every call reached the endpoint with the agent's key, never anything else.

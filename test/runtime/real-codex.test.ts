@@ -70,11 +70,12 @@ describe('Codex as a runtime', () => {
     }
     // The coordinator's runs on the goal itself are one Codex thread, resumed (a task's runs are another); each
     // run counts only its own turns, not the thread's so far.
-    const onGoal = runs.filter((r) => r.agent_id === runs[0]!.agent_id && r.task_id === null);
+    const onGoal = runs.filter((r) => r.agent_id === runs.find((x) => x.run_id === 1)!.agent_id && r.task_id === null);
     assert.ok(onGoal.length >= 2, JSON.stringify(runs));
     assert.equal(new Set(onGoal.map((r) => r.cli_session)).size, 1, JSON.stringify(onGoal));
     for (const r of onGoal) assert.ok(r.tokens_in === 4 * r.tokens_out && r.tokens_out <= 4 * 300, JSON.stringify(r));
-    const show = c.ok(['runs', 'show', String(runs[0]!.run_id)]);
+    // Run 1 is the coordinator's first: it reads the goal.
+    const show = c.ok(['runs', 'show', '1']);
     assert.match(show, /colony\.get_goal \{"goal_id":1\} → ok/);
     assert.doesNotMatch(show, /"type":"item\.completed"/);
     assert.ok(c.endpoint.requests.every((q) => q.headers.authorization === 'Bearer sk-scripted'));
