@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { sandboxIdentity } from '../sandbox-user.js';
+import { existsNoFollow, makeDir, writeText } from '../beneath.js';
 import { dirname, join } from 'node:path';
 import { finishRun } from '../actions/runs.js';
 import type { App } from '../app.js';
@@ -74,7 +75,9 @@ export function adapterLaunch(
       const written: string[] = [];
       for (const [k, v] of Object.entries(p.env))
         if (!k.startsWith('COLONY_')) env[k] = v.replace('$HOME', env.HOME ?? '');
-      for (const d of p.homeDirs ?? []) makeHomeDir(join(hostHome, d));
+      // The agent's home is its own to write: made beneath it with no symlink followed, given to the sandbox uid
+      // on the descriptor; one there already (the agent's own) is left as it is, a link refused.
+      for (const d of p.homeDirs ?? []) makeDir(join(hostHome, d), 0o700, sandboxIdentity());
       for (const e of c.adapter.fixedConfig ?? []) env[e.env] = fixed!;
       for (const f of p.files) {
         const name = `.colony-run-${randomBytes(12).toString('hex')}.json`;
@@ -89,8 +92,8 @@ export function adapterLaunch(
 
 /**
  * The read-only config directory of an adapter (its `fixedConfig` files inside), in Colony's data dir:
- * made by Colony, rewritten as it says at each launch, mounted read-only at the same path. A path in it
- * that is not Colony's own plain directory or file (a link, another owner's) is refused.
+ * made by Colony, rewritten as it says at each launch (no symlink on the way followed), mounted read-only
+ * at the same path.
  */
 function fixedConfigDir(dataDir: string, adapter: RuntimeAdapter): string {
   const root = join(dataDir, 'runtimes', `${adapter.runtime}-config`);
@@ -98,37 +101,12 @@ function fixedConfigDir(dataDir: string, adapter: RuntimeAdapter): string {
   const dirs = new Set([join(dataDir, 'runtimes'), root]);
   for (const f of Object.keys(files))
     for (let d = dirname(join(root, f)); d.startsWith(root); d = dirname(d)) dirs.add(d);
-  for (const dir of [...dirs].sort((a, b) => a.length - b.length)) {
-    try {
-      mkdirSync(dir, { mode: 0o755 });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    ownPlain(dir, 'directory');
-    chmodSync(dir, 0o755);
-  }
+  for (const dir of [...dirs].sort((a, b) => a.length - b.length)) makeDir(dir, 0o755);
   for (const [f, content] of Object.entries(files)) {
     const path = join(root, f);
-    if (existsSync(path)) ownPlain(path, 'file');
-    writeFileSync(path, content, { mode: 0o644 });
+    writeText(path, content, !existsNoFollow(path), 0o644);
   }
   return root;
-}
-
-function ownPlain(path: string, kind: 'directory' | 'file'): void {
-  const st = lstatSync(path);
-  if ((kind === 'directory' ? !st.isDirectory() : !st.isFile()) || st.uid !== process.getuid!())
-    throw new Error(`${path} is not a ${kind} of Colony's`);
-}
-
-/** A directory in the agent's home, made once; what is there already (the agent's own, even a link) is left as it is. */
-function makeHomeDir(path: string): void {
-  try {
-    mkdirSync(path, { mode: 0o700 });
-    chownSync(path, sandboxIdentity().uid, sandboxIdentity().gid);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  }
 }
 
 /** The lane the credentials handed to the run imply: an API key secret is metered, a CLI login in its home is a plan. */

@@ -21,6 +21,8 @@ export interface RealColony {
   serve(env?: NodeJS.ProcessEnv): Promise<LiveCli>;
   until<T>(what: string, probe: () => T | null, timeoutMs?: number): Promise<T>;
   runs(): RunJson[];
+  /** Run N once it has ended (not queued or running). */
+  ended(n: number): Promise<RunJson>;
   dms(): string[];
   close(): Promise<void>;
 }
@@ -61,6 +63,15 @@ export async function realColony(
     ok(['secrets', 'set', name, value(endpoint.url), '--scope', 'user:owner']);
   const lives: LiveCli[] = [];
   const runs = () => JSON.parse(ok(['runs', 'list', '--json'])) as RunJson[];
+  const until = async <T>(what: string, probe: () => T | null, timeoutMs = 120_000): Promise<T> => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const v = probe();
+      if (v !== null && v !== undefined && v !== false) return v;
+      if (Date.now() > end) assert.fail(`${what}: not seen in ${timeoutMs / 1000} s; runs: ${JSON.stringify(runs())}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
   return {
     dir: scratch.dir,
     endpoint,
@@ -72,17 +83,14 @@ export async function realColony(
       await s.waitFor(/^Colony listening on /, 'stderr');
       return s;
     },
-    async until(what, probe, timeoutMs = 120_000) {
-      const end = Date.now() + timeoutMs;
-      for (;;) {
-        const v = probe();
-        if (v !== null && v !== undefined && v !== false) return v;
-        if (Date.now() > end)
-          assert.fail(`${what}: not seen in ${timeoutMs / 1000} s; runs: ${JSON.stringify(runs())}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    },
+    until,
     runs,
+    ended(n: number): Promise<RunJson> {
+      return until(`run ${n} ended`, () => {
+        const r = runs().find((x) => x.run_id === n);
+        return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
+      });
+    },
     dms: () => {
       // The read table, read-only beside the serving process (WAL): the system DMs the owner got.
       const db = new Database(join(base.COLONY_DATA, 'colony.db'), { readonly: true });

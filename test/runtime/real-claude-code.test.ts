@@ -101,29 +101,24 @@ describe('Claude Code as a runtime', () => {
       'read_inbox',
     ]);
     await c.serve();
-    const ended = (n: number) =>
-      c.until(`run ${n} ended`, () => {
-        const r = c.runs().find((x) => x.run_id === n);
-        return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
-      });
     for (const n of [1, 2]) {
       c.ok(['agents', 'wake', 'old']);
-      const r = await ended(n);
+      const r = await c.ended(n);
       assert.deepEqual([r.status, r.cause], ['failed', 'permission_denied'], JSON.stringify(r));
       assert.match(r.reason ?? '', /denied 1 tool call\(s\): mcp__colony__read_inbox .*--runtime claude-code/);
     }
     // The claude-code runtime allows exactly the agent's Colony tools: the same call goes through.
     c.ok(['agents', 'wake', 'lister']);
-    const first = await ended(3);
+    const first = await c.ended(3);
     assert.equal(first.status, 'succeeded', JSON.stringify(first));
     // Its next wake resumes that session; once the session's files are gone from the agent's home (wiped,
     // a new machine) the resume fails, the run says so and goes on in a fresh one — no failure, no DM.
     c.ok(['agents', 'wake', 'lister']);
-    const second = await ended(4);
+    const second = await c.ended(4);
     assert.ok(second.status === 'succeeded' && second.cli_session === first.cli_session, JSON.stringify(second));
     rmSync(join(c.dir, '.colony', 'homes', 'lister', '.claude', 'projects'), { recursive: true, force: true });
     c.ok(['agents', 'wake', 'lister']);
-    const third = await ended(5);
+    const third = await c.ended(5);
     assert.equal(third.status, 'succeeded', JSON.stringify(third));
     assert.ok(third.cli_session && third.cli_session !== first.cli_session, JSON.stringify(third));
     assert.match(
@@ -133,7 +128,7 @@ describe('Claude Code as a runtime', () => {
     mode = 'key';
     for (const n of [6, 7]) {
       c.ok(['agents', 'wake', 'lister']);
-      const r = await ended(n);
+      const r = await c.ended(n);
       assert.deepEqual([r.status, r.cause], ['failed', 'auth'], JSON.stringify(r));
       assert.match(r.reason ?? '', /Claude Code's credentials were refused: .*colony secrets set/);
     }
@@ -174,22 +169,17 @@ describe('Claude Code as a runtime', () => {
       '--tools',
       'read_inbox',
     ]);
-    const ended = (n: number) =>
-      c.until(`run ${n} ended`, () => {
-        const r = c.runs().find((x) => x.run_id === n);
-        return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
-      });
     // Crashing: the binary the owner named (COLONY_CLAUDE_BIN) exits 139 without a result.
     const crashing = await c.serve({ COLONY_CLAUDE_BIN: crash });
     c.ok(['agents', 'wake', 'lister']);
-    let r = await ended(1);
+    let r = await c.ended(1);
     assert.deepEqual([r.status, r.cause], ['failed', 'crash'], JSON.stringify(r));
     assert.match(r.reason ?? '', /Claude Code ended without a result \(exit 139\): Segmentation fault in the CLI/);
     await crashing.stop();
     // Gone: the named binary is not there when the run starts; the run fails at once, with the fix.
     await c.serve({ COLONY_CLAUDE_BIN: join(c.dir, 'no-such-claude') });
     c.ok(['agents', 'wake', 'lister']);
-    r = await ended(2);
+    r = await c.ended(2);
     assert.deepEqual([r.status, r.cause], ['failed', 'not_found'], JSON.stringify(r));
     assert.match(r.reason ?? '', /COLONY_CLAUDE_BIN=.*no-such-claude is not an executable file/);
     const dms = c.dms();

@@ -35,12 +35,6 @@ function agent(c: RealColony, name: string, tools: readonly string[]): void {
   ]);
 }
 
-const ended = (c: RealColony, n: number) =>
-  c.until(`run ${n} ended`, () => {
-    const r = c.runs().find((x) => x.run_id === n);
-    return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
-  });
-
 describe('Codex as a runtime', () => {
   it('runs a whole goal, priced from the rate card, resuming the coordinator’s thread', async (t) => {
     const c = await realColony('colony-codex-goal-', teamScript('writer'), KEY);
@@ -93,14 +87,14 @@ describe('Codex as a runtime', () => {
     agent(c, 'lister', ['read_inbox']);
     await c.serve();
     c.ok(['agents', 'wake', 'lister']);
-    const ok = await ended(c, 1);
+    const ok = await c.ended(1);
     assert.deepEqual([ok.status, ok.cost_known, ok.cost_cents, ok.billing_lane], ['succeeded', false, 0, 'api']);
     assert.ok(ok.tokens_in > 0, JSON.stringify(ok));
     assert.match(c.ok(['runs', 'show', '1']), /cost unknown/);
     mode = 'key';
     for (const n of [2, 3]) {
       c.ok(['agents', 'wake', 'lister']);
-      const r = await ended(c, n);
+      const r = await c.ended(n);
       assert.deepEqual([r.status, r.cause], ['failed', 'auth'], JSON.stringify(r));
       assert.match(r.reason ?? '', /Codex's credentials were refused: .*colony secrets set/);
     }

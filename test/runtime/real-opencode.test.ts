@@ -16,12 +16,6 @@ function agent(c: RealColony, name: string, tools: readonly string[]): void {
   c.ok(['agents', 'create', name, '--model', MODEL, '--prompt-file', prompt, '--tools', tools.join(',')]);
 }
 
-const ended = (c: RealColony, n: number) =>
-  c.until(`run ${n} ended`, () => {
-    const r = c.runs().find((x) => x.run_id === n);
-    return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
-  });
-
 describe('OpenCode as a runtime', () => {
   it('runs a whole goal: proposal, approval, claim, completion, usage with cost', async (t) => {
     const c = await realColony('colony-opencode-goal-', teamScript('writer'), KEY);
@@ -63,7 +57,7 @@ describe('OpenCode as a runtime', () => {
     await c.serve();
     for (const n of [1, 2]) {
       c.ok(['agents', 'wake', 'lister']);
-      const r = await ended(c, n);
+      const r = await c.ended(n);
       assert.deepEqual([r.status, r.cause], ['failed', 'auth'], JSON.stringify(r));
       assert.match(r.reason ?? '', /OpenCode's credentials were refused: .*colony secrets set/);
     }
