@@ -5,7 +5,7 @@
  * stdin, talks to Colony only through MCP (COLONY_URL, COLONY_TOKEN), and ends with Claude Code's
  * final usage line on stdout. Deterministic: no LLM, no network beyond loopback.
  *
- * DG_REPO (on the command line Colony runs) is the checkout whose README and CLI are compared.
+ * DG_REPO (on the command line Colony runs) is the checkout whose CLI docs (docs/cli.md) and CLI are compared.
  */
 import { Colony, usageLine } from './colony-client.js';
 import { coordinate } from './coordinator.js';

@@ -4,8 +4,8 @@ import type { RunContext } from './shared.js';
 import { sleep, type Colony } from './colony-client.js';
 import { diffCommands, renderDiff, type RealCommand } from './diff.js';
 import { discover, helpRunner, parseHelp, pool, type HelpPage } from './help-flags.js';
-import type { DocumentedCommand } from './readme-cli.js';
-import { ARTIFACT, COORDINATOR, jsonOf, REPORT_FILE, TASK, withJson } from './shared.js';
+import type { DocumentedCommand } from './cli-doc.js';
+import { ARTIFACT, CLI_DOC, CLI_SECTION, COORDINATOR, jsonOf, REPORT_FILE, TASK, withJson } from './shared.js';
 import { allTasks, claimReady, goalSnapshot, handIn, postArtifact, type GoalSnapshot } from './tasks.js';
 
 /**
@@ -115,17 +115,18 @@ async function diff(ctx: RunContext, goalId: number, taskId: number): Promise<st
     [...real, ...hidden],
   );
   const markdown = renderDiff(result, {
-    readme: 'README.md',
+    doc: CLI_DOC,
+    section: CLI_SECTION,
     cli: 'colony',
     at: new Date().toISOString().slice(0, 10),
   });
   writeFileSync(REPORT_FILE, markdown);
   colony.wrote(markdown);
-  const summary = `${result.findings} findings: ${result.commands.filter((c) => c.status !== 'ok').length} of ${result.commands.length} commands differ between README.md and --help. Report: ${REPORT_FILE}.`;
+  const summary = `${result.findings} findings: ${result.commands.filter((c) => c.status !== 'ok').length} of ${result.commands.length} commands differ between ${CLI_DOC} and --help. Report: ${REPORT_FILE}.`;
   const messageId = await postArtifact(
     colony,
     snapshot.goal.channel,
-    `${TASK.diff}: README.md vs colony --help`,
+    `${TASK.diff}: ${CLI_DOC} vs colony --help`,
     markdown.slice(0, 15_000),
     { artifact: ARTIFACT.diff, task_id: taskId, findings: result.findings, file: REPORT_FILE },
   );

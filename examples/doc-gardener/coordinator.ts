@@ -66,21 +66,21 @@ async function myActiveGoal(colony: Colony, me: string): Promise<number> {
 }
 
 const REASONING =
-  'Documentation drifts when flags change: list what the README documents, ask the CLI what it really accepts, then compare. The scan and the extraction are independent; the diff needs both and writes a report a command verifier can check.';
+  'Documentation drifts when flags change: list what docs/cli.md documents, ask the CLI what it really accepts, then compare. The scan and the extraction are independent; the diff needs both and writes a report a command verifier can check.';
 
 function treeFor(s: GoalSnapshot) {
   return {
     title: s.goal.title,
     billing_code: 'coordination',
     description:
-      'Compare the CLI documented in README.md with the CLI the code really has, and report every difference per command.',
+      'Compare the CLI documented in docs/cli.md with the CLI the code really has, and report every difference per command.',
     acceptance_criteria:
       'Every leaf is done (verified) or failed with a reason; the diff report lists the findings per command.',
     children: [
       {
         title: TASK.scan,
         billing_code: 'docs',
-        description: 'Read README.md, section "## CLI", and list every documented command with its flags.',
+        description: 'Read docs/cli.md, section "## Commands", and list every documented command with its flags.',
         acceptance_criteria: 'An artifact in the goal channel with the documented commands and flags as JSON.',
       },
       {
@@ -118,7 +118,7 @@ async function staff(colony: Colony, s: GoalSnapshot): Promise<string> {
     s.goal.id,
     scan,
     SCANNER,
-    `You are ${SCANNER}. You read the repository's README.md and list every CLI command it documents with its flags, as a JSON artifact in the goal channel.`,
+    `You are ${SCANNER}. You read the repository's docs/cli.md and list every CLI command it documents with its flags, as a JSON artifact in the goal channel.`,
   );
   await spawn(
     colony,

@@ -1,12 +1,12 @@
-import type { DocumentedCommand } from './readme-cli.js';
+import type { DocumentedCommand } from './cli-doc.js';
 import { IGNORED_FLAGS, REPORT_HEADER } from './shared.js';
 
 /**
- * Documented versus real, per command: commands the README documents that the CLI does not have,
- * commands the CLI has that the README does not document, and for each command in both the flags
- * documented but missing from `--help` and the options `--help` shows that the README does not
+ * Documented versus real, per command: commands the docs (docs/cli.md) document that the CLI does not have,
+ * commands the CLI has that the docs do not document, and for each command in both the flags
+ * documented but missing from `--help` and the options `--help` shows that the docs do not
  * mention. Global options and --help are never compared. A real option counts as documented when
- * the README names any of its names (`-n` or `--limit`).
+ * the docs name any of its names (`-n` or `--limit`).
  */
 export interface RealCommand {
   command: string;
@@ -66,7 +66,7 @@ const longest = (names: string[]): string => names.reduce((a, b) => (b.length > 
 const list = (xs: readonly string[]): string => (xs.length > 0 ? xs.map((x) => `\`${x}\``).join(', ') : '—');
 
 /** The diff report (Markdown). Its first line is the header the command verifier checks. */
-export function renderDiff(diff: DocDiff, source: { readme: string; cli: string; at: string }): string {
+export function renderDiff(diff: DocDiff, source: { doc: string; section: string; cli: string; at: string }): string {
   const count = (s: CommandStatus) => diff.commands.filter((c) => c.status === s).length;
   const rows = diff.commands
     .filter((c) => c.status !== 'ok')
@@ -77,7 +77,7 @@ export function renderDiff(diff: DocDiff, source: { readme: string; cli: string;
   return [
     REPORT_HEADER,
     '',
-    `Compared ${source.readme} (section "## CLI") with \`${source.cli} <command> --help\` on ${source.at}.`,
+    `Compared ${source.doc} (section "${source.section}") with \`${source.cli} <command> --help\` on ${source.at}.`,
     '',
     `- Commands documented: ${diff.documented}; commands in the CLI: ${diff.real}`,
     `- In agreement: ${count('ok')}; flags drifted: ${count('drift')}; documented but missing: ${count('missing')}; undocumented: ${count('undocumented')}`,

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunContext } from './shared.js';
-import { documentedCommands } from './readme-cli.js';
-import { ARTIFACT, COORDINATOR, TASK, withJson } from './shared.js';
+import { documentedCommands } from './cli-doc.js';
+import { ARTIFACT, CLI_DOC, CLI_SECTION, COORDINATOR, TASK, withJson } from './shared.js';
 import { claimReady, goalSnapshot, handIn, postArtifact } from './tasks.js';
 
 /**
  * docs-scanner: woken by the coordinator's DM it claims its task; woken with scan-docs it reads the
- * README's "## CLI" table, posts the documented commands and flags to the goal channel as an
+ * "## Commands" table of docs/cli.md, posts the documented commands and flags to the goal channel as an
  * artifact, reports the usage of the reading, hands the task in and tells the coordinator.
  */
 export async function scanDocs(ctx: RunContext): Promise<string> {
@@ -21,16 +21,16 @@ export async function scanDocs(ctx: RunContext): Promise<string> {
     return `task #${taskId} "${env.COLONY_TASK_TITLE}" is not one docs-scanner knows`;
   const goalId = Number(env.COLONY_GOAL_ID);
   const snapshot = await goalSnapshot(colony, goalId);
-  const path = join(ctx.repo, 'README.md');
-  const readme = readFileSync(path, 'utf8');
-  colony.read(readme);
-  const commands = documentedCommands(readme);
-  if (commands.length === 0) throw new Error(`${path} has no commands in a "## CLI" table`);
+  const path = join(ctx.repo, CLI_DOC);
+  const doc = readFileSync(path, 'utf8');
+  colony.read(doc);
+  const commands = documentedCommands(doc, CLI_SECTION);
+  if (commands.length === 0) throw new Error(`${path} has no commands in a "${CLI_SECTION}" table`);
   const flags = commands.reduce((n, c) => n + c.flags.length, 0);
-  const summary = `Documented CLI: ${commands.length} commands and ${flags} flags in README.md, section "## CLI".`;
+  const summary = `Documented CLI: ${commands.length} commands and ${flags} flags in ${CLI_DOC}, section "${CLI_SECTION}".`;
   const body = withJson(summary, {
     artifact: ARTIFACT.documented,
-    source: 'README.md',
+    source: CLI_DOC,
     commands: commands.map(({ command, flags: f }) => ({ command, flags: f })),
   });
   colony.wrote(body);
@@ -41,13 +41,9 @@ export async function scanDocs(ctx: RunContext): Promise<string> {
     body,
     { artifact: ARTIFACT.documented, task_id: taskId, commands: commands.length, flags },
   );
-  const status = await handIn(
-    colony,
-    taskId,
-    { tokens: Math.ceil(readme.length / 4), note: 'read README.md' },
-    summary,
-    [messageId],
-  );
+  const status = await handIn(colony, taskId, { tokens: Math.ceil(doc.length / 4), note: `read ${CLI_DOC}` }, summary, [
+    messageId,
+  ]);
   await colony.call('send_message', {
     to: COORDINATOR,
     body: `${TASK.scan} (#${taskId}) is ${status}: ${summary} Artifact: message #${messageId}.`,

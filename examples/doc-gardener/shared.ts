@@ -9,6 +9,10 @@ export const COORDINATOR = 'doc-coordinator';
 export const SCANNER = 'docs-scanner';
 export const VERIFIER = 'cli-verifier';
 
+/** The page that documents Colony's CLI (relative to the repository) and the section whose table lists the commands. */
+export const CLI_DOC = 'docs/cli.md';
+export const CLI_SECTION = '## Commands';
+
 export const TASK = { scan: 'scan-docs', extract: 'extract-source-flags', diff: 'diff-and-report' } as const;
 export type TaskName = (typeof TASK)[keyof typeof TASK];
 

@@ -164,7 +164,7 @@ function issue(
 /**
  * The team's default agent command (`colony config set agent-command`, `colony init --agent-command`):
  * what Colony runs for the coordinator and every agent of this owner without a command of its own. Only
- * the owner sets it, from the CLI — like every command line Colony runs on the host (README: Security model).
+ * the owner sets it, from the CLI — like every command line Colony runs on the host (docs/security.md: What runs on the host).
  */
 export function setAgentCommand(app: App, ownerId: number, command: string | null, by: CommandOptions): string | null {
   app.engine.handle(principalDecider, userStream(ownerId), { type: 'SetAgentCommand', command }, by);

@@ -10,7 +10,7 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description(
-      "run the doc-gardener example end to end: scripted agents check the README's CLI docs against `colony --help` on a fresh temporary data dir (auto-approve), then write the HTML report",
+      'run the doc-gardener example end to end: scripted agents check the CLI docs (docs/cli.md) against `colony --help` on a fresh temporary data dir (auto-approve), then write the HTML report',
     )
     .option('--out <file>', 'where to write the HTML report', 'doc-gardener-report.html')
     .option('--keep', 'keep the temporary data dir and print its path (default: deleted at the end)')
@@ -63,7 +63,7 @@ function text(r: DemoResult): string {
     `Agents spawned by ${s.agents.coordinator}: ${s.agents.spawned.join(', ') || 'none'}`,
     `Runs: ${s.runs.total} (${pairs(s.runs.by_agent)})`,
     `Cost: ${s.cost.tokens} tokens, ${s.cost.cents}¢ — by billing code: ${s.cost.by_billing_code.map((c) => `${oneLine(c.billing_code)} ${c.tokens} tokens ${c.cents}¢`).join(', ')}`,
-    `Findings (README.md vs colony --help): ${s.findings ?? 'none reported'}`,
+    `Findings (docs/cli.md vs colony --help): ${s.findings ?? 'none reported'}`,
     `Timeline: ${s.events} events, ${s.artifacts} artifacts. SC-003: ${s.sc003.ok ? 'ok' : `missing ${s.sc003.failed.join('; ')}`}`,
     `Took ${(r.wallMs / 1000).toFixed(1)} s. ${r.kept ? `Data dir kept: ${r.dataDir}` : 'Data dir deleted (--keep keeps it).'}`,
     '',

@@ -54,7 +54,7 @@ export function agentCommandLine(agentCommand: string | null, agentRuntime: Runt
     return `Agents run with: ${agentRuntime} (the team's agent-runtime; an agent's own --runtime or --command wins; colony doctor checks it)`;
   return agentCommand !== null
     ? `Agents run with: ${oneLine(agentCommand)} (the team's agent-command; an agent's own --command wins)`
-    : "No agent command is set: Colony starts no coordinator, so a new goal waits in draft for an outside one (an MCP client holding the coordinator's token: colony agents token coordinator). To have Colony run agents: colony config set agent-runtime claude-code|codex|opencode, or colony config set agent-command CMD (README: Running real agents).";
+    : "No agent command is set: Colony starts no coordinator, so a new goal waits in draft for an outside one (an MCP client holding the coordinator's token: colony agents token coordinator). To have Colony run agents: colony config set agent-runtime claude-code|codex|opencode, or colony config set agent-command CMD (docs/agents.md: Running real agents).";
 }
 
 /** The runtime checks of `colony doctor`, at start: each failed one on stderr with its fix, so a run never fails for it unheard. */

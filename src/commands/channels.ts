@@ -19,7 +19,7 @@ import { type Speaker } from '../events/principals.js';
  * makes (propose_task_tree, propose_agent), never words of its own, so nothing an agent writes there can
  * pass for a card. The owner and Colony itself post there freely.
  *
- * The state is bounded (README, "Aggregates stay small"): it never holds the channel's messages, so a
+ * The state is bounded (docs/architecture.md, "Aggregates stay small"): it never holds the channel's messages, so a
  * post costs the same in a channel of 100,000 messages as in an empty one. What a decision needs about
  * one message — the channel it is in, the reactions it carries — is looked up by the caller in the
  * projections, inside the command's own transaction, and passed in with the command.

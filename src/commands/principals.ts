@@ -53,7 +53,7 @@ export type PrincipalCommand =
 /** A backend command line: one line of at most this many characters (it is shown in full wherever it is approved or listed). */
 export const MAX_AGENT_COMMAND = 4096;
 
-/** Bounded (README, "Aggregates stay small"): a principal's tokens are not kept here, the revoke command brings its token's facts. */
+/** Bounded (docs/architecture.md, "Aggregates stay small"): a principal's tokens are not kept here, the revoke command brings its token's facts. */
 export type Principal = { status: 'absent' } | { status: 'active'; kind: 'user' | 'agent'; id: number; name: string };
 
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{2,63}$/;

@@ -103,7 +103,7 @@ async function createGoal(host: DemoHost): Promise<number> {
       arguments: {
         title: GOAL_TITLE,
         description:
-          'Compare the CLI that README.md documents with the CLI the code really has (colony <command> --help) and report every difference.',
+          'Compare the CLI that docs/cli.md documents with the CLI the code really has (colony <command> --help) and report every difference.',
         coordinator_config: COORDINATOR,
         approval_mode: 'auto',
         budget_dollars_cents: 500,

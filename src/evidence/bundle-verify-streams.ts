@@ -6,7 +6,7 @@ import { namedStreams } from './bundle-refs.js';
 import { byUtf8 } from './goal-streams.js';
 
 /**
- * The checks that no whole stream is missing (README "Goal bundles"): the signed manifest is the
+ * The checks that no whole stream is missing (docs/audit-evidence.md, "Goal bundle format, version 2"): the signed manifest is the
  * exporter's statement of which streams are the goal's and which it withholds (check 3), the bundle
  * carries exactly the manifest's streams (check 4), and every stream an included event names is carried or
  * withheld (check 7). The checkpoint alone cannot tell: it commits to every stream's head, not to which

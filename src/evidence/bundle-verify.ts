@@ -11,7 +11,7 @@ import { byUtf8 } from './goal-streams.js';
 import { headLeaf } from './heads.js';
 
 /**
- * Checks 1–7 of a goal bundle (README "Goal bundles"), in the specified order, so this and the
+ * Checks 1–7 of a goal bundle (docs/audit-evidence.md, "Goal bundle format, version 2"), in the specified order, so this and the
  * independent tools/verify-bundle.mjs report the same first failure. Check 1 reads the file (bundle-parse.ts);
  * the manifest and the streams the events name are bundle-verify-streams.ts'; check 8, the replay, is in
  * bundle-replay.ts. Nothing here reads a database.

@@ -1,7 +1,7 @@
 import type { CheckpointBody } from './checkpoint.js';
 
 /**
- * The goal bundle, format version 2 (README "Goal bundles" is its specification): a goal's whole history
+ * The goal bundle, format version 2 (docs/audit-evidence.md, "Goal bundle format, version 2", is its specification): a goal's whole history
  * with the proofs that it is complete and unaltered, one self-contained file. The file is the RFC 8785
  * canonical JSON of a `Bundle` followed by one LF, so no byte can change unnoticed.
  *

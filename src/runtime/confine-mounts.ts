@@ -16,11 +16,11 @@ import { contains, nodeInstall } from './sandbox.js';
 /** Where Colony's code lives: agent runners and their modules are read from there (read-only). */
 export const COLONY_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The parts of the checkout a confined process may run (or read, as the doc-gardener reads the README). */
+/** The parts of the checkout a confined process may run (or read, as the doc-gardener reads docs/cli.md). */
 export const CODE_ENTRIES = [
   'package.json',
   'tsconfig.json',
-  'README.md',
+  'docs/cli.md',
   'bin',
   'src',
   'dist',

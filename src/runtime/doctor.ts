@@ -76,7 +76,7 @@ function agentChecks(app: App, adapter: RuntimeAdapter, agent: AgentRow): Doctor
         ? `API key secret ${key} (billing lane api)`
         : login
           ? `CLI login ${join(home, login)} (billing lane subscription)`
-          : `no credentials: set one of ${adapter.needs.keySecrets.join(', ')} as a secret (colony secrets set NAME --agent ${agent.name}), or log the CLI in with HOME=${home} (README: Running real agents)`,
+          : `no credentials: set one of ${adapter.needs.keySecrets.join(', ')} as a secret (colony secrets set NAME --agent ${agent.name}), or log the CLI in with HOME=${home} (docs/agents.md: Running real agents)`,
     },
     { ...base, check: 'network', ...networkCheck(app, adapter, agent) },
   ];

@@ -24,7 +24,7 @@ export function redactOutput(tail: Buffer, values: readonly string[], maxBytes: 
 /**
  * The common encodings a process might print a value in: base64 (standard, unpadded, URL-safe, wrapped at
  * 76 columns as base64(1) does, and the part of it that is the same whatever bytes precede the value),
- * hex in either case, and URL/form encoding. A courtesy, not a boundary (README: Security model): any
+ * hex in either case, and URL/form encoding. A courtesy, not a boundary (docs/security.md: Secrets): any
  * other transformation (rot13, reversed, split) goes through, so what matters is who gets the secret.
  */
 const MIN_ENCODED = 8;

@@ -18,7 +18,7 @@ import { createTeam, progress, seedGoal, type Team } from '../../bench/goal-data
 import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
- * The rule of README's "Aggregates stay small": a command costs the same however long its stream has
+ * The rule of docs/architecture.md's "Aggregates stay small": a command costs the same however long its stream has
  * grown. Two cheap observations hold it: the state a decider keeps (its serialized size) does not grow
  * with the stream's history, and a command on a warm stream folds a constant number of events.
  */

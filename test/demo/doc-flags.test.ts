@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { diffCommands, renderDiff } from '../../examples/doc-gardener/diff.js';
 import { parseHelp } from '../../examples/doc-gardener/help-flags.js';
-import { documentedCommands, parseUsage, usagesOfRow } from '../../examples/doc-gardener/readme-cli.js';
+import { documentedCommands, parseUsage, usagesOfRow } from '../../examples/doc-gardener/cli-doc.js';
 import { REPORT_HEADER } from '../../examples/doc-gardener/shared.js';
 
 /**
- * The doc-gardener's pure parts: reading the README's CLI table, reading `--help` pages, and the diff
+ * The doc-gardener's pure parts: reading the CLI table of docs/cli.md, reading `--help` pages, and the diff
  * the cli-verifier reports (examples/doc-gardener/). The end-to-end run is test/demo/demo.test.ts.
  */
-const README = `# Tool
+const CLI_DOC = `# CLI
 
-## CLI
+## Commands
 
 | command | what it does |
 |---|---|
@@ -23,7 +23,7 @@ const README = `# Tool
 
 ## MCP tools
 
-| \`colony elsewhere --not-cli\` | not in the CLI section |
+| \`colony elsewhere --not-cli\` | not in the Commands section |
 `;
 
 const HELP = `Usage: colony audit tail [options]
@@ -53,7 +53,7 @@ Commands:
   help [command]    display help for command
 `;
 
-describe('doc-gardener: README CLI table', () => {
+describe('doc-gardener: the CLI table of docs/cli.md', () => {
   it('splits a row into its usages, keeping escaped pipes inside a usage', () => {
     assert.deepEqual(usagesOfRow('| `colony a --x` / `colony b --y \\| --z` | text with `colony c` |'), [
       'colony a --x',
@@ -76,8 +76,8 @@ describe('doc-gardener: README CLI table', () => {
     });
   });
 
-  it('lists the commands of the "## CLI" section only, merging rows of the same command', () => {
-    const docs = documentedCommands(README);
+  it('lists the commands of the "## Commands" section only, merging rows of the same command', () => {
+    const docs = documentedCommands(CLI_DOC);
     assert.deepEqual(
       docs.map((d) => d.command),
       ['init', 'secrets list', 'secrets revoke', 'replay', 'audit tail'],
@@ -146,8 +146,17 @@ describe('doc-gardener: the diff', () => {
   });
 
   it('renders Markdown whose first line is the header the command verifier checks', () => {
-    const md = renderDiff(diffCommands(documented, real), { readme: 'README.md', cli: 'colony', at: '2026-01-01' });
+    const md = renderDiff(diffCommands(documented, real), {
+      doc: 'docs/cli.md',
+      section: '## Commands',
+      cli: 'colony',
+      at: '2026-01-01',
+    });
     assert.equal(md.split('\n')[0], REPORT_HEADER);
+    assert.match(
+      md,
+      /^Compared docs\/cli\.md \(section "## Commands"\) with `colony <command> --help` on 2026-01-01\.$/m,
+    );
     assert.match(md, /\| `colony audit tail` \| drift \| `--gone` \| `--status` \|/);
     assert.match(md, /Findings: 4/);
     assert.doesNotMatch(md, /`colony init`/);

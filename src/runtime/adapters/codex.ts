@@ -21,7 +21,7 @@ export const codex: RuntimeAdapter = {
     binaryEnv: 'COLONY_CODEX_BIN',
     keySecrets: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
     loginFiles: ['.codex/auth.json'],
-    // With an API key; a ChatGPT login talks to chatgpt.com instead (README: Running real agents).
+    // With an API key; a ChatGPT login talks to chatgpt.com instead (docs/agents.md: Running real agents).
     hosts: () => ['api.openai.com'],
     install: 'npm install -g @openai/codex',
   },

@@ -31,7 +31,7 @@ export function failureOf(label: string, o: CliOutcome): { cause: FailureCause; 
   if ((o.isError || !o.ended) && AUTH.test(`${o.errorText}\n${o.tail}`))
     return {
       cause: 'auth',
-      reason: `${label}'s credentials were refused: ${said} — set its API key as a secret (colony secrets set …) or log the CLI in to the agent's home (README: Running real agents)`,
+      reason: `${label}'s credentials were refused: ${said} — set its API key as a secret (colony secrets set …) or log the CLI in to the agent's home (docs/agents.md: Running real agents)`,
     };
   if (!o.ended)
     return {

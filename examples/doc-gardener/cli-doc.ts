@@ -1,5 +1,7 @@
+import { CLI_SECTION } from './shared.js';
+
 /**
- * The docs-scanner's reading of a README: the commands and flags its "## CLI" table documents. A row's
+ * The docs-scanner's reading of a CLI reference (docs/cli.md): the commands and flags its "## Commands" table documents. A row's
  * first cell holds one or more usages in backticks separated by ` / `, e.g.
  * | `colony secrets list [--scope S] [--all] [--json]` / `colony secrets revoke NAME --scope S \| --id ID` | … |
  * The command is the lowercase words after `colony`; its flags are every `-x` / `--name` in the usage.
@@ -46,9 +48,9 @@ export function parseUsage(usage: string): { command: string; flags: string[] } 
 }
 
 /** Every command the section documents, in order of first mention, with the union of its flags. */
-export function documentedCommands(readme: string, heading = '## CLI'): DocumentedCommand[] {
+export function documentedCommands(markdown: string, heading = CLI_SECTION): DocumentedCommand[] {
   const byCommand = new Map<string, DocumentedCommand>();
-  for (const line of section(readme, heading)) {
+  for (const line of section(markdown, heading)) {
     if (!line.trimStart().startsWith('|')) continue;
     for (const usage of usagesOfRow(line)) {
       const { command, flags } = parseUsage(usage);
