@@ -1,36 +1,31 @@
 import type { Router } from 'express';
 import * as z from 'zod';
-import { closeGoal, goalFor, resumeGoal } from '../actions/goals.js';
+import { goalFor } from '../actions/goals.js';
 import { DomainError } from '../errors.js';
 import { senderKind } from '../events/channels.js';
 import { GOAL_STATUSES, type GoalStatus } from '../events/goals.js';
 import type { McpContext } from '../mcp/context.js';
 import { channelMessages } from '../projections/channel-queries.js';
 import { goalList, goalSnapshot } from '../projections/goal-snapshot.js';
-import { actor, body, Id, IntParam, ownerOf, parse, speakerOf } from './api-common.js';
+import { pendingTreeProposal } from '../projections/proposal-queries.js';
+import { taskCountsOfGoals } from '../projections/task-queries.js';
+import { Id, IntParam, parse, speakerOf } from './api-common.js';
 import { eventsOfStreams, goalStreams } from '../projections/goal-streams.js';
 import { ReplayCache } from './api-replay.js';
 import { treeView } from './task-tree-view.js';
-import { stalledGoalsTold } from '../projections/sweep-queries.js';
-import { STALL_EVENT } from '../runtime/goal-stalls.js';
+import { mountGoalActions } from './api-goal-actions.js';
+import { mountGoalOutcome } from './api-goal-outcome.js';
 
 /**
  * Goals in the console: the list and one goal's snapshot (get_goal's shapes), its history — the positions
- * where its snapshot changes, the time-travel scrubber's stops —, its snapshot at any of them, its
- * channel's timeline, and the owner's resume and complete.
+ * where its snapshot changes, the time-travel scrubber's stops —, its snapshot at any of them, and its
+ * channel's timeline. What it produced: api-goal-outcome.ts; creating, posting, resuming and closing:
+ * api-goal-actions.ts.
  */
 const ListQuery = z.strictObject({
   status: z.enum(GOAL_STATUSES as [GoalStatus, ...GoalStatus[]]).optional(),
   limit: IntParam(1, 200).default(50),
   offset: IntParam(0, Number.MAX_SAFE_INTEGER).default(0),
-});
-const ResumeBody = z.strictObject({
-  new_budget_dollars_cents: z.number().int().min(0).optional(),
-  new_budget_tokens: z.number().int().min(0).optional(),
-});
-const CompleteBody = z.strictObject({
-  status: z.enum(['completed', 'stuck', 'cancelled']),
-  summary: z.string().trim().min(1).max(16_000),
 });
 const View = z.enum(['full', 'tree']).default('full');
 /** Task ids the reader unfolded or folded by hand (`?view=tree` only). */
@@ -44,7 +39,10 @@ const ReplayQuery = SnapshotQuery.extend({ position: IntParam(0, Number.MAX_SAFE
 const TimelineQuery = z.strictObject({
   before: IntParam(1, Number.MAX_SAFE_INTEGER).optional(),
   limit: IntParam(1, 200).default(50),
+  /** `messages`: what people and agents wrote; `activity`: Colony's notices of every transition; `all`. */
+  show: z.enum(['all', 'messages', 'activity']).default('all'),
 });
+const FROM = { all: 'all', messages: 'people', activity: 'system' } as const;
 
 export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
   const db = ctx.app.engine.db;
@@ -63,27 +61,26 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
       goals: goals.map((v) => ({
         ...v,
         cost_totals: { tokens: v.spent_tokens, dollars_cents: v.spent_dollars_cents },
+        // A draft whose tree waits for the owner is not one nobody works on: the list says which.
+        pending_proposal_id: v.status === 'draft' ? (pendingTreeProposal(db, v.id)?.proposalId ?? null) : null,
       })),
       total,
       limit: q.limit,
       offset: q.offset,
     });
   });
-  // The attention list's stalled goals: drafts the owner was told nobody is planning (runtime/goal-stalls.ts).
-  router.get('/attention/stalled-goals', (req, res) => {
-    const goals = stalledGoalsTold(db, speakerOf(req).tenant, STALL_EVENT);
-    res.json({ goals: goals.map((g) => ({ goal_id: g.goalId, title: g.title, told: g.told, told_at: g.toldAt })) });
-  });
   router.get('/goals/:id', (req, res) => {
     const q = parse(SnapshotQuery, req.query, 'query');
     const snapshot = goalSnapshot(db, goalOf(req).goalId)!;
-    res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
+    // The console's progress: how many of its tasks are in each status (the tree view sends only some rows).
+    const statuses = taskCountsOfGoals(db, [snapshot.goal.id]).get(snapshot.goal.id) ?? {};
+    res.json(q.view === 'tree' ? { ...treeView(snapshot, q), task_statuses: statuses } : snapshot);
   });
   mountTimeTravel(router, ctx, goalOf, replays);
   router.get('/goals/:id/timeline', (req, res) => {
     const goal = goalOf(req);
     const q = parse(TimelineQuery, req.query, 'query');
-    const page = channelMessages(db, goal.channelId, q.limit + 1, q.before ?? null).reverse();
+    const page = channelMessages(db, goal.channelId, q.limit + 1, q.before ?? null, FROM[q.show]).reverse();
     const messages = page.slice(0, q.limit).map((m) => ({
       id: m.messageId,
       from: m.fromName,
@@ -97,6 +94,7 @@ export function mountGoals(router: Router, ctx: McpContext): ReplayCache {
     res.json({ messages, next_before: page.length > q.limit ? messages.at(-1)!.id : null });
   });
   mountGoalActions(router, ctx);
+  mountGoalOutcome(router, ctx);
   return replays;
 }
 
@@ -139,29 +137,5 @@ function mountTimeTravel(router: Router, ctx: McpContext, goalOf: GoalOf, replay
         position,
       });
     res.json(q.view === 'tree' ? treeView(snapshot, q) : snapshot);
-  });
-}
-
-/** The owner's actions on a goal: resume it (with new budgets) and complete it. */
-function mountGoalActions(router: Router, ctx: McpContext): void {
-  router.post('/goals/:id/resume', (req, res) => {
-    ownerOf(req, 'resumes goals');
-    const id = parse(Id, req.params.id, 'id');
-    const b = body(ResumeBody, req);
-    const g = resumeGoal(
-      ctx.app,
-      speakerOf(req),
-      id,
-      { tokens: b.new_budget_tokens, cents: b.new_budget_dollars_cents },
-      actor(req),
-    );
-    res.json({ goal_id: g.goalId, status: g.status });
-  });
-  router.post('/goals/:id/complete', (req, res) => {
-    ownerOf(req, 'completes goals here');
-    const id = parse(Id, req.params.id, 'id');
-    const b = body(CompleteBody, req);
-    const g = closeGoal(ctx.app, speakerOf(req), id, b.status, b.summary, actor(req));
-    res.json({ goal_id: g.goalId, status: g.status, completion_summary: g.completionSummary });
   });
 }

@@ -31,7 +31,8 @@ const MAX_LISTED = 200;
 /** Where a request's secret goes: the requester's own scope (the narrowest that reaches every task it runs). */
 const scopeOf = (r: ResourceRequestRow): string => r.fulfilledScope ?? `agent:${r.requesterName}`;
 
-const view = (r: ResourceRequestRow) => ({
+/** A request as the console and `/api/requests` show it (also in the attention list, api-attention.ts). */
+export const requestView = (r: ResourceRequestRow) => ({
   id: r.requestId,
   name: r.name,
   resource_type: r.resourceType,
@@ -50,7 +51,7 @@ export function mountRequests(router: Router, ctx: McpContext): void {
   const db = ctx.app.engine.db;
   router.get('/requests', (req, res) => {
     const q = parse(ListQuery, req.query, 'query');
-    res.json({ requests: requestsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map(view) });
+    res.json({ requests: requestsOf(db, speakerOf(req).tenant, q.status, MAX_LISTED).map(requestView) });
   });
   router.post('/requests/:id/fulfil', (req, res) => {
     ownerOf(req, 'fulfils resource requests');

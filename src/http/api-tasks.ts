@@ -5,6 +5,7 @@ import { argsDigest } from '../mcp/audit.js';
 import { principalKey } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
+import { visibleArtifacts } from './api-goal-outcome.js';
 
 /**
  * `POST /api/tasks/:id/cancel`: destructive, so — like cancel_task over MCP (mcp/call-checks.ts) — the first
@@ -19,6 +20,32 @@ const CancelBody = z.strictObject({
 });
 
 export function mountTasks(router: Router, ctx: McpContext): void {
+  // One task as the goal page opens it: what was asked, what was handed in, the verdict with the
+  // verifier's output (secret values already masked when it was recorded) and the artifacts it named.
+  router.get('/tasks/:id', (req, res) => {
+    const { task: t } = taskFor(ctx.app, speakerOf(req), parse(Id, req.params.id, 'id'));
+    const artifacts = visibleArtifacts(ctx.app.engine.db, speakerOf(req), t.artifactMessageIds);
+    res.json({
+      id: t.taskId,
+      goal_id: t.goalId,
+      title: t.title,
+      description: t.description,
+      acceptance_criteria: t.acceptanceCriteria,
+      status: t.status,
+      assignee: t.assigneeName,
+      attempt: t.attempt,
+      summary: t.summary,
+      verdict: t.verdict,
+      verified_by: t.verifiedBy,
+      verifier: t.verifier.kind,
+      verifier_output: t.verifierOutput,
+      failure_reason: t.failureReason,
+      artifacts,
+      claimed_at: t.claimedAt,
+      submitted_at: t.submittedAt,
+      completed_at: t.completedAt,
+    });
+  });
   router.post('/tasks/:id/cancel', (req, res) => {
     const caller = ownerOf(req, 'cancels tasks');
     const taskId = parse(Id, req.params.id, 'id');

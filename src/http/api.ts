@@ -3,6 +3,7 @@ import type { McpContext } from '../mcp/context.js';
 import { apiAuth } from './api-auth.js';
 import { domainErrors } from './api-common.js';
 import { mountAgentControls } from './api-agent-controls.js';
+import { mountAttention } from './api-attention.js';
 import { mountAgents } from './api-agents.js';
 import { mountGoals } from './api-goals.js';
 import { mountIntegrity } from './api-integrity.js';
@@ -22,7 +23,7 @@ import { mountSessionInfo, mountSignIn, SessionStore, SignInBackoff } from './se
  * (api-auth.ts). Reads are the caller's tenant's, as its read tools would show them; actions are the
  * owner's (an agent's session gets 403 ErrForbidden). Each action is one command. Errors are JSON
  * `{error: {code, message, details}}` with the HTTP status the code implies (api-common.ts). Routes by
- * domain: api-goals, api-tasks, api-proposals, api-agents, api-runs, api-agent-controls, api-requests,
+ * domain: api-attention (the owner's "Needs you"), api-goals, api-tasks, api-proposals, api-agents, api-runs, api-agent-controls, api-requests,
  * api-integrity, api-oauth; sessions: session.ts; the event stream GET /api/events: events.ts.
  */
 export interface ApiOptions {
@@ -43,6 +44,7 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   router.use(apiAuth(ctx, sessions), express.json({ limit: '1mb' }));
   mountSessionInfo(router, sessions);
   const events = mountEvents(router, ctx);
+  mountAttention(router, ctx, options.oauth);
   mountGoals(router, ctx);
   mountTasks(router, ctx);
   mountProposals(router, ctx);

@@ -5,6 +5,8 @@ type Node = Snapshot['tasks_tree'][number];
 
 /** How many rows a tree unfolds to by itself; past that the reader unfolds what they want to see. */
 export const TREE_ROWS = 200;
+/** How much of a handed-in summary each row carries. */
+const SUMMARY_CHARS = 280;
 
 export interface Folding {
   /** Unfolded by hand: shown with their children whatever the size. */
@@ -15,7 +17,7 @@ export interface Folding {
 
 /**
  * `?view=tree`: what the console's tree shows, and no more. A task's description, acceptance criteria,
- * ancestry (the tree itself holds it), summary and verifier output stay behind (a 2,400-task goal is
+ * ancestry (the tree itself holds it), all but the start of its summary, and verifier output stay behind (a 2,400-task goal is
  * ~2 MiB in full). And only the rows on screen: the tree unfolds level by level while a whole level still
  * fits in TREE_ROWS rows (so a small tree comes whole and a big one as deep as it fits, never half a
  * level); a folded task comes with `children: []` and its `child_count`, and the reader unfolds it by
@@ -47,6 +49,12 @@ export function treeView(s: Snapshot, folding: Folding = {}) {
       spent_dollars_cents: n.spent_dollars_cents,
       rollup: n.rollup,
       failure_reason: n.failure_reason && n.failure_reason.slice(0, 300),
+      // The outcome at a glance: the hand-in's first lines and the verdict; the rest is GET /api/tasks/:id.
+      summary: n.summary && n.summary.slice(0, SUMMARY_CHARS),
+      verdict: n.verdict,
+      verified_by: n.verified_by,
+      has_verifier_output: n.verifier_output !== null && n.verifier_output !== '',
+      artifact_count: n.artifact_message_ids.length,
       child_count: n.children.length,
       children: unfolded.has(n.id) ? n.children.map(slim) : [],
     };

@@ -15,6 +15,9 @@ export const CONSOLE_CSP =
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const PAGES =
   /^\/(?:$|goals(?:\/\d+)?\/?$|approvals\/?$|agents(?:\/[a-z][a-z0-9-]*)?\/?$|requests\/?$|audit\/?$|oauth\/?$)/;
+/** Paths that belong to the server, not the console: an unknown one there stays a JSON 404. */
+const SERVER_PATHS =
+  /^\/(?:api|mcp|oauth|apps|assets|\.well-known|health|ready|metrics|authorize|token|register)(?:\/|$)/;
 
 export function mountConsole(app: Express, dist = WEB_DIST): void {
   const secure = (res: express.Response): void => {
@@ -34,7 +37,7 @@ export function mountConsole(app: Express, dist = WEB_DIST): void {
     },
     express.static(join(dist, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }),
   );
-  app.get(PAGES, (_req, res) => {
+  const page = (status: number) => (_req: express.Request, res: express.Response) => {
     secure(res);
     const index = join(dist, 'index.html');
     if (!existsSync(index)) {
@@ -44,6 +47,13 @@ export function mountConsole(app: Express, dist = WEB_DIST): void {
         .send('The console is not built: run `npm run build:web` (npm install does it), then reload.\n');
       return;
     }
-    res.set('Cache-Control', 'no-cache').type('html').send(readFileSync(index));
+    res.status(status).set('Cache-Control', 'no-cache').type('html').send(readFileSync(index));
+  };
+  app.get(PAGES, page(200));
+  // Any other path a browser asks for (`/nope`, `/goals/abc`) is the console's own not-found page, with
+  // status 404; programs (no text/html in Accept) and the server's own paths keep the JSON 404.
+  app.get(/^\//, (req, res, next) => {
+    if (SERVER_PATHS.test(req.path) || req.accepts(['json', 'html']) !== 'html') return next();
+    page(404)(req, res);
   });
 }

@@ -82,10 +82,18 @@ export const visibleChannels = (db: Database, v: Viewer): ChannelSummary[] =>
   ).all(vis(v)) as ChannelSummary[];
 
 /** The last `limit` messages of a channel (before `beforeId` if given), oldest first. */
-export function channelMessages(db: Database, channelId: number, limit: number, beforeId: number | null): MessageRow[] {
+/** The channel's newest `limit` messages before `beforeId`, oldest first; `from` keeps Colony's notices only, or people's and agents' only. */
+export function channelMessages(
+  db: Database,
+  channelId: number,
+  limit: number,
+  beforeId: number | null,
+  from: 'all' | 'system' | 'people' = 'all',
+): MessageRow[] {
+  const who = from === 'all' ? '' : from === 'system' ? ` AND m.from_key = 'system'` : ` AND m.from_key <> 'system'`;
   const rows = prepared(
     db,
-    `${MESSAGE} WHERE m.channel_id = ? AND m.message_id < ? ORDER BY m.message_id DESC LIMIT ?`,
+    `${MESSAGE} WHERE m.channel_id = ? AND m.message_id < ?${who} ORDER BY m.message_id DESC LIMIT ?`,
   ).all(channelId, beforeId ?? Number.MAX_SAFE_INTEGER, limit);
   return withReactions(db, rows.reverse());
 }

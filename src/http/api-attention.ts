@@ -1,0 +1,104 @@
+import type { Router } from 'express';
+import { proposalView } from '../actions/proposals/card.js';
+import { readConsistent } from '../engine/db.js';
+import type { McpContext } from '../mcp/context.js';
+import {
+  failingAgents,
+  goalsNeedingOwner,
+  quarantinedAgents,
+  type GoalNeedingOwner,
+} from '../projections/attention-queries.js';
+import { proposalsOf } from '../projections/proposal-queries.js';
+import { requestsOf } from '../projections/resources.js';
+import { stalledGoalsTold } from '../projections/sweep-queries.js';
+import { STALL_EVENT } from '../runtime/goal-stalls.js';
+import { callerOf, speakerOf } from './api-common.js';
+import { requestView } from './api-requests.js';
+import type { OAuthDesk } from './oauth-desk.js';
+
+/**
+ * `GET /api/attention`: everything that waits on the owner, in one read — the console's "Needs you" page
+ * and the counts on its navigation. Pending proposals (with the commands approving them would run),
+ * resource requests, goals paused, stuck, past 80 % of a budget or stalled (a draft nobody plans), agents
+ * whose runs keep failing, quarantined agents, and (the owner only) how many OAuth authorization requests
+ * wait. Each item names the decision that clears it; the decisions are the routes that already exist.
+ */
+const MAX_LISTED = 200;
+
+export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk): void {
+  const db = ctx.app.engine.db;
+  router.get('/attention', (req, res) => {
+    const tenant = speakerOf(req).tenant;
+    const items = readConsistent(db, () => ({
+      proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => proposalView(db, p)),
+      requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
+      goals: [
+        ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
+          goal_id: s.goalId,
+          title: s.title,
+          kind: 'stalled' as const,
+          status: 'draft',
+          reason: s.told,
+          at: s.toldAt,
+        })),
+        ...goalsNeedingOwner(db, tenant).map(goalItem),
+      ],
+      failing_agents: failingAgents(db, tenant).map((a) => ({
+        agent: a.name,
+        agent_id: a.agentId,
+        failures: a.failures,
+        run_id: a.runId,
+        status: a.status,
+        cause: a.cause,
+        reason: a.reason,
+        goal_id: a.goalId,
+        task_id: a.taskId,
+        at: a.at,
+      })),
+      quarantined: quarantinedAgents(db, tenant).map((a) => ({
+        agent: a.name,
+        agent_id: a.agentId,
+        reason: a.reason,
+        at: a.at,
+      })),
+    }));
+    const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
+    const counts = {
+      approvals: items.proposals.length,
+      requests: items.requests.length,
+      goals: items.goals.length,
+      runs: items.failing_agents.length,
+      quarantined: items.quarantined.length,
+      oauth,
+    };
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    res.json({ counts: { total, ...counts }, ...items, oauth_waiting: oauth });
+  });
+}
+
+function goalItem(g: GoalNeedingOwner) {
+  const kind = g.status === 'active' ? ('budget_alert' as const) : g.status;
+  const over = [
+    g.alertCents && g.budgetCents ? `${Math.round((g.spentCents / g.budgetCents) * 100)} % of its cost budget` : null,
+    g.alertTokens && g.budgetTokens
+      ? `${Math.round((g.spentTokens / g.budgetTokens) * 100)} % of its token budget`
+      : null,
+  ].filter((x) => x !== null);
+  return {
+    goal_id: g.goalId,
+    title: g.title,
+    kind,
+    status: g.status,
+    reason:
+      kind === 'budget_alert'
+        ? `It has used ${over.join(' and ')}; at 100 % it pauses.`
+        : kind === 'paused'
+          ? (g.pausedReason ?? 'paused')
+          : (g.completionSummary ?? 'marked stuck'),
+    budget_tokens: g.budgetTokens,
+    budget_dollars_cents: g.budgetCents,
+    spent_tokens: g.spentTokens,
+    spent_dollars_cents: g.spentCents,
+    at: g.updatedAt,
+  };
+}
