@@ -52,20 +52,27 @@ export interface FailingAgent {
 }
 
 /**
- * Agents not stopped whose last finished run failed, was refused or timed out — a run the owner cancelled
- * is no failure — with how many in a row and the last one's cause and words. A later run that succeeds, or
- * stopping the agent, takes it off the list.
+ * A run that counts as a failure: failed or timed out on its own, or refused for a reason the owner did not
+ * choose (a daily budget, a missing backend). A run the owner cancelled, or refused because the owner
+ * stopped the agent or it is quarantined (its own item), is no failure.
+ */
+const FAILURE = `((r.status IN ('failed', 'timed_out') AND r.cancelled_by IS NULL)
+  OR (r.status = 'refused' AND COALESCE(r.gate, '') NOT IN ('stopped', 'quarantine')))`;
+
+/**
+ * Agents not stopped whose last finished run is a failure, with how many in a row and the last one's cause
+ * and words. A later run that succeeds, or stopping the agent, takes it off the list.
  */
 export const failingAgents = (db: Database, ownerId: number): FailingAgent[] =>
   prepared(
     db,
     `WITH last AS (
-       SELECT agent_id, max(run_id) AS run_id FROM runs
-        WHERE owner_id = ? AND status IN ('succeeded', 'failed', 'timed_out', 'refused') AND cancelled_by IS NULL GROUP BY agent_id)
+       SELECT agent_id, max(run_id) AS run_id FROM runs r
+        WHERE owner_id = ? AND (status = 'succeeded' OR ${FAILURE}) GROUP BY agent_id)
      SELECT r.agent_id AS agentId, a.name, r.run_id AS runId, r.status, r.cause, r.reason, r.goal_id AS goalId, r.task_id AS taskId,
        COALESCE(r.finished_at, r.updated_at) AS at,
-       (SELECT count(*) FROM runs f WHERE f.agent_id = r.agent_id AND f.status IN ('failed', 'timed_out', 'refused') AND f.cancelled_by IS NULL
-          AND f.run_id > COALESCE((SELECT max(run_id) FROM runs s WHERE s.agent_id = r.agent_id AND s.status = 'succeeded'), 0)) AS failures
+       (SELECT count(*) FROM runs r WHERE r.agent_id = last.agent_id AND ${FAILURE}
+          AND r.run_id > COALESCE((SELECT max(run_id) FROM runs s WHERE s.agent_id = last.agent_id AND s.status = 'succeeded'), 0)) AS failures
        FROM last JOIN runs r ON r.run_id = last.run_id JOIN agents a ON a.agent_id = r.agent_id
        LEFT JOIN agent_runtime rt ON rt.agent_id = r.agent_id
       WHERE r.status <> 'succeeded' AND COALESCE(rt.stopped, 0) = 0

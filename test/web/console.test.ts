@@ -78,22 +78,22 @@ describe('the console in chromium', () => {
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
   });
 
-  it('a goal nobody plans is listed under "Needs you" with what the owner was told, live, until a tree is proposed', async () => {
+  it('a goal nobody plans is listed on "Needs you" with what the owner was told, live, until a tree is proposed', async () => {
     const agent = await f.connect(f.agentToken);
     const g = await ok(agent, 'create_goal', {
       title: 'Nobody plans this',
       description: 'Its coordinator is an outside client that never calls.',
       coordinator_config: 'worker',
     });
-    await page.goto(`${f.base}/goals`);
+    await page.goto(`${f.base}/`);
     await page.waitForFunction(() => document.querySelector('.live-dot.on') !== null);
     // The reactor's stall sweep, ten minutes on: the owner is told once (the DM), and the console lists it.
     for (const step of dueGoalStalls(f.app, Date.now() + 600_000, goalStallMs()).tell) tellOwnerOfStall(f.app, step);
-    const item = page.locator(`[aria-label="Needs you"] [data-stalled-goal="${g.goal_id}"]`);
+    const item = page.locator(`[data-goal-need="${g.goal_id}"][data-kind="stalled"]`);
     await item.waitFor({ timeout: 10_000 });
     assert.match((await item.textContent()) ?? '', /Nobody plans this.*Colony does not run its coordinator worker/s);
     // The hostile title of the earlier goal, stalled too, is text.
-    assert.equal(await page.locator('[aria-label="Needs you"] img').count(), 0);
+    assert.equal(await page.locator('main img').count(), 0);
     const p = await ok(agent, 'propose_task_tree', {
       goal_id: g.goal_id,
       tree: { title: 'Root task', description: 'Planned at last.' },

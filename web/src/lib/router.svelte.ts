@@ -5,7 +5,8 @@
 export interface Route { page: string; params: Record<string, string> }
 
 const PATTERNS: [RegExp, string, string[]][] = [
-  [/^\/(?:goals)?\/?$/, 'goals', []],
+  [/^\/$/, 'needs', []],
+  [/^\/goals\/?$/, 'goals', []],
   [/^\/goals\/(\d+)\/?$/, 'goal', ['id']],
   [/^\/approvals\/?$/, 'approvals', []],
   [/^\/agents\/?$/, 'agents', []],
@@ -23,7 +24,7 @@ export function match(path: string): Route {
   return { page: 'missing', params: {} };
 }
 
-export const router = $state({ route: match(location.pathname), search: location.search });
+export const router = $state({ route: match(location.pathname), search: location.search, path: location.pathname });
 
 export function navigate(href: string, replace = false): void {
   const url = new URL(href, location.origin);
@@ -31,13 +32,27 @@ export function navigate(href: string, replace = false): void {
   else history.pushState(null, '', url);
   router.route = match(url.pathname);
   router.search = url.search;
+  router.path = url.pathname;
   window.scrollTo(0, 0);
 }
 
 addEventListener('popstate', () => {
   router.route = match(location.pathname);
   router.search = location.search;
+  router.path = location.pathname;
 });
+
+/** Replaces the query part of the current URL (a page's filters), keeping its place in history. */
+export function setSearch(params: Record<string, string | number | null | undefined>): void {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') q.set(k, String(v));
+  const search = q.toString() ? `?${q}` : '';
+  if (search === location.search) return;
+  history.replaceState(null, '', location.pathname + search + location.hash);
+  router.search = search;
+}
+/** One query parameter of the current URL. */
+export const searchParam = (name: string): string => new URLSearchParams(router.search).get(name) ?? '';
 
 /** Same-origin links navigate in place (modifier clicks and other targets keep the browser's behaviour). */
 addEventListener('click', (e) => {

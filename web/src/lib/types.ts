@@ -4,6 +4,8 @@ export interface TaskNode {
   lease_expires_at: string | null; verifier_config: { kind: string; agent_id?: number; recipe?: string; cmd?: string } | null;
   budget_tokens: number | null; budget_dollars_cents: number | null; spent_tokens: number; spent_dollars_cents: number;
   rollup: { tokens: number; dollars_cents: number; task_count: number }; failure_reason: string | null;
+  /** The start of what it handed in, its verdict (the rest: GET /api/tasks/:id). */
+  summary?: string | null; verdict?: string | null; verified_by?: string | null; has_verifier_output?: boolean; artifact_count?: number;
   /** `children` is empty when the task is folded (`?view=tree`); `child_count` is how many it has. */
   child_count: number; children: TaskNode[];
 }
@@ -11,6 +13,7 @@ export interface GoalInfo {
   id: number; title: string; description: string; status: string; owner: string; channel: string; coordinator: string; approval_mode: string;
   budget_tokens: number | null; budget_dollars_cents: number | null; spent_tokens: number; spent_dollars_cents: number; paused_reason: string | null;
   alert_80pct_posted: { tokens: boolean; dollars_cents: boolean }; completion_summary: string | null; pending_proposal_id: number | null; task_count: number;
+  created_at: string; completed_at: string | null; updated_at: string;
 }
 export interface Snapshot {
   goal: GoalInfo; tasks_tree: TaskNode[]; tree_rows: number; spawned_agents: { id: number; name: string; role: string }[];
@@ -32,4 +35,24 @@ export interface OAuthGrant {
 /** An application granted access (GET /api/oauth/clients, as `colony oauth clients --json`). */
 export interface OAuthClient {
   client_id: string; client_name: string; kind: 'dcr' | 'cimd'; registered_at: string; redirect_uris: string[]; status: 'active' | 'no live grant'; grants: OAuthGrant[];
+}
+export interface ResourceRequest {
+  id: number; name: string; resource_type: string; reason: string; task_id: number; goal_id: number | null; requester: string; scope: string; created_at: string; status: string;
+}
+/** A goal that waits on the owner: paused, stuck, past 80 % of a budget, or a draft nobody plans. */
+export interface GoalNeed {
+  goal_id: number; title: string; kind: 'paused' | 'stuck' | 'budget_alert' | 'stalled'; status: string; reason: string; at: string;
+  budget_tokens?: number | null; budget_dollars_cents?: number | null; spent_tokens?: number; spent_dollars_cents?: number;
+}
+export interface FailingAgent { agent: string; agent_id: number; failures: number; run_id: number; status: string; cause: string | null; reason: string | null; goal_id: number | null; task_id: number | null; at: string }
+export interface Attention {
+  counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; oauth: number };
+  proposals: Proposal[]; requests: ResourceRequest[]; goals: GoalNeed[]; failing_agents: FailingAgent[];
+  quarantined: { agent: string; agent_id: number; reason: string | null; at: string | null }[]; oauth_waiting: number;
+}
+/** What a goal produced and who is on it now (GET /api/goals/:id/outcome). */
+export interface GoalOutcome {
+  artifacts: { message_id: number; channel: string; from: string; subject: string | null; body: string; truncated: boolean; at: string; task_ids: number[] }[];
+  webapps: { app_id: string; url: string; kind: string; title: string; description: string; agent: string; presented_at: string; retired_at: string | null }[];
+  working: { run_id: number; agent: string; task_id: number | null; started_at: string | null }[];
 }

@@ -1,0 +1,48 @@
+import { get } from './api';
+import { onEvent, throttle, type LogEvent } from './stream.svelte';
+import type { Attention } from './types';
+
+/**
+ * What waits on the owner (GET /api/attention), shared by the navigation's counts and the "Needs you"
+ * page: fetched once at sign-in, again once per burst of events that can add or clear an item — in every
+ * open tab, so a decision taken in one disappears from all. OAuth authorization requests live in the
+ * serving process, not the log, so their count is polled too (a hidden tab skips its turns).
+ */
+const EMPTY: Attention = {
+  counts: { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, oauth: 0 },
+  proposals: [], requests: [], goals: [], failing_agents: [], quarantined: [], oauth_waiting: 0,
+};
+export const attention = $state({ data: EMPTY, loaded: false, error: '' });
+
+const RELEVANT = /^(proposal|goal|resource-request|run|runtime|agent|oauth)-/;
+const relevant = (e: LogEvent): boolean =>
+  RELEVANT.test(e.stream_id) || (e.type === 'MessagePosted' && e.actor === 'system');
+
+export async function loadAttention(): Promise<void> {
+  try {
+    attention.data = await get<Attention>('/api/attention');
+    attention.error = '';
+  } catch (e) {
+    attention.error = (e as Error).message;
+  } finally {
+    attention.loaded = true;
+  }
+}
+
+/** Only the OAuth count is polled (cheap); the whole list is fetched again when it changed. */
+async function pollOAuth(): Promise<void> {
+  const { waiting } = await get<{ waiting: number }>('/api/oauth/requests').catch(() => ({ waiting: attention.data.oauth_waiting }));
+  if (waiting !== attention.data.oauth_waiting) await loadAttention();
+}
+
+let stop: (() => void) | null = null;
+/** Starts keeping the list current (at sign-in); the returned function stops it (at sign-out). */
+export function watchAttention(polls: boolean): () => void {
+  stop?.();
+  void loadAttention();
+  const refresh = throttle(() => void loadAttention(), 250);
+  const off = onEvent((e) => { if (relevant(e)) refresh(); });
+  const timer = polls ? setInterval(() => { if (!document.hidden) void pollOAuth(); }, 3000) : null;
+  stop = () => { off(); if (timer) clearInterval(timer); attention.data = EMPTY; attention.loaded = false; stop = null; };
+  return stop;
+}
