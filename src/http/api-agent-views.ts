@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Database } from 'better-sqlite3';
+import { COORDINATOR_MODEL, COORDINATOR_NAME } from '../actions/coordinator.js';
 import type { Reputation } from '../actions/reputation.js';
 import { runtimeSettings } from '../actions/runs/settings.js';
 import { notFound } from '../errors.js';
@@ -7,6 +8,7 @@ import { sandboxLabel } from '../events/sandbox.js';
 import { getAgentByName, type AgentRow } from '../projections/principal-queries.js';
 import { getProject } from '../projections/projects.js';
 import { runtimeOf, type RunRow } from '../projections/run-queries.js';
+import { adapterFor } from '../runtime/adapters/index.js';
 import { sandboxView } from '../runtime/sandbox-view.js';
 import { AgentName, parse, speakerOf } from './api-common.js';
 
@@ -40,6 +42,28 @@ export function runtimeDetail(db: Database, agent: AgentRow) {
   };
 }
 
+/**
+ * What runs the agent, as the runner launches it: its runtime (its own, else its command's, else the
+ * team's; null: Colony does not run it), the command line a `command` runtime runs, and the model a CLI
+ * runtime is given — null when the CLI is not given one (its own default): a `command` runtime, no
+ * runtime, or a model the CLI does not take (`model_problem` says why; adapter-run.ts passes none then —
+ * no problem for the pre-built coordinator's placeholder model, as `colony doctor` says).
+ */
+export function runsWith(agent: AgentRow) {
+  const adapter = adapterFor(agent.runtime);
+  const placeholder = agent.name === COORDINATOR_NAME && agent.model === COORDINATOR_MODEL;
+  const problem = adapter ? adapter.checkModel(agent.model) : null;
+  return {
+    runtime: agent.runtime,
+    runtime_source: agent.ownRuntime !== null ? 'own' : agent.runtime !== null ? 'team' : null,
+    command: agent.runtime === 'command' ? agent.command : null,
+    command_source: agent.runtime !== 'command' ? null : agent.ownCommand !== null ? 'own' : 'team',
+    model: adapter && problem === null ? agent.model : null,
+    model_problem: placeholder ? null : problem,
+    runnable: agent.runnable,
+  };
+}
+
 export const reputationDomains = (r: Reputation) =>
   r.domains.map((d) => ({
     domain: d.domain,
@@ -51,7 +75,9 @@ export const reputationDomains = (r: Reputation) =>
 /**
  * One run in a list. Its sandbox is the confinement it runs under, once recorded; without one, a run
  * that started and finished ran before Colony confined runs ("unconfined (before confinement)"), and
- * any other run shows none yet.
+ * any other run shows none yet. Why it did not succeed: `reason` (a refused run's, with the `gate` it
+ * stopped at; a failed one's), `cause` (the kind of failure), `limit_hit`, and a timed-out run's
+ * `timeout_sec`.
  */
 export function runSummary(r: RunRow) {
   const sandbox = r.sandbox ? sandboxLabel(r.sandbox) : r.finishedAt && r.startedAt ? sandboxLabel(null) : null;
@@ -70,8 +96,10 @@ export function runSummary(r: RunRow) {
     billing_lane: r.billingLane,
     runtime: r.runtime,
     cause: r.cause,
-    reason: r.status === 'failed' ? r.reason : null,
+    gate: r.gate,
+    reason: r.reason,
     limit_hit: r.limitHit,
+    timeout_sec: r.timeoutSec,
     sandbox,
   };
 }

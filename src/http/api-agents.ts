@@ -4,15 +4,15 @@ import { DomainError } from '../errors.js';
 import type { McpContext } from '../mcp/context.js';
 import { getAgent, listAgents } from '../projections/principal-queries.js';
 import { listRuns, runtimeOf } from '../projections/run-queries.js';
-import { agentOf, reputationDomains, runSummary, runtimeDetail } from './api-agent-views.js';
+import { agentOf, reputationDomains, runSummary, runsWith, runtimeDetail } from './api-agent-views.js';
 import { callerOf, Id, parse, speakerOf } from './api-common.js';
 import { latestEvidence } from '../projections/reputation.js';
 
 /**
- * Agents in the console: the team's agents, one agent in detail (config, runtime and confinement,
- * reputation with its latest evidence, its latest runs) and an agent's reputation by id. A system prompt
- * is shown to the owner and the agent itself only. One run with its transcript: api-runs.ts; the
- * owner's controls (unquarantine, stop, start, wake): api-agent-controls.ts.
+ * Agents in the console: the team's agents and what runs each (`runs_with`), one agent in detail (config,
+ * runtime and confinement, reputation with its latest evidence, its latest runs) and an agent's reputation
+ * by id. A system prompt is shown to the owner and the agent itself only. One run with its transcript:
+ * api-runs.ts; the owner's controls (unquarantine, stop, start, wake): api-agent-controls.ts.
  */
 const RUNS_SHOWN = 50;
 const EVIDENCE_SHOWN = 200;
@@ -27,6 +27,7 @@ export function mountAgents(router: Router, ctx: McpContext): void {
         id: a.agentId,
         name: a.name,
         model: a.model,
+        runs_with: runsWith(a),
         tier: a.tier,
         status: runtimeOf(db, a.agentId).status,
         quarantined: a.quarantined,
@@ -83,6 +84,7 @@ function agentDetail(ctx: McpContext, req: Request) {
       quarantine_reason: agent.quarantineReason,
       quarantined_at: agent.quarantinedAt,
       command: agent.command,
+      runs_with: runsWith(agent),
       system_prompt: mayReadPrompt ? agent.systemPrompt : null,
       created_at: agent.createdAt,
       runtime: runtimeDetail(db, agent),

@@ -61,7 +61,11 @@ export function mountIntegrity(router: Router, ctx: McpContext): void {
   });
 }
 
-/** The audit trail of tool calls, the owner's tenant's rows only, filtered and paged. */
+/**
+ * The audit trail of tool calls, the owner's tenant's rows only, filtered and paged, newest first: the
+ * last `limit` matching rows, or with `after` the first `limit` after that id (AuditLog.query gives both
+ * in id order, which `colony audit tail` keeps: a tail ends with the newest line, next to the prompt).
+ */
 function mountAuditTrail(router: Router, ctx: McpContext): void {
   router.get('/audit', (req, res) => {
     ownerOf(req, 'reads the audit trail');
@@ -75,7 +79,7 @@ function mountAuditTrail(router: Router, ctx: McpContext): void {
       limit: q.limit,
     });
     res.json({
-      rows: rows.map((r) => ({
+      rows: rows.reverse().map((r) => ({
         id: r.id,
         at: r.at,
         principal: r.principal,

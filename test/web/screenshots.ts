@@ -3,14 +3,20 @@
  * Screenshots of every console page, light and dark, on a Colony with a bit of everything (goals, a
  * tree at work, a pending proposal that runs a command, a resource request, a quarantined agent, runs
  * with transcripts, a hostile title). Not a test: a tool to look at the pages.
- *   node --import tsx test/web/screenshots.ts OUT_DIR
+ *   node --import tsx test/web/screenshots.ts OUT_DIR [WIDTHS]
+ * WIDTHS: comma-separated viewport widths, 1280 when absent (`1280,390`: a phone too; a width other than
+ * 1280 is in the file name: `agent-dark-390.png`).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideAuthorization, revokeGrant } from '../../src/actions/oauth.js';
 import { addRecipe } from '../../src/actions/verifiers.js';
 import { updateAgent } from '../../src/actions/agents.js';
+import { registerAgent } from '../../src/actions/principals.js';
+import { recordEvidence } from '../../src/actions/reputation.js';
+import { getAgent } from '../../src/projections/principal-queries.js';
 import { finishRun, recordSessionMessage, requestRun, startQueuedRun } from '../../src/actions/runs.js';
+import { configureRuntime, startAgent, stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import { ok } from '../helpers/calls.js';
 import { httpFixture } from '../helpers/mcp-http.js';
@@ -18,6 +24,7 @@ import { finishAuthorization, MemoryProvider, pollDecision, startAuthorization }
 import { setServedUrl } from '../../src/public-url.js';
 
 const out = process.argv[2] ?? '/tmp/colony-screens';
+const widths = (process.argv[3] ?? '1280').split(',').map(Number);
 mkdirSync(out, { recursive: true });
 const f = await httpFixture({
   agentTools: [
@@ -151,6 +158,71 @@ if (q.kind === 'queued' && startQueuedRun(f.app, q.run.runId)) {
     agentText: 'Report sent.',
   });
 }
+// Runs that did not succeed: one failed with a reason (its cost unknown), one timed out, one refused (the agent stopped).
+const asOwner = { actor: 'user:owner' };
+configureRuntime(f.app, 1, f.agentId, { cooldownSec: 0 }, 'owner', asOwner);
+for (const status of ['failed', 'timed_out'] as const) {
+  const r = requestRun(f.app, {
+    agentId: f.agentId,
+    source: 'manual',
+    by: 'user-1',
+    prompt: 'Escape the hostile fields.',
+  });
+  if (r.kind !== 'queued' || !startQueuedRun(f.app, r.run.runId)) continue;
+  finishRun(f.app, r.run.runId, {
+    status,
+    exitCode: status === 'failed' ? 1 : null,
+    signal: status === 'failed' ? null : 'SIGKILL',
+    durationMs: status === 'failed' ? 61_000 : 900_000,
+    tokensIn: 147,
+    tokensOut: 5,
+    costCents: 0,
+    costKnown: false,
+    billingLane: 'subscription',
+    runtime: 'claude-code',
+    ...(status === 'failed'
+      ? {
+          cause: 'error_result',
+          reason: `the agent's CLI ended with an error: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CXyZabcdefghijklmnop"}`,
+        }
+      : {}),
+    outputTail: 'error',
+    agentText: null,
+  });
+}
+// More agents: one Claude Code runs with its model, a spawned one OpenCode runs with the CLI's default
+// (its model is not one OpenCode takes), quarantined after a bad verdict.
+const agentSpec = { ownerId: 1, systemPrompt: 'You check things.', toolScope: ['whoami'], command: null };
+const reviewer = registerAgent(
+  f.app,
+  {
+    ...agentSpec,
+    name: 'reviewer',
+    model: 'sonnet',
+    tier: 'supervised',
+    runtime: 'claude-code',
+    parentId: null,
+    spawnDepth: 0,
+  },
+  asOwner,
+);
+const nightly = registerAgent(
+  f.app,
+  {
+    ...agentSpec,
+    name: 'nightly-checks',
+    model: 'a-very-long-model-name-that-opencode-does-not-take-2026-12-01',
+    tier: 'supervised',
+    runtime: 'opencode',
+    parentId: reviewer.agentId,
+    spawnDepth: 1,
+  },
+  asOwner,
+);
+recordEvidence(f.app, getAgent(f.app.engine.db, nightly.agentId)!, 'default', -1, 'verdict: rejected twice', asOwner);
+stopAgent(f.app, 1, f.agentId, 'user-1', 'Paused for the night.', asOwner);
+requestRun(f.app, { agentId: f.agentId, source: 'manual', by: 'user-1', prompt: 'One more report.' });
+startAgent(f.app, 1, f.agentId, 'user-1', asOwner);
 
 // OAuth apps: an application holding a grant as the agent (and one revoked as the owner), another waiting, with a hostile name.
 setServedUrl(f.base);
@@ -176,15 +248,18 @@ await startAuthorization(
 );
 
 const browser = await launchBrowser();
-for (const scheme of ['light', 'dark'] as const) {
+for (const [scheme, width] of widths.flatMap((w) => (['light', 'dark'] as const).map((s) => [s, w] as const))) {
   const page = await (
-    await browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 860 } })
+    await browser.newContext({ colorScheme: scheme, viewport: { width, height: width === 1280 ? 860 : 844 } })
   ).newPage();
+  const suffix = width === 1280 ? '' : `-${width}`;
   await page.goto(`${f.base}/`);
   await page.getByLabel('Token').fill(f.ownerToken);
-  await page.screenshot({ path: join(out, `login-${scheme}.png`) });
+  await page.screenshot({ path: join(out, `login-${scheme}${suffix}.png`) });
   await page.getByRole('button', { name: 'Sign in' }).click();
   const shots: [string, string, (() => Promise<void>)?][] = [
+    ['needs-you', '/'],
+    ['not-found', '/goals/abc'],
     ['goals', '/goals'],
     ['goal', `/goals/${g1.goal_id}`],
     [
@@ -201,8 +276,18 @@ for (const scheme of ['light', 'dark'] as const) {
     ['approvals', '/approvals'],
     ['agents', '/agents'],
     ['agent', '/agents/worker'],
+    [
+      'agent-run',
+      '/agents/worker',
+      async () => {
+        await page.getByRole('button', { name: '#1', exact: true }).click();
+        await page.locator('ol[aria-label="Transcript of run 1"]').waitFor();
+      },
+    ],
+    ['agent-quarantined', '/agents/nightly-checks'],
     ['requests', '/requests'],
     ['audit', '/audit'],
+    ['audit-filtered', '/audit?tool=claim_task&outcome=success'],
     ['oauth', '/oauth'],
   ];
   for (const [name, path, act] of shots) {
@@ -210,7 +295,9 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.waitForLoadState('networkidle').catch(() => undefined);
     await page.waitForTimeout(250);
     if (act) await act();
-    await page.screenshot({ path: join(out, `${name}-${scheme}.png`), fullPage: true });
+    await page.screenshot({ path: join(out, `${name}-${scheme}${suffix}.png`), fullPage: true });
+    const [wide, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    if (wide! > viewport!) process.stdout.write(`${name} (${scheme}, ${width} px) scrolls sideways: ${wide} px\n`);
   }
 }
 await browser.close();
