@@ -2,7 +2,7 @@ import type { App } from '../app.js';
 import { goalDecider } from '../commands/goals.js';
 import { slugify } from '../commands/task-tree.js';
 import { DomainError } from '../errors.js';
-import { goalChannelName, goalStream, type ApprovalMode, type Budgets, type ClosingStatus } from '../events/goals.js';
+import { goalChannelName, goalStream, type ApprovalMode, type Budgets } from '../events/goals.js';
 import { getGoal, goalTotals, slugTaken, type GoalRow } from '../projections/goal-queries.js';
 import { createPublicChannel } from './channels.js';
 import { resolveCoordinator } from './coordinator.js';
@@ -103,22 +103,6 @@ function freeSlug(db: App['engine']['db'], ownerId: number, base: string): strin
   throw new DomainError('ErrSlugTaken', `goal slugs ${base} … ${base}-99 are all taken: choose another title`, {
     slug: base,
   });
-}
-
-/** complete_goal: closes the goal as completed, stuck or cancelled (its owner or its coordinator). */
-export function closeGoal(
-  app: App,
-  by: Speaker,
-  goalId: number,
-  to: ClosingStatus,
-  summary: string,
-  actor: CommandOptions,
-): GoalRow {
-  app.engine.transact(actor, () => {
-    goalFor(app, by, goalId);
-    app.engine.handle(goalDecider, goalStream(goalId), { type: 'CloseGoal', to, summary, by: who(by) }, actor);
-  });
-  return getGoal(app.engine.db, goalId)!;
 }
 
 /** Switches a goal between human and automatic approval of its proposals (its owner). */

@@ -42,7 +42,8 @@ export type ApproveProposal = {
   agentId?: number;
   spawn?: SpawnFacts;
 };
-export type RejectProposal = { type: 'RejectProposal'; by: By; reason: string };
+/** `withdrawn`: Colony rejecting it because its goal was closed (nothing is left to decide). */
+export type RejectProposal = { type: 'RejectProposal'; by: By; reason: string; withdrawn?: boolean };
 export type DecideProposal = ApproveProposal | RejectProposal;
 export type ProposalCommand = ProposeTree | ProposeAgent | DecideProposal;
 
@@ -136,13 +137,15 @@ function mayProposeAgent(c: ProposeAgent): void {
 }
 
 /**
- * The goal's owner decides (or `system`, approving for a goal in auto mode); a decided proposal stays
+ * The goal's owner decides (or `system`, approving for a goal in auto mode, or withdrawing the proposals
+ * of a goal that was closed); a decided proposal stays
  * decided. Both are said before any of the decision's work counts: approving a spawn again would
  * otherwise fail on its name (ErrAgentNameTaken).
  */
 function mayDecide(state: Made, c: DecideProposal): void {
   const auto = c.type === 'ApproveProposal' && c.auto && c.by.key === 'system';
-  if (!isOwner(c.by, state.ownerId) && !auto)
+  const withdrawn = c.type === 'RejectProposal' && c.withdrawn === true && c.by.key === 'system';
+  if (!isOwner(c.by, state.ownerId) && !auto && !withdrawn)
     throw new DomainError('ErrForbidden', "only the goal's owner decides its proposals", {
       proposal_id: state.proposalId,
     });

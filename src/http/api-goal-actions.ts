@@ -1,7 +1,8 @@
 import type { Router } from 'express';
 import * as z from 'zod';
 import { sendToChannel } from '../actions/channels.js';
-import { closeGoal, createGoal, goalFor, resumeGoal } from '../actions/goals.js';
+import { closeGoal } from '../actions/goal-close.js';
+import { createGoal, goalFor, resumeGoal } from '../actions/goals.js';
 import type { McpContext } from '../mcp/context.js';
 import { CreateGoalInput, newGoal } from '../mcp/tools/goals.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';

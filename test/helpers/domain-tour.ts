@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { updateAgent } from '../../src/actions/agents.js';
 import { markRead, sendDirect, sendToChannel, toggleReaction, type Message } from '../../src/actions/channels.js';
-import { closeGoal, createGoal, resumeGoal, setApprovalMode } from '../../src/actions/goals.js';
+import { closeGoal } from '../../src/actions/goal-close.js';
+import { createGoal, resumeGoal, setApprovalMode } from '../../src/actions/goals.js';
 import { decideAuthorization, issueGrant, refreshGrant, revokeGrant } from '../../src/actions/oauth.js';
 import {
   createOwner,

@@ -52,6 +52,7 @@ before(async () => {
       'report_usage',
       'request_resource',
       'send_message',
+      'read_inbox',
     ],
   });
   owner = new Browser(f);
@@ -97,6 +98,33 @@ describe('GET /api/attention', () => {
     );
     await owner.json(`/requests/${r.request_id}/reject`, { method: 'POST', body: { reason: 'Not this one.' } });
     assert.equal((await attention()).counts.total, 0);
+  });
+
+  it("a closed goal's pending proposal is withdrawn: rejected by Colony with the reason, its proposer told", async () => {
+    const agent = await f.connect(f.agentToken);
+    const g = await ok(agent, 'create_goal', {
+      title: 'Cancel me',
+      description: DESCRIPTION,
+      coordinator_config: 'worker',
+    });
+    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: leaf('Never built') });
+    assert.equal((await attention()).counts.approvals, 1);
+    await owner.json(`/goals/${g.goal_id}/complete`, {
+      method: 'POST',
+      body: { status: 'cancelled', summary: 'Not needed.' },
+    });
+    assert.equal((await attention()).counts.total, 0, 'nothing waits on a goal that is over');
+    const rejected = (await owner.json('/proposals?status=rejected')).proposals.find(
+      (x: Body) => x.id === p.proposal_id,
+    );
+    assert.ok(rejected, 'the proposal is rejected, not left pending');
+    const inbox = await ok(agent, 'read_inbox', {});
+    assert.ok(
+      (inbox.messages as Body[]).some((m) =>
+        /was rejected by Colony: goal #\d+ was closed as cancelled by owner/.test(m.body),
+      ),
+      JSON.stringify(inbox),
+    );
   });
 
   it('lists a budget alert until the budget is raised, a paused goal until resumed', async () => {

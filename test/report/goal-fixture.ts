@@ -1,6 +1,7 @@
 import { updateAgent } from '../../src/actions/agents.js';
 import { sendToChannel } from '../../src/actions/channels.js';
-import { closeGoal, createGoal } from '../../src/actions/goals.js';
+import { closeGoal } from '../../src/actions/goal-close.js';
+import { createGoal } from '../../src/actions/goals.js';
 import { proposeTaskTree } from '../../src/actions/proposals.js';
 import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { proposeAgent } from '../../src/actions/agents/spawning.js';

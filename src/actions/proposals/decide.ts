@@ -13,7 +13,7 @@ import { type Speaker } from '../../events/principals.js';
 import { type CommandOptions } from '../../engine/handle.js';
 import { getMessage, messageFacts } from '../../projections/channel-queries.js';
 import { type GoalRow } from '../../projections/goal-queries.js';
-import { getProposal, type ProposalRow } from '../../projections/proposal-queries.js';
+import { getProposal, proposalsOfGoal, type ProposalRow } from '../../projections/proposal-queries.js';
 import { goalFor, who } from '../goals.js';
 import { materializeAgent } from '../agents/materialize.js';
 import { sendSystemDirect } from '../notifications.js';
@@ -71,6 +71,16 @@ export function decideProposal(
   return { proposal: getProposal(app.engine.db, proposalId)!, taskIds: result.value ?? [] };
 }
 
+/**
+ * A goal closed (completed, stuck or cancelled) leaves nothing for its pending proposals to decide: Colony
+ * rejects each with the reason, and its proposer is told — so none waits on the owner for a goal that is over.
+ */
+export function withdrawPendingProposals(app: App, goal: GoalRow, reason: string, actor: CommandOptions): void {
+  const colony: Speaker = { key: 'system', name: 'Colony', tenant: goal.ownerId };
+  for (const p of proposalsOfGoal(app.engine.db, goal.goalId).filter((x) => x.status === 'pending'))
+    reject(app, colony, p, goal, reason, actor, true);
+}
+
 /** The decider's reaction on the proposal message, unless it is there already. */
 function markDecision(
   app: App,
@@ -107,12 +117,13 @@ function reject(
   goal: GoalRow,
   reason: string,
   actor: CommandOptions,
+  withdrawn = false,
 ): void {
   const proposalId = proposal.proposalId;
   app.engine.handle(
     proposalDecider,
     proposalStream(proposalId),
-    { type: 'RejectProposal', by: who(by), reason },
+    { type: 'RejectProposal', by: who(by), reason, withdrawn },
     actor,
   );
   const what =

@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { closeGoal, createGoal, goalFor, resumeGoal, setApprovalMode, type NewGoal } from '../../actions/goals.js';
+import { closeGoal } from '../../actions/goal-close.js';
+import { createGoal, goalFor, resumeGoal, setApprovalMode, type NewGoal } from '../../actions/goals.js';
 import { proposeTaskTree } from '../../actions/proposals.js';
 import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
