@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createOwner, registerAgent } from '../../src/actions/principals.js';
+import { createOwner } from '../../src/actions/principals.js';
 import { recordEvidence } from '../../src/actions/reputation.js';
-import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
-import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { getAgent } from '../../src/projections/principal-queries.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { ok } from '../helpers/calls.js';
+import { finishedRun, runnableAgent } from '../helpers/finished-runs.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 import { Browser, leaf, OWNER, type Body } from './console-client.js';
 
@@ -22,25 +21,8 @@ let owner: Browser;
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 const attention = (as = owner): Promise<Body> => as.json('/attention');
 
-/** A failed (or succeeded) run of `agentId`, as the runner records one. */
-function run(agentId: number, status: 'failed' | 'succeeded', reason: string | null = null): number {
-  const q = requestRun(f.app, { agentId, source: 'manual', by: 'user-1', prompt: 'Go.' });
-  assert.equal(q.kind, 'queued');
-  assert.ok(startQueuedRun(f.app, q.run.runId));
-  finishRun(f.app, q.run.runId, {
-    status,
-    exitCode: status === 'failed' ? 1 : 0,
-    signal: null,
-    durationMs: 10,
-    tokensIn: 0,
-    tokensOut: 0,
-    costCents: 0,
-    outputTail: '',
-    agentText: null,
-    ...(status === 'failed' ? { cause: 'auth', reason } : {}),
-  });
-  return q.run.runId;
-}
+const run = (agentId: number, status: 'failed' | 'succeeded', reason: string | null = null): number =>
+  finishedRun(f.app, agentId, status, reason);
 
 before(async () => {
   f = await httpFixture({
@@ -165,22 +147,7 @@ describe('GET /api/attention', () => {
   });
 
   it('lists an agent whose runs keep failing, with the count and the last reason, until one succeeds or it is stopped', async () => {
-    const flaky = registerAgent(
-      f.app,
-      {
-        name: 'flaky',
-        ownerId: 1,
-        model: 'test-model',
-        systemPrompt: 'You fail.',
-        toolScope: ['whoami'],
-        tier: 'supervised',
-        command: 'true',
-        parentId: null,
-        spawnDepth: 0,
-      },
-      OWNER,
-    );
-    configureRuntime(f.app, 1, flaky.agentId, { cooldownSec: 0 }, 'user-1', OWNER);
+    const flaky = { agentId: runnableAgent(f.app, 'flaky') };
     run(flaky.agentId, 'failed', 'first refusal');
     const last = run(flaky.agentId, 'failed', 'Claude Code credentials were refused: 401');
     let a = await attention();

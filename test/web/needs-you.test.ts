@@ -2,12 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { registerAgent } from '../../src/actions/principals.js';
-import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
-import { finishRun, requestRun, startQueuedRun } from '../../src/actions/runs.js';
 import { tasksOfGoal } from '../../src/projections/task-queries.js';
 import { launchBrowser } from '../../testkit/browser.js';
 import { ok } from '../helpers/calls.js';
+import { finishedRun, runnableAgent } from '../helpers/finished-runs.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
 /**
@@ -15,7 +13,6 @@ import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
  * empty and with data; "Needs you" acts in place and a decision taken in one tab leaves every tab and
  * the navigation's count; the goal page is created, talked to and managed without a browser dialog.
  */
-const OWNER = { actor: 'user:owner' };
 const DESCRIPTION = 'Keep every page of the documentation site accurate against the code.';
 let f: HttpFixture;
 let browser: Browser;
@@ -85,24 +82,6 @@ async function fitsAPhone(label: string): Promise<void> {
   );
 }
 
-function failedRun(agentId: number, reason: string): void {
-  const q = requestRun(f.app, { agentId, source: 'manual', by: 'user-1', prompt: 'Go.' });
-  assert.ok(q.kind === 'queued' && startQueuedRun(f.app, q.run.runId));
-  finishRun(f.app, q.run.runId, {
-    status: 'failed',
-    exitCode: 1,
-    signal: null,
-    durationMs: 5,
-    tokensIn: 0,
-    tokensOut: 0,
-    costCents: 0,
-    outputTail: '',
-    agentText: null,
-    cause: 'auth',
-    reason,
-  });
-}
-
 describe('the owner cockpit in chromium', () => {
   it('fits a 390 px phone on every page, empty', async () => {
     await fitsAPhone('empty');
@@ -121,23 +100,8 @@ describe('the owner cockpit in chromium', () => {
     const pa = await ok(agent, 'propose_task_tree', { goal_id: a.goal_id, tree: tree('Approved plan') });
     const b = await goal('A plan to refuse <b>bold</b>');
     const pb = await ok(agent, 'propose_task_tree', { goal_id: b.goal_id, tree: tree('Refused plan') });
-    const flaky = registerAgent(
-      f.app,
-      {
-        name: 'flaky',
-        ownerId: 1,
-        model: 'test-model',
-        systemPrompt: 'You fail.',
-        toolScope: ['whoami'],
-        tier: 'supervised',
-        command: 'true',
-        parentId: null,
-        spawnDepth: 0,
-      },
-      OWNER,
-    );
-    configureRuntime(f.app, 1, flaky.agentId, { cooldownSec: 0 }, 'user-1', OWNER);
-    failedRun(flaky.agentId, 'Claude Code credentials were refused: 401 <script>');
+    const flaky = runnableAgent(f.app, 'flaky');
+    finishedRun(f.app, flaky, 'failed', 'Claude Code credentials were refused: 401 <script>');
 
     const { context, page: tabA } = await signedIn({ viewport: { width: 1280, height: 900 } });
     const tabB = await context.newPage();

@@ -61,3 +61,6 @@ export const query = (params: Record<string, string | number | null | undefined>
   const s = q.toString();
   return s ? `?${s}` : '';
 };
+
+/** What a failed call says to the person: the API's code and message, or the error as it is. */
+export const errorText = (e: unknown): string => (e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
