@@ -67,7 +67,7 @@ export async function benchScrub(app: App, team: Team, goalId: number, steps: nu
 }
 
 /** A browser signed in as the owner on Colony's HTTP surface; nothing when chromium is missing. */
-async function signedIn(
+export async function signedIn(
   app: App,
   team: Team,
   fn: (page: Page, base: string) => Promise<Record<string, Figure>>,
@@ -149,7 +149,7 @@ async function scrubMs(
   );
 }
 
-function serveStatic(html: string): Promise<{ url: string; close(): Promise<void> }> {
+export function serveStatic(html: string): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((_req, res) =>
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html),
   );

@@ -18,6 +18,7 @@ import { benchApps } from './apps.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
 import { benchConsole, benchScrub } from './console.js';
+import { benchConsoleNeeds } from './console-needs.js';
 import { benchSse } from './sse.js';
 import { benchEvidence } from './evidence.js';
 import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
@@ -73,6 +74,9 @@ const TARGETS: Record<string, string> = {
   console_live_ms: '< 1 s (SC-001: < 10 s)',
   console_scrub_ms: '< 400 ms',
   console_scrub_p95_ms: '< 400 ms',
+  console_needs_ms: '< 300 ms (50 pending items over 100 goals × 1,000 tasks)',
+  console_decision_ms: '(no target yet: the round trip both tabs see)',
+  console_decision_p95_ms: '(no target yet)',
   evidence_append_commands_per_s: 'ratio >= 0.9',
   evidence_append_serve_commands_per_s: '(serve as it runs)',
   evidence_export_s: '< 2 s at 10,000 events of 1,000,000',
@@ -140,6 +144,9 @@ const BASELINES: Record<string, string> = {
   console_live_ms: 'GET /health from the same page',
   console_scrub_ms: 'GET of the live snapshot from the same page',
   console_scrub_p95_ms: 'GET of the live snapshot from the same page',
+  console_needs_ms: 'the same page as static HTML, same browser',
+  console_decision_ms: 'the same approval as a bare POST /api/proposals/:id/approve from the page',
+  console_decision_p95_ms: 'the same approval as a bare POST /api/proposals/:id/approve from the page',
   demo_s: 'one colony --help process (s)',
   sse_latency_ms: 'GET /health round trip, same server',
   sse_latency_p95_ms: 'GET /health round trip, same server',
@@ -376,7 +383,14 @@ async function benchGoalReads(
     say('  GET /api/goals…');
     const list = await benchGoalsList(app, team.ownerToken, goals, runs);
     say('  the console in chromium: /goals and a live goal…');
-    return { ...snapshot, ...list, ...(await benchConsole(app, team, goals, quick ? 5 : 15)) };
+    const goalsPage = await benchConsole(app, team, goals, quick ? 5 : 15);
+    say('  the console in chromium: "Needs you" with 50 pending items, and a decision seen in two tabs…');
+    const needs = await benchConsoleNeeds(app, team, goalId, {
+      goals,
+      runs: quick ? 5 : 15,
+      decisions: quick ? 5 : 20,
+    });
+    return { ...snapshot, ...list, ...goalsPage, ...needs };
   } finally {
     app.engine.close();
   }
