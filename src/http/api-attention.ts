@@ -5,6 +5,7 @@ import type { McpContext } from '../mcp/context.js';
 import {
   failingAgents,
   goalsNeedingOwner,
+  pendingCounts,
   quarantinedAgents,
   type GoalNeedingOwner,
 } from '../projections/attention-queries.js';
@@ -22,6 +23,7 @@ import type { OAuthDesk } from './oauth-desk.js';
  * resource requests, goals paused, stuck, past 80 % of a budget or stalled (a draft nobody plans), agents
  * whose runs keep failing, quarantined agents, and (the owner only) how many OAuth authorization requests
  * wait. Each item names the decision that clears it; the decisions are the routes that already exist.
+ * The counts are of all that wait; the lists show the newest 200 of each.
  */
 const MAX_LISTED = 200;
 
@@ -30,7 +32,8 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
   router.get('/attention', (req, res) => {
     const tenant = speakerOf(req).tenant;
     const items = readConsistent(db, () => ({
-      proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => proposalView(db, p)),
+      proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
+      pending: pendingCounts(db, tenant),
       requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
       goals: [
         ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
@@ -63,17 +66,27 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       })),
     }));
     const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
+    const { pending, ...lists } = items;
     const counts = {
-      approvals: items.proposals.length,
-      requests: items.requests.length,
+      approvals: pending.proposals,
+      requests: pending.requests,
       goals: items.goals.length,
       runs: items.failing_agents.length,
       quarantined: items.quarantined.length,
       oauth,
     };
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    res.json({ counts: { total, ...counts }, ...items, oauth_waiting: oauth });
+    res.json({ counts: { total, ...counts }, ...lists, oauth_waiting: oauth });
   });
+}
+
+/**
+ * The list is fetched again on every burst of events in every open tab: a big tree stays behind (its
+ * commands never do) and the card links to its goal, whose page fetches it whole.
+ */
+const TREE_SHOWN = 30;
+function outlineOnly<P extends { task_count?: number; tree?: unknown }>(p: P): P & { tree_omitted?: boolean } {
+  return (p.task_count ?? 0) > TREE_SHOWN ? { ...p, tree: undefined, tree_omitted: true } : p;
 }
 
 function goalItem(g: GoalNeedingOwner) {

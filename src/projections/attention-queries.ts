@@ -92,3 +92,11 @@ export const quarantinedAgents = (db: Database, ownerId: number): QuarantinedAge
     `SELECT agent_id AS agentId, name, quarantine_reason AS reason, quarantined_at AS at FROM agents
       WHERE owner_id = ? AND quarantined = 1 ORDER BY quarantined_at DESC, agent_id DESC`,
   ).all(ownerId) as QuarantinedAgent[];
+
+/** How many proposals and resource requests wait, however many the lists show. */
+export const pendingCounts = (db: Database, ownerId: number): { proposals: number; requests: number } =>
+  prepared(
+    db,
+    `SELECT (SELECT count(*) FROM proposals WHERE owner_id = @o AND status = 'pending') AS proposals,
+            (SELECT count(*) FROM resource_requests WHERE owner_id = @o AND status = 'pending') AS requests`,
+  ).get({ o: ownerId }) as { proposals: number; requests: number };

@@ -82,6 +82,25 @@ describe('GET /api/attention', () => {
     assert.equal((await attention()).counts.total, 0);
   });
 
+  it("leaves a big tree's outline to its goal's page (its commands stay), counted all the same", async () => {
+    const agent = await f.connect(f.agentToken);
+    const g = await ok(agent, 'create_goal', {
+      title: 'Big plan',
+      description: DESCRIPTION,
+      coordinator_config: 'worker',
+    });
+    const children = Array.from({ length: 31 }, (_, i) => leaf(`Page ${i}`));
+    const p = await ok(agent, 'propose_task_tree', { goal_id: g.goal_id, tree: { ...leaf('Site'), children } });
+    const listed = (await attention()).proposals.find((x: Body) => x.id === p.proposal_id);
+    assert.deepEqual(
+      [listed.task_count, listed.tree_omitted, 'tree' in listed, listed.commands],
+      [32, true, false, []],
+    );
+    const whole = (await owner.json('/proposals')).proposals.find((x: Body) => x.id === p.proposal_id);
+    assert.equal(whole.tree.children.length, 31);
+    await owner.json(`/proposals/${p.proposal_id}/reject`, { method: 'POST', body: { reason: 'Too big.' } });
+  });
+
   it("a closed goal's pending proposal is withdrawn: rejected by Colony with the reason, its proposer told", async () => {
     const agent = await f.connect(f.agentToken);
     const g = await ok(agent, 'create_goal', {

@@ -18,7 +18,7 @@ const RELEVANT = /^(proposal|goal|resource-request|run|runtime|agent|oauth)-/;
 const relevant = (e: LogEvent): boolean =>
   RELEVANT.test(e.stream_id) || (e.type === 'MessagePosted' && e.actor === 'system');
 
-export async function loadAttention(): Promise<void> {
+async function fetchOnce(): Promise<void> {
   try {
     attention.data = await get<Attention>('/api/attention');
     attention.error = '';
@@ -27,6 +27,24 @@ export async function loadAttention(): Promise<void> {
   } finally {
     attention.loaded = true;
   }
+}
+
+// One request at a time: a decision's own reload and the stream's refresh of it, arriving together, make
+// one fetch and, if asked again meanwhile, one more after it — never two lists rendered over each other.
+let inflight: Promise<void> | null = null;
+let again = false;
+export function loadAttention(): Promise<void> {
+  if (inflight) {
+    again = true;
+    return inflight;
+  }
+  inflight = (async () => {
+    do {
+      again = false;
+      await fetchOnce();
+    } while (again);
+  })().finally(() => { inflight = null; });
+  return inflight;
 }
 
 /** Only the OAuth count is polled (cheap); the whole list is fetched again when it changed. */

@@ -21,7 +21,7 @@ export interface Snapshot {
 }
 export interface Proposal {
   id: number; kind: 'tree' | 'agent'; goal_id: number; goal_title: string; proposer: string; created_at: string; status: string; task_count?: number;
-  tree?: unknown; agent?: { name: string; model: string; tier: string; tool_scope: string[]; system_prompt: string; reason: string }; commands: string[]; reasoning?: string;
+  tree?: unknown; tree_omitted?: boolean; agent?: { name: string; model: string; tier: string; tool_scope: string[]; system_prompt: string; reason: string }; commands: string[]; reasoning?: string;
 }
 export interface TimelineMessage { id: number; from: string; from_kind: string; kind: string; event: string | null; body: string; created_at: string }
 /** An authorization request waiting in the serving process (GET /api/oauth/requests); every string but `code` is the client's own. */
