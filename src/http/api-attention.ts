@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { proposalView } from '../actions/proposals/card.js';
 import { readConsistent } from '../engine/db.js';
 import type { McpContext } from '../mcp/context.js';
+import { mayReadRunsOf, readableBy } from '../mcp/views/readable.js';
 import {
   failingAgents,
   goalsNeedingOwner,
@@ -31,6 +32,8 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
   const db = ctx.app.engine.db;
   router.get('/attention', (req, res) => {
     const tenant = speakerOf(req).tenant;
+    // An agent's session sees why another agent's runs fail only where it may read that agent's runs.
+    const readable = readableBy({ app: ctx.app, caller: callerOf(req) });
     const items = readConsistent(db, () => ({
       proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
       pending: pendingCounts(db, tenant),
@@ -53,7 +56,7 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
         run_id: a.runId,
         status: a.status,
         cause: a.cause,
-        reason: a.reason,
+        reason: mayReadRunsOf(readable, a.agentId) ? a.reason : null,
         goal_id: a.goalId,
         task_id: a.taskId,
         at: a.at,

@@ -174,6 +174,13 @@ describe('GET /api/attention', () => {
       a.failing_agents.map((x: Body) => [x.agent, x.failures, x.run_id, x.cause, x.reason]),
       [['flaky', 2, last, 'auth', 'Claude Code credentials were refused: 401']],
     );
+    // The worker's console session sees that flaky fails, not why: flaky's runs are not the worker's to read.
+    const workerSession = new Browser(f);
+    assert.equal((await workerSession.signIn(f.agentToken)).status, 200);
+    assert.deepEqual(
+      (await attention(workerSession)).failing_agents.map((x: Body) => [x.agent, x.reason]),
+      [['flaky', null]],
+    );
     run(flaky.agentId, 'succeeded');
     assert.deepEqual((await attention()).failing_agents, []);
     run(flaky.agentId, 'failed', 'again');
