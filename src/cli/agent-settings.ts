@@ -25,6 +25,10 @@ export function registerRuntimeSettings(agents: Command): void {
         'at least this long between two runs; wake-ups in between merge into one queued run',
       )
       .option('--daily-runs <n>', 'at most this many runs per UTC day')
+      .option(
+        '--daily-tokens <n>',
+        'at most this many tokens per UTC day, across goals (a run is stopped when it reaches it)',
+      )
       .option('--max-trigger-depth <n>', "a chain of runs woken by each other's messages stops at this depth")
       .option(
         '--project <name>',
@@ -47,6 +51,7 @@ interface RuntimeOptions {
   timeoutSec?: string;
   cooldownSec?: string;
   dailyRuns?: string;
+  dailyTokens?: string;
   maxTriggerDepth?: string;
   project?: string;
   json?: boolean;
@@ -58,6 +63,7 @@ function parseRuntime(opts: RuntimeOptions): Partial<RuntimeOverrides> {
     ['timeoutSec', opts.timeoutSec, '--timeout-sec', 1],
     ['cooldownSec', opts.cooldownSec, '--cooldown-sec', 0],
     ['dailyRunBudget', opts.dailyRuns, '--daily-runs', 0],
+    ['dailyTokenBudget', opts.dailyTokens, '--daily-tokens', 0],
     ['maxTriggerDepth', opts.maxTriggerDepth, '--max-trigger-depth', 0],
   ];
   for (const [key, raw, flag, min] of fields) {
@@ -116,12 +122,13 @@ async function showSettings(app: App, name: string, agent: AgentRow, json: boole
       timeout_sec: s.timeoutSec,
       cooldown_sec: s.cooldownSec,
       daily_run_budget: s.dailyRunBudget,
+      daily_token_budget: s.dailyTokenBudget,
       max_trigger_depth: s.maxTriggerDepth,
       ...sandboxView(rt.sandbox),
     });
   }
   process.stdout.write(
-    `${name} (${rt.status}${project ? `, project ${project}` : ''}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, max trigger depth ${s.maxTriggerDepth}\n`,
+    `${name} (${rt.status}${project ? `, project ${project}` : ''}): timeout ${s.timeoutSec}s, cooldown ${s.cooldownSec}s, ${s.dailyRunBudget} runs/day, ${s.dailyTokenBudget} tokens/day, max trigger depth ${s.maxTriggerDepth}\n`,
   );
   process.stdout.write(
     `  sandbox ${box.sandbox}, network ${box.network}${box.network === 'allow' ? ` (${box.allowHosts.join(', ')})` : ''}, memory ${box.limits.memoryMb} MB, cpu ${box.limits.cpuSec} s, pids ${box.limits.pids}, file size ${box.limits.fileMb} MB, disk ${box.limits.diskMb} MB\n`,

@@ -6,7 +6,7 @@ import { budgetRefusal, NOTHING, type BudgetLine, type Refusal } from './task-bu
 /**
  * The gates a wake-up passes before it becomes a run, in order: the agent is stopped, it has no backend
  * command, it is quarantined, its task is closed, its goal's budget (a paused goal, or spend plus open
- * reservations at a budget), its goal is closed, the trigger depth, the daily run budget. Then why a run
+ * reservations at a budget), its goal is closed, the trigger depth, the daily run and token budgets. Then why a run
  * that passed them must still wait: the agent runs already, or it is in its cooldown. Pure: the facts
  * arrive in the command, read by the caller in the same transaction.
  */
@@ -30,6 +30,9 @@ export interface GateFacts {
   dailyRunBudget: number;
   /** Runs of the agent started since midnight (UTC). */
   ranToday: number;
+  dailyTokenBudget: number;
+  /** Tokens the agent's runs started since midnight (UTC) used, across goals. */
+  tokensToday: number;
 }
 
 export interface WaitFacts {
@@ -82,8 +85,15 @@ export function gateRefusal(f: GateFacts, depth: number, starting: boolean): Gat
       gate: 'daily_run_budget',
       reason: `agent ${agent.name} already ran ${f.ranToday} times today (daily run budget ${f.dailyRunBudget})`,
     };
+  if (f.tokensToday >= f.dailyTokenBudget) return dailyTokens(agent.name, f.tokensToday, f.dailyTokenBudget);
   return null;
 }
+
+/** The agent used its day's tokens: refused until midnight (UTC); also why a running run is stopped. */
+export const dailyTokens = (name: string, used: number, budget: number): GateRefusal => ({
+  gate: 'daily_token_budget',
+  reason: `agent ${name} used ${used} tokens today (daily token budget ${budget}); it runs again after midnight UTC, or when the owner raises it (colony agents update ${name} --daily-tokens N)`,
+});
 
 /**
  * The budget the run would break (its open reservation, if it has a task, is not counted twice): a

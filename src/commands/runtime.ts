@@ -43,6 +43,7 @@ const NO_OVERRIDES: RuntimeOverrides = {
   cooldownSec: null,
   dailyRunBudget: null,
   maxTriggerDepth: null,
+  dailyTokenBudget: null,
 };
 
 /** A timeout is at least 1 s; the others at least 0 (a daily budget or a depth of 0 refuses every run). Integers only. */
@@ -61,7 +62,8 @@ function oneOf<T extends string>(value: T | null, allowed: readonly T[], field: 
 
 /** The agent's settings after `changes`, each checked in order. */
 export function runtimeAfter(current: RuntimeOverrides | null, changes: Partial<RuntimeOverrides>): RuntimeOverrides {
-  const settings = { ...(current ?? NO_OVERRIDES) };
+  // Settings recorded before a key existed (the daily token budget) read as null for it: the default.
+  const settings = { ...NO_OVERRIDES, ...current };
   for (const key of Object.keys(settings) as (keyof RuntimeOverrides)[]) {
     const value = changes[key];
     if (value !== undefined) settings[key] = value === null ? null : checkSetting(key, value);

@@ -45,7 +45,8 @@ export type Gate =
   | 'goal_closed'
   | 'task_closed'
   | 'trigger_depth'
-  | 'daily_run_budget';
+  | 'daily_run_budget'
+  | 'daily_token_budget';
 
 /** Why a run waits instead of starting now. */
 export type QueueReason = 'agent_running' | 'cooldown';
@@ -206,6 +207,8 @@ export interface RuntimeSettings {
   cooldownSec: number;
   dailyRunBudget: number;
   maxTriggerDepth: number;
+  /** Tokens the agent's runs may use in a day (UTC), across goals; the running one is stopped when it reaches it. */
+  dailyTokenBudget: number;
 }
 
 /** An agent's own settings; null keeps the process-wide default. */

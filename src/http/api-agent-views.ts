@@ -33,6 +33,7 @@ export function runtimeDetail(db: Database, agent: AgentRow) {
     timeout_sec: s.timeoutSec,
     cooldown_sec: s.cooldownSec,
     daily_run_budget: s.dailyRunBudget,
+    daily_token_budget: s.dailyTokenBudget,
     max_trigger_depth: s.maxTriggerDepth,
     current_run_id: rt.currentRunId,
     last_run_id: rt.lastRunId,

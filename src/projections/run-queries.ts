@@ -37,6 +37,9 @@ export interface RunRow extends RunCliFacts {
   costCents: number;
   reportedTokens: number;
   reportedCents: number;
+  /** The run's own usage as Colony recorded it (as it streamed, and at its end). */
+  spentTokens: number;
+  spentCents: number;
   reservedTokens: number;
   reservedCents: number;
   outputTail: string | null;
@@ -67,6 +70,7 @@ export interface AgentRuntimeRow {
   cooldownSec: number | null;
   dailyRunBudget: number | null;
   maxTriggerDepth: number | null;
+  dailyTokenBudget: number | null;
   currentRunId: number | null;
   lastRunId: number | null;
   lastSessionId: string | null;
@@ -82,7 +86,7 @@ export interface AgentRuntimeRow {
 const RUN = `SELECT run_id AS runId, agent_id AS agentId, owner_id AS ownerId, session_id AS sessionId, task_id AS taskId, goal_id AS goalId, depth,
   source, wakes, status, queue_reason AS queueReason, not_before AS notBefore, gate, reason, queued_at AS queuedAt, started_at AS startedAt,
   finished_at AS finishedAt, config_hash AS configHash, trace_id AS traceId, timeout_sec AS timeoutSec, timed_out AS timedOut, exit_code AS exitCode,
-  signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, reserved_tokens AS reservedTokens,
+  signal, duration_ms AS durationMs, tokens_in AS tokensIn, tokens_out AS tokensOut, cost_cents AS costCents, reported_tokens AS reportedTokens, reported_cents AS reportedCents, spent_tokens AS spentTokens, spent_cents AS spentCents, reserved_tokens AS reservedTokens,
   reserved_cents AS reservedCents, output_tail AS outputTail, last_message_at AS lastMessageAt, preview, updated_at AS updatedAt, sandbox, limit_hit AS limitHit, cancelled_by AS cancelledBy,
   runtime, cost_known AS costKnown, billing_lane AS billingLane, cli_session AS cliSession, cause FROM runs`;
 const toRun = (r: Record<string, unknown> | undefined): RunRow | null =>
@@ -132,6 +136,14 @@ export const runsStartedSince = (db: Database, agentId: number, since: string): 
     prepared(db, 'SELECT count(*) AS n FROM runs WHERE agent_id = ? AND started_at >= ?').get(agentId, since) as {
       n: number;
     }
+  ).n;
+/** Tokens the agent's runs started since `since` used: their own usage as recorded and what they reported. */
+export const tokensSince = (db: Database, agentId: number, since: string): number =>
+  (
+    prepared(
+      db,
+      'SELECT coalesce(sum(spent_tokens + reported_tokens), 0) AS n FROM runs WHERE agent_id = ? AND started_at >= ?',
+    ).get(agentId, since) as { n: number }
   ).n;
 export const lastStartOf = (db: Database, agentId: number): string | null =>
   (prepared(db, 'SELECT max(started_at) AS at FROM runs WHERE agent_id = ?').get(agentId) as { at: string | null }).at;
@@ -184,7 +196,7 @@ export const lastSessionMessages = (
 };
 
 const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS timeoutSec, cooldown_sec AS cooldownSec, daily_run_budget AS dailyRunBudget,
-  max_trigger_depth AS maxTriggerDepth, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,
+  max_trigger_depth AS maxTriggerDepth, daily_token_budget AS dailyTokenBudget, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,
   last_started_at AS lastStartedAt, last_finished_at AS lastFinishedAt, last_message_at AS lastMessageAt, preview, project_id AS projectId, sandbox FROM agent_runtime`;
 /** An agent's runtime row; an agent that never ran reads as idle with default settings (nulls). */
 export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
@@ -198,6 +210,7 @@ export function runtimeOf(db: Database, agentId: number): AgentRuntimeRow {
       cooldownSec: null,
       dailyRunBudget: null,
       maxTriggerDepth: null,
+      dailyTokenBudget: null,
       currentRunId: null,
       lastRunId: null,
       lastSessionId: null,

@@ -13,7 +13,8 @@ type T = 'agent_runtime';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   row: `INSERT OR IGNORE INTO "${t.agent_runtime}" (agent_id, status, stopped) VALUES (?, 'idle', 0)`,
-  settings: `UPDATE "${t.agent_runtime}" SET timeout_sec = ?, cooldown_sec = ?, daily_run_budget = ?, max_trigger_depth = ? WHERE agent_id = ?`,
+  settings: `UPDATE "${t.agent_runtime}" SET timeout_sec = ?, cooldown_sec = ?, daily_run_budget = ?, max_trigger_depth = ?,
+    daily_token_budget = ? WHERE agent_id = ?`,
   stopped: `UPDATE "${t.agent_runtime}" SET stopped = ?, status = CASE WHEN ? = 1 THEN 'stopped' WHEN current_run_id IS NOT NULL THEN 'executing' ELSE 'idle' END
     WHERE agent_id = ?`,
   running: `UPDATE "${t.agent_runtime}" SET status = CASE WHEN stopped = 1 THEN 'stopped' ELSE 'executing' END, current_run_id = ?, last_run_id = ?,
@@ -37,7 +38,9 @@ export function* applyRuntimeEvent(e: StoredEvent<RuntimeEvent>, t: TableNames<T
   switch (e.type) {
     case 'RuntimeConfigured': {
       const s = e.data.settings;
-      yield run(q.settings, s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, e.data.agentId);
+      // Settings recorded before the daily token budget existed read as the default for it.
+      const tokens = s.dailyTokenBudget ?? null;
+      yield run(q.settings, s.timeoutSec, s.cooldownSec, s.dailyRunBudget, s.maxTriggerDepth, tokens, e.data.agentId);
       return;
     }
     case 'AgentStopped':

@@ -38,11 +38,13 @@ const sql = sqlFor((t: Record<T, string>) => ({
   lastMessage: `UPDATE "${t.runs}" SET last_message_at = ?, preview = ?, updated_at = ? WHERE run_id = ?`,
   sessionOf: `SELECT session_id AS sessionId, agent_id AS agentId FROM "${t.runs}" WHERE run_id = ?`,
   reported: `UPDATE "${t.runs}" SET reported_tokens = reported_tokens + ?, reported_cents = reported_cents + ? WHERE run_id = ?`,
+  spent: `UPDATE "${t.runs}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ? WHERE run_id = ?`,
 }));
 
 export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, T> = {
   name: 'runs',
-  version: 6,
+  // 7: spent_tokens/spent_cents (the run's own usage as recorded, streamed while it runs), daily_token_budget.
+  version: 7,
   handles: [
     'RunQueued',
     'RunWakeMerged',
@@ -69,7 +71,8 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         gate TEXT, reason TEXT, queued_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, config_hash TEXT, trace_id TEXT, timeout_sec INTEGER,
         timed_out INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, signal TEXT, duration_ms INTEGER, tokens_in INTEGER NOT NULL DEFAULT 0,
         tokens_out INTEGER NOT NULL DEFAULT 0, cost_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0,
-        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, cancelled_by TEXT, updated_at TEXT NOT NULL,
+        reserved_cents INTEGER NOT NULL DEFAULT 0, reported_tokens INTEGER NOT NULL DEFAULT 0, reported_cents INTEGER NOT NULL DEFAULT 0,
+        spent_tokens INTEGER NOT NULL DEFAULT 0, spent_cents INTEGER NOT NULL DEFAULT 0, output_tail TEXT, last_message_at TEXT, preview TEXT, sandbox TEXT, limit_hit TEXT, cancelled_by TEXT, updated_at TEXT NOT NULL,
         runtime TEXT, cost_known INTEGER NOT NULL DEFAULT 1, billing_lane TEXT, cli_session TEXT, cause TEXT);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent" ON "${t.runs}" (agent_id, status, run_id);
       CREATE INDEX IF NOT EXISTS "${t.runs}_by_agent_started" ON "${t.runs}" (agent_id, started_at);
@@ -81,7 +84,7 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         truncated INTEGER NOT NULL, bytes INTEGER NOT NULL, at TEXT NOT NULL, PRIMARY KEY (run_id, seq));
       CREATE TABLE IF NOT EXISTS "${t.agent_runtime}" (
         agent_id INTEGER PRIMARY KEY, status TEXT NOT NULL, stopped INTEGER NOT NULL, timeout_sec INTEGER, cooldown_sec INTEGER,
-        daily_run_budget INTEGER, max_trigger_depth INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
+        daily_run_budget INTEGER, max_trigger_depth INTEGER, daily_token_budget INTEGER, current_run_id INTEGER, last_run_id INTEGER, last_session_id TEXT,
         last_started_at TEXT, last_finished_at TEXT, last_message_at TEXT, preview TEXT, project_id INTEGER, sandbox TEXT);
     `;
   },
@@ -182,9 +185,9 @@ export const runsProjection: Projection<RunEvent | RuntimeEvent | CostRecorded, 
         yield* applyRuntimeEvent(e, t);
         return;
       case 'CostRecorded':
-        // report_usage during a run is part of the run's usage; the run's own final figures are in RunFinished.
-        if (e.data.runId !== undefined && e.data.source === 'report_usage')
-          yield run(q.reported, e.data.tokens, e.data.cents, e.data.runId);
+        // report_usage during a run is part of the run's usage; the run's own usage is recorded as it streams and at its end.
+        if (e.data.runId === undefined) return;
+        yield run(e.data.source === 'report_usage' ? q.reported : q.spent, e.data.tokens, e.data.cents, e.data.runId);
         return;
       default: {
         const never: never = e;

@@ -53,10 +53,21 @@ describe('colony agents runtime controls', () => {
   it('shows and changes the runtime settings; "default" resets one', () => {
     assert.equal(
       run(['agents', 'runtime', 'echo-bot']).stdout,
-      `echo-bot (idle): timeout 900s, cooldown 5s, 100 runs/day, max trigger depth 5\n${BOX}`,
+      `echo-bot (idle): timeout 900s, cooldown 5s, 100 runs/day, 20000000 tokens/day, max trigger depth 5\n${BOX}`,
     );
     const set = JSON.parse(
-      run(['agents', 'runtime', 'echo-bot', '--timeout-sec', '30', '--daily-runs', '3', '--json']).stdout,
+      run([
+        'agents',
+        'runtime',
+        'echo-bot',
+        '--timeout-sec',
+        '30',
+        '--daily-runs',
+        '3',
+        '--daily-tokens',
+        '5000',
+        '--json',
+      ]).stdout,
     );
     assert.deepEqual(set, {
       name: 'echo-bot',
@@ -65,6 +76,7 @@ describe('colony agents runtime controls', () => {
       timeout_sec: 30,
       cooldown_sec: 5,
       daily_run_budget: 3,
+      daily_token_budget: 5000,
       max_trigger_depth: 5,
       ...BOX_JSON,
     });
@@ -162,6 +174,7 @@ describe('colony agents runtime controls', () => {
         timeout_sec: undefined,
         cooldown_sec: undefined,
         daily_run_budget: undefined,
+        daily_token_budget: undefined,
         max_trigger_depth: undefined,
       },
       {
@@ -171,6 +184,7 @@ describe('colony agents runtime controls', () => {
         timeout_sec: undefined,
         cooldown_sec: undefined,
         daily_run_budget: undefined,
+        daily_token_budget: undefined,
         max_trigger_depth: undefined,
         ...BOX_JSON,
       },
@@ -195,7 +209,7 @@ describe('colony agents runtime controls', () => {
     app.engine.close();
     assert.equal(
       run(['agents', 'runtime', 'echo-bot', '--project', 'site']).stdout,
-      `echo-bot (idle, project site): timeout 900s, cooldown 5s, 3 runs/day, max trigger depth 5\n${BOX}`,
+      `echo-bot (idle, project site): timeout 900s, cooldown 5s, 3 runs/day, 5000 tokens/day, max trigger depth 5\n${BOX}`,
     );
     assert.equal(
       JSON.parse(run(['agents', 'runtime', 'echo-bot', '--project', 'none', '--json']).stdout).project,

@@ -36,6 +36,8 @@ const gates = (over: Partial<GateFacts> = {}, agent: Partial<GateFacts['agent']>
   maxTriggerDepth: 5,
   dailyRunBudget: 100,
   ranToday: 0,
+  dailyTokenBudget: 1000,
+  tokensToday: 0,
   ...over,
 });
 const free: WaitFacts = { running: false, lastStart: null, cooldownSec: 5 };
@@ -127,6 +129,12 @@ describe('run decider: a wake-up meets the gates, in order', () => {
       ],
       [gates({ ranToday: 100 }), 5, 'trigger_depth', /trigger depth 5 reached the agent's maximum of 5/],
       [gates({ ranToday: 100 }), 4, 'daily_run_budget', /already ran 100 times today \(daily run budget 100\)/],
+      [
+        gates({ tokensToday: 1000 }),
+        4,
+        'daily_token_budget',
+        /used 1000 tokens today \(daily token budget 1000\); it runs again after midnight UTC/,
+      ],
     ];
     for (const [g, depth, gate, reason] of cases) {
       const [event] = runDecider.decide(queue(g, free, { depth }), runDecider.initialState(), {
@@ -244,7 +252,14 @@ describe('runtime decider: the owner’s settings for an agent', () => {
     type: 'RuntimeConfigured' as const,
     data: {
       agentId: 3,
-      settings: { timeoutSec: null, cooldownSec: null, dailyRunBudget: null, maxTriggerDepth: null, ...settings },
+      settings: {
+        timeoutSec: null,
+        cooldownSec: null,
+        dailyRunBudget: null,
+        maxTriggerDepth: null,
+        dailyTokenBudget: null,
+        ...settings,
+      },
       by: 'user-1',
     },
   });

@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../engine/event.js';
 import { getGoal } from '../../projections/goal-queries.js';
 import { type TaskRow } from '../../projections/task-queries.js';
 import type { AgentRow } from '../../projections/principal-queries.js';
-import { lastStartOf, runningRunOf, runsStartedSince } from '../../projections/run-queries.js';
+import { lastStartOf, runningRunOf, runsStartedSince, tokensSince } from '../../projections/run-queries.js';
 import { budgetLines, heldReservation, pauseForBudget } from '../budget.js';
 import { runtimeSettings } from './settings.js';
 import { type CommandOptions } from '../../engine/handle.js';
@@ -46,9 +46,14 @@ export function gateFacts(
     },
     maxTriggerDepth: settings.maxTriggerDepth,
     dailyRunBudget: settings.dailyRunBudget,
-    ranToday: runsStartedSince(db, agent.agentId, `${now.slice(0, 10)}T00:00:00.000Z`),
+    ranToday: runsStartedSince(db, agent.agentId, midnight(now)),
+    dailyTokenBudget: settings.dailyTokenBudget,
+    tokensToday: tokensSince(db, agent.agentId, midnight(now)),
   };
 }
+
+/** The start of `now`'s day, UTC: daily budgets count from it. */
+export const midnight = (now: string): string => `${now.slice(0, 10)}T00:00:00.000Z`;
 
 export function waitFacts(app: App, agentId: number): WaitFacts {
   const db = app.engine.db;

@@ -6,7 +6,7 @@ import { runtimeOf } from '../../projections/run-queries.js';
 /**
  * An agent's runtime settings: its own (`colony agents update --timeout-sec …`) over the process-wide
  * defaults. Defaults: a run may take 15 min (then SIGTERM, SIGKILL 15 s later); 5 s between two runs of
- * one agent (wake-ups in between merge into one queued run); 100 runs a day; a chain of runs woken by
+ * one agent (wake-ups in between merge into one queued run); 100 runs and 20 M tokens a day; a chain of runs woken by
  * each other's messages stops at depth 5. Each default can be set by an environment variable.
  */
 export const RUNTIME_DEFAULTS: RuntimeSettings = {
@@ -14,6 +14,7 @@ export const RUNTIME_DEFAULTS: RuntimeSettings = {
   cooldownSec: 5,
   dailyRunBudget: 100,
   maxTriggerDepth: 5,
+  dailyTokenBudget: 20_000_000,
 };
 
 const ENV: Record<keyof RuntimeSettings, string> = {
@@ -21,6 +22,7 @@ const ENV: Record<keyof RuntimeSettings, string> = {
   cooldownSec: 'COLONY_RUN_COOLDOWN_SEC',
   dailyRunBudget: 'COLONY_DAILY_RUN_BUDGET',
   maxTriggerDepth: 'COLONY_MAX_TRIGGER_DEPTH',
+  dailyTokenBudget: 'COLONY_DAILY_TOKEN_BUDGET',
 };
 
 export function defaultSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -41,6 +43,7 @@ export function runtimeSettings(db: Database, agentId: number): RuntimeSettings 
     cooldownSec: r.cooldownSec ?? d.cooldownSec,
     dailyRunBudget: r.dailyRunBudget ?? d.dailyRunBudget,
     maxTriggerDepth: r.maxTriggerDepth ?? d.maxTriggerDepth,
+    dailyTokenBudget: r.dailyTokenBudget ?? d.dailyTokenBudget,
     stopped: r.stopped,
   };
 }

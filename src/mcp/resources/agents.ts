@@ -58,6 +58,7 @@ export function agentResource(ctx: McpContext, caller: Caller, name: string) {
         last_started_at: rt.lastStartedAt,
         last_finished_at: rt.lastFinishedAt,
         daily_run_budget: settings.dailyRunBudget,
+        daily_token_budget: settings.dailyTokenBudget,
         timeout_sec: settings.timeoutSec,
       },
       recent_runs: runsVisible
