@@ -21,6 +21,7 @@ import { projectsProjection } from './projections/projects.js';
 import { webappsProjection } from './projections/webapps.js';
 import { verifiersProjection } from './projections/verifiers.js';
 import { oauthProjection } from './projections/oauth.js';
+import { breakersProjection } from './projections/breakers.js';
 import type { Clock } from './clock.js';
 import { PgPrimary } from './engine/pg/primary.js';
 
@@ -44,6 +45,7 @@ export const productProjections: readonly AnyProjection[] = [
   webappsProjection,
   verifiersProjection,
   oauthProjection,
+  breakersProjection,
 ];
 
 export interface App {
