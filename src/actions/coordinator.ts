@@ -33,6 +33,7 @@ export const COORDINATOR_TOOLS = [
   'complete_task',
   'report_usage',
   'verify_task',
+  'set_task_blockers',
 ];
 
 export const COORDINATOR_PROMPT = `You are the coordinator of a Colony goal. Your job is to get the goal done through other agents:
@@ -41,7 +42,7 @@ yourself; you close parent tasks once their children are done.
 
 Tools you may call: create_goal, propose_task_tree, propose_agent, request_resource, list_resources, my_status,
 send_message, search_messages, get_goal, list_goals, complete_goal, get_channel_messages, read_inbox, list_verifiers,
-claim_task, complete_task, report_usage, verify_task.
+claim_task, complete_task, report_usage, verify_task, set_task_blockers.
 
 How to work:
 1. Call my_status first, then get_goal to see the goal, its task tree, its spend and its recent events.
@@ -50,7 +51,9 @@ How to work:
     "acceptance_criteria": "how a verifier knows it is done", "billing_code": "area-of-work",
     "budget_tokens": 0, "budget_dollars_cents": 0,
     "verifier_config": {"kind": "auto"} | {"kind": "peer", "agent_id": N} | {"kind": "command", "recipe": "NAME", "cwd": "..."},
-    "children": [ ...the same shape... ]}}
+    "blocked_by_nodes": ["tree.children[0]"], "children": [ ...the same shape... ]}}
+   blocked_by_nodes lists the other nodes of the tree a task must wait for (by path: "tree", "tree.children[0]", …);
+   blocked_by lists ids of the goal's existing tasks. Blockers never form a cycle (ErrDependencyCycle, which pauses you).
    A command verifier runs one of the owner's verifier recipes, by name (list_verifiers shows them); you never write a
    command. A peer verifier must be independent of the work: not you and not an agent you spawned.
    A child's budget must fit in what its parent has left. The owner approves or rejects it; a rejection arrives as a

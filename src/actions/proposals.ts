@@ -11,6 +11,7 @@ import { agentIdOf, goalFor, who } from './goals.js';
 import { autoApprove } from './proposals/decide.js';
 import { treeAsProposed, treeFacts } from './proposals/tree-facts.js';
 import { type Speaker } from '../events/principals.js';
+import { tripsOnCycle } from './tasks/blockers.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
@@ -39,7 +40,25 @@ export function proposeTaskTree(
   request: TreeRequest,
   actor: CommandOptions,
 ): Proposed {
-  const result = app.engine.transact(actor, (uow) => {
+  // A tree whose blockers close a cycle is refused; an agent proposing one trips its breaker on the goal.
+  const result = tripsOnCycle(app, by, goalId, actor, () => proposeOnce(app, by, goalId, reasoning, request, actor));
+  const p = result.value ?? fromEvents(result.events);
+  if (!p.auto || getProposal(app.engine.db, p.proposalId)?.status !== 'pending') {
+    return { ...p, approved: getProposal(app.engine.db, p.proposalId)?.status === 'approved', taskIds: [] };
+  }
+  const decided = autoApprove(app, by.tenant, p.proposalId, result.events[0]?.meta.commandId);
+  return { ...p, approved: true, taskIds: decided.taskIds };
+}
+
+function proposeOnce(
+  app: App,
+  by: Speaker,
+  goalId: number,
+  reasoning: string,
+  request: TreeRequest,
+  actor: CommandOptions,
+) {
+  return app.engine.transact(actor, (uow) => {
     const goal = goalFor(app, by, goalId);
     const proposer = agentIdOf(by);
     const facts = treeFacts(app, goal, proposer, request);
@@ -73,12 +92,6 @@ export function proposeTaskTree(
       auto: autoApprovable(goal.approvalMode, 'task_tree', tier),
     };
   });
-  const p = result.value ?? fromEvents(result.events);
-  if (!p.auto || getProposal(app.engine.db, p.proposalId)?.status !== 'pending') {
-    return { ...p, approved: getProposal(app.engine.db, p.proposalId)?.status === 'approved', taskIds: [] };
-  }
-  const decided = autoApprove(app, by.tenant, p.proposalId, result.events[0]?.meta.commandId);
-  return { ...p, approved: true, taskIds: decided.taskIds };
 }
 
 /** The proposal's card in `#approvals`, with the whole tree in its metadata. */

@@ -166,8 +166,9 @@ function printSnapshot(s: Snapshot, json: boolean | undefined, position?: number
     `Budget: ${g.budget_tokens ?? '∞'} tokens / ${g.budget_dollars_cents ?? '∞'}¢   spent: ${g.spent_tokens} tokens / ${g.spent_dollars_cents}¢`,
   );
   const walk = (n: TaskNode, depth: number) => {
+    const waiting = n.blocked_by.filter((b) => !b.done).map((b) => `#${b.id}`);
     out.push(
-      `${'  '.repeat(depth + 1)}#${n.id} [${n.status}] ${oneLine(n.title)}${n.assignee ? ` (${n.assignee.name})` : ''} — ${n.rollup.tokens} tokens, ${n.rollup.dollars_cents}¢`,
+      `${'  '.repeat(depth + 1)}#${n.id} [${n.status}] ${oneLine(n.title)}${n.assignee ? ` (${n.assignee.name})` : ''} — ${n.rollup.tokens} tokens, ${n.rollup.dollars_cents}¢${waiting.length ? ` — waits on ${waiting.join(', ')}` : ''}`,
     );
     n.children.forEach((c) => walk(c, depth + 1));
   };

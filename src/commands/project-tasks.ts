@@ -5,6 +5,7 @@ import { XYLOCOPA_STATUS } from '../events/task-status.js';
 import type { TaskChanges, TaskEvent } from '../events/tasks.js';
 import type { CreateTask, Task } from './task-types.js';
 import { taskDecider } from './tasks.js';
+import { checkBlockerList, checkBlockerScope, type BlockerFact } from './task-dependencies.js';
 
 /**
  * xylocopa's task_create / task_update / task_dispatch on Colony's one task aggregate: the task decider's
@@ -26,8 +27,11 @@ export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max', 'ultracode'] as
 export const MAX_TITLE = 300;
 export const MAX_DESCRIPTION = 50_000;
 
-/** task_create: the task as it will be created, in its project (resolved by the action). */
-export type CreateProjectTask = { type: 'CreateProjectTask'; task: CreateTask['task'] };
+/**
+ * task_create: the task as it will be created, in its project (resolved by the action), and the tasks its
+ * `blockedBy` names as the caller's tenant has them (a missing one is not the tenant's).
+ */
+export type CreateProjectTask = { type: 'CreateProjectTask'; task: CreateTask['task']; found?: BlockerFact[] };
 /**
  * task_update: the fields the caller gave ('' and null: not given), the project `project` named (null: none
  * named), and the task's values now. Only given fields that differ change; the status never does.
@@ -72,6 +76,9 @@ function create(c: CreateProjectTask): CreateTask {
       field: 'title',
     });
   validate({ title: t.title, description: t.description, model: t.plan?.model, effort: t.plan?.effort });
+  const blockedBy = t.blockedBy ?? [];
+  checkBlockerList(t.taskId, blockedBy, 'blocked_by', (id) => `#${id}`);
+  checkBlockerScope(blockedBy, c.found ?? [], { goalId: t.goalId, projectId: t.projectId ?? null }, 'blocked_by');
   return { type: 'CreateTask', task: t };
 }
 
@@ -129,8 +136,16 @@ function decide(command: ProjectTaskCommand, state: Task, ctx: DecideContext): r
   switch (command.type) {
     case 'CreateProjectTask':
       return taskDecider.decide(create(command), state, ctx);
-    case 'UpdateProjectTask':
-      return taskDecider.decide({ type: 'UpdateTask', ...update(command), by: command.by }, state, ctx);
+    case 'UpdateProjectTask': {
+      const edit = update(command);
+      if (edit.changes.projectId !== undefined && state.status !== 'absent' && state.blockedBy.length > 0)
+        throw new DomainError(
+          'ErrInvalidInput',
+          `Task ${state.taskId} is blocked by tasks of its project: clear its blockers (set_task_blockers) before moving it to another project.`,
+          { task_id: state.taskId, field: 'project' },
+        );
+      return taskDecider.decide({ type: 'UpdateTask', ...edit, by: command.by }, state, ctx);
+    }
     case 'DispatchProjectTask':
       return dispatchable(state) ? taskDecider.decide({ type: 'DispatchTask', by: command.by }, state, ctx) : [];
     default: {

@@ -61,7 +61,11 @@ export function treeOutline(tree: TreeNode): string[] {
       .join(', ');
     const v = n.verifier_config;
     const short = v?.kind === 'command' ? `command recipe "${v.recipe ?? '?'}"` : verifierLabel(v);
-    lines.push(`${'  '.repeat(depth)}- ${oneLine(n.title)}${budget ? ` [${budget}]` : ''} (verifier: ${short})`);
+    const waits = [...(n.blocked_by ?? []).map((id) => `#${id}`), ...(n.blocked_by_nodes ?? []).map(oneLine)];
+    const after = waits.length ? ` (waits on ${waits.join(', ')})` : '';
+    lines.push(
+      `${'  '.repeat(depth)}- ${oneLine(n.title)}${budget ? ` [${budget}]` : ''} (verifier: ${short})${after}`,
+    );
     for (const c of n.children ?? []) walk(c, depth + 1);
   };
   walk(tree, 0);

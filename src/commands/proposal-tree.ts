@@ -5,6 +5,8 @@ import type { TaskTreeProposed, TreeNode, TreeRequest } from '../events/proposal
 import type { VerifierConfig } from '../events/tasks.js';
 import { treeCard } from './proposal-card.js';
 import { checkTree } from './task-tree.js';
+import type { BlockerFact } from './task-dependencies.js';
+import { checkTreeBlockers } from './tree-dependencies.js';
 
 /**
  * Proposing a goal's task tree, decided from facts read in the same transaction: only the goal's owner
@@ -14,7 +16,8 @@ import { checkTree } from './task-tree.js';
  * independent of the proposer — not the proposer itself nor in its spawn lineage, since the team that
  * proposes the work does it; a command verifier names one of the owner's recipes and records its exact
  * command line (what the card shows is what runs). Then the budget cascade (task-tree.ts) against what
- * the goal's budgets leave, and the approval card must show every command line in full.
+ * the goal's budgets leave, the nodes' blockers (tree-dependencies.ts: no cycle), and the approval card
+ * must show every command line in full.
  */
 export const MAX_TREE_DEPTH = 32;
 
@@ -46,6 +49,8 @@ export interface TreeFacts {
   /** The owner's active recipes and the agents the tree names (missing ones are simply absent). */
   recipes: readonly RecipeFact[];
   peers: readonly PeerFact[];
+  /** The tasks the tree's nodes name in `blocked_by`, as the owner's tenant has them (missing ones are absent). */
+  blockers: readonly BlockerFact[];
 }
 export type ProposeTree = {
   type: 'ProposeTree';
@@ -59,6 +64,7 @@ export function proposeTree(c: ProposeTree): TaskTreeProposed {
   mayPropose(p, facts);
   const tree = resolveTree(c.request, facts, p.proposer.key, p.ownerId);
   const taskCount = checkTree(tree, budgetLeft(facts));
+  checkTreeBlockers(tree, p.goalId, facts.blockers);
   const card = treeCard({
     goalId: p.goalId,
     goalTitle: facts.goal.title,

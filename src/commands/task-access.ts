@@ -1,6 +1,6 @@
 import { isOwner } from '../events/principals.js';
 import { DomainError } from '../errors.js';
-import type { CancelTask, Live, RecordCost, Task, TaskCommand } from './task-types.js';
+import type { CancelTask, Live, RecordCost, SetTaskBlockers, Task, TaskCommand } from './task-types.js';
 
 /**
  * Who may move a task, decided from facts about the caller that arrive in the command. Only agents
@@ -8,8 +8,9 @@ import type { CancelTask, Live, RecordCost, Task, TaskCommand } from './task-typ
  * never comes from the agent whose work it judges nor from its spawn lineage: the peer verifier and its
  * lineage may not claim the work, and a peer verdict on work its lineage did is refused (for tasks that
  * were claimed before the claim was checked). Usage is reported by the task's assignee, its goal's
- * coordinator (its own runs are charged to the goal) or the owner: spend pauses goals. A quarantined
- * agent claims nothing.
+ * coordinator (its own runs are charged to the goal) or the owner: spend pauses goals. A task's blockers
+ * are changed by its owner, its creator, its assignee or its goal's coordinator: they gate who may work
+ * on it. A quarantined agent claims nothing.
  */
 /** Who may issue the command, checked before anything about the task itself. */
 export function checkCaller(c: TaskCommand, state: Task): void {
@@ -69,6 +70,22 @@ export function mayReport(state: Live, c: RecordCost): void {
   throw new DomainError(
     'ErrForbidden',
     `only task ${state.taskId}'s assignee, its goal's coordinator or the owner may report usage on it`,
+    { task_id: state.taskId },
+  );
+}
+
+export function mayChangeBlockers(state: Live, c: SetTaskBlockers): void {
+  const key = c.by.key;
+  if (
+    isOwner(c.by, c.ownerId) ||
+    key === state.createdBy ||
+    (state.assignee !== null && key === `agent-${state.assignee.agentId}`) ||
+    (c.coordinatorAgentId !== null && key === `agent-${c.coordinatorAgentId}`)
+  )
+    return;
+  throw new DomainError(
+    'ErrForbidden',
+    `only task ${state.taskId}'s owner, its creator, its assignee or its goal's coordinator may change its blockers`,
     { task_id: state.taskId },
   );
 }

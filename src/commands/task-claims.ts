@@ -4,6 +4,7 @@ import type { DecideContext } from '../engine/decider.js';
 import type { AgentRef } from '../events/principals.js';
 import { BudgetExceeded, budgetRefusal } from './task-budget.js';
 import { transition } from './task-notices.js';
+import { mustBeUnblocked } from './task-blockers.js';
 import type { ClaimTask, Live } from './task-types.js';
 
 /**
@@ -19,8 +20,8 @@ type Claimer = NonNullable<ClaimTask['agent']>;
 
 /**
  * A claim, in this order: a renewal by the assignee; refused while another agent's lease lasts, on a
- * closed goal, on a paused one, on a task that is not approved (once an expired lease is let go); then
- * the budget gate — the reservation must fit in the goal's budget and each budgeted task's above it.
+ * closed goal, on a paused one, on a task that is not approved (once an expired lease is let go), on one
+ * whose blockers are not all done (ErrTaskBlocked); then the budget gate — the reservation must fit in the goal's budget and each budgeted task's above it.
  */
 export function claim(state: Live, c: ClaimTask, agent: Claimer, ctx: DecideContext): TaskEvent[] {
   const leaseExpiresAt = new Date(Date.parse(ctx.now) + c.leaseMs).toISOString();
@@ -60,6 +61,7 @@ export function claim(state: Live, c: ClaimTask, agent: Claimer, ctx: DecideCont
       status: current.status,
     });
   }
+  mustBeUnblocked(current, c);
   // A goal's task without its budget facts would skip the gate: a caller's bug, never a pass.
   if ((c.goalStatus === null) !== (c.budget === null)) throw new Error('a claim on a goal task needs its budget facts');
   const refusal = c.budget ? budgetRefusal(c.budget.lines, c.reservation, c.budget.replaces) : null;

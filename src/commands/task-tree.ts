@@ -58,15 +58,21 @@ export function checkTree(tree: TreeNode, goalLeft: Budgets): number {
   return count;
 }
 
-/** The tasks an approval creates, parents before children; `nextId` hands out task ids. */
+/**
+ * The tasks an approval creates, parents before children; `nextId` hands out task ids. A node's blockers
+ * are the goal's tasks it names and the tasks of the nodes it names by path.
+ */
 export function planTree(tree: TreeNode, nextId: () => number): Plan[] {
   const plans: Plan[] = [];
+  const idOf = new Map<string, number>();
+  const waits: { plan: Plan; node: TreeNode }[] = [];
   const walk = (
     node: TreeNode,
     parent: { id: number; ancestry: AncestryNode[]; billing: string; node: TreeNode } | null,
     path: string,
   ): void => {
     const taskId = nextId();
+    idOf.set(path, taskId);
     const ancestry: AncestryNode[] = parent ? [...parent.ancestry, ancestryNode(parent.id, parent.node)] : [];
     const bytes = Buffer.byteLength(JSON.stringify(ancestry));
     if (bytes > ANCESTRY_CAP_BYTES) {
@@ -91,11 +97,15 @@ export function planTree(tree: TreeNode, nextId: () => number): Plan[] {
       heartbeat: node.heartbeat_config ?? null,
       status: 'approved',
     });
+    if (node.blocked_by?.length || node.blocked_by_nodes?.length) waits.push({ plan: plans.at(-1)!, node });
     (node.children ?? []).forEach((child, i) =>
       walk(child, { id: taskId, ancestry, billing: billingCode, node }, `${path}.children[${i}]`),
     );
   };
   walk(tree, null, 'tree');
+  // The proposal decider checked every path (tree-dependencies.ts): each names a node of this tree.
+  for (const { plan, node } of waits)
+    plan.blockedBy = [...(node.blocked_by ?? []), ...(node.blocked_by_nodes ?? []).map((p) => idOf.get(p)!)];
   return plans;
 }
 

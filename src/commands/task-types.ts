@@ -4,6 +4,7 @@ import type { LimitKind, SandboxProfile } from '../events/sandbox.js';
 import type { Amount, TaskChanges, TaskCreated, VerifierConfig } from '../events/tasks.js';
 import type { TaskStatus } from '../events/task-status.js';
 import type { BudgetLine } from './task-budget.js';
+import type { BlockerFact } from './task-dependencies.js';
 
 /**
  * The task decider's commands and state (its rules: tasks.ts and the task-*.ts steps). Facts from other
@@ -26,6 +27,8 @@ export type ClaimTask = {
    * Null for a project task (it has no goal, so no budget gate), and only for one.
    */
   budget: { lines: BudgetLine[]; replaces: Amount } | null;
+  /** Fact: the task's blockers with their statuses now (a new claim waits until each is done). */
+  blockers: Pick<BlockerFact, 'taskId' | 'status'>[];
 };
 /** `byRun`: a run of the agent is starting, which moves on only a task it holds that has not started yet. */
 export type StartTask = { type: 'StartTask'; agent: AgentRef | null; byRun?: boolean };
@@ -69,6 +72,20 @@ export type RecordCost = {
 };
 export type DispatchTask = { type: 'DispatchTask'; by: By };
 export type UpdateTask = { type: 'UpdateTask'; changes: TaskChanges; labels: string[]; by: By };
+/**
+ * set_task_blockers: the task's whole new list. Facts: the tasks it names as the caller's tenant has them
+ * (a missing one is not the tenant's), the dependency graph of the task's goal or project (each task to its
+ * blockers), the owner of the tenant and the goal's coordinator (null: a project task).
+ */
+export type SetTaskBlockers = {
+  type: 'SetTaskBlockers';
+  blockedBy: number[];
+  by: By;
+  found: BlockerFact[];
+  graph: ReadonlyMap<number, readonly number[]>;
+  ownerId: number;
+  coordinatorAgentId: number | null;
+};
 export type TimeOutTask = { type: 'TimeOutTask'; agentId: number; runId: number; reason: string };
 /** After spend was recorded in its subtree: the task's own budget raises its one 80 % alert (the subtree's spend is the fact). */
 export type ApplyTaskSpend = { type: 'ApplyTaskSpend'; spent: Amount };
@@ -84,6 +101,7 @@ export type TaskCommand =
   | RecordCost
   | DispatchTask
   | UpdateTask
+  | SetTaskBlockers
   | TimeOutTask
   | ApplyTaskSpend;
 
@@ -102,5 +120,9 @@ export type Task =
       attempt: number;
       budgets: TaskCreated['data']['budgets'];
       alerted: Record<BudgetDimension, boolean>;
+      projectId: number | null;
+      /** Who created it (a principal key): the creator may change its blockers. */
+      createdBy: string;
+      blockedBy: number[];
     };
 export type Live = Exclude<Task, { status: 'absent' }>;

@@ -7,6 +7,7 @@ import { claim, expired, expiry } from './task-claims.js';
 import { illegalTask, note } from './task-notices.js';
 import { budgetAlerts, cancel, dispatch, recordCost, release, start, timeOut } from './task-steps.js';
 import { complete, verdict } from './task-verdicts.js';
+import { setBlockers } from './task-blockers.js';
 
 export { illegalTask };
 
@@ -36,6 +37,9 @@ function evolve(state: Task, event: TaskEvent): Task {
       attempt: 1,
       budgets: t.budgets,
       alerted: { tokens: false, cents: false },
+      projectId: t.projectId ?? null,
+      createdBy: t.by.key,
+      blockedBy: t.blockedBy ?? [],
     };
   }
   if (state.status === 'absent') return state;
@@ -64,8 +68,12 @@ function evolve(state: Task, event: TaskEvent): Task {
       return { ...state, status: 'cancelled', leaseExpiresAt: null };
     case 'TaskDispatched':
       return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null, attempt: event.data.attempt };
-    case 'TaskUpdated':
-      return event.data.changes.title === undefined ? state : { ...state, title: event.data.changes.title };
+    case 'TaskUpdated': {
+      const { title, projectId } = event.data.changes;
+      return { ...state, title: title ?? state.title, projectId: projectId ?? state.projectId };
+    }
+    case 'TaskBlockersSet':
+      return { ...state, blockedBy: event.data.blockedBy };
     case 'TaskTimedOut':
       return { ...state, status: 'timeout', leaseExpiresAt: null };
     case 'CostRecorded':
@@ -126,6 +134,8 @@ function decide(command: TaskCommand, state: Task, ctx: DecideContext): TaskEven
               data: { taskId: state.taskId, changes: command.changes, labels: command.labels, by: command.by },
             },
           ];
+    case 'SetTaskBlockers':
+      return setBlockers(state, command, ctx);
     case 'TimeOutTask':
       return timeOut(state, command, ctx);
     case 'ApplyTaskSpend':

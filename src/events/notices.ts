@@ -29,6 +29,7 @@ export const NOTICE_EVENT_TYPES = [
   'ClaimExpired',
   'TaskCancelled',
   'TaskDispatched',
+  'TaskBlockersSet',
   'TaskTimedOut',
   'TaskBudgetAlertRaised',
 ] as const;

@@ -18,6 +18,10 @@ export interface TreeNode {
   budget_dollars_cents?: number;
   verifier_config?: VerifierConfig;
   heartbeat_config?: HeartbeatConfig;
+  /** Tasks of the goal (from earlier trees) this node's task waits on. */
+  blocked_by?: number[];
+  /** Other nodes of this tree it waits on, by path (`tree.children[0]`); their ids once approved. */
+  blocked_by_nodes?: string[];
   children?: TreeNode[];
 }
 

@@ -17,6 +17,7 @@ export type WakeSource =
   | 'verification_requested'
   | 'children_done'
   | 'task_dispatched'
+  | 'task_unblocked'
   | 'message_received'
   | 'probe'
   | 'goal_stalled'
@@ -29,6 +30,7 @@ export const WAKE_SOURCES: readonly WakeSource[] = [
   'verification_requested',
   'children_done',
   'task_dispatched',
+  'task_unblocked',
   'message_received',
   'probe',
   'goal_stalled',

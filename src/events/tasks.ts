@@ -79,6 +79,8 @@ export type TaskCreated = Event<
     channelId: number;
     by: By;
     notice: Notice;
+    /** The tasks (of its goal, or of its project) it waits on: claimable once each is done. Absent: none. */
+    blockedBy?: number[];
   }
 >;
 
@@ -187,6 +189,15 @@ export interface TaskChanges {
 }
 export type TaskUpdated = Event<'TaskUpdated', { taskId: number; changes: TaskChanges; labels: string[]; by: By }>;
 
+/**
+ * set_task_blockers: the task's whole list of blockers now (replacing `previous`; [] clears it), with its
+ * goal-channel notice. A list that would close a dependency cycle is never written.
+ */
+export type TaskBlockersSet = Event<
+  'TaskBlockersSet',
+  { taskId: number; goalId: number | null; blockedBy: number[]; previous: number[]; by: By; notice: Notice }
+>;
+
 /** The assignee's run for the task hit its timeout (xylocopa's TIMEOUT); task_dispatch retries it. */
 export type TaskTimedOut = Event<
   'TaskTimedOut',
@@ -215,6 +226,7 @@ export type TaskEvent =
   | CostRecorded
   | TaskDispatched
   | TaskUpdated
+  | TaskBlockersSet
   | TaskTimedOut
   | TaskBudgetAlertRaised;
 

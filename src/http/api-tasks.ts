@@ -6,6 +6,7 @@ import { principalKey } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
 import { visibleArtifacts } from './api-goal-outcome.js';
+import { blockersOf } from '../projections/task-blocker-queries.js';
 
 /**
  * `POST /api/tasks/:id/cancel`: destructive, so — like cancel_task over MCP (mcp/call-checks.ts) — the first
@@ -40,6 +41,12 @@ export function mountTasks(router: Router, ctx: McpContext): void {
       verifier: t.verifier.kind,
       verifier_output: t.verifierOutput,
       failure_reason: t.failureReason,
+      blocked_by: blockersOf(ctx.app.engine.db, t).map((b) => ({
+        id: b.taskId,
+        title: b.title,
+        status: b.status,
+        done: b.status === 'done',
+      })),
       artifacts,
       claimed_at: t.claimedAt,
       submitted_at: t.submittedAt,

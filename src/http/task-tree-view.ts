@@ -55,6 +55,7 @@ export function treeView(s: Snapshot, folding: Folding = {}) {
       verified_by: n.verified_by,
       has_verifier_output: n.verifier_output !== null && n.verifier_output !== '',
       artifact_count: n.artifact_message_ids.length,
+      blocked_by: n.blocked_by,
       child_count: n.children.length,
       children: unfolded.has(n.id) ? n.children.map(slim) : [],
     };

@@ -34,6 +34,8 @@ export interface TaskNode {
   created_at: string;
   claimed_at: string | null;
   completed_at: string | null;
+  /** The tasks of the goal it waits on, each with its status now: claimable once every one is done. */
+  blocked_by: { id: number; status: string; done: boolean }[];
   children: TaskNode[];
 }
 
@@ -41,6 +43,12 @@ export interface TaskNode {
 export function taskTree(tasks: TaskRow[]): TaskNode[] {
   const nodes = new Map<number, TaskNode>();
   for (const t of tasks) nodes.set(t.taskId, node(t));
+  // A task's blockers are of its own goal: their statuses are in this list.
+  for (const t of tasks)
+    for (const id of t.blockedBy) {
+      const status = nodes.get(id)?.status ?? 'unknown';
+      nodes.get(t.taskId)!.blocked_by.push({ id, status, done: status === 'done' });
+    }
   const roots: TaskNode[] = [];
   for (const t of tasks) {
     const parent = t.parentId === null ? undefined : nodes.get(t.parentId);
@@ -91,6 +99,7 @@ function node(t: TaskRow): TaskNode {
     created_at: t.createdAt,
     claimed_at: t.claimedAt,
     completed_at: t.completedAt,
+    blocked_by: [],
     children: [],
   };
 }

@@ -53,6 +53,8 @@ export interface TaskRow {
   submittedAt: string | null;
   completedAt: string | null;
   updatedAt: string;
+  /** The tasks it waits on, in the order given ([]: none): claimable once each is done. */
+  blockedBy: number[];
 }
 export interface Rollup {
   tokens: number;
@@ -66,7 +68,8 @@ const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId
   status, assignee_agent_id AS assigneeAgentId, assignee_name AS assigneeName, lease_expires_at AS leaseExpiresAt, summary,
   artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput, created_by AS createdBy,
   proposal_id AS proposalId, created_at AS createdAt, claimed_at AS claimedAt, started_at AS startedAt, submitted_at AS submittedAt,
-  completed_at AS completedAt, updated_at AS updatedAt, owner_id AS ownerId, project_id AS projectId, model, effort, priority, attempt FROM tasks`;
+  completed_at AS completedAt, updated_at AS updatedAt, owner_id AS ownerId, project_id AS projectId, model, effort, priority, attempt,
+  blocked_by AS blockedBy FROM tasks`;
 function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
   if (!r) return null;
   return {
@@ -75,6 +78,7 @@ function toTask(r: Record<string, unknown> | undefined): TaskRow | null {
     verifier: JSON.parse(r.verifier as string),
     heartbeat: r.heartbeat ? JSON.parse(r.heartbeat as string) : null,
     artifactMessageIds: r.artifactMessageIds ? JSON.parse(r.artifactMessageIds as string) : [],
+    blockedBy: r.blockedBy ? JSON.parse(r.blockedBy as string) : [],
   } as TaskRow;
 }
 // A query a unit of work yields (engine/unit-of-work.ts) is written once as steps (read*); the function of

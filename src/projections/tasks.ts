@@ -2,6 +2,7 @@ import type { TaskEvent } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
 import { run, type RunResult } from '../engine/projection-sql.js';
 import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
+import { setTaskBlockers, taskBlockersDdl } from './task-blockers.js';
 
 /**
  * Tasks as read tables. `tasks` holds each task — of a goal tree, or a project task with no goal — with
@@ -9,7 +10,7 @@ import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
  * reservations, last activity; tasks-goal-totals.ts) so listing goals never scans their tasks. A subtree's
  * rollup is not stored: task-queries.ts sums it at read time with a recursive CTE.
  */
-export type T = 'tasks' | 'goal_totals';
+export type T = 'tasks' | 'goal_totals' | 'task_blockers';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   insert: `INSERT OR IGNORE INTO "${t.tasks}" (task_id, goal_id, parent_id, depth, ancestry, title, description, acceptance_criteria,
@@ -38,8 +39,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
 
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
-  // 4: the roots index, so a goal's roots cost O(roots), not O(tasks).
-  version: 4,
+  // 4: the roots index, so a goal's roots cost O(roots), not O(tasks). 7: blocked_by and task_blockers (dependencies).
+  version: 7,
   handles: [
     'TaskCreated',
     'TaskClaimed',
@@ -52,9 +53,10 @@ export const tasksProjection: Projection<TaskEvent, T> = {
     'CostRecorded',
     'TaskDispatched',
     'TaskUpdated',
+    'TaskBlockersSet',
     'TaskTimedOut',
   ],
-  tables: ['tasks', 'goal_totals'],
+  tables: ['tasks', 'goal_totals', 'task_blockers'],
   init(t) {
     return `
       CREATE TABLE IF NOT EXISTS "${t.tasks}" (
@@ -66,7 +68,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         verifier TEXT NOT NULL, verifier_kind TEXT NOT NULL, heartbeat TEXT, status TEXT NOT NULL,
         assignee_agent_id INTEGER, assignee_name TEXT, lease_expires_at TEXT, summary TEXT, artifact_message_ids TEXT,
         verdict TEXT, verified_by TEXT, failure_reason TEXT, verifier_output TEXT, created_by TEXT NOT NULL, proposal_id INTEGER,
-        created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL);
+        created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL, blocked_by TEXT);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_roots" ON "${t.tasks}" (goal_id, task_id) WHERE parent_id IS NULL;
@@ -77,6 +79,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         goal_id INTEGER PRIMARY KEY, task_count INTEGER NOT NULL DEFAULT 0, spent_tokens INTEGER NOT NULL DEFAULT 0,
         spent_cents INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
         last_activity_at TEXT NOT NULL);
+      ${taskBlockersDdl(t)}
     `;
   },
   *apply(e, t) {
@@ -113,8 +116,12 @@ export const tasksProjection: Projection<TaskEvent, T> = {
           d.plan?.priority ?? 0,
         );
         if (inserted.changes > 0 && d.goalId !== null) yield* countTask(t, d.goalId, at);
+        if (inserted.changes > 0 && d.blockedBy?.length) yield* setTaskBlockers(t, d.taskId, d.blockedBy);
         return;
       }
+      case 'TaskBlockersSet':
+        yield* setTaskBlockers(t, e.data.taskId, e.data.blockedBy, at);
+        return;
       case 'TaskDispatched':
         yield run(q.dispatched, e.data.attempt, at, e.data.taskId);
         return;

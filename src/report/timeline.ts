@@ -138,6 +138,7 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     case 'ClaimExpired':
     case 'TaskCancelled':
     case 'TaskDispatched':
+    case 'TaskBlockersSet':
     case 'TaskTimedOut':
     case 'TaskBudgetAlertRaised':
       return e.type;

@@ -20,6 +20,7 @@ import { RunWaiters } from './run-waiters.js';
 import { dueTaskTimers } from './task-timers.js';
 import { StallWatch } from './goal-stalls.js';
 import { authorRunOf, wakesFor, type MessageFact } from './wake-sources.js';
+import { noticeClosedBlocker, waitsOnBlockers } from './task-unblock.js';
 
 /**
  * The reactor: a side effect after commit, never inside a command's transaction. It tails the event log —
@@ -175,6 +176,7 @@ export class Reactor implements RunStarter {
       default:
     }
     for (const wake of wakesFor(this.app.engine.db, e)) safely(() => this.wake(wake));
+    safely(() => noticeClosedBlocker(this.app, e));
   }
 
   /** Starts the agent's oldest queued run that may start now (one run per agent at a time). */
@@ -213,7 +215,7 @@ export class Reactor implements RunStarter {
     const db = this.app.engine.db;
     for (const agentId of agentsWithQueuedRuns(db)) safely(() => this.pump(agentId));
     const now = this.app.engine.clock().getTime();
-    for (const wake of dueTaskTimers(db, now)) safely(() => this.wake(wake));
+    for (const wake of dueTaskTimers(db, now)) if (!waitsOnBlockers(db, wake)) safely(() => this.wake(wake));
     this.stalls.sweep(now, (wake) => safely(() => this.wake(wake)));
   }
 

@@ -7,6 +7,7 @@ import { goalIdOfChannel } from '../projections/goal-queries.js';
 import { getAgent, getAgentByName } from '../projections/principal-queries.js';
 import { runningRunOf, type RunRow } from '../projections/run-queries.js';
 import { taskWakes } from './task-wakes.js';
+import { unblockWakes, waitsOnBlockers } from './task-unblock.js';
 import { probeWakePrompt } from './wake-prompts.js';
 
 /**
@@ -15,7 +16,8 @@ import { probeWakePrompt } from './wake-prompts.js';
  * and an @mention each mentioned agent but the author (message_received — probe when the DM is a
  * probe's envelope, which only Colony posts: the wake is then by the probe's creator and its prompt names
  * them, so a probe never reads as a message from `system`). Task facts — handed in for a peer (verification_requested), a parent's children
- * all done (children_done), a project task dispatched (task_dispatched) — are task-wakes.ts's. A
+ * all done (children_done), a project task dispatched (task_dispatched) — are task-wakes.ts's; a task's blockers all done
+ * (task_unblocked) is task-unblock.ts's, and a wake-up to work on a task that still waits on one waits. A
  * message sent by an agent during its run wakes at that run's depth + 1, so chains of agents waking
  * each other stop at the max trigger depth; its run belongs to the goal the message is about. Agents
  * without a backend are run from outside: not woken.
@@ -53,14 +55,17 @@ export function wakesFor(db: Database, e: StoredEvent): WakeRequest[] {
     case 'TaskVerified':
     case 'TaskCancelled':
     case 'TaskDispatched':
-      wakes.push(...taskWakes(db, e));
+      wakes.push(...taskWakes(db, e), ...unblockWakes(db, e));
+      break;
+    case 'TaskBlockersSet':
+      wakes.push(...unblockWakes(db, e));
       break;
     case 'MessagePosted':
       wakes.push(...messageWakes(db, d as unknown as MessageFact));
       break;
     default:
   }
-  return wakes.filter((w) => getAgent(db, w.agentId)?.runnable);
+  return wakes.filter((w) => getAgent(db, w.agentId)?.runnable && !waitsOnBlockers(db, w));
 }
 
 function messageWakes(db: Database, m: MessageFact): WakeRequest[] {

@@ -50,6 +50,7 @@ const facts = (extra: Partial<TreeFacts> = {}, goal: Partial<TreeFacts['goal']> 
   pending: null,
   recipes: [],
   peers: [],
+  blockers: [],
   ...extra,
 });
 const proposeTree = (

@@ -63,6 +63,7 @@ const claim: TaskCommand = {
   goalStatus: null,
   inVerifierLineage: false,
   budget: null,
+  blockers: [],
 };
 const dispatch: TaskCommand = { type: 'DispatchTask', by };
 const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by, ownerId: 1 };

@@ -187,6 +187,7 @@ const claim = (agent: AgentRef, extra: Partial<Extract<TaskCommand, { type: 'Cla
   inVerifierLineage: false,
   // A goal without budgets: no line to count against.
   budget: { lines: [], replaces: { tokens: 0, cents: 0 } },
+  blockers: [],
   ...extra,
 });
 const start = (agent: AgentRef = worker): TaskCommand => ({ type: 'StartTask', agent });

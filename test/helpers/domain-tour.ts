@@ -16,6 +16,7 @@ import {
 import { createProbe, fireProbe, updateProbe } from '../../src/actions/probes.js';
 import { archiveProject, createProject } from '../../src/actions/projects.js';
 import { createProjectTask, dispatchTask, updateProjectTask } from '../../src/actions/projects/tasks.js';
+import { setTaskBlockers } from '../../src/actions/tasks/blockers.js';
 import { decideProposal, proposeTaskTree, reactTo } from '../../src/actions/proposals.js';
 import { proposeAgent } from '../../src/actions/agents/spawning.js';
 import { unquarantineAgent } from '../../src/actions/reputation.js';
@@ -243,7 +244,7 @@ class Tour {
 
   /**
    * The main goal: a rejected tree, then an approved one whose leaves see every task step (auto and peer
-   * verdicts, release, lease expiry, cancellation), a spawn proposal approved; a side goal switched to
+   * verdicts, release, lease expiry, cancellation; one waits on others), a spawn proposal approved; a side goal switched to
    * auto approval and cancelled.
    */
   goals(): { main: number; side: number; root: number; firstLeaf: number; timeoutTask: number } {
@@ -266,6 +267,7 @@ class Tour {
     const second = proposeTaskTree(app, coordinator, main.goalId, 'Split "per step".', this.tree(true), asCoordinator);
     const approved = reactTo(app, owner, second.proposalMessageId, 'approve', null, this.asOwner);
     const [root, auto, peer, release, expire, timeoutTask, cancel, quarantine] = approved.decided!.taskIds as number[];
+    setTaskBlockers(app, owner, cancel!, [quarantine!, release!], this.asOwner);
     this.spawn(main.goalId, auto!);
     this.taskSteps({ auto: auto!, peer: peer!, release: release!, expire: expire!, cancel: cancel! });
     this.quarantine(quarantine!);
@@ -293,7 +295,7 @@ class Tour {
         leaf('Port the "legacy" tests'),
         leaf('Benchmark the parser'),
         leaf('Fuzz the parser'),
-        leaf('Write the old XML adapter'),
+        leaf('Write the old XML adapter', { blocked_by_nodes: ['tree.children[6]'] }),
         leaf('Review the error messages', { verifier_config: { kind: 'peer', agent_id: this.agents.reviewer } }),
       ],
     };

@@ -74,6 +74,7 @@ const EVERY_TYPE = [
   'SecretSet',
   'SecretUsed',
   'SessionMessageRecorded',
+  'TaskBlockersSet',
   'TaskBudgetAlertRaised',
   'TaskCancelled',
   'TaskClaimed',

@@ -4,6 +4,8 @@ import { DomainError } from '../../errors.js';
 import { taskStream } from '../../events/tasks.js';
 import { getChannelByName } from '../../projections/channel-queries.js';
 import { getTask, type TaskRow } from '../../projections/task-queries.js';
+import { readBlockerFacts } from '../../projections/task-blocker-queries.js';
+import { applySteps } from '../../engine/projection-sql.js';
 import { getProject, listProjects, projectForPath, type ProjectRow } from '../../projections/projects.js';
 import { runtimeOf } from '../../projections/run-queries.js';
 import { createPublicChannel } from '../channels.js';
@@ -28,6 +30,8 @@ export interface NewProjectTask {
   effort: string;
   priority: number;
   cwd: string | null;
+  /** Tasks of the same project it waits on (absent or []: none). */
+  blockedBy?: number[];
 }
 export interface CreatedProjectTask {
   task: TaskRow;
@@ -71,7 +75,9 @@ export function createProjectTask(
           channelId,
           by: who(by),
           plan: { model: input.model || null, effort: input.effort || null, priority: input.priority },
+          ...(input.blockedBy?.length ? { blockedBy: input.blockedBy } : {}),
         },
+        found: applySteps(app.engine.db, readBlockerFacts(by.tenant, input.blockedBy ?? [])),
       },
       actor,
     );

@@ -9,11 +9,14 @@ import { rootTasksOfGoal } from '../../projections/task-queries.js';
 import { activeRecipe } from '../../projections/verifiers.js';
 import { recipeProblem } from '../verifiers.js';
 import type { StaleRecipe } from '../../commands/proposals.js';
+import { treeBlockerIds } from '../../commands/tree-dependencies.js';
+import { applySteps } from '../../engine/projection-sql.js';
+import { readBlockerFacts } from '../../projections/task-blocker-queries.js';
 
 /**
  * The facts a task-tree proposal is decided on (commands/proposal-tree.ts), read in the proposing command's
  * transaction: the goal, what its budgets hold, its pending proposal, the owner's recipes the tree names
- * and the agents it names as peer verifiers. And, on approval, the recorded command verifiers whose
+ * the agents it names as peer verifiers and the tasks it names as blockers. And, on approval, the recorded command verifiers whose
  * recipe changed since.
  */
 export function treeFacts(app: App, goal: GoalRow, proposer: number | null, request: TreeRequest): TreeFacts {
@@ -52,6 +55,7 @@ export function treeFacts(app: App, goal: GoalRow, proposer: number | null, requ
     pending: pending && { proposalId: pending.proposalId, messageId: pending.messageId },
     recipes: [...recipes.values()],
     peers: [...peers.values()],
+    blockers: applySteps(db, readBlockerFacts(goal.ownerId, treeBlockerIds(request))),
   };
 }
 

@@ -8,6 +8,7 @@ import { DomainError } from '../../errors.js';
 import type { Speaker } from '../../events/principals.js';
 import { taskStream } from '../../events/tasks.js';
 import { readTask } from '../../projections/task-queries.js';
+import { readBlockersOf } from '../../projections/task-blocker-queries.js';
 import { heldReservation, pauseForBudgetUnit, readBudgetLines } from '../budget.js';
 import { who } from '../goals.js';
 import { findTask, readCallerAgent, readInVerifierLineage } from './lookup.js';
@@ -59,6 +60,7 @@ export function* claimTaskUnit(by: Speaker, taskId: number, leaseMs = DEFAULT_LE
     goalStatus: goal?.status ?? null,
     inVerifierLineage: agent !== null && (yield* readInVerifierLineage(task, agent.agentId)),
     budget: goal ? { lines: yield* readBudgetLines(goal, task), replaces: heldReservation(task) } : null,
+    blockers: yield* readBlockersOf(task),
   };
   try {
     const handled = yield* decide(taskDecider, taskStream(taskId), command);

@@ -8,6 +8,7 @@ import { principalTools } from './principals.js';
 import { resourceTools } from './resources.js';
 import { secretTools } from './secrets.js';
 import { taskTools } from './tasks.js';
+import { taskBlockerTools } from './task-blockers.js';
 import { projectTaskTools } from './project-tasks.js';
 import { probeTools } from './probes.js';
 import { executeTools } from './execute.js';
@@ -27,6 +28,7 @@ export function buildToolRegistry(): ToolRegistry {
     myStatus,
     ...goalTools,
     ...taskTools,
+    ...taskBlockerTools,
     ...projectTaskTools,
     ...agentTools,
     ...resourceTools,

@@ -5,6 +5,7 @@ import { TASK_STATUSES, XYLOCOPA_STATUS, type TaskStatus } from '../../events/ta
 import type { TaskRow } from '../../projections/task-queries.js';
 import { getProject, getProjectByName } from '../../projections/projects.js';
 import { countTenantTasks, listTenantTasks } from '../../projections/task-views.js';
+import { blockersOf } from '../../projections/task-blocker-queries.js';
 import { defineTool, type ToolContext } from '../tool.js';
 import { answer } from './xylocopa.js';
 import { Counted, countedText, Got, gotText, Listed, listedText, taskView } from './task-text.js';
@@ -18,6 +19,10 @@ export const taskToolCommon = { surface: 'agent', module: 'tasks' } as const;
 export const TaskId = z.string().max(100).describe("The task id (Colony's integer id, as a string)");
 export const projectNameOf = (ctx: ToolContext, t: TaskRow): string | null =>
   t.projectId === null ? null : (getProject(ctx.app.engine.db, t.projectId)?.name ?? null);
+
+/** The task in xylocopa's layout, with its project's name and its blockers' statuses. */
+export const viewOf = (ctx: ToolContext, t: TaskRow) =>
+  taskView(t, projectNameOf(ctx, t), blockersOf(ctx.app.engine.db, t));
 
 /** A task of the caller's tenant by its id string; every miss reads ``Task `X` not found.`` */
 export function ownTask(ctx: ToolContext, raw: string): TaskRow {
@@ -63,7 +68,7 @@ export const taskList = defineTool({
             statuses: statusesFor(a.status),
             limit: Math.min(100, Math.max(1, a.limit)),
           });
-    const tasks = rows.map((r) => taskView(r.task, r.projectName));
+    const tasks = rows.map((r) => taskView(r.task, r.projectName, blockersOf(ctx.app.engine.db, r.task)));
     return { status: 'ok' as const, count: tasks.length, tasks, filters: { project: a.project, status: a.status } };
   },
   text: listedText,
@@ -81,7 +86,7 @@ export const taskGet = defineTool({
   handler: (ctx, a) =>
     answer(() => {
       const task = ownTask(ctx, a.task_id);
-      return { status: 'ok' as const, task: taskView(task, projectNameOf(ctx, task)) };
+      return { status: 'ok' as const, task: viewOf(ctx, task) };
     }),
   text: gotText,
 });

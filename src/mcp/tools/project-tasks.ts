@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import { createProjectTask, dispatchTask, updateProjectTask } from '../../actions/projects/tasks.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { ownTask, projectNameOf, taskCounts, taskGet, taskList, TaskId, taskToolCommon } from './project-task-reads.js';
+import { ownTask, taskCounts, taskGet, taskList, TaskId, taskToolCommon, viewOf } from './project-task-reads.js';
 import { answer } from './xylocopa.js';
-import { Created, createdText, Dispatched, dispatchedText, taskView, Updated, updatedText } from './task-text.js';
+import { Created, createdText, Dispatched, dispatchedText, Updated, updatedText } from './task-text.js';
 import { speaker } from '../../events/principals.js';
 
 /**
@@ -20,7 +20,7 @@ const create = defineTool({
   title: 'Create a task',
   trust: 'write',
   description:
-    'Creates a task in a project, status INBOX (Colony: proposed); task_dispatch makes it PENDING so an agent can claim it. project: its name; "" infers it — from your working directory when you talk to Colony over stdio, else from your agent\'s project. model (one of Colony\'s known Claude models), effort (low|medium|high|xhigh|max|ultracode) and priority are kept for the agent that works on it. Not idempotent: two calls make two tasks. Answers "Created task `ID` …" or xylocopa\'s refusal text.',
+    'Creates a task in a project, status INBOX (Colony: proposed); task_dispatch makes it PENDING so an agent can claim it. project: its name; "" infers it — from your working directory when you talk to Colony over stdio, else from your agent\'s project. model (one of Colony\'s known Claude models), effort (low|medium|high|xhigh|max|ultracode) and priority are kept for the agent that works on it. blocked_by: ids of tasks of the same project it waits on (at most 32; each COMPLETE before it can be claimed; set_task_blockers changes them). Not idempotent: two calls make two tasks. Answers "Created task `ID` …" or xylocopa\'s refusal text.',
   input: z.strictObject({
     title: z.string().max(1000),
     project: z.string().max(200).default(''),
@@ -28,12 +28,18 @@ const create = defineTool({
     model: z.string().max(100).default(''),
     effort: z.string().max(20).default(''),
     priority: z.number().int().default(0),
+    blocked_by: z
+      .array(z.number().int().positive())
+      .max(100)
+      .default([])
+      .describe('Ids of tasks of the same project it waits on (at most 32): claimable once each is COMPLETE'),
   }),
   output: Created,
   handler: (ctx, a) =>
     answer(() => {
-      const r = createProjectTask(ctx.app, speaker(ctx.caller), { ...a, cwd: ctx.cwd }, ctx.command);
-      return { status: 'ok' as const, task: taskView(r.task, r.project.name), inferred: r.inferred };
+      const { blocked_by: blockedBy, ...rest } = a;
+      const r = createProjectTask(ctx.app, speaker(ctx.caller), { ...rest, blockedBy, cwd: ctx.cwd }, ctx.command);
+      return { status: 'ok' as const, task: viewOf(ctx, r.task), inferred: r.inferred };
     }),
   text: createdText,
 });
@@ -79,7 +85,7 @@ const dispatch = defineTool({
       const r = dispatchTask(ctx.app, speaker(ctx.caller), task.taskId, ctx.command);
       return {
         status: 'ok' as const,
-        task: taskView(r.task, projectNameOf(ctx, r.task)),
+        task: viewOf(ctx, r.task),
         already_pending: r.outcome === 'already_pending',
       };
     }),

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { outcome, refusedText } from './xylocopa.js';
 import { XYLOCOPA_STATUS } from '../../events/task-status.js';
 import type { TaskRow } from '../../projections/task-queries.js';
+import type { BlockerStatus } from '../../projections/task-blocker-queries.js';
 
 /**
  * The shapes and texts of xylocopa's task tools. The text is rendered from the structuredContent, so
@@ -30,6 +31,9 @@ export const TaskView = z.object({
   description: z.string(),
   error: z.string().nullable(),
   summary: z.string().nullable(),
+  blocked_by: z
+    .array(z.object({ task_id: z.string(), status: z.string(), done: z.boolean() }))
+    .describe('The tasks it waits on (claimable once each is done), each with its status in the same vocabulary'),
 });
 export type TaskViewT = z.infer<typeof TaskView>;
 
@@ -54,7 +58,7 @@ export const Updated = z.object({
 });
 export const Dispatched = z.object({ ...outcome, task: TaskView.optional(), already_pending: z.boolean().optional() });
 
-export function taskView(t: TaskRow, project: string | null): TaskViewT {
+export function taskView(t: TaskRow, project: string | null, blockers: readonly BlockerStatus[] = []): TaskViewT {
   return {
     task_id: String(t.taskId),
     title: t.title,
@@ -73,6 +77,11 @@ export function taskView(t: TaskRow, project: string | null): TaskViewT {
     description: t.description,
     error: t.failureReason,
     summary: t.summary,
+    blocked_by: blockers.map((b) => ({
+      task_id: String(b.taskId),
+      status: XYLOCOPA_STATUS[b.status],
+      done: b.status === 'done',
+    })),
   };
 }
 
@@ -101,6 +110,9 @@ export function gotText(r: z.infer<typeof Got>): string {
     `- model: ${t.model ?? '(default)'}  effort: ${t.effort ?? '(default)'}  priority: ${t.priority}`,
     `- attempt: ${t.attempt}`,
     `- agent_id: ${t.agent_id ?? '(none)'}`,
+    ...(t.blocked_by.length
+      ? [`- blocked by: ${t.blocked_by.map((b) => `\`${b.task_id}\` (${b.status})`).join(', ')}`]
+      : []),
     '- worktree: (none)  branch: (none)',
     `- created: ${ts19(t.created_at)}`,
     `- started: ${t.started_at ? ts19(t.started_at) : '(not started)'}`,

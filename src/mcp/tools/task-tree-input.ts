@@ -68,6 +68,20 @@ export const TaskNode: z.ZodType<NodeInput> = z.lazy(() =>
         max_budget: Budget.optional().describe('Cents a claim reserves against the goal budget'),
       })
       .optional(),
+    blocked_by: z
+      .array(z.number().int().positive())
+      .max(100)
+      .optional()
+      .describe(
+        "Ids of tasks of this goal (from earlier trees) this task waits on: it can be claimed once they're done",
+      ),
+    blocked_by_nodes: z
+      .array(z.string().max(4000))
+      .max(100)
+      .optional()
+      .describe(
+        'Other nodes of this tree this task waits on, by path: "tree" (the root), "tree.children[0]", "tree.children[1].children[0]"',
+      ),
     children: z.array(TaskNode).max(500).optional(),
   }),
 );

@@ -6,6 +6,8 @@ export interface TaskNode {
   rollup: { tokens: number; dollars_cents: number; task_count: number }; failure_reason: string | null;
   /** The start of what it handed in, its verdict (the rest: GET /api/tasks/:id). */
   summary?: string | null; verdict?: string | null; verified_by?: string | null; has_verifier_output?: boolean; artifact_count?: number;
+  /** The tasks of the goal it waits on, each with its status: claimable once every one is done. */
+  blocked_by?: { id: number; status: string; done: boolean }[];
   /** `children` is empty when the task is folded (`?view=tree`); `child_count` is how many it has. */
   child_count: number; children: TaskNode[];
 }
