@@ -13,6 +13,7 @@ import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
+import { benchBudgetStop } from './budget-stop.js';
 import { benchRuntimes } from './runtimes.js';
 import { benchApps } from './apps.js';
 import { benchDemo } from './demo.js';
@@ -62,6 +63,7 @@ const TARGETS: Record<string, string> = {
   reputation_read_ms: '< 5 ms',
   reputation_read_p95_ms: '< 5 ms',
   run_overhead_ms: '< 50 ms',
+  budget_stop_ms: "< 1 s (budget reached → the run's process gone)",
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
   runtime_first_call_ms_claude_code: "(diagnostic: the CLI's own start-up + one model turn over the floor)",
   runtime_first_call_ms_codex: '(diagnostic)',
@@ -134,6 +136,7 @@ const BASELINES: Record<string, string> = {
   reputation_read_p95_ms: 'raw SELECT of the same evidence rows',
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
+  budget_stop_ms: 'the same loop spawned raw, SIGTERM to its group → close',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
   runtime_first_call_ms_claude_code: 'a command agent connecting and calling whoami, no model (ms)',
   runtime_first_call_ms_codex: 'a command agent connecting and calling whoami, no model (ms)',
@@ -189,6 +192,7 @@ const GROUPS = [
   'reputation',
   'spawn',
   'runs',
+  'budget',
   'runtimes',
   'apps',
   'demo',
@@ -310,6 +314,10 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
       results.run_overhead_ms = runs.plain;
       if (runs.sandbox) results.run_sandbox_overhead_ms = runs.sandbox;
       else say('  (no sandbox here: run_sandbox_overhead_ms not measured)');
+    }
+    if (want('budget')) {
+      say('runs stopped by their goal budget while they spend…');
+      results.budget_stop_ms = await benchBudgetStop(dir, { runs: options.quick ? 5 : 20 });
     }
     if (want('runtimes')) {
       // The real CLIs (devDependencies) against the scripted model endpoint; OpenCode starts in ~8 s, so quick leaves it out.

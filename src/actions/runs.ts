@@ -5,16 +5,18 @@ import { notFound } from '../errors.js';
 import { runStream, type RunFinished, type SessionRole } from '../events/runs.js';
 import { taskStream } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
-import { getTask, rootTasksOfGoal } from '../projections/task-queries.js';
 import { getAgent } from '../projections/principal-queries.js';
 import { getRun, type RunRow } from '../projections/run-queries.js';
-import { applySpend, applyTaskSpend } from './budget.js';
+import { recordRunSpend, spendTaskOf } from './runs/spend.js';
+import { NOTHING } from '../commands/task-budget.js';
+import type { Amount } from '../events/tasks.js';
 import { expireAgentProbes } from './probes.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { sendSystemDirect } from './notifications.js';
 import { dmName } from '../events/channels.js';
 import { getChannelByName } from '../projections/channel-queries.js';
 import { ownerToldOfRunCause } from '../projections/sweep-queries.js';
+import { checkNoProgress } from './breakers/detectors.js';
 
 /**
  * Runs as commands: wake-ups queue them and the runtime starts them (runs/queue.ts); here, how a run
@@ -28,6 +30,8 @@ export type RunOutcome = Omit<RunFinished['data'], 'runId' | 'agentId'> & {
   agentText: string | null;
   /** Its tool calls as the CLI reported them, one line each: a system message before the answer. */
   steps?: string[];
+  /** What of its usage was already recorded while it ran (runs/spend.ts): only the rest is recorded now. */
+  streamed?: Amount;
 };
 
 /**
@@ -40,7 +44,7 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
   app.engine.transact(actor, () => {
     const run = getRun(db, runId);
     if (!run) throw notFound(`run ${runId}`, { run_id: runId });
-    const { agentText, steps, ...finish } = outcome;
+    const { agentText, steps, streamed = NOTHING, ...finish } = outcome;
     if (steps && steps.length > 0)
       recordSessionMessage(app, runId, 'system', `Tool calls:\n${steps.map((s) => `- ${s}`).join('\n')}`, actor);
     if (agentText) recordSessionMessage(app, runId, 'agent', agentText, actor);
@@ -50,8 +54,12 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
       { type: 'FinishRun', finish: { runId, agentId: run.agentId, ...finish } },
       actor,
     );
-    const spendOn = run.taskId ?? (run.goalId !== null ? rootTaskOf(app, run.goalId) : null);
-    if (spendOn !== null) recordRunSpend(app, run, spendOn, finish, actor);
+    const spendOn = spendTaskOf(app, run);
+    const rest = {
+      tokens: Math.max(0, finish.tokensIn + finish.tokensOut - streamed.tokens),
+      cents: Math.max(0, finish.costCents - streamed.cents),
+    };
+    if (spendOn !== null) recordRunSpend(app, run, spendOn, rest, `run ${runId}`, actor);
     if (finish.status === 'timed_out' && run.taskId !== null) {
       // xylocopa's TIMEOUT: the task the run held is timed out (task_dispatch retries it).
       app.engine.handle(
@@ -69,9 +77,12 @@ export function finishRun(app: App, runId: number, outcome: RunOutcome, actor: C
             ? `failed: ${finish.reason}`
             : `failed (exit ${finish.exitCode ?? finish.signal ?? '?'}).${tailOf(finish.outputTail)}`;
       const cause = finish.status === 'timed_out' ? 'timed_out' : (finish.cause ?? 'exit');
-      tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}`, cause, actor);
+      // Stopped at its goal's budget: the goal's pause told the owner, once; a task's budget or the day's tokens did not.
+      const paused = cause === 'budget' && run.goalId !== null && getGoal(db, run.goalId)?.status === 'paused';
+      if (!paused) tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} ${what}`, cause, actor);
       expireAgentProbes(app, run.agentId, 'agent_error', actor);
     }
+    checkNoProgress(app, run, actor);
   });
   return getRun(db, runId)!;
 }
@@ -92,6 +103,7 @@ export function failRun(
     if (events.length > 0) {
       tellOwner(app, run, `Run #${runId} of agent ${agentName(app, run)} failed: ${reason}`, cause, actor);
       expireAgentProbes(app, run.agentId, 'agent_error', actor);
+      if (run.status === 'running') checkNoProgress(app, run, actor);
     }
   });
   return getRun(db, runId)!;
@@ -123,40 +135,6 @@ export function recordSessionMessage(
   actor: CommandOptions = SYSTEM,
 ): void {
   app.engine.handle(runDecider, runStream(runId), { type: 'RecordSessionMessage', role, content }, actor);
-}
-
-/** The run's own usage as spend on `taskId`, and the budgets' reaction to it (the task decider skips a run that spent nothing). */
-function recordRunSpend(
-  app: App,
-  run: RunRow,
-  taskId: number,
-  finish: Omit<RunFinished['data'], 'runId' | 'agentId'>,
-  actor: CommandOptions,
-): void {
-  const db = app.engine.db;
-  const { events } = app.engine.handle(
-    taskDecider,
-    taskStream(taskId),
-    {
-      type: 'RecordCost',
-      by: { key: `agent-${run.agentId}`, name: getAgent(db, run.agentId)?.name ?? 'agent' },
-      tokens: finish.tokensIn + finish.tokensOut,
-      cents: finish.costCents,
-      note: `run ${run.runId}`,
-      source: 'run',
-      runId: run.runId,
-      reporter: null,
-    },
-    actor,
-  );
-  if (events.length === 0) return;
-  applyTaskSpend(app, taskId, actor);
-  const goalId = getTask(db, taskId)!.goalId;
-  if (goalId !== null) applySpend(app, getGoal(db, goalId)!, actor);
-}
-
-function rootTaskOf(app: App, goalId: number): number | null {
-  return rootTasksOfGoal(app.engine.db, goalId)[0]?.taskId ?? null;
 }
 
 const agentName = (app: App, run: RunRow): string => getAgent(app.engine.db, run.agentId)?.name ?? `#${run.agentId}`;

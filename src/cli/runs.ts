@@ -60,9 +60,10 @@ function registerShow(runs: Command): void {
       action((id: string, opts: { json?: boolean }, cmd: Command) => {
         if (!/^[1-9]\d*$/.test(id)) throw new CliError(`run id must be a positive integer, not "${id}"`);
         return withOwner(cmd, async (app, owner) => {
-          const [{ getAgent }, { getRun, sessionMessages }, { sandboxLabel }] = await Promise.all([
+          const [{ getAgent }, { getRun }, { sessionMessages }, { sandboxLabel }] = await Promise.all([
             import('../projections/principal-queries.js'),
             import('../projections/run-queries.js'),
+            import('../projections/session-message-queries.js'),
             import('../events/sandbox.js'),
           ]);
           const run = getRun(app.engine.db, Number(id));

@@ -12,8 +12,9 @@ export const NETWORK_MODES: readonly NetworkMode[] = ['none', 'allow', 'host'];
 /**
  * The limit a process ran into, as far as Colony can tell (RunFinished, TaskVerified). `disk`: its writable
  * directories outgrew their quota, or the data directory's free space fell below the floor while it ran.
+ * `budget`: Colony stopped a run whose spend reached its goal's or task's budget, or its agent's daily tokens.
  */
-export type LimitKind = 'cpu' | 'memory' | 'pids' | 'file_size' | 'disk';
+export type LimitKind = 'cpu' | 'memory' | 'pids' | 'file_size' | 'disk' | 'budget';
 
 export interface Limits {
   memoryMb: number;

@@ -3,7 +3,8 @@ import { DomainError } from '../errors.js';
 import type { McpContext } from '../mcp/context.js';
 import { mayReadRunsOf, readableBy } from '../mcp/views/readable.js';
 import { getAgent } from '../projections/principal-queries.js';
-import { getRun, sessionMessages } from '../projections/run-queries.js';
+import { getRun } from '../projections/run-queries.js';
+import { sessionMessages } from '../projections/session-message-queries.js';
 import { runSummary } from './api-agent-views.js';
 import { callerOf, Id, parse, speakerOf } from './api-common.js';
 

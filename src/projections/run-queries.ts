@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { applySteps, get, type Steps } from '../engine/projection-sql.js';
 import type { RunCliFacts } from './cli-session-queries.js';
-import type { Gate, QueueReason, RunStatus, SessionRole, Wake, WakeSource } from '../events/runs.js';
+import type { Gate, QueueReason, RunStatus, Wake, WakeSource } from '../events/runs.js';
 import type { LimitKind, SandboxOverrides, SandboxProfile } from '../events/sandbox.js';
 
 /** Reads over the runs projection (live names). What the reactor's sweep reads is in sweep-queries.ts. */
@@ -51,16 +51,6 @@ export interface RunRow extends RunCliFacts {
   limitHit: LimitKind | null;
   /** Who cancelled it (status failed), when it was cancelled rather than failing on its own. */
   cancelledBy: string | null;
-}
-export interface SessionMessageRow {
-  runId: number;
-  seq: number;
-  sessionId: string;
-  role: SessionRole;
-  content: string;
-  truncated: boolean;
-  bytes: number;
-  at: string;
 }
 export interface AgentRuntimeRow {
   agentId: number;
@@ -137,12 +127,13 @@ export const runsStartedSince = (db: Database, agentId: number, since: string): 
       n: number;
     }
   ).n;
-/** Tokens the agent's runs started since `since` used: their own usage as recorded and what they reported. */
+/** Tokens the agent's runs started since `since` used: each one's own usage (as recorded, else its final figures) and reports. */
 export const tokensSince = (db: Database, agentId: number, since: string): number =>
   (
     prepared(
       db,
-      'SELECT coalesce(sum(spent_tokens + reported_tokens), 0) AS n FROM runs WHERE agent_id = ? AND started_at >= ?',
+      `SELECT coalesce(sum(max(spent_tokens, tokens_in + tokens_out) + reported_tokens), 0) AS n FROM runs
+        WHERE agent_id = ? AND started_at >= ?`,
     ).get(agentId, since) as { n: number }
   ).n;
 export const lastStartOf = (db: Database, agentId: number): string | null =>
@@ -171,29 +162,6 @@ export function listRuns(db: Database, f: RunFilter): RunRow[] {
 }
 export const runsOfGoal = (db: Database, goalId: number): RunRow[] =>
   many(prepared(db, `${RUN} WHERE goal_id = ? ORDER BY run_id`).all(goalId));
-
-const MESSAGE =
-  'SELECT run_id AS runId, seq, session_id AS sessionId, role, content, truncated, bytes, at FROM session_messages';
-const toMessage = (r: Record<string, unknown>): SessionMessageRow =>
-  ({ ...r, truncated: r.truncated === 1 }) as unknown as SessionMessageRow;
-export const sessionMessages = (db: Database, runId: number): SessionMessageRow[] =>
-  prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq`)
-    .all(runId)
-    .map((r) => toMessage(r as never));
-/** The last `n` messages of a run's session, oldest first. */
-export const lastSessionMessages = (
-  db: Database,
-  runId: number,
-  n: number,
-): { messages: SessionMessageRow[]; total: number } => {
-  const total = (
-    prepared(db, 'SELECT count(*) AS n FROM session_messages WHERE run_id = ?').get(runId) as { n: number }
-  ).n;
-  const rows = prepared(db, `${MESSAGE} WHERE run_id = ? ORDER BY seq DESC LIMIT ?`)
-    .all(runId, Math.max(0, n))
-    .map((r) => toMessage(r as never));
-  return { messages: rows.reverse(), total };
-};
 
 const RUNTIME = `SELECT agent_id AS agentId, status, stopped, timeout_sec AS timeoutSec, cooldown_sec AS cooldownSec, daily_run_budget AS dailyRunBudget,
   max_trigger_depth AS maxTriggerDepth, daily_token_budget AS dailyTokenBudget, current_run_id AS currentRunId, last_run_id AS lastRunId, last_session_id AS lastSessionId,

@@ -12,6 +12,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
   counted: `INSERT INTO "${t.goal_totals}" (goal_id, task_count, last_activity_at) VALUES (?, 1, ?)
     ON CONFLICT(goal_id) DO UPDATE SET task_count = "${t.goal_totals}".task_count + 1, last_activity_at = excluded.last_activity_at`,
   reserved: `SELECT goal_id, reserved_tokens, reserved_cents FROM "${t.tasks}" WHERE task_id = ?`,
+  consume: `UPDATE "${t.tasks}" SET reserved_tokens = ?, reserved_cents = ? WHERE task_id = ?`,
   totals: `UPDATE "${t.goal_totals}" SET spent_tokens = spent_tokens + ?, spent_cents = spent_cents + ?, reserved_tokens = reserved_tokens + ?,
     reserved_cents = reserved_cents + ?, last_activity_at = ? WHERE goal_id = ?`,
 }));
@@ -38,4 +39,25 @@ export function* reserve(t: TableNames<T>, taskId: number, tokens: number, cents
   );
   if (!row || row.goal_id === null) return;
   yield run(q.totals, 0, 0, tokens - row.reserved_tokens, cents - row.reserved_cents, at, row.goal_id);
+}
+
+/**
+ * Spend on a task consumes its open reservation: what was held for the work is now spent, so it is not
+ * counted twice (held and spent) against the budgets while the work goes on.
+ */
+export function* consumeReservation(
+  t: TableNames<T>,
+  taskId: number,
+  tokens: number,
+  cents: number,
+  at: string,
+): Steps {
+  const row = yield* get<{ goal_id: number | null; reserved_tokens: number; reserved_cents: number }>(
+    sql(t).reserved,
+    taskId,
+  );
+  if (!row || (row.reserved_tokens === 0 && row.reserved_cents === 0)) return;
+  const left = { tokens: Math.max(row.reserved_tokens - tokens, 0), cents: Math.max(row.reserved_cents - cents, 0) };
+  yield* reserve(t, taskId, left.tokens, left.cents, at);
+  yield run(sql(t).consume, left.tokens, left.cents, taskId);
 }

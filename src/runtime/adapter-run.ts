@@ -18,6 +18,7 @@ import type { ProcessResult } from './harness.js';
 import { writeExclusive } from './mcp-config.js';
 import { SANDBOX_HOME } from './sandbox.js';
 import { priceOf } from './rate-card.js';
+import { stoppedBy, type MeterEnd } from './run-meter.js';
 
 /**
  * One run of an agent CLI through its adapter (adapters/): the binary found and what the sandbox must
@@ -126,7 +127,7 @@ export function recordAdapterEnd(
   run: RunRow,
   r: ProcessResult,
   limit: LimitKind | null,
-  c: { adapter: RuntimeAdapter; model: string; report: RunReport },
+  c: { adapter: RuntimeAdapter; model: string; report: RunReport; stop: MeterEnd },
 ): RunRow {
   const { adapter } = c;
   const report = perProcess(app, run, c.report);
@@ -153,6 +154,7 @@ export function recordAdapterEnd(
     agentText: report.answer,
     steps: report.steps,
     limit,
+    ...stoppedBy(c.stop),
   });
 }
 

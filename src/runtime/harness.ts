@@ -31,14 +31,17 @@ export interface LaunchSpec {
   killGraceMs?: number;
   /** Watches the running process (its disk use, disk-watch.ts) and may stop it; the function it returns ends the watch. */
   watch?: (control: ProcessControl) => () => void;
+  /** Each chunk of stdout as it comes (the run's usage meter reads it while the process runs). */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 /**
- * What a watcher may do to the process group: `stop` as the timeout does (SIGTERM, SIGKILL after the grace),
- * `kill` at once (SIGKILL). The reason ends the recorded output, as a line of Colony's.
+ * What a watcher may do to the process group: `stop` as the timeout does (SIGTERM, SIGKILL after the grace,
+ * or after `graceMs` when the watcher cannot wait that long: spend at its budget), `kill` at once (SIGKILL).
+ * The reason ends the recorded output, as a line of Colony's.
  */
 export interface ProcessControl {
-  stop(reason: string): void;
+  stop(reason: string, graceMs?: number): void;
   kill(reason: string): void;
 }
 
@@ -93,6 +96,7 @@ export function launch(spec: LaunchSpec): RunningProcess {
   child.stdout!.on('data', (chunk: Buffer) => {
     out.push(chunk);
     both.push(chunk);
+    spec.onStdout?.(chunk);
   });
   child.stderr!.on('data', (chunk: Buffer) => both.push(chunk));
   // A backend that exits without reading its prompt closes the pipe under us: that is not an error of the run.
@@ -100,9 +104,14 @@ export function launch(spec: LaunchSpec): RunningProcess {
   child.stdin!.end(spec.stdin);
   let timedOut = false;
   let killer: NodeJS.Timeout | null = null;
-  const stop = () => {
+  let killAt = Infinity;
+  const stop = (graceMs = spec.killGraceMs ?? KILL_GRACE_MS) => {
     killGroup(child, 'SIGTERM');
-    killer ??= setTimeout(() => killGroup(child, 'SIGKILL'), spec.killGraceMs ?? KILL_GRACE_MS);
+    // A second stop with a shorter grace (the budget while the timeout's grace runs) brings the SIGKILL forward.
+    if (performance.now() + graceMs >= killAt) return;
+    killAt = performance.now() + graceMs;
+    if (killer) clearTimeout(killer);
+    killer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
     killer.unref();
   };
   const timer = setTimeout(() => {
@@ -113,11 +122,13 @@ export function launch(spec: LaunchSpec): RunningProcess {
   const notes: string[] = [];
   let settled = false;
   // A watcher's word after the process ended is nothing: its process group may be another's by then.
-  const control = (act: () => void) => (reason: string) => {
-    if (settled) return;
-    notes.push(reason);
-    act();
-  };
+  const control =
+    (act: (graceMs?: number) => void) =>
+    (reason: string, graceMs?: number): void => {
+      if (settled) return;
+      notes.push(reason);
+      act(graceMs);
+    };
   const unwatch = spec.watch?.({ stop: control(stop), kill: control(() => killGroup(child, 'SIGKILL')) });
   const done = new Promise<ProcessResult>((resolve) => {
     const finish = (exitCode: number | null, signal: string | null, spawnError: string | null) => {

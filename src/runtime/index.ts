@@ -3,6 +3,7 @@ import { ActivityLog } from './activity-log.js';
 import { AutoApprover } from './auto-approver.js';
 import { LeaseSweeper } from './leases.js';
 import { Reactor } from './reactor.js';
+import type { RunnerOptions } from './runner.js';
 import { CommandVerifier } from './verifier.js';
 import { Confiner, sandboxDefault, type SandboxSwitch } from './confine.js';
 import { closeInheritedDescriptors } from './inherited-fds.js';
@@ -32,6 +33,8 @@ export interface RuntimeOptions {
   autoApprove?: { ownerId: number };
   /** A draft goal's stall time (goal-stalls.ts); COLONY_GOAL_STALL_SEC, 120 s by default. */
   stallMs?: number;
+  /** Told how each run's meter ended (run-meter.ts): the bench times a budget's stop with it. */
+  onMeterEnd?: RunnerOptions['onMeterEnd'];
 }
 
 export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
@@ -45,6 +48,7 @@ export function startRuntime(app: App, options: RuntimeOptions = {}): Runtime {
         pollMs: options.pollMs,
         killGraceMs: options.killGraceMs,
         stallMs: options.stallMs,
+        onMeterEnd: options.onMeterEnd,
         confiner,
       }).start()
     : null;

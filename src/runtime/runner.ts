@@ -1,20 +1,22 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { failRun, finishRun, recordSessionMessage } from '../actions/runs.js';
+import { failRun, recordSessionMessage } from '../actions/runs.js';
 import { writeMcpConfig, type McpConfigFile } from './mcp-config.js';
 import type { App } from '../app.js';
 import { log } from '../log.js';
 import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import { agentToken, colonyEnv, secretsFor } from './run-env.js';
-import { getRun, runtimeOf, sessionMessages, type RunRow } from '../projections/run-queries.js';
-import { launch, PendingProcess, type ProcessResult } from './harness.js';
-import type { LimitKind } from '../events/sandbox.js';
+import { getRun, runtimeOf, type RunRow } from '../projections/run-queries.js';
+import { sessionMessages } from '../projections/session-message-queries.js';
+import { launch, PendingProcess } from './harness.js';
 import type { Confiner } from './confine.js';
 import { agentWorkDir } from './work-dirs.js';
-import { parseFinalUsage } from './usage.js';
 import { launchRun, timeOutRun } from '../actions/runs/launch.js';
 import { adapterFor } from './adapters/index.js';
-import { adapterLaunch, credentialLane, recordAdapterEnd, type AdapterLaunch } from './adapter-run.js';
+import { adapterLaunch, type AdapterLaunch } from './adapter-run.js';
+import { commandMeter } from './usage.js';
+import { recordAttemptEnd } from './attempt-end.js';
+import { RunMeter } from './run-meter.js';
 
 const SYSTEM = { actor: 'system' };
 
@@ -30,6 +32,10 @@ const SYSTEM = { actor: 'system' };
 export interface RunnerOptions {
   mcpUrl: string;
   killGraceMs?: number;
+  /** SIGTERM → SIGKILL when a budget stops a run (run-meter.ts BUDGET_GRACE_MS). */
+  budgetGraceMs?: number;
+  /** Told how each process's meter ended (the bench times a budget's stop with it). */
+  onMeterEnd?: (runId: number, meter: RunMeter) => void;
   confiner: Confiner;
 }
 
@@ -142,6 +148,8 @@ async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Prom
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running')
       return { ...(getRun(app.engine.db, run.runId) ?? run), cause: null };
     launchRun(app, run.runId, confined.profile);
+    const usage = cli ? cli.adapter.meter({ resumed: cli.resumed }) : commandMeter();
+    const meter = new RunMeter(app, getRun(app.engine.db, run.runId)!, usage, agent.model, c.options.budgetGraceMs);
     const process = launch({
       command: cli ? cli.adapter.runtime : agent.command!,
       file: confined.file,
@@ -153,77 +161,23 @@ async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Prom
       timeoutSec: run.timeoutSec ?? 900,
       secrets: [...Object.values(secrets), c.token],
       killGraceMs: c.options.killGraceMs,
-      watch: confined.watch,
+      watch: meter.watchWith(confined.watch),
+      onStdout: (chunk) => meter.chunk(chunk),
       onTimeout: () => record(() => timeOutRun(app, run.runId, run.timeoutSec ?? 900)),
     });
     c.pending.attach(process);
     const r = await process.done;
-    return endOf(app, run, agent, c, { r, limit: confined.limitHit(r) });
+    meter.end();
+    c.options.onMeterEnd?.(run.runId, meter);
+    return recordAttemptEnd(app, run, agent, c, {
+      r,
+      limit: meter.stopped ? 'budget' : confined.limitHit(r),
+      stop: meter.outcome(),
+    });
   } finally {
     files?.remove();
     confined.release();
   }
-}
-
-/**
- * The attempt's end as the run's: a command's by its exit and usage line; a CLI's by its adapter's report —
- * except a failed resume, which leaves the run running for a fresh attempt.
- */
-function endOf(
-  app: App,
-  run: RunRow,
-  agent: AgentRow,
-  c: Attempt,
-  end: { r: ProcessResult; limit: LimitKind | null },
-): RunRow & { cause: string | null } {
-  const { r, limit } = end;
-  const cli = c.cli;
-  if (!cli) return { ...recordEnd(app, run, r, limit), cause: null };
-  const report = cli.adapter.report(r, {
-    expectsColonyCall: run.goalId !== null || run.taskId !== null,
-    lane: credentialLane(cli.adapter, c.secrets, c.home),
-    resumed: cli.resumed,
-  });
-  if (report.failure?.cause === 'resume_failed' && !r.timedOut && r.spawnError === null)
-    return { ...getRun(app.engine.db, run.runId)!, cause: 'resume_failed' };
-  if (r.spawnError) return { ...recordEnd(app, run, r, null), cause: null };
-  return { ...recordAdapterEnd(app, run, r, limit, { adapter: cli.adapter, model: agent.model, report }), cause: null };
-}
-
-/** The process's end as the run's: finished (with its usage and the limit it ran into) or failed to start. */
-function recordEnd(app: App, run: RunRow, r: ProcessResult, limit: LimitKind | null): RunRow {
-  // Colony stopped (or the run was failed) while the process ran: its end is no longer the run's.
-  if (!app.engine.db.open) return run;
-  const now = getRun(app.engine.db, run.runId)!;
-  if (now.status !== 'running') return now;
-  if (r.spawnError) return failRun(app, run.runId, `the backend command could not start: ${r.spawnError}`);
-  const usage = parseFinalUsage(r.stdout);
-  const text = usage?.result ?? r.stdout.trim();
-  // A command that prints Claude Code's result is judged by it too: a denial or an error result is a failure at exit 0.
-  const said = usage?.denied.length
-    ? {
-        cause: 'permission_denied',
-        reason: `the agent's CLI was denied ${usage.denied.length} tool call(s): ${[...new Set(usage.denied)].join(', ')} — give it --allowedTools for them, or use the claude-code runtime (colony agents update NAME --runtime claude-code)`,
-      }
-    : usage?.isError
-      ? { cause: 'error_result', reason: `the agent's CLI ended with an error: ${(usage.result ?? '').slice(0, 300)}` }
-      : null;
-  return finishRun(app, run.runId, {
-    status: r.timedOut ? 'timed_out' : r.exitCode === 0 && !said ? 'succeeded' : 'failed',
-    ...(said && !r.timedOut ? said : {}),
-    runtime: 'command',
-    costKnown: usage?.costReported === true || (usage !== null && usage.tokensIn + usage.tokensOut === 0),
-    billingLane: 'unknown',
-    exitCode: r.exitCode,
-    signal: r.signal,
-    durationMs: r.durationMs,
-    tokensIn: usage?.tokensIn ?? 0,
-    tokensOut: usage?.tokensOut ?? 0,
-    costCents: usage?.costCents ?? 0,
-    outputTail: r.tail,
-    agentText: text || null,
-    limit,
-  });
 }
 
 function record(fn: () => void): void {

@@ -1,3 +1,4 @@
+import type { UsageMeter } from './adapters/types.js';
 /**
  * A run's own usage report: the last JSON object its process prints on stdout, in the shape Claude Code
  * prints with `claude -p --output-format json`:
@@ -43,6 +44,25 @@ export function parseFinalUsage(stdout: string): FinalUsage | null {
     if (usage) return usage;
   }
   return null;
+}
+
+/**
+ * A command's usage while it runs: each usage object it prints (one JSON object per line, the shape
+ * above) is its usage so far — the last one printed counts, as at its end.
+ */
+export function commandMeter(): UsageMeter {
+  let last: FinalUsage | null = null;
+  return {
+    line(l) {
+      last = toUsage(l) ?? last;
+    },
+    usage: () => ({
+      tokensIn: last?.tokensIn ?? 0,
+      tokensOut: last?.tokensOut ?? 0,
+      cachedIn: 0,
+      costUsd: last?.costReported ? last.costCents / 100 : null,
+    }),
+  };
 }
 
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);

@@ -39,4 +39,5 @@ const LIMIT_WORDS: Record<LimitKind, string> = {
   pids: 'process count',
   file_size: 'file size',
   disk: 'disk',
+  budget: 'budget',
 };

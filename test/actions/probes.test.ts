@@ -4,7 +4,8 @@ import { stopAgent } from '../../src/actions/runs/agent-controls.js';
 import { createProbe, type CreatedProbe } from '../../src/actions/probes.js';
 import { probeEnvelope } from '../../src/commands/probes.js';
 import { getProbe, type ProbeRow } from '../../src/projections/probes.js';
-import { listRuns, runtimeOf, sessionMessages } from '../../src/projections/run-queries.js';
+import { listRuns, runtimeOf } from '../../src/projections/run-queries.js';
+import { sessionMessages } from '../../src/projections/session-message-queries.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 import { speakerOf } from '../../src/actions/principals.js';
 

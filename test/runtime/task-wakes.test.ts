@@ -7,7 +7,8 @@ import { setAgentProject, stopAgent } from '../../src/actions/runs/agent-control
 import type { Wake } from '../../src/events/runs.js';
 import { readAll } from '../../src/engine/store.js';
 import { getProjectByName } from '../../src/projections/projects.js';
-import { listRuns, sessionMessages, type RunRow } from '../../src/projections/run-queries.js';
+import { listRuns, type RunRow } from '../../src/projections/run-queries.js';
+import { sessionMessages } from '../../src/projections/session-message-queries.js';
 import { getTask } from '../../src/projections/task-queries.js';
 import { wakesFor } from '../../src/runtime/wake-sources.js';
 import { callTool, textOf } from '../helpers/mcp.js';

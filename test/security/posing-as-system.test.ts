@@ -4,7 +4,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registerAgent } from '../../src/actions/principals.js';
 import { configureRuntime } from '../../src/actions/runs/agent-controls.js';
 import { listProbes } from '../../src/projections/probes.js';
-import { listRuns, sessionMessages } from '../../src/projections/run-queries.js';
+import { listRuns } from '../../src/projections/run-queries.js';
+import { sessionMessages } from '../../src/projections/session-message-queries.js';
 import { answer, refusedWithText } from '../helpers/calls.js';
 import { runtimeFixture, type RuntimeFixture } from '../helpers/runtime.js';
 

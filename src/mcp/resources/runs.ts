@@ -1,6 +1,7 @@
 import { readConsistent } from '../../engine/db.js';
 import { getAgent } from '../../projections/principal-queries.js';
-import { getRun, lastSessionMessages, type RunRow } from '../../projections/run-queries.js';
+import { getRun, type RunRow } from '../../projections/run-queries.js';
+import { lastSessionMessages } from '../../projections/session-message-queries.js';
 import { agentView } from '../../projections/session-queries.js';
 import type { McpContext } from '../context.js';
 import { displayTurn, NO_PROJECT, transcriptText } from '../views/session-text.js';

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { isDomainError } from '../../errors.js';
 import { listAgents, type AgentRow } from '../../projections/principal-queries.js';
-import { sessionMessages, type RunRow } from '../../projections/run-queries.js';
+import { type RunRow } from '../../projections/run-queries.js';
+import { sessionMessages } from '../../projections/session-message-queries.js';
 import type { App } from '../../app.js';
 import type { RunStarter } from '../../runtime/reactor.js';
 import { peerExecutePrompt } from '../../runtime/wake-prompts.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lastSessionMessages } from '../../projections/run-queries.js';
+import { lastSessionMessages } from '../../projections/session-message-queries.js';
 import { findSession, listSessions, lookupAgent } from '../../projections/session-queries.js';
 import { defineTool, type AnyTool, type ToolContext } from '../tool.js';
 import {

@@ -1,5 +1,13 @@
 import { jsonLines, num, obj, stepLine, str, usd, type JsonObject } from './jsonl.js';
-import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type ReportContext, type RunReport } from './types.js';
+import {
+  MODEL_PATTERN,
+  type LaunchContext,
+  type LaunchPlan,
+  type ReportContext,
+  type RunReport,
+  type UsageMeter,
+  type UsageSoFar,
+} from './types.js';
 import type { RuntimeAdapter } from './types.js';
 import { failureOf, mcpConfig } from './outcome.js';
 
@@ -67,6 +75,7 @@ export const claudeCode: RuntimeAdapter = {
       files: [{ env: 'COLONY_MCP_CONFIG', content: mcpConfig(ctx) }],
     };
   },
+  meter: () => claudeMeter(),
   report(out, ctx: ReportContext): RunReport {
     const lines = jsonLines(out.stdout);
     const init = lines.find((l) => l.type === 'system' && l.subtype === 'init') ?? {};
@@ -101,6 +110,43 @@ export const claudeCode: RuntimeAdapter = {
     return report;
   },
 };
+
+/**
+ * Usage as it streams: each assistant message carries its turn's usage (repeated on every content block of
+ * the message, so the last line of a message id counts); the result line, when it comes, has the totals.
+ */
+function claudeMeter(): UsageMeter {
+  const turns = new Map<string, JsonObject>();
+  let final: UsageSoFar | null = null;
+  return {
+    line(l) {
+      if (l.type === 'assistant') {
+        const m = obj(l.message);
+        if (m.usage) turns.set(str(m.id) ?? String(turns.size), obj(m.usage));
+      } else if (l.type === 'result') {
+        const u = obj(l.usage);
+        const cached = num(u.cache_read_input_tokens);
+        final = {
+          tokensIn: num(u.input_tokens) + num(u.cache_creation_input_tokens) + cached,
+          tokensOut: num(u.output_tokens),
+          cachedIn: cached,
+          costUsd: sinceLast(l) ?? usd(l.total_cost_usd),
+        };
+      }
+    },
+    usage() {
+      if (final) return final;
+      const all = [...turns.values()];
+      const cached = all.reduce((n, u) => n + num(u.cache_read_input_tokens), 0);
+      return {
+        tokensIn: all.reduce((n, u) => n + num(u.input_tokens) + num(u.cache_creation_input_tokens), 0) + cached,
+        tokensOut: all.reduce((n, u) => n + num(u.output_tokens), 0),
+        cachedIn: cached,
+        costUsd: null,
+      };
+    },
+  };
+}
 
 function sinceLast(result: JsonObject | null): number | null {
   const models = Object.values(obj(result?.model_usage_since_last_result)).map((m) => usd(obj(m).costUSD));

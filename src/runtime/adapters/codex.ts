@@ -1,6 +1,13 @@
 import { jsonLines, num, obj, stepLine, str, type JsonObject } from './jsonl.js';
 import { failureOf } from './outcome.js';
-import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, type RuntimeAdapter } from './types.js';
+import {
+  MODEL_PATTERN,
+  type LaunchContext,
+  type LaunchPlan,
+  type RunReport,
+  type RuntimeAdapter,
+  type UsageMeter,
+} from './types.js';
 
 /**
  * Codex (`codex exec --json`). Codex reads no `.mcp.json`: Colony's server is given per run with `-c
@@ -63,6 +70,7 @@ export const codex: RuntimeAdapter = {
     const args = ctx.resume ? ['exec', 'resume', ctx.resume, ...common, '-'] : ['exec', ...common, '-'];
     return { args, stdin: ctx.prompt, env: { CODEX_HOME: '$HOME/.codex' }, files: [], homeDirs: ['.codex'] };
   },
+  meter: ({ resumed }) => codexMeter(resumed),
   report(out, ctx): RunReport {
     const lines = jsonLines(out.stdout);
     const completed = lines.filter((l) => l.type === 'item.completed').map((l) => obj(l.item));
@@ -120,6 +128,28 @@ const provider = (url: string): string[] => [
   '-c',
   'model_providers.colony.wire_api="responses"',
 ];
+
+/** Tokens as turns complete (no cost: a rate card prices them); on a resumed thread each turn counts the thread's so far. */
+function codexMeter(resumed: boolean): UsageMeter {
+  const turns: JsonObject[] = [];
+  let thread: string | null = null;
+  return {
+    line(l) {
+      if (l.type === 'thread.started') thread = str(l.thread_id);
+      else if (l.type === 'turn.completed') turns.push(obj(l.usage));
+    },
+    usage() {
+      const counted = resumed ? turns.slice(-1) : turns;
+      return {
+        tokensIn: sum(counted, 'input_tokens'),
+        tokensOut: sum(counted, 'output_tokens'),
+        cachedIn: sum(counted, 'cached_input_tokens'),
+        costUsd: null,
+        ...(resumed ? { cumulative: { cliSession: thread } } : {}),
+      };
+    },
+  };
+}
 
 const sum = (usage: JsonObject[], key: string): number => usage.reduce((n, u) => n + num(u[key]), 0);
 const errorText = (l: JsonObject): string => str(l.message) ?? str(obj(l.error).message) ?? JSON.stringify(l);

@@ -1,6 +1,13 @@
 import { jsonLines, num, obj, stepLine, str, usd, type JsonObject } from './jsonl.js';
 import { failureOf } from './outcome.js';
-import { MODEL_PATTERN, type LaunchContext, type LaunchPlan, type RunReport, type RuntimeAdapter } from './types.js';
+import {
+  MODEL_PATTERN,
+  type LaunchContext,
+  type LaunchPlan,
+  type RunReport,
+  type RuntimeAdapter,
+  type UsageMeter,
+} from './types.js';
 
 /**
  * OpenCode (`opencode run --format json`). Its config for the run is a file of Colony's (OPENCODE_CONFIG),
@@ -84,6 +91,7 @@ export const opencode: RuntimeAdapter = {
       files: [{ env: 'OPENCODE_CONFIG', content: `${JSON.stringify(config, null, 2)}\n` }],
     };
   },
+  meter: () => openCodeMeter(),
   report(out, ctx): RunReport {
     const lines = jsonLines(out.stdout);
     const parts = (type: string): JsonObject[] => lines.filter((l) => l.type === type).map((l) => obj(l.part));
@@ -132,6 +140,27 @@ export const opencode: RuntimeAdapter = {
     return report;
   },
 };
+
+/** Tokens and cost as each step finishes (a cost of 0 is a model it has no price for: not a price). */
+function openCodeMeter(): UsageMeter {
+  let tokensIn = 0;
+  let tokensOut = 0;
+  let cachedIn = 0;
+  let cost = 0;
+  return {
+    line(l) {
+      if (l.type !== 'step_finish') return;
+      const p = obj(l.part);
+      const t = obj(p.tokens);
+      const cached = num(obj(t.cache).read);
+      tokensIn += num(t.input) + num(obj(t.cache).write) + cached;
+      tokensOut += num(t.output) + num(t.reasoning);
+      cachedIn += cached;
+      cost += usd(p.cost) ?? 0;
+    },
+    usage: () => ({ tokensIn, tokensOut, cachedIn, costUsd: cost > 0 ? cost : null }),
+  };
+}
 
 const PROVIDER_HOSTS: Record<string, string[]> = {
   anthropic: ['api.anthropic.com'],

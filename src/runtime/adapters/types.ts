@@ -1,5 +1,6 @@
 import type { BillingLane } from '../../events/runs.js';
 import type { Runtime } from '../../events/principals.js';
+import type { JsonObject } from './jsonl.js';
 
 /**
  * What a runtime adapter is: the one place that knows an agent CLI — how to launch it for one run, how
@@ -74,6 +75,23 @@ export interface RunReport {
   failure: { cause: FailureCause; reason: string } | null;
 }
 
+/** A run's usage so far, read from its output while it runs (streamed spend, the budget's stop). */
+export interface UsageSoFar {
+  tokensIn: number;
+  tokensOut: number;
+  cachedIn: number;
+  /** Dollars as the CLI reported them so far; null: it said none yet (a rate card may price the tokens). */
+  costUsd: number | null;
+  /** The figures are the CLI session's so far (a resumed Codex thread), not this process's; with the session. */
+  cumulative?: { cliSession: string | null };
+}
+
+/** Reads the CLI's output one JSON line at a time, as it comes. */
+export interface UsageMeter {
+  line(l: JsonObject): void;
+  usage(): UsageSoFar;
+}
+
 /** What `colony doctor` and the configuration checks need of a runtime. */
 export interface RuntimeNeeds {
   /** The executable's name on PATH, and the environment variable that can name it instead. */
@@ -104,6 +122,8 @@ export interface RuntimeAdapter {
   /** Null when the CLI takes this model string; else why not, naming the form it takes. */
   checkModel(model: string): string | null;
   launch(ctx: LaunchContext): LaunchPlan;
+  /** A meter of the run's usage while it runs (`resumed`: this run resumes a CLI session). */
+  meter(ctx: { resumed: boolean }): UsageMeter;
   /** Reads the process's stdout (and exit) into the run's report. */
   report(out: { stdout: string; exitCode: number | null; tail: string }, ctx: ReportContext): RunReport;
 }

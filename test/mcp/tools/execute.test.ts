@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getRun, sessionMessages } from '../../../src/projections/run-queries.js';
+import { getRun } from '../../../src/projections/run-queries.js';
+import { sessionMessages } from '../../../src/projections/session-message-queries.js';
 import { callTool, textOf } from '../../helpers/mcp.js';
 import { runtimeWithOwner } from '../../helpers/runtime.js';
 

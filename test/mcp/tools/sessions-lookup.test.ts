@@ -11,7 +11,8 @@ import {
 } from '../../../src/actions/runs.js';
 import { fixedClock } from '../../../src/clock.js';
 import type { SessionRole } from '../../../src/events/runs.js';
-import { getRun, sessionMessages, type RunRow } from '../../../src/projections/run-queries.js';
+import { getRun, type RunRow } from '../../../src/projections/run-queries.js';
+import { sessionMessages } from '../../../src/projections/session-message-queries.js';
 import { callTool, mcpFixture, textOf, type McpFixture } from '../../helpers/mcp.js';
 import { okText } from '../../helpers/calls.js';
 

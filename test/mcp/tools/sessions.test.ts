@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { configureRuntime } from '../../../src/actions/runs/agent-controls.js';
 import { createOwner, registerAgent } from '../../../src/actions/principals.js';
-import { sessionMessages, type RunRow } from '../../../src/projections/run-queries.js';
+import { type RunRow } from '../../../src/projections/run-queries.js';
+import { sessionMessages } from '../../../src/projections/session-message-queries.js';
 import { runtimeFixture, type RuntimeFixture } from '../../helpers/runtime.js';
 import { answer, okText } from '../../helpers/calls.js';
 
