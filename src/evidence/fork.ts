@@ -50,25 +50,25 @@ export interface ForkResult {
 }
 
 export function forkGoal(source: Database, req: ForkRequest): ForkResult {
+  const exists = checkTarget(req.target);
   const plan = planFork(source, req.goalId, req.position, req.tenant ?? null);
-  const made = claimTarget(req.target);
+  if (!exists) mkdirSync(req.target, { recursive: true, mode: 0o700 });
   try {
     return writeFork(plan, req);
   } catch (e) {
-    if (made) rmSync(req.target, { recursive: true, force: true });
+    if (!exists) rmSync(req.target, { recursive: true, force: true });
     else for (const entry of readdirSync(req.target)) rmSync(join(req.target, entry), { recursive: true, force: true });
     throw e;
   }
 }
 
-/** The target must not hold anything: returns whether it was made here (so a failure removes it whole). */
-function claimTarget(target: string): boolean {
+/** The target must not hold anything (checked before anything is read or written): whether it exists, empty. */
+function checkTarget(target: string): boolean {
   let stat;
   try {
     stat = statSync(target);
   } catch {
-    mkdirSync(target, { recursive: true, mode: 0o700 });
-    return true;
+    return false;
   }
   if (!stat.isDirectory() || readdirSync(target).length > 0)
     throw new DomainError(
@@ -78,7 +78,7 @@ function claimTarget(target: string): boolean {
         field: 'data',
       },
     );
-  return false;
+  return true;
 }
 
 function writeFork(plan: ForkPlan, req: ForkRequest): ForkResult {
