@@ -11,7 +11,7 @@ import {
 } from '../events/breakers.js';
 import type { StoredEvent } from '../engine/event.js';
 import { openBreakersOf } from '../projections/breaker-queries.js';
-import { getGoal } from '../projections/goal-queries.js';
+import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { getAgent, type AgentRow } from '../projections/principal-queries.js';
 import { liftCommand, tripMessage } from './breakers/notice.js';
 import { postSystemMessage, sendSystemDirect } from './notifications.js';
@@ -45,6 +45,10 @@ export function tripBreaker(app: App, trip: Trip, actor: CommandOptions = SYSTEM
   const r = app.engine.transact(actor, () => {
     const agent = getAgent(db, trip.agentId);
     if (!agent) throw notFound(`agent ${trip.agentId}`, { agent_id: trip.agentId });
+    const goal = trip.goalId === null ? null : getGoal(db, trip.goalId);
+    // A goal id may come from an agent's arguments: only a goal of the agent's own tenant is one to pause it on.
+    if (trip.goalId !== null && goal?.ownerId !== agent.ownerId)
+      throw notFound(`goal ${trip.goalId}`, { goal_id: trip.goalId });
     const data = { ...trip, ownerId: agent.ownerId, by };
     const { events } = app.engine.handle(
       breakerDecider,
@@ -53,14 +57,19 @@ export function tripBreaker(app: App, trip: Trip, actor: CommandOptions = SYSTEM
       actor,
     );
     if (events.length === 0) return false;
-    tellOwner(app, agent, data, actor);
+    tellOwner(app, agent, goal, data, actor);
     return true;
   });
   return r.value ?? false;
 }
 
-function tellOwner(app: App, agent: AgentRow, trip: Parameters<typeof tripMessage>[0]['trip'], actor: CommandOptions) {
-  const goal = trip.goalId === null ? null : getGoal(app.engine.db, trip.goalId);
+function tellOwner(
+  app: App,
+  agent: AgentRow,
+  goal: GoalRow | null,
+  trip: Parameters<typeof tripMessage>[0]['trip'],
+  actor: CommandOptions,
+): void {
   const body = tripMessage({ agentName: agent.name, goal, trip });
   const metadata = {
     event: 'BreakerTripped',

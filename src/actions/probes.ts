@@ -18,6 +18,7 @@ import { tokenHash } from '../tokens.js';
 import { agentIdOf, who } from './goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
+import { checkProbeRoom } from './breakers/wake-cap.js';
 
 export { validateMessage } from '../commands/probes.js';
 export { fireProbe, type TriggerOutcome } from './probes/trigger.js';
@@ -86,6 +87,8 @@ export function createProbe(
       },
       actor,
     );
+    // After the decider's own checks (who may probe whom), so the refusal tells nothing to a caller it refused.
+    if (agent) checkProbeRoom(app.engine.db, agent, activeProbes, uow.now);
     return probeId;
   });
   return { probe: getProbe(app.engine.db, result.value!)!, token, url: triggerUrl(token) };

@@ -12,6 +12,7 @@ import { autoApprove } from './proposals/decide.js';
 import { treeAsProposed, treeFacts } from './proposals/tree-facts.js';
 import { type Speaker } from '../events/principals.js';
 import { tripsOnCycle } from './tasks/blockers.js';
+import { checkTreeTimers } from './breakers/wake-cap.js';
 import { type CommandOptions } from '../engine/handle.js';
 
 /**
@@ -60,6 +61,7 @@ function proposeOnce(
 ) {
   return app.engine.transact(actor, (uow) => {
     const goal = goalFor(app, by, goalId);
+    checkTreeTimers(app.engine.db, goal.ownerId, request);
     const proposer = agentIdOf(by);
     const facts = treeFacts(app, goal, proposer, request);
     const proposalId = uow.ids.next('proposal');

@@ -26,6 +26,8 @@ export interface GateFacts {
   task: { taskId: number; status: string; reserved: Amount } | null;
   /** The run's goal and the budgets its work counts against (actions/budget.ts budgetLines); null for none. */
   goal: { goalId: number; status: string; pausedReason: string | null; budget: BudgetLine[] } | null;
+  /** The open loop breaker of (agent, goal), if any (events/breakers.ts). */
+  breaker?: { breaker: string; reason: string; goalId: number | null } | null;
   maxTriggerDepth: number;
   dailyRunBudget: number;
   /** Runs of the agent started since midnight (UTC). */
@@ -68,6 +70,7 @@ export function gateRefusal(f: GateFacts, depth: number, starting: boolean): Gat
   if (!agent.hasBackend) return { gate: 'no_backend', reason: noBackendMessage(agent.name) };
   if (agent.quarantined)
     return { gate: 'quarantine', reason: `agent quarantined: ${agent.quarantineReason ?? 'low reputation'}` };
+  if (f.breaker) return breakerGate(f.breaker, agent.name);
   if (f.task && CLOSED_TASK.has(f.task.status))
     return {
       gate: 'task_closed',
@@ -94,6 +97,16 @@ export const dailyTokens = (name: string, used: number, budget: number): GateRef
   gate: 'daily_token_budget',
   reason: `agent ${name} used ${used} tokens today (daily token budget ${budget}); it runs again after midnight UTC, or when the owner raises it (colony agents update ${name} --daily-tokens N)`,
 });
+
+/** An open breaker pauses the agent on the run's goal until its owner lifts it. */
+function breakerGate(b: NonNullable<GateFacts['breaker']>, name: string): GateRefusal {
+  const goal = b.goalId === null ? 'work outside goals' : `goal ${b.goalId}`;
+  const lift = `colony agents resume ${name} --goal ${b.goalId ?? 'none'}`;
+  return {
+    gate: 'breaker',
+    reason: `agent ${name} is paused on ${goal} by the ${b.breaker} breaker (${b.reason}); the owner lifts it with ${lift} or Resume in the console`,
+  };
+}
 
 /**
  * The budget the run would break (its open reservation, if it has a task, is not counted twice): a

@@ -5,6 +5,7 @@ import { DomainError } from '../errors.js';
 import { newCommandId } from '../engine/ids.js';
 import { log } from '../log.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
+import { watchCall } from '../actions/breakers/failures.js';
 import { actorOf, principalKey } from './auth.js';
 import { askConfirmation, authorize, shapedErrorCode, validArgs } from './call-checks.js';
 import type { McpContext } from './context.js';
@@ -91,17 +92,29 @@ function callAudit(ctx: McpContext, caller: Caller | null, call: CallRequest, to
   const finish = <R>(outcome: Outcome, result: R, code: string | null): R => {
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     const principal = caller ? actorOf(caller) : 'anonymous';
+    const at = ctx.app.engine.clock().toISOString();
+    const digest = row.digest ?? argsDigest(call.rawArgs);
     ctx.audit.record({
-      at: ctx.app.engine.clock().toISOString(),
+      at,
       principal,
       ...principalRefOf(caller),
       tool: call.name,
-      argsDigest: row.digest ?? argsDigest(call.rawArgs),
+      argsDigest: digest,
       outcome,
       errorCode: code,
       durationMs,
       commandId: row.commandId,
     });
+    // The repeated-failure breaker's streaks (actions/breakers/failures.ts): an agent's calls of a known tool.
+    if (caller?.kind === 'agent' && tool)
+      watchSafely(ctx, caller.agentId, {
+        tool: tool.name,
+        argsDigest: digest,
+        outcome,
+        errorCode: code,
+        at,
+        goalArg: call.rawArgs.goal_id,
+      });
     // Writes only (reads would drown them), and only a known tool: an unknown name is the caller's text. Never the arguments.
     if (ctx.logCalls && tool && tool.trust !== 'read') {
       const ms = Math.round(durationMs * 10) / 10;
@@ -117,6 +130,14 @@ function callAudit(ctx: McpContext, caller: Caller | null, call: CallRequest, to
     return finish(outcome, result, code);
   };
   return { row, finish, refuse };
+}
+
+function watchSafely(ctx: McpContext, agentId: number, call: Parameters<typeof watchCall>[2]): void {
+  try {
+    watchCall(ctx.app, agentId, call);
+  } catch (err) {
+    log.warn({ err, agentId, tool: call.tool }, 'the repeated-failure breaker could not record a call');
+  }
 }
 
 /** What the handler gets: the command its writes carry (keyed by the idempotency key when the call has one). */

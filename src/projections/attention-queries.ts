@@ -54,10 +54,10 @@ export interface FailingAgent {
 /**
  * A run that counts as a failure: failed or timed out on its own, or refused for a reason the owner did not
  * choose (a daily budget, a missing backend). A run the owner cancelled, or refused because the owner
- * stopped the agent or it is quarantined (its own item), is no failure.
+ * stopped the agent, it is quarantined or a breaker paused it (their own items), is no failure.
  */
 const FAILURE = `((r.status IN ('failed', 'timed_out') AND r.cancelled_by IS NULL)
-  OR (r.status = 'refused' AND COALESCE(r.gate, '') NOT IN ('stopped', 'quarantine')))`;
+  OR (r.status = 'refused' AND COALESCE(r.gate, '') NOT IN ('stopped', 'quarantine', 'breaker')))`;
 
 /**
  * Agents not stopped whose last finished run is a failure, with how many in a row and the last one's cause

@@ -64,7 +64,7 @@ export const breakerCutoff = (db: Database, agentId: number, goalId: number | nu
     ) as { c: number } | undefined
   )?.c ?? 0;
 
-/** The agent's newest runs on the goal that ended after `afterRunId` (finished, or failed while running), newest first. */
+/** The agent's newest runs on the goal that ended after `afterRunId` (finished, or failed while running; no execute_agent run), newest first. */
 export const endedRunsOf = (
   db: Database,
   agentId: number,
@@ -75,26 +75,33 @@ export const endedRunsOf = (
   prepared(
     db,
     `SELECT run_id AS runId, progress FROM breaker_runs WHERE agent_id = ? AND goal_key = ? AND run_id > ? AND status = 'ended'
-      ORDER BY run_id DESC LIMIT ?`,
+      AND source <> 'execute_agent' ORDER BY run_id DESC LIMIT ?`,
   ).all(agentId, goalId ?? 0, afterRunId, limit) as { runId: number; progress: number }[];
 
-/** Runs of the agent queued by these wake sources since `since` (ISO) and after `afterRunId`, oldest first. */
+/**
+ * Runs of the agent queued by these wake sources since `since` (ISO) and after `afterRunId`, oldest first, at
+ * most `limit` (a cap's worth: enough to tell whether it is reached, however many there were).
+ */
 export function wokenSince(
   db: Database,
   agentId: number,
   sources: readonly string[],
   since: string,
   afterRunId: number,
+  limit: number,
 ): number[] {
   const rows = sources.flatMap(
     (source) =>
       prepared(
         db,
         `SELECT run_id AS runId FROM breaker_runs WHERE agent_id = ? AND source = ? AND queued_at > ? AND run_id > ?
-          AND status <> 'refused'`,
-      ).all(agentId, source, since, afterRunId) as { runId: number }[],
+          AND status <> 'refused' ORDER BY queued_at LIMIT ?`,
+      ).all(agentId, source, since, afterRunId, limit) as { runId: number }[],
   );
-  return rows.map((r) => r.runId).sort((a, b) => a - b);
+  return rows
+    .map((r) => r.runId)
+    .sort((a, b) => a - b)
+    .slice(0, limit);
 }
 
 export function breakerOverridesOf(db: Database, agentId: number): BreakerOverrides | null {
@@ -104,4 +111,37 @@ export function breakerOverridesOf(db: Database, agentId: number): BreakerOverri
       max_wakes_per_hour AS maxWakesPerHour FROM breaker_settings WHERE agent_id = ?`,
   ).get(agentId) as BreakerOverrides | undefined;
   return r ?? null;
+}
+
+/**
+ * One link of a wake chain: the run of the message's author that was running when it was posted (its
+ * start before the message, its end after or none), with the messages that woke that run. Null when the
+ * author is no agent or no run of it covers the message.
+ */
+export function authorRunOfMessage(db: Database, messageId: number): { runId: number; messageIds: number[] } | null {
+  const m = prepared(db, 'SELECT from_key AS fromKey, created_at AS at FROM messages WHERE message_id = ?').get(
+    messageId,
+  ) as { fromKey: string; at: string } | undefined;
+  if (!m?.fromKey.startsWith('agent-')) return null;
+  const r = prepared(
+    db,
+    `SELECT run_id AS runId, wakes FROM runs WHERE agent_id = ? AND started_at <= ? AND (finished_at IS NULL OR finished_at >= ?)
+      ORDER BY started_at DESC, run_id DESC LIMIT 1`,
+  ).get(Number(m.fromKey.slice('agent-'.length)), m.at, m.at) as { runId: number; wakes: string } | undefined;
+  if (!r) return null;
+  const wakes = JSON.parse(r.wakes) as { messageIds?: number[] }[];
+  return { runId: r.runId, messageIds: wakes.flatMap((w) => w.messageIds ?? []) };
+}
+
+/**
+ * The wake caps that apply to a tenant's agents (each its own, else `fallback`): the highest, and whether
+ * any agent has the detector off (0). Read when a schedule is created, never on a hot path.
+ */
+export function tenantWakeCaps(db: Database, ownerId: number, fallback: number): { highest: number; anyOff: boolean } {
+  const r = prepared(
+    db,
+    `SELECT max(coalesce(s.max_wakes_per_hour, ?)) AS hi, min(coalesce(s.max_wakes_per_hour, ?)) AS lo, count(*) AS n
+      FROM agents a LEFT JOIN breaker_settings s ON s.agent_id = a.agent_id WHERE a.owner_id = ?`,
+  ).get(fallback, fallback, ownerId) as { hi: number | null; lo: number | null; n: number };
+  return r.n === 0 ? { highest: fallback, anyOff: fallback === 0 } : { highest: r.hi!, anyOff: r.lo === 0 };
 }

@@ -19,6 +19,7 @@ export const agentsWithQueuedRuns = (db: Database): number[] =>
 export interface TimedTask {
   taskId: number;
   agentId: number;
+  goalId: number | null;
   intervalSec: number;
   claimedAt: string;
 }
@@ -26,7 +27,7 @@ export interface TimedTask {
 export const timedTasks = (db: Database): TimedTask[] =>
   prepared(
     db,
-    `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
+    `SELECT t.task_id AS taskId, t.assignee_agent_id AS agentId, t.goal_id AS goalId, CAST(json_extract(t.heartbeat, '$.interval_sec') AS INTEGER) AS intervalSec,
     t.claimed_at AS claimedAt FROM tasks t JOIN agents a ON a.agent_id = t.assignee_agent_id
     JOIN users u ON u.user_id = a.owner_id AND ${RUNNABLE_SQL}
     WHERE t.status IN ('claimed', 'in_progress') AND json_extract(t.heartbeat, '$.interval_sec') > 0`,

@@ -5,7 +5,7 @@ import type { BreakerSettings } from '../../events/breakers.js';
 import { breakerOverridesOf } from '../../projections/breaker-queries.js';
 
 /**
- * An agent's breaker thresholds: its own (`colony agents runtime NAME --max-runs-without-progress …`) over
+ * An agent's breaker thresholds: its own (`colony agents breakers NAME --max-runs-without-progress …`) over
  * the process-wide defaults, each settable by an environment variable; 0 turns a detector off. Defaults:
  * 5 runs in a row on a goal that change nothing, 5 failures in a row of the same call the same way, 60
  * wake-ups an hour from probes and task timers. The wake-depth breaker trips at the runtime setting

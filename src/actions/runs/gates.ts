@@ -8,6 +8,7 @@ import type { AgentRow } from '../../projections/principal-queries.js';
 import { lastStartOf, runningRunOf, runsStartedSince, tokensSince } from '../../projections/run-queries.js';
 import { budgetLines, heldReservation, pauseForBudget } from '../budget.js';
 import { runtimeSettings } from './settings.js';
+import { openBreaker } from '../../projections/breaker-queries.js';
 import { type CommandOptions } from '../../engine/handle.js';
 
 /**
@@ -44,12 +45,19 @@ export function gateFacts(
       pausedReason: goal.pausedReason,
       budget: budgetLines(app, goal, task),
     },
+    breaker: breakerFacts(db, agent.agentId, goalId),
     maxTriggerDepth: settings.maxTriggerDepth,
     dailyRunBudget: settings.dailyRunBudget,
     ranToday: runsStartedSince(db, agent.agentId, midnight(now)),
     dailyTokenBudget: settings.dailyTokenBudget,
     tokensToday: tokensSince(db, agent.agentId, midnight(now)),
   };
+}
+
+/** The open breaker of (agent, goal): the `breaker` gate's one indexed read. */
+function breakerFacts(db: App['engine']['db'], agentId: number, goalId: number | null): GateFacts['breaker'] {
+  const open = openBreaker(db, agentId, goalId);
+  return open && { ...open, goalId };
 }
 
 /** The start of `now`'s day, UTC: daily budgets count from it. */

@@ -12,6 +12,7 @@ import { heldReservation } from '../budget.js';
 import { agentFacts, gateFacts, pauseIfRefusedForBudget, waitFacts } from './gates.js';
 import { runtimeSettings } from './settings.js';
 import { wakePrompt } from './prompt.js';
+import { checkWakeRate, tripWakeDepth } from '../breakers/detectors.js';
 import { type CommandOptions } from '../../engine/handle.js';
 
 /**
@@ -55,6 +56,7 @@ export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = S
       return { kind: 'merged' as const, runId: waiting.runId };
     }
     const runId = uow.ids.next('run');
+    checkWakeRate(app, { agentId: agent.agentId, goalId, source: req.source }, uow.now, actor);
     const gates = gateFacts(app, agent, goalId, task, uow.now);
     const run = {
       runId,
@@ -69,7 +71,10 @@ export function requestRun(app: App, req: WakeRequest, actor: CommandOptions = S
     const wait = waitFacts(app, agent.agentId);
     const { events } = app.engine.handle(runDecider, runStream(runId), { type: 'QueueRun', run, gates, wait }, actor);
     pauseIfRefusedForBudget(app, events, gates, actor);
-    return { kind: events.some((e) => e.type === 'RunRefused') ? ('refused' as const) : ('queued' as const), runId };
+    const refused = events.some((e) => e.type === 'RunRefused');
+    if (refused && getRun(db, runId)?.gate === 'trigger_depth')
+      tripWakeDepth(app, getRun(db, runId)!, gates.maxTriggerDepth, actor);
+    return { kind: refused ? ('refused' as const) : ('queued' as const), runId };
   });
   const runId = r.value?.runId ?? (r.events[0]?.data as { runId: number }).runId;
   return { kind: r.value?.kind ?? 'queued', run: getRun(db, runId)! };
