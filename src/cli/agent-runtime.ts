@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerRuntimeSettings } from './agent-settings.js';
+import { registerAgentBreakers } from './agent-breakers.js';
 import { withAgent } from './owner.js';
 import { action, CliError, printJson } from './shared.js';
 
@@ -8,14 +9,15 @@ const agentRuntime = () => import('../actions/runs/agent-controls.js');
 const runQueries = () => import('../projections/run-queries.js');
 
 /**
- * `colony agents wake|stop|start|runtime`: the owner's controls over running agents. `wake` queues a
- * manual run (the serving process starts it within a poll; `colony runs show ID` follows it); `runtime`
- * is in agent-settings.ts.
+ * `colony agents wake|stop|start|runtime|resume|breakers`: the owner's controls over running agents. `wake`
+ * queues a manual run (the serving process starts it within a poll; `colony runs show ID` follows it);
+ * `runtime` is in agent-settings.ts, `resume` and `breakers` (the loop breakers) in agent-breakers.ts.
  */
 export function registerAgentRuntime(agents: Command): void {
   registerWake(agents);
   registerStopStart(agents);
   registerRuntimeSettings(agents);
+  registerAgentBreakers(agents);
 }
 
 function registerWake(agents: Command): void {

@@ -11,6 +11,7 @@ import { runtimeOf, type RunRow } from '../projections/run-queries.js';
 import { adapterFor } from '../runtime/adapters/index.js';
 import { sandboxView } from '../runtime/sandbox-view.js';
 import { AgentName, parse, speakerOf } from './api-common.js';
+import { breakerDetail } from './api-breakers.js';
 
 /** The JSON shapes of the console's agent and run pages (api-agents.ts, api-agent-controls.ts, api-runs.ts). */
 
@@ -40,6 +41,7 @@ export function runtimeDetail(db: Database, agent: AgentRow) {
     last_started_at: rt.lastStartedAt,
     last_finished_at: rt.lastFinishedAt,
     ...sandboxView(rt.sandbox),
+    ...breakerDetail(db, agent.agentId),
   };
 }
 

@@ -10,19 +10,21 @@ import {
   quarantinedAgents,
   type GoalNeedingOwner,
 } from '../projections/attention-queries.js';
+import { openBreakerCount, openBreakersOfOwner } from '../projections/breaker-queries.js';
 import { proposalsOf } from '../projections/proposal-queries.js';
 import { requestsOf } from '../projections/resources.js';
 import { stalledGoalsTold } from '../projections/sweep-queries.js';
 import { STALL_EVENT } from '../runtime/goal-stalls.js';
 import { callerOf, speakerOf } from './api-common.js';
 import { requestView } from './api-requests.js';
+import { breakerView } from './api-breakers.js';
 import type { OAuthDesk } from './oauth-desk.js';
 
 /**
  * `GET /api/attention`: everything that waits on the owner, in one read — the console's "Needs you" page
  * and the counts on its navigation. Pending proposals (with the commands approving them would run),
  * resource requests, goals paused, stuck, past 80 % of a budget or stalled (a draft nobody plans), agents
- * whose runs keep failing, quarantined agents, and (the owner only) how many OAuth authorization requests
+ * whose runs keep failing, agents a loop breaker paused on a goal, quarantined agents, and (the owner only) how many OAuth authorization requests
  * wait. Each item names the decision that clears it; the decisions are the routes that already exist.
  * The counts are of all that wait; the lists show the newest 200 of each.
  */
@@ -37,6 +39,7 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
     const items = readConsistent(db, () => ({
       proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
       pending: pendingCounts(db, tenant),
+      breakerCount: openBreakerCount(db, tenant),
       requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
       goals: [
         ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
@@ -61,6 +64,9 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
         task_id: a.taskId,
         at: a.at,
       })),
+      breakers: openBreakersOfOwner(db, tenant, MAX_LISTED).map((b) =>
+        breakerView(b, mayReadRunsOf(readable, b.agentId)),
+      ),
       quarantined: quarantinedAgents(db, tenant).map((a) => ({
         agent: a.name,
         agent_id: a.agentId,
@@ -69,13 +75,14 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       })),
     }));
     const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
-    const { pending, ...lists } = items;
+    const { pending, breakerCount, ...lists } = items;
     const counts = {
       approvals: pending.proposals,
       requests: pending.requests,
       goals: items.goals.length,
       runs: items.failing_agents.length,
       quarantined: items.quarantined.length,
+      breakers: breakerCount,
       oauth,
     };
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
