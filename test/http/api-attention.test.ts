@@ -45,8 +45,20 @@ after(() => f.close());
 describe('GET /api/attention', () => {
   it('is empty on a fresh Colony, with every count zero', async () => {
     const a = await attention();
-    assert.deepEqual(a.counts, { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, oauth: 0 });
-    assert.deepEqual([a.proposals, a.requests, a.goals, a.failing_agents, a.quarantined], [[], [], [], [], []]);
+    assert.deepEqual(a.counts, {
+      total: 0,
+      approvals: 0,
+      requests: 0,
+      goals: 0,
+      runs: 0,
+      quarantined: 0,
+      breakers: 0,
+      oauth: 0,
+    });
+    assert.deepEqual(
+      [a.proposals, a.requests, a.goals, a.failing_agents, a.breakers, a.quarantined],
+      [[], [], [], [], [], []],
+    );
   });
 
   it('lists a pending proposal with its commands until it is decided; a resource request until refused', async () => {
@@ -276,6 +288,9 @@ describe('the goal page', () => {
       summary: 'Wrote the page; every link checked.',
       artifact_message_ids: [art.message_id],
     });
+    // The goal requires evidence: the handed-in leaf waits for the owner's verdict, given here.
+    assert.equal((await owner.json(`/tasks/${task}`)).status, 'awaiting_verification');
+    await owner.json(`/tasks/${task}/verdict`, { method: 'POST', body: { verdict: 'approve' } });
     const detail = await owner.json(`/tasks/${task}`);
     assert.deepEqual(
       [detail.status, detail.summary, detail.verdict, detail.artifacts.map((a: Body) => a.subject)],

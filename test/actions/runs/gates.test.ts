@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { configureBreakers } from '../../../src/actions/breakers.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -98,6 +99,8 @@ describe('secrets reach the next run', () => {
       {},
       { toolScope: ['whoami', 'request_resource', 'claim_task'] },
     );
+    // Its 20 runs only read their environment: the no-progress breaker would rightly pause it after 5.
+    configureBreakers(f.app, f.ownerId, needy.agentId, { maxRunsWithoutProgress: 0 }, { actor: 'user:owner' });
     const client = await f.connect(needy.token);
     const { leaves } = await goal(f, 0, 1);
     await ok(client, 'claim_task', { task_id: leaves[0] });
