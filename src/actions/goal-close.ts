@@ -4,6 +4,7 @@ import { goalStream, type ClosingStatus } from '../events/goals.js';
 import { type Speaker } from '../events/principals.js';
 import { type CommandOptions } from '../engine/handle.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
+import { unverifiedLeaves } from '../projections/evidence-queries.js';
 import { goalFor, who } from './goals.js';
 import { withdrawPendingProposals } from './proposals/decide.js';
 
@@ -22,7 +23,14 @@ export function closeGoal(
 ): GoalRow {
   app.engine.transact(actor, () => {
     const goal = goalFor(app, by, goalId);
-    app.engine.handle(goalDecider, goalStream(goalId), { type: 'CloseGoal', to, summary, by: who(by) }, actor);
+    // Under "done only with evidence" a goal completes only when every leaf is done by a verdict that counts.
+    const unverified = to === 'completed' ? unverifiedLeaves(app.engine.db, goalId) : undefined;
+    app.engine.handle(
+      goalDecider,
+      goalStream(goalId),
+      { type: 'CloseGoal', to, summary, by: who(by), unverified },
+      actor,
+    );
     withdrawPendingProposals(
       app,
       goal,

@@ -2,7 +2,13 @@ import type { App } from '../app.js';
 import { goalDecider } from '../commands/goals.js';
 import { slugify } from '../commands/task-tree.js';
 import { DomainError } from '../errors.js';
-import { goalChannelName, goalStream, type ApprovalMode, type Budgets } from '../events/goals.js';
+import {
+  DEFAULT_MAX_REJECTIONS,
+  goalChannelName,
+  goalStream,
+  type ApprovalMode,
+  type Budgets,
+} from '../events/goals.js';
 import { getGoal, goalTotals, slugTaken, type GoalRow } from '../projections/goal-queries.js';
 import { createPublicChannel } from './channels.js';
 import { resolveCoordinator } from './coordinator.js';
@@ -32,6 +38,9 @@ export interface NewGoal {
   maxSpawnDepth: number;
   coordinatorConfig: string;
   approvalMode: ApprovalMode;
+  /** Done only with evidence (default on) and the retry limit of rejected hand-ins (default 2). */
+  requireEvidence?: boolean;
+  maxRejections?: number;
 }
 export interface CreatedGoal {
   goalId: number;
@@ -65,6 +74,8 @@ export function createGoal(app: App, by: Speaker, input: NewGoal, actor: Command
           budgets: input.budgets,
           maxSpawnDepth: input.maxSpawnDepth,
           approvalMode: input.approvalMode,
+          requireEvidence: input.requireEvidence ?? true,
+          maxRejections: input.maxRejections ?? DEFAULT_MAX_REJECTIONS,
           by: by.name,
         },
         by: who(by),

@@ -13,12 +13,12 @@ import { sendSystemDirect } from './notifications.js';
  * is appended, and the owner's unquarantine; the reputation decider decides them (commands/reputation.ts),
  * these functions read its facts and route. Settings come from the environment:
  * COLONY_REPUTATION_HALF_LIFE_DAYS (30), COLONY_QUARANTINE_THRESHOLD (0.3) and
- * COLONY_REPUTATION_DELTAS ("peer=0.1,command=0.1,auto=0.05,reject=-0.2").
+ * COLONY_REPUTATION_DELTAS ("peer=0.1,command=0.1,auto=0.05,owner=0.1,reject=-0.2"; owner: the owner's own verdict).
  */
 export interface ReputationSettings {
   halfLifeDays: number;
   threshold: number;
-  deltas: Record<'peer' | 'command' | 'auto' | 'reject', number>;
+  deltas: Record<'peer' | 'command' | 'auto' | 'owner' | 'reject', number>;
 }
 
 export function reputationSettings(env: NodeJS.ProcessEnv = process.env): ReputationSettings {
@@ -30,13 +30,13 @@ export function reputationSettings(env: NodeJS.ProcessEnv = process.env): Reputa
       throw new DomainError('ErrInvalidConfig', `${name}="${raw}" is not a valid value`);
     return n;
   };
-  const deltas = { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 };
+  const deltas = { peer: 0.1, command: 0.1, auto: 0.05, owner: 0.1, reject: -0.2 };
   for (const pair of (env.COLONY_REPUTATION_DELTAS ?? '').split(',').filter(Boolean)) {
     const [key, value] = pair.split('=');
     if (!key || !(key in deltas) || value === undefined || !Number.isFinite(Number(value))) {
       throw new DomainError(
         'ErrInvalidConfig',
-        `COLONY_REPUTATION_DELTAS: "${pair}" is not kind=number (kinds: peer, command, auto, reject)`,
+        `COLONY_REPUTATION_DELTAS: "${pair}" is not kind=number (kinds: peer, command, auto, owner, reject)`,
       );
     }
     deltas[key as keyof typeof deltas] = Number(value);
@@ -139,7 +139,10 @@ export function seedRootReputation(app: App, agent: AgentRow, actor: CommandOpti
   seedRecord(app, agent, 'default', null, actor);
 }
 
-/** Evidence from each verdict among `events` for the task's assignee (domain = billing code, else default). */
+/**
+ * Evidence from each verdict among `events` that ends an attempt (done, or failed) for the task's assignee
+ * (domain = billing code, else default).
+ */
 export function recordVerdicts(
   app: App,
   events: readonly { type: string; data: unknown }[],
@@ -149,6 +152,9 @@ export function recordVerdicts(
   for (const e of events) {
     if (e.type !== 'TaskVerified') continue;
     const v = e.data as TaskVerified['data'];
+    // A rejection sent back within the goal's retry limit is feedback in a loop, not the attempt's outcome
+    // (counted, a new agent's first one would quarantine it before its retry): the verdict that ends it is.
+    if (v.returned) continue;
     const agent = v.assigneeAgentId === null ? null : getAgent(app.engine.db, v.assigneeAgentId);
     if (!agent) continue;
     const delta = v.verdict === 'reject' ? deltas.reject : deltas[v.verifierKind];

@@ -5,6 +5,7 @@ import { taskStream } from '../events/tasks.js';
 import { getMessage } from '../projections/channel-queries.js';
 import { getGoal, type GoalRow } from '../projections/goal-queries.js';
 import { getTask, readExpiredLeases, readTask, type TaskRow } from '../projections/task-queries.js';
+import { hasChildren } from '../projections/evidence-queries.js';
 import { readRunningRun } from '../projections/run-queries.js';
 import { resolveChannel } from './channels.js';
 import { applySpendUnit, applyTaskSpendUnit } from './budget.js';
@@ -45,7 +46,10 @@ export function* startTaskUnit(by: Speaker, taskId: number): Unit<TaskRow> {
   return (yield* readTask(taskId))!;
 }
 
-/** complete_task: the assignee hands in its work, naming messages it can see; an auto verifier decides in the same command. */
+/**
+ * complete_task: the assignee hands in its work, naming messages it can see; an auto verifier decides in the
+ * same command — unless the goal requires evidence and the task is a leaf: then the owner decides.
+ */
 export function completeTask(
   app: App,
   by: Speaker,
@@ -55,7 +59,7 @@ export function completeTask(
   actor: CommandOptions,
 ): TaskRow {
   app.engine.transact(actor, () => {
-    taskFor(app, by, taskId);
+    const { goal } = taskFor(app, by, taskId);
     for (const id of artifactMessageIds) {
       const m = getMessage(app.engine.db, id);
       if (!m) throw notFound(`artifact message ${id}`, { message_id: id });
@@ -64,7 +68,13 @@ export function completeTask(
     const { events } = app.engine.handle(
       taskDecider,
       taskStream(taskId),
-      { type: 'CompleteTask', agent: agentRef(app, by), summary, artifactMessageIds },
+      {
+        type: 'CompleteTask',
+        agent: agentRef(app, by),
+        summary,
+        artifactMessageIds,
+        ownerVerifies: goal?.requireEvidence === true && !hasChildren(app.engine.db, taskId),
+      },
       actor,
     );
     recordVerdicts(app, events, actor);

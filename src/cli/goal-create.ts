@@ -14,6 +14,8 @@ interface Options {
   budgetCents?: string;
   budgetTokens?: string;
   auto?: boolean;
+  requireEvidence?: boolean;
+  maxRejections?: string;
   json?: boolean;
 }
 
@@ -23,6 +25,7 @@ const FLAG: Record<string, string> = {
   description: '--description',
   budget_dollars_cents: '--budget-cents',
   budget_tokens: '--budget-tokens',
+  max_rejections: '--max-rejections',
 };
 
 export function registerCreate(goals: Command): void {
@@ -39,6 +42,11 @@ export function registerCreate(goals: Command): void {
       '--auto',
       'approve its proposals at once (approval mode auto; only your registered verifier recipes ever run)',
     )
+    .option(
+      '--no-require-evidence',
+      'let auto verifiers mark leaves done (default: a leaf is done only by a recipe, an independent peer or you)',
+    )
+    .option('--max-rejections <n>', 'rejected hand-ins sent back to the assignee before one fails the task (default 2)')
     .option('--json', 'print {"goal_id","slug","channel","channel_id","coordinator_agent_id","status","approval_mode"}')
     .action(
       action(async (opts: Options, cmd: Command) => {
@@ -80,6 +88,8 @@ async function checkedGoal(opts: Options) {
     budget_dollars_cents: budget(opts.budgetCents, '--budget-cents'),
     budget_tokens: budget(opts.budgetTokens, '--budget-tokens'),
     approval_mode: opts.auto ? 'auto' : 'human',
+    require_evidence: opts.requireEvidence !== false,
+    max_rejections: budget(opts.maxRejections, '--max-rejections'),
   });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;

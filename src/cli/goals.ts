@@ -5,15 +5,17 @@ import type { TaskNode } from '../projections/goal-task-tree.js';
 import { withOwner } from './owner.js';
 import { action, CliError, globals, openLogReader, printJson } from './shared.js';
 import { registerCreate } from './goal-create.js';
+import { registerEvidence } from './goal-evidence.js';
 import { oneLine } from '../terminal.js';
 
-/** `colony goals create|list|show|mode` and `colony replay` (time travel); proposals are in proposals.ts. */
+/** `colony goals create|list|show|mode|evidence` and `colony replay` (time travel); proposals are in proposals.ts. */
 export function registerGoals(program: Command): void {
   const goals = program.command('goals').description("the owner's goals");
   registerCreate(goals);
   registerList(goals);
   registerShow(goals);
   registerMode(goals);
+  registerEvidence(goals);
   registerReplay(program);
 }
 

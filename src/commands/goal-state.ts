@@ -23,6 +23,9 @@ export type Goal =
       budgets: Budgets;
       alerted: Record<BudgetDimension, boolean>;
       approvalMode: ApprovalMode;
+      /** Done only with evidence (goal-evidence.ts); off, with no retries, for goals created before the rule. */
+      requireEvidence: boolean;
+      maxRejections: number;
     };
 export type Live = Exclude<Goal, { status: 'absent' }>;
 
@@ -57,6 +60,8 @@ export function evolve(state: Goal, event: GoalEvent): Goal {
       budgets: g.budgets,
       alerted: { tokens: false, cents: false },
       approvalMode: g.approvalMode,
+      requireEvidence: g.requireEvidence ?? false,
+      maxRejections: g.maxRejections ?? 0,
     };
   }
   if (state.status === 'absent') return state;
@@ -80,6 +85,8 @@ export function evolve(state: Goal, event: GoalEvent): Goal {
       return { ...state, alerted: { ...state.alerted, [event.data.dimension]: true } };
     case 'GoalApprovalModeSet':
       return { ...state, approvalMode: event.data.to };
+    case 'GoalEvidenceRuleSet':
+      return { ...state, ...event.data.to };
     default: {
       const never: never = event;
       return never;

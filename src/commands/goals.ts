@@ -20,24 +20,33 @@ import {
   type Goal,
   type Live,
 } from './goal-state.js';
+import { mustBeVerified, setEvidenceRule, type SetEvidenceRule, type UnverifiedLeaves } from './goal-evidence.js';
 
 /**
  * The goal decider: creation, activation by an approved tree, closing, the approval mode and the budget
  * decisions (goal-budget.ts). Who may do what is decided here from `by`, the principal who asks: the
  * owner does everything; the goal's coordinator may also close it; only the owner turns on automatic
- * approval, resumes the goal or switches its approval mode.
+ * approval, resumes the goal, switches its approval mode or sets its evidence rule (goal-evidence.ts).
  */
 export type { Spend, ApplySpend, PauseForBudget, ResumeGoal } from './goal-budget.js';
+export type { SetEvidenceRule, UnverifiedLeaves } from './goal-evidence.js';
 export { goalCanMove, illegal, type Goal } from './goal-state.js';
 export type Who = By;
 
 /** `by`: who creates it — an agent (which a prompt injection may drive) never creates a goal in auto mode. */
 export type CreateGoal = { type: 'CreateGoal'; goal: GoalCreated['data']; by: By };
 export type ActivateGoal = { type: 'ActivateGoal'; proposalId: number | null; by: By };
-export type CloseGoal = { type: 'CloseGoal'; to: ClosingStatus; summary: string; by: By };
+/** `unverified`: fact for a goal that requires evidence — its leaves not done by a verdict that counts. */
+export type CloseGoal = {
+  type: 'CloseGoal';
+  to: ClosingStatus;
+  summary: string;
+  by: By;
+  unverified?: UnverifiedLeaves;
+};
 export type SetApprovalMode = { type: 'SetApprovalMode'; to: ApprovalMode; by: By };
 export type GoalCommand =
-  CreateGoal | ActivateGoal | ApplySpend | PauseForBudget | ResumeGoal | CloseGoal | SetApprovalMode;
+  CreateGoal | ActivateGoal | ApplySpend | PauseForBudget | ResumeGoal | CloseGoal | SetApprovalMode | SetEvidenceRule;
 
 function decide(command: GoalCommand, state: Goal, ctx: DecideContext): GoalEvent[] {
   if (command.type === 'CreateGoal') return create(command, state);
@@ -55,6 +64,8 @@ function decide(command: GoalCommand, state: Goal, ctx: DecideContext): GoalEven
       return close(state, command, ctx);
     case 'SetApprovalMode':
       return setApprovalMode(state, command, ctx);
+    case 'SetEvidenceRule':
+      return setEvidenceRule(state, command, ctx);
     default: {
       const never: never = command;
       return never;
@@ -112,6 +123,7 @@ function close(state: Live, c: CloseGoal, ctx: DecideContext): GoalEvent[] {
   }
   if (state.status === c.to) return [];
   if (!goalCanMove(state.status, c.to)) throw illegal(state.status, c.to);
+  mustBeVerified(state, c.to, c.unverified);
   return [
     {
       type: 'GoalClosed',
@@ -160,8 +172,8 @@ function setApprovalMode(state: Live, c: SetApprovalMode, ctx: DecideContext): G
 }
 
 export const goalDecider: Decider<Goal, GoalCommand, GoalEvent> = {
-  // Version 2: the state holds the goal's coordinator.
-  snapshot: { name: 'goal', version: 2 },
+  // Version 3: the state holds the goal's evidence rule (2: its coordinator).
+  snapshot: { name: 'goal', version: 3 },
   initialState: () => ({ status: 'absent' }),
   evolve,
   decide,

@@ -37,19 +37,33 @@ export type CompleteTask = {
   agent: AgentRef | null;
   summary: string;
   artifactMessageIds: number[];
+  /**
+   * Fact: the task's goal requires evidence and the task is a leaf (it has no children), so an auto verifier
+   * does not decide it: it awaits the owner's verdict.
+   */
+  ownerVerifies: boolean;
 };
 export type VerifyTask = {
   type: 'VerifyTask';
   verdict: 'approve' | 'reject';
   reason: string;
   verifier: By;
-  /** Who is deciding: the configured peer (by agent id), the command runner, or the automatic verifier. */
+  /**
+   * Who is deciding: the configured peer (by agent id), the command runner, the automatic verifier, or the
+   * owner of the task's tenant (`ownerId`, a fact: `verifier` must be that user).
+   */
   as:
     | { kind: 'peer'; agentId: number }
     | { kind: 'command'; exitCode: number | null; output: string; sandbox?: SandboxProfile; limit?: LimitKind | null }
-    | { kind: 'auto' };
+    | { kind: 'auto' }
+    | { kind: 'owner'; ownerId: number };
   /** Fact: the task's assignee is its peer verifier, or spawned it, or was spawned by it. */
   assigneeInVerifierLineage: boolean;
+  /**
+   * Fact for a goal's task: the goal's retry limit (rejections that send the task back to its assignee before
+   * one fails it), and the lease and reservation the assignee's claim gets back. Null for a project task.
+   */
+  retry: { limit: number; leaseMs: number; reservation: Amount } | null;
 };
 export type ReleaseTask = { type: 'ReleaseTask'; agent: AgentRef | null; reason: string };
 export type ExpireClaim = { type: 'ExpireClaim' };
@@ -118,6 +132,8 @@ export type Task =
       assignee: (AgentRef & { configHash?: string }) | null;
       leaseExpiresAt: string | null;
       attempt: number;
+      /** Rejected hand-ins of this attempt (a dispatch starts a new attempt). */
+      rejections: number;
       budgets: TaskCreated['data']['budgets'];
       alerted: Record<BudgetDimension, boolean>;
       projectId: number | null;

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import { type TaskEvent } from '../events/tasks.js';
+import { type TaskCreated, type TaskEvent } from '../events/tasks.js';
 import type { Decider, DecideContext } from '../engine/decider.js';
 import type { Task, TaskCommand } from './task-types.js';
 import { checkCaller, mayReport, mustBeIndependent } from './task-access.js';
@@ -17,31 +17,13 @@ export { illegalTask };
  * budgets, the spawn lineage — arrive in the command; the time arrives in the context.
  *
  *   proposed → approved (dispatch) → claimed → in_progress → awaiting_verification → done | failed
+ *   awaiting_verification → claimed (a rejection within the goal's retry limit: back to the assignee)
  *   claimed | in_progress → approved (release, lease expiry) | timeout (the assignee's run timed out)
  *   failed | timeout → approved (dispatch: a retry);  anything but done and cancelled → cancelled
  */
 
 function evolve(state: Task, event: TaskEvent): Task {
-  if (event.type === 'TaskCreated') {
-    const t = event.data;
-    return {
-      status: t.status,
-      taskId: t.taskId,
-      goalId: t.goalId,
-      channelId: t.channelId,
-      title: t.title,
-      billingCode: t.billingCode,
-      verifier: t.verifier,
-      assignee: null,
-      leaseExpiresAt: null,
-      attempt: 1,
-      budgets: t.budgets,
-      alerted: { tokens: false, cents: false },
-      projectId: t.projectId ?? null,
-      createdBy: t.by.key,
-      blockedBy: t.blockedBy ?? [],
-    };
-  }
+  if (event.type === 'TaskCreated') return createdState(event.data);
   if (state.status === 'absent') return state;
   switch (event.type) {
     case 'TaskClaimed':
@@ -60,14 +42,28 @@ function evolve(state: Task, event: TaskEvent): Task {
     case 'TaskCompleted':
       return { ...state, status: 'awaiting_verification', leaseExpiresAt: null };
     case 'TaskVerified':
-      return { ...state, status: event.data.to };
+      // A rejection within the goal's retry limit gives the claim back (returned): its lease is the new one.
+      return {
+        ...state,
+        status: event.data.to,
+        rejections: state.rejections + (event.data.verdict === 'reject' ? 1 : 0),
+        leaseExpiresAt: event.data.returned?.leaseExpiresAt ?? state.leaseExpiresAt,
+      };
     case 'TaskReleased':
     case 'ClaimExpired':
       return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null };
     case 'TaskCancelled':
       return { ...state, status: 'cancelled', leaseExpiresAt: null };
     case 'TaskDispatched':
-      return { ...state, status: 'approved', assignee: null, leaseExpiresAt: null, attempt: event.data.attempt };
+      // A new attempt: its rejections start again.
+      return {
+        ...state,
+        status: 'approved',
+        assignee: null,
+        leaseExpiresAt: null,
+        attempt: event.data.attempt,
+        rejections: 0,
+      };
     case 'TaskUpdated': {
       const { title, projectId } = event.data.changes;
       return { ...state, title: title ?? state.title, projectId: projectId ?? state.projectId };
@@ -85,6 +81,27 @@ function evolve(state: Task, event: TaskEvent): Task {
       return never;
     }
   }
+}
+
+function createdState(t: TaskCreated['data']): Task {
+  return {
+    status: t.status,
+    taskId: t.taskId,
+    goalId: t.goalId,
+    channelId: t.channelId,
+    title: t.title,
+    billingCode: t.billingCode,
+    verifier: t.verifier,
+    assignee: null,
+    leaseExpiresAt: null,
+    attempt: 1,
+    rejections: 0,
+    budgets: t.budgets,
+    alerted: { tokens: false, cents: false },
+    projectId: t.projectId ?? null,
+    createdBy: t.by.key,
+    blockedBy: t.blockedBy ?? [],
+  };
 }
 
 function create(state: Task, command: Extract<TaskCommand, { type: 'CreateTask' }>, ctx: DecideContext): TaskEvent[] {

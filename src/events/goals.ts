@@ -32,6 +32,13 @@ export type GoalCreated = Event<
     budgets: Budgets;
     maxSpawnDepth: number;
     approvalMode: ApprovalMode;
+    /**
+     * Done only with evidence: a leaf is done only by a verdict from someone other than its author (a recipe, a
+     * peer outside its lineage, or the owner). Absent on goals created before the rule existed: off.
+     */
+    requireEvidence?: boolean;
+    /** How many rejected hand-ins go back to the assignee before the next one fails the task. Absent (older goals): 0. */
+    maxRejections?: number;
     by: string;
   }
 >;
@@ -90,8 +97,32 @@ export type GoalApprovalModeSet = Event<
   { goalId: number; from: ApprovalMode; to: ApprovalMode; by: string; notice: Notice }
 >;
 
+/** The evidence rule of a goal as it stands. */
+export interface EvidenceRule {
+  requireEvidence: boolean;
+  maxRejections: number;
+}
+export const DEFAULT_MAX_REJECTIONS = 2;
+export const MAX_REJECTIONS_CAP = 10;
+
+/**
+ * The owner changed the goal's evidence rule (goal-evidence.ts): whether leaves need a verdict that counts,
+ * and the retry limit of rejected hand-ins. Turning it on reopens nothing already done.
+ */
+export type GoalEvidenceRuleSet = Event<
+  'GoalEvidenceRuleSet',
+  { goalId: number; from: EvidenceRule; to: EvidenceRule; by: string; notice: Notice }
+>;
+
 export type GoalEvent =
-  GoalCreated | GoalActivated | GoalPaused | GoalResumed | GoalClosed | BudgetAlertRaised | GoalApprovalModeSet;
+  | GoalCreated
+  | GoalActivated
+  | GoalPaused
+  | GoalResumed
+  | GoalClosed
+  | BudgetAlertRaised
+  | GoalApprovalModeSet
+  | GoalEvidenceRuleSet;
 
 export const goalStream = (goalId: number): string => `goal-${goalId}`;
 export const goalChannelName = (slug: string): string => `goal-${slug}`;

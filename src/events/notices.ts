@@ -20,6 +20,7 @@ export const NOTICE_EVENT_TYPES = [
   'GoalClosed',
   'BudgetAlertRaised',
   'GoalApprovalModeSet',
+  'GoalEvidenceRuleSet',
   'TaskCreated',
   'TaskClaimed',
   'TaskStarted',

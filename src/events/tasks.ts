@@ -31,6 +31,8 @@ export type VerifierConfig =
       writable?: boolean;
     };
 export type VerifierKind = VerifierConfig['kind'];
+/** Who gave a verdict: the task's configured kind of verifier, or its owner (who may judge any hand-in). */
+export type VerdictKind = VerifierKind | 'owner';
 
 export interface HeartbeatConfig {
   source?: string;
@@ -125,9 +127,11 @@ export type TaskVerified = Event<
     taskId: number;
     goalId: number | null;
     verdict: 'approve' | 'reject';
-    verifierKind: VerifierKind;
+    verifierKind: VerdictKind;
     verifier: By;
     reason: string;
+    /** A command verdict's recipe as the task was approved with it (absent for other kinds and for tasks without one). */
+    recipe?: { name: string; id: number | null };
     /** The reputation domain: the task's billing code, else `default`. */
     domain: string;
     assigneeAgentId: number | null;
@@ -139,7 +143,17 @@ export type TaskVerified = Event<
     /** How the command verifier ran (absent for other kinds, and before confinement existed) and the limit it ran into. */
     sandbox?: SandboxProfile;
     limit?: LimitKind | null;
-    to: 'done' | 'failed';
+    /**
+     * A rejection of a goal's task: how many its current attempt has had (this one included) and the goal's
+     * retry limit then. Absent on approvals, project tasks, and verdicts recorded before the loop existed.
+     */
+    rejections?: { count: number; limit: number };
+    /**
+     * A rejection within the limit sends the task back to its assignee (`to: 'claimed'`) with a fresh lease and
+     * the claim's reservation; the verdict's reason and output are the feedback its next wake-up shows.
+     */
+    returned?: { agentId: number; leaseExpiresAt: string; reservation: Amount };
+    to: 'done' | 'failed' | 'claimed';
     notice: Notice;
   }
 >;

@@ -21,6 +21,9 @@ export interface GoalRow {
   budgetCents: number | null;
   maxSpawnDepth: number;
   approvalMode: ApprovalMode;
+  /** Done only with evidence; and the retry limit of rejected hand-ins (null: a goal from before the rejection loop). */
+  requireEvidence: boolean;
+  maxRejections: number | null;
   alertTokens: boolean;
   alertCents: boolean;
   pausedReason: string | null;
@@ -40,11 +43,19 @@ export interface GoalTotals {
 }
 const GOAL = `SELECT goal_id AS goalId, owner_id AS ownerId, slug, title, description, status, channel_id AS channelId,
   coordinator_agent_id AS coordinatorAgentId, coordinator_template AS coordinatorTemplate, budget_tokens AS budgetTokens,
-  budget_cents AS budgetCents, max_spawn_depth AS maxSpawnDepth, approval_mode AS approvalMode, alert_tokens AS alertTokens,
+  budget_cents AS budgetCents, max_spawn_depth AS maxSpawnDepth, approval_mode AS approvalMode, require_evidence AS requireEvidence,
+  max_rejections AS maxRejections, alert_tokens AS alertTokens,
   alert_cents AS alertCents, paused_reason AS pausedReason, completion_summary AS completionSummary, completed_at AS completedAt,
   created_by AS createdBy, created_at AS createdAt, updated_at AS updatedAt FROM goals`;
 const toGoal = (r: Record<string, unknown> | undefined): GoalRow | null =>
-  r ? ({ ...r, alertTokens: r.alertTokens === 1, alertCents: r.alertCents === 1 } as unknown as GoalRow) : null;
+  r
+    ? ({
+        ...r,
+        alertTokens: r.alertTokens === 1,
+        alertCents: r.alertCents === 1,
+        requireEvidence: r.requireEvidence === 1,
+      } as unknown as GoalRow)
+    : null;
 
 export function* readGoal(goalId: number): Steps<GoalRow | null> {
   return toGoal(yield* get(`${GOAL} WHERE goal_id = ?`, goalId));

@@ -31,6 +31,8 @@ export function goalView(db: Database, g: GoalRow, t: GoalTotals = goalTotals(db
     coordinator_agent_id: g.coordinatorAgentId,
     coordinator: getAgent(db, g.coordinatorAgentId)?.name ?? '',
     approval_mode: g.approvalMode,
+    require_evidence: g.requireEvidence,
+    max_rejections: g.maxRejections ?? 0,
     max_spawn_depth: g.maxSpawnDepth,
     budget_tokens: g.budgetTokens,
     budget_dollars_cents: g.budgetCents,

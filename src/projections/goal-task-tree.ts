@@ -31,6 +31,8 @@ export interface TaskNode {
   verified_by: string | null;
   failure_reason: string | null;
   verifier_output: string | null;
+  /** Rejected hand-ins of its current attempt. */
+  rejections: number;
   created_at: string;
   claimed_at: string | null;
   completed_at: string | null;
@@ -96,6 +98,7 @@ function node(t: TaskRow): TaskNode {
     verified_by: t.verifiedBy,
     failure_reason: t.failureReason,
     verifier_output: t.verifierOutput,
+    rejections: t.rejections,
     created_at: t.createdAt,
     claimed_at: t.claimedAt,
     completed_at: t.completedAt,

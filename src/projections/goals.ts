@@ -7,8 +7,8 @@ export type T = 'goals';
 
 const sql = sqlFor((t: Record<T, string>) => ({
   insert: `INSERT OR IGNORE INTO "${t.goals}" (goal_id, owner_id, slug, title, description, status, channel_id, coordinator_agent_id,
-    coordinator_template, budget_tokens, budget_cents, max_spawn_depth, approval_mode, created_by, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    coordinator_template, budget_tokens, budget_cents, max_spawn_depth, approval_mode, require_evidence, max_rejections, created_by, created_at,
+    updated_at) VALUES (?, ?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   status: `UPDATE "${t.goals}" SET status = ?, updated_at = ? WHERE goal_id = ?`,
   paused: `UPDATE "${t.goals}" SET status = 'paused', paused_reason = ?, updated_at = ? WHERE goal_id = ?`,
   resumed: `UPDATE "${t.goals}" SET status = 'active', paused_reason = NULL, budget_tokens = ?, budget_cents = ?,
@@ -17,11 +17,13 @@ const sql = sqlFor((t: Record<T, string>) => ({
   alertTokens: `UPDATE "${t.goals}" SET alert_tokens = 1, updated_at = ? WHERE goal_id = ?`,
   alertCents: `UPDATE "${t.goals}" SET alert_cents = 1, updated_at = ? WHERE goal_id = ?`,
   mode: `UPDATE "${t.goals}" SET approval_mode = ?, updated_at = ? WHERE goal_id = ?`,
+  evidence: `UPDATE "${t.goals}" SET require_evidence = ?, max_rejections = ?, updated_at = ? WHERE goal_id = ?`,
 }));
 
 export const goalsProjection: Projection<GoalEvent, T> = {
   name: 'goals',
-  version: 2,
+  // 3: the evidence rule (require_evidence, max_rejections).
+  version: 3,
   handles: [
     'GoalCreated',
     'GoalActivated',
@@ -30,6 +32,7 @@ export const goalsProjection: Projection<GoalEvent, T> = {
     'GoalClosed',
     'BudgetAlertRaised',
     'GoalApprovalModeSet',
+    'GoalEvidenceRuleSet',
   ],
   tables: ['goals'],
   init(t) {
@@ -38,6 +41,7 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         goal_id INTEGER PRIMARY KEY, owner_id INTEGER NOT NULL, slug TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL,
         status TEXT NOT NULL, channel_id INTEGER NOT NULL, coordinator_agent_id INTEGER NOT NULL, coordinator_template TEXT NOT NULL,
         budget_tokens INTEGER, budget_cents INTEGER, max_spawn_depth INTEGER NOT NULL, approval_mode TEXT NOT NULL,
+        require_evidence INTEGER NOT NULL DEFAULT 0, max_rejections INTEGER,
         alert_tokens INTEGER NOT NULL DEFAULT 0, alert_cents INTEGER NOT NULL DEFAULT 0, paused_reason TEXT,
         completion_summary TEXT, completed_at TEXT, created_by TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
       CREATE UNIQUE INDEX IF NOT EXISTS "${t.goals}_by_slug" ON "${t.goals}" (owner_id, slug);
@@ -64,6 +68,9 @@ export const goalsProjection: Projection<GoalEvent, T> = {
           g.budgets.cents,
           g.maxSpawnDepth,
           g.approvalMode,
+          g.requireEvidence ? 1 : 0,
+          // Null: a goal from before the rejection loop, whose rejections fail the task as they always did.
+          g.maxRejections ?? null,
           g.by,
           at,
           at,
@@ -102,6 +109,9 @@ export const goalsProjection: Projection<GoalEvent, T> = {
         return;
       case 'GoalApprovalModeSet':
         yield run(q.mode, e.data.to, at, e.data.goalId);
+        return;
+      case 'GoalEvidenceRuleSet':
+        yield run(q.evidence, e.data.to.requireEvidence ? 1 : 0, e.data.to.maxRejections, at, e.data.goalId);
         return;
       default: {
         const never: never = e;

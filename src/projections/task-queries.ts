@@ -45,6 +45,9 @@ export interface TaskRow {
   verifiedBy: string | null;
   failureReason: string | null;
   verifierOutput: string | null;
+  /** Rejected hand-ins of the current attempt, and the goal's retry limit at the last one (null: none, or before the loop). */
+  rejections: number;
+  rejectionLimit: number | null;
   createdBy: string;
   proposalId: number | null;
   createdAt: string;
@@ -66,7 +69,8 @@ const TASK = `SELECT task_id AS taskId, goal_id AS goalId, parent_id AS parentId
   acceptance_criteria AS acceptanceCriteria, billing_code AS billingCode, budget_tokens AS budgetTokens, budget_cents AS budgetCents,
   spent_tokens AS spentTokens, spent_cents AS spentCents, reserved_tokens AS reservedTokens, reserved_cents AS reservedCents, verifier, heartbeat,
   status, assignee_agent_id AS assigneeAgentId, assignee_name AS assigneeName, lease_expires_at AS leaseExpiresAt, summary,
-  artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput, created_by AS createdBy,
+  artifact_message_ids AS artifactMessageIds, verdict, verified_by AS verifiedBy, failure_reason AS failureReason, verifier_output AS verifierOutput,
+  rejections, rejection_limit AS rejectionLimit, created_by AS createdBy,
   proposal_id AS proposalId, created_at AS createdAt, claimed_at AS claimedAt, started_at AS startedAt, submitted_at AS submittedAt,
   completed_at AS completedAt, updated_at AS updatedAt, owner_id AS ownerId, project_id AS projectId, model, effort, priority, attempt,
   blocked_by AS blockedBy FROM tasks`;

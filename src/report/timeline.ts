@@ -130,6 +130,7 @@ function runSummary(e: Rest, agentName: (id: number) => string): string {
     case 'GoalClosed':
     case 'BudgetAlertRaised':
     case 'GoalApprovalModeSet':
+    case 'GoalEvidenceRuleSet':
     case 'TaskCreated':
     case 'TaskStarted':
     case 'TaskCompleted':

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { WakeRequest } from '../actions/runs.js';
 import type { StoredEvent } from '../engine/event.js';
-import type { TaskCompleted, TaskDispatched } from '../events/tasks.js';
+import type { TaskCompleted, TaskDispatched, TaskVerified } from '../events/tasks.js';
 import { getGoal } from '../projections/goal-queries.js';
 import { getAgent } from '../projections/principal-queries.js';
 import { getProject } from '../projections/projects.js';
@@ -9,12 +9,15 @@ import { runningRunOf } from '../projections/run-queries.js';
 import { getTask, ownerOfTask } from '../projections/task-queries.js';
 import { childrenOf, projectAgentIds, taskWokenBy } from '../projections/wake-queries.js';
 import { childrenDonePrompt, dispatchPrompt, verificationPrompt } from './wake-prompts.js';
+import { rejectionPrompt } from './rejection-prompt.js';
 
 /**
  * Wake-ups from task facts, so that no task waits on someone nobody told:
  *
  * - verification_requested — a task handed in for a peer verifier wakes that verifier with the summary
  *   and the verify_task call.
+ * - verification_rejected — a rejection within the goal's retry limit hands the task back to its assignee,
+ *   woken with the verifier's feedback verbatim (rejection-prompt.ts) to fix the work and hand it in again.
  * - children_done — the last child of a parent becoming done (or cancelled, with at least one done)
  *   offers the parent for completion: to its assignee if it is held, else to the goal's coordinator.
  *   Once per parent: a parent that already had this wake-up — queued, merged or refused — gets no other.
@@ -34,6 +37,7 @@ export function taskWakes(db: Database, e: StoredEvent): WakeRequest[] {
     case 'TaskCompleted':
       return verificationWake(db, d as unknown as TaskCompleted['data']);
     case 'TaskVerified':
+      if (d.to === 'claimed') return rejectedWake(db, d as unknown as TaskVerified['data']);
       return d.to === 'done' ? childrenDoneWake(db, d.taskId as number) : [];
     case 'TaskCancelled':
       return childrenDoneWake(db, d.taskId as number);
@@ -57,6 +61,15 @@ function verificationWake(db: Database, d: TaskCompleted['data']): WakeRequest[]
     scopeOf(db, verifier),
   );
   return [{ agentId: verifier, source: 'verification_requested', taskId: task.taskId, by: 'system', prompt }];
+}
+
+function rejectedWake(db: Database, d: TaskVerified['data']): WakeRequest[] {
+  const task = getTask(db, d.taskId);
+  const agentId = d.returned?.agentId;
+  // Acted on already (handed in again, released, expired) by the time the reactor reads it: nothing to ask.
+  if (!task || agentId === undefined || !HELD.has(task.status) || task.assigneeAgentId !== agentId) return [];
+  const prompt = rejectionPrompt(task, d, scopeOf(db, agentId));
+  return [{ agentId, source: 'verification_rejected', taskId: task.taskId, by: 'system', prompt }];
 }
 
 function childrenDoneWake(db: Database, childId: number): WakeRequest[] {

@@ -1,17 +1,18 @@
 import * as z from 'zod';
 import { closeGoal } from '../../actions/goal-close.js';
-import { createGoal, goalFor, resumeGoal, setApprovalMode, type NewGoal } from '../../actions/goals.js';
+import { createGoal, goalFor, resumeGoal, type NewGoal } from '../../actions/goals.js';
 import { proposeTaskTree } from '../../actions/proposals.js';
-import { GOAL_STATUSES, type GoalStatus } from '../../events/goals.js';
+import { DEFAULT_MAX_REJECTIONS, GOAL_STATUSES, MAX_REJECTIONS_CAP, type GoalStatus } from '../../events/goals.js';
 import { goalList, goalSnapshot } from '../../projections/goal-snapshot.js';
 import { pathPolicyFor } from '../../actions/projects/paths.js';
 import { defineTool, type AnyTool } from '../tool.js';
 import { Budget, checkedTree, TaskNode } from './task-tree-input.js';
 import { speaker } from '../../events/principals.js';
+import { goalSettingTools } from './goal-settings.js';
 
 /**
  * Goals and task-tree proposals: create_goal, propose_task_tree, get_goal,
- * list_goals, complete_goal, and the owner's resume_goal.
+ * list_goals, complete_goal, and the owner's resume_goal (its settings: goal-settings.ts).
  */
 
 /** create_goal's arguments with their defaults; `colony goals create` checks its flags with it too, so both make the same goal. */
@@ -29,6 +30,17 @@ export const CreateGoalInput = z.strictObject({
     .default('default')
     .describe('Named coordinator template; defaults to "default"'),
   approval_mode: z.enum(['human', 'auto']).default('human'),
+  require_evidence: z
+    .boolean()
+    .default(true)
+    .describe('Done only with evidence: a leaf is done only by a recipe, an independent peer or the owner'),
+  max_rejections: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_REJECTIONS_CAP)
+    .default(DEFAULT_MAX_REJECTIONS)
+    .describe('Rejected hand-ins sent back to the assignee with the feedback before the next one fails the task'),
 });
 
 export const newGoal = (a: z.infer<typeof CreateGoalInput>): NewGoal => ({
@@ -38,13 +50,15 @@ export const newGoal = (a: z.infer<typeof CreateGoalInput>): NewGoal => ({
   maxSpawnDepth: a.max_spawn_depth,
   coordinatorConfig: a.coordinator_config,
   approvalMode: a.approval_mode,
+  requireEvidence: a.require_evidence,
+  maxRejections: a.max_rejections,
 });
 
 const create = defineTool({
   name: 'create_goal',
   title: 'Create a goal',
   description:
-    'Creates a high-level goal (status draft) owned by your owner, with its #goal-<slug> channel, and assigns the coordinator (coordinator_config: "default" — the owner\'s pre-built coordinator agent, created on first use — or the name of one of your owner\'s agents). The coordinator is woken to propose a task tree. Budgets are caps in tokens and US cents (omit for no cap). approval_mode "auto" approves proposals at once (still recorded) and is the owner\'s choice only: an agent asking for it gets ErrApprovalModeForbidden. Errors: ErrInvalidInput, ErrNotFound (unknown coordinator_config), ErrSlugTaken, ErrApprovalModeForbidden.',
+    "Creates a high-level goal (status draft) owned by your owner, with its #goal-<slug> channel, and assigns the coordinator (coordinator_config: \"default\" — the owner's pre-built coordinator agent, created on first use — or the name of one of your owner's agents). The coordinator is woken to propose a task tree. Budgets are caps in tokens and US cents (omit for no cap). approval_mode \"auto\" approves proposals at once (still recorded) and is the owner's choice only: an agent asking for it gets ErrApprovalModeForbidden. require_evidence (default true): a leaf task is done only by a verdict from someone other than its author — a recipe, a peer outside its lineage, or the owner (an auto-verified leaf waits for the owner's verdict) — and the goal completes only when every leaf is so done; max_rejections (default 2): a rejected hand-in goes back to its assignee with the verifier's feedback that many times, then the task fails and goes to the owner. Errors: ErrInvalidInput, ErrNotFound (unknown coordinator_config), ErrSlugTaken, ErrApprovalModeForbidden.",
   trust: 'write',
   surface: 'agent',
   module: 'goals',
@@ -152,7 +166,7 @@ const complete = defineTool({
   name: 'complete_goal',
   title: 'Complete a goal',
   description:
-    "Closes a goal as completed, stuck or cancelled with a summary (the owner or the goal's coordinator). Calling it again with the same status changes nothing. A stuck goal can be resumed by the owner. Errors: ErrGoalNotFound, ErrForbidden, ErrIllegalTransition (e.g. a completed goal).",
+    "Closes a goal as completed, stuck or cancelled with a summary (the owner or the goal's coordinator). Calling it again with the same status changes nothing. A stuck goal can be resumed by the owner. A goal that requires evidence completes only when each of its leaf tasks is done by a verdict that counts (or cancelled). Errors: ErrGoalNotFound, ErrForbidden, ErrIllegalTransition (e.g. a completed goal), ErrUnverifiedLeaves (the leaves still waiting, in details.tasks).",
   trust: 'write',
   surface: 'agent',
   module: 'goals',
@@ -194,20 +208,4 @@ const resume = defineTool({
   },
 });
 
-const mode = defineTool({
-  name: 'set_goal_approval_mode',
-  title: "Set a goal's approval mode",
-  description:
-    'Owner only. "auto" approves the goal\'s proposals at once (recorded as approved by system) — task trees whose command verifiers name your registered recipes, and spawns within the caps; "human" makes them wait for your approve/reject reaction in #approvals. A proposal already pending keeps waiting. Errors: ErrGoalNotFound, ErrGoalClosed.',
-  trust: 'write',
-  surface: 'owner',
-  module: 'goals',
-  input: z.strictObject({ goal_id: z.number().int().positive(), approval_mode: z.enum(['human', 'auto']) }),
-  output: z.object({ goal_id: z.number().int(), approval_mode: z.string() }),
-  handler(ctx, a) {
-    const g = setApprovalMode(ctx.app, speaker(ctx.caller), a.goal_id, a.approval_mode, ctx.command);
-    return { goal_id: g.goalId, approval_mode: g.approvalMode };
-  },
-});
-
-export const goalTools: readonly AnyTool[] = [create, propose, get, list, complete, resume, mode];
+export const goalTools: readonly AnyTool[] = [create, propose, get, list, complete, resume, ...goalSettingTools];

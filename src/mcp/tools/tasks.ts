@@ -12,7 +12,7 @@ import {
 import { DomainError } from '../../errors.js';
 import { lastCompletion } from '../tasks/verifications.js';
 import { defineTool, type AnyTool } from '../tool.js';
-import { speaker } from '../../events/principals.js';
+import { isOwner, speaker } from '../../events/principals.js';
 
 /**
  * The task lifecycle: an agent claims an approved task under a lease (claim_task), hands it in
@@ -110,7 +110,7 @@ const verify = defineTool({
   name: 'verify_task',
   title: 'Verify a task',
   description:
-    'Records your verdict on a task awaiting verification whose verifier_config names you as its peer: approve → done, reject → failed (give the reason; the coordinator is told). Errors: ErrTaskNotAwaitingVerification, ErrVerifierNotConfigured (not a peer-verified task), ErrNotPermittedVerifier (you are not its verifier), ErrTaskNotFound.',
+    "Records your verdict on a task awaiting verification whose verifier_config names you as its peer — or, called with the owner's token, the owner's verdict on any task of the team awaiting verification (how a leaf of a goal that requires evidence, handed in with no other verifier, is decided). approve → done; reject (give the reason: it is the feedback) → back to its assignee, who is woken with your words, while the goal's max_rejections allows, else failed (the coordinator is told, and the owner once the retries are used up). Errors: ErrTaskNotAwaitingVerification, ErrVerifierNotConfigured (not a peer-verified task), ErrNotPermittedVerifier (you are not its verifier), ErrSelfVerification, ErrTaskNotFound.",
   trust: 'write',
   surface: 'agent',
   module: 'tasks',
@@ -123,14 +123,22 @@ const verify = defineTool({
   handler(ctx, a) {
     const by = speaker(ctx.caller);
     const agentId = agentIdOf(by);
-    if (agentId === null) {
+    const owner = isOwner(by, by.tenant);
+    if (agentId === null && !owner) {
       taskFor(ctx.app, by, a.task_id);
-      throw new DomainError('ErrNotPermittedVerifier', "only the task's configured peer agent verifies it", {
-        task_id: a.task_id,
-      });
+      throw new DomainError(
+        'ErrNotPermittedVerifier',
+        "only the task's configured peer agent or the owner verifies it",
+        {
+          task_id: a.task_id,
+        },
+      );
     }
-    const reason = a.reason || (a.verdict === 'approve' ? 'approved by peer' : 'rejected by peer (no reason given)');
-    const t = verifyTask(ctx.app, by, a.task_id, a.verdict, reason, { kind: 'peer', agentId }, ctx.command);
+    const who = owner ? 'owner' : 'peer';
+    const reason =
+      a.reason || (a.verdict === 'approve' ? `approved by ${who}` : `rejected by ${who} (no reason given)`);
+    const as = agentId === null ? { kind: 'owner' as const, ownerId: by.tenant } : { kind: 'peer' as const, agentId };
+    const t = verifyTask(ctx.app, by, a.task_id, a.verdict, reason, as, ctx.command);
     return { task_id: t.taskId, new_status: t.status };
   },
 });
