@@ -77,6 +77,9 @@ async function oneTask(w: World, extra: Body = {}): Promise<number> {
     title: `Reputation goal ${goals}`,
     description: 'A goal for the reputation tests',
     approval_mode: 'auto',
+    // Verdicts as they were: an auto verifier decides a leaf, a rejection fails the task.
+    require_evidence: false,
+    max_rejections: 0,
   });
   const p = await ok(w.owner, 'propose_task_tree', {
     goal_id: g.goal_id,
@@ -563,7 +566,7 @@ describe('settings from the environment', () => {
     assert.deepEqual(reputationSettings({}), {
       halfLifeDays: 30,
       threshold: 0.3,
-      deltas: { peer: 0.1, command: 0.1, auto: 0.05, reject: -0.2 },
+      deltas: { peer: 0.1, command: 0.1, auto: 0.05, owner: 0.1, reject: -0.2 },
     });
     assert.deepEqual(
       reputationSettings({
@@ -582,7 +585,7 @@ describe('settings from the environment', () => {
         COLONY_QUARANTINE_THRESHOLD: '0.45',
         COLONY_REPUTATION_DELTAS: 'reject=-0.5,auto=0.01',
       }),
-      { halfLifeDays: 7.5, threshold: 0.45, deltas: { peer: 0.1, command: 0.1, auto: 0.01, reject: -0.5 } },
+      { halfLifeDays: 7.5, threshold: 0.45, deltas: { peer: 0.1, command: 0.1, auto: 0.01, owner: 0.1, reject: -0.5 } },
     );
     for (const env of [
       { COLONY_REPUTATION_HALF_LIFE_DAYS: '0' },

@@ -67,7 +67,13 @@ const claim: TaskCommand = {
 };
 const dispatch: TaskCommand = { type: 'DispatchTask', by };
 const cancel: TaskCommand = { type: 'CancelTask', reason: 'dropped', by, ownerId: 1 };
-const complete: TaskCommand = { type: 'CompleteTask', agent, summary: 'done', artifactMessageIds: [] };
+const complete: TaskCommand = {
+  type: 'CompleteTask',
+  agent,
+  summary: 'done',
+  artifactMessageIds: [],
+  ownerVerifies: false,
+};
 const timeOut: TaskCommand = { type: 'TimeOutTask', agentId: 7, runId: 3, reason: 'run 3 timed out' };
 const inbox = () => created();
 const pending = () => run(inbox(), dispatch);
@@ -81,6 +87,7 @@ const failed = () =>
     verifier: { key: 'agent-9', name: 'rev' },
     as: { kind: 'peer', agentId: 9 },
     assigneeInVerifierLineage: false,
+    retry: null,
   });
 const timedOut = () => run(executing(), timeOut);
 

@@ -196,6 +196,7 @@ const complete = (agent: AgentRef = worker): TaskCommand => ({
   agent,
   summary: 'all links fixed',
   artifactMessageIds: [11],
+  ownerVerifies: false,
 });
 const release = (agent: AgentRef = worker): TaskCommand => ({
   type: 'ReleaseTask',
@@ -214,6 +215,7 @@ const peerVerify = (
   verifier: { key: `agent-${agent.agentId}`, name: agent.name },
   as: { kind: 'peer', agentId: agent.agentId },
   assigneeInVerifierLineage: false,
+  retry: null,
 });
 const commandVerify = (exitCode: number, output: string): TaskCommand => ({
   type: 'VerifyTask',
@@ -222,6 +224,7 @@ const commandVerify = (exitCode: number, output: string): TaskCommand => ({
   verifier: system,
   as: { kind: 'command', exitCode, output },
   assigneeInVerifierLineage: false,
+  retry: null,
 });
 
 const peer: VerifierConfig = { kind: 'peer', agent_id: reviewer.agentId };
@@ -677,7 +680,10 @@ describe('task decider: who may move a task', () => {
     for (const [c, what] of [
       [claim(worker, { agent: null }), 'claim tasks'],
       [{ type: 'StartTask', agent: null }, 'start tasks'],
-      [{ type: 'CompleteTask', agent: null, summary: 's', artifactMessageIds: [] }, 'complete tasks'],
+      [
+        { type: 'CompleteTask', agent: null, summary: 's', artifactMessageIds: [], ownerVerifies: false },
+        'complete tasks',
+      ],
       [{ type: 'ReleaseTask', agent: null, reason: 'r' }, 'release tasks'],
     ] as [TaskCommand, string][]) {
       for (const history of [[created()], [created(), claimed(worker)], []]) {

@@ -3,6 +3,7 @@ import { updateAgent } from '../../src/actions/agents.js';
 import { markRead, sendDirect, sendToChannel, toggleReaction, type Message } from '../../src/actions/channels.js';
 import { closeGoal } from '../../src/actions/goal-close.js';
 import { createGoal, resumeGoal, setApprovalMode } from '../../src/actions/goals.js';
+import { setEvidenceRule } from '../../src/actions/goal-evidence.js';
 import { decideAuthorization, issueGrant, refreshGrant, revokeGrant } from '../../src/actions/oauth.js';
 import {
   createOwner,
@@ -257,6 +258,8 @@ class Tour {
       maxSpawnDepth: 2,
       coordinatorConfig: 'default',
       approvalMode: 'human' as const,
+      // Done only with evidence (the default), with no retries: a rejection fails its task, as the quarantine needs.
+      maxRejections: 0,
     };
     const main = createGoal(app, owner, newGoal, this.asOwner);
     this.agents.coordinator = main.coordinatorAgentId;
@@ -273,6 +276,7 @@ class Tour {
     this.quarantine(quarantine!);
     const side = createGoal(app, owner, { ...newGoal, title: 'Side quest: "tidy" the docs ✨' }, this.asOwner);
     setApprovalMode(app, owner, side.goalId, 'auto', this.asOwner);
+    setEvidenceRule(app, owner, side.goalId, { requireEvidence: false, maxRejections: 3 }, this.asOwner);
     closeGoal(app, owner, side.goalId, 'cancelled', "Not needed — it's covered by the main goal.", this.asOwner);
     return { main: main.goalId, side: side.goalId, root: root!, firstLeaf: auto!, timeoutTask: timeoutTask! };
   }
@@ -336,6 +340,16 @@ class Tour {
     startTask(app, worker, ids.auto, w);
     reportUsage(app, worker, ids.auto, 2000, 85, 'tokenizer: "first pass" ✓', w);
     completeTask(app, worker, ids.auto, 'Tokenizer done — handles 漢字 and emoji 🎉', [], w);
+    // The goal requires evidence: an auto-verified leaf is done by the owner's verdict.
+    verifyTask(
+      app,
+      owner,
+      ids.auto,
+      'approve',
+      'Read it — "looks right"',
+      { kind: 'owner', ownerId: this.ownerId },
+      this.asOwner,
+    );
     claimTask(app, worker, ids.peer, w);
     completeTask(app, worker, ids.peer, "Grammar reviewed; it's fine.", [], w);
     verifyTask(

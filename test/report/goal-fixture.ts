@@ -89,6 +89,9 @@ export function buildReportGoal(app: App, ownerId: number, ownerName = 'owner'):
       maxSpawnDepth: 3,
       coordinatorConfig: 'default',
       approvalMode: 'auto',
+      // The story this report tells: a rejection fails its task, and the goal is closed with it failed.
+      requireEvidence: false,
+      maxRejections: 0,
     },
     actor,
   );

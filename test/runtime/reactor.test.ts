@@ -124,7 +124,8 @@ describe('reactor', () => {
       'TaskCompleted',
     ]);
     const task = getTask(f.app.engine.db, leaves[0]!)!;
-    assert.equal(task.status, 'done'); // auto verifier
+    // New goals require evidence: the auto verifier decides no leaf, the hand-in waits for the owner.
+    assert.equal(task.status, 'awaiting_verification');
     assert.equal(task.spentTokens, 640); // report_usage during the run (500) + the run's final usage object (100 in + 40 out)
     assert.equal(task.spentCents, 8);
     assert.equal(run!.tokensIn, 100);
@@ -152,6 +153,7 @@ describe('reactor', () => {
       ),
       JSON.stringify(messages.map((m) => m.body)),
     );
+    await ok(f.owner, 'verify_task', { task_id: leaves[0], verdict: 'approve', reason: 'read it' });
     const late = f.reactor.wake({ agentId: spec.agentId, source: 'task_timer', taskId: leaves[0], by: 'system' });
     assert.equal(late.run.gate, 'task_closed');
     assert.equal(late.run.reason, `task ${leaves[0]} is done: there is nothing left to run for`);

@@ -37,6 +37,7 @@ async function goalWithTree(
     description: 'A goal whose tree closes.',
     coordinator_config: coordinator,
     approval_mode: 'auto',
+    require_evidence: false, // auto-verified leaves close the tree on their own
   });
   const p = await ok(f.owner, 'propose_task_tree', {
     goal_id: g.goal_id,
@@ -192,6 +193,7 @@ describe('task wake-ups', () => {
       description: 'A chain of three tasks.',
       coordinator_config: 'coord',
       approval_mode: 'auto',
+      require_evidence: false, // the auto-verified leaf closes the chain on its own
     });
     const [root, mid, leaf] = (
       await ok(f.owner, 'propose_task_tree', {

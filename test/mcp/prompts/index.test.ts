@@ -55,6 +55,8 @@ before(async () => {
   const worker = w.callerOf(w.f.agentToken);
   await w.tool(worker, 'claim_task', { task_id: child });
   await w.tool(worker, 'complete_task', { task_id: child, summary: 'page one written' });
+  // The goal requires evidence: the leaf is done by the owner's verdict.
+  await w.tool(owner, 'verify_task', { task_id: child, verdict: 'approve' });
   await w.tool(owner, 'report_usage', { task_id: root, tokens: 0, cost_cents: 850 });
   await w.tool(worker, 'send_message', { channel_id: g.channel_id, body: HOSTILE_BODY });
   await w.tool(worker, 'send_message', { channel_id: g.channel_id, body: 'x'.repeat(5000) });

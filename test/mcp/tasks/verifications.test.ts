@@ -123,14 +123,14 @@ describe('complete_task as an MCP task, for a command verifier', () => {
     );
   });
 
-  it('a failing recipe: completed (a verdict is a result, not a protocol fault) with status failed, its exit code and output', async (t) => {
+  it("a failing recipe: completed (a verdict is a result, not a protocol fault) with the task's new status — claimed: back to its worker within the goal's retries — its exit code and output", async (t) => {
     const w = await world(t);
     const id = w.taskWith('echo "2 links are broken" >&2; exit 3');
     const { outcome } = await (await handIn(w, id)).settle();
     assert.equal(outcome.status, 'completed');
     assert.deepEqual(body(outcome), {
       task_id: id,
-      status: 'failed',
+      status: 'claimed',
       verdict: 'reject',
       reason: 'verifier command exited 3',
       exit_code: 3,
@@ -160,12 +160,12 @@ describe('complete_task as an MCP task, for a command verifier', () => {
     );
   });
 
-  it('any other verifier answers at once, as today', async (t) => {
+  it("any other verifier answers at once: an auto-verified leaf of a goal that requires evidence awaits the owner's verdict", async (t) => {
     const w = await world(t);
     const id = w.taskWith(null);
     const execution = await handIn(w, id);
     assert.equal(execution.kind, 'immediate');
     const { outcome } = await execution.settle();
-    assert.deepEqual(body(outcome), { task_id: id, status: 'done' });
+    assert.deepEqual(body(outcome), { task_id: id, status: 'awaiting_verification' });
   });
 });
