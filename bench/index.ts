@@ -14,6 +14,7 @@ import { benchReputation } from './reputation.js';
 import { benchSpawn } from './spawn.js';
 import { benchRunOverhead } from './run-overhead.js';
 import { benchBudgetStop } from './budget-stop.js';
+import { benchBreakers } from './breakers.js';
 import { benchRuntimes } from './runtimes.js';
 import { benchApps } from './apps.js';
 import { benchDemo } from './demo.js';
@@ -64,6 +65,7 @@ const TARGETS: Record<string, string> = {
   reputation_read_p95_ms: '< 5 ms',
   run_overhead_ms: '< 50 ms',
   budget_stop_ms: "< 1 s (budget reached → the run's process gone)",
+  breakers_commands_per_s: 'ratio >= 0.95 (no measurable change: breakers on vs all thresholds 0)',
   run_sandbox_overhead_ms: '<= 50 ms (what confinement adds)',
   runtime_first_call_ms_claude_code: "(diagnostic: the CLI's own start-up + one model turn over the floor)",
   runtime_first_call_ms_codex: '(diagnostic)',
@@ -137,6 +139,7 @@ const BASELINES: Record<string, string> = {
   spawn_per_s: 'whoami calls/s, same session',
   run_overhead_ms: 'raw spawn of sh -c true, same stdio',
   budget_stop_ms: 'the same loop spawned raw, SIGTERM to its group → close',
+  breakers_commands_per_s: 'the same command mix with every breaker threshold 0 (off), same data dir, NORMAL',
   run_sandbox_overhead_ms: 'the same run unconfined (ms)',
   runtime_first_call_ms_claude_code: 'a command agent connecting and calling whoami, no model (ms)',
   runtime_first_call_ms_codex: 'a command agent connecting and calling whoami, no model (ms)',
@@ -193,6 +196,7 @@ const GROUPS = [
   'spawn',
   'runs',
   'budget',
+  'breakers',
   'runtimes',
   'apps',
   'demo',
@@ -318,6 +322,10 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
     if (want('budget')) {
       say('runs stopped by their goal budget while they spend…');
       results.budget_stop_ms = await benchBudgetStop(dir, { runs: options.quick ? 5 : 20 });
+    }
+    if (want('breakers')) {
+      say('a command mix (runs, messages, claims and hand-ins, tool calls) with the loop breakers on and off…');
+      results.breakers_commands_per_s = await benchBreakers(dir, { steps: options.quick ? 300 : 1000, rounds });
     }
     if (want('runtimes')) {
       // The real CLIs (devDependencies) against the scripted model endpoint; OpenCode starts in ~8 s, so quick leaves it out.

@@ -11,7 +11,9 @@ import { registerDoctor } from './cli/doctor.js';
 import { registerDemo } from './cli/demo.js';
 import { registerEvents } from './cli/events.js';
 import { registerExport } from './cli/export.js';
+import { registerFork } from './cli/fork.js';
 import { registerGoals } from './cli/goals.js';
+import { registerTasks } from './cli/tasks.js';
 import { registerInit } from './cli/init.js';
 import { registerKey } from './cli/key.js';
 import { registerOAuth } from './cli/oauth.js';
@@ -62,6 +64,7 @@ export function buildProgram(): Command {
   registerAgentRuntime(registerAgents(program));
   registerRuns(program);
   registerGoals(program);
+  registerTasks(program);
   registerProposals(program);
   registerSecrets(program);
   registerRequests(program);
@@ -72,6 +75,7 @@ export function buildProgram(): Command {
   registerKey(program);
   registerCheckpoint(program);
   registerExport(program);
+  registerFork(program);
   registerVerifyBundle(program);
   registerRebuild(program);
   registerMigrate(program);

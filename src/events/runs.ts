@@ -15,6 +15,7 @@ export type WakeSource =
   | 'task_assignment'
   | 'task_timer'
   | 'verification_requested'
+  | 'verification_rejected'
   | 'children_done'
   | 'task_dispatched'
   | 'task_unblocked'
@@ -28,6 +29,7 @@ export const WAKE_SOURCES: readonly WakeSource[] = [
   'task_assignment',
   'task_timer',
   'verification_requested',
+  'verification_rejected',
   'children_done',
   'task_dispatched',
   'task_unblocked',
@@ -43,6 +45,7 @@ export type Gate =
   | 'stopped'
   | 'no_backend'
   | 'quarantine'
+  | 'breaker'
   | 'budget'
   | 'goal_closed'
   | 'task_closed'

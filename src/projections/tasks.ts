@@ -1,7 +1,8 @@
 import type { TaskEvent } from '../events/tasks.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
 import { run, type RunResult } from '../engine/projection-sql.js';
-import { addSpend, countTask, reserve } from './tasks-goal-totals.js';
+import { addSpend, consumeReservation, countTask, reserve } from './tasks-goal-totals.js';
+import { verified } from './task-verdicts.js';
 import { setTaskBlockers, taskBlockersDdl } from './task-blockers.js';
 
 /**
@@ -17,7 +18,7 @@ const sql = sqlFor((t: Record<T, string>) => ({
     billing_code, budget_tokens, budget_cents, verifier, verifier_kind, heartbeat, status, created_by, proposal_id, created_at, updated_at,
     owner_id, project_id, model, effort, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   dispatched: `UPDATE "${t.tasks}" SET status = 'approved', assignee_agent_id = NULL, assignee_name = NULL, lease_expires_at = NULL, attempt = ?,
-    updated_at = ? WHERE task_id = ?`,
+    rejections = 0, rejection_limit = NULL, updated_at = ? WHERE task_id = ?`,
   timedOut: `UPDATE "${t.tasks}" SET status = 'timeout', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
     completed_at = ?, updated_at = ? WHERE task_id = ?`,
   updated: `UPDATE "${t.tasks}" SET title = coalesce(?, title), description = coalesce(?, description), project_id = coalesce(?, project_id),
@@ -28,8 +29,6 @@ const sql = sqlFor((t: Record<T, string>) => ({
   start: `UPDATE "${t.tasks}" SET status = 'in_progress', started_at = coalesce(started_at, ?), updated_at = ? WHERE task_id = ?`,
   complete: `UPDATE "${t.tasks}" SET status = 'awaiting_verification', summary = ?, artifact_message_ids = ?, lease_expires_at = NULL,
     reserved_tokens = 0, reserved_cents = 0, submitted_at = ?, updated_at = ? WHERE task_id = ?`,
-  verified: `UPDATE "${t.tasks}" SET status = ?, verdict = ?, verified_by = ?, failure_reason = ?, verifier_output = ?, completed_at = ?, updated_at = ?
-    WHERE task_id = ?`,
   unassign: `UPDATE "${t.tasks}" SET status = 'approved', assignee_agent_id = NULL, assignee_name = NULL, lease_expires_at = NULL,
     reserved_tokens = 0, reserved_cents = 0, updated_at = ? WHERE task_id = ?`,
   cancel: `UPDATE "${t.tasks}" SET status = 'cancelled', lease_expires_at = NULL, reserved_tokens = 0, reserved_cents = 0, failure_reason = ?,
@@ -40,7 +39,8 @@ const sql = sqlFor((t: Record<T, string>) => ({
 export const tasksProjection: Projection<TaskEvent, T> = {
   name: 'tasks',
   // 4: the roots index, so a goal's roots cost O(roots), not O(tasks). 7: blocked_by and task_blockers (dependencies).
-  version: 7,
+  // 8: spend consumes the task's open reservation. 9: rejections and rejection_limit (the rejection loop).
+  version: 9,
   handles: [
     'TaskCreated',
     'TaskClaimed',
@@ -67,7 +67,8 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         reserved_tokens INTEGER NOT NULL DEFAULT 0, reserved_cents INTEGER NOT NULL DEFAULT 0,
         verifier TEXT NOT NULL, verifier_kind TEXT NOT NULL, heartbeat TEXT, status TEXT NOT NULL,
         assignee_agent_id INTEGER, assignee_name TEXT, lease_expires_at TEXT, summary TEXT, artifact_message_ids TEXT,
-        verdict TEXT, verified_by TEXT, failure_reason TEXT, verifier_output TEXT, created_by TEXT NOT NULL, proposal_id INTEGER,
+        verdict TEXT, verified_by TEXT, failure_reason TEXT, verifier_output TEXT, rejections INTEGER NOT NULL DEFAULT 0, rejection_limit INTEGER,
+        created_by TEXT NOT NULL, proposal_id INTEGER,
         created_at TEXT NOT NULL, claimed_at TEXT, started_at TEXT, submitted_at TEXT, completed_at TEXT, updated_at TEXT NOT NULL, blocked_by TEXT);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_goal" ON "${t.tasks}" (goal_id, task_id);
       CREATE INDEX IF NOT EXISTS "${t.tasks}_by_parent" ON "${t.tasks}" (parent_id);
@@ -169,21 +170,9 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         yield* reserve(t, e.data.taskId, 0, 0, at);
         yield run(q.complete, e.data.summary, JSON.stringify(e.data.artifactMessageIds), at, at, e.data.taskId);
         return;
-      case 'TaskVerified': {
-        const d = e.data;
-        yield run(
-          q.verified,
-          d.to,
-          d.verdict,
-          `${d.verifierKind}:${d.verifier.name}`,
-          d.verdict === 'reject' ? d.reason : null,
-          d.output,
-          at,
-          at,
-          d.taskId,
-        );
+      case 'TaskVerified':
+        yield* verified(t, e.data, at);
         return;
-      }
       case 'TaskReleased':
       case 'ClaimExpired':
         yield* reserve(t, e.data.taskId, 0, 0, at);
@@ -195,6 +184,7 @@ export const tasksProjection: Projection<TaskEvent, T> = {
         return;
       case 'CostRecorded': {
         const d = e.data;
+        yield* consumeReservation(t, d.taskId, d.tokens, d.cents, at);
         yield run(q.spend, d.tokens, d.cents, at, d.taskId);
         if (d.goalId !== null) yield* addSpend(t, d.goalId, d.tokens, d.cents, at);
         return;
