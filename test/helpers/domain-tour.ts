@@ -58,6 +58,7 @@ import { probeDecider } from '../../src/commands/probes.js';
 import type { CommandOptions } from '../../src/engine/handle.js';
 import type { Speaker } from '../../src/events/principals.js';
 import { probeStream } from '../../src/events/probes.js';
+import { configureBreakers, resumeAgent, tripBreaker } from '../../src/actions/breakers.js';
 import type { TreeRequest } from '../../src/events/proposals.js';
 import type { SandboxProfile } from '../../src/events/sandbox.js';
 import { tokensOf } from '../../src/projections/principal-queries.js';
@@ -111,6 +112,7 @@ export function domainTour(app: App, clock: AdvancingClock): TourIds {
   t.probes();
   t.verifiers();
   t.oauth();
+  t.breakers(goals.main, goals.side);
   return { ownerId: t.ownerId, agents: t.agents, goals: { main: goals.main, side: goals.side } };
 }
 
@@ -592,5 +594,27 @@ class Tour {
     );
     refreshGrant(app, issued.refreshToken, client.clientId, resource);
     revokeGrant(app, issued.grantN, 'owner', this.asOwner);
+  }
+  /** Thresholds set, a breaker tripped (twice: the second writes nothing) and lifted, another left open. */
+  breakers(main: number, side: number): void {
+    const { app } = this;
+    configureBreakers(
+      app,
+      this.ownerId,
+      this.agents.worker,
+      { maxRunsWithoutProgress: 3, maxWakesPerHour: 0 },
+      this.asOwner,
+    );
+    const trip = {
+      agentId: this.agents.worker,
+      goalId: main,
+      breaker: 'no_progress' as const,
+      reason: '3 runs in a row on goal "main" ended without a claim — <b>naïve</b>',
+      evidence: { runIds: [1], threshold: 3 },
+    };
+    tripBreaker(app, trip);
+    tripBreaker(app, trip);
+    resumeAgent(app, this.ownerId, this.agents.worker, main, this.asOwner);
+    tripBreaker(app, { ...trip, agentId: this.agents.scout, goalId: side, breaker: 'wake_depth' });
   }
 }
