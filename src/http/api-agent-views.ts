@@ -11,7 +11,7 @@ import { runtimeOf, type RunRow } from '../projections/run-queries.js';
 import { adapterFor } from '../runtime/adapters/index.js';
 import { sandboxView } from '../runtime/sandbox-view.js';
 import { AgentName, parse, speakerOf } from './api-common.js';
-import { breakerDetail } from './api-breakers.js';
+import { breakerDetail } from '../actions/breakers/view.js';
 
 /** The JSON shapes of the console's agent and run pages (api-agents.ts, api-agent-controls.ts, api-runs.ts). */
 
