@@ -73,6 +73,9 @@ before(async () => {
       budget_dollars_cents: 1000,
       coordinator_config: 'lead',
       approval_mode: 'human',
+      // Leaves auto-verified and a rejection that fails at once: the lifecycle time travel is tested on (evidence has its own tests).
+      require_evidence: false,
+      max_rejections: 0,
     });
     goalId = g.goal_id as number;
   });

@@ -27,6 +27,9 @@ describe('OpenCode as a runtime', () => {
     c.ok(['goals', 'create', '--title', 'Write the notes', '--description', 'One line per change.']);
     await c.until('the proposal', () => (JSON.parse(c.ok(['proposals', 'list', '--json'])) as unknown[]).length > 0);
     c.ok(['approve', '1']);
+    // Done only with evidence (on for new goals): the owner's verdict on the hand-in completes the goal.
+    await c.until('the hand-in', () => /#2 \[awaiting_verification\]/.test(c.ok(['goals', 'show', '1'])), 180_000);
+    c.ok(['tasks', 'verify', '2', '--approve']);
     await c.until(
       'the goal completed',
       () => /completed/.test(c.ok(['goals', 'show', '1']).split('\n')[0] ?? ''),

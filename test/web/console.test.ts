@@ -129,6 +129,8 @@ describe('the console in chromium', () => {
       title: 'Console goal',
       description: 'A goal the owner approves in the console.',
       coordinator_config: 'worker',
+      // The leaf's auto verifier marks it done (evidence has its own console test).
+      require_evidence: false,
     });
     const p = await ok(agent, 'propose_task_tree', {
       goal_id: g.goal_id,
