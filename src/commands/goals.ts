@@ -75,7 +75,7 @@ function decide(command: GoalCommand, state: Goal, ctx: DecideContext): GoalEven
 
 /**
  * Auto-approval is the owner's choice: an agent never turns it on, or it would approve its own
- * proposals. It covers only registered commands (verifier recipes).
+ * proposals. It covers only registered commands (verifier recipes). Turning evidence off is the owner's too.
  */
 function create(c: CreateGoal, state: Goal): GoalEvent[] {
   if (c.goal.approvalMode === 'auto' && !isOwner(c.by, c.goal.ownerId)) {
@@ -85,6 +85,13 @@ function create(c: CreateGoal, state: Goal): GoalEvent[] {
       { approval_mode: c.goal.approvalMode },
     );
   }
+  // Done only with evidence is the owner's rule too: an agent never creates a goal that lets work pass unverified.
+  if (c.goal.requireEvidence === false && !isOwner(c.by, c.goal.ownerId))
+    throw new DomainError(
+      'ErrForbidden',
+      "require_evidence false is the owner's choice: create the goal with it on; the owner may turn it off (set_goal_evidence, `colony goals evidence ID off`)",
+      { field: 'require_evidence' },
+    );
   if (state.status !== 'absent') throw new DomainError('ErrGoalExists', `goal ${c.goal.goalId} already exists`);
   return [{ type: 'GoalCreated', data: c.goal }];
 }

@@ -64,6 +64,19 @@ describe('the evidence rule of a goal', () => {
     assert.ok(fresh.status !== 'absent' && fresh.requireEvidence === true && fresh.maxRejections === 2);
   });
 
+  it('an agent may create a goal with the rule on, never off', () => {
+    const agentGoal = (requireEvidence: boolean): GoalCommand => {
+      const { data } = created({ requireEvidence, maxRejections: 2 });
+      return { type: 'CreateGoal', goal: data, by: coordinator };
+    };
+    assert.equal(decide([], agentGoal(true))[0]?.type, 'GoalCreated');
+    spec(goalDecider).given([]).when(agentGoal(false)).thenThrows('ErrForbidden', "owner's choice");
+    assert.equal(
+      decide([], { type: 'CreateGoal', goal: created({ requireEvidence: false }).data, by: owner })[0]?.type,
+      'GoalCreated',
+    );
+  });
+
   it('the owner sets it (one event with from, to and a notice); the same rule again writes nothing', () => {
     const history = [created({ requireEvidence: true, maxRejections: 2 }), activated];
     const [e, ...more] = decide(history, set({ requireEvidence: false, maxRejections: 5 }));

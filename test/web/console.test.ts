@@ -129,8 +129,6 @@ describe('the console in chromium', () => {
       title: 'Console goal',
       description: 'A goal the owner approves in the console.',
       coordinator_config: 'worker',
-      // The leaf's auto verifier marks it done (evidence has its own console test).
-      require_evidence: false,
     });
     const p = await ok(agent, 'propose_task_tree', {
       goal_id: g.goal_id,
@@ -150,6 +148,8 @@ describe('the console in chromium', () => {
     const leafId = Number(await page.locator('li[data-task-id]').nth(1).getAttribute('data-task-id'));
     await ok(agent, 'claim_task', { task_id: leafId });
     await ok(agent, 'complete_task', { task_id: leafId, summary: 'done' });
+    // An agent's goal requires evidence (only the owner turns it off): the owner's verdict makes the leaf done.
+    await ok(await f.connect(f.ownerToken), 'verify_task', { task_id: leafId, verdict: 'approve' });
     await page.locator(`li[data-task-id="${leafId}"][data-status="done"]`).waitFor();
     await page.getByRole('button', { name: 'Open the history' }).click();
     const slider = page.getByRole('slider', { name: "Position in the goal's history" });

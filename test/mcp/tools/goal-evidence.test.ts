@@ -128,6 +128,8 @@ describe('done only with evidence (MCP)', () => {
       'ErrToolNotFound',
     );
     await refused(w.f, w.owner, 'set_goal_evidence', { goal_id: g.goalId }, 'ErrInvalidInput');
+    const byAgent = { title: 'Lax goal', description: 'Let my work pass.', require_evidence: false };
+    await refused(w.f, w.worker, 'create_goal', byAgent, 'ErrForbidden');
     await refused(w.f, w.owner, 'set_goal_evidence', { goal_id: g.goalId, max_rejections: 11 }, 'ErrInvalidInput');
     await refused(w.f, w.owner, 'set_goal_evidence', { goal_id: 999, require_evidence: false }, 'ErrGoalNotFound');
     assert.deepEqual(
