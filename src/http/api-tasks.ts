@@ -7,6 +7,7 @@ import type { McpContext } from '../mcp/context.js';
 import { actor, body, Id, ownerOf, parse, speakerOf } from './api-common.js';
 import { visibleArtifacts } from './api-goal-outcome.js';
 import { blockersOf } from '../projections/task-blocker-queries.js';
+import { verdictsOf, waitsFor } from './task-verdicts-view.js';
 
 /**
  * `POST /api/tasks/:id/cancel`: destructive, so — like cancel_task over MCP (mcp/call-checks.ts) — the first
@@ -24,7 +25,7 @@ export function mountTasks(router: Router, ctx: McpContext): void {
   // One task as the goal page opens it: what was asked, what was handed in, the verdict with the
   // verifier's output (secret values already masked when it was recorded) and the artifacts it named.
   router.get('/tasks/:id', (req, res) => {
-    const { task: t } = taskFor(ctx.app, speakerOf(req), parse(Id, req.params.id, 'id'));
+    const { task: t, goal } = taskFor(ctx.app, speakerOf(req), parse(Id, req.params.id, 'id'));
     const artifacts = visibleArtifacts(ctx.app.engine.db, speakerOf(req), t.artifactMessageIds);
     res.json({
       id: t.taskId,
@@ -41,6 +42,11 @@ export function mountTasks(router: Router, ctx: McpContext): void {
       verifier: t.verifier.kind,
       verifier_output: t.verifierOutput,
       failure_reason: t.failureReason,
+      // Done only with evidence: whose verdict a hand-in waits for, this attempt's rejections and every verdict.
+      waits_for: waitsFor(t),
+      rejections: t.rejections,
+      max_rejections: goal?.maxRejections ?? null,
+      verdicts: verdictsOf(ctx.app.engine.db, t.taskId),
       blocked_by: blockersOf(ctx.app.engine.db, t).map((b) => ({
         id: b.taskId,
         title: b.title,

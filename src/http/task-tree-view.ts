@@ -53,6 +53,7 @@ export function treeView(s: Snapshot, folding: Folding = {}) {
       summary: n.summary && n.summary.slice(0, SUMMARY_CHARS),
       verdict: n.verdict,
       verified_by: n.verified_by,
+      rejections: n.rejections,
       has_verifier_output: n.verifier_output !== null && n.verifier_output !== '',
       artifact_count: n.artifact_message_ids.length,
       blocked_by: n.blocked_by,

@@ -6,6 +6,8 @@ export interface TaskNode {
   rollup: { tokens: number; dollars_cents: number; task_count: number }; failure_reason: string | null;
   /** The start of what it handed in, its verdict (the rest: GET /api/tasks/:id). */
   summary?: string | null; verdict?: string | null; verified_by?: string | null; has_verifier_output?: boolean; artifact_count?: number;
+  /** Rejected hand-ins of its current attempt (done only with evidence: each goes back to the assignee up to the goal's limit). */
+  rejections?: number;
   /** The tasks of the goal it waits on, each with its status: claimable once every one is done. */
   blocked_by?: { id: number; status: string; done: boolean }[];
   /** `children` is empty when the task is folded (`?view=tree`); `child_count` is how many it has. */
@@ -13,6 +15,8 @@ export interface TaskNode {
 }
 export interface GoalInfo {
   id: number; title: string; description: string; status: string; owner: string; channel: string; coordinator: string; approval_mode: string;
+  /** Done only with evidence, and how many rejected hand-ins go back to the assignee (GET /api/goals/:id). */
+  require_evidence: boolean; max_rejections: number;
   budget_tokens: number | null; budget_dollars_cents: number | null; spent_tokens: number; spent_dollars_cents: number; paused_reason: string | null;
   alert_80pct_posted: { tokens: boolean; dollars_cents: boolean }; completion_summary: string | null; pending_proposal_id: number | null; task_count: number;
   created_at: string; completed_at: string | null; updated_at: string;
