@@ -96,7 +96,7 @@ function tellOfRejection(app: App, f: FoundTask, v: TaskVerified['data'], actor:
     app,
     goal.ownerId,
     `user-${goal.ownerId}`,
-    `${failed} It was rejected ${times} (goal #${goal.goalId} sends a rejected hand-in back ${v.rejections.limit} time${v.rejections.limit === 1 ? '' : 's'} at most), so it is yours to decide: retry it (Needs you, or task_dispatch), cancel it, or close the goal as stuck.`,
+    `${failed} It was rejected ${times} (goal #${goal.goalId} sends a rejected hand-in back ${v.rejections.limit} time${v.rejections.limit === 1 ? '' : 's'} at most), so it is yours to decide: retry it as a new attempt (task_dispatch, or POST /api/tasks/${task.taskId}/retry), cancel it, or close the goal as stuck.`,
     { ...inGoal, rejections: v.rejections.count, max_rejections: v.rejections.limit },
     actor,
   );
