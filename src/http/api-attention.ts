@@ -11,6 +11,7 @@ import {
   type GoalNeedingOwner,
 } from '../projections/attention-queries.js';
 import { openBreakerCount, openBreakersOfOwner } from '../projections/breaker-queries.js';
+import { tasksNeedingOwner, tasksNeedingOwnerCount, type TaskNeedingOwner } from '../projections/evidence-queries.js';
 import { proposalsOf } from '../projections/proposal-queries.js';
 import { requestsOf } from '../projections/resources.js';
 import { stalledGoalsTold } from '../projections/sweep-queries.js';
@@ -40,6 +41,8 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
       pending: pendingCounts(db, tenant),
       breakerCount: openBreakerCount(db, tenant),
+      verdictCount: tasksNeedingOwnerCount(db, tenant),
+      verdicts: tasksNeedingOwner(db, tenant, MAX_LISTED).map(verdictNeed),
       requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
       goals: [
         ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
@@ -75,7 +78,7 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       })),
     }));
     const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
-    const { pending, breakerCount, ...lists } = items;
+    const { pending, breakerCount, verdictCount, ...lists } = items;
     const counts = {
       approvals: pending.proposals,
       requests: pending.requests,
@@ -83,6 +86,7 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       runs: items.failing_agents.length,
       quarantined: items.quarantined.length,
       breakers: breakerCount,
+      verdicts: verdictCount,
       oauth,
     };
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -125,3 +129,19 @@ function goalItem(g: GoalNeedingOwner) {
     at: g.updatedAt,
   };
 }
+
+/** A task that waits on the owner: a leaf handed in with no verifier but the owner, or one failed at its goal's retry limit. */
+const verdictNeed = (t: TaskNeedingOwner) => ({
+  kind: t.kind,
+  task_id: t.taskId,
+  title: t.title,
+  goal_id: t.goalId,
+  goal_title: t.goalTitle,
+  assignee: t.assigneeName,
+  summary: t.summary,
+  reason: t.reason,
+  verified_by: t.verifiedBy,
+  rejections: t.rejections,
+  max_rejections: t.rejectionLimit,
+  at: t.at,
+});

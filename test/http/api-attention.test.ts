@@ -53,6 +53,7 @@ describe('GET /api/attention', () => {
       runs: 0,
       quarantined: 0,
       breakers: 0,
+      verdicts: 0,
       oauth: 0,
     });
     assert.deepEqual(

@@ -114,4 +114,38 @@ describe('done only with evidence in the console', () => {
     await page.locator('[data-evidence]').getByText('auto verifiers may mark tasks done').waitFor();
     await page.context().close();
   });
+
+  it('lists a hand-in awaiting the owner on Needs you, with its count, until Approve there makes it done', async () => {
+    const owner = await f.connect(f.ownerToken);
+    const worker = await f.connect(f.agentToken);
+    const g = await ok(owner, 'create_goal', {
+      title: 'Check the <i>links</i>',
+      description: 'Every link of the guide resolves.',
+      approval_mode: 'auto',
+    });
+    const p = await ok(owner, 'propose_task_tree', {
+      goal_id: g.goal_id,
+      tree: { title: 'Check chapter two <b>links</b>', description: 'Follow every link of chapter two.' },
+    });
+    const taskId = (p.task_ids as number[])[0]!;
+    await ok(worker, 'claim_task', { task_id: taskId });
+    await ok(worker, 'complete_task', { task_id: taskId, summary: 'All 31 links resolve <script>x</script>' });
+
+    const page = await goalPage('/');
+    const item = page.locator(`[data-verdict-task="${taskId}"][data-verdict-kind="verdict"]`);
+    await item.waitFor();
+    assert.match(await item.innerText(), /Check chapter two <b>links<\/b>/, "the agent's title is text, not markup");
+    assert.match(await item.innerText(), /Handed in: All 31 links resolve <script>x<\/script>/);
+    const count = Number(await page.locator('#needs-verdicts .count').innerText());
+    assert.ok(count >= 1, `the count: ${count}`);
+    const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    assert.ok(wide! <= inner!, `Needs you is ${wide} px wide on a ${inner} px screen`);
+    if (process.env.COLONY_SCREENSHOTS)
+      await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-verdict.png`, fullPage: true });
+    await item.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').getByText(`Task #${taskId} approved: done.`).waitFor();
+    await item.waitFor({ state: 'detached' });
+    assert.equal(getTask(f.app.engine.db, taskId)!.status, 'done');
+    await page.context().close();
+  });
 });

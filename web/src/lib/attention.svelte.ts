@@ -9,12 +9,12 @@ import type { Attention } from './types';
  * serving process, not the log, so their count is polled too (a hidden tab skips its turns).
  */
 const EMPTY: Attention = {
-  counts: { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, breakers: 0, oauth: 0 },
-  proposals: [], requests: [], goals: [], failing_agents: [], breakers: [], quarantined: [], oauth_waiting: 0,
+  counts: { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, breakers: 0, verdicts: 0, oauth: 0 },
+  proposals: [], requests: [], goals: [], failing_agents: [], breakers: [], verdicts: [], quarantined: [], oauth_waiting: 0,
 };
 export const attention = $state({ data: EMPTY, loaded: false, error: '' });
 
-const RELEVANT = /^(proposal|goal|resource-request|run|runtime|agent|breaker|oauth)-/;
+const RELEVANT = /^(proposal|goal|resource-request|run|runtime|agent|breaker|task|oauth)-/;
 const relevant = (e: LogEvent): boolean =>
   RELEVANT.test(e.stream_id) || (e.type === 'MessagePosted' && e.actor === 'system');
 

@@ -51,6 +51,11 @@ export interface GoalNeed {
   budget_tokens?: number | null; budget_dollars_cents?: number | null; spent_tokens?: number; spent_dollars_cents?: number;
 }
 export interface FailingAgent { agent: string; agent_id: number; failures: number; run_id: number; status: string; cause: string | null; reason: string | null; goal_id: number | null; task_id: number | null; at: string }
+/** A task waiting on the owner: a leaf awaiting the owner's verdict, or failed at its goal's retry limit. */
+export interface VerdictNeed {
+  kind: 'verdict' | 'rejected'; task_id: number; title: string; goal_id: number; goal_title: string; assignee: string | null;
+  summary: string | null; reason: string | null; verified_by: string | null; rejections: number; max_rejections: number | null; at: string;
+}
 /** An agent a loop breaker paused on a goal (null: its work outside goals); reason and evidence null when the caller may not read its runs. */
 export interface BreakerNeed {
   agent: string; agent_id: number; goal_id: number | null; goal_title: string | null; breaker: string; reason: string | null;
@@ -58,8 +63,8 @@ export interface BreakerNeed {
   tripped_at: string; lift: string;
 }
 export interface Attention {
-  counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; breakers: number; oauth: number };
-  proposals: Proposal[]; requests: ResourceRequest[]; goals: GoalNeed[]; failing_agents: FailingAgent[]; breakers: BreakerNeed[];
+  counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; breakers: number; verdicts: number; oauth: number };
+  proposals: Proposal[]; requests: ResourceRequest[]; goals: GoalNeed[]; failing_agents: FailingAgent[]; breakers: BreakerNeed[]; verdicts: VerdictNeed[];
   quarantined: { agent: string; agent_id: number; reason: string | null; at: string | null }[]; oauth_waiting: number;
 }
 /** What a goal produced and who is on it now (GET /api/goals/:id/outcome). */
