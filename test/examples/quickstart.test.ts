@@ -114,7 +114,7 @@ async function until(
 }
 
 describe('the README quickstart', () => {
-  it('runs as written: init → serve → an agent → a goal → the plan → approve → the goal completed → the report → the server stopped', async (t) => {
+  it('runs as written: init → serve → an agent → a goal → the plan → approve → the hand-ins verified → the goal completed → the report → the server stopped', async (t) => {
     const scratch = tempDir('colony-quickstart-');
     t.after(() => scratch.cleanup());
     const env = { COLONY_DATA: join(scratch.dir, '.colony'), COLONY_PORT: '0' };
@@ -160,6 +160,13 @@ describe('the README quickstart', () => {
           () => cli(args),
           (x) => /pending/.test(x.stdout),
         );
+      } else if (args[0] === 'goals' && args[1] === 'show' && !seen.includes('tasks verify')) {
+        r = await until(
+          'both leaves handed in',
+          () => cli(args),
+          (x) => (x.stdout.match(/\[awaiting_verification\]/g) ?? []).length === 2,
+          120_000,
+        );
       } else if (args[0] === 'goals' && args[1] === 'show') {
         r = await until(
           'the goal completed',
@@ -183,6 +190,9 @@ describe('the README quickstart', () => {
       'proposals list',
       'proposals show',
       'approve 1',
+      'goals show',
+      'tasks verify',
+      'tasks verify',
       'goals show',
       'report --goal',
       'kill %1',
