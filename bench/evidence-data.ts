@@ -56,6 +56,7 @@ export function buildEvidenceLog(
         title: 'Goal 1: ship the audited release',
         description: 'The release an auditor will ask about, from plan to verified delivery.',
         budgets: { tokens: null, cents: null },
+        requireEvidence: false,
         maxSpawnDepth: 3,
         coordinatorConfig: 'default',
         approvalMode: 'auto',

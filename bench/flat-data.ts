@@ -142,6 +142,7 @@ export function smallGoals(app: App, owner: Speaker, count: number, first: numbe
           title: `Small goal ${n}`,
           description: `A small goal of ${SMALL_GOAL_LEAVES} steps.`,
           budgets: { tokens: null, cents: null },
+          requireEvidence: false,
           maxSpawnDepth: 3,
           coordinatorConfig: 'default',
           approvalMode: 'auto',

@@ -108,6 +108,7 @@ function newGoal(app: App, owner: Speaker, n: number) {
       title: `Goal ${n}: ship release ${n}`,
       description: `Release ${n} of the product, from plan to verified delivery.`,
       budgets: { tokens: null, cents: null },
+      requireEvidence: false,
       maxSpawnDepth: 3,
       coordinatorConfig: 'default',
       approvalMode: 'auto',
