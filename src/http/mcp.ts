@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import {
-  createMcpHandler,
   isInitializeRequest,
   isLegacyRequest,
   OAuthError,
@@ -13,11 +12,11 @@ import { envPositiveInt } from '../config.js';
 import { principalRefOf } from '../mcp/audit.js';
 import { actorOf, principalKey, type RequestAuth } from '../mcp/auth.js';
 import type { McpContext } from '../mcp/context.js';
-import { LISTEN_STREAMS_PER_PRINCIPAL, requestCaller, WatchBus } from '../mcp/listen-bus.js';
-import { watchOf } from '../mcp/resource-watch.js';
 import { createMcpServer } from '../mcp/server.js';
-import { bearerAuth, depthGuard, isListen, legacyProbe, MAX_MESSAGE_DEPTH, mcpCors, TOO_DEEP } from './mcp-guards.js';
+import { bearerAuth, depthGuard, legacyProbe, MAX_MESSAGE_DEPTH, mcpCors, TOO_DEEP } from './mcp-guards.js';
 import { SessionTable, type Session } from './mcp-sessions.js';
+import { fastToolCall } from './mcp-fast-call.js';
+import { claimsModern, modernLeg } from './mcp-modern.js';
 import { type Caller } from '../events/principals.js';
 
 /**
@@ -61,8 +60,7 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
     options.perPrincipal ?? envPositiveInt('COLONY_MCP_SESSIONS_PER_PRINCIPAL', SESSIONS_PER_PRINCIPAL),
     options.maxSessions ?? envPositiveInt('COLONY_MCP_SESSIONS_MAX', SESSIONS_MAX),
   );
-  const sweep = setInterval(() => sessions.closeIdle(Date.now() - idleMs), Math.min(idleMs, 60_000));
-  sweep.unref();
+  const sweep = setInterval(() => sessions.closeIdle(Date.now() - idleMs), Math.min(idleMs, 60_000)).unref();
   const auth = bearerAuth(tokenVerifier(ctx));
   const callerOf = (info: AuthInfo | undefined): Caller | null => (info?.extra?.caller as Caller | undefined) ?? null;
   // Re-read from the token every time (cached by the Authenticator, dropped on any principal change): a
@@ -86,11 +84,13 @@ export function mountMcp(app: Express, ctx: McpContext, options: McpOptions = {}
   app.post('/mcp', auth, express.json({ limit: MAX_BODY }), depthGuard, async (req: Request, res: Response) => {
     // A session id is 2025-only (2026-07-28 has no sessions): those calls skip the SDK's classifier.
     const id = req.header('mcp-session-id');
-    if (!id && !(await isLegacyRequest(legacyProbe(req), req.body))) return void (await modern(req, res, req.body));
+    if (!id && (claimsModern(req.body) || !(await isLegacyRequest(legacyProbe(req), req.body))))
+      return void (await modern(req, res, req.body));
     const caller = callerOf(req.auth)!;
     if (id) {
       const session = sessionFor(req, res, id);
-      return void (session && (await session.transport.handleRequest(req, res, req.body)));
+      if (!session || fastToolCall(ctx, req, res, caller, id)) return;
+      return void (await session.transport.handleRequest(req, res, req.body));
     }
     if (!isInitializeRequest(req.body))
       return void jsonRpcError(res, 400, 'Bad Request: no valid session id, and not an initialize request');
@@ -156,42 +156,6 @@ function tokenVerifier(ctx: McpContext) {
       return { token, clientId: actorOf(caller), scopes: caller.scopes, expiresAt: FAR_FUTURE, extra: { caller } };
     },
   };
-}
-
-/**
- * The 2026-07-28 leg: strict (2025 traffic never reaches it), one server per request from the factory.
- * Each request runs knowing its principal, so a subscriptions/listen stream it opens is that
- * principal's: counted against its cap, silenced and closed when its token goes.
- */
-function modernLeg(
-  ctx: McpContext,
-  currentCaller: (request: RequestAuth) => Caller | null,
-  callerOf: (info: AuthInfo | undefined) => Caller | null,
-) {
-  const bus = new WatchBus(watchOf(ctx));
-  const handler = createMcpHandler(() => createMcpServer(ctx, currentCaller, { tasks: true }), {
-    legacy: 'reject',
-    bus,
-  });
-  const node = toNodeHandler(handler);
-  const handle = async (req: Request, res: Response, body?: unknown) => {
-    const token = (req.auth as AuthInfo | undefined)?.token;
-    const key = keyOf(callerOf(req.auth)!);
-    if (isListen(body) && !bus.hasRoomFor(key)) {
-      return void res.status(200).json({
-        jsonrpc: '2.0',
-        id: (body as { id: unknown }).id,
-        error: {
-          code: -32603,
-          message: `Subscription limit reached: at most ${LISTEN_STREAMS_PER_PRINCIPAL} open listen streams per principal`,
-        },
-      });
-    }
-    return requestCaller.run({ caller: () => ctx.auth.authenticate(token), key, close: () => res.destroy() }, () =>
-      node(req, res, body),
-    );
-  };
-  return { handle, close: () => handler.close() };
 }
 
 /** The id to answer a refused request with: its own when it has a plain one (a string or number), else null. */

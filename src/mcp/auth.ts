@@ -116,6 +116,7 @@ const changesCaller = (streamId: string, type: string): boolean =>
 export class Authenticator {
   private readonly cache = new Map<string, Caller>();
   private seenVersion = -1;
+  private versionReadThisTurn = false;
   /** Its own statement (not the shared cache's), so it can answer the bare number. */
   private readonly dataVersion;
 
@@ -143,11 +144,7 @@ export class Authenticator {
    * lifetime (stdio) hashes it once instead of on every call.
    */
   authenticateHash(key: string): Caller | null {
-    const version = this.dataVersion.get() as number;
-    if (version !== this.seenVersion) {
-      this.cache.clear();
-      this.seenVersion = version;
-    }
+    this.checkOtherProcesses();
     const hit = this.cache.get(key);
     // An OAuth token expires by the engine clock while cached: checked on every hit.
     if (hit && !(hit.oauth && Date.parse(hit.oauth.expiresAt) <= this.app.engine.clock().getTime())) return hit;
@@ -158,5 +155,22 @@ export class Authenticator {
       this.cache.set(key, caller);
     }
     return caller;
+  }
+
+  /**
+   * Another process's commit (a revocation by `colony agents token --revoke`) shows in SQLite's
+   * data_version. It is read once per turn of the event loop, not per call: the calls of one turn
+   * arrived before it began, so a revocation committed meanwhile was made after they were sent, and the
+   * next turn — where every call sent after it is handled — reads the new version.
+   */
+  private checkOtherProcesses(): void {
+    if (this.versionReadThisTurn) return;
+    this.versionReadThisTurn = true;
+    setImmediate(() => (this.versionReadThisTurn = false));
+    const version = this.dataVersion.get() as number;
+    if (version !== this.seenVersion) {
+      this.cache.clear();
+      this.seenVersion = version;
+    }
   }
 }
