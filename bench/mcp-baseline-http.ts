@@ -18,7 +18,7 @@ export interface Endpoint {
   close(): Promise<void>;
 }
 
-export async function baselineHttp(): Promise<Endpoint> {
+export async function baselineHttp(json = false): Promise<Endpoint> {
   const app = createMcpExpressApp();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   app.post('/mcp', async (req: Request, res: Response) => {
@@ -31,6 +31,7 @@ export async function baselineHttp(): Promise<Endpoint> {
           .json({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null });
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: json,
         onsessioninitialized: (id) => void transports.set(id, created),
       });
       created.onclose = () => void (created.sessionId && transports.delete(created.sessionId));
@@ -56,5 +57,29 @@ export async function baselineHttp(): Promise<Endpoint> {
       await Promise.all([...transports.values()].map((t) => t.close()));
       await closeServer(server);
     },
+  };
+}
+
+/**
+ * The SDK's (v1) minimal stateless Streamable HTTP server in JSON mode: no sessions, a fresh McpServer and
+ * transport per request (the SDK's own stateless example), `enableJsonResponse` so an answer is one JSON
+ * body, not an SSE stream. The anchor of Colony's stateless calls (bench/mcp-ext.ts).
+ */
+export async function statelessJsonBaselineHttp(): Promise<Endpoint> {
+  const app = createMcpExpressApp();
+  app.post('/mcp', async (req: Request, res: Response) => {
+    const server = createBaselineServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  const server = await listen(app, '127.0.0.1', 0);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () => closeServer(server),
   };
 }

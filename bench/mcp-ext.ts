@@ -44,7 +44,7 @@ const LEGACY_CALL = '{"jsonrpc":"2.0","id":"[<id>]","method":"tools/call","param
 // What every answer must be: whoami's identity, not an error that happens to come back fast.
 const CHECK = { mustContain: ['"structuredContent"', '"kind":"owner"'], mustNotContain: FAILED };
 
-const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026', 'send2025'] as const;
+const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026', 'baselineJson', 'send2025'] as const;
 type Key = (typeof KEYS)[number];
 
 export interface ExtOptions {
@@ -75,6 +75,7 @@ export async function benchMcpHttpExt(
     const colony = `${await start([COLONY_BIN, 'serve', '--data', data, '--port', '0'], /Colony listening on (http:\/\/\S+)/, 'stderr', { COLONY_DATA: '' })}/mcp`;
     const v1 = await start(['--import', 'tsx', BASELINE_CHILD, 'v1'], /^listening (\S+)$/, 'stdout');
     const v2 = await start(['--import', 'tsx', BASELINE_CHILD, 'v2'], /^listening (\S+)$/, 'stdout');
+    const v1json = await start(['--import', 'tsx', BASELINE_CHILD, 'v1json'], /^listening (\S+)$/, 'stdout');
     const auth = { authorization: `Bearer ${token}` };
     const modern = await captureModernCall(v2);
     say(`  the 2026-07-28 call replayed: ${JSON.stringify(modern)}`);
@@ -89,6 +90,7 @@ export async function benchMcpHttpExt(
       colony2025: await legacyTarget(colony, auth),
       baseline2026: modernTarget(v2),
       colony2026: modernTarget(colony),
+      baselineJson: statelessLegacyTarget(v1json, auth),
     };
     for (const [key, target] of Object.entries(whoami)) await sample(key, target);
     const writer = await legacyTarget(colony, auth);
@@ -98,6 +100,7 @@ export async function benchMcpHttpExt(
       colony2025: { ...whoami.colony2025, ...CHECK },
       baseline2026: { ...whoami.baseline2026, ...CHECK },
       colony2026: { ...whoami.colony2026, ...CHECK },
+      baselineJson: { ...whoami.baselineJson, ...CHECK },
       send2025: send.target,
     };
     const generator = fork(LOAD_CHILD, {
@@ -108,10 +111,14 @@ export async function benchMcpHttpExt(
     const drive = (key: Key, seconds: number) =>
       runLoad(generator, key, { ...targets[key], connections: CONNECTIONS, seconds });
     for (const key of KEYS) await drive(key, options.warmup);
-    const loads = { baseline2025: [], colony2025: [], baseline2026: [], colony2026: [], send2025: [] } as Record<
-      Key,
-      Load[]
-    >;
+    const loads = {
+      baseline2025: [],
+      colony2025: [],
+      baseline2026: [],
+      colony2026: [],
+      baselineJson: [],
+      send2025: [],
+    } as Record<Key, Load[]>;
     // The channel's size before each send_message round and after the last (read, not summed from the
     // answers: the calls still in flight when a run stops land too, uncounted).
     const sizes: number[] = [];
@@ -169,6 +176,17 @@ export async function legacyTarget(url: string, auth: Record<string, string>): P
   return { url, headers: session, body: LEGACY_CALL, idReplacement: true };
 }
 
+/** A 2025-11-25 call with no session, as a stateless server takes it (every request stands alone). */
+function statelessLegacyTarget(url: string, auth: Record<string, string>): Target {
+  const headers = {
+    ...auth,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LEGACY,
+  };
+  return { url, headers, body: LEGACY_CALL, idReplacement: true };
+}
+
 /** One call as the load generator will send it, answered with whoami's identity (plain JSON or one SSE event). */
 async function sample(key: string, target: Target): Promise<void> {
   const { status, text, json } = await rpc(target, target.body.replace('[<id>]', 'sample'));
@@ -199,6 +217,9 @@ function figures(loads: Record<Key, Load[]>, data: string): Record<string, Figur
   return {
     mcp_http_ext_calls_per_s_2025: { ...figure(rate('colony2025'), 'calls/s', rate('baseline2025')), data },
     mcp_http_ext_calls_per_s_2026: { ...figure(rate('colony2026'), 'calls/s', rate('baseline2026')), data },
+    // The issue-35 anchor: Colony's stateless leg (one JSON answer per request) against the SDK v1's
+    // minimal stateless server in JSON mode, whose calls cost least of the three SDK shapes.
+    mcp_http_ext_calls_per_s_stateless: { ...figure(rate('colony2026'), 'calls/s', rate('baselineJson')), data },
     // The stateless revision against the session one on the same Colony: > 1 means a 2026 call costs less.
     // The SDK baselines' own ratio goes in `data`, to tell what the revision costs from what Colony adds.
     mcp_http_ext_2026_vs_2025: {
