@@ -3,6 +3,7 @@ import { DomainError } from '../errors.js';
 import { tokenHash } from '../tokens.js';
 import type { McpContext } from './context.js';
 import { createMcpServer } from './server.js';
+import { FastCallStdio } from './stdio-fast-call.js';
 
 /**
  * MCP over stdio: the token comes from COLONY_TOKEN; stdout carries the protocol only (logs go to
@@ -15,11 +16,11 @@ export async function serveStdio(ctx: McpContext, token: string | undefined): Pr
   if (!caller || !token) throw new DomainError('ErrUnauthorized', 'COLONY_TOKEN is missing, unknown or revoked');
   // One token for the connection's lifetime: hashed once, looked up (and re-checked) on every call.
   const hash = tokenHash(token);
-  const handle = serveBothRevisions(({ era }) =>
-    createMcpServer(ctx, () => ctx.auth.authenticateHash(hash), {
-      pushResourceUpdates: era === 'modern',
-      tasks: era === 'modern',
-    }),
+  const current = () => ctx.auth.authenticateHash(hash);
+  const handle = serveBothRevisions(
+    ({ era }) => createMcpServer(ctx, current, { pushResourceUpdates: era === 'modern', tasks: era === 'modern' }),
+    // Plain tools/call on a 2025-era connection are answered by Colony directly (stdio-fast-call.ts).
+    { transport: new FastCallStdio(ctx, current) },
   );
   // The transport closes itself when stdin ends (the client went away); the process then winds down.
   await new Promise<void>((resolve) => {
