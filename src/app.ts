@@ -23,7 +23,7 @@ import { verifiersProjection } from './projections/verifiers.js';
 import { oauthProjection } from './projections/oauth.js';
 import { breakersProjection } from './projections/breakers.js';
 import type { Clock } from './clock.js';
-import { PgPrimary } from './engine/pg/primary.js';
+import { openTenantCopy } from './engine/pg/copy-open.js';
 
 /**
  * The composition root: the product's projections and how Colony opens a data dir. A new projection
@@ -64,27 +64,28 @@ export interface AppOptions {
   /** `colony key rotate --lost`: open although the signing key the log names is missing. */
   signingKeyLost?: boolean;
   /**
-   * A PostgreSQL store (--store): the data dir keeps the keys, and the database is an in-memory copy of
-   * the tenant that every write goes through to the store (engine/replica.ts).
+   * A PostgreSQL store (--store): the data dir keeps the keys and this process's copy of the tenant
+   * (`copies/`, a cache a restart resumes), which every write goes through to the store (engine/replica.ts).
    */
   store?: { url: string; tenant: string } | null;
 }
 
 export function openEngine(options: AppOptions): Engine {
-  const store = options.store ?? null;
+  const common = { clock: options.clock, projections: productProjections, rebuild: options.rebuild };
+  if (options.store)
+    // The tenant's copy is a file under the data dir that a restart resumes (engine/pg/copy-open.ts); its
+    // projections are always brought current on open, like a SQLite data dir's.
+    return openTenantCopy(options.dataDir, options.store, PRIMARY_WORKER, common);
   return Engine.open({
-    file: store ? ':memory:' : databaseFile(options.dataDir),
-    primary: store
-      ? new PgPrimary(new URL('./primary-worker.boot.mjs', import.meta.url), store.url, store.tenant)
-      : undefined,
+    ...common,
+    file: databaseFile(options.dataDir),
     durability: options.durability ?? 'full',
-    clock: options.clock,
-    projections: productProjections,
-    rebuild: options.rebuild,
-    // A copy of a PostgreSQL tenant starts empty: its tables are made before the rows come in.
-    skipStartupRebuild: store ? false : options.skipStartupRebuild,
+    skipStartupRebuild: options.skipStartupRebuild,
   });
 }
+
+/** The worker thread behind a copy's primary, with the product's read models (primary-worker.ts). */
+const PRIMARY_WORKER = new URL('./primary-worker.boot.mjs', import.meta.url);
 
 /**
  * Opens the store and the master key (creating both on a fresh data dir), and checks the signing key

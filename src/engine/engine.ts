@@ -38,6 +38,8 @@ export interface EngineOptions {
   skipStartupRebuild?: boolean;
   /** The store of record this database copies one tenant of, and writes through (replica.ts). */
   primary?: Primary;
+  /** Called once the database is closed (a copy's file lock is let go then: pg/copy-file.ts). */
+  onClose?: () => void;
 }
 
 /**
@@ -52,6 +54,9 @@ export class Engine {
   readonly startupRebuild: RebuildReport | null;
   /** Set when this database is a copy of a primary store's tenant (replica.ts). */
   replica: Replica | null = null;
+  /** On a copy: the events opening brought in from the primary — the rows after the copy's head. */
+  caughtUpOnOpen = 0;
+  private onClose: (() => void) | undefined;
 
   private constructor(
     readonly db: Database,
@@ -77,8 +82,9 @@ export class Engine {
       if (options.primary) {
         engine.replica = new Replica(options.primary, db, registry, engine.clock);
         engine.group.replica = engine.replica;
-        engine.catchUp();
+        engine.caughtUpOnOpen = engine.catchUp();
       }
+      engine.onClose = options.onClose;
       return engine;
     } catch (e) {
       options.primary?.close();
@@ -169,5 +175,8 @@ export class Engine {
     this.bus.complete();
     if (this.db.open) this.db.close();
     this.replica?.primary.close();
+    const onClose = this.onClose;
+    this.onClose = undefined;
+    onClose?.();
   }
 }

@@ -1,4 +1,5 @@
 import { hostname, userInfo } from 'node:os';
+import { log } from '../log.js';
 import { openApp, type App, type AppOptions } from '../app.js';
 import type { Engine } from '../engine/engine.js';
 import { DomainError } from '../errors.js';
@@ -57,11 +58,17 @@ export function openCheckedApp(options: AppOptions & StartCheckOptions): {
   check: StartCheckReport;
   rebuild: RebuildReport | null;
 } {
-  // On a PostgreSQL store the node's copy was chain-checked row by row as it came in (engine/replica.ts);
-  // "colony verify --store" walks the store itself.
+  // On a PostgreSQL store the node's copy was chain-checked row by row as it came in (engine/replica.ts),
+  // and its head against the store's chain on open (engine/pg/copy-file.ts); "colony verify --store"
+  // walks the store itself.
   if (options.store) {
     const app = openApp(options);
     const head = app.engine.head();
+    const { caughtUpOnOpen: events, db } = app.engine;
+    log.info(
+      { tenant: options.store.tenant, copy: db.name, resumedAt: head.position - events, broughtIn: events },
+      `the copy of tenant ${options.store.tenant} resumed at position ${head.position - events}: ${events} events brought in from the store`,
+    );
     return {
       app,
       check: { from: { position: 0, hash: GENESIS_HASH }, checked: head.position, head, acceptedAt: null },

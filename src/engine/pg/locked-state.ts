@@ -8,14 +8,18 @@ import { int } from './connect.js';
  * What a node's write reads once it holds its tenant's lock (pg/primary-worker.ts), and the check that
  * the node's copy is still on the store's chain.
  */
-/** The copy's head must be a row of the primary's chain: a copy ahead of it, or off it, is refused. */
+/**
+ * The copy's head must be a row of the primary's chain: a copy ahead of it, or off it, is refused. A
+ * restart mends it: on open a node throws such a copy away and copies the tenant again (pg/copy-file.ts).
+ */
 export function checkCopy(tenant: string, head: ChainHead, copy: ChainHead, storedHash: string | null): void {
   if (copy.position === 0 || storedHash === copy.hash) return;
+  const restart = 'restart the node: it throws its copy away at start and copies the tenant again from the store';
   throw new DomainError(
     'ErrChainMismatch',
     copy.position > head.position
-      ? `this node's copy of tenant ${tenant} is ahead of the store (position ${copy.position}, the store's head is ${head.position}): the store lost events; restart the node to copy it again`
-      : `this node's copy of tenant ${tenant} differs from the store at position ${copy.position}: restart the node to copy it again`,
+      ? `this node's copy of tenant ${tenant} is ahead of the store (position ${copy.position}, the store's head is ${head.position}): the store lost events; ${restart}`
+      : `this node's copy of tenant ${tenant} differs from the store at position ${copy.position}: ${restart}`,
     { tenant, position: copy.position },
   );
 }
