@@ -14,10 +14,12 @@ import { figure, median, type Figure } from './util.js';
  * every call a send_message — one command, one transaction on the store — on a session of the node's own.
  *
  * - nodes_1: one node serving one tenant;
- * - nodes_2_one_tenant: two nodes serving the same tenant (its chain serializes their writes);
+ * - nodes_2_one_tenant, nodes_3_one_tenant: two and three nodes serving the same tenant (its chain
+ *   serializes their commits; each holds the tenant's lock for one round trip, pg/optimistic.ts);
  * - nodes_2_two_tenants: two nodes, each serving a tenant of its own (they commit in parallel).
  *
- * The baseline is the same load against one `colony serve` on its embedded SQLite store, in the same run.
+ * The baseline is the same load against one `colony serve` on its embedded SQLite store, in the same run;
+ * the one-tenant curve is also given against nodes_1 (`…_vs_1`): what a second and a third node add.
  */
 export interface PgServeOptions {
   seconds: number;
@@ -60,14 +62,16 @@ export async function benchPgServe(
     const local = await target(await node(sqlite.data, null), sqlite.token);
     const a1 = await node(a.data, a.url);
     const a2 = await node(a.data, a.url);
+    const a3 = await node(a.data, a.url);
     const b1 = await node(b.data, b.url);
     const setups = {
       sqlite: [local],
       nodes_1: [await target(a1, a.token)],
       nodes_2_one_tenant: [await target(a1, a.token), await target(a2, a.token)],
+      nodes_3_one_tenant: [await target(a1, a.token), await target(a2, a.token), await target(a3, a.token)],
       nodes_2_two_tenants: [await target(a2, a.token), await target(b1, b.token)],
     };
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 3; i++) {
       const generator = fork(LOAD_CHILD, {
         execArgv: ['--import', 'tsx'],
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -90,13 +94,15 @@ export async function benchPgServe(
     }
     const rate = (k: keyof typeof setups) => median(rates[k]);
     const data = `send_message, ${CONNECTIONS} connections per node driven × ${options.seconds} s × ${options.rounds} rounds`;
+    const vsSqlite = (k: keyof typeof setups) => ({ ...figure(rate(k), 'calls/s', rate('sqlite')), data });
+    const vsOne = (k: keyof typeof setups) => ({ ...figure(rate(k), 'calls/s', rate('nodes_1')), data });
     return {
-      pg_mcp_calls_per_s_nodes_1: { ...figure(rate('nodes_1'), 'calls/s', rate('sqlite')), data },
-      pg_mcp_calls_per_s_nodes_2_one_tenant: { ...figure(rate('nodes_2_one_tenant'), 'calls/s', rate('sqlite')), data },
-      pg_mcp_calls_per_s_nodes_2_two_tenants: {
-        ...figure(rate('nodes_2_two_tenants'), 'calls/s', rate('sqlite')),
-        data,
-      },
+      pg_mcp_calls_per_s_nodes_1: vsSqlite('nodes_1'),
+      pg_mcp_calls_per_s_nodes_2_one_tenant: vsSqlite('nodes_2_one_tenant'),
+      pg_mcp_calls_per_s_nodes_3_one_tenant: vsSqlite('nodes_3_one_tenant'),
+      pg_mcp_calls_per_s_nodes_2_one_tenant_vs_1: vsOne('nodes_2_one_tenant'),
+      pg_mcp_calls_per_s_nodes_3_one_tenant_vs_1: vsOne('nodes_3_one_tenant'),
+      pg_mcp_calls_per_s_nodes_2_two_tenants: vsSqlite('nodes_2_two_tenants'),
     };
   } finally {
     for (const g of generators) g.kill();

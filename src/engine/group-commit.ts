@@ -3,6 +3,7 @@ import type { Database } from 'better-sqlite3';
 import type { EventBus } from './bus.js';
 import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
+import { isWriteConflict } from './replica-record.js';
 
 /**
  * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
@@ -30,6 +31,10 @@ interface Ticket {
    * still carries its context; such work is no longer the caller's and commits on its own.
    */
   open: boolean;
+  /** On a replica: the caller can run again if its batch lost a race (`run`'s `retry`); it may join an optimistic batch. */
+  retry: boolean;
+  /** One of its batches committed: running the caller again would repeat that batch's commands. */
+  committed: boolean;
 }
 
 /** A COMMIT that failed: the batch's commands were all rolled back. */
@@ -45,7 +50,8 @@ class Batch {
   readonly committed: Promise<void>;
   resolve!: () => void;
   reject!: (e: unknown) => void;
-  constructor() {
+  /** On a replica: decided without the primary's lock (replica.ts), checked at its COMMIT. */
+  constructor(readonly optimistic: boolean) {
     this.committed = new Promise<void>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -67,7 +73,7 @@ export class GroupCommit {
   /** On a replica (replica.ts) a batch holds the primary's lock from its BEGIN and commits there first. */
   replica: Replica | null = null;
   /** Batches committed and commands they held, for `colony bench` and tests. */
-  readonly stats = { batches: 0, commands: 0 };
+  readonly stats = { batches: 0, commands: 0, conflicts: 0 };
 
   // Prepared once: exec() would parse the statement on every batch.
   private readonly begin;
@@ -81,16 +87,22 @@ export class GroupCommit {
     this.commit = db.prepare('COMMIT');
   }
 
-  /** Runs `fn` as a grouped caller: its commands may share a COMMIT; the answer waits for that COMMIT. */
-  async run<T>(fn: () => Promise<T> | T): Promise<T> {
-    const ticket: Ticket = { batches: new Set(), open: true };
+  /**
+   * Runs `fn` as a grouped caller: its commands may share a COMMIT; the answer waits for that COMMIT.
+   *
+   * `retry`: `fn` has no effect outside the database before its COMMIT, so on a replica its commands may be
+   * decided without the primary's lock (an optimistic batch), and if the batch loses a race to another
+   * node (ErrWriteConflict: both sides rolled back, nothing of it anywhere) `fn` runs once more, in a
+   * batch that takes the lock first and so cannot lose. Never when one of its batches already committed.
+   */
+  async run<T>(fn: () => Promise<T> | T, options: { retry?: boolean } = {}): Promise<T> {
+    const ticket = newTicket(options.retry === true && this.replica !== null);
     try {
-      return await grouped.run(ticket, fn);
-    } finally {
-      ticket.open = false;
-      // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
-      // turns the answer into CommitFailedError, whatever fn said.
-      for (const batch of ticket.batches) await batch.committed;
+      return await attempt(ticket, fn);
+    } catch (e) {
+      if (!ticket.retry || ticket.committed || !(e instanceof CommitFailedError) || !isWriteConflict(e.cause)) throw e;
+      this.stats.conflicts++;
+      return attempt(newTicket(false), fn);
     }
   }
 
@@ -112,14 +124,19 @@ export class GroupCommit {
     }
     // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
     if (this.current && !this.db.inTransaction) this.fail(new Error('the batch transaction was rolled back by SQLite'));
-    // The flush publishes, and what the bus's subscribers run then is no caller's.
-    if (this.current && this.current.commands >= MAX_BATCH) grouped.exit(() => this.flush());
-    if (!this.current) this.open();
+    // The flush publishes, and what the bus's subscribers run then is no caller's. A caller that cannot
+    // run again never joins a batch decided without the lock: that one commits first.
+    const full = this.current && this.current.commands >= MAX_BATCH;
+    if (full || (this.current?.optimistic && !ticket.retry)) grouped.exit(() => this.flush());
+    if (!this.current) this.open(ticket.retry && this.replica !== null);
     const batch = this.current!;
     if (!ticket.batches.has(batch)) {
       ticket.batches.add(batch);
       void batch.committed.then(
-        () => ticket.batches.delete(batch),
+        () => {
+          ticket.batches.delete(batch);
+          ticket.committed = true;
+        },
         () => undefined,
       );
     }
@@ -163,21 +180,21 @@ export class GroupCommit {
   /** Listeners told when a batch's commands were rolled back after they ran (caches built on them must go). */
   readonly onRollback = new Set<() => void>();
 
-  private open(): void {
+  private open(optimistic: boolean): void {
     this.begin.run();
-    const caught = this.lockPrimary();
+    const caught = this.lockPrimary(optimistic);
     this.bus.appended(caught);
-    this.current = new Batch();
+    this.current = new Batch(optimistic);
     this.current.events.push(...caught);
     // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.
     grouped.exit(() => setImmediate(() => this.flush()));
   }
 
-  /** On a replica: the primary's lock, and what other nodes committed, inside the batch's transaction. */
-  private lockPrimary(): StoredEvent[] {
+  /** On a replica: the primary's lock, and what other nodes committed, inside the batch's transaction (or, optimistic, neither yet). */
+  private lockPrimary(optimistic: boolean): StoredEvent[] {
     if (!this.replica) return [];
     try {
-      return this.replica.begin();
+      return this.replica.begin(optimistic);
     } catch (e) {
       this.db.exec('ROLLBACK');
       throw e;
@@ -200,3 +217,16 @@ export class GroupCommit {
 }
 
 export type { Batch };
+
+const newTicket = (retry: boolean): Ticket => ({ batches: new Set(), open: true, retry, committed: false });
+
+async function attempt<T>(ticket: Ticket, fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await grouped.run(ticket, fn);
+  } finally {
+    ticket.open = false;
+    // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
+    // turns the answer into CommitFailedError, whatever fn said.
+    for (const batch of ticket.batches) await batch.committed;
+  }
+}

@@ -11,6 +11,7 @@ import type { ProjectionRegistry } from './projection-registry.js';
 import type { Decider } from './decider.js';
 import type { GroupCommit } from './group-commit.js';
 import type { Replica } from './replica.js';
+import { viaPrimary } from './through-primary.js';
 import { loadState } from './state.js';
 
 /**
@@ -124,7 +125,7 @@ export function transact<T>(
   // A replica's own transaction (no batch) takes the primary's lock first and commits there before here.
   const replica = batch ? null : (engine.replica ?? null);
   const caught: StoredEvent[] = [];
-  const result = runner(db)(replica ? () => throughPrimary(replica, caught, run) : run);
+  const result = replica ? viaPrimary(runner(db), replica, caught, run) : runner(db)(run);
   if (caught.length) {
     engine.bus.appended(caught);
     engine.bus.publish(caught);
@@ -136,19 +137,6 @@ export function transact<T>(
     else engine.bus.publish(result.events);
   }
   return result;
-}
-
-/** A command's transaction on a replica: the primary's lock and catch-up first, its commit last (replica.ts). */
-function throughPrimary<T>(replica: Replica, caught: StoredEvent[], run: () => T): T {
-  caught.push(...replica.begin());
-  try {
-    const value = run();
-    replica.commit();
-    return value;
-  } catch (e) {
-    replica.abort();
-    throw e;
-  }
 }
 
 function checkIdempotencyScope(db: Database, scope: string, commandId: string): void {

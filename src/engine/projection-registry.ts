@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
-import { applySteps } from './projection-sql.js';
+import { applySteps, type OnRun } from './projection-sql.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from './event.js';
 import { LOG_ROW } from './anchor.js';
@@ -59,10 +59,18 @@ export class ProjectionRegistry {
     return list;
   }
 
+  /**
+   * While set, told of every event applied and each write its projections made (a node's copy records
+   * them for its primary, which repeats them instead of running the projections again: replica.ts).
+   */
+  recorder: { event(position: number): void; write: OnRun } | null = null;
+
   /** Applies events to the live tables. Runs inside the append transaction. */
   apply(db: Database, events: readonly StoredEvent[]): void {
+    const recorder = this.recorder;
     for (const event of events) {
-      for (const p of this.forType(event.type)) applySteps(db, p.apply(event, this.live.get(p)!));
+      recorder?.event(event.position);
+      for (const p of this.forType(event.type)) applySteps(db, p.apply(event, this.live.get(p)!), recorder?.write);
     }
   }
 

@@ -61,15 +61,21 @@ export function* all<Row>(sql: DialectSql, ...params: SqlParams): Steps<Row[]> {
   return (yield { op: 'all', sql, params }) as Row[];
 }
 
+/** Told each write a step made and the rows it changed (a node records them for its primary: replica.ts). */
+export type OnRun = (step: SqlStep, changes: number) => void;
+
 /** Answers the steps on SQLite, synchronously: call it inside the append's transaction. */
-export function applySteps<R>(db: Database, steps: Steps<R>): R {
+export function applySteps<R>(db: Database, steps: Steps<R>, onRun?: OnRun): R {
   let next = steps.next();
   while (!next.done) {
     const step = next.value;
     const statement = prepared(db, sqlOf(step.sql, 'sqlite'));
     let answer: unknown;
-    if (step.op === 'run') answer = statement.run(...step.params);
-    else if (step.op === 'get') answer = statement.get(...step.params);
+    if (step.op === 'run') {
+      const result = statement.run(...step.params);
+      onRun?.(step, result.changes);
+      answer = result;
+    } else if (step.op === 'get') answer = statement.get(...step.params);
     else answer = statement.all(...step.params);
     next = steps.next(answer);
   }

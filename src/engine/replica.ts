@@ -6,78 +6,43 @@ import { prepared } from './db.js';
 import type { EventRow, StoredEvent } from './event.js';
 import { sequenceMarks } from './ids.js';
 import type { ProjectionRegistry } from './projection-registry.js';
-import { readAllRows, readHead, type ChainHead } from './store.js';
+import { knownUnder, raiseMarks, WriteRecorder, type Expectation } from './replica-record.js';
+import { readAllRows, readHead } from './store.js';
 
 /**
  * A replica: this process's SQLite database as a copy of one tenant of a primary store (PostgreSQL) that
  * every node writes through. The domain code stays what it is on SQLite — synchronous commands that read
  * the projections and append — and the primary stays the one record:
  *
- *  - a write transaction (one command, or one group-commit batch) first takes the tenant's write lock on
- *    the primary and brings in what other nodes committed since this copy's head, inside the local
- *    transaction (`begin`); the command then decides on facts no other node can change until it ends;
- *  - before the local COMMIT, the rows it appended, the keyed commands that appended nothing and the id
- *    high-water marks go to the primary, which checks that they continue its chain and commits (`commit`);
+ *  - a write transaction (one command, or one group-commit batch) decides against the copy as it is
+ *    (`begin(true)`, kept current by the follower), and before the local COMMIT sends the rows it appended,
+ *    the keyed commands that appended nothing, the id high-water marks and its read-model writes
+ *    (replica-record.ts) to the primary in one round trip that takes the tenant's lock, checks that nothing
+ *    changed since the copy's head, writes and commits (`commit`). If something did (ErrWriteConflict),
+ *    both sides roll back and the write runs again the other way, which cannot lose a race:
+ *  - `begin(false)` first takes the lock on the primary and brings in what other nodes committed since
+ *    this copy's head, inside the local transaction; the command then decides on facts no other node can
+ *    change until it ends, and `commit` writes under that lock in one more round trip;
  *  - a failure anywhere rolls back both sides (`abort`). A local COMMIT that fails after the primary's
  *    leaves this copy behind, never ahead: the next `begin` (or the follower) brings the rows in again.
  *
  * The copy is a cache: it can be deleted, and is rebuilt from the primary when a node starts.
  */
-export interface Primary {
-  /** Where the record is, for people — agents included: the store's kind and names, never its address or user. */
-  readonly where: string;
-  /** Takes the tenant's write lock and answers what it committed after `after` (which must be its own row). */
-  lock(after: ChainHead): PrimaryState;
-  /** Writes and commits under the lock, releasing it. */
-  commit(write: PrimaryWrite): void;
-  /** Releases the lock, writing nothing. Never throws. */
-  rollback(): void;
-  /** The tenant's rows after a position, without the lock (start-up and the follower). */
-  rows(afterPosition: number, limit: number): EventRow[];
-  /** Under the lock: the recorded commands whose id is `prefix` or starts with it (idempotency keys). */
-  commands(prefix: string): CommandRecord[];
-  /** The tenant's signed checkpoints numbered after `n`, and one signed here, kept beside its log. */
-  checkpoints(afterN: number): CheckpointRecord[];
-  saveCheckpoint(checkpoint: CheckpointRecord): void;
-  close(): void;
-}
+import { CHECKPOINT_COLUMNS, type CheckpointRecord, type Primary, type PrimaryWrite } from './replica-primary.js';
+export type { CheckpointRecord, CommandRecord, Primary, PrimaryState, PrimaryWrite } from './replica-primary.js';
 
-export interface PrimaryState {
-  rows: EventRow[];
-  sequences: Array<[string, number]>;
-}
-
-export interface CommandRecord {
-  command_id: string;
-  first_position: number | null;
-  last_position: number | null;
-  committed_at: string;
-}
-
-/** A row of es_checkpoints (engine/schema.ts), the same on both stores. */
-export interface CheckpointRecord {
-  n: number;
-  tree_size: number;
-  key_id: string;
-  body: string;
-  signature: string;
-  public_key: string;
-  reason: string;
-}
-
-const CHECKPOINT_COLUMNS = 'n, tree_size, key_id, body, signature, public_key, reason';
-
-export interface PrimaryWrite {
-  rows: EventRow[];
-  /** Keyed commands that decided nothing: recorded so a retry on any node answers alike. */
-  empty: Array<{ id: string; at: string }>;
-  sequences: Array<[string, number]>;
-  at: string;
+interface Held {
+  /** The local head when the transaction began (and the lock's catch-up was in). */
+  from: number;
+  empty: PrimaryWrite['empty'];
+  recorder: WriteRecorder;
+  /** Set when the transaction decides without the lock. */
+  expect: Expectation | null;
 }
 
 export class Replica {
-  /** The local head when the lock was taken and what came in; null while no lock is held. */
-  private held: { from: number; empty: PrimaryWrite['empty'] } | null = null;
+  /** The write transaction under way; null outside one. */
+  private held: Held | null = null;
 
   constructor(
     readonly primary: Primary,
@@ -86,19 +51,45 @@ export class Replica {
     private readonly clock: Clock,
   ) {}
 
-  /** Inside the local write transaction: takes the primary's lock and imports what others committed. */
-  begin(): StoredEvent[] {
+  /**
+   * Inside the local write transaction. Optimistic: nothing yet (the primary checks at `commit`). Else:
+   * takes the primary's lock and imports what others committed.
+   */
+  begin(optimistic = false): StoredEvent[] {
     if (this.held) throw new Error('the replica already holds the primary lock');
+    if (optimistic) {
+      const head = readHead(this.db);
+      const expect = { head, prefixes: [], known: [], marks: [...sequenceMarks(this.db)] };
+      this.hold({ from: head.position, empty: [], recorder: new WriteRecorder(), expect });
+      return [];
+    }
     const { rows, sequences } = this.primary.lock(readHead(this.db));
     try {
       const events = this.bringIn(rows);
       raiseMarks(this.db, sequences);
-      this.held = { from: readHead(this.db).position, empty: [] };
+      this.hold({ from: readHead(this.db).position, empty: [], recorder: new WriteRecorder(), expect: null });
       return events;
     } catch (e) {
       this.primary.rollback();
       throw e;
     }
+  }
+
+  /** Whether the transaction under way decides without the lock. */
+  get optimistic(): boolean {
+    return Boolean(this.held?.expect);
+  }
+
+  private hold(held: Held): void {
+    this.held = held;
+    this.projections.recorder = held.recorder;
+  }
+
+  private release(): Held | null {
+    const held = this.held;
+    this.held = null;
+    this.projections.recorder = null;
+    return held;
   }
 
   /** A keyed command that appended nothing, recorded locally: the primary records it with the rest. */
@@ -113,6 +104,13 @@ export class Replica {
    */
   bringCommands(prefix: string): void {
     if (!this.held) return;
+    const expect = this.held.expect;
+    if (expect) {
+      // No lock to read under: the primary checks at commit that nobody recorded another command under it.
+      expect.prefixes.push(prefix);
+      expect.known.push(...knownUnder(this.db, prefix));
+      return;
+    }
     const insert = prepared(
       this.db,
       'INSERT OR IGNORE INTO es_commands (command_id, first_position, last_position, committed_at) VALUES (?, ?, ?, ?)',
@@ -121,24 +119,36 @@ export class Replica {
       insert.run(c.command_id, c.first_position, c.last_position, c.committed_at);
   }
 
-  /** Before the local COMMIT: the primary takes what this transaction appended and commits. */
+  /**
+   * Before the local COMMIT: the primary takes what this transaction appended and commits. Optimistic, a
+   * transaction that wrote nothing is still checked: its answers (a refusal) were decided on the copy.
+   */
   commit(): void {
-    const held = this.held;
+    const held = this.release();
     if (!held) return;
-    this.held = null;
     const rows: EventRow[] = [];
     for (let page = readAllRows(this.db, { after: held.from, limit: 5000 }); page.length;) {
       rows.push(...page);
       page = readAllRows(this.db, { after: page[page.length - 1]!.position, limit: 5000 });
     }
     const sequences = [...sequenceMarks(this.db)];
-    this.primary.commit({ rows, empty: held.empty, sequences, at: this.clock().toISOString() });
+    const writes = held.recorder.upTo(rows[rows.length - 1]?.position ?? held.from);
+    const write = { rows, empty: held.empty, sequences, at: this.clock().toISOString(), writes };
+    if (held.expect) this.primary.write(held.expect, write);
+    else this.primary.commit(write);
+  }
+
+  /** Optimistic, after a refusal: writes nothing, but answers ErrWriteConflict if the copy was behind. */
+  check(): void {
+    const held = this.release();
+    if (held && !held.expect) this.primary.rollback();
+    if (!held?.expect) return;
+    this.primary.write(held.expect, { rows: [], empty: [], sequences: [], at: this.clock().toISOString(), writes: [] });
   }
 
   abort(): void {
-    if (!this.held) return;
-    this.held = null;
-    this.primary.rollback();
+    const held = this.release();
+    if (held && !held.expect) this.primary.rollback();
   }
 
   /** Outside any write: the checkpoints other processes signed since this copy's newest (start-up, the follower). */
@@ -189,15 +199,6 @@ export class Replica {
     this.projections.markApplied(this.db, head.position, events[events.length - 1]!.position);
     return events;
   }
-}
-
-/** The primary's id marks, where they are higher (ids taken by writers that append no `<kind>-<n>` stream). */
-function raiseMarks(db: Database, marks: ReadonlyArray<[string, number]>): void {
-  const upsert = prepared(
-    db,
-    'INSERT INTO es_sequences (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)',
-  );
-  for (const [name, value] of marks) upsert.run(name, value);
 }
 
 const commandOf = (row: EventRow): string => (JSON.parse(row.meta) as { commandId: string }).commandId;

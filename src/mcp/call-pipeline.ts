@@ -68,7 +68,11 @@ export async function runCall(
       if ('task' in begun) return audit.finish('success', createdTask(ctx, caller, begun.task), null);
       value = begun.now;
     } else {
-      value = await tool.handler(toolCtx, args);
+      // A handler's effects before its COMMIT are in the database (its audit row, the confirmation and the
+      // breaker's watch are this pipeline's, outside it): on a PostgreSQL node it may run again if its batch
+      // lost a race to another node (engine/group-commit.ts).
+      const handle = () => tool.handler(toolCtx, args);
+      value = await (tool.trust === 'read' ? handle() : ctx.app.engine.group.run(handle, { retry: true }));
     }
     const shaped = shapedErrorCode(value);
     return audit.finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);

@@ -16,10 +16,16 @@ import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
  * id; the first insert after it does, so within a tenant the id order is the chain order.
  */
 export function beginLocked(schema: string, tenant: string, then?: string, before?: string): string {
-  // The key is computed here, a 64-bit integer, so it can go in the same round trip as BEGIN. It names the
-  // schema too: two Colonies (or test runs) sharing a database never wait for each other's tenants.
-  const key = createHash('sha256').update(`colony:chain:${schema}:${tenant}`).digest().readBigInt64BE(0);
+  const key = chainKey(schema, tenant);
   return `BEGIN; ${before ? `${before}; ` : ''}SELECT pg_advisory_xact_lock(${key})${then ? `; ${then}` : ''}`;
+}
+
+/**
+ * The tenant's lock key, computed here, a 64-bit integer, so it can go in the same round trip as BEGIN. It
+ * names the schema too: two Colonies (or test runs) sharing a database never wait for each other's tenants.
+ */
+export function chainKey(schema: string, tenant: string): bigint {
+  return createHash('sha256').update(`colony:chain:${schema}:${tenant}`).digest().readBigInt64BE(0);
 }
 
 export interface ChainState {

@@ -22,15 +22,24 @@ export async function commitRows(
   head: ChainHead,
   write: PrimaryWrite,
 ): Promise<TenantEvent[]> {
+  checkContinues(tenant, head, write.rows);
+  const result = await client.query<{ position: string; global_seq: string; txid: string }>({
+    name: 'colony_commit_rows',
+    ...commitRowsStatement(tenant, write),
+  });
+  const order = new Map(result.rows.map((r) => [int(r.position), { txid: r.txid, seq: int(r.global_seq) }]));
+  return write.rows.map((r) => ({ ...toStoredEvent(r), tenant, cursor: order.get(r.position)! }));
+}
+
+/** The statement of `commitRows` and its values (pg/one-trip.ts sends it with the values written in). */
+export function commitRowsStatement(tenant: string, write: PrimaryWrite): { text: string; values: unknown[] } {
   const { rows } = write;
-  checkContinues(tenant, head, rows);
   const spans = commandSpans(rows);
   for (const c of write.empty) spans.set(c.id, { first: null, last: null, at: c.at });
   const marks = streamMarks(rows.map((r) => r.stream_id));
   for (const [name, value] of write.sequences) marks.set(name, Math.max(value, marks.get(name) ?? 0));
   const last = rows[rows.length - 1];
-  const result = await client.query<{ position: string; global_seq: string; txid: string }>({
-    name: 'colony_commit_rows',
+  return {
     text: `WITH ins AS (${INSERT_EVENTS}), head AS (
        UPDATE es_chains SET position = $12, hash = $13 WHERE tenant = $1 AND $12::bigint IS NOT NULL
      ), cmd AS (
@@ -53,12 +62,10 @@ export async function commitRows(
       [...marks.keys()],
       [...marks.values()],
     ],
-  });
-  const order = new Map(result.rows.map((r) => [int(r.position), { txid: r.txid, seq: int(r.global_seq) }]));
-  return rows.map((r) => ({ ...toStoredEvent(r), tenant, cursor: order.get(r.position)! }));
+  };
 }
 
-function checkContinues(tenant: string, head: ChainHead, rows: readonly EventRow[]): void {
+export function checkContinues(tenant: string, head: ChainHead, rows: readonly EventRow[]): void {
   let at = head;
   for (const row of rows) {
     if (row.position !== at.position + 1 || row.prev_hash !== at.hash || rowHash(row) !== row.hash)

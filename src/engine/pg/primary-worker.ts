@@ -1,26 +1,24 @@
-import type pg from 'pg';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import { DomainError, isDomainError } from '../../errors.js';
-import { log } from '../../log.js';
+import { DomainError } from '../../errors.js';
 import type { AnyProjection } from '../projection.js';
 import type { ChainHead } from '../store.js';
 import type { CheckpointRecord, CommandRecord, PrimaryState, PrimaryWrite } from '../replica.js';
-import { beginLocked, readChain } from './chain.js';
+import type { Expectation } from '../replica-record.js';
+import { chainKey, readChain } from './chain.js';
 import { checkCopy, lockedState } from './locked-state.js';
-import { commitRows } from './commit-rows.js';
+import { checkContinues } from './commit-rows.js';
+import { expectSql, sendOneTrip } from './one-trip.js';
+import { ignore, lockedBegin, release, unlockedBegin, wire, type Held } from './primary-connection.js';
 import { readTenantRows } from './rows.js';
 import { PgEventStore } from './store.js';
-import type { SyncReply, SyncRequest, WireError } from './sync-worker.js';
+import type { SyncReply, SyncRequest } from './sync-worker.js';
 
 /**
  * The worker thread behind a PostgreSQL primary (pg/primary.ts): it holds the node's connections to the
  * store and answers the replica's synchronous calls (sync-worker.ts) one at a time. Between `lock` and
- * `commit` (or `rollback`) it keeps one connection in a transaction that holds the tenant's chain lock.
+ * `commit` (or `rollback`) it keeps one connection in a transaction that holds the tenant's chain lock;
+ * `write` takes the lock, writes and commits in one round trip (pg/one-trip.ts).
  */
-interface Held {
-  client: pg.PoolClient;
-  head: ChainHead;
-}
 
 export function servePrimary(projections: readonly AnyProjection[]): void {
   const { port, flag } = workerData as { port: MessagePort; flag: SharedArrayBuffer };
@@ -48,6 +46,9 @@ class PrimaryHost {
   private store: PgEventStore | null = null;
   private tenant = '';
   private held: Held | null = null;
+  /** For `colony bench`: writes, how many lost a race, and how long this node held the tenant's lock (an upper bound, ms). */
+  private readonly stats = { writes: 0, optimistic: 0, conflicts: 0, heldMs: 0 };
+  private lockedAt = 0;
 
   constructor(private readonly projections: readonly AnyProjection[]) {}
 
@@ -67,6 +68,10 @@ class PrimaryHost {
         return this.lock(args);
       case 'commit':
         return this.commit(args);
+      case 'write':
+        return this.write(args);
+      case 'stats':
+        return Promise.resolve({ ...this.stats });
       case 'rollback':
         return this.rollback();
       case 'rows':
@@ -99,6 +104,7 @@ class PrimaryHost {
     this.held = null;
     const { store, tenant } = this;
     const client = await store!.pool.connect();
+    this.lockedAt = performance.now();
     // A connection lost while it holds the lock (a restart, a failover, the idle timeout) fails the
     // write that uses it next; unheard, its 'error' would end this thread. Removed again on release.
     client.on('error', ignore);
@@ -127,15 +133,46 @@ class PrimaryHost {
     this.held = null;
     const { store, tenant } = this;
     try {
-      const events = await commitRows(h.client, tenant, h.head, write);
-      await store!.readModels.apply(h.client, events);
-      await h.client.query('COMMIT');
-      h.client.off('error', ignore);
-      h.client.release();
+      checkContinues(tenant, h.head, write.rows);
+      await sendOneTrip({ client: h.client, tenant, readModels: store!.readModels, write }, null);
     } catch (e) {
       await release(h, true);
       throw e;
+    } finally {
+      this.stats.writes++;
+      this.stats.heldMs += performance.now() - this.lockedAt;
     }
+    h.client.off('error', ignore);
+    h.client.release();
+    return null;
+  }
+
+  /** An optimistic write: the lock, the checks, the rows, the read models and COMMIT in one round trip. */
+  private async write({ expect, write }: { expect: Expectation; write: PrimaryWrite }): Promise<null> {
+    if (this.held) await release(this.held, true);
+    this.held = null;
+    const { store, tenant } = this;
+    const client = await store!.pool.connect();
+    client.on('error', ignore);
+    const h = { client, head: expect.head };
+    const started = performance.now();
+    try {
+      checkContinues(tenant, expect.head, write.rows);
+      const key = chainKey(store!.target.schema, tenant);
+      const epoch = store!.readModels.epochOf(tenant);
+      const before = expectSql(unlockedBegin(store!, tenant), tenant, key, expect, epoch);
+      await sendOneTrip({ client, tenant, readModels: store!.readModels, write }, before);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ErrWriteConflict') this.stats.conflicts++;
+      await release(h, true);
+      throw e;
+    } finally {
+      this.stats.writes++;
+      this.stats.optimistic++;
+      this.stats.heldMs += performance.now() - started;
+    }
+    client.off('error', ignore);
+    client.release();
     return null;
   }
 
@@ -182,45 +219,4 @@ class PrimaryHost {
   private rows(args: { after: number; limit: number }) {
     return readTenantRows(this.store!.pool, this.tenant, args.after, args.limit);
   }
-}
-
-/** The lock waits at most this long for another node's transaction on the tenant: then the command fails. */
-const LOCK_TIMEOUT = '10s';
-/**
- * A node cut off from the store while it holds the lock (a partition, a hung process) would hold it until
- * TCP gives up — hours. A batch holds it for milliseconds, so PostgreSQL ends a session idle in its
- * transaction this long, releasing the lock; that node's COMMIT then fails and its callers are told so.
- */
-const IDLE_TIMEOUT = '15s';
-
-function lockedBegin(store: PgEventStore, tenant: string): string {
-  const limits = `SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}'`;
-  return beginLocked(store.target.schema, tenant, store.readModels.searchPath(tenant), limits);
-}
-
-async function release(h: Held, rollback: boolean): Promise<void> {
-  let broken: Error | undefined;
-  if (rollback) await h.client.query('ROLLBACK').catch((e: Error) => (broken = e));
-  h.client.off('error', ignore);
-  h.client.release(broken);
-}
-
-const ignore = (): void => undefined;
-
-function wire(e: unknown): WireError {
-  if (isDomainError(e)) return { message: e.message, code: e.code, details: { ...(e.details ?? {}) } };
-  const pgCode = (e as { code?: string }).code;
-  if (pgCode === '55P03')
-    return {
-      message: `another node held the tenant's write lock for over ${LOCK_TIMEOUT}; try again`,
-      code: 'ErrBusy',
-    };
-  // The driver's words may name the server (a refused connection): they go to the node's log, and the
-  // caller — an agent, maybe — gets the SQLSTATE only.
-  log.error({ err: e }, 'the PostgreSQL store failed');
-  const state = typeof pgCode === 'string' && /^[0-9A-Z]{5}$/.test(pgCode) ? ` (SQLSTATE ${pgCode})` : '';
-  return {
-    message: `the store failed${state}; the node's log has the details; try again`,
-    code: 'ErrStoreUnavailable',
-  };
 }

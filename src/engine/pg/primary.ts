@@ -1,5 +1,6 @@
 import type { EventRow } from '../event.js';
 import type { CheckpointRecord, CommandRecord, Primary, PrimaryState, PrimaryWrite } from '../replica.js';
+import type { Expectation } from '../replica-record.js';
 import type { ChainHead } from '../store.js';
 import { SyncWorker } from './sync-worker.js';
 
@@ -30,6 +31,15 @@ export class PgPrimary implements Primary {
 
   commit(write: PrimaryWrite): void {
     this.worker.call('commit', write);
+  }
+
+  write(expect: Expectation, write: PrimaryWrite): void {
+    this.worker.call('write', { expect, write });
+  }
+
+  /** Writes this node sent, how many lost a race, and how long it held the tenant's lock (ms, an upper bound). */
+  stats(): { writes: number; optimistic: number; conflicts: number; heldMs: number } {
+    return this.worker.call('stats');
   }
 
   rollback(): void {

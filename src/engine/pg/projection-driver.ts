@@ -16,7 +16,7 @@ export async function applyStepsPg<R>(client: pg.ClientBase, steps: Steps<R>): P
       .query({
         name: statementName(statement.text),
         text: statement.text,
-        values: values(step, statement.names),
+        values: stepValues(step, statement.names),
         types: READ_MODEL_TYPES,
       })
       .catch((e: Error) => {
@@ -42,7 +42,8 @@ function statementName(text: string): string {
   return name;
 }
 
-function values(step: SqlStep, named: readonly string[] | null): unknown[] {
+/** A step's values in the order of its PostgreSQL statement's `$n`. */
+export function stepValues(step: SqlStep, named: readonly string[] | null): unknown[] {
   if (!named) return (step.params as readonly SqlParam[]).map(pgValue);
   const bag = step.params[0] as Readonly<Record<string, SqlParam>>;
   return named.map((n) => {

@@ -52,6 +52,11 @@ export class PgReadModels {
     return readSchema(this.storeSchema, tenant);
   }
 
+  /** The tenant's read-model epoch as this process last saw it (null: it keeps no read models). */
+  epochOf(tenant: string): number | null {
+    return this.projections.length === 0 ? null : (this.epochs.get(tenant) ?? 0);
+  }
+
   /** `SET LOCAL search_path` for a transaction on the tenant's read models. */
   searchPath(tenant: string): string {
     return `SET LOCAL search_path TO "${this.schemaOf(tenant)}", "${this.storeSchema}"`;

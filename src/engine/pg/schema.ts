@@ -16,9 +16,12 @@ import { inTransaction } from './connect.js';
  * reorder keys). Triggers make the log and the command record append-only.
  * `es_sequences`: each tenant's integer id high-water marks per kind (pg/sequences.ts).
  * Read models live in a schema per tenant, with their versions in its `rm_projections` (pg/projections.ts).
+ * `colony_expect` and `colony_expect_count` (version 3): the checks of a node's write sent in one round
+ * trip (pg/one-trip.ts) — they raise SQLSTATE CL001 (the chain moved: decide again) and CL002 (a recorded
+ * read-model write changed other rows here than on the node's copy).
  * Nodes that start together migrate one at a time (a transaction-scoped advisory lock).
  */
-const VERSION = 2;
+const VERSION = 3;
 const MIGRATION_LOCK = 0x636f6c6f6e79; // 'colony'
 
 const DDL = `
@@ -73,6 +76,46 @@ const DDL = `
     reason     text   NOT NULL,
     PRIMARY KEY (tenant, n)
   );
+  CREATE OR REPLACE FUNCTION colony_expect(p_tenant text, p_key bigint, p_position bigint, p_hash text,
+      p_epoch integer, p_prefixes text[], p_known text[], p_marks jsonb) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE head_position bigint; head_hash text; stored_epoch integer;
+    BEGIN
+      -- Each statement below takes a new snapshot, so it sees every write committed before the lock was ours.
+      PERFORM pg_advisory_xact_lock(p_key);
+      SELECT position, hash INTO head_position, head_hash FROM es_chains WHERE tenant = p_tenant;
+      IF NOT FOUND AND p_position = 0 THEN
+        INSERT INTO es_chains (tenant, position, hash) VALUES (p_tenant, 0, p_hash);
+        head_position := 0; head_hash := p_hash;
+      END IF;
+      -- The copy's head must also be the log's row there (a row changed under it: pg/locked-state.ts says which).
+      IF head_position IS DISTINCT FROM p_position OR head_hash IS DISTINCT FROM p_hash OR (p_position > 0 AND
+          (SELECT hash FROM es_events WHERE tenant = p_tenant AND position = p_position) IS DISTINCT FROM p_hash) THEN
+        RAISE EXCEPTION 'the chain moved since the node decided' USING ERRCODE = 'CL001';
+      END IF;
+      IF p_epoch IS NOT NULL THEN
+        SELECT epoch INTO stored_epoch FROM rm_tenant;
+        IF stored_epoch IS DISTINCT FROM p_epoch THEN
+          RAISE EXCEPTION 'the read models were rebuilt since the node decided' USING ERRCODE = 'CL001';
+        END IF;
+      END IF;
+      IF EXISTS (SELECT 1 FROM es_commands c JOIN unnest(p_prefixes) AS p(prefix)
+                   ON c.command_id >= p.prefix AND c.command_id < p.prefix || '~'
+                  WHERE c.tenant = p_tenant AND c.command_id <> ALL (p_known)) THEN
+        RAISE EXCEPTION 'another node recorded a command under a key the node checked' USING ERRCODE = 'CL001';
+      END IF;
+      IF EXISTS (SELECT 1 FROM es_sequences s
+                  WHERE s.tenant = p_tenant AND s.value > COALESCE((p_marks ->> s.name)::bigint, 0)) THEN
+        RAISE EXCEPTION 'another node took ids the node did not see' USING ERRCODE = 'CL001';
+      END IF;
+    END $$;
+  CREATE OR REPLACE FUNCTION colony_expect_count(p_changed bigint, p_expected bigint) RETURNS void
+      LANGUAGE plpgsql AS $$
+    BEGIN
+      IF p_changed <> p_expected THEN
+        RAISE EXCEPTION 'a read-model write changed % rows here and % on the node''s copy', p_changed, p_expected
+          USING ERRCODE = 'CL002';
+      END IF;
+    END $$;
   CREATE OR REPLACE FUNCTION es_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION '% is append-only: % is not allowed', TG_TABLE_NAME, TG_OP; END $$;
   CREATE OR REPLACE TRIGGER es_events_append_only BEFORE UPDATE OR DELETE ON es_events
