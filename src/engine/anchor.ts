@@ -58,13 +58,28 @@ export function assertAnchored(db: Database): void {
   );
 }
 
-/** Moves the anchor to `head` (or recreates the row an attacker deleted). */
+/** Moves the anchor to `head` (or recreates the row an attacker deleted); its followers keep their own positions. */
 export function setLogAnchor(db: Database, head: ChainHead): void {
+  materializePositions(db);
   prepared(
     db,
     `INSERT INTO es_projections (name, version, position, hash) VALUES ('${LOG_ROW}', 1, ?, ?)
     ON CONFLICT(name) DO UPDATE SET position = excluded.position, hash = excluded.hash`,
   ).run(head.position, head.hash);
+}
+
+/**
+ * Writes the position of the `$log` row's followers (engine/projection-positions.ts) into their own rows
+ * and empties the list: the rows alone say where each projection is, before anything but a command's
+ * own advance sets a position or moves the anchor.
+ */
+export function materializePositions(db: Database): void {
+  prepared(
+    db,
+    `UPDATE es_projections AS p SET position = l.position FROM es_projections AS l
+      WHERE l.name = '${LOG_ROW}' AND p.name <> '${LOG_ROW}' AND instr(',' || l.followers || ',', ',' || p.name || ',') > 0`,
+  ).run();
+  prepared(db, `UPDATE es_projections SET followers = '' WHERE name = '${LOG_ROW}' AND followers <> ''`).run();
 }
 
 export interface ChainBreak {

@@ -3,8 +3,8 @@ import { prepared } from './db.js';
 import { applySteps, type OnRun } from './projection-sql.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from './event.js';
-import { LOG_ROW } from './anchor.js';
 import { readHead } from './store.js';
+import { POSITIONS_SQL, PositionWriter } from './projection-positions.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
 import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
 
@@ -26,7 +26,7 @@ export interface ProjectionStatus {
 export class ProjectionRegistry {
   private readonly byType = new Map<string, readonly AnyProjection[]>();
   private readonly live = new Map<AnyProjection, TableNames<string>>();
-  private readonly nameList: string;
+  private readonly positions: PositionWriter;
 
   constructor(readonly projections: readonly AnyProjection[]) {
     const names = new Set<string>();
@@ -41,9 +41,7 @@ export class ProjectionRegistry {
       }
       this.live.set(p, liveNames(p));
     }
-    // Names come from code, never from input; quoted as SQL literals so the hot-path UPDATE needs no json_each.
-    // The log's own row advances in the same statement: one page written per command for both.
-    this.nameList = [LOG_ROW, ...names].map((n) => `'${n.replaceAll("'", "''")}'`).join(', ');
+    this.positions = new PositionWriter([...names]);
   }
 
   get(name: string): AnyProjection | undefined {
@@ -74,31 +72,13 @@ export class ProjectionRegistry {
     }
   }
 
-  /**
-   * Records that the registered projections applied the events after `previous` up to `last`, and
-   * anchors the log's end at `last` with that row's hash (what the next command checks the tail
-   * against: engine/anchor.ts). A projection whose position was not `previous` missed events another
-   * process appended without it: it is marked stale (it is being applied inline from here on, so only a
-   * full rebuild can fix it).
-   */
+  /** Records that the registered projections applied the events after `previous` up to `last` (projection-positions.ts). */
   markApplied(db: Database, previous: number, last: number): void {
-    // One statement for the log's anchor and every projection (they share a page; this is the hot path).
-    // The hash is read by rowid inside it: the row this transaction just wrote at `last`.
-    const advanced = prepared(
-      db,
-      `UPDATE es_projections SET position = ?, hash = CASE name WHEN '${LOG_ROW}' THEN (SELECT hash FROM es_events WHERE position = ?) ELSE hash END
-       WHERE position = ? AND name IN (${this.nameList})`,
-    ).run(last, last, previous);
-    if (advanced.changes < this.projections.length + 1) {
-      prepared(db, `UPDATE es_projections SET stale = 1 WHERE position <> ? AND name IN (${this.nameList})`).run(last);
-    }
+    this.positions.advance(db, previous, last);
   }
 
   status(db: Database): ProjectionStatus[] {
-    const stored = prepared(
-      db,
-      `SELECT name, version, position, stale FROM es_projections WHERE name <> '${LOG_ROW}'`,
-    ).all() as {
+    const stored = prepared(db, POSITIONS_SQL).all() as {
       name: string;
       version: number;
       position: number;

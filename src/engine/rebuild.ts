@@ -4,6 +4,7 @@ import { clearPrepared, prepared } from './db.js';
 import { applySteps } from './projection-sql.js';
 import { STORED_EVENT_COLUMNS, STORED_EVENT_COLUMNS_NO_META, type StoredEventRow } from './event.js';
 import { readHead, readPage, toStoredEvent } from './store.js';
+import { materializePositions } from './anchor.js';
 import {
   handlesType,
   resetTables,
@@ -107,6 +108,7 @@ function applyRows(
 }
 
 function swapIn(db: Database, targets: readonly Target[], position: number, at: string): void {
+  materializePositions(db); // positions are set row by row now (engine/projection-positions.ts)
   for (const { p, t } of targets) {
     resetTables(db, p, Object.fromEntries(p.tables.map((x: string) => [x, x])));
     for (const table of p.tables) db.exec(`ALTER TABLE "${t[table]}" RENAME TO "${table}"`);
@@ -130,6 +132,7 @@ export function catchUpProjection(
   const target = [{ p, t }];
   const step = db.transaction((after: number) => {
     const page = applyRows(db, target, readRows(db, target, after, pageSize));
+    materializePositions(db);
     if (page.last) prepared(db, 'UPDATE es_projections SET position = ? WHERE name = ?').run(page.last, p.name);
     return page;
   });

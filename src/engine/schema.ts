@@ -136,4 +136,12 @@ export const engineMigrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    // The projections that applied every event up to the `$log` row's position, so a command moves that
+    // one row instead of every projection's (engine/projection-positions.ts). Empty: every row is exact.
+    version: 5,
+    up(db) {
+      db.exec(`ALTER TABLE es_projections ADD COLUMN followers TEXT NOT NULL DEFAULT ''`);
+    },
+  },
 ];

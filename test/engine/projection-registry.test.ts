@@ -17,11 +17,15 @@ import {
 import { cardDecider, cardStream, type CardEvent } from '../../testkit/cards.js';
 import { dumpTables, openCard, PROJECTED_TABLES, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { EFFECTIVE_POSITION } from '../../src/engine/projection-positions.js';
 
 type Status = { name: string; version: number; position: number; rebuilt_at: string };
 const status = (engine: Engine): Status[] =>
   engine.db
-    .prepare(`SELECT name, version, position, rebuilt_at FROM es_projections WHERE name <> '$log' ORDER BY name`)
+    .prepare(
+      `SELECT p.name, p.version, ${EFFECTIVE_POSITION} AS position, p.rebuilt_at
+         FROM es_projections p JOIN es_projections l ON l.name = '$log' WHERE p.name <> '$log' ORDER BY p.name`,
+    )
     .all() as Status[];
 const tableNames = (db: Engine['db']): string[] =>
   (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map(

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { canonicalize } from '../../src/canonical.js';
 import type { EventRow } from '../../src/engine/event.js';
 import { GENESIS_HASH } from '../../src/engine/hash.js';
+import { POSITIONS_SQL } from '../../src/engine/projection-positions.js';
 import { builders, eventsFile, rowsFile, writeFixtures } from '../../fixtures/generate.js';
 import { dumpTables, openCard, PROJECTED_TABLES, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { tempDir } from '../../testkit/temp-dir.js';
@@ -41,7 +42,7 @@ function auditorHash(row: EventRow): string {
 }
 
 const projectionPositions = (engine: ReturnType<typeof testEngine>) =>
-  engine.db.prepare('SELECT name, version, position FROM es_projections ORDER BY name').all();
+  engine.db.prepare(`SELECT name, version, position FROM (${POSITIONS_SQL}) ORDER BY name`).all();
 
 describe('rebuild equivalence over every fixture', () => {
   it('finds at least the three scenarios of the generator', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { materializePositions } from '../../../src/engine/anchor.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { lastVerifyFile } from '../../../src/engine/last-verify.js';
 import { colony } from '../../helpers/cli.js';
@@ -138,6 +139,7 @@ describe('system_health', () => {
   it('marks a projection that has not applied the log up to the head as BEHIND', async () => {
     const db = f.app.engine.db;
     const pos = f.app.engine.head().position;
+    materializePositions(db); // the rows alone say where each projection is (engine/projection-positions.ts)
     db.prepare("UPDATE es_projections SET position = position - 1 WHERE name = 'probes'").run();
     try {
       const { text, h } = await health();
