@@ -128,7 +128,7 @@ export class GroupCommit {
     // run again never joins a batch decided without the lock: that one commits first.
     const full = this.current && this.current.commands >= MAX_BATCH;
     if (full || (this.current?.optimistic && !ticket.retry)) grouped.exit(() => this.flush());
-    if (!this.current) this.open(ticket.retry && this.replica !== null);
+    if (!this.current) this.open(ticket.retry && this.replica !== null && !this.replica.contended);
     const batch = this.current!;
     if (!ticket.batches.has(batch)) {
       ticket.batches.add(batch);

@@ -6,7 +6,7 @@ import { prepared } from './db.js';
 import type { EventRow, StoredEvent } from './event.js';
 import { sequenceMarks } from './ids.js';
 import type { ProjectionRegistry } from './projection-registry.js';
-import { knownUnder, raiseMarks, WriteRecorder, type Expectation } from './replica-record.js';
+import { isWriteConflict, knownUnder, raiseMarks, WriteRecorder, type Expectation } from './replica-record.js';
 import { readAllRows, readHead } from './store.js';
 
 /**
@@ -43,6 +43,8 @@ interface Held {
 export class Replica {
   /** The write transaction under way; null outside one. */
   private held: Held | null = null;
+  /** Until when writes take the lock first: another node wrote lately (a race lost, rows brought in under the lock). */
+  private contendedUntil = 0;
 
   constructor(
     readonly primary: Primary,
@@ -66,6 +68,7 @@ export class Replica {
     const { rows, sequences } = this.primary.lock(readHead(this.db));
     try {
       const events = this.bringIn(rows);
+      if (events.length) this.contendedUntil = Date.now() + CONTENDED_MS;
       raiseMarks(this.db, sequences);
       this.hold({ from: readHead(this.db).position, empty: [], recorder: new WriteRecorder(), expect: null });
       return events;
@@ -75,9 +78,12 @@ export class Replica {
     }
   }
 
-  /** Whether the transaction under way decides without the lock. */
-  get optimistic(): boolean {
-    return Boolean(this.held?.expect);
+  /**
+   * Whether a write should take the lock first: while other nodes write to the tenant, a write decided
+   * on the copy mostly loses its race and runs twice; alone, it never does.
+   */
+  get contended(): boolean {
+    return Date.now() < this.contendedUntil;
   }
 
   private hold(held: Held): void {
@@ -134,7 +140,7 @@ export class Replica {
     const sequences = [...sequenceMarks(this.db)];
     const writes = held.recorder.upTo(rows[rows.length - 1]?.position ?? held.from);
     const write = { rows, empty: held.empty, sequences, at: this.clock().toISOString(), writes };
-    if (held.expect) this.primary.write(held.expect, write);
+    if (held.expect) this.writeExpecting(held.expect, write);
     else this.primary.commit(write);
   }
 
@@ -143,7 +149,22 @@ export class Replica {
     const held = this.release();
     if (held && !held.expect) this.primary.rollback();
     if (!held?.expect) return;
-    this.primary.write(held.expect, { rows: [], empty: [], sequences: [], at: this.clock().toISOString(), writes: [] });
+    this.writeExpecting(held.expect, {
+      rows: [],
+      empty: [],
+      sequences: [],
+      at: this.clock().toISOString(),
+      writes: [],
+    });
+  }
+
+  private writeExpecting(expect: Expectation, write: PrimaryWrite): void {
+    try {
+      this.primary.write(expect, write);
+    } catch (e) {
+      if (isWriteConflict(e)) this.contendedUntil = Date.now() + CONTENDED_MS;
+      throw e;
+    }
   }
 
   abort(): void {
@@ -202,3 +223,6 @@ export class Replica {
 }
 
 const commandOf = (row: EventRow): string => (JSON.parse(row.meta) as { commandId: string }).commandId;
+
+/** How long a sign of another node's writes keeps this one taking the lock first. */
+const CONTENDED_MS = 1000;

@@ -15,6 +15,7 @@ export function viaPrimary<T>(
   caught: StoredEvent[],
   run: () => T,
 ): T {
+  if (replica.contended) return transaction(() => throughPrimary(replica, caught, run, false));
   try {
     return transaction(() => throughPrimary(replica, caught, run, true));
   } catch (e) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
+import { CommitFailedError } from '../engine/group-commit.js';
 import { newCommandId } from '../engine/ids.js';
 import { log } from '../log.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';
@@ -77,7 +78,10 @@ export async function runCall(
     const shaped = shapedErrorCode(value);
     return audit.finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);
   } catch (e) {
-    return audit.refuse('error', e);
+    const refused = audit.refuse('error', e);
+    // A COMMIT that failed under the handler (awaited there, see above) is answered by callTool, as before.
+    if (e instanceof CommitFailedError) throw e;
+    return refused;
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { createOwner, registerAgent } from '../../../src/actions/principals.js';
 import { openApp, productProjections, type App } from '../../../src/app.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
@@ -9,6 +10,7 @@ import { readAllRows } from '../../../src/engine/store.js';
 import { isDomainError } from '../../../src/errors.js';
 import { tempDir } from '../../../testkit/temp-dir.js';
 import { pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
+import { spawnScript } from '../../helpers/processes.js';
 import { assertRebuildEqual } from '../../helpers/read-models.js';
 
 /**
@@ -61,6 +63,13 @@ async function assertOne(s: PgScratch, copies: App[]): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+const COPY_NODE = fileURLToPath(new URL('../../helpers/pg-copy-node.ts', import.meta.url));
+
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  for (const start = Date.now(); !check(); await new Promise((r) => setTimeout(r, 25)))
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
 }
 
 const stats = (app: App) => (app.engine.replica!.primary as PgPrimary).stats();
@@ -147,5 +156,40 @@ describe('writes decided on the copy, sent in one round trip', { skip: pgSkip },
     assert.equal(conflicts, 0);
     assert.equal(optimistic, writes, 'every write went in one round trip');
     await assertOne(s, [a]);
+  });
+
+  it('keeps the store whole when a node writing beside another is killed -9 in the middle of its writes', async () => {
+    const s = pgScratch();
+    cleanups.push(() => s.drop());
+    const a = copyOf(s);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    const nodes = ['n1', 'n2'].map((name) => {
+      const dir = tempDir();
+      const child = spawnScript(COPY_NODE, [s.url, TENANT, dir.dir, name, String(ownerId)]);
+      cleanups.push(() => (child.proc.kill('SIGKILL'), dir.cleanup()));
+      return child;
+    });
+    const wrote = (i: number) => nodes[i]!.lines.filter((l) => l.startsWith('wrote')).length;
+    await until(() => wrote(0) >= 3 && wrote(1) >= 3, 60_000, 'both nodes writing');
+    nodes[0]!.proc.kill('SIGKILL'); // wherever it is: deciding, in its round trip, or committing its copy
+    await nodes[0]!.exit;
+    const before = wrote(1);
+    await until(() => wrote(1) >= before + 3, 30_000, 'the other node writing on');
+    nodes[1]!.proc.kill('SIGKILL');
+    await nodes[1]!.exit;
+    agent(a, ownerId, 'after'); // no lock was left behind
+    await assertOne(s, [a]);
+    const names = readAllRows(a.engine.db, { limit: 10_000 })
+      .filter((r) => r.type === 'AgentRegistered')
+      .map((r) => (JSON.parse(r.data) as { name: string }).name);
+    assert.equal(new Set(names).size, names.length, 'no agent twice');
+    for (const [i, node] of ['n1', 'n2'].entries()) {
+      const answered = Number(
+        nodes[i]!.lines.filter((l) => l.startsWith('wrote'))
+          .at(-1)!
+          .split(' ')[1],
+      );
+      for (let k = 0; k < answered; k++) assert.ok(names.includes(`${node}-${k}`), `${node}-${k} was answered`);
+    }
   });
 });
