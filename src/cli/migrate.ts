@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { Database } from 'better-sqlite3';
+import type { EventRow } from '../engine/event.js';
 import type { PgEventStore } from '../engine/pg/store.js';
+import type { readAllRows as ReadAllRows } from '../engine/store.js';
 import { action, CliError, globals, openExistingStore, parseStore, printJson, progressBar } from './shared.js';
 
 const BATCH = 5000;
@@ -85,16 +87,37 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
   }
 }
 
-/** The log's rows after `from`, in batches that each commit on their own and must continue the target's chain. */
+/**
+ * The log's rows after `from`, in batches that each commit on their own and must continue the target's
+ * chain. A batch ends where a command ends: the store records each command once, with all its rows, and
+ * refuses a batch whose command it already holds (a 5,000-row cut through a big command did).
+ */
 async function copyRows(db: Database, target: PgEventStore, tenant: string, from: number, to: number, quiet: boolean) {
   const { readAllRows } = await import('../engine/store.js');
   const bar = quiet ? progressBar('') : progressBar('migrating');
   for (let after = from; ;) {
     const rows = readAllRows(db, { after, limit: BATCH });
+    const full = rows.length === BATCH;
+    if (full) rows.push(...restOfCommand(db, rows[rows.length - 1]!, readAllRows));
     if (rows.length > 0) await target.importRows(tenant, rows);
     bar.update(after + rows.length, to);
-    if (rows.length < BATCH) break;
+    if (!full) break;
     after = rows[rows.length - 1]!.position;
   }
   bar.stop();
 }
+
+/** The rows after `last` that belong to its command. */
+function restOfCommand(db: Database, last: EventRow, read: typeof ReadAllRows): EventRow[] {
+  const command = commandOf(last);
+  const rest: EventRow[] = [];
+  for (let after = last.position; ;) {
+    const more = read(db, { after, limit: 500 });
+    const other = more.findIndex((r) => commandOf(r) !== command);
+    rest.push(...(other === -1 ? more : more.slice(0, other)));
+    if (other !== -1 || more.length < 500) return rest;
+    after = more[more.length - 1]!.position;
+  }
+}
+
+const commandOf = (row: EventRow): string => (JSON.parse(row.meta) as { commandId: string }).commandId;

@@ -5,7 +5,8 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { colony, colonyOk } from '../helpers/cli.js';
-import { productProjections } from '../../src/app.js';
+import { openApp, productProjections } from '../../src/app.js';
+import { appendToStream } from '../../src/engine/store.js';
 import { readSchema } from '../../src/engine/pg/projections.js';
 import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
 import { pgTables, sqliteTables } from '../helpers/read-models.js';
@@ -200,5 +201,29 @@ describe('moving a team from SQLite to PostgreSQL', { skip: pgSkip }, () => {
     const bad = colony(['verify', '--data', data], { COLONY_STORE: 'mysql://x' });
     assert.match(bad.stderr, /--store must be "sqlite" or a postgres:\/\/ URL/);
     assert.equal(colony(['verify', '--data', data], { COLONY_STORE: 'sqlite' }).code, 0);
+  });
+
+  it('moves a command bigger than its batch of 5,000 rows whole, and one that a batch would cut', () => {
+    const data = team('carol');
+    const app = openApp({ dataDir: data, durability: 'normal' });
+    try {
+      // 3,000 rows, then 6,000 in one command: the first batch would end inside the second command.
+      for (const count of [3000, 6000])
+        app.engine.transact({ actor: 'system' }, (uow) => {
+          const events = Array.from({ length: count }, (_, n) => ({
+            type: 'CardCommented',
+            data: { cardId: count, n },
+          }));
+          const stored = appendToStream(app.engine.db, `card-${count}`, 'no_stream', events, uow.meta, uow.now, 0);
+          app.engine.projections.apply(app.engine.db, stored);
+          uow.appended.push(...stored);
+        });
+    } finally {
+      app.engine.close();
+    }
+    const target = scratch();
+    const head = sqliteHead(data);
+    const result = JSON.parse(colonyOk(['migrate', '--to', target.url, '--tenant', 'carol', '--json', '--data', data]));
+    assert.deepEqual([result.copied, result.head], [head.position, head]);
   });
 });
