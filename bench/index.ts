@@ -27,6 +27,7 @@ import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
 import { benchPostgres } from './pg.js';
 import { benchPgReadModels } from './pg-read-models.js';
 import { benchPgServe } from './pg-serve.js';
+import { benchPgStart } from './pg-start.js';
 import { benchStorePort } from './store-port.js';
 import { scratchDir, seconds, type Figure } from './util.js';
 
@@ -106,6 +107,12 @@ const TARGETS: Record<string, string> = {
   pg_mcp_calls_per_s_nodes_1: '(the curve: MCP calls through colony serve nodes)',
   pg_mcp_calls_per_s_nodes_2_one_tenant: '(the curve: one tenant, its chain serializes)',
   pg_mcp_calls_per_s_nodes_2_two_tenants: '(the curve: tenants commit in parallel)',
+  pg_node_start_s_100k: '< 5 s (spawn → listening; the ratio is against serve on SQLite of the same log)',
+  pg_node_start_s_1m: '< 5 s, ratio ~ pg_node_start_s_100k (nothing at start grows with the tenant)',
+  pg_node_rss_mb_100k: 'ratio ~ 1 (RSS flat: nothing at start holds the tenant in memory)',
+  pg_node_rss_mb_1m: 'ratio ~ 1 (RSS flat: nothing at start holds the tenant in memory)',
+  pg_node_first_start_s_100k: '(diagnostic: the first start copies the whole tenant)',
+  pg_node_first_start_s_1m: '(diagnostic: the first start copies the whole tenant)',
 };
 
 const BASELINES: Record<string, string> = {
@@ -182,6 +189,12 @@ const BASELINES: Record<string, string> = {
   pg_mcp_calls_per_s_nodes_1: 'one colony serve on SQLite, same load (autocannon, send_message)',
   pg_mcp_calls_per_s_nodes_2_one_tenant: 'one colony serve on SQLite, same load (autocannon, send_message)',
   pg_mcp_calls_per_s_nodes_2_two_tenants: 'one colony serve on SQLite, same load (autocannon, send_message)',
+  pg_node_start_s_100k: 'colony serve on the SQLite data dir of the same log, its second start, same run',
+  pg_node_start_s_1m: 'colony serve on the SQLite data dir of the same log, its second start, same run',
+  pg_node_rss_mb_100k: 'RSS of a node of an empty tenant, same run',
+  pg_node_rss_mb_1m: 'RSS of a node of an empty tenant, same run',
+  pg_node_first_start_s_100k: 'colony serve on the SQLite data dir of the same log, same run',
+  pg_node_first_start_s_1m: 'colony serve on the SQLite data dir of the same log, same run',
 };
 
 /** The groups COLONY_BENCH_ONLY can name, in the order they run. */
@@ -370,6 +383,9 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
         say('MCP calls through colony serve nodes on PostgreSQL (autocannon) against one on SQLite…');
         const load = options.quick ? { seconds: 2, rounds: 1, warmup: 1 } : { seconds: 4, rounds: 3, warmup: 2 };
         Object.assign(results, await benchPgServe(options.pgUrl, dir, load, say));
+        say('colony serve nodes starting on big PostgreSQL tenants (resuming their copy) against serve on SQLite…');
+        const sizes = options.quick ? [100_000] : [100_000, 1_000_000];
+        Object.assign(results, await benchPgStart(options.pgUrl, dir, { sizes, rounds: options.quick ? 1 : 3 }, say));
       } else say('postgres: skipped (no server: pass --store postgres://… or set COLONY_TEST_PG)');
     }
   } finally {
