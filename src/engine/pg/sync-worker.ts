@@ -79,9 +79,14 @@ export class SyncWorker {
     const id = ++this.next;
     Atomics.store(flag, 0, 0);
     this.port!.postMessage({ id, op, args } satisfies SyncRequest);
-    if (Atomics.wait(flag, 0, 0, timeoutMs) === 'timed-out') {
-      void this.close();
-      throw new DomainError('ErrStoreUnavailable', `the store did not answer ${op} within ${timeoutMs / 1000} s`);
+    // A wake-up is not an answer: the worker's notify for the previous call (its store and notify are two
+    // steps) can arrive after this call cleared the flag. Only the flag set says the answer is on the port.
+    for (const deadline = Date.now() + timeoutMs; Atomics.load(flag, 0) === 0;) {
+      const left = deadline - Date.now();
+      if (left <= 0 || Atomics.wait(flag, 0, 0, left) === 'timed-out') {
+        void this.close();
+        throw new DomainError('ErrStoreUnavailable', `the store did not answer ${op} within ${timeoutMs / 1000} s`);
+      }
     }
     const reply = receiveMessageOnPort(this.port!)?.message as SyncReply | undefined;
     if (!reply || reply.id !== id) {
