@@ -8,6 +8,7 @@ import { openApp, productProjections, type App } from '../../src/app.js';
 import { fixedClock } from '../../src/clock.js';
 import { domainTour } from '../helpers/domain-tour.js';
 import { readSchema } from '../../src/engine/pg/projections.js';
+import type { PgPrimary } from '../../src/engine/pg/primary.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
 import { pgScratch, pgSkip, type PgScratch } from '../helpers/pg.js';
 import { assertRebuildEqual, pgTables, sqliteTables } from '../helpers/read-models.js';
@@ -190,6 +191,8 @@ describe('the domain tour on a PostgreSQL tenant, through a node’s copy', { sk
     const copy = sqliteTables(app.engine.db, productProjections);
     assert.deepEqual(await pgTables(store.pool, readSchema(scratch.schema, TENANT), productProjections), copy);
     await assertRebuildEqual(store, TENANT);
+    // Every write of the domain sent the copy's read-model writes, and each stood (pg/one-trip.ts).
+    assert.equal((app.engine.replica!.primary as PgPrimary).stats().fallbacks, 0);
   });
 
   it('gives another node, starting from the store alone, the same copy', () => {

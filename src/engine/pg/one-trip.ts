@@ -55,7 +55,8 @@ export function expectSql(
   return `${begin}; SELECT colony_expect(${args.map(literal).join(', ')})`;
 }
 
-export async function sendOneTrip(trip: OneTrip, before: string | null): Promise<void> {
+/** True when the recorded read-model writes stood; false when the projections ran on PostgreSQL instead. */
+export async function sendOneTrip(trip: OneTrip, before: string | null): Promise<boolean> {
   const { client, tenant, readModels, write } = trip;
   const rm = readModels.projections.length > 0;
   const guarded = rm ? guard(write.writes) : [];
@@ -83,9 +84,11 @@ export async function sendOneTrip(trip: OneTrip, before: string | null): Promise
       throw e;
     }
     warnOnce(e);
-    return runProjections(trip);
+    await runProjections(trip);
+    return false;
   }
-  if (!guarded) return runProjections(trip);
+  if (!guarded) await runProjections(trip);
+  return guarded !== null;
 }
 
 /** The projections run on PostgreSQL (the lock and the rows kept), then COMMIT. */

@@ -47,7 +47,7 @@ class PrimaryHost {
   private tenant = '';
   private held: Held | null = null;
   /** For `colony bench`: writes, how many lost a race, and how long this node held the tenant's lock (an upper bound, ms). */
-  private readonly stats = { writes: 0, optimistic: 0, conflicts: 0, heldMs: 0 };
+  private readonly stats = { writes: 0, optimistic: 0, conflicts: 0, fallbacks: 0, heldMs: 0 };
   private lockedAt = 0;
 
   constructor(private readonly projections: readonly AnyProjection[]) {}
@@ -134,7 +134,8 @@ class PrimaryHost {
     const { store, tenant } = this;
     try {
       checkContinues(tenant, h.head, write.rows);
-      await sendOneTrip({ client: h.client, tenant, readModels: store!.readModels, write }, null);
+      if (!(await sendOneTrip({ client: h.client, tenant, readModels: store!.readModels, write }, null)))
+        this.stats.fallbacks++;
     } catch (e) {
       await release(h, true);
       throw e;
@@ -161,7 +162,8 @@ class PrimaryHost {
       const key = chainKey(store!.target.schema, tenant);
       const epoch = store!.readModels.epochOf(tenant);
       const before = expectSql(unlockedBegin(store!, tenant), tenant, key, expect, epoch);
-      await sendOneTrip({ client, tenant, readModels: store!.readModels, write }, before);
+      if (!(await sendOneTrip({ client, tenant, readModels: store!.readModels, write }, before)))
+        this.stats.fallbacks++;
     } catch (e) {
       if ((e as { code?: string }).code === 'ErrWriteConflict') this.stats.conflicts++;
       await release(h, true);

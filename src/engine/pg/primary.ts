@@ -37,8 +37,11 @@ export class PgPrimary implements Primary {
     this.worker.call('write', { expect, write });
   }
 
-  /** Writes this node sent, how many lost a race, and how long it held the tenant's lock (ms, an upper bound). */
-  stats(): { writes: number; optimistic: number; conflicts: number; heldMs: number } {
+  /**
+   * Writes this node sent, how many lost a race, how many ran the projections on PostgreSQL instead of the
+   * copy's recorded writes, and how long it held the tenant's lock (ms, an upper bound).
+   */
+  stats(): { writes: number; optimistic: number; conflicts: number; fallbacks: number; heldMs: number } {
     return this.worker.call('stats');
   }
 

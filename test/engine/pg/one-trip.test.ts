@@ -152,8 +152,9 @@ describe('writes decided on the copy, sent in one round trip', { skip: pgSkip },
     const a = copyOf(s);
     const ownerId = createOwner(a, 'owner', OWNER).userId;
     for (let i = 0; i < 5; i++) await a.engine.group.run(() => agent(a, ownerId, `agent-${i}`), { retry: true });
-    const { writes, optimistic, conflicts } = stats(a);
+    const { writes, optimistic, conflicts, fallbacks } = stats(a);
     assert.equal(conflicts, 0);
+    assert.equal(fallbacks, 0, 'the copy’s read-model writes stood on PostgreSQL');
     assert.equal(optimistic, writes, 'every write went in one round trip');
     await assertOne(s, [a]);
   });
