@@ -26,6 +26,7 @@ import { benchEvidence } from './evidence.js';
 import { benchFlat, FLAT_FULL, FLAT_QUICK } from './flat-cost.js';
 import { benchPostgres } from './pg.js';
 import { benchPgReadModels } from './pg-read-models.js';
+import { benchPgLock } from './pg-lock.js';
 import { benchPgServe } from './pg-serve.js';
 import { benchPgStart } from './pg-start.js';
 import { benchStorePort } from './store-port.js';
@@ -106,6 +107,10 @@ const TARGETS: Record<string, string> = {
   pg_append_with_read_models: 'ratio >= 0.5 (read models in the append transaction)',
   pg_mcp_calls_per_s_nodes_1: '(the curve: MCP calls through colony serve nodes)',
   pg_mcp_calls_per_s_nodes_2_one_tenant: '(the curve: one tenant, its chain serializes)',
+  pg_mcp_calls_per_s_nodes_3_one_tenant: '(the curve: one tenant, its chain serializes)',
+  pg_mcp_calls_per_s_nodes_2_one_tenant_vs_1: '(the curve: what a second node of one tenant adds)',
+  pg_mcp_calls_per_s_nodes_3_one_tenant_vs_1: '(the curve: what a third node of one tenant adds)',
+  pg_lock_held_ms: 'ratio < 1',
   pg_mcp_calls_per_s_nodes_2_two_tenants: '(the curve: tenants commit in parallel)',
   pg_node_start_s_100k: '< 5 s (spawn → listening; the ratio is against serve on SQLite of the same log)',
   pg_node_start_s_1m: '< 5 s, ratio ~ pg_node_start_s_100k (nothing at start grows with the tenant)',
@@ -188,6 +193,10 @@ const BASELINES: Record<string, string> = {
   pg_append_with_read_models: 'the same appends with no read models',
   pg_mcp_calls_per_s_nodes_1: 'one colony serve on SQLite, same load (autocannon, send_message)',
   pg_mcp_calls_per_s_nodes_2_one_tenant: 'one colony serve on SQLite, same load (autocannon, send_message)',
+  pg_mcp_calls_per_s_nodes_3_one_tenant: 'one colony serve on SQLite, same load (autocannon, send_message)',
+  pg_mcp_calls_per_s_nodes_2_one_tenant_vs_1: 'one colony serve node of the tenant on PostgreSQL, same load',
+  pg_mcp_calls_per_s_nodes_3_one_tenant_vs_1: 'one colony serve node of the tenant on PostgreSQL, same load',
+  pg_lock_held_ms: 'the same writes taking the lock first (lock, decide, one-round-trip commit), same node, same run',
   pg_mcp_calls_per_s_nodes_2_two_tenants: 'one colony serve on SQLite, same load (autocannon, send_message)',
   pg_node_start_s_100k: 'colony serve on the SQLite data dir of the same log, its second start, same run',
   pg_node_start_s_1m: 'colony serve on the SQLite data dir of the same log, its second start, same run',
@@ -380,6 +389,8 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
         say('read models on PostgreSQL: rebuild against SQLite, appends with and without…');
         const size = options.quick ? { cards: 500, appends: 300 } : { cards: 3000, appends: 2000 };
         Object.assign(results, await benchPgReadModels(options.pgUrl, size, say));
+        say("how long a node holds its tenant's lock per write, one round trip against lock first…");
+        Object.assign(results, await benchPgLock(options.pgUrl, options.quick ? 100 : 300, say));
         say('MCP calls through colony serve nodes on PostgreSQL (autocannon) against one on SQLite…');
         const load = options.quick ? { seconds: 2, rounds: 1, warmup: 1 } : { seconds: 4, rounds: 3, warmup: 2 };
         Object.assign(results, await benchPgServe(options.pgUrl, dir, load, say));
