@@ -5,7 +5,8 @@ import type { Engine } from '../engine/engine.js';
 import { readHead } from '../engine/store.js';
 import { log } from '../log.js';
 import { latestCheckpoint } from './checkpoint.js';
-import type { SignReply, SignRequest } from './checkpoint-worker.js';
+import type { SignerData, SignReply, SignRequest } from './checkpoint-worker.js';
+import { keepPrepared } from './copy-checkpoint.js';
 import { currentSigner } from './keys.js';
 import { signCheckpoint } from './sign.js';
 
@@ -44,8 +45,7 @@ export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoChe
   };
   if (o.everyEvents === 0 && o.everyMinutes === 0) return { stop: async () => {}, due, look: async () => {} };
   currentSigner(engine, dataDir, 'serve'); // adopted here, on the main thread: the worker only signs
-  // A copy of a PostgreSQL tenant lives in this process's memory, out of a worker's reach: it signs here.
-  const signer = engine.replica ? new SignerHere(engine, dataDir) : new SignerThread(dataDir, o.durability ?? 'full');
+  const signer = signerFor(engine, dataDir, o.durability ?? 'full');
   let running: Promise<void> | null = null;
   const look = (): Promise<void> => {
     if (running || !engine.db.open) return running ?? Promise.resolve();
@@ -73,7 +73,18 @@ export function startAutoCheckpoints(engine: Engine, dataDir: string, o: AutoChe
   };
 }
 
-/** On the main thread (a copy of a PostgreSQL tenant), logged as the worker's replies are. */
+/**
+ * A node's copy of a PostgreSQL tenant is a file (engine/pg/copy-file.ts): a worker reads it and prepares
+ * the checkpoint, the node keeps it. A copy in memory (an engine opened on ':memory:') is out of a
+ * worker's reach: it signs here.
+ */
+function signerFor(engine: Engine, dataDir: string, durability: Durability): SignerHere | SignerThread {
+  if (!engine.replica) return new SignerThread({ file: databaseFile(dataDir), dataDir, durability, keep: true });
+  if (engine.db.memory) return new SignerHere(engine, dataDir);
+  return new SignerThread({ file: engine.db.name, dataDir, durability: 'normal', keep: false }, engine);
+}
+
+/** On the main thread (a copy of a PostgreSQL tenant in memory), logged as the worker's replies are. */
 class SignerHere {
   constructor(
     private readonly engine: Engine,
@@ -100,23 +111,39 @@ class SignerHere {
   }
 }
 
-/** The worker, started on first use and kept; its replies are logged. */
+/** What a signing came to: the checkpoint stored (null: nothing new), or why it failed. */
+type Outcome =
+  | { ok: true; stored: { n: number; treeSize: number; rootHash: string; keyId: string } | null }
+  | { ok: false; message: string };
+
+/**
+ * The worker, started on first use and kept; its replies are logged. On a node's copy of a PostgreSQL
+ * tenant (`copy`) the worker reads the copy's file and only prepares the checkpoint, which is kept here,
+ * in the store too (copy-checkpoint.ts).
+ */
 class SignerThread {
   private worker: Worker | null = null;
   private failing = false;
 
   constructor(
-    private readonly dataDir: string,
-    private readonly durability: Durability,
+    private readonly data: SignerData,
+    private readonly copy: Engine | null = null,
   ) {}
 
   sign(request: SignRequest): Promise<void> {
+    try {
+      // What other nodes committed and signed is in the copy's file before the worker reads it.
+      this.copy?.catchUp();
+    } catch (e) {
+      this.report({ ok: false, message: (e as Error).message });
+      return Promise.resolve();
+    }
     const worker = (this.worker ??= this.start());
     return new Promise((resolve) => {
       const done = (reply: SignReply) => {
         worker.off('message', done);
         worker.off('exit', gone);
-        this.report(reply);
+        this.report(this.outcome(reply));
         resolve();
       };
       const gone = () => done({ ok: false, message: 'the checkpoint worker stopped' });
@@ -126,17 +153,29 @@ class SignerThread {
     });
   }
 
-  private report(reply: SignReply): void {
-    if (reply.ok) {
-      if (!reply.reused)
+  private outcome(reply: SignReply): Outcome {
+    if (!reply.ok) return reply;
+    if (!('prepared' in reply)) return { ok: true, stored: reply.reused ? null : reply };
+    try {
+      const kept = reply.prepared && this.copy ? keepPrepared(this.copy, reply.prepared) : null;
+      return { ok: true, stored: kept && { n: kept.n, ...kept.checkpoint.body } };
+    } catch (e) {
+      return { ok: false, message: (e as Error).message };
+    }
+  }
+
+  private report(outcome: Outcome): void {
+    if (outcome.ok) {
+      const c = outcome.stored;
+      if (c)
         log.info(
-          { checkpoint: reply.n, treeSize: reply.treeSize, root: reply.rootHash, keyId: reply.keyId },
-          `signed checkpoint #${reply.n} at ${reply.treeSize} events`,
+          { checkpoint: c.n, treeSize: c.treeSize, root: c.rootHash, keyId: c.keyId },
+          `signed checkpoint #${c.n} at ${c.treeSize} events`,
         );
       this.failing = false;
       return;
     }
-    if (!this.failing) log.error({ reason: reply.message }, 'could not sign a checkpoint; retrying');
+    if (!this.failing) log.error({ reason: outcome.message }, 'could not sign a checkpoint; retrying');
     this.failing = true;
   }
 
@@ -148,9 +187,7 @@ class SignerThread {
 
   private start(): Worker {
     // Colony runs its TypeScript through tsx, which a worker thread does not inherit: the boot file registers it.
-    const worker = new Worker(new URL('./checkpoint-worker.boot.mjs', import.meta.url), {
-      workerData: { file: databaseFile(this.dataDir), dataDir: this.dataDir, durability: this.durability },
-    });
+    const worker = new Worker(new URL('./checkpoint-worker.boot.mjs', import.meta.url), { workerData: this.data });
     worker.unref();
     worker.on('error', (err) =>
       log.error({ err }, 'the checkpoint worker failed; a new one starts at the next checkpoint'),

@@ -2,7 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type Durability } from '../engine/db.js';
 import { currentSigningKeyId } from '../events/signing-keys.js';
 import { resolveSigningKey } from '../signing-key.js';
-import { signCheckpointOn } from './sign.js';
+import type { SignedCheckpoint } from './checkpoint.js';
+import { prepareCheckpointOn, signCheckpointOn } from './sign.js';
 
 /**
  * The thread `serve` signs its automatic checkpoints on (auto-checkpoint.ts): its own connection, so the
@@ -15,9 +16,22 @@ export interface SignRequest {
 }
 export type SignReply =
   | { ok: true; n: number; treeSize: number; rootHash: string; keyId: string; reused: boolean }
+  /** `keep: false`: the checkpoint signed but not stored (null: the latest already says it). */
+  | { ok: true; prepared: SignedCheckpoint | null }
   | { ok: false; message: string };
 
-const { file, dataDir, durability } = workerData as { file: string; dataDir: string; durability: Durability };
+export interface SignerData {
+  file: string;
+  dataDir: string;
+  durability: Durability;
+  /**
+   * False on a node's copy of a PostgreSQL tenant: a checkpoint stands there only once the store keeps it
+   * too, which the node does on its main thread (copy-checkpoint.ts); this thread does the O(streams) part.
+   */
+  keep: boolean;
+}
+
+const { file, dataDir, durability, keep } = workerData as SignerData;
 const db = openDatabase(file, { durability });
 
 parentPort!.on('message', ({ time }: SignRequest) => {
@@ -25,9 +39,13 @@ parentPort!.on('message', ({ time }: SignRequest) => {
   try {
     const current = currentSigningKeyId(db);
     if (current === null) throw new Error('the log has adopted no signing key yet');
-    const { checkpoint, reused } = signCheckpointOn(db, resolveSigningKey(dataDir, current), time, 'auto');
-    const b = checkpoint.checkpoint.body;
-    reply = { ok: true, n: checkpoint.n, treeSize: b.treeSize, rootHash: b.rootHash, keyId: b.keyId, reused };
+    const key = resolveSigningKey(dataDir, current);
+    if (!keep) reply = { ok: true, prepared: prepareCheckpointOn(db, key, time) };
+    else {
+      const { checkpoint, reused } = signCheckpointOn(db, key, time, 'auto');
+      const b = checkpoint.checkpoint.body;
+      reply = { ok: true, n: checkpoint.n, treeSize: b.treeSize, rootHash: b.rootHash, keyId: b.keyId, reused };
+    }
   } catch (e) {
     reply = { ok: false, message: (e as Error).message };
   }

@@ -40,7 +40,7 @@ export function readWithSoundTree<T>(db: Database, read: () => T, check: (value:
 }
 
 /** Null when `parts` extends the latest stored checkpoint (or there is none to extend); else what is wrong. */
-export function extendsLatest(db: Database, parts: CheckpointParts): string | null {
+export function extendsLatest(db: Database, parts: Pick<CheckpointParts, 'body' | 'tree'>): string | null {
   const latest = latestCheckpoint(db)?.checkpoint.body; // none signed since an accepted break counts as none
   if (!latest) return null;
   const now = parts.body;
@@ -102,6 +102,17 @@ export interface SignResult {
 
 /** The same on a bare connection with a key at hand (the checkpoint worker's: no engine, no projections). */
 export function signCheckpointOn(db: Database, key: SigningKey, time: string, reason: CheckpointReason): SignResult {
+  const signed = prepareCheckpointOn(db, key, time);
+  if (!signed) return { checkpoint: latestCheckpoint(db)!, reused: true };
+  return { checkpoint: storeCheckpoint(db, signed, reason), reused: false };
+}
+
+/**
+ * The checkpoint of the log as it is now, checked against the latest and signed, but not stored — null
+ * when the latest already says it. The checkpoint worker of a node's copy of a PostgreSQL tenant
+ * prepares it so; the node keeps it (copy-checkpoint.ts), in the store too.
+ */
+export function prepareCheckpointOn(db: Database, key: SigningKey, time: string): SignedCheckpoint | null {
   const latest = latestCheckpoint(db);
   const parts = readWithSoundTree(
     db,
@@ -112,6 +123,5 @@ export function signCheckpointOn(db: Database, key: SigningKey, time: string, re
     },
     (p) => (p ? extendsLatest(db, p) : null),
   );
-  if (!parts) return { checkpoint: latest!, reused: true };
-  return { checkpoint: storeCheckpoint(db, signBody(key, parts.body), reason), reused: false };
+  return parts ? signBody(key, parts.body) : null;
 }
