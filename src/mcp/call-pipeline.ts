@@ -71,9 +71,10 @@ export async function runCall(
     } else {
       // A handler's effects before its COMMIT are in the database (its audit row, the confirmation and the
       // breaker's watch are this pipeline's, outside it): on a PostgreSQL node it may run again if its batch
-      // lost a race to another node (engine/group-commit.ts).
+      // lost a race to another node (engine/group-commit.ts). On SQLite nothing races: it runs in callTool's batch.
       const handle = () => tool.handler(toolCtx, args);
-      value = await (tool.trust === 'read' ? handle() : ctx.app.engine.group.run(handle, { retry: true }));
+      const retryable = tool.trust !== 'read' && ctx.app.engine.replica !== null;
+      value = await (retryable ? ctx.app.engine.group.run(handle, { retry: true }) : handle());
     }
     const shaped = shapedErrorCode(value);
     return audit.finish(shaped ? 'error' : 'success', okResult(tool, value), shaped);
