@@ -1,8 +1,9 @@
-import { createOwner, registerAgent } from '../src/actions/principals.js';
+import { createOwner } from '../src/actions/principals.js';
 import { openApp, type App } from '../src/app.js';
 import type { PgPrimary } from '../src/engine/pg/primary.js';
 import { tempDir } from '../testkit/temp-dir.js';
 import { figure, type Figure } from './util.js';
+import { plainAgent } from '../testkit/agents.js';
 
 /**
  * How long a node holds its tenant's chain lock per write (engine/replica.ts), timed in the primary's worker:
@@ -48,22 +49,7 @@ export async function benchPgLock(
   }
 }
 
-const agent = (app: App, ownerId: number, name: string) =>
-  registerAgent(
-    app,
-    {
-      name,
-      ownerId,
-      model: 'm',
-      systemPrompt: 'Work.',
-      toolScope: ['claim_task'],
-      tier: 'supervised',
-      command: null,
-      parentId: null,
-      spawnDepth: 0,
-    },
-    { actor: 'user:owner' },
-  );
+const agent = (app: App, ownerId: number, name: string) => plainAgent(app, ownerId, name, { actor: 'user:owner' });
 
 async function dropSchemas(url: string, schema: string): Promise<void> {
   const { default: pg } = await import('pg');

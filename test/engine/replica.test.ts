@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createOwner, registerAgent } from '../../src/actions/principals.js';
+import { createOwner } from '../../src/actions/principals.js';
 import { openApp, productProjections, type App } from '../../src/app.js';
 import { ReplicaFollower } from '../../src/engine/pg/follower.js';
 import { PgEventStore } from '../../src/engine/pg/store.js';
@@ -11,6 +11,7 @@ import { getAgentByName } from '../../src/projections/principal-queries.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { pgRaw, pgScratch, pgSkip, type PgScratch } from '../helpers/pg.js';
 import { assertRebuildEqual } from '../helpers/read-models.js';
+import { plainAgent } from '../../testkit/agents.js';
 
 /**
  * A node's copy of a PostgreSQL tenant (engine/replica.ts): several copies — each a real App with its own
@@ -31,21 +32,7 @@ function copyOf(scratch: PgScratch): App {
 }
 
 const agent = (app: App, ownerId: number, name: string, commandId?: string) =>
-  registerAgent(
-    app,
-    {
-      name,
-      ownerId,
-      model: 'm',
-      systemPrompt: 'Work.',
-      toolScope: ['claim_task'],
-      tier: 'supervised',
-      command: null,
-      parentId: null,
-      spawnDepth: 0,
-    },
-    { ...OWNER, ...(commandId && { commandId }) },
-  );
+  plainAgent(app, ownerId, name, { ...OWNER, ...(commandId && { commandId }) });
 
 async function storeOf(scratch: PgScratch): Promise<PgEventStore> {
   const store = await PgEventStore.open(scratch.url, { projections: productProjections });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { createOwner, registerAgent } from '../../src/actions/principals.js';
+import { createOwner } from '../../src/actions/principals.js';
 import { openApp, type App } from '../../src/app.js';
 import { COPIES_DIR } from '../../src/engine/pg/copy-file.js';
 import { startAutoCheckpoints } from '../../src/evidence/auto-checkpoint.js';
@@ -11,6 +11,7 @@ import { currentSigner } from '../../src/evidence/keys.js';
 import { prepareCheckpointOn, signCheckpoint } from '../../src/evidence/sign.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { pgRaw, pgScratch, pgSkip, type PgScratch } from '../helpers/pg.js';
+import { plainAgent } from '../../testkit/agents.js';
 
 /**
  * Automatic checkpoints of a node's copy of a PostgreSQL tenant (a file, engine/pg/copy-file.ts): the
@@ -32,22 +33,7 @@ function node(s: PgScratch, keysFrom?: string): { app: App; dir: string } {
   return { app, dir: d.dir };
 }
 
-const agent = (app: App, ownerId: number, name: string) =>
-  registerAgent(
-    app,
-    {
-      name,
-      ownerId,
-      model: 'm',
-      systemPrompt: 'Work.',
-      toolScope: ['claim_task'],
-      tier: 'supervised',
-      command: null,
-      parentId: null,
-      spawnDepth: 0,
-    },
-    OWNER,
-  );
+const agent = (app: App, ownerId: number, name: string) => plainAgent(app, ownerId, name, OWNER);
 
 async function storeCheckpoints(s: PgScratch): Promise<Array<{ n: number; tree_size: number }>> {
   const raw = await pgRaw(s);

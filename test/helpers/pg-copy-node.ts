@@ -1,4 +1,4 @@
-import { registerAgent } from '../../src/actions/principals.js';
+import { plainAgent } from '../../testkit/agents.js';
 import { openApp } from '../../src/app.js';
 
 /**
@@ -11,22 +11,7 @@ import { openApp } from '../../src/app.js';
  */
 const [url, tenant, dataDir, node, ownerId] = process.argv.slice(2) as [string, string, string, string, string];
 const app = openApp({ dataDir, durability: 'normal', store: { url, tenant } });
-const agent = (name: string) =>
-  registerAgent(
-    app,
-    {
-      name,
-      ownerId: Number(ownerId),
-      model: 'm',
-      systemPrompt: 'Work.',
-      toolScope: ['claim_task'],
-      tier: 'supervised',
-      command: null,
-      parentId: null,
-      spawnDepth: 0,
-    },
-    { actor: 'user:owner' },
-  );
+const agent = (name: string) => plainAgent(app, Number(ownerId), name);
 for (let i = 0; ; i += 4) {
   const names = [0, 1, 2, 3].map((k) => `${node}-${i + k}`);
   await Promise.all(names.map((n) => app.engine.group.run(() => agent(n), { retry: true })));

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { createOwner, registerAgent } from '../../../src/actions/principals.js';
+import { createOwner } from '../../../src/actions/principals.js';
+import { plainAgent } from '../../../testkit/agents.js';
 import { openApp, productProjections, type App } from '../../../src/app.js';
 import { COPIES_DIR, copyName } from '../../../src/engine/pg/copy-file.js';
 import { openTenantCopy } from '../../../src/engine/pg/copy-open.js';
@@ -48,22 +49,7 @@ const open = (s: PgScratch, dir: string): App =>
   openApp({ dataDir: dir, durability: 'normal', store: { url: s.url, tenant: TENANT } });
 
 function agents(app: App, ownerId: number, names: string[]): void {
-  for (const name of names)
-    registerAgent(
-      app,
-      {
-        name,
-        ownerId,
-        model: 'm',
-        systemPrompt: 'Work.',
-        toolScope: ['claim_task'],
-        tier: 'supervised',
-        command: null,
-        parentId: null,
-        spawnDepth: 0,
-      },
-      OWNER,
-    );
+  for (const name of names) plainAgent(app, ownerId, name, OWNER);
 }
 
 async function storeHead(s: PgScratch) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createOwner, registerAgent } from '../../../src/actions/principals.js';
+import { createOwner } from '../../../src/actions/principals.js';
 import { openApp, productProjections, type App } from '../../../src/app.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import type { PgPrimary } from '../../../src/engine/pg/primary.js';
@@ -12,6 +12,7 @@ import { tempDir } from '../../../testkit/temp-dir.js';
 import { pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
 import { spawnScript } from '../../helpers/processes.js';
 import { assertRebuildEqual } from '../../helpers/read-models.js';
+import { plainAgent } from '../../../testkit/agents.js';
 
 /**
  * Copies of one tenant (each a real App with its own worker thread, as `colony serve` nodes are) whose
@@ -33,21 +34,7 @@ function copyOf(s: PgScratch): App {
 }
 
 const agent = (app: App, ownerId: number, name: string, commandId?: string) =>
-  registerAgent(
-    app,
-    {
-      name,
-      ownerId,
-      model: 'm',
-      systemPrompt: 'Work.',
-      toolScope: ['claim_task'],
-      tier: 'supervised',
-      command: null,
-      parentId: null,
-      spawnDepth: 0,
-    },
-    { ...OWNER, ...(commandId && { commandId }) },
-  );
+  plainAgent(app, ownerId, name, { ...OWNER, ...(commandId && { commandId }) });
 
 /** The store's chain verifies, both copies equal it row for row, its read models equal a rebuild. */
 async function assertOne(s: PgScratch, copies: App[]): Promise<void> {
