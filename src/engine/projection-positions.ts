@@ -24,6 +24,19 @@ export const EFFECTIVE_POSITION = `CASE WHEN instr(',' || l.followers || ',', ',
 export const POSITIONS_SQL = `SELECT p.name AS name, p.version AS version, ${EFFECTIVE_POSITION} AS position, p.stale AS stale
   FROM es_projections p JOIN es_projections l ON l.name = '${LOG_ROW}' WHERE p.name <> '${LOG_ROW}'`;
 
+/** Rows written before engine schema v5 have no followers: each row is exact (a read-only open of an older file). */
+const EXACT_ROWS_SQL = `SELECT name, version, position, stale FROM es_projections WHERE name <> '${LOG_ROW}'`;
+const hasFollowers = new WeakSet<Database>();
+
+/** The query for every projection's effective position on this database, whatever its schema version. */
+export function positionsSql(db: Database): string {
+  if (hasFollowers.has(db)) return POSITIONS_SQL;
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('es_projections') as string[];
+  if (!columns.includes('followers')) return EXACT_ROWS_SQL;
+  hasFollowers.add(db); // a column once added stays
+  return POSITIONS_SQL;
+}
+
 export class PositionWriter {
   /** This process's projections as the `$log` row lists them: sorted, comma-separated. */
   private readonly set: string;

@@ -4,7 +4,7 @@ import { applySteps, type OnRun } from './projection-sql.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from './event.js';
 import { readHead } from './store.js';
-import { POSITIONS_SQL, PositionWriter } from './projection-positions.js';
+import { PositionWriter, positionsSql } from './projection-positions.js';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from './projection.js';
 import { catchUpProjection, rebuildProjections, type RebuildOptions, type RebuildReport } from './rebuild.js';
 
@@ -78,7 +78,7 @@ export class ProjectionRegistry {
   }
 
   status(db: Database): ProjectionStatus[] {
-    const stored = prepared(db, POSITIONS_SQL).all() as {
+    const stored = prepared(db, positionsSql(db)).all() as {
       name: string;
       version: number;
       position: number;

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
-import { POSITIONS_SQL } from '../engine/projection-positions.js';
+import { positionsSql } from '../engine/projection-positions.js';
 import { hash } from 'node:crypto';
 import { nodeHash, rootOfLeaves, splitPoint, EMPTY_ROOT, type SubtreeHashes } from '../engine/merkle.js';
 
@@ -38,7 +38,7 @@ export function headLeaf(head: StreamHead): Buffer {
  * `fromLog`: an auditor's check, which trusts no read table) a scan of the log itself.
  */
 export function streamHeads(db: Database, size: number, options: { fromLog?: boolean } = {}): StreamHead[] {
-  const streams = prepared(db, `SELECT position, stale FROM (${POSITIONS_SQL}) WHERE name = 'streams'`).get() as
+  const streams = prepared(db, `SELECT position, stale FROM (${positionsSql(db)}) WHERE name = 'streams'`).get() as
     { position: number; stale: number } | undefined;
   if (!options.fromLog && streams && streams.stale === 0 && streams.position === size) {
     const rows = prepared(db, 'SELECT stream_id, version, last_hash FROM streams ORDER BY stream_id').raw().all() as [

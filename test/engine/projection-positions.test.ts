@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { POSITIONS_SQL } from '../../src/engine/projection-positions.js';
+import Database from 'better-sqlite3';
+import { POSITIONS_SQL, positionsSql } from '../../src/engine/projection-positions.js';
 import { openCard, runCard, testEngine, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 /**
  * A command moves the `$log` row alone while its process's projections are the row's followers
@@ -63,5 +66,28 @@ describe('projection positions', () => {
     );
     assert.notEqual(raw(engine).find((r) => r.name === '$log')!.followers, '');
     engine.close();
+  });
+
+  it('reads the rows as they are in a file older than the followers column (a read-only open)', () => {
+    const scratch = tempDir('colony-positions-');
+    const file = join(scratch.dir, 'colony.db');
+    const engine = testEngine({ file });
+    const card = openCard(engine, 'First');
+    runCard(engine, card, { type: 'CommentCard', text: 'note' });
+    const head = engine.head().position;
+    engine.db.exec('UPDATE es_projections SET position = (SELECT MAX(position) FROM es_events)');
+    engine.db.exec('ALTER TABLE es_projections DROP COLUMN followers');
+    engine.close();
+    const old = new Database(file, { readonly: true });
+    try {
+      const rows = old.prepare(positionsSql(old)).all() as { position: number }[];
+      assert.deepEqual(
+        rows.map((r) => r.position),
+        TEST_PROJECTIONS.map(() => head),
+      );
+    } finally {
+      old.close();
+      scratch.cleanup();
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { openDatabase, userVersion } from '../../src/engine/db.js';
 import { Engine } from '../../src/engine/engine.js';
 import { SHADOW_MARK } from '../../src/engine/projection.js';
-import { POSITIONS_SQL } from '../../src/engine/projection-positions.js';
+import { positionsSql } from '../../src/engine/projection-positions.js';
 import { dumpTables, PROJECTED_TABLES, TEST_PROJECTIONS } from '../helpers/engine.js';
 import { prng, seedFrom } from '../helpers/prng.js';
 import { spawnWriter, type Child } from '../helpers/processes.js';
@@ -169,7 +169,7 @@ function inspectRaw(file: string): { state: RawState; tables: Record<string, unk
     const names = JSON.stringify(TEST_PROJECTIONS.map((p) => p.name));
     const stored = db
       .prepare(
-        `SELECT name, version, position FROM (${POSITIONS_SQL}) WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name`,
+        `SELECT name, version, position FROM (${positionsSql(db)}) WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name`,
       )
       .all(names) as { name: string; version: number; position: number }[];
     if (stored.length === 0) {
