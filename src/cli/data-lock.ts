@@ -1,7 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
+import { tryFileLock } from '../engine/file-lock.js';
 
 /**
  * The lock of a data directory: whoever holds it runs the data dir's background jobs (the reactor that
@@ -22,8 +21,6 @@ const HOLDER_FILE = 'colony.lock.json';
 /** A `colony serve` that finds a `colony stdio` holding the lock asks it, through this file, to hand over. */
 const REQUEST_FILE = 'colony.lock.request';
 
-const require = createRequire(import.meta.url);
-
 export type Role = 'serve' | 'stdio';
 
 export interface Holder {
@@ -40,21 +37,10 @@ export interface DataLock {
   release(): void;
 }
 
-/** A strong reference to every held connection: a collected one would close, and its lock with it. */
-const held = new Set<BetterSqlite3.Database>();
-
 /** Takes the lock if no other process holds it (never waits): null when one does. */
 export function tryLock(dataDir: string, role: Role): DataLock | null {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(join(dataDir, LOCK_FILE), { timeout: 0 });
-  try {
-    db.exec('BEGIN EXCLUSIVE');
-  } catch (e) {
-    db.close();
-    if ((e as { code?: string }).code === 'SQLITE_BUSY') return null;
-    throw e;
-  }
-  held.add(db);
+  const lock = tryFileLock(join(dataDir, LOCK_FILE));
+  if (!lock) return null;
   const me: Holder = {
     pid: process.pid,
     role,
@@ -70,8 +56,7 @@ export function tryLock(dataDir: string, role: Role): DataLock | null {
       if (released) return;
       released = true;
       if (readHolder(dataDir)?.pid === process.pid) rmSync(join(dataDir, HOLDER_FILE), { force: true });
-      held.delete(db);
-      db.close();
+      lock.release();
     },
   };
 }

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
+import { tryFileLock } from '../file-lock.js';
 import { openDatabase, userVersion } from '../db.js';
 import type { Primary } from '../replica.js';
 import { engineMigrations } from '../schema.js';
@@ -29,10 +28,6 @@ import { pgTarget } from './connect.js';
 export const COPIES_DIR = 'copies';
 const MAX_SLOTS = 64;
 
-const require = createRequire(import.meta.url);
-/** A strong reference to every held lock: a collected connection would close, and its lock with it. */
-const held = new Set<BetterSqlite3.Database>();
-
 export interface CopySlot {
   /** The copy's database file. */
   file: string;
@@ -53,31 +48,10 @@ export function claimCopySlot(dataDir: string, url: string, tenant: string): Cop
   const name = copyName(url, tenant);
   for (let n = 1; n <= MAX_SLOTS; n++) {
     const base = join(dir, n === 1 ? name : `${name}.${n}`);
-    const lock = tryLock(`${base}.lock`);
-    if (lock)
-      return {
-        file: `${base}.db`,
-        release: () => {
-          held.delete(lock);
-          if (lock.open) lock.close(); // the transaction, and the lock, end with the connection
-        },
-      };
+    const lock = tryFileLock(`${base}.lock`);
+    if (lock) return { file: `${base}.db`, release: () => lock.release() };
   }
   throw new Error(`all ${MAX_SLOTS} copies of tenant ${tenant} in ${dir} are held by running processes`);
-}
-
-function tryLock(file: string): BetterSqlite3.Database | null {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(file, { timeout: 0 });
-  try {
-    db.exec('BEGIN EXCLUSIVE');
-  } catch (e) {
-    db.close();
-    if ((e as { code?: string }).code === 'SQLITE_BUSY') return null;
-    throw e;
-  }
-  held.add(db);
-  return db;
 }
 
 /**
