@@ -140,8 +140,12 @@ describe('done only with evidence in the console', () => {
     assert.ok(count >= 1, `the count: ${count}`);
     const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
     assert.ok(wide! <= inner!, `Needs you is ${wide} px wide on a ${inner} px screen`);
-    if (process.env.COLONY_SCREENSHOTS)
+    if (process.env.COLONY_SCREENSHOTS) {
       await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-verdict.png`, fullPage: true });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-verdict-dark.png`, fullPage: true });
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
     await item.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('status').getByText(`Task #${taskId} approved: done.`).waitFor();
     await item.waitFor({ state: 'detached' });
