@@ -4,6 +4,7 @@ import type { PgPrimary } from '../src/engine/pg/primary.js';
 import { tempDir } from '../testkit/temp-dir.js';
 import { figure, type Figure } from './util.js';
 import { plainAgent } from '../testkit/agents.js';
+import { dropStoreSchemas } from '../testkit/pg-schemas.js';
 
 /**
  * How long a node holds its tenant's chain lock per write (engine/replica.ts), timed in the primary's worker:
@@ -45,23 +46,8 @@ export async function benchPgLock(
   } finally {
     app.engine.close();
     dir.cleanup();
-    await dropSchemas(url, schema);
+    await dropStoreSchemas(url, schema);
   }
 }
 
 const agent = (app: App, ownerId: number, name: string) => plainAgent(app, ownerId, name, { actor: 'user:owner' });
-
-async function dropSchemas(url: string, schema: string): Promise<void> {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const like = await client.query<{ nspname: string }>(
-      `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $2`,
-      [schema, `${schema.slice(0, 40)}\\_rm\\_%`],
-    );
-    for (const { nspname } of like.rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-}

@@ -1,12 +1,12 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { startChild, type Child } from './child.js';
 import type { Load } from './mcp-ext-load.js';
 import { COLONY_BIN, initColony, legacyTarget, LOAD_CHILD, runLoad } from './mcp-ext.js';
 import { sendMessageTarget, type Checked } from './mcp-ext-write.js';
 import { figure, median, type Figure } from './util.js';
+import { dropStoreSchemas } from '../testkit/pg-schemas.js';
 
 /**
  * MCP calls/s across `colony serve` nodes on PostgreSQL, measured from outside by the same external load
@@ -107,20 +107,6 @@ export async function benchPgServe(
   } finally {
     for (const g of generators) g.kill();
     await Promise.all(children.map((c) => c.stop()));
-    await dropSchema(pgUrl, schema);
-  }
-}
-
-async function dropSchema(pgUrl: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    const like = await client.query<{ nspname: string }>(
-      `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $2`,
-      [schema, `${schema.slice(0, 40)}\\_rm\\_%`],
-    );
-    for (const { nspname } of like.rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
-  } finally {
-    await client.end();
+    await dropStoreSchemas(pgUrl, schema);
   }
 }

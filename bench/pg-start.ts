@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
 import { COLONY_BIN, initColony } from './mcp-ext.js';
 import { migrateTo, seedSqliteLog } from './pg-start-data.js';
 import { figure, median, type Figure } from './util.js';
+import { dropStoreSchemas } from '../testkit/pg-schemas.js';
 
 /**
  * How fast a `colony serve` node of a big PostgreSQL tenant starts, and what it holds in memory. Each size's
@@ -64,7 +64,7 @@ export async function benchPgStart(
     }
     return results;
   } finally {
-    await dropSchemas(pgUrl, schema);
+    await dropStoreSchemas(pgUrl, schema);
   }
 }
 
@@ -117,20 +117,5 @@ async function startOnce(data: string, url: string | null): Promise<Started> {
   } finally {
     proc.kill('SIGTERM');
     await exited;
-  }
-}
-
-async function dropSchemas(pgUrl: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    const read = await client.query<{ name: string }>(
-      `SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE $1`,
-      [`${schema}\\_rm\\_%`],
-    );
-    for (const name of [schema, ...read.rows.map((r) => r.name)])
-      await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
-  } finally {
-    await client.end();
   }
 }

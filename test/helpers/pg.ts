@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { LOG_START, type EventStore, type LogCursor, type TenantEvent } from '../../src/engine/store-port.js';
+import { dropStoreSchemas } from '../../testkit/pg-schemas.js';
 
 /**
  * PostgreSQL for tests. `COLONY_TEST_PG` names the server (`.ci/run` sets it and fails when the server
@@ -28,21 +29,7 @@ export function pgScratch(): PgScratch {
   return {
     url: url.href,
     schema,
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
-        // The store's schema and its tenants' read schemas (pg/projections.ts readSchema).
-        const read = await client.query<{ name: string }>(
-          `SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE $1`,
-          [`${schema}\\_rm\\_%`],
-        );
-        for (const name of [schema, ...read.rows.map((r) => r.name)])
-          await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
+    drop: () => dropStoreSchemas(PG_URL, schema),
   };
 }
 
