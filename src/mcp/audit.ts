@@ -4,6 +4,10 @@ import { canonicalize } from '../canonical.js';
 import type { Database } from 'better-sqlite3';
 import { migrate, openDatabase, prepared } from '../engine/db.js';
 import { log } from '../log.js';
+import { AuditJournal, JOURNAL_DIR } from './audit-journal.js';
+import { INSERT, migrations, selectRows, type AuditEntry, type AuditFilter, type AuditRow } from './audit-schema.js';
+
+export type { AuditEntry, AuditFilter, AuditRow, Outcome } from './audit-schema.js';
 import { type Caller } from '../events/principals.js';
 
 /**
@@ -12,34 +16,17 @@ import { type Caller } from '../events/principals.js';
  * secrets). The table is append-only by trigger. It runs at durability NORMAL: a process crash loses
  * nothing, a power cut may lose the last rows — the price of not adding an fsync to every read call.
  * `record` queues a row; the queue is written at the end of the event loop's turn (setImmediate, the same
- * moment group commit commits), every row queued by then in one transaction, so calls that arrive
- * together share one WAL commit. A call is answered only after its row was written (`written()`, awaited
- * by callTool): no answered call lacks its row, whatever kills the process after. Readers in this process
- * (`query`, `count`) and `close` write the queue first, and so does the process's exit.
+ * moment group commit commits), every row queued by then with one write() to this process's audit
+ * journal (audit-journal.ts), which moves them into audit.db a moment later, many turns in one transaction.
+ * A call is answered only after its row was written (`written()`, awaited by callTool): no answered call
+ * lacks its row, whatever kills the process after — the next process to open the trail moves what a dead
+ * one left. Readers (`query`, `count`, in any process) and `close` write the queue and move every journal
+ * first, so they see every row written so far; the process's exit writes the queue.
  * It has no secondary index: every call writes a row and few people read them, so filters scan.
  * `principal` is the name (`agent:worker`), which another tenant may reuse; `principalId` (`agent:7`,
  * `user:1` — ids are unique per kind, not across kinds) and `tenantId` (the owning user) say who it was.
  * Rows written before they existed (schema version 1) have them NULL.
  */
-export type Outcome = 'success' | 'error' | 'blocked' | 'pending_confirmation';
-
-export interface AuditEntry {
-  at: string;
-  principal: string;
-  principalId: string | null;
-  tenantId: number | null;
-  tool: string;
-  argsDigest: string;
-  outcome: Outcome;
-  errorCode: string | null;
-  durationMs: number;
-  commandId: string | null;
-}
-
-export interface AuditRow extends AuditEntry {
-  id: number;
-}
-
 /** Who a caller is, by id and tenant, never by name: the key sessions are bound to and audit rows carry. */
 export interface PrincipalRef {
   principalId: string;
@@ -73,50 +60,15 @@ export const argsDigest = (args: unknown): string => {
   }
 };
 
-const migrations = [
-  {
-    version: 1,
-    up(db: Database) {
-      db.exec(`
-        CREATE TABLE audit_log (
-          id INTEGER PRIMARY KEY, at TEXT NOT NULL, principal TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT NOT NULL,
-          outcome TEXT NOT NULL CHECK (outcome IN ('success', 'error', 'blocked', 'pending_confirmation')),
-          error_code TEXT, duration_ms REAL NOT NULL, command_id TEXT);
-        CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-        CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;`);
-    },
-  },
-  {
-    // Names are not identities (two tenants may each have an agent `worker`). Existing rows keep NULL:
-    // the trail is append-only, and guessing an id from a name after the fact could name the wrong one.
-    version: 2,
-    up(db: Database) {
-      db.exec(
-        'ALTER TABLE audit_log ADD COLUMN principal_id TEXT; ALTER TABLE audit_log ADD COLUMN tenant_id INTEGER;',
-      );
-    },
-  },
-];
-
-export interface AuditFilter {
-  tool?: string;
-  principal?: string;
-  /** `agent:7` or `user:1`. */
-  principalId?: string;
-  tenantId?: number;
-  outcome?: Outcome;
-  /** Rows with an id greater than this. */
-  after?: number;
-  limit?: number;
+export interface AuditOpenOptions {
+  /** A journal segment fully moved and this large is replaced by a new one (default 8 MiB). */
+  rotateBytes?: number;
 }
-
-const COLUMNS = `id, at, principal, principal_id AS principalId, tenant_id AS tenantId, tool, args_digest AS argsDigest, outcome, error_code AS errorCode, duration_ms AS durationMs, command_id AS commandId`;
-
-const INSERT = `INSERT INTO audit_log (at, principal, principal_id, tenant_id, tool, args_digest, outcome, error_code, duration_ms, command_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Rows queued at most: a burst this large is written at once rather than held. */
 const MAX_QUEUED = 512;
+/** How long journaled rows wait before this process moves them into audit.db (readers move them at once). */
+const MOVE_AFTER_MS = 250;
 
 /** Trails with queued rows, written when the process exits (one listener for all of them). */
 const unwritten = new Set<AuditLog>();
@@ -136,19 +88,35 @@ export class AuditLog {
   /** The write the queued rows wait for, once one is scheduled. */
   private pending: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
   private readonly writeAll: (rows: readonly unknown[][]) => void;
+  /** Null for an in-memory trail, whose rows go straight into the database. */
+  private readonly journal: AuditJournal | null;
+  private moveTimer: NodeJS.Timeout | null = null;
 
-  private constructor(readonly db: Database) {
+  private constructor(
+    readonly db: Database,
+    dataDir: string | null,
+    options: AuditOpenOptions,
+  ) {
+    const insert = (r: unknown[]) => prepared(db, INSERT).run(r);
     this.writeAll = db.transaction((rows: readonly unknown[][]) => {
-      const insert = prepared(db, INSERT);
-      for (const r of rows) insert.run(r);
+      for (const r of rows) insert(r);
     });
+    this.journal =
+      dataDir === null ? null : new AuditJournal(db, join(dataDir, JOURNAL_DIR), insert, options.rotateBytes);
   }
 
-  /** `dataDir` null opens an in-memory trail (tests). */
-  static open(dataDir: string | null): AuditLog {
+  /** `dataDir` null opens an in-memory trail (tests). Rows a dead process left in its journal are moved. */
+  static open(dataDir: string | null, options: AuditOpenOptions = {}): AuditLog {
     const db = openDatabase(dataDir === null ? ':memory:' : join(dataDir, 'audit.db'), { durability: 'normal' });
-    migrate(db, migrations);
-    return new AuditLog(db);
+    try {
+      migrate(db, migrations);
+      const trail = new AuditLog(db, dataDir, options);
+      trail.journal?.ingest();
+      return trail;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
 
   /** Queues the call's row; it is written at the end of this turn of the event loop (see above), or by `flush`. */
@@ -201,7 +169,10 @@ export class AuditLog {
     try {
       if (rows.length > 0) {
         if (!this.db.open) throw new Error('the audit trail is closed');
-        this.writeAll(rows);
+        if (this.journal) {
+          this.journal.append(rows);
+          this.moveSoon();
+        } else this.writeAll(rows);
       }
       pending?.resolve();
     } catch (err) {
@@ -213,39 +184,46 @@ export class AuditLog {
     }
   }
 
+  /** Journaled rows reach audit.db within MOVE_AFTER_MS; a failed move is retried, the rows stay journaled. */
+  private moveSoon(): void {
+    if (this.moveTimer) return;
+    this.moveTimer = setTimeout(() => {
+      this.moveTimer = null;
+      try {
+        if (this.db.open) this.journal?.ingest();
+      } catch (err) {
+        log.warn({ err }, 'audit journal not moved into audit.db yet; retrying');
+        this.moveSoon();
+      }
+    }, MOVE_AFTER_MS).unref();
+  }
+
+  /** Writes this process's queue and moves every journal, so a read sees every row written so far. */
+  private catchUp(): void {
+    this.flush();
+    this.journal?.ingest();
+  }
+
   /** Matching rows in id order; with no `after`, the last `limit` of them. */
   query(filter: AuditFilter = {}): AuditRow[] {
-    this.flush();
-    const where = ['id > ?'];
-    const args: unknown[] = [filter.after ?? 0];
-    const match = (column: string, value: unknown) => {
-      where.push(`${column} = ?`);
-      args.push(value);
-    };
-    if (filter.tool) match('tool', filter.tool);
-    if (filter.principal) match('principal', filter.principal);
-    if (filter.principalId) match('principal_id', filter.principalId);
-    if (filter.tenantId !== undefined) match('tenant_id', filter.tenantId);
-    if (filter.outcome) match('outcome', filter.outcome);
-    const limit = filter.limit ?? -1;
-    if (filter.after === undefined && limit > 0) {
-      const rows = this.db
-        .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`)
-        .all(...args, limit) as AuditRow[];
-      return rows.reverse();
-    }
-    return this.db
-      .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`)
-      .all(...args, limit) as AuditRow[];
+    this.catchUp();
+    return selectRows(this.db, filter);
   }
 
   count(): number {
-    this.flush();
+    this.catchUp();
     return (prepared(this.db, 'SELECT COUNT(*) AS n FROM audit_log').get() as { n: number }).n;
   }
 
   close(): void {
     this.flush();
+    if (this.moveTimer) clearTimeout(this.moveTimer);
+    this.moveTimer = null;
+    try {
+      if (this.db.open) this.journal?.close();
+    } catch (err) {
+      log.warn({ err }, 'audit journal not moved at close; the next process to open the trail moves it');
+    }
     if (this.db.open) this.db.close();
   }
 }

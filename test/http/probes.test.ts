@@ -7,6 +7,7 @@ import { probeEnvelope } from '../../src/commands/probes.js';
 import { getChannel, getMessage } from '../../src/projections/channel-queries.js';
 import { getUserByName } from '../../src/projections/principal-queries.js';
 import { tokenHash } from '../../src/tokens.js';
+import { auditJournal } from '../helpers/audit-journal.js';
 import { callTool, textOf } from '../helpers/mcp.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 
@@ -126,7 +127,7 @@ describe('POST /probes/<token>', () => {
 
   it('never stores a token in plaintext: only its sha256 and its sealed form', async () => {
     await createProbe('Unfired, still in the table.');
-    const files = ['colony.db', 'colony.db-wal', 'audit.db', 'audit.db-wal']
+    const files = ['colony.db', 'colony.db-wal', 'audit.db', 'audit.db-wal', ...auditJournal(f.app.dataDir)]
       .map((n) => join(f.app.dataDir, n))
       .filter((p) => existsSync(p));
     const bytes = Buffer.concat(files.map((p) => readFileSync(p)));

@@ -52,6 +52,7 @@ function escapes(f: RuntimeFixture): string {
     attempt('database', `cat '${data}/colony.db'`),
     attempt('wal', `cat '${data}/colony.db-wal'`),
     attempt('audit', `cat '${data}/audit.db'`),
+    attempt('audit journal', `ls '${data}/audit-journal'`),
     attempt('other agent', `cat '${data}/workspace/agents/victim/private.txt'`),
     attempt('owner home', `cat '${OWNER_FILE}'`),
     // Writes are judged on the host afterwards: inside, a path under the data dir may be the sandbox's own private tmpfs.
@@ -74,11 +75,12 @@ describe('agents run confined', () => {
     writeFileSync(join(f.app.dataDir, 'workspace', 'agents', 'victim', 'private.txt'), 'victim secret');
     writeFileSync(OWNER_FILE, 'owner secret');
     t.after(() => rmSync(OWNER_FILE, { force: true }));
+    assert.ok(existsSync(join(f.app.dataDir, 'audit-journal')), 'the journal dir exists on the host');
     const run = await runOf(f, 'intruder', `cat >/dev/null; ${escapes(f)}`);
     assert.equal(run.status, 'succeeded', run.outputTail ?? '');
     const lines = (run.outputTail ?? '').trim().split('\n');
     assert.equal(lines.filter((l) => l.endsWith('LEAKED')).length, 0, lines.join('\n'));
-    assert.equal(lines.filter((l) => l.endsWith('DENIED')).length, 10, lines.join('\n'));
+    assert.equal(lines.filter((l) => l.endsWith('DENIED')).length, 11, lines.join('\n'));
     assert.ok(lines.includes('own workspace: WRITTEN'));
     assert.equal(readFileSync(join(f.app.dataDir, 'workspace', 'agents', 'intruder', 'own.txt'), 'utf8'), 'mine\n');
     for (const planted of [

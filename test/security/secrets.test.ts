@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { setSecret } from '../../src/actions/secrets.js';
 import { CommandVerifier } from '../../src/runtime/verifier.js';
 import { COLONY_BIN } from '../helpers/cli.js';
+import { auditJournal } from '../helpers/audit-journal.js';
 import { callTool, mcpFixture, textOf } from '../helpers/mcp.js';
 
 /**
@@ -113,7 +114,7 @@ describe('no secret value is ever stored or shown', () => {
     cli(['secrets', 'list', '--all', '--json']);
     cli(['events', 'tail', '-n', '1000', '--json']);
 
-    const files = ['colony.db', 'colony.db-wal', 'audit.db', 'audit.db-wal']
+    const files = ['colony.db', 'colony.db-wal', 'audit.db', 'audit.db-wal', ...auditJournal(f.dataDir)]
       .map((n) => join(f.dataDir, n))
       .filter((p) => existsSync(p));
     assert.ok(
