@@ -10,7 +10,7 @@ import {
 import type { App } from '../app.js';
 import { GroupCommit } from '../engine/group-commit.js';
 import type { StoredEvent } from '../engine/event.js';
-import { readAll } from '../engine/store.js';
+import { LogFollower } from './log-follower.js';
 import { log } from '../log.js';
 import { getRun, queuedRunsOf, runsInStatus, type RunRow } from '../projections/run-queries.js';
 import { agentsWithQueuedRuns } from '../projections/sweep-queries.js';
@@ -44,7 +44,7 @@ export interface RunStarter {
 }
 
 export class Reactor implements RunStarter {
-  private cursor = 0;
+  private follower!: LogFollower;
   private readonly running: RunProcesses;
   private readonly waiters = new RunWaiters();
   private subscription: Subscription | null = null;
@@ -63,11 +63,14 @@ export class Reactor implements RunStarter {
 
   start(): this {
     const db = this.app.engine.db;
-    this.cursor = this.app.engine.head().position;
+    this.follower = new LogFollower(this.app.engine);
     for (const run of runsInStatus(db, 'running')) {
       failRun(this.app, run.runId, 'Colony stopped while this run was in progress; its process is gone');
     }
-    this.subscription = this.app.engine.bus.events$.subscribe(() => this.scheduleDrain());
+    this.subscription = this.app.engine.bus.events$.subscribe((e) => {
+      this.follower.publish(e);
+      this.scheduleDrain();
+    });
     this.poller = setInterval(() => this.tick(), this.options.pollMs ?? 250);
     this.poller.unref();
     this.sweep();
@@ -107,7 +110,7 @@ export class Reactor implements RunStarter {
       const startable = agentsWithQueuedRuns(db).some((id) =>
         queuedRunsOf(db, id).some((r) => !r.notBefore || Date.parse(r.notBefore) <= this.app.engine.clock().getTime()),
       );
-      if (this.running.size === 0 && !startable && this.cursor === this.app.engine.head().position) return;
+      if (this.running.size === 0 && !startable && this.follower.caughtUp) return;
       await new Promise((r) => setTimeout(r, pollMs));
     }
   }
@@ -136,14 +139,7 @@ export class Reactor implements RunStarter {
     if (this.stopped || !this.app.engine.db.open) return;
     // Reacts only to committed events: a batch still open is committed first (it is complete by now).
     this.app.engine.settle();
-    for (;;) {
-      const page = readAll(this.app.engine.db, { after: this.cursor, limit: 500 });
-      for (const event of page) {
-        this.cursor = event.position;
-        safely(() => this.react(event));
-      }
-      if (page.length < 500) return;
-    }
+    this.follower.follow((event) => safely(() => this.react(event)));
   }
 
   private react(e: StoredEvent): void {
