@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { filter, firstValueFrom } from 'rxjs';
+import { configureBreakers } from '../src/actions/breakers.js';
 import { configureRuntime, configureSandbox } from '../src/actions/runs/agent-controls.js';
 import { createOwner, registerAgent } from '../src/actions/principals.js';
 import { openApp } from '../src/app.js';
@@ -65,6 +66,9 @@ export async function benchRunOverhead(
   configureRuntime(app, owner.userId, boxed.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', {
     actor: 'system',
   });
+  // Runs of `true` make no progress by design: the no-progress breaker would pause both agents after five.
+  for (const a of [agent, boxed])
+    configureBreakers(app, owner.userId, a.agentId, { maxRunsWithoutProgress: 0 }, { actor: 'system' });
   const canBox = hostSupport().ok;
   // No agent here calls back, so the MCP URL is never dialled (the sandbox's readiness probe reaches its socket only).
   const runtime = startRuntime(app, { mcpUrl: 'http://127.0.0.1:9/mcp', pollMs: 1000, sandbox: 'on' });
@@ -72,7 +76,8 @@ export async function benchRunOverhead(
   try {
     const oneRun = async (agentId = agent.agentId) => {
       const t0 = performance.now();
-      const { run } = reactor.wake({ agentId, source: 'manual', by: 'bench' });
+      const { kind, run } = reactor.wake({ agentId, source: 'manual', by: 'bench' });
+      if (kind === 'refused') throw new Error(`run ${run.runId} refused: ${run.reason ?? ''}`);
       const end = await firstValueFrom(
         app.engine.bus.events$.pipe(
           filter(
