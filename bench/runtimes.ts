@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { filter, firstValueFrom } from 'rxjs';
+import { configureBreakers } from '../src/actions/breakers.js';
 import { configureRuntime, configureSandbox } from '../src/actions/runs/agent-controls.js';
 import { createOwner, registerAgent } from '../src/actions/principals.js';
 import { setSecret } from '../src/actions/secrets.js';
@@ -173,13 +174,16 @@ function makeAgent(
   configureRuntime(app, ownerId, made.agentId, { cooldownSec: 0, dailyRunBudget: 1_000_000 }, 'bench', by);
   // The scripted endpoint is on this host's loopback.
   configureSandbox(app, ownerId, made.agentId, { network: 'host' }, 'bench', by);
+  // A run that only calls whoami makes no progress by design: the no-progress breaker would pause it after five.
+  configureBreakers(app, ownerId, made.agentId, { maxRunsWithoutProgress: 0 }, by);
   return made.agentId;
 }
 
 /** One manual run, from the wake to its end (ms); a failed run fails the bench with its reason. */
 async function oneRun(app: App, reactor: Reactor, agentId: number): Promise<number> {
   const t0 = performance.now();
-  const { run } = reactor.wake({ agentId, source: 'manual', by: 'bench' });
+  const { kind, run } = reactor.wake({ agentId, source: 'manual', by: 'bench' });
+  if (kind === 'refused') throw new Error(`run ${run.runId} refused: ${run.reason ?? ''}`);
   const end = await firstValueFrom(
     app.engine.bus.events$.pipe(
       filter(
