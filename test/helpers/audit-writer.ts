@@ -1,4 +1,5 @@
 import { AuditLog } from '../../src/mcp/audit.js';
+import { auditEntry } from './audit-journal.js';
 
 /**
  * A child process for test/mcp/audit-journal.test.ts: opens the audit trail of `<dir>` and records
@@ -12,18 +13,7 @@ const count = Number(countArg);
 const trail = AuditLog.open(dir!);
 const say = (line: string) => process.stdout.write(`${line}\n`); // synchronous on pipes (Linux)
 for (let seq = 1; count === 0 || seq <= count; seq++) {
-  trail.record({
-    at: new Date().toISOString(),
-    principal: `agent:${name}`,
-    principalId: 'agent:1',
-    tenantId: 1,
-    tool: 'whoami',
-    argsDigest: 'd',
-    outcome: 'success',
-    errorCode: null,
-    durationMs: 0.1,
-    commandId: `${name}-${seq}`,
-  });
+  trail.record(auditEntry(`${name}-${seq}`, `agent:${name}`));
   await trail.written();
   say(`acked ${seq}`);
 }

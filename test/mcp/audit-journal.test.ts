@@ -3,9 +3,10 @@ import { appendFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { AuditLog, type AuditEntry } from '../../src/mcp/audit.js';
+import { AuditLog } from '../../src/mcp/audit.js';
 import { JOURNAL_DIR } from '../../src/mcp/audit-journal.js';
 import { tempDir } from '../../testkit/temp-dir.js';
+import { auditEntry } from '../helpers/audit-journal.js';
 import { spawnScript, type Child } from '../helpers/processes.js';
 
 /**
@@ -19,19 +20,6 @@ const writer = (dir: string, name: string, count: number, close = 'close'): Chil
 const lastAck = (c: Child): number =>
   Math.max(0, ...c.lines.filter((l) => l.startsWith('acked ')).map((l) => Number(l.slice(6))));
 const journalFiles = (dir: string): string[] => readdirSync(join(dir, JOURNAL_DIR));
-const entry = (commandId: string): AuditEntry => ({
-  at: '2026-01-01T00:00:00.000Z',
-  principal: 'agent:me',
-  principalId: 'agent:1',
-  tenantId: 1,
-  tool: 'whoami',
-  argsDigest: 'd',
-  outcome: 'success',
-  errorCode: null,
-  durationMs: 1,
-  commandId,
-});
-
 async function untilAcked(c: Child, n: number): Promise<void> {
   while (lastAck(c) < n) {
     if (c.proc.exitCode !== null) throw new Error(`writer ended early: ${c.stderr()}`);
@@ -124,7 +112,7 @@ describe('the audit journal', () => {
     const trail = AuditLog.open(scratch.dir, { rotateBytes: 500 });
     const segments = new Set<string>();
     for (let i = 0; i < 60; i++) {
-      trail.record(entry(`r-${i}`));
+      trail.record(auditEntry(`r-${i}`));
       await trail.written();
       for (const f of journalFiles(scratch.dir)) if (f.endsWith('.jsonl')) segments.add(f);
       if (i % 10 === 9) trail.count(); // a read moves the journal, and a moved segment past 500 bytes (~6 rows) rotates
