@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { prepared } from '../engine/db.js';
 import { tryFileLock, type FileLock } from '../engine/file-lock.js';
 import { log } from '../log.js';
+import {
+  FLAGS_APPEND,
+  readCompleteLines,
+  removeSegmentFiles,
+  SEGMENT_NAME,
+  sweepOrphans,
+} from './audit-journal-files.js';
 
 /**
  * Where a process's audit rows are written before they reach `audit.db`: an append-only file of its own,
@@ -20,12 +27,8 @@ import { log } from '../log.js';
  * `<name>.lock`; a segment whose lock is free belongs to a dead process: whoever finds it moves what is
  * left and deletes it (a trailing partial line, from a write cut short by a full disk, is dropped).
  */
-const FLAGS_APPEND =
-  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** A segment fully moved and at least this large is closed, deleted and replaced by a new one. */
 const ROTATE_BYTES = 8 << 20;
-/** A backlog is read in chunks of this size, so a dead process's large journal is not held in memory whole. */
-const CHUNK = 4 << 20;
 const OUTCOMES = new Set(['success', 'error', 'blocked', 'pending_confirmation']);
 
 export const JOURNAL_DIR = 'audit-journal';
@@ -46,10 +49,27 @@ interface Segment {
   broken: boolean;
 }
 
+interface MoveHow {
+  /** This process's segments are retired too (its trail is closing). */
+  closing: boolean;
+  /** Files of segments no row names are removed first (on open). */
+  sweep: boolean;
+}
+
 interface Retired {
   name: string;
   fd: number | null;
   lock: FileLock;
+}
+
+/** Lets a segment go as it is, its rows unmoved: the next mover finds its lock free and moves them. */
+function releaseSegment(seg: Segment): void {
+  try {
+    closeSync(seg.fd);
+  } catch {
+    // already closed or failing: the lock is what tells the next mover
+  }
+  seg.lock.release();
 }
 
 export class AuditJournal {
@@ -57,7 +77,7 @@ export class AuditJournal {
   private current: Segment | null = null;
   /** This process's segments not yet retired: the current one and any broken one. */
   private readonly mine = new Map<string, Segment>();
-  private readonly moveAll: (closing: boolean, locks: FileLock[]) => Retired[];
+  private readonly moveAll: (how: MoveHow, locks: FileLock[]) => Retired[];
 
   constructor(
     private readonly db: Database,
@@ -66,8 +86,8 @@ export class AuditJournal {
     private readonly rotateBytes = ROTATE_BYTES,
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const txn = db.transaction((closing: boolean, locks: FileLock[]) => this.moveSegments(closing, locks));
-    this.moveAll = (closing, locks) => txn.immediate(closing, locks);
+    const txn = db.transaction((how: MoveHow, locks: FileLock[]) => this.moveSegments(how, locks));
+    this.moveAll = (how, locks) => txn.immediate(how, locks);
   }
 
   /** Appends rows (one line each) with one write(); throws if they could not all be written. */
@@ -87,19 +107,34 @@ export class AuditJournal {
 
   /** Moves every segment's complete lines into audit_log; retires dead, broken or large fully moved ones. */
   ingest(): void {
-    this.move(false);
+    this.move({ closing: false, sweep: false });
   }
 
-  /** Moves and deletes this process's segments too: a clean close leaves no journal behind. */
+  /** On open: moves what dead processes left and removes the files of segments no row names any more. */
+  recover(): void {
+    this.move({ closing: false, sweep: true });
+  }
+
+  /**
+   * Moves and deletes this process's segments too: a clean close leaves no journal behind. If the move
+   * fails, the segments are let go as they are (descriptors closed, locks released): the next process
+   * to move the journal finds them dead and moves them.
+   */
   close(): void {
-    this.move(true);
+    try {
+      this.move({ closing: true, sweep: false });
+    } finally {
+      for (const seg of this.mine.values()) releaseSegment(seg);
+      this.mine.clear();
+      this.current = null;
+    }
   }
 
-  private move(closing: boolean): void {
+  private move(how: MoveHow): void {
     const deadLocks: FileLock[] = [];
     let retired: Retired[];
     try {
-      retired = this.moveAll(closing, deadLocks);
+      retired = this.moveAll(how, deadLocks);
     } catch (err) {
       for (const l of deadLocks) l.release(); // rolled back: those segments stay, for the next move
       throw err;
@@ -108,13 +143,14 @@ export class AuditJournal {
     for (const r of retired) {
       this.mine.delete(r.name);
       if (this.current?.name === r.name) this.current = null;
-      this.removeFiles(r);
     }
+    for (const r of retired) removeSegmentFiles(this.dir, r.name, r.fd, r.lock);
   }
 
   private openSegment(): Segment {
     const name = `${process.pid}-${randomBytes(6).toString('hex')}`;
-    const lock = tryFileLock(join(this.dir, `${name}.lock`));
+    const lockFile = join(this.dir, `${name}.lock`);
+    const lock = tryFileLock(lockFile);
     if (!lock) throw new Error(`audit journal segment ${name} is locked by another process`);
     try {
       prepared(this.db, 'INSERT INTO audit_journal (segment, ingested) VALUES (?, 0)').run(name);
@@ -123,24 +159,30 @@ export class AuditJournal {
       this.mine.set(name, seg);
       return seg;
     } catch (err) {
+      // A registered segment without its file is dead to the next mover, which deletes its row.
+      unlinkSync(lockFile);
       lock.release();
       throw err;
     }
   }
 
   /** Inside the immediate transaction: nothing registers, moves or deletes a segment meanwhile. */
-  private moveSegments(closing: boolean, deadLocks: FileLock[]): Retired[] {
+  private moveSegments({ closing, sweep }: MoveHow, deadLocks: FileLock[]): Retired[] {
     const rows = prepared(this.db, 'SELECT segment, ingested FROM audit_journal').all() as {
       segment: string;
       ingested: number;
     }[];
+    if (sweep) sweepOrphans(this.dir, new Set(rows.map((r) => r.segment)));
     const retired: Retired[] = [];
     for (const { segment, ingested } of rows) {
+      if (!SEGMENT_NAME.test(segment)) continue; // not a name this code wrote: never made into a path
       const mine = this.mine.get(segment) ?? null;
       // Another process's segment: its lock is free only if that process is gone.
       const deadLock = mine ? null : tryFileLock(join(this.dir, `${segment}.lock`));
       if (deadLock) deadLocks.push(deadLock);
-      const moved = this.moveLines(segment, ingested);
+      const moved = readCompleteLines(this.dir, segment, ingested, (line) => this.insertLine(segment, line));
+      if (moved !== ingested)
+        prepared(this.db, 'UPDATE audit_journal SET ingested = ? WHERE segment = ?').run(moved, segment);
       const done =
         mine !== null && (closing || mine.broken || (moved === mine.written && mine.written >= this.rotateBytes));
       if (deadLock === null && !done) continue;
@@ -148,33 +190,6 @@ export class AuditJournal {
       retired.push({ name: segment, fd: mine?.fd ?? null, lock: mine?.lock ?? deadLock! });
     }
     return retired;
-  }
-
-  /** Inserts the complete lines past `from` and records the new offset; returns it. */
-  private moveLines(segment: string, from: number): number {
-    let fd: number;
-    try {
-      fd = openSync(join(this.dir, `${segment}.jsonl`), constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return from; // registered, not yet created
-      throw e;
-    }
-    let at = from;
-    try {
-      const size = fstatSync(fd).size;
-      while (at < size) {
-        const buf = Buffer.allocUnsafe(Math.min(CHUNK, size - at));
-        const n = readSync(fd, buf, 0, buf.length, at);
-        const end = buf.subarray(0, n).lastIndexOf(10);
-        if (end < 0) break; // a partial last line (or one longer than a chunk, which rows never are)
-        for (const line of buf.subarray(0, end).toString('utf8').split('\n')) this.insertLine(segment, line);
-        at += end + 1;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    if (at !== from) prepared(this.db, 'UPDATE audit_journal SET ingested = ? WHERE segment = ?').run(at, segment);
-    return at;
   }
 
   private insertLine(segment: string, line: string): void {
@@ -188,20 +203,11 @@ export class AuditJournal {
       log.error({ segment, line: line.slice(0, 200) }, 'audit journal line is not a row; skipped');
       return;
     }
-    this.insert(row);
-  }
-
-  /** After the commit that deleted the segment's row: its files, then its lock. */
-  private removeFiles({ name, fd, lock }: Retired): void {
-    if (fd !== null) closeSync(fd);
-    for (const f of [`${name}.jsonl`, `${name}.lock`]) {
-      try {
-        unlinkSync(join(this.dir, f));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-          log.warn({ err: e, file: f }, 'audit journal file not removed');
-      }
+    try {
+      this.insert(row);
+    } catch (err) {
+      // A row SQLite refuses (a constraint) is skipped, not retried forever: the statement alone rolls back.
+      log.error({ err, segment, line: line.slice(0, 200) }, 'audit journal row refused by audit.db; skipped');
     }
-    lock.release();
   }
 }

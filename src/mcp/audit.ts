@@ -65,6 +65,8 @@ export interface AuditOpenOptions {
   rotateBytes?: number;
 }
 
+/** Characters of a tool name the trail keeps. */
+const MAX_TOOL_NAME = 200;
 /** Rows queued at most: a burst this large is written at once rather than held. */
 const MAX_QUEUED = 512;
 /** How long journaled rows wait before this process moves them into audit.db (readers move them at once). */
@@ -111,7 +113,7 @@ export class AuditLog {
     try {
       migrate(db, migrations);
       const trail = new AuditLog(db, dataDir, options);
-      trail.journal?.ingest();
+      trail.moveJournal('recover');
       return trail;
     } catch (err) {
       db.close();
@@ -128,7 +130,8 @@ export class AuditLog {
       e.principal,
       e.principalId,
       e.tenantId,
-      e.tool,
+      // An unknown tool's name is the caller's text, of any length: the trail keeps enough to recognise it.
+      e.tool.length > MAX_TOOL_NAME ? `${e.tool.slice(0, MAX_TOOL_NAME)}…` : e.tool,
       e.argsDigest,
       e.outcome,
       e.errorCode,
@@ -201,7 +204,21 @@ export class AuditLog {
   /** Writes this process's queue and moves every journal, so a read sees every row written so far. */
   private catchUp(): void {
     this.flush();
-    this.journal?.ingest();
+    this.moveJournal('ingest');
+  }
+
+  /**
+   * Moves the journal for a reader (`ingest`) or an opener (`recover`). audit.db busy past its timeout
+   * (another process moving a large backlog) does not fail the read: it goes on without the newest rows.
+   * Nothing fails a start: the rows stay in the journal for the next move, and the error is logged.
+   */
+  private moveJournal(how: 'ingest' | 'recover'): void {
+    try {
+      this.journal?.[how]();
+    } catch (err) {
+      if (how === 'ingest' && (err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+      log.error({ err }, 'audit journal not moved into audit.db; its rows wait in audit-journal/');
+    }
   }
 
   /** Matching rows in id order; with no `after`, the last `limit` of them. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -128,5 +128,41 @@ describe('the audit journal', () => {
     const again = AuditLog.open(scratch.dir);
     t.after(() => again.close());
     assert.equal(again.count(), 60);
+  });
+
+  it('moves a row longer than a read chunk, skips a row audit.db refuses, and keeps the rows after both', async (t) => {
+    const scratch = tempDir('colony-audit-journal-');
+    t.after(scratch.cleanup);
+    const trail = AuditLog.open(scratch.dir);
+    t.after(() => trail.close());
+    const long = `agent:${'x'.repeat(5 << 20)}`; // longer than the 4 MiB chunk a move reads
+    trail.record(auditEntry('before'));
+    trail.record(auditEntry('long', long));
+    trail.record({ ...auditEntry('refused'), durationMs: Number.NaN }); // NULL for a NOT NULL column
+    trail.record(auditEntry('after'));
+    trail.record({ ...auditEntry('named'), tool: 'y'.repeat(1000) });
+    await trail.written();
+    const rows = trail.query();
+    assert.deepEqual(
+      rows.map((r) => r.commandId),
+      ['before', 'long', 'after', 'named'],
+    );
+    assert.equal(rows[1]!.principal, long);
+    assert.equal(rows[3]!.tool, `${'y'.repeat(200)}…`, "an unknown tool's name is kept to 200 characters");
+  });
+
+  it('removes, on open, the files of segments no row names once their lock is free; a new lock file stays', (t) => {
+    const scratch = tempDir('colony-audit-journal-');
+    t.after(scratch.cleanup);
+    AuditLog.open(scratch.dir).close();
+    const dir = join(scratch.dir, JOURNAL_DIR);
+    writeFileSync(join(dir, '4242-0123456789ab.jsonl'), '["left behind"]\n'); // a mover died after its COMMIT
+    writeFileSync(join(dir, '4242-0123456789ab.lock'), '');
+    writeFileSync(join(dir, '4343-0123456789ab.lock'), ''); // an owner between its lock and its registration
+    writeFileSync(join(dir, 'notes.txt'), 'not a segment');
+    const trail = AuditLog.open(scratch.dir);
+    t.after(() => trail.close());
+    assert.equal(trail.count(), 0, 'an orphan is never moved: its rows were');
+    assert.deepEqual(journalFiles(scratch.dir).sort(), ['4343-0123456789ab.lock', 'notes.txt']);
   });
 });
