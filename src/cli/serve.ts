@@ -13,6 +13,7 @@ import {
   type ServeOptions,
 } from './serve-options.js';
 import { action, appStore, checkOwnerName, formatRate, globals, progressBar } from './shared.js';
+import { gatherPerTurn } from '../log.js';
 
 /**
  * `colony serve`: HTTP (`/health`, `/mcp`). On a fresh data dir it initializes and prints the owner token once.
@@ -126,6 +127,7 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
       checkpoints,
       autoApprove: opts.autoApprove === true,
     });
+    gatherPerTurn(); // serving: info lines go out once per turn (log.ts)
     void announceRuntimeChecks(app, s.ownerOf(app)!.userId, sandbox).catch(() => undefined);
   } catch (e) {
     jobs?.stop();

@@ -4,6 +4,7 @@ import { startJobs } from './serve-jobs.js';
 import { holdOrFollow } from './stdio-jobs.js';
 import { oneLine } from '../terminal.js';
 import { action, appStore, globals, requireInitialized } from './shared.js';
+import { gatherPerTurn } from '../log.js';
 
 /** `colony stdio`: MCP over stdin/stdout for one principal (token in COLONY_TOKEN). */
 export function registerStdio(program: Command): void {
@@ -49,6 +50,7 @@ export function registerStdio(program: Command): void {
         if (sandbox === 'off')
           process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {
+          gatherPerTurn(); // serving: info lines go out once per turn (log.ts)
           await serveStdio(mcp, process.env.COLONY_TOKEN);
         } finally {
           jobs.stop();
