@@ -44,7 +44,8 @@ export interface RunStarter {
 }
 
 export class Reactor implements RunStarter {
-  private follower!: LogFollower;
+  /** Null until `start`: a reactor not started reacts to nothing. */
+  private follower: LogFollower | null = null;
   private readonly running: RunProcesses;
   private readonly waiters = new RunWaiters();
   private subscription: Subscription | null = null;
@@ -68,7 +69,7 @@ export class Reactor implements RunStarter {
       failRun(this.app, run.runId, 'Colony stopped while this run was in progress; its process is gone');
     }
     this.subscription = this.app.engine.bus.events$.subscribe((e) => {
-      this.follower.publish(e);
+      this.follower?.publish(e);
       this.scheduleDrain();
     });
     this.poller = setInterval(() => this.tick(), this.options.pollMs ?? 250);
@@ -110,7 +111,7 @@ export class Reactor implements RunStarter {
       const startable = agentsWithQueuedRuns(db).some((id) =>
         queuedRunsOf(db, id).some((r) => !r.notBefore || Date.parse(r.notBefore) <= this.app.engine.clock().getTime()),
       );
-      if (this.running.size === 0 && !startable && this.follower.caughtUp) return;
+      if (this.running.size === 0 && !startable && (this.follower?.caughtUp ?? true)) return;
       await new Promise((r) => setTimeout(r, pollMs));
     }
   }
@@ -139,7 +140,7 @@ export class Reactor implements RunStarter {
     if (this.stopped || !this.app.engine.db.open) return;
     // Reacts only to committed events: a batch still open is committed first (it is complete by now).
     this.app.engine.settle();
-    this.follower.follow((event) => safely(() => this.react(event)));
+    this.follower?.follow((event) => safely(() => this.react(event)));
   }
 
   private react(e: StoredEvent): void {
