@@ -93,6 +93,8 @@ export class AuditLog {
   /** Null for an in-memory trail, whose rows go straight into the database. */
   private readonly journal: AuditJournal | null;
   private moveTimer: NodeJS.Timeout | null = null;
+  /** Moves that failed in a row (backoff, and one log line per streak). */
+  private moveFailures = 0;
 
   private constructor(
     readonly db: Database,
@@ -187,18 +189,28 @@ export class AuditLog {
     }
   }
 
-  /** Journaled rows reach audit.db within MOVE_AFTER_MS; a failed move is retried, the rows stay journaled. */
+  /**
+   * Journaled rows reach audit.db within MOVE_AFTER_MS. A failed move is retried, the rows staying
+   * journaled, at doubling intervals up to a minute: the failure is logged once, and its end once.
+   */
   private moveSoon(): void {
     if (this.moveTimer) return;
-    this.moveTimer = setTimeout(() => {
-      this.moveTimer = null;
-      try {
-        if (this.db.open) this.journal?.ingest();
-      } catch (err) {
-        log.warn({ err }, 'audit journal not moved into audit.db yet; retrying');
-        this.moveSoon();
-      }
-    }, MOVE_AFTER_MS).unref();
+    this.moveTimer = setTimeout(
+      () => {
+        this.moveTimer = null;
+        try {
+          if (this.db.open) this.journal?.ingest();
+          if (this.moveFailures > 0)
+            log.info({ failures: this.moveFailures }, 'audit journal moved into audit.db again');
+          this.moveFailures = 0;
+        } catch (err) {
+          if (this.moveFailures === 0) log.error({ err }, 'audit journal not moved into audit.db; retrying, rows kept');
+          this.moveFailures++;
+          this.moveSoon();
+        }
+      },
+      Math.min(MOVE_AFTER_MS * 2 ** this.moveFailures, 60_000),
+    ).unref();
   }
 
   /** Writes this process's queue and moves every journal, so a read sees every row written so far. */
