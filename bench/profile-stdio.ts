@@ -6,15 +6,14 @@
  */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createOwner } from '../src/actions/principals.js';
 import { openApp } from '../src/app.js';
+import { COLONY_BIN } from './mcp-ext.js';
 import { summarizeProfile } from './profile-summary.js';
 import { scratchDir } from './util.js';
 
-const COLONY_BIN = fileURLToPath(new URL('../bin/colony.js', import.meta.url));
 const [callsArg = '20000', out = '/tmp/prof-stdio'] = process.argv.slice(2);
 const { dir, cleanup } = scratchDir();
 mkdirSync(out, { recursive: true });

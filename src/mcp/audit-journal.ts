@@ -29,7 +29,6 @@ import {
  */
 /** A segment fully moved and at least this large is closed, deleted and replaced by a new one. */
 const ROTATE_BYTES = 8 << 20;
-const OUTCOMES = new Set(['success', 'error', 'blocked', 'pending_confirmation']);
 
 export const JOURNAL_DIR = 'audit-journal';
 
@@ -199,14 +198,15 @@ export class AuditJournal {
     } catch {
       row = null;
     }
-    if (!Array.isArray(row) || row.length !== 10 || !OUTCOMES.has(row[6] as string)) {
+    if (!Array.isArray(row) || row.length !== 10) {
       log.error({ segment, line: line.slice(0, 200) }, 'audit journal line is not a row; skipped');
       return;
     }
     try {
       this.insert(row);
     } catch (err) {
-      // A row SQLite refuses (a constraint) is skipped, not retried forever: the statement alone rolls back.
+      // A row audit_log's constraints refuse (an outcome it does not know, a NULL) is skipped, not retried
+      // forever: the statement alone rolls back.
       log.error({ err, segment, line: line.slice(0, 200) }, 'audit journal row refused by audit.db; skipped');
     }
   }
