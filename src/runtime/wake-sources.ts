@@ -72,7 +72,6 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
   const channel = getChannel(db, m.channelId);
   if (!channel) return [];
   const author = agentIdOf(m.from);
-  const authorRun = author === null ? null : runningRunOf(db, author);
   const targets = new Set<number>();
   if (channel.kind === 'dm') {
     for (const key of channel.members) if (key !== m.from && agentIdOf(key) !== null) targets.add(agentIdOf(key)!);
@@ -82,6 +81,9 @@ function messageWakes(db: Database, m: MessageFact): WakeRequest[] {
       if (agent && agent.agentId !== author) targets.add(agent.agentId);
     }
   }
+  // Most channel messages mention nobody: the author's run and the goal are read only for a wake.
+  if (targets.size === 0) return [];
+  const authorRun = author === null ? null : runningRunOf(db, author);
   const probe = probeOf(m);
   // The goal the message is about — the sender's run's, the goal channel's, or the one a system DM names —
   // so the run it wakes is gated and charged against that goal's budget.
