@@ -63,6 +63,26 @@ export async function sendMessageTarget(session: Target): Promise<{ target: Chec
   return { target: { ...session, body, idReplacement: true, mustContain, mustNotContain: FAILED }, channelId };
 }
 
+/**
+ * The same load on the 2026-07-28 revision, no session: every request is the one a pinned SDK v2 client
+ * sent for whoami (`modern`, bench/mcp-envelope.ts) with the tool and its arguments swapped — in the body
+ * and in the `Mcp-Name` header the revision requires to agree with it — into the channel by id.
+ */
+export function statelessSendTarget(modern: Target, channelId: number): Checked {
+  const call = JSON.parse(modern.body) as { params: { name: string; arguments: Record<string, unknown> } };
+  if (call.params.name !== 'whoami' || modern.headers['mcp-name'] !== 'whoami')
+    throw new Error(`the captured 2026-07-28 call is not whoami's: ${modern.body.slice(0, 300)}`);
+  call.params.name = 'send_message';
+  call.params.arguments = { channel_id: channelId, body: PAYLOAD_TEXT };
+  return {
+    ...modern,
+    headers: { ...modern.headers, 'mcp-name': 'send_message' },
+    body: JSON.stringify(call),
+    mustContain: ['"structuredContent"', `"channel_id":${channelId},`, '"status":"sent"'],
+    mustNotContain: FAILED,
+  };
+}
+
 /** The channel's message count as list_channels reports it. */
 export async function channelSize(session: Target, channelId: number): Promise<number> {
   const answer = await rpc(session, toolCall('size', 'list_channels', {}));
@@ -83,6 +103,7 @@ export async function channelSize(session: Target, channelId: number): Promise<n
 export function sendMessageFigures(
   send: Load[],
   whoami: Load[],
+  stateless: { send: Load[]; whoami: Load[] },
   sizes: number[],
   data: string,
 ): Record<string, Figure> {
@@ -94,6 +115,11 @@ export function sendMessageFigures(
   return {
     mcp_http_ext_send_message_per_s: { ...figure(rate(send), 'calls/s', rate(whoami)), data: grown },
     mcp_http_ext_send_message_p99_ms: { ...figure(p99(send), 'ms', p99(whoami)), data: grown },
+    // The issue's own setting: no session, one JSON answer per request, against Colony's stateless whoami.
+    mcp_http_ext_send_message_per_s_stateless: {
+      ...figure(rate(stateless.send), 'calls/s', rate(stateless.whoami)),
+      data: `${data}; into the same channel`,
+    },
     mcp_http_ext_send_message_late_per_s: {
       ...figure(send.at(-1)!.callsPerS, 'calls/s', send[0]!.callsPerS),
       data: `each round's rate at the channel's size when it began: ${rounds}`,

@@ -11,6 +11,7 @@ import {
   rpc,
   sendMessageFigures,
   sendMessageTarget,
+  statelessSendTarget,
   type Checked,
   type Target,
 } from './mcp-ext-write.js';
@@ -28,7 +29,8 @@ import { figure, median, type Figure } from './util.js';
  *   bench/mcp-envelope.ts), against the SDK v2 minimal stateless server (bench/mcp-baseline-v2.ts).
  *
  * - send_message (bench/mcp-ext-write.ts): a 2025-11-25 session of its own on the same `colony serve`, every
- *   call a message into one channel of the owner; its baseline is Colony's whoami on 2025-11-25.
+ *   call a message into one channel of the owner; its baseline is Colony's whoami on 2025-11-25. The same
+ *   on 2026-07-28 (no session) against Colony's whoami on 2026-07-28: the issue's stateless setting.
  *
  * Both baselines receive exactly the requests Colony does, bearer token included (they ignore it).
  * Rounds alternate baseline, Colony and send_message so drift hits all alike; medians count.
@@ -44,7 +46,15 @@ const LEGACY_CALL = '{"jsonrpc":"2.0","id":"[<id>]","method":"tools/call","param
 // What every answer must be: whoami's identity, not an error that happens to come back fast.
 const CHECK = { mustContain: ['"structuredContent"', '"kind":"owner"'], mustNotContain: FAILED };
 
-const KEYS = ['baseline2025', 'colony2025', 'baseline2026', 'colony2026', 'baselineJson', 'send2025'] as const;
+const KEYS = [
+  'baseline2025',
+  'colony2025',
+  'baseline2026',
+  'colony2026',
+  'baselineJson',
+  'send2025',
+  'send2026',
+] as const;
 type Key = (typeof KEYS)[number];
 
 export interface ExtOptions {
@@ -85,7 +95,7 @@ export async function benchMcpHttpExt(
       body: modern.body,
       idReplacement: false,
     });
-    const whoami: Record<Exclude<Key, 'send2025'>, Target> = {
+    const whoami: Record<Exclude<Key, 'send2025' | 'send2026'>, Target> = {
       baseline2025: await legacyTarget(v1, auth),
       colony2025: await legacyTarget(colony, auth),
       baseline2026: modernTarget(v2),
@@ -102,6 +112,7 @@ export async function benchMcpHttpExt(
       colony2026: { ...whoami.colony2026, ...CHECK },
       baselineJson: { ...whoami.baselineJson, ...CHECK },
       send2025: send.target,
+      send2026: statelessSendTarget(whoami.colony2026, send.channelId),
     };
     const generator = fork(LOAD_CHILD, {
       execArgv: ['--import', 'tsx'],
@@ -118,6 +129,7 @@ export async function benchMcpHttpExt(
       colony2026: [],
       baselineJson: [],
       send2025: [],
+      send2026: [],
     } as Record<Key, Load[]>;
     // The channel's size before each send_message round and after the last (read, not summed from the
     // answers: the calls still in flight when a run stops land too, uncounted).
@@ -130,7 +142,11 @@ export async function benchMcpHttpExt(
     }
     sizes.push(await channelSize(writer, send.channelId));
     const shape = `${CONNECTIONS} connections × ${options.seconds} s × ${options.rounds} rounds`;
-    return { ...figures(loads, shape), ...sendMessageFigures(loads.send2025, loads.colony2025, sizes, shape) };
+    const stateless = { send: loads.send2026, whoami: loads.colony2026 };
+    return {
+      ...figures(loads, shape),
+      ...sendMessageFigures(loads.send2025, loads.colony2025, stateless, sizes, shape),
+    };
   } finally {
     load?.kill();
     await Promise.all(children.map((c) => c.stop()));

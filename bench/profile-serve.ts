@@ -2,7 +2,8 @@
  * Profiles a real `colony serve` under external load (not part of `colony bench`): starts it with
  * --cpu-prof in a child, drives whoami (2025 session, 2026 stateless) or send_message with autocannon for
  * a few seconds, stops it (the profile is written on exit) and prints the top self-time functions and
- * files. `node --import tsx bench/profile-serve.ts whoami2025|whoami2026|send [seconds] [outdir]`.
+ * files. `send` is send_message on a 2025-11-25 session, `send2026` the same at 2026-07-28, no session.
+ * `node --import tsx bench/profile-serve.ts whoami2025|whoami2026|send|send2026 [seconds] [outdir]`.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { startChild } from './child.js';
 import { captureModernCall } from './mcp-envelope.js';
 import { COLONY_BIN, initColony, legacyTarget, LOAD_CHILD, runLoad } from './mcp-ext.js';
-import { FAILED, sendMessageTarget, type Target } from './mcp-ext-write.js';
+import { FAILED, sendMessageTarget, statelessSendTarget, type Target } from './mcp-ext-write.js';
 import { summarizeProfile } from './profile-summary.js';
 import { scratchDir } from './util.js';
 
@@ -49,6 +50,10 @@ else {
     mustContain: ['"kind":"owner"'],
     mustNotContain: FAILED,
   };
+  if (what === 'send2026') {
+    const { channelId } = await sendMessageTarget(await legacyTarget(url, auth));
+    target = statelessSendTarget(target, channelId);
+  }
 }
 const gen = fork(LOAD_CHILD, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
 const load = await runLoad(gen, what, { ...target, connections: 10, seconds: Number(secondsArg) });
