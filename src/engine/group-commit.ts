@@ -4,6 +4,7 @@ import type { EventBus } from './bus.js';
 import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
 import { isWriteConflict } from './replica-record.js';
+import { runHeld, type SqlStep } from './projection-sql.js';
 
 /**
  * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
@@ -46,6 +47,8 @@ export class CommitFailedError extends Error {
 
 class Batch {
   readonly events: StoredEvent[] = [];
+  /** Its commands' projection writes that wait for its end (projection-sql.ts `later`), run before its COMMIT. */
+  readonly held: SqlStep[] = [];
   commands = 0;
   readonly committed: Promise<void>;
   resolve!: () => void;
@@ -152,6 +155,7 @@ export class GroupCommit {
     this.current = null;
     try {
       if (!this.db.inTransaction) throw new Error('the batch transaction was rolled back by SQLite before its COMMIT');
+      runHeld(this.db, batch.held);
       this.replica?.commit();
     } catch (e) {
       this.replica?.abort();

@@ -13,6 +13,7 @@ import type { GroupCommit } from './group-commit.js';
 import type { Replica } from './replica.js';
 import { viaPrimary } from './through-primary.js';
 import { loadState } from './state.js';
+import type { SqlStep } from './projection-sql.js';
 
 /**
  * Command handling: one command, one transaction. `transact` opens a BEGIN IMMEDIATE
@@ -58,6 +59,8 @@ export interface UnitOfWork {
   /** Integer ids for the whole command, e.g. to name a new stream before handling its first command. */
   readonly ids: TrackedIds;
   readonly appended: StoredEvent[];
+  /** Its projections' writes held for the end of its batch (projection-sql.ts `later`); null: they run at once. */
+  readonly held: SqlStep[] | null;
 }
 
 export interface TransactResult<T> {
@@ -98,6 +101,8 @@ export function transact<T>(
     causationId: options.causationId ?? null,
     correlationId: options.correlationId ?? null,
   };
+  // Only a batch holds writes back: the copy of a primary records each one in order, so it never does.
+  const held: SqlStep[] | null = batch && !engine.replica ? [] : null;
   const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);
@@ -106,7 +111,7 @@ export function transact<T>(
       return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };
     if (keyed && options.idempotencyScope !== undefined)
       checkIdempotencyScope(db, options.idempotencyScope, meta.commandId);
-    const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [] };
+    const uow: UnitOfWork = { meta, now: engine.clock().toISOString(), ids: sequenceIds(db), appended: [], held };
     open.set(db, uow);
     try {
       const value = fn(uow);
@@ -133,8 +138,10 @@ export function transact<T>(
   // In a batch the events wait for its COMMIT; published now they could announce what a failed COMMIT takes back.
   if (!result.duplicate) {
     engine.bus.appended(result.events);
-    if (batch) batch.events.push(...result.events);
-    else engine.bus.publish(result.events);
+    if (batch) {
+      batch.events.push(...result.events);
+      if (held?.length) batch.held.push(...held);
+    } else engine.bus.publish(result.events);
   }
   return result;
 }
@@ -153,12 +160,14 @@ function checkIdempotencyScope(db: Database, scope: string, commandId: string): 
 /** Inside an open command: a savepoint, so a caught failure undoes only its own part. */
 function nested<T>(db: Database, uow: UnitOfWork, fn: (uow: UnitOfWork) => T): TransactResult<T> {
   const appended = uow.appended.length;
+  const held = uow.held?.length ?? 0;
   const ids = uow.ids.mark();
   try {
     const value = runner(db)(() => fn(uow));
     return { events: uow.appended.slice(appended), value, duplicate: false };
   } catch (e) {
     uow.appended.length = appended;
+    if (uow.held) uow.held.length = held;
     uow.ids.undo(ids);
     throw e;
   }
@@ -203,7 +212,7 @@ export function handle<S, C, E extends Event>(
       uow.now,
       version,
     );
-    engine.projections.apply(engine.db, stored);
+    engine.projections.apply(engine.db, stored, uow.held);
     uow.appended.push(...stored);
     return {
       state: stored.reduce((s, e) => decider.evolve(s, e as unknown as E), state),

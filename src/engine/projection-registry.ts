@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { prepared } from './db.js';
-import { applySteps, type OnRun } from './projection-sql.js';
+import { applySteps, type OnRun, type SqlStep } from './projection-sql.js';
 import { DomainError } from '../errors.js';
 import type { StoredEvent } from './event.js';
 import { readHead } from './store.js';
@@ -63,12 +63,18 @@ export class ProjectionRegistry {
    */
   recorder: { event(position: number): void; write: OnRun } | null = null;
 
-  /** Applies events to the live tables. Runs inside the append transaction. */
-  apply(db: Database, events: readonly StoredEvent[]): void {
+  /**
+   * Applies events to the live tables. Runs inside the append transaction. `held`: where writes that may
+   * wait for the end of the batch go (projection-sql.ts `later`); a copy that records its writes runs them
+   * at once, in event order, for its primary to repeat.
+   */
+  apply(db: Database, events: readonly StoredEvent[], held: SqlStep[] | null = null): void {
     const recorder = this.recorder;
+    const hold = recorder ? null : held;
     for (const event of events) {
       recorder?.event(event.position);
-      for (const p of this.forType(event.type)) applySteps(db, p.apply(event, this.live.get(p)!), recorder?.write);
+      for (const p of this.forType(event.type))
+        applySteps(db, p.apply(event, this.live.get(p)!), recorder?.write, hold);
     }
   }
 

@@ -24,6 +24,8 @@ export interface SqlStep {
   readonly op: 'run' | 'get' | 'all';
   readonly sql: DialectSql;
   readonly params: SqlParams;
+  /** A write that may be held to the end of its group-commit batch (`later`). */
+  readonly later?: true;
 }
 
 /** What a `run` step answers: the rows it changed. */
@@ -51,6 +53,17 @@ export function run(sql: DialectSql, ...params: SqlParams): SqlStep {
   return { op: 'run', sql, params };
 }
 
+/**
+ * A write that may wait for the end of its group-commit batch (group-commit.ts), for a table no step of
+ * the batch reads back; its projection must not read the answer (a held step gets none). Why: FTS5 writes
+ * what it holds in memory to disk as a new index segment at every SAVEPOINT, and every command of a batch
+ * is one — held to the batch's end, before its COMMIT, a batch's index writes make one segment, not one
+ * per command. Outside a batch, on a node's copy and on PostgreSQL it runs at once, like `run`.
+ */
+export function later(sql: DialectSql, ...params: SqlParams): SqlStep {
+  return { op: 'run', sql, params, later: true };
+}
+
 /** The first row, or undefined. */
 export function* get<Row>(sql: DialectSql, ...params: SqlParams): Steps<Row | undefined> {
   return (yield { op: 'get', sql, params }) as Row | undefined;
@@ -64,11 +77,19 @@ export function* all<Row>(sql: DialectSql, ...params: SqlParams): Steps<Row[]> {
 /** Told each write a step made and the rows it changed (a node records them for its primary: replica.ts). */
 export type OnRun = (step: SqlStep, changes: number) => void;
 
-/** Answers the steps on SQLite, synchronously: call it inside the append's transaction. */
-export function applySteps<R>(db: Database, steps: Steps<R>, onRun?: OnRun): R {
+/**
+ * Answers the steps on SQLite, synchronously: call it inside the append's transaction. `held`: where
+ * `later` steps go instead of running (the command's share of its batch's held writes: handle.ts).
+ */
+export function applySteps<R>(db: Database, steps: Steps<R>, onRun?: OnRun, held?: SqlStep[] | null): R {
   let next = steps.next();
   while (!next.done) {
     const step = next.value;
+    if (step.later && held) {
+      held.push(step);
+      next = steps.next(undefined);
+      continue;
+    }
     const statement = prepared(db, sqlOf(step.sql, 'sqlite'));
     let answer: unknown;
     if (step.op === 'run') {
@@ -80,6 +101,11 @@ export function applySteps<R>(db: Database, steps: Steps<R>, onRun?: OnRun): R {
     next = steps.next(answer);
   }
   return next.value;
+}
+
+/** Runs held writes (`later`), in the order they were held: at the end of their batch, before its COMMIT. */
+export function runHeld(db: Database, held: readonly SqlStep[]): void {
+  for (const step of held) prepared(db, sqlOf(step.sql, 'sqlite')).run(...step.params);
 }
 
 /** One step as a generator of its own: a driver that answers whole generators answers a lone step too. */

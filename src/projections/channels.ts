@@ -2,7 +2,7 @@ import { MENTION, type ChannelEvent } from '../events/channels.js';
 import type { Event, StoredEvent } from '../engine/event.js';
 import { NOTICE_EVENT_TYPES, type Notice } from '../events/notices.js';
 import { sqlFor, type Projection } from '../engine/projection.js';
-import { run, type RunResult } from '../engine/projection-sql.js';
+import { later, run, type RunResult } from '../engine/projection-sql.js';
 
 /**
  * Channels and messages as read tables, with `@name` mentions parsed out of each body and an FTS5
@@ -95,7 +95,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
         null,
         e.recordedAt,
       );
-      if (inserted.changes > 0) yield run(q.fts, n.messageId, n.body, '');
+      if (inserted.changes > 0) yield later(q.fts, n.messageId, n.body, '');
       return;
     }
     switch (e.type) {
@@ -131,7 +131,7 @@ export const channelsProjection: Projection<ChannelEvent | NoticeEvent, T> = {
           e.recordedAt,
         );
         if (inserted.changes === 0) return;
-        yield run(q.fts, m.messageId, m.body, m.subject ?? '');
+        yield later(q.fts, m.messageId, m.body, m.subject ?? '');
         for (const name of mentionsIn(m.body)) yield run(q.mention, m.messageId, name);
         return;
       }
