@@ -1,4 +1,5 @@
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 import { log } from '../log.js';
 
 /**
@@ -28,7 +29,7 @@ export function closeInheritedDescriptors(): number[] {
     } catch {
       continue; // closed meanwhile (the listing's own descriptor)
     }
-    if (Number.isNaN(flags) || (flags & O_CLOEXEC) !== 0) continue;
+    if (Number.isNaN(flags) || (flags & O_CLOEXEC) !== 0 || isV8Output(fd)) continue;
     try {
       closeSync(fd);
       closed.push(fd);
@@ -39,4 +40,32 @@ export function closeInheritedDescriptors(): number[] {
   if (closed.length)
     log.info({ fds: closed }, 'closed descriptors inherited without close-on-exec: no process Colony starts gets them');
   return closed;
+}
+
+/**
+ * V8 opens the files its profiling flags write to (--perf-basic-prof, --perf-prof, --prof, --logfile) without
+ * close-on-exec, and keeps writing to them: closed, its next line would go to whatever file or socket got
+ * the number next (a database, an HTTP response). Kept only under such a flag, and only the files V8
+ * names after this process or the --logfile given (per isolate: `isolate-<address>-<pid>-<name>`).
+ */
+const V8_LOG_FLAG = /^--(prof|perf-basic-prof|perf-prof|log|logfile)(?:$|[-=])/;
+
+function isV8Output(fd: number): boolean {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  if (!flags.some((f) => V8_LOG_FLAG.test(f))) return false;
+  let name: string;
+  try {
+    name = basename(readlinkSync(`/proc/self/fd/${fd}`));
+  } catch {
+    return false;
+  }
+  const logfile = flags.findLast((f) => f.startsWith('--logfile='))?.slice('--logfile='.length);
+  const pid = process.pid;
+  return (
+    name === `perf-${pid}.map` ||
+    name === `jit-${pid}.dump` ||
+    name.endsWith(`-${pid}-v8.log`) ||
+    name === 'v8.log' ||
+    (logfile !== undefined && (name === basename(logfile) || name.endsWith(`-${pid}-${basename(logfile)}`)))
+  );
 }
