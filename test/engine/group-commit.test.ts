@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { openDatabase } from '../../src/engine/db.js';
-import { Engine } from '../../src/engine/engine.js';
 import type { StoredEvent } from '../../src/engine/event.js';
 import { MAX_BATCH } from '../../src/engine/group-commit.js';
 import { cardDecider, cardStream } from '../../testkit/cards.js';
-import { openCard, TEST_PROJECTIONS } from '../helpers/engine.js';
-import { tempDir } from '../../testkit/temp-dir.js';
+import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
 
 /**
  * Group commit (src/engine/group-commit.ts): grouped callers that arrive together share one COMMIT, each
@@ -20,15 +16,8 @@ afterEach(() => {
 });
 
 function setup() {
-  const { dir, cleanup } = tempDir();
-  const file = join(dir, 'colony.db');
-  const engine = Engine.open({ file, projections: TEST_PROJECTIONS, durability: 'full' });
-  const witness = openDatabase(file);
-  cleanups.push(
-    cleanup,
-    () => engine.close(),
-    () => witness.close(),
-  );
+  const { engine, witness, close } = witnessedEngine({ projections: TEST_PROJECTIONS, durability: 'full' });
+  cleanups.push(close);
   const committed = () => witness.prepare('SELECT COUNT(*) FROM es_events').pluck().get() as number;
   const published: StoredEvent[] = [];
   const sub = engine.bus.events$.subscribe((e) => published.push(e));

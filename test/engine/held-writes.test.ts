@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { openDatabase } from '../../src/engine/db.js';
-import { Engine } from '../../src/engine/engine.js';
 import type { Projection } from '../../src/engine/projection.js';
 import { later, run } from '../../src/engine/projection-sql.js';
 import { cardDecider, cardStream, type CardCommented } from '../../testkit/cards.js';
-import { tempDir } from '../../testkit/temp-dir.js';
-import { openCard, TEST_PROJECTIONS } from '../helpers/engine.js';
+import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
 
 /**
  * Writes a projection may hold to the end of its group-commit batch (projection-sql.ts `later`): a batch
@@ -36,15 +32,9 @@ afterEach(() => {
 });
 
 function setup() {
-  const { dir, cleanup } = tempDir();
-  const file = join(dir, 'colony.db');
-  const engine = Engine.open({ file, projections: [...TEST_PROJECTIONS, commentIndex], durability: 'normal' });
-  const witness = openDatabase(file);
-  cleanups.push(
-    cleanup,
-    () => engine.close(),
-    () => witness.close(),
-  );
+  const projections = [...TEST_PROJECTIONS, commentIndex];
+  const { engine, witness, close } = witnessedEngine({ projections, durability: 'normal' });
+  cleanups.push(close);
   const card = openCard(engine, 'indexed');
   const comment = (text: string) =>
     engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 'tester' });

@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
+import { openDatabase } from '../../src/engine/db.js';
 import { fixedClock } from '../../src/clock.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { streamsProjection } from '../../src/projections/streams.js';
 import { cardProjections } from '../../testkit/card-projections.js';
 import { cardDecider, cardStream, type CardCommand } from '../../testkit/cards.js';
+import { tempDir } from '../../testkit/temp-dir.js';
 
 export const TEST_PROJECTIONS = [...cardProjections, streamsProjection];
 
@@ -15,6 +18,27 @@ export function testEngine(options: Partial<EngineOptions> = {}): Engine {
     projections: TEST_PROJECTIONS,
     ...options,
   });
+}
+
+/**
+ * An engine on a fresh file and a second connection on the same file: the witness of what is committed
+ * (what another process would see). `close` closes both and removes the file.
+ */
+export function witnessedEngine(options: Omit<EngineOptions, 'file'>): {
+  engine: Engine;
+  witness: Database;
+  close: () => void;
+} {
+  const { dir, cleanup } = tempDir();
+  const file = join(dir, 'colony.db');
+  const engine = Engine.open({ file, ...options });
+  const witness = openDatabase(file);
+  const close = () => {
+    witness.close();
+    engine.close();
+    cleanup();
+  };
+  return { engine, witness, close };
 }
 
 /** Opens a card with a freshly allocated id, the way a real creation command names its new stream. */
