@@ -8,6 +8,7 @@ import { benchGoalSnapshot } from './goal-snapshot.js';
 import { benchGoalsList } from './goals-list.js';
 import { benchMcpHttp, benchMcpStdio } from './mcp.js';
 import { benchMcpHttpExt, EXT_FULL, EXT_QUICK } from './mcp-ext.js';
+import { benchMcpInProcess } from './mcp-inprocess.js';
 import { benchMcpSessionFlood } from './mcp-sessions.js';
 import { benchRebuild } from './rebuild.js';
 import { benchReputation } from './reputation.js';
@@ -48,6 +49,7 @@ const TARGETS: Record<string, string> = {
   rebuild_rss_mb: '< 300 MB',
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.9',
+  mcp_inprocess_send_message_per_s: '(diagnostic: what a write costs beyond a read, no HTTP)',
   mcp_http_ext_calls_per_s_2025: 'ratio >= 0.9',
   mcp_http_ext_calls_per_s_2026: '(no target yet)',
   mcp_http_ext_calls_per_s_stateless: 'ratio >= 0.9',
@@ -133,6 +135,7 @@ const BASELINES: Record<string, string> = {
   rebuild_rss_mb: 'RSS before the rebuild',
   mcp_http_calls_per_s: 'SDK minimal server, 10 HTTP sessions',
   mcp_stdio_calls_per_s: 'SDK minimal server over stdio',
+  mcp_inprocess_send_message_per_s: 'whoami calls/s, same SDK Client, InMemoryTransport, 10 callers',
   mcp_http_ext_calls_per_s_2025: 'SDK v1 minimal stateful server, own process',
   mcp_http_ext_calls_per_s_2026: 'SDK v2 minimal stateless server, own process',
   mcp_http_ext_calls_per_s_stateless: 'SDK v1 minimal stateless server, JSON mode, own process',
@@ -284,6 +287,11 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
       results.mcp_stdio_calls_per_s = await benchMcpStdio(
         dir,
         options.quick ? { calls: 1000, rounds: 3, warmup: 2000 } : { calls: 3000, rounds: 5, warmup: 3000 },
+      );
+      say('MCP send_message against whoami in-process, 10 callers…');
+      results.mcp_inprocess_send_message_per_s = await benchMcpInProcess(
+        dir,
+        options.quick ? { calls: 1500, rounds: 3, warmup: 1000 } : { calls: 4000, rounds: 5, warmup: 2000 },
       );
     }
     // Servers and load generator in child processes: this process only waits, so its heap does not matter.
