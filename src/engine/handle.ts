@@ -101,8 +101,9 @@ export function transact<T>(
     causationId: options.causationId ?? null,
     correlationId: options.correlationId ?? null,
   };
-  // Only a batch holds writes back: the copy of a primary records each one in order, so it never does.
-  const held: SqlStep[] | null = batch && !engine.replica ? [] : null;
+  // Only a batch holds writes back (a copy recording its writes for its primary runs them at once:
+  // ProjectionRegistry.apply).
+  const held: SqlStep[] | null = batch ? [] : null;
   const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
     assertAnchored(db);

@@ -13,7 +13,9 @@ const O_CLOEXEC = 0o2000000;
 export function closeInheritedDescriptors(): number[] {
   if (process.platform !== 'linux') return [];
   const keep = new Set([0, 1, 2, Number(process.env.NODE_CHANNEL_FD ?? -1)]);
+  const isV8Output = v8OutputTest();
   const closed: number[] = [];
+  const kept: string[] = [];
   let names: string[];
   try {
     names = readdirSync('/proc/self/fdinfo');
@@ -29,7 +31,12 @@ export function closeInheritedDescriptors(): number[] {
     } catch {
       continue; // closed meanwhile (the listing's own descriptor)
     }
-    if (Number.isNaN(flags) || (flags & O_CLOEXEC) !== 0 || isV8Output(fd)) continue;
+    if (Number.isNaN(flags) || (flags & O_CLOEXEC) !== 0) continue;
+    const v8File = isV8Output?.(fd);
+    if (v8File) {
+      kept.push(v8File);
+      continue;
+    }
     try {
       closeSync(fd);
       closed.push(fd);
@@ -39,33 +46,41 @@ export function closeInheritedDescriptors(): number[] {
   }
   if (closed.length)
     log.info({ fds: closed }, 'closed descriptors inherited without close-on-exec: no process Colony starts gets them');
+  // Node has no fcntl to make them close-on-exec: every process Colony starts, confined ones too, inherits them.
+  if (kept.length)
+    log.warn(
+      { files: kept },
+      "V8's profiling output is open without close-on-exec and kept open for V8: every process Colony starts, agents' included, inherits it writable; profile with no agents running",
+    );
   return closed;
 }
 
 /**
  * V8 opens the files its profiling flags write to (--perf-basic-prof, --perf-prof, --prof, --logfile) without
  * close-on-exec, and keeps writing to them: closed, its next line would go to whatever file or socket got
- * the number next (a database, an HTTP response). Kept only under such a flag, and only the files V8
- * names after this process or the --logfile given (per isolate: `isolate-<address>-<pid>-<name>`).
+ * the number next (a database, an HTTP response). Without such a flag: null. With one: the file a
+ * descriptor is open on when it is one V8 names after this process or the --logfile given (per isolate:
+ * `isolate-<address>-<pid>-<name>`), else null.
  */
 const V8_LOG_FLAG = /^--(prof|perf-basic-prof|perf-prof|log|logfile)(?:$|[-=])/;
 
-function isV8Output(fd: number): boolean {
+function v8OutputTest(): ((fd: number) => string | null) | null {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (!flags.some((f) => V8_LOG_FLAG.test(f))) return false;
-  let name: string;
-  try {
-    name = basename(readlinkSync(`/proc/self/fd/${fd}`));
-  } catch {
-    return false;
-  }
+  if (!flags.some((f) => V8_LOG_FLAG.test(f))) return null;
   const logfile = flags.findLast((f) => f.startsWith('--logfile='))?.slice('--logfile='.length);
   const pid = process.pid;
-  return (
+  const names = (name: string) =>
     name === `perf-${pid}.map` ||
     name === `jit-${pid}.dump` ||
     name.endsWith(`-${pid}-v8.log`) ||
     name === 'v8.log' ||
-    (logfile !== undefined && (name === basename(logfile) || name.endsWith(`-${pid}-${basename(logfile)}`)))
-  );
+    (logfile !== undefined && (name === basename(logfile) || name.endsWith(`-${pid}-${basename(logfile)}`)));
+  return (fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return names(basename(target)) ? target : null;
+    } catch {
+      return null;
+    }
+  };
 }

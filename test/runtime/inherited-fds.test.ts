@@ -30,6 +30,8 @@ console.log(JSON.stringify({ pid: process.pid, before, closed, after: fds() }));
 
 type Fds = Record<string, { target: string; inherited: boolean }>;
 interface Seen {
+  /** What the child logged. */
+  stderr: string;
   pid: number;
   before: Fds;
   closed: number[];
@@ -43,7 +45,7 @@ function runChild(flags: string[]): Seen {
     const args = [...flags, '--import', import.meta.resolve('tsx'), '--input-type=module', '-e', SCRIPT];
     const r = spawnSync(process.execPath, args, { cwd: cwd.dir, encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
-    const seen = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Seen;
+    const seen = { ...(JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Seen), stderr: r.stderr };
     rmSync(`/tmp/perf-${seen.pid}.map`, { force: true });
     return seen;
   } finally {
@@ -68,10 +70,14 @@ describe('descriptors open without close-on-exec', () => {
     }
     const left = Object.values(seen.after).filter((fd) => fd.inherited && !v8Output(seen, fd.target));
     assert.deepEqual(left, [], 'nothing else is left open without close-on-exec');
+    // Processes Colony starts inherit them: the operator is told so, naming the files.
+    assert.match(seen.stderr, /agents' included, inherits it writable/);
+    assert.ok(seen.stderr.includes(`/tmp/perf-${seen.pid}.map`), seen.stderr);
   });
 
   it('are all closed without a V8 profiling flag', () => {
     const seen = runChild([]);
+    assert.doesNotMatch(seen.stderr, /profiling output/);
     assert.deepEqual(
       Object.values(seen.after).filter((fd) => fd.inherited),
       [],
