@@ -50,6 +50,12 @@ class Batch {
   /** Its commands' projection writes that wait for its end (projection-sql.ts `later`), run before its COMMIT. */
   readonly held: SqlStep[] = [];
   commands = 0;
+  /**
+   * Its first command found the log's tail where the anchor says (engine/anchor.ts). The batch holds the
+   * write lock from its BEGIN and only its own commands append (each moving the anchor with the tail, or
+   * rolling both back), so the tail cannot move behind the later commands' backs: they skip the check.
+   */
+  anchored = false;
   readonly committed: Promise<void>;
   resolve!: () => void;
   reject!: (e: unknown) => void;

@@ -106,7 +106,11 @@ export function transact<T>(
   const held: SqlStep[] | null = batch ? [] : null;
   const run = (): TransactResult<T> => {
     // Never continue a chain whose tail is not the one the last command left: it would hide the damage.
-    assertAnchored(db);
+    // Once per batch: nothing but the batch's own commands can move the tail while it holds the lock.
+    if (!batch?.anchored) {
+      assertAnchored(db);
+      if (batch) batch.anchored = true;
+    }
     if (keyed) engine.replica?.bringCommands(options.idempotencyScope ?? meta.commandId);
     if (keyed && findCommand(db, meta.commandId))
       return { events: eventsOfCommand(db, meta.commandId), value: undefined, duplicate: true };

@@ -94,6 +94,25 @@ describe('every command checks the tail against the $log anchor', () => {
     engine.db.prepare(`DELETE FROM es_projections WHERE name = '$log'`).run();
     assert.throws(() => runCard(engine, 1, { type: 'MoveCard', to: 'doing' }), chainBroken(/anchor row .* is missing/));
   });
+
+  it('under group commit: a batch found sound once commits all its commands; on a cut tail every one is refused', async () => {
+    const engine = buildLog();
+    const grouped = (n: number) => engine.group.run(() => runCard(engine, n, { type: 'MoveCard', to: 'doing' }));
+    const batches = engine.group.stats.batches;
+    await Promise.all([1, 2, 3].map(grouped));
+    assert.equal(engine.group.stats.batches, batches + 1, 'the three commands shared one batch');
+    assert.deepEqual(logRow(engine), engine.head());
+    assert.equal(engine.head().position, 11);
+
+    engine.db.exec('DELETE FROM es_events WHERE position > 10');
+    const before = everything(engine);
+    const results = await Promise.allSettled([1, 2, 4].map(grouped));
+    for (const r of results) {
+      assert.equal(r.status, 'rejected');
+      chainBroken(/ends at position 10 but the last command left it at position 11/)(r.reason);
+    }
+    assert.deepEqual(everything(engine), before);
+  });
 });
 
 describe('migration 2: the $log hash', () => {
