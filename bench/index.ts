@@ -18,6 +18,7 @@ import { benchBudgetStop } from './budget-stop.js';
 import { benchBreakers } from './breakers.js';
 import { benchRuntimes } from './runtimes.js';
 import { benchApps } from './apps.js';
+import { benchCliStart } from './cli-start.js';
 import { benchDemo } from './demo.js';
 import { benchReplay } from './replay.js';
 import { benchConsole, benchScrub } from './console.js';
@@ -49,6 +50,8 @@ const TARGETS: Record<string, string> = {
   rebuild_rss_mb: '< 300 MB',
   mcp_http_calls_per_s: '>= 2,000/s, ratio >= 0.7',
   mcp_stdio_calls_per_s: 'ratio >= 0.9',
+  cli_start_ms: 'ratio <= 0.6 (the bundle against tsx on the sources)',
+  cli_command_ms: 'ratio <= 0.7',
   mcp_inprocess_send_message_per_s: '(diagnostic: what a write costs beyond a read, no HTTP)',
   mcp_http_ext_calls_per_s_2025: 'ratio >= 0.9',
   mcp_http_ext_calls_per_s_2026: '(no target yet)',
@@ -173,6 +176,8 @@ const BASELINES: Record<string, string> = {
   console_decision_ms: 'the same approval as a bare POST /api/proposals/:id/approve from the page',
   console_decision_p95_ms: 'the same approval as a bare POST /api/proposals/:id/approve from the page',
   demo_s: 'one colony --help process (s)',
+  cli_start_ms: 'the same command from the sources through tsx (COLONY_CLI_SOURCES=1), alternated',
+  cli_command_ms: 'the same command from the sources through tsx (COLONY_CLI_SOURCES=1), alternated',
   sse_latency_ms: 'GET /health round trip, same server',
   sse_latency_p95_ms: 'GET /health round trip, same server',
   evidence_append_commands_per_s: 'same mix, no tree or checkpoints, NORMAL',
@@ -228,6 +233,7 @@ const GROUPS = [
   'breakers',
   'runtimes',
   'apps',
+  'cli',
   'demo',
   'rebuild',
   'evidence',
@@ -375,6 +381,10 @@ export async function runBench(options: BenchOptions): Promise<Record<string, Fi
     if (want('apps')) {
       say('a static web app file under /apps, against a bare file server…');
       results.apps_static_per_s = (await benchApps(dir, { seconds: options.quick ? 3 : 8 })).staticPerS;
+    }
+    if (want('cli')) {
+      say('colony --version and goals list: the bundled CLI against its sources through tsx…');
+      Object.assign(results, benchCliStart(dir, options.quick ? 5 : 11));
     }
     if (want('demo')) {
       say('the doc-gardener demo end to end…');

@@ -13,7 +13,7 @@
  * `import.meta.url` is rewritten to the URL of the source file it is written in: the code finds files
  * beside its source (package.json, web/dist, worker boot files, assets) and must find them from the bundle.
  */
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,8 +38,10 @@ const ownUrl = {
   },
 };
 
+/** Chunks of earlier builds are kept this long: a CLI that started on one may still import its lazy chunks. */
+const KEEP_OLD_MS = 60 * 60_000;
+
 async function main() {
-  // Built beside the old one and swapped in whole: a CLI starting meanwhile sees the old bundle or the new.
   const tmp = `${OUT}.${process.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   const result = await build({
@@ -72,16 +74,27 @@ async function main() {
     ]),
   );
   writeFileSync(join(tmp, 'chunks.json'), JSON.stringify(chunks));
-  mkdirSync(dirname(OUT), { recursive: true });
-  const old = `${OUT}.${process.pid}.old`;
-  try {
-    renameSync(OUT, old);
-  } catch {
-    // no earlier build
-  }
-  renameSync(tmp, OUT);
-  rmSync(old, { recursive: true, force: true });
+  install(tmp, Object.keys(chunks));
   console.log(`colony CLI bundled: ${relative(ROOT, OUT)} (${inputs.length} sources)`);
+}
+
+/**
+ * Moves the new build into OUT one file at a time (each rename atomic), with a CLI starting meanwhile in
+ * mind: the chunks first (content-named: a chunk of the old build with the same name is the same file),
+ * then the entry, and inputs.json last — until it is in place the launcher holds the old list against
+ * the sources and, if they changed, runs them. Old chunks are not deleted at once: a CLI started on the
+ * old build may still import one of its lazy chunks.
+ */
+function install(tmp, files) {
+  mkdirSync(OUT, { recursive: true });
+  const last = ['cli.js', 'chunks.json', 'inputs.json'];
+  for (const f of [...files.filter((f) => !last.includes(f)), ...last]) renameSync(join(tmp, f), join(OUT, f));
+  rmSync(tmp, { recursive: true, force: true });
+  const current = new Set([...files, ...last]);
+  for (const f of readdirSync(OUT)) {
+    if (current.has(f)) continue;
+    if (Date.now() - statSync(join(OUT, f)).mtimeMs > KEEP_OLD_MS) rmSync(join(OUT, f), { force: true });
+  }
 }
 
 await main();
