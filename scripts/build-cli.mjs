@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const OUT = join(ROOT, 'dist', 'cli');
+const OUT = join(ROOT, 'dist', 'cli');
 
 /** Each source's own `import.meta.url`, as a URL relative to the chunk it ends up in (all chunks share OUT). */
 const ownUrl = {
