@@ -23,6 +23,11 @@ export interface RealColony {
   runs(): RunJson[];
   /** Run N once it has ended (not queued or running). */
   ended(n: number): Promise<RunJson>;
+  /**
+   * Every run so far, once none is queued or running. A goal completes inside a run's tool call, while that
+   * run's CLI (and a worker's, just handed in) may still be exiting: its row is final only after.
+   */
+  settled(): Promise<RunJson[]>;
   dms(): string[];
   close(): Promise<void>;
 }
@@ -89,6 +94,12 @@ export async function realColony(
       return until(`run ${n} ended`, () => {
         const r = runs().find((x) => x.run_id === n);
         return r && r.status !== 'queued' && r.status !== 'running' ? r : null;
+      });
+    },
+    settled(): Promise<RunJson[]> {
+      return until('every run ended', () => {
+        const all = runs();
+        return all.every((r) => r.status !== 'queued' && r.status !== 'running') ? all : null;
       });
     },
     dms: () => {
