@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { colony, colonyLive, type CliResult, type LiveCli } from './cli.js';
+import { colony, colonyLive, logHead, type CliResult, type LiveCli } from './cli.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { startModelEndpoint, type ModelEndpoint, type ModelScript } from '../../testkit/model-endpoint/index.js';
 
@@ -68,13 +68,21 @@ export async function realColony(
     ok(['secrets', 'set', name, value(endpoint.url), '--scope', 'user:owner']);
   const lives: LiveCli[] = [];
   const runs = () => JSON.parse(ok(['runs', 'list', '--json'])) as RunJson[];
+  // The probes run the real CLI, which costs ~0.5 s of CPU and blocks this process (and so the model
+  // endpoint the agents' CLIs are waiting on) while it runs: a probe runs again only once the log moved,
+  // which every change it can see (a run's status, a task's, a goal's) does.
   const until = async <T>(what: string, probe: () => T | null, timeoutMs = 120_000): Promise<T> => {
     const end = Date.now() + timeoutMs;
+    let seen = -1;
     for (;;) {
-      const v = probe();
-      if (v !== null && v !== undefined && v !== false) return v;
+      const head = logHead(base.COLONY_DATA);
+      if (head !== seen) {
+        seen = head;
+        const v = probe();
+        if (v !== null && v !== undefined && v !== false) return v;
+      }
       if (Date.now() > end) assert.fail(`${what}: not seen in ${timeoutMs / 1000} s; runs: ${JSON.stringify(runs())}`);
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 200));
     }
   };
   return {
