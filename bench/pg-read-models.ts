@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { Engine } from '../src/engine/engine.js';
-import { pgTarget } from '../src/engine/pg/connect.js';
+import { pgTarget } from '../src/engine/pg/target.js';
 import { PgEventStore } from '../src/engine/pg/store.js';
 import { readAllRows } from '../src/engine/store.js';
 import { cardProjections } from '../testkit/card-projections.js';

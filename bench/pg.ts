@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { pgTarget } from '../src/engine/pg/connect.js';
+import { pgTarget } from '../src/engine/pg/target.js';
 import { figure, median, type Figure } from './util.js';
 
 /**

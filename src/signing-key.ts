@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -40,16 +40,27 @@ export const fingerprint = (publicKey: Uint8Array): string =>
 
 export const publicKeyText = (key: { publicKey: Uint8Array }): string => Buffer.from(key.publicKey).toString('base64');
 
-// Deriving a key pair in pure JS costs milliseconds, and every signing re-reads the key file (a rotation by
-// another process must take effect): the pairs are remembered by seed.
+// Every signing re-reads the key file (a rotation by another process must take effect): the pairs are
+// remembered by seed.
 const derived = new Map<string, SigningKey>();
+/** A PKCS#8 Ed25519 private key is this DER prefix and the 32-byte seed (RFC 8410). */
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
+/**
+ * The pair tweetnacl would derive (its secret key is the seed then the public key), derived by Node's
+ * crypto: every command opening a data dir checks its key (app.ts), and tweetnacl's first derivation,
+ * in pure JS on a cold JIT, cost ~20 ms of each CLI command's start.
+ */
 export function keyFromSeed(seed: Uint8Array): SigningKey {
   const id = Buffer.from(seed).toString('hex');
   let key = derived.get(id);
   if (!key) {
-    const pair = nacl.sign.keyPair.fromSeed(seed);
-    key = { publicKey: pair.publicKey, secretKey: pair.secretKey, keyId: fingerprint(pair.publicKey) };
+    const der = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+    const publicKey = new Uint8Array(createPublicKey(der).export({ format: 'der', type: 'spki' }).subarray(-32));
+    const secretKey = new Uint8Array(SEED_BYTES + publicKey.length);
+    secretKey.set(seed);
+    secretKey.set(publicKey, SEED_BYTES);
+    key = { publicKey, secretKey, keyId: fingerprint(publicKey) };
     derived.set(id, key);
   }
   return key;

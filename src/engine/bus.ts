@@ -1,4 +1,8 @@
-import { config, Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+// The two modules this needs, not rxjs's index: that loads every operator (~100 modules, a third of a CLI
+// command's start) for a Subject. rxjs exports these paths ("./internal/*" in its package.json).
+import { config } from 'rxjs/internal/config';
+import { Subject } from 'rxjs/internal/Subject';
 import { log } from '../log.js';
 import type { StoredEvent } from './event.js';
 

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine/engine.js';
-import { pgTarget } from '../engine/pg/connect.js';
+import { pgTarget } from '../engine/pg/target.js';
 import { ReplicaFollower } from '../engine/pg/follower.js';
 import { TenantLeadership } from '../engine/pg/leadership.js';
 import { log } from '../log.js';

@@ -140,6 +140,22 @@ describe('signing keys decider', () => {
 });
 
 describe('the key files', () => {
+  it("derives from a seed the pair tweetnacl derives, which signs and verifies as tweetnacl's", () => {
+    for (const fill of [0, 1, 7, 255]) {
+      const seed = new Uint8Array(32).map((_, i) => (fill + i * 31) % 256);
+      const ours = keyFromSeed(seed);
+      const theirs = nacl.sign.keyPair.fromSeed(seed);
+      assert.deepEqual(
+        [Buffer.from(ours.publicKey), Buffer.from(ours.secretKey)],
+        [Buffer.from(theirs.publicKey), Buffer.from(theirs.secretKey)],
+      );
+      assert.equal(ours.keyId, fingerprint(theirs.publicKey));
+      const message = `checkpoint ${fill}`;
+      const signature = Buffer.from(sign(ours, message), 'base64');
+      assert.ok(nacl.sign.detached.verify(new TextEncoder().encode(message), signature, theirs.publicKey));
+    }
+  });
+
   it('a rotation cut short after it was recorded is finished: signing.key.next becomes signing.key', () => {
     const { dir, cleanup } = tempDir('colony-keyfiles-');
     try {

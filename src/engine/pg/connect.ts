@@ -1,40 +1,7 @@
 import pg from 'pg';
-import { invalidInput } from '../../errors.js';
+import type { PgTarget } from './target.js';
 
-/**
- * Connections to a PostgreSQL store. A store URL is a libpq URL (`postgres://user@host:port/db`) with one
- * addition, `?schema=<name>` (default `colony`): the schema that holds Colony's tables, so several
- * Colonies — or test runs — can share a database. Every connection sets its search_path to it.
- */
-export interface PgTarget {
-  /** The URL without Colony's own parameters, as node-postgres takes it. */
-  connectionString: string;
-  schema: string;
-  /** The URL with any password hidden, for messages. */
-  display: string;
-}
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-export function pgTarget(url: string): PgTarget {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidInput(`store URL is not a URL: ${JSON.stringify(url)} (expected postgres://user@host:port/database)`);
-  }
-  if (!/^postgres(ql)?:$/.test(parsed.protocol))
-    throw invalidInput(`store URL must start with postgres:// (got ${parsed.protocol}//)`);
-  const schema = parsed.searchParams.get('schema') ?? 'colony';
-  if (!SCHEMA_NAME.test(schema))
-    throw invalidInput(`schema ${JSON.stringify(schema)} is not a plain lowercase SQL name (a-z, 0-9, _)`);
-  const display = new URL(parsed.href);
-  if (display.password) display.password = '***';
-  parsed.searchParams.delete('schema');
-  // The tenant a node's domain commands work on (cli/shared.ts) is Colony's too, not libpq's.
-  parsed.searchParams.delete('tenant');
-  return { connectionString: parsed.href, schema, display: display.href };
-}
+/** Connections to a PostgreSQL store (target.ts says where it is). */
 
 export function openPool(target: PgTarget, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: target.connectionString, max, options: searchPath(target) });

@@ -6,7 +6,7 @@ import { openDatabase, userVersion } from '../db.js';
 import type { Primary } from '../replica.js';
 import { engineMigrations } from '../schema.js';
 import { readHead } from '../store.js';
-import { pgTarget } from './connect.js';
+import { pgTarget } from './target.js';
 
 /**
  * Where a node keeps its copy of a PostgreSQL tenant (engine/replica.ts): a SQLite file under the data

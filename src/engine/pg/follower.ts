@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Engine } from '../engine.js';
-import { openClient, pgTarget } from './connect.js';
+import { openClient } from './connect.js';
+import { pgTarget } from './target.js';
 
 export interface FollowerOptions {
   /** Reads anyway this often (default 1 s): a NOTIFY is a wake-up that a lost connection misses. */

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { openClient, type PgTarget } from './connect.js';
+import { openClient } from './connect.js';
+import type { PgTarget } from './target.js';
 
 export interface LeadershipOptions {
   /** The tenants whose background jobs this node may run (asked again on every round). */

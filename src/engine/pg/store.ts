@@ -15,7 +15,8 @@ import {
 } from '../store-port.js';
 import type { VerifyResult } from '../verify.js';
 import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js';
-import { inTransaction, openPool, pgTarget, type PgTarget } from './connect.js';
+import { inTransaction, openPool } from './connect.js';
+import { pgTarget, type PgTarget } from './target.js';
 import { importPgRows } from './import.js';
 import { orderedRead, readStreamOf, readTenantRows, recordedHead, tenantEvent, type PgEventRow } from './rows.js';
 import { PgReadModels, type PgRebuildReport } from './projections.js';
