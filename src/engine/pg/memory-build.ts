@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from '../projection.js';
 import { applySteps } from '../projection-sql.js';
-import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
+import { storedEvent, TENANT_PAGE, type PgEventRow } from './rows.js';
 
 /**
  * The bulk of a tenant's read-model rebuild on PostgreSQL, done where a projection is fastest: its
@@ -44,10 +44,7 @@ export async function buildInMemory(
     let position = 0;
     let events = 0;
     for (;;) {
-      const page = await pool.query<PgEventRow>(
-        `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
-        [tenant, position, PAGE],
-      );
+      const page = await pool.query<PgEventRow>(TENANT_PAGE, [tenant, position, PAGE]);
       if (page.rows.length === 0) break;
       apply(page.rows);
       position = Number(page.rows[page.rows.length - 1]!.position);

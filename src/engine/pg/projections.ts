@@ -7,7 +7,7 @@ import { inTransaction } from './connect.js';
 import { toPostgres } from './dialect.js';
 import { buildInMemory } from './memory-build.js';
 import { applyStepsPg } from './projection-driver.js';
-import { PG_EVENT_COLUMNS, storedEvent, type PgEventRow } from './rows.js';
+import { storedEvent, TENANT_PAGE, type PgEventRow } from './rows.js';
 
 /**
  * Read models on PostgreSQL: the same projections as on SQLite (one definition, engine/projection.ts),
@@ -165,10 +165,7 @@ export class PgReadModels {
     let position = 0;
     let events = 0;
     const applyPage = async (client: pg.ClientBase): Promise<number> => {
-      const page = await client.query<PgEventRow>(
-        `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
-        [tenant, position, PAGE],
-      );
+      const page = await client.query<PgEventRow>(TENANT_PAGE, [tenant, position, PAGE]);
       for (const row of page.rows) {
         const e = storedEvent(row);
         for (const { p, t } of shadows) if (handlesType(p, e.type)) await applyStepsPg(client, p.apply(e, t));

@@ -28,6 +28,17 @@ export const orderedRead = (fenced: boolean): string =>
       ${fenced ? 'AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())' : ''}
     ORDER BY transaction_id, global_seq LIMIT $3`;
 
+/**
+ * A page of a tenant's rows in chain order: at most $3 after position $2. A tenant's positions run 1, 2, 3…
+ * without a gap (each row's prev_hash is its predecessor's hash), so the page lies in ($2, $2 + $3] and the
+ * query says so: whatever plan PostgreSQL picks reads only that range. Without the bound, statistics that
+ * do not know the tenant's size yet (a tenant just moved in by `colony migrate --to`) gave a bitmap scan of
+ * every row after $2 and a sort on disk for each page — a first copy of 1M events took minutes, and longer
+ * the further it got.
+ */
+export const TENANT_PAGE = `SELECT ${PG_EVENT_COLUMNS} FROM es_events
+    WHERE tenant = $1 AND position > $2 AND position <= $2::bigint + $3::bigint ORDER BY position LIMIT $3`;
+
 /** A tenant's rows in chain order after a position, with their hashes (verify, export, migration). */
 export async function readTenantRows(
   client: pg.ClientBase | pg.Pool,
@@ -35,10 +46,7 @@ export async function readTenantRows(
   afterPosition: number,
   limit: number,
 ): Promise<EventRow[]> {
-  const result = await client.query<PgEventRow>(
-    `SELECT ${PG_EVENT_COLUMNS} FROM es_events WHERE tenant = $1 AND position > $2 ORDER BY position LIMIT $3`,
-    [tenant, afterPosition, limit],
-  );
+  const result = await client.query<PgEventRow>(TENANT_PAGE, [tenant, afterPosition, limit]);
   return result.rows.map(eventRow);
 }
 

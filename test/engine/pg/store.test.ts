@@ -4,6 +4,7 @@ import type { Event } from '../../../src/engine/event.js';
 import type { Projection } from '../../../src/engine/projection.js';
 import { get, run } from '../../../src/engine/projection-sql.js';
 import { readSchema } from '../../../src/engine/pg/projections.js';
+import { TENANT_PAGE } from '../../../src/engine/pg/rows.js';
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { PgTail } from '../../../src/engine/pg/tail.js';
 import { LOG_START, type TenantEvent } from '../../../src/engine/store-port.js';
@@ -24,6 +25,11 @@ async function withScratch(body: (scratch: PgScratch) => Promise<void>): Promise
 async function until(check: () => boolean): Promise<void> {
   for (const start = Date.now(); !check(); await new Promise((r) => setTimeout(r, 20)))
     if (Date.now() - start > 5000) throw new Error('timed out');
+}
+
+interface PlanNode {
+  'Actual Rows': number;
+  Plans?: PlanNode[];
 }
 
 const ok = (results: Map<string, { ok: boolean }>) => [...results].map(([t, r]) => [t, r.ok]);
@@ -274,6 +280,38 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
         const edited = (await store.verify('acme')).get('acme')!;
         assert.deepEqual(!edited.ok && [edited.position, edited.reason], [2, 'hash_mismatch']);
         assert.equal((await store.verify('globex')).get('globex')?.ok, true, 'another tenant is unaffected');
+      } finally {
+        await raw.end();
+        await store.close();
+      }
+    }));
+
+  it("reads a page of a tenant's rows without touching the rows after it, whatever plan PostgreSQL picks", () =>
+    withScratch(async (scratch) => {
+      const store = await PgEventStore.open(scratch.url);
+      const raw = await pgRaw(scratch);
+      try {
+        for (let i = 0; i < 4; i++)
+          await store.append({
+            tenant: 'acme',
+            streamId: `c-${i}`,
+            expected: 'no_stream',
+            events: Array.from({ length: 250 }, (_, j) => ev('N', { i, j })),
+            actor: 'a',
+          });
+        const page = await store.readRows('acme', 300, 100);
+        assert.deepEqual(
+          page.map((r) => r.position),
+          Array.from({ length: 100 }, (_, k) => 301 + k),
+        );
+        assert.equal((await store.readRows('acme', 950, 100)).length, 50, 'the last page is short');
+        // The plan a tenant just moved in got (statistics that do not know its size): a bitmap scan and a sort.
+        await raw.query('SET enable_indexscan = off');
+        const [plan] = (await raw.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${TENANT_PAGE}`, ['acme', 300, 100])).rows[0][
+          'QUERY PLAN'
+        ] as { Plan: PlanNode }[];
+        const read = (n: PlanNode): number => Math.max(n['Actual Rows'], ...(n.Plans ?? []).map(read));
+        assert.equal(read(plan!.Plan), 100, 'no step of the plan handles more rows than the page');
       } finally {
         await raw.end();
         await store.close();
