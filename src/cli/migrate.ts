@@ -60,11 +60,12 @@ async function migrate(dataDir: string, to: string, opts: { tenant: string; json
     // Ids that name no stream (messages…) are in the SQLite log's marks only: they move too.
     await target.importSequences(opts.tenant, sequenceMarks(db));
     const copied = (await target.head(opts.tenant)).position - start.position;
-    // PostgreSQL's planner knows nothing of rows loaded this fast until autovacuum gets to them: what reads
-    // the tenant next (the rebuild below, a node's first copy) is planned on the real sizes.
-    if (copied > 0) await target.pool.query('ANALYZE es_events, es_commands');
-    if (copied > 0) await target.rebuild([], opts.tenant);
-    else await target.readModels.prepare(target.pool, opts.tenant);
+    if (copied > 0) {
+      // PostgreSQL's planner knows nothing of rows loaded this fast until autovacuum gets to them: what reads
+      // the tenant next (the rebuild, a node's first copy) is planned on the real sizes.
+      await target.pool.query('ANALYZE es_events, es_commands');
+      await target.rebuild([], opts.tenant);
+    } else await target.readModels.prepare(target.pool, opts.tenant);
     const moved = (await target.verify(opts.tenant)).get(opts.tenant)!;
     const head = readHead(db);
     if (!moved.ok) throw new CliError(`the copy does not verify: ${moved.message}`);
