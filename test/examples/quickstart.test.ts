@@ -158,7 +158,8 @@ describe('the README quickstart', () => {
         r = await until(
           "the coordinator's plan",
           () => cli(args),
-          (x) => /pending/.test(x.stdout),
+          // A row of the list, not "No pending proposals", which the list prints until the plan comes.
+          (x) => /^\s*1\s+pending\s/m.test(x.stdout),
         );
       } else if (args[0] === 'goals' && args[1] === 'show' && !seen.includes('tasks verify')) {
         r = await until(
