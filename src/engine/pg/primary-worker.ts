@@ -9,7 +9,7 @@ import { checkCopy, lockedState } from './locked-state.js';
 import { checkContinues } from './commit-rows.js';
 import { expectSql, sendOneTrip } from './one-trip.js';
 import { ignore, lockedBegin, release, unlockedBegin, wire, type Held } from './primary-connection.js';
-import { readTenantRows } from './rows.js';
+import { readWholeTenantRows } from './rows.js';
 import { PgEventStore } from './store.js';
 import type { SyncReply, SyncRequest } from './sync-worker.js';
 
@@ -219,6 +219,6 @@ class PrimaryHost {
   }
 
   private rows(args: { after: number; limit: number }) {
-    return readTenantRows(this.store!.pool, this.tenant, args.after, args.limit);
+    return readWholeTenantRows(this.store!.pool, this.tenant, args.after, args.limit);
   }
 }

@@ -3,6 +3,7 @@ import type { EventRow, StoredEvent } from '../event.js';
 import { GENESIS_HASH } from '../hash.js';
 import { toStoredEvent, type ChainHead, type ReadStreamOptions } from '../store.js';
 import type { TenantEvent } from '../store-port.js';
+import { DomainError } from '../../errors.js';
 import { int } from './connect.js';
 
 /** Rows of `es_events` as PostgreSQL returns them (int8 as text), and their conversions. */
@@ -48,6 +49,44 @@ export async function readTenantRows(
 ): Promise<EventRow[]> {
   const result = await client.query<PgEventRow>(TENANT_PAGE, [tenant, afterPosition, limit]);
   return result.rows.map(eventRow);
+}
+
+/**
+ * A page of a tenant's rows for whatever takes them as the whole record (a node's copy, an export), never
+ * a silent prefix of it. A page is read as its range (TENANT_PAGE), so rows deleted from the store behind
+ * its back (only possible with its append-only triggers disabled) would read as a short page — "caught
+ * up" — if nothing said otherwise: the head every append moved says otherwise. It is read first, so every
+ * row up to it was committed before the page is read and must be in it: fewer rows than that is a hole,
+ * named (ErrChainBroken), not taken as the end of the log. `colony verify` names the same damage.
+ */
+export async function readWholeTenantRows(
+  client: pg.ClientBase | pg.Pool,
+  tenant: string,
+  afterPosition: number,
+  limit: number,
+): Promise<EventRow[]> {
+  const head = await recordedHead(client, tenant);
+  const rows = await readTenantRows(client, tenant, afterPosition, limit);
+  const expected = Math.max(0, Math.min(head.position, afterPosition + limit) - afterPosition);
+  if (rows.length < expected) {
+    const missing = firstMissing(rows, afterPosition);
+    throw new DomainError(
+      'ErrChainBroken',
+      `tenant ${JSON.stringify(tenant)} is missing rows in its store: position ${missing} is not there, though its commands recorded the log up to ${head.position} — events were removed; see colony verify`,
+      { tenant, position: missing },
+    );
+  }
+  return rows;
+}
+
+/** The first position after `after` that a page of consecutive rows lacks. */
+function firstMissing(rows: readonly EventRow[], after: number): number {
+  let expected = after + 1;
+  for (const row of rows) {
+    if (row.position !== expected) return expected;
+    expected++;
+  }
+  return expected;
 }
 
 /** The head every append moved (`es_chains`): position 0 and the genesis hash for a tenant with no events. */

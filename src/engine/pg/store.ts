@@ -18,7 +18,7 @@ import { beginLocked, eventsOf, readChain, recordEmptyCommand } from './chain.js
 import { inTransaction, openPool } from './connect.js';
 import { pgTarget, type PgTarget } from './target.js';
 import { importPgRows } from './import.js';
-import { orderedRead, readStreamOf, readTenantRows, recordedHead, tenantEvent, type PgEventRow } from './rows.js';
+import { orderedRead, readStreamOf, readWholeTenantRows, recordedHead, tenantEvent, type PgEventRow } from './rows.js';
 import { PgReadModels, type PgRebuildReport } from './projections.js';
 import { migratePg } from './schema.js';
 import { claimSequences, raiseSequences, readSequences } from './sequences.js';
@@ -186,7 +186,7 @@ export class PgEventStore implements EventStore {
   }
 
   readRows(tenant: string, afterPosition: number, limit: number): Promise<EventRow[]> {
-    return readTenantRows(this.pool, tenant, afterPosition, limit);
+    return readWholeTenantRows(this.pool, tenant, afterPosition, limit);
   }
 
   async importRows(tenant: string, rows: readonly EventRow[]): Promise<void> {

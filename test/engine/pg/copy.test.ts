@@ -12,7 +12,8 @@ import { readAllRows } from '../../../src/engine/store.js';
 import { getAgentByName } from '../../../src/projections/principal-queries.js';
 import { sqliteTables } from '../../helpers/read-models.js';
 import { tempDir } from '../../../testkit/temp-dir.js';
-import { pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
+import { isDomainError } from '../../../src/errors.js';
+import { pgRaw, pgScratch, pgSkip, type PgScratch } from '../../helpers/pg.js';
 
 /**
  * A process's copy of a PostgreSQL tenant is a file under its data dir (engine/pg/copy-file.ts): a restart
@@ -133,6 +134,36 @@ describe('a node’s copy of a PostgreSQL tenant in a file', { skip: pgSkip }, (
       assert.equal(getAgentByName(again.engine.db, ownerId, 'alpha'), null, 'nothing of the old log is left');
       assert.deepEqual(readAllRows(again.engine.db, { limit: 1000 }).length, head.position);
     });
+
+  it('names rows removed from the store after its head instead of taking the short log as caught up', async () => {
+    const s = scratch();
+    const dir = dataDir();
+    const a = open(s, dir);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    agents(a, ownerId, ['alpha']);
+    const left = a.engine.head();
+    a.engine.close();
+    const b = open(s, sibling(dir));
+    agents(b, ownerId, ['beta', 'gamma']);
+    const head = b.engine.head();
+    b.engine.close();
+    // Everything after the copy's head deleted behind the store's back (its append-only triggers off).
+    const raw = await pgRaw(s);
+    try {
+      await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+      await raw.query('DELETE FROM es_events WHERE position > $1', [left.position]);
+    } finally {
+      await raw.end();
+    }
+    assert.throws(
+      () => open(s, dir),
+      (e: unknown) =>
+        isDomainError(e) &&
+        e.code === 'ErrChainBroken' &&
+        e.message.includes(`position ${left.position + 1} is not there`) &&
+        e.message.includes(`up to ${head.position}`),
+    );
+  });
 
   it('throws away a file that is no database and copies the tenant again', async () => {
     const s = scratch();

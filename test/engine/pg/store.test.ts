@@ -270,6 +270,12 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
         await assert.rejects(raw.query('DELETE FROM es_events'), /append-only/);
         await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
         await raw.query(`DELETE FROM es_events WHERE tenant = 'acme' AND position = 3`);
+        // A reader taking the rows as the whole record (a node's copy) is told, not handed a short log.
+        await assert.rejects(
+          store.readRows('acme', 0, 10),
+          (e: unknown) => isDomainError(e) && e.code === 'ErrChainBroken' && /position 3 is not there/.test(e.message),
+        );
+        assert.equal((await store.readRows('globex', 0, 10)).length, 1);
         const cut = (await store.verify()).get('acme')!;
         assert.equal(cut.ok, false);
         assert.match(
