@@ -40,7 +40,10 @@ export const orderedRead = (fenced: boolean): string =>
 export const TENANT_PAGE = `SELECT ${PG_EVENT_COLUMNS} FROM es_events
     WHERE tenant = $1 AND position > $2 AND position <= $2::bigint + $3::bigint ORDER BY position LIMIT $3`;
 
-/** A tenant's rows in chain order after a position, with their hashes (verify, export, migration). */
+/**
+ * A tenant's rows in chain order after a position, with their hashes, as the store holds them: `colony
+ * verify` reads them so and names a hole itself; what takes them as the record reads readWholeTenantRows.
+ */
 export async function readTenantRows(
   client: pg.ClientBase | pg.Pool,
   tenant: string,
