@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { handlesType, liveNames, type AnyProjection, type TableNames } from '../projection.js';
 import { applySteps } from '../projection-sql.js';
-import { storedEvent, TENANT_PAGE, type PgEventRow } from './rows.js';
+import type { EventRow } from '../event.js';
+import { toStoredEvent } from '../store.js';
+import { readWholeTenantRows } from './rows.js';
 
 /**
  * The bulk of a tenant's read-model rebuild on PostgreSQL, done where a projection is fastest: its
@@ -34,21 +36,23 @@ export async function buildInMemory(
     // What a projection reads of the log itself (the streams projection: an event's hash by position).
     mem.exec('CREATE TABLE es_events (position INTEGER PRIMARY KEY, hash TEXT NOT NULL)');
     const logged = mem.prepare('INSERT INTO es_events (position, hash) VALUES (?, ?)');
-    const apply = mem.transaction((rows: PgEventRow[]) => {
+    const apply = mem.transaction((rows: EventRow[]) => {
       for (const row of rows) {
-        logged.run(Number(row.position), row.hash);
-        const e = storedEvent(row);
+        logged.run(row.position, row.hash);
+        const e = toStoredEvent(row);
         for (const p of projections) if (handlesType(p, e.type)) applySteps(mem, p.apply(e, liveNames(p)));
       }
     });
     let position = 0;
     let events = 0;
+    // A page short of the tenant's recorded head is a hole in the store, refused (ErrChainBroken), never
+    // taken as the end: read models built from a prefix would be current-looking and wrong.
     for (;;) {
-      const page = await pool.query<PgEventRow>(TENANT_PAGE, [tenant, position, PAGE]);
-      if (page.rows.length === 0) break;
-      apply(page.rows);
-      position = Number(page.rows[page.rows.length - 1]!.position);
-      events += page.rows.length;
+      const rows = await readWholeTenantRows(pool, tenant, position, PAGE);
+      if (rows.length === 0) break;
+      apply(rows);
+      position = rows[rows.length - 1]!.position;
+      events += rows.length;
     }
     for (const { p, t } of targets)
       for (const table of p.tables) await copyTable(mem, pool, table, `"${schema}"."${t[table]!}"`);

@@ -7,7 +7,8 @@ import { inTransaction } from './connect.js';
 import { toPostgres } from './dialect.js';
 import { buildInMemory } from './memory-build.js';
 import { applyStepsPg } from './projection-driver.js';
-import { storedEvent, TENANT_PAGE, type PgEventRow } from './rows.js';
+import { toStoredEvent } from '../store.js';
+import { readWholeTenantRows } from './rows.js';
 
 /**
  * Read models on PostgreSQL: the same projections as on SQLite (one definition, engine/projection.ts),
@@ -165,14 +166,15 @@ export class PgReadModels {
     let position = 0;
     let events = 0;
     const applyPage = async (client: pg.ClientBase): Promise<number> => {
-      const page = await client.query<PgEventRow>(TENANT_PAGE, [tenant, position, PAGE]);
-      for (const row of page.rows) {
-        const e = storedEvent(row);
+      // Under the tenant's lock: a page short of its recorded head is a hole, refused (ErrChainBroken).
+      const rows = await readWholeTenantRows(client, tenant, position, PAGE);
+      for (const row of rows) {
+        const e = toStoredEvent(row);
         for (const { p, t } of shadows) if (handlesType(p, e.type)) await applyStepsPg(client, p.apply(e, t));
         position = e.position;
       }
-      events += page.rows.length;
-      return page.rows.length;
+      events += rows.length;
+      return rows.length;
     };
     try {
       // The bulk in memory, then copied in (pg/memory-build.ts): the tenant's appends go on meanwhile.

@@ -7,7 +7,7 @@ import { PgReadModels, readSchema } from '../../../src/engine/pg/projections.js'
 import { PgEventStore } from '../../../src/engine/pg/store.js';
 import { isDomainError } from '../../../src/errors.js';
 import { ev } from '../../helpers/event-log.js';
-import { pgScratch, pgSkip } from '../../helpers/pg.js';
+import { pgRaw, pgScratch, pgSkip } from '../../helpers/pg.js';
 
 /**
  * Read models on PostgreSQL: the projection definitions SQLite runs, each tenant's tables in its own
@@ -145,6 +145,48 @@ describe('projections on PostgreSQL', { skip: pgSkip }, () => {
       assert.equal((await failing.head('acme')).position, 2);
       await failing.close();
       await again.close();
+    } finally {
+      await scratch.drop();
+    }
+  });
+  it('refuses to rebuild from a store that lost rows, in the middle or after the last, and keeps the live tables', async () => {
+    const scratch = pgScratch();
+    try {
+      const store = await PgEventStore.open(scratch.url, { projections: [streamCounts()] });
+      for (const t of ['acme', 'acme', 'acme', 'globex', 'globex', 'globex']) await append(store, t);
+      await store.close();
+      // Rows deleted behind the store's back (its append-only triggers off): a hole in acme, globex's tail.
+      const raw = await pgRaw(scratch);
+      try {
+        await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+        await raw.query(`DELETE FROM es_events WHERE (tenant, position) IN (('acme', 2), ('globex', 3))`);
+      } finally {
+        await raw.end();
+      }
+      const refused = (position: number, tenant: string) => (e: unknown) =>
+        isDomainError(e) &&
+        e.code === 'ErrChainBroken' &&
+        e.message.includes(`tenant "${tenant}"`) &&
+        e.message.includes(`position ${position} is not there`) &&
+        e.message.includes('up to 3');
+      // A bumped projection rebuilds every tenant on open: acme's hole stops it before anything is swapped.
+      await assert.rejects(PgEventStore.open(scratch.url, { projections: [streamCounts(2)] }), refused(2, 'acme'));
+      const again = await PgEventStore.open(scratch.url, { projections: [streamCounts()] });
+      try {
+        assert.deepEqual(
+          await counts(again, 'acme'),
+          [['s-1', 3, 3]],
+          'the live table is the one built with the appends',
+        );
+        assert.deepEqual(await shadowTables(again), []);
+        await assert.rejects(again.rebuild(['stream_counts']), refused(2, 'acme'));
+        // globex alone: nothing is missing before its last row, whose absence is no longer "caught up".
+        const models = new PgReadModels(scratch.schema, [streamCounts(3)], () => 'BEGIN');
+        await assert.rejects(models.prepare(again.pool, 'globex'), refused(3, 'globex'));
+        assert.deepEqual(await counts(again, 'globex'), [['s-1', 3, 3]]);
+      } finally {
+        await again.close();
+      }
     } finally {
       await scratch.drop();
     }
