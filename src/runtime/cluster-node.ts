@@ -2,6 +2,8 @@ import type { Engine } from '../engine/engine.js';
 import { pgTarget } from '../engine/pg/target.js';
 import { ReplicaFollower } from '../engine/pg/follower.js';
 import { TenantLeadership } from '../engine/pg/leadership.js';
+import type { Failing } from '../engine/pg/repeated-failure.js';
+import { isDomainError } from '../errors.js';
 import { log } from '../log.js';
 import type { Runtime } from './index.js';
 
@@ -36,7 +38,9 @@ export class ClusterNode {
     const node = new ClusterNode(engine, options);
     node.follower = await ReplicaFollower.start(store.url, store.tenant, engine, {
       pollMs: options.pollMs,
-      onError: (err) => log.warn({ err }, 'could not bring in other nodes’ events; trying again'),
+      onError: followFailed,
+      onRecovered: ({ since, attempts }) =>
+        log.info({ since, attempts }, 'bringing in other nodes’ events again after failed attempts'),
     });
     try {
       node.leadership = await TenantLeadership.start(pgTarget(store.url), {
@@ -76,4 +80,19 @@ export class ClusterNode {
     runtime.stop();
     if (tenant) log.warn({ tenant }, 'this node no longer runs the tenant’s background jobs');
   }
+}
+
+/**
+ * Once when it starts, then a reminder every few minutes (pg/repeated-failure.ts). A store away is a
+ * warning (it comes back, the poll goes on); a refusal (ErrChainBroken: rows removed from the store;
+ * ErrChainMismatch: the store's chain is not the copy's) is an error — no retry mends it, a person must — and this node serves what it had until then.
+ */
+function followFailed(err: unknown, { since, attempts, reminder }: Failing & { reminder: boolean }): void {
+  const damaged = isDomainError(err) && (err.code === 'ErrChainBroken' || err.code === 'ErrChainMismatch');
+  const what = damaged
+    ? 'cannot bring in other nodes’ events: the store refuses them; this node serves its copy as it was'
+    : 'could not bring in other nodes’ events; trying again';
+  const line = reminder ? `${what} (still, since ${since.toISOString()}: ${attempts} attempts)` : what;
+  if (damaged) log.error({ err, since, attempts }, line);
+  else log.warn({ err, since, attempts }, line);
 }

@@ -172,6 +172,47 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
       await follower.stop();
     }
   });
+  it('reports a follower that cannot bring rows in once, not on every poll, and once more when it can', async () => {
+    const s = scratch();
+    const a = copyOf(s);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    const b = copyOf(s);
+    const seen = b.engine.head();
+    agent(a, ownerId, 'alpha');
+    // a's rows removed behind the store's back (its append-only triggers off), kept aside to put back.
+    const raw = await pgRaw(s);
+    cleanups.push(() => raw.end());
+    await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+    await raw.query('CREATE TEMP TABLE kept AS SELECT * FROM es_events WHERE tenant = $1 AND position > $2', [
+      TENANT,
+      seen.position,
+    ]);
+    await raw.query('DELETE FROM es_events WHERE tenant = $1 AND position > $2', [TENANT, seen.position]);
+    const reports: string[] = [];
+    const follower = await ReplicaFollower.start(s.url, TENANT, b.engine, {
+      pollMs: 10,
+      onError: (e, f) => reports.push(`${isDomainError(e) ? e.code : String(e)} after ${f.attempts}`),
+      onRecovered: (f) => reports.push(`recovered after ${f.attempts}`),
+    });
+    try {
+      const polls = async (n: number) => {
+        for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      await polls(30);
+      assert.deepEqual(reports, ['ErrChainBroken after 1'], 'the first failure alone, though every poll failed');
+      assert.deepEqual(b.engine.head(), seen, 'nothing was brought in');
+      await raw.query('INSERT INTO es_events SELECT * FROM kept');
+      const deadline = Date.now() + 5000;
+      while (reports.length < 2 && Date.now() < deadline) await polls(1);
+      assert.match(reports[1] ?? 'no recovery reported', /^recovered after (\d+)$/);
+      assert.ok(Number(/\d+/.exec(reports[1]!)![0]) >= 5, `it failed on many polls: ${reports[1]}`);
+      assert.deepEqual(b.engine.head(), a.engine.head());
+      await polls(5);
+      assert.equal(reports.length, 2, 'recovery is reported once');
+    } finally {
+      await follower.stop();
+    }
+  });
 });
 
 describe('copies of a tenant across a rolling upgrade of its read models', { skip: pgSkip }, () => {

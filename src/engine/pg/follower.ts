@@ -1,13 +1,19 @@
 import type pg from 'pg';
 import type { Engine } from '../engine.js';
 import { openClient } from './connect.js';
+import { RepeatedFailure, type FailureReports } from './repeated-failure.js';
 import { pgTarget } from './target.js';
 
-export interface FollowerOptions {
+export interface FollowerOptions extends FailureReports {
   /** Reads anyway this often (default 1 s): a NOTIFY is a wake-up that a lost connection misses. */
   pollMs?: number;
-  /** Told when bringing rows in failed (the store away): the next wake-up tries again. */
-  onError?(e: unknown): void;
+  /**
+   * onError: bringing rows in failed (the store away, or lost rows: ErrChainBroken) and the next wake-up
+   * tries again — told when it starts and every `remindMs` (default 5 min) while the same failure goes on
+   * (pg/repeated-failure.ts); onRecovered: rows came in again.
+   */
+  remindMs?: number;
+  now?: () => number;
 }
 
 /**
@@ -23,13 +29,16 @@ export class ReplicaFollower {
   private timer: NodeJS.Timeout | undefined;
   private scheduled = false;
   private stopped = false;
+  private readonly failure: RepeatedFailure;
 
   private constructor(
     private readonly url: string,
     private readonly tenant: string,
     private readonly engine: Engine,
     private readonly options: FollowerOptions,
-  ) {}
+  ) {
+    this.failure = new RepeatedFailure(options, options.now, options.remindMs);
+  }
 
   static async start(url: string, tenant: string, engine: Engine, options: FollowerOptions = {}) {
     const follower = new ReplicaFollower(url, tenant, engine, options);
@@ -50,8 +59,9 @@ export class ReplicaFollower {
       try {
         this.engine.catchUp();
       } catch (e) {
-        this.options.onError?.(e);
+        return this.failure.failed(e);
       }
+      this.failure.succeeded();
     });
   }
 

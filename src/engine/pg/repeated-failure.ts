@@ -1,0 +1,50 @@
+/** How long a failure has gone on: since its first attempt, and how many attempts failed. */
+export interface Failing {
+  since: Date;
+  attempts: number;
+}
+
+export interface FailureReports {
+  /** A failure began, changed (another message), or goes on: `reminder` says which of the last. */
+  onError?(e: unknown, failing: Failing & { reminder: boolean }): void;
+  /** An attempt worked after failures: told once. */
+  onRecovered?(failing: Failing): void;
+}
+
+/** Once every five minutes while a failure goes on: often enough to be seen, rarely enough to be read. */
+export const REMIND_MS = 5 * 60_000;
+
+/**
+ * Turns a job retried every second into reports a person can read: the first failure at once, the same
+ * failure again only as a reminder every `remindMs` (with how long and how often), a different one at
+ * once, and the recovery once. A store that lost rows fails the same way on every poll; a line per second
+ * buries everything else in the log and says nothing the first line did not.
+ */
+export class RepeatedFailure {
+  private failing: (Failing & { message: string; remindAt: number }) | null = null;
+
+  constructor(
+    private readonly reports: FailureReports,
+    private readonly now: () => number = Date.now,
+    private readonly remindMs = REMIND_MS,
+  ) {}
+
+  failed(e: unknown): void {
+    const message = e instanceof Error ? e.message : String(e);
+    const now = this.now();
+    const same = this.failing?.message === message;
+    const failing = same ? this.failing! : { since: new Date(now), attempts: 0, message, remindAt: now };
+    this.failing = failing;
+    failing.attempts++;
+    if (now < failing.remindAt) return;
+    failing.remindAt = now + this.remindMs;
+    this.reports.onError?.(e, { since: failing.since, attempts: failing.attempts, reminder: same });
+  }
+
+  succeeded(): void {
+    const failing = this.failing;
+    if (!failing) return;
+    this.failing = null;
+    this.reports.onRecovered?.({ since: failing.since, attempts: failing.attempts });
+  }
+}
