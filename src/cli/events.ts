@@ -31,28 +31,32 @@ export function registerEvents(program: Command): void {
           const limit = parsePositiveInt('--limit', opts.limit, 20);
           const interval = Math.max(10, parsePositiveInt('--interval', opts.interval, 250));
           const print = (e: StoredEvent) => process.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`);
+          // With --follow, Ctrl-C ends the tail cleanly from its start: a signal that came while the backlog
+          // printed, before a listener was there, ended the process by the signal (exit 130, no clean close).
+          // The backlog prints synchronously, so a listener runs only once the follow loop's stop is in place.
+          let stop = (): void => undefined;
+          if (opts.follow) {
+            const onSignal = () => stop();
+            process.once('SIGINT', onSignal);
+            process.once('SIGTERM', onSignal);
+            process.stdout.once('error', onSignal); // a closed pipe (`| head`) ends the tail quietly
+          }
           let after =
             opts.after !== undefined
               ? parsePositiveInt('--after', opts.after, 0)
               : Math.max(0, readHead(db).position - limit);
           after = drain(db, readAll, after, print);
-          if (!opts.follow) {
-            log.close();
-            return;
-          }
+          if (!opts.follow) return void log.close();
           await new Promise<void>((resolve) => {
             const timer = setInterval(() => {
               log.refresh();
               after = drain(db, readAll, after, print);
             }, interval);
-            const stop = () => {
+            stop = () => {
               clearInterval(timer);
               log.close();
               resolve();
             };
-            process.once('SIGINT', stop);
-            process.once('SIGTERM', stop);
-            process.stdout.once('error', stop); // a closed pipe (`| head`) ends the tail quietly
           });
         },
       ),

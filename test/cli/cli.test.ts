@@ -240,6 +240,36 @@ describe('colony events tail', () => {
     assert.equal(json[0].meta.actor, 'tester');
   });
 
+  it('ends cleanly on Ctrl-C that comes while --follow still prints the backlog', async () => {
+    const dir = seeded('tail-long', 150); // ~300 events, ~100 KB of JSON: more than the pipe holds
+    const child = spawn(
+      process.execPath,
+      [COLONY_BIN, 'events', 'tail', '--data', dir, '--follow', '--json', '--after', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, COLONY_DATA: '' },
+      },
+    );
+    const exited = new Promise<[number | null, string | null]>((r) =>
+      child.on('exit', (code, signal) => r([code, signal])),
+    );
+    // Nothing is read until the signal is sent: the child is held mid-backlog by the full pipe.
+    await new Promise((r) => child.stdout.once('readable', r));
+    child.kill('SIGINT');
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    assert.deepEqual(await exited, [0, null], err);
+    const lines = out.trimEnd().split('\n');
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { position: number }).position),
+      lines.map((_, i) => i + 1),
+      'the backlog, whole',
+    );
+    assert.ok(lines.length >= 300, String(lines.length));
+  });
+
   it('follows new events as another process appends them', async () => {
     const live = colonyLive([
       'events',
@@ -261,7 +291,12 @@ describe('colony events tail', () => {
       const line = await live.waitFor(/"type":"CardOpened"/);
       assert.equal(JSON.parse(line).data.cardId, id);
     } finally {
-      assert.equal(await live.stop('SIGINT'), 0);
+      const code = await live.stop('SIGINT');
+      assert.equal(
+        code,
+        0,
+        `exit ${code}, signal ${live.proc.signalCode}; stdout: ${live.stdoutLines.join('\n')}; stderr: ${live.stderrLines.join('\n')}`,
+      );
     }
   });
 });
