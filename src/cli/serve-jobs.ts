@@ -1,9 +1,13 @@
 import type { App, AppOptions } from '../app.js';
+import { isDomainError } from '../errors.js';
+import type { HealthProblem } from '../http/server.js';
 import type { Runtime } from '../runtime/index.js';
 import type { RunStarter } from '../runtime/reactor.js';
 
 export interface Jobs {
   stop(): void;
+  /** What keeps this node from serving current data (GET /health), null when nothing does. */
+  problem(): HealthProblem | null;
 }
 
 /**
@@ -46,6 +50,13 @@ export async function startJobs(
         followed.stop();
         void node.stop();
       },
+      problem: () => {
+        const f = node.followFailing();
+        if (!f) return null;
+        const code = isDomainError(f.error) ? f.error.code : 'ErrStoreUnavailable';
+        const reason = 'this node cannot bring in other nodes’ events from the store: its data may be behind';
+        return { reason, code, since: f.since, attempts: f.attempts };
+      },
     };
   }
   const runtime = startRuntime();
@@ -56,5 +67,6 @@ export async function startJobs(
       runtime.stop();
       void checkpoints.stop();
     },
+    problem: () => null,
   };
 }

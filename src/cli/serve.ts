@@ -82,8 +82,8 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
   const app = openServed(s, where, opts.acceptBrokenChain === true);
   const fresh = s.ownerOf(app) ? null : s.createOwner(app, opts.owner, { actor: 'system' });
   const mcp = s.createMcpContext(app, s.buildToolRegistry(), { logCalls: true });
-  const http = s.createHttpApp(app.engine, mcp, opts.host);
   let jobs: Jobs | null = null;
+  const http = s.createHttpApp(app.engine, mcp, opts.host, () => jobs?.problem() ?? null);
   try {
     await claim.freePort();
     const server = await s.listen(http.app, opts.host, port);

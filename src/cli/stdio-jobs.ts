@@ -64,5 +64,6 @@ export async function holdOrFollow(
       clearInterval(timer);
       stepDown();
     },
+    problem: () => null, // stdio serves no /health
   };
 }

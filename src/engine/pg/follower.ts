@@ -71,6 +71,11 @@ export class ReplicaFollower {
     setTimeout(() => void this.listen().catch(() => this.relisten()), 1000).unref();
   }
 
+  /** Bringing rows in fails now: since when, how often, the last error (null while it works). */
+  failing() {
+    return this.failure.current();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);

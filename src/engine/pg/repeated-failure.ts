@@ -21,7 +21,7 @@ export const REMIND_MS = 5 * 60_000;
  * buries everything else in the log and says nothing the first line did not.
  */
 export class RepeatedFailure {
-  private failing: (Failing & { message: string; remindAt: number }) | null = null;
+  private failing: (Failing & { error: unknown; message: string; remindAt: number }) | null = null;
 
   constructor(
     private readonly reports: FailureReports,
@@ -33,12 +33,19 @@ export class RepeatedFailure {
     const message = e instanceof Error ? e.message : String(e);
     const now = this.now();
     const same = this.failing?.message === message;
-    const failing = same ? this.failing! : { since: new Date(now), attempts: 0, message, remindAt: now };
+    const failing = same ? this.failing! : { since: new Date(now), attempts: 0, error: e, message, remindAt: now };
     this.failing = failing;
+    failing.error = e;
     failing.attempts++;
     if (now < failing.remindAt) return;
     failing.remindAt = now + this.remindMs;
     this.reports.onError?.(e, { since: failing.since, attempts: failing.attempts, reminder: same });
+  }
+
+  /** The failure going on now, with its last error (null: the last attempt worked). */
+  current(): (Failing & { error: unknown }) | null {
+    const f = this.failing;
+    return f && { since: f.since, attempts: f.attempts, error: f.error };
   }
 
   succeeded(): void {
