@@ -53,7 +53,7 @@ export async function startJobs(
       problem: () => {
         const f = node.followFailing();
         if (!f) return null;
-        const code = isDomainError(f.error) ? f.error.code : 'ErrStoreUnavailable';
+        const code = isDomainError(f.error) ? f.error.code : 'ErrInternal';
         const reason = 'this node cannot bring in other nodes’ events from the store: its data may be behind';
         return { reason, code, since: f.since, attempts: f.attempts };
       },

@@ -1,3 +1,5 @@
+import { isDomainError } from '../../errors.js';
+
 /** How long a failure has gone on: since its first attempt, and how many attempts failed. */
 export interface Failing {
   since: Date;
@@ -21,7 +23,7 @@ export const REMIND_MS = 5 * 60_000;
  * buries everything else in the log and says nothing the first line did not.
  */
 export class RepeatedFailure {
-  private failing: (Failing & { error: unknown; message: string; remindAt: number }) | null = null;
+  private failing: (Failing & { error: unknown; key: string; remindAt: number }) | null = null;
 
   constructor(
     private readonly reports: FailureReports,
@@ -30,10 +32,10 @@ export class RepeatedFailure {
   ) {}
 
   failed(e: unknown): void {
-    const message = e instanceof Error ? e.message : String(e);
+    const key = failureKey(e);
     const now = this.now();
-    const same = this.failing?.message === message;
-    const failing = same ? this.failing! : { since: new Date(now), attempts: 0, error: e, message, remindAt: now };
+    const same = this.failing?.key === key;
+    const failing = same ? this.failing! : { since: new Date(now), attempts: 0, error: e, key, remindAt: now };
     this.failing = failing;
     failing.error = e;
     failing.attempts++;
@@ -54,4 +56,15 @@ export class RepeatedFailure {
     this.failing = null;
     this.reports.onRecovered?.({ since: failing.since, attempts: failing.attempts });
   }
+}
+
+/**
+ * What makes two failures the same one: never their text, which moves on its own (ErrChainBroken names the
+ * head, which other nodes' appends move; a store away fails as a refused connection, then a timeout) —
+ * a domain error's code and the position it names, else the error's code or class.
+ */
+function failureKey(e: unknown): string {
+  if (isDomainError(e)) return `${e.code}@${String(e.details?.position ?? '')}`;
+  if (e instanceof Error) return String((e as NodeJS.ErrnoException).code ?? e.name);
+  return String(e);
 }

@@ -60,7 +60,8 @@ export async function readTenantRows(
  * its back (only possible with its append-only triggers disabled) would read as a short page — "caught
  * up" — if nothing said otherwise: the head every append moved says otherwise. It is read first, so every
  * row up to it was committed before the page is read and must be in it: fewer rows than that is a hole,
- * named (ErrChainBroken), not taken as the end of the log. `colony verify` names the same damage.
+ * named (ErrChainBroken), not taken as the end of the log; so is a gap between the rows it holds.
+ * `colony verify` names the same damage.
  */
 export async function readWholeTenantRows(
   client: pg.ClientBase | pg.Pool,
@@ -71,8 +72,10 @@ export async function readWholeTenantRows(
   const head = await recordedHead(client, tenant);
   const rows = await readTenantRows(client, tenant, afterPosition, limit);
   const expected = Math.max(0, Math.min(head.position, afterPosition + limit) - afterPosition);
-  if (rows.length < expected) {
-    const missing = firstMissing(rows, afterPosition);
+  // Counting alone is not enough where appends go on (no lock held): a row committed after the head was
+  // read can fill the count of a page with a hole in it. Positions run without a gap, so any gap is one.
+  const missing = firstMissing(rows, afterPosition);
+  if (rows.length < expected || missing <= afterPosition + rows.length) {
     throw new DomainError(
       'ErrChainBroken',
       `tenant ${JSON.stringify(tenant)} is missing rows in its store: position ${missing} is not there, though its commands recorded the log up to ${head.position} — events were removed; see colony verify`,

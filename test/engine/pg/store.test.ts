@@ -276,7 +276,23 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           (e: unknown) => isDomainError(e) && e.code === 'ErrChainBroken' && /position 3 is not there/.test(e.message),
         );
         assert.equal((await store.readRows('globex', 0, 10)).length, 1);
-        const cut = (await store.verify()).get('acme')!;
+        // A hole the count misses: initech's row 2 gone, its row 3 appended after the head (2) was read — as
+        // a reader without the lock can see it. The page holds 2 rows, as many as the head promised.
+        await store.append({ tenant: 'initech', streamId: 'c-1', expected: 'any', events: [ev('N')], actor: 'a' });
+        await store.append({
+          tenant: 'initech',
+          streamId: 'c-1',
+          expected: 'any',
+          events: [ev('N'), ev('N')],
+          actor: 'a',
+        });
+        await raw.query(`DELETE FROM es_events WHERE tenant = 'initech' AND position = 2`);
+        await raw.query(`UPDATE es_chains SET position = 2 WHERE tenant = 'initech'`);
+        await assert.rejects(
+          store.readRows('initech', 0, 10),
+          (e: unknown) => isDomainError(e) && e.code === 'ErrChainBroken' && /position 2 is not there/.test(e.message),
+        );
+        const cut = (await store.verify('acme')).get('acme')!;
         assert.equal(cut.ok, false);
         assert.match(
           !cut.ok ? cut.message : '',
