@@ -257,14 +257,15 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
       const store = await PgEventStore.open(scratch.url);
       const raw = await pgRaw(scratch);
       try {
-        for (let i = 0; i < 3; i++)
-          await store.append({
-            tenant: 'acme',
-            streamId: 'c-1',
-            expected: 'any',
-            events: [ev('N', { i })],
-            actor: 'a',
-          });
+        for (const tenant of ['acme', 'initech'])
+          for (let i = 0; i < 3; i++)
+            await store.append({
+              tenant,
+              streamId: 'c-1',
+              expected: 'any',
+              events: [ev('N', { i })],
+              actor: 'a',
+            });
         await store.append({ tenant: 'globex', streamId: 'c-1', expected: 'any', events: [ev('N')], actor: 'a' });
         await assert.rejects(raw.query(`UPDATE es_events SET data = '{}' WHERE position = 2`), /append-only/);
         await assert.rejects(raw.query('DELETE FROM es_events'), /append-only/);
@@ -276,16 +277,8 @@ describe('the PostgreSQL store', { skip: pgSkip }, () => {
           (e: unknown) => isDomainError(e) && e.code === 'ErrChainBroken' && /position 3 is not there/.test(e.message),
         );
         assert.equal((await store.readRows('globex', 0, 10)).length, 1);
-        // A hole the count misses: initech's row 2 gone, its row 3 appended after the head (2) was read — as
+        // A hole the count misses: initech's row 2 gone, its row 3 as if appended after the head (2) was read — as
         // a reader without the lock can see it. The page holds 2 rows, as many as the head promised.
-        await store.append({ tenant: 'initech', streamId: 'c-1', expected: 'any', events: [ev('N')], actor: 'a' });
-        await store.append({
-          tenant: 'initech',
-          streamId: 'c-1',
-          expected: 'any',
-          events: [ev('N'), ev('N')],
-          actor: 'a',
-        });
         await raw.query(`DELETE FROM es_events WHERE tenant = 'initech' AND position = 2`);
         await raw.query(`UPDATE es_chains SET position = 2 WHERE tenant = 'initech'`);
         await assert.rejects(
