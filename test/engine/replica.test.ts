@@ -139,6 +139,34 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
     assert.deepEqual(a.engine.head(), head, 'nothing was written to the copy');
   });
 
+  it('refuses to write over a store that lost rows, naming the first one missing', async () => {
+    const s = scratch();
+    const a = copyOf(s);
+    const ownerId = createOwner(a, 'owner', OWNER).userId;
+    const b = copyOf(s);
+    const seen = b.engine.head();
+    agent(a, ownerId, 'alpha');
+    const head = a.engine.head();
+    // a's rows removed behind the store's back (its append-only triggers off); its recorded head stays.
+    const raw = await pgRaw(s);
+    try {
+      await raw.query('ALTER TABLE es_events DISABLE TRIGGER USER');
+      await raw.query('DELETE FROM es_events WHERE tenant = $1 AND position > $2', [TENANT, seen.position]);
+    } finally {
+      await raw.end();
+    }
+    assert.throws(
+      () => agent(b, ownerId, 'beta'),
+      (e) =>
+        isDomainError(e) &&
+        e.code === 'ErrChainBroken' &&
+        e.message.includes(`position ${seen.position + 1} is not there`) &&
+        e.message.includes(`up to ${head.position}`),
+    );
+    assert.deepEqual(b.engine.head(), seen, 'nothing was written to the copy');
+    assert.deepEqual(await (await storeOf(s)).head(TENANT), head, 'nor to the store');
+  });
+
   it('brings a command in whole when a page of rows would cut it, with the same record as the store’s', async () => {
     const s = scratch();
     const a = copyOf(s);

@@ -9,7 +9,7 @@ import { checkCopy, lockedState } from './locked-state.js';
 import { checkContinues } from './commit-rows.js';
 import { expectSql, sendOneTrip } from './one-trip.js';
 import { ignore, lockedBegin, release, unlockedBegin, wire, type Held } from './primary-connection.js';
-import { readWholeTenantRows } from './rows.js';
+import { checkWhole, readWholeTenantRows } from './rows.js';
 import { PgEventStore } from './store.js';
 import type { SyncReply, SyncRequest } from './sync-worker.js';
 
@@ -118,6 +118,8 @@ class PrimaryHost {
       }
       const head = state.head!;
       checkCopy(tenant, head, args.after, state.copyHash);
+      // What other nodes committed must reach the head it moved: else rows were removed behind the store's back.
+      checkWhole(tenant, state.rows, args.after.position, head.position);
       await store!.readModels.checkEpoch(client, tenant, state.epoch);
       this.held = { client, head };
       return { rows: state.rows, sequences: state.sequences };

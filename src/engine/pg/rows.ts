@@ -71,18 +71,31 @@ export async function readWholeTenantRows(
 ): Promise<EventRow[]> {
   const head = await recordedHead(client, tenant);
   const rows = await readTenantRows(client, tenant, afterPosition, limit);
-  const expected = Math.max(0, Math.min(head.position, afterPosition + limit) - afterPosition);
-  // Counting alone is not enough where appends go on (no lock held): a row committed after the head was
-  // read can fill the count of a page with a hole in it. Positions run without a gap, so any gap is one.
-  const missing = firstMissing(rows, afterPosition);
-  if (rows.length < expected || missing <= afterPosition + rows.length) {
-    throw new DomainError(
-      'ErrChainBroken',
-      `tenant ${JSON.stringify(tenant)} is missing rows in its store: position ${missing} is not there, though its commands recorded the log up to ${head.position} — events were removed; see colony verify`,
-      { tenant, position: missing },
-    );
-  }
+  checkWhole(tenant, rows, afterPosition, head.position, limit);
   return rows;
+}
+
+/**
+ * Rows after `after` as the record must have them: every position up to the recorded head (or `limit` of
+ * them), without a gap — counting alone is not enough where appends go on (no lock held): a row committed
+ * after the head was read can fill the count of a page with a hole in it. Else ErrChainBroken, naming
+ * the first missing position.
+ */
+export function checkWhole(
+  tenant: string,
+  rows: readonly EventRow[],
+  after: number,
+  headPosition: number,
+  limit = Number.MAX_SAFE_INTEGER,
+): void {
+  const expected = Math.max(0, Math.min(headPosition, after + limit) - after);
+  const missing = firstMissing(rows, after);
+  if (rows.length >= expected && missing > after + rows.length) return;
+  throw new DomainError(
+    'ErrChainBroken',
+    `tenant ${JSON.stringify(tenant)} is missing rows in its store: position ${missing} is not there, though its commands recorded the log up to ${headPosition} — events were removed; see colony verify`,
+    { tenant, position: missing },
+  );
 }
 
 /** The first position after `after` that a page of consecutive rows lacks. */
