@@ -46,6 +46,17 @@ function scratch(): PgScratch {
   return s;
 }
 
+/** Two copies of the tenant, then agent alpha written through a: rows the store has and b has not brought in. */
+function bBehindA() {
+  const s = scratch();
+  const a = copyOf(s);
+  const ownerId = createOwner(a, 'owner', OWNER).userId;
+  const b = copyOf(s);
+  const seen = b.engine.head();
+  agent(a, ownerId, 'alpha');
+  return { s, a, b, ownerId, seen };
+}
+
 describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, () => {
   it('keeps one chain: each write brings in the other copies’ rows first, ids never collide', async () => {
     const s = scratch();
@@ -140,12 +151,7 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
   });
 
   it('refuses to write over a store that lost rows, naming the first one missing', async () => {
-    const s = scratch();
-    const a = copyOf(s);
-    const ownerId = createOwner(a, 'owner', OWNER).userId;
-    const b = copyOf(s);
-    const seen = b.engine.head();
-    agent(a, ownerId, 'alpha');
+    const { s, a, b, ownerId, seen } = bBehindA();
     const head = a.engine.head();
     // a's rows removed behind the store's back (its append-only triggers off); its recorded head stays.
     const raw = await pgRaw(s);
@@ -200,13 +206,9 @@ describe('copies of a PostgreSQL tenant writing through it', { skip: pgSkip }, (
       await follower.stop();
     }
   });
+
   it('reports a follower that cannot bring rows in once, not on every poll, and once more when it can', async () => {
-    const s = scratch();
-    const a = copyOf(s);
-    const ownerId = createOwner(a, 'owner', OWNER).userId;
-    const b = copyOf(s);
-    const seen = b.engine.head();
-    agent(a, ownerId, 'alpha');
+    const { s, a, b, seen } = bBehindA();
     // a's rows removed behind the store's back (its append-only triggers off), kept aside to put back.
     const raw = await pgRaw(s);
     cleanups.push(() => raw.end());
