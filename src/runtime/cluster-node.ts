@@ -90,7 +90,8 @@ export class ClusterNode {
 /**
  * Once when it starts, then a reminder every few minutes (pg/repeated-failure.ts). A store away is a
  * warning (it comes back, the poll goes on); a refusal (ErrChainBroken: rows removed from the store;
- * ErrChainMismatch: the store's chain is not the copy's) is an error — no retry mends it, a person must — and this node serves what it had until then.
+ * ErrChainMismatch: the store's chain is not the copy's) is an error — no retry mends it, a person
+ * must — and this node serves what it had until then.
  */
 function followFailed(err: unknown, { since, attempts, reminder }: Failing & { reminder: boolean }): void {
   const damaged = isDomainError(err) && (err.code === 'ErrChainBroken' || err.code === 'ErrChainMismatch');

@@ -4,15 +4,16 @@ import { openClient } from './connect.js';
 import { RepeatedFailure, type FailureReports } from './repeated-failure.js';
 import { pgTarget } from './target.js';
 
+/**
+ * onError: bringing rows in failed (the store away, or lost rows: ErrChainBroken) and the next wake-up
+ * tries again — told when it starts and every `remindMs` (default 5 min) while the same failure goes on
+ * (pg/repeated-failure.ts); onRecovered: rows came in again.
+ */
 export interface FollowerOptions extends FailureReports {
   /** Reads anyway this often (default 1 s): a NOTIFY is a wake-up that a lost connection misses. */
   pollMs?: number;
-  /**
-   * onError: bringing rows in failed (the store away, or lost rows: ErrChainBroken) and the next wake-up
-   * tries again — told when it starts and every `remindMs` (default 5 min) while the same failure goes on
-   * (pg/repeated-failure.ts); onRecovered: rows came in again.
-   */
   remindMs?: number;
+  /** The clock the reminders follow (tests set it). */
   now?: () => number;
 }
 

@@ -7,7 +7,7 @@ export interface Failing {
 }
 
 export interface FailureReports {
-  /** A failure began, changed (another message), or goes on: `reminder` says which of the last. */
+  /** A failure began, changed (another code or position: failureKey), or goes on: `reminder` says the last. */
   onError?(e: unknown, failing: Failing & { reminder: boolean }): void;
   /** An attempt worked after failures: told once. */
   onRecovered?(failing: Failing): void;
