@@ -1,13 +1,13 @@
 import type { App, AppOptions } from '../app.js';
 import { isDomainError } from '../errors.js';
-import type { HealthProblem } from '../http/server.js';
+import type { NodeProblem } from '../mcp/context.js';
 import type { Runtime } from '../runtime/index.js';
 import type { RunStarter } from '../runtime/reactor.js';
 
 export interface Jobs {
   stop(): void;
   /** What keeps this node from serving current data (GET /health), null when nothing does. */
-  problem(): HealthProblem | null;
+  problem(): NodeProblem | null;
 }
 
 /**
@@ -54,7 +54,8 @@ export async function startJobs(
         const f = node.followFailing();
         if (!f) return null;
         const code = isDomainError(f.error) ? f.error.code : 'ErrInternal';
-        const reason = 'this node cannot bring in other nodes’ events from the store: its data may be behind';
+        const reason =
+          'this node cannot bring in other nodes’ events from the store: what it shows may be behind, and its writes may fail';
         return { reason, code, since: f.since, attempts: f.attempts };
       },
     };

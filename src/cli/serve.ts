@@ -83,7 +83,8 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
   const fresh = s.ownerOf(app) ? null : s.createOwner(app, opts.owner, { actor: 'system' });
   const mcp = s.createMcpContext(app, s.buildToolRegistry(), { logCalls: true });
   let jobs: Jobs | null = null;
-  const http = s.createHttpApp(app.engine, mcp, opts.host, () => jobs?.problem() ?? null);
+  mcp.node.problem = () => jobs?.problem() ?? null;
+  const http = s.createHttpApp(app.engine, mcp, opts.host);
   try {
     await claim.freePort();
     const server = await s.listen(http.app, opts.host, port);

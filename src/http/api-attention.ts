@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { proposalView } from '../actions/proposals/card.js';
 import { readConsistent } from '../engine/db.js';
 import type { McpContext } from '../mcp/context.js';
+import { nodeProblemView } from '../mcp/views/integrity.js';
 import { mayReadRunsOf, readableBy } from '../mcp/views/readable.js';
 import {
   failingAgents,
@@ -25,8 +26,8 @@ import type { OAuthDesk } from './oauth-desk.js';
  * `GET /api/attention`: everything that waits on the owner, in one read — the console's "Needs you" page
  * and the counts on its navigation. Pending proposals (with the commands approving them would run),
  * resource requests, goals paused, stuck, past 80 % of a budget or stalled (a draft nobody plans), agents
- * whose runs keep failing, agents a loop breaker paused on a goal, quarantined agents, and (the owner only) how many OAuth authorization requests
- * wait. Each item names the decision that clears it; the decisions are the routes that already exist.
+ * whose runs keep failing, agents a loop breaker paused on a goal, quarantined agents, (the owner only) how many OAuth authorization requests
+ * wait, and on a PostgreSQL node whether this node cannot follow its store (`node`: what /health says). Each item names the decision that clears it; the decisions are the routes that already exist.
  * The counts are of all that wait; the lists show the newest 200 of each.
  */
 const MAX_LISTED = 200;
@@ -78,6 +79,8 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       })),
     }));
     const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
+    // A PostgreSQL node that cannot follow its store: everything above may be behind, and writes are refused.
+    const node = nodeProblemView(ctx.node.problem());
     const { pending, breakerCount, verdictCount, ...lists } = items;
     const counts = {
       approvals: pending.proposals,
@@ -88,9 +91,10 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
       breakers: breakerCount,
       verdicts: verdictCount,
       oauth,
+      node: node ? 1 : 0,
     };
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    res.json({ counts: { total, ...counts }, ...lists, oauth_waiting: oauth });
+    res.json({ counts: { total, ...counts }, ...lists, oauth_waiting: oauth, node });
   });
 }
 

@@ -4,6 +4,7 @@ import { localhostHostValidation } from '@modelcontextprotocol/express';
 import type { Engine } from '../engine/engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
+import { nodeProblemView } from '../mcp/views/integrity.js';
 import { mountApi } from './api.js';
 import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
@@ -19,29 +20,12 @@ import { mountConsole } from './web.js';
  */
 export const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
-/**
- * What keeps this node from serving current data, for `GET /health` (503 `degraded`): on a PostgreSQL
- * store, its follower failing to bring in other nodes' events. The endpoint needs no token and runs
- * reach it through the gate, so it says what and since when, never the error's text (kept for the log).
- */
-export interface HealthProblem {
-  reason: string;
-  code: string;
-  since: Date;
-  attempts: number;
-}
-
 export interface HttpApp {
   app: Express;
   close(): Promise<void>;
 }
 
-export function createHttpApp(
-  engine: Engine,
-  mcp?: McpContext,
-  host = '127.0.0.1',
-  problem: () => HealthProblem | null = () => null,
-): HttpApp {
+export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.1'): HttpApp {
   const app = express();
   app.disable('x-powered-by');
   if (LOOPBACK.has(host)) app.use(localhostHostValidation());
@@ -55,10 +39,9 @@ export function createHttpApp(
   const api = mcp ? mountApi(app, mcp, { sessions, oauth: oauth!.desk }) : null;
   app.get('/health', (_req, res) => {
     const position = engine.head().position;
-    const p = problem();
-    if (!p) return void res.json({ status: 'ok', position });
-    const { reason, code, since, attempts } = p;
-    res.status(503).json({ status: 'degraded', position, reason, code, since: since.toISOString(), attempts });
+    const problem = nodeProblemView(mcp?.node.problem() ?? null);
+    if (!problem) return void res.json({ status: 'ok', position });
+    res.status(503).json({ status: 'degraded', position, ...problem });
   });
   if (mcp) mountConsole(app);
   app.use((req, res) => {

@@ -167,6 +167,7 @@ function toolContext(ctx: McpContext, caller: Caller, tool: AnyTool, call: CallR
     tools: ctx.tools,
     command,
     runtime: ctx.runtime,
+    node: ctx.node,
     cwd: ctx.cwd,
     progress: call.progress,
   };

@@ -4,6 +4,7 @@ import type { CommandOptions } from '../engine/handle.js';
 import type { KnownTools } from '../commands/tool-scope.js';
 import type { RunStarter } from '../runtime/reactor.js';
 import type { TaskRef } from './tasks/ids.js';
+import type { NodeProblem } from './views/integrity.js';
 import { type Caller } from '../events/principals.js';
 
 /**
@@ -22,6 +23,8 @@ export interface ToolContext {
   readonly command: CommandOptions;
   /** The reactor, when this process runs agents (colony serve); null otherwise. */
   readonly runtime: { readonly reactor: RunStarter | null };
+  /** This node's problem now (a PostgreSQL node that cannot follow its store: mcp/context.ts NodeProblem). */
+  readonly node: { readonly problem: () => NodeProblem | null };
   /** The stdio client's working directory (task_create infers the project from it); null over HTTP. */
   readonly cwd: string | null;
   /** Tells the client how a call that takes seconds is going (MCP progress notifications); a no-op unless it asked. */

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir } from '../../testkit/temp-dir.js';
 import { colonyLive, colonyOk } from '../helpers/cli.js';
 import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
@@ -7,8 +9,8 @@ import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
 /**
  * A `colony serve` node on a PostgreSQL store whose follower cannot bring other nodes' events in (here:
  * the store's recorded head names rows it does not hold — rows removed behind its back) says so once in
- * its log, as an error, answers `GET /health` with 503 `degraded` while it lasts, and says once that it
- * follows again when the store is mended.
+ * its log, as an error, answers `GET /health` with 503 `degraded` while it lasts — and so do the owner's
+ * "Needs you" list and system_health — and says once that it follows again when the store is mended.
  */
 const TENANT = 'acme';
 
@@ -32,7 +34,7 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
     const scratch = pgScratch();
     const dir = tempDir();
     const url = `${scratch.url}&tenant=${TENANT}`;
-    colonyOk(['--store', url, 'init', '--data', dir.dir, '--json']);
+    const { token } = JSON.parse(colonyOk(['--store', url, 'init', '--data', dir.dir, '--json'])) as { token: string };
     const live = colonyLive(['--store', url, 'serve', '--data', dir.dir, '--port', '0', '--sandbox', 'off']);
     const raw = await pgRaw(scratch);
     t.after(async () => {
@@ -62,6 +64,22 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
       /is not there|acme/,
       'no error text on an endpoint without a token',
     );
+    // The owner hears of it where they look: "Needs you" (counted) and system_health, by code, without the error's text.
+    const auth = { authorization: `Bearer ${token}` };
+    const needs = (await (await fetch(`${base}/api/attention`, { headers: auth })).json()) as {
+      counts: { node: number };
+      node: { code: string } | null;
+    };
+    assert.deepEqual([needs.counts.node, needs.node?.code], [1, 'ErrChainBroken']);
+    const client = new Client({ name: 'health', version: '0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: auth } }));
+    const sys = (await client.callTool({ name: 'system_health', arguments: {} })).structuredContent as {
+      status: string;
+      node?: { code: string };
+    };
+    await client.close();
+    assert.deepEqual([sys.status, sys.node?.code], ['degraded', 'ErrChainBroken']);
+    assert.doesNotMatch(JSON.stringify([needs.node, sys.node]), /is not there/, 'the error text stays in the log');
     // Three more polls (one a second) fail the same way: still the one line, at level error (pino 50).
     await until('three more attempts', async () => {
       const h = await health(base);
@@ -74,6 +92,8 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
 
     await raw.query('UPDATE es_chains SET position = position - 3 WHERE tenant = $1', [TENANT]);
     await until('200 again', async () => ((await health(base)).status === 200 ? true : null));
+    const cleared = (await (await fetch(`${base}/api/attention`, { headers: auth })).json()) as { node: unknown };
+    assert.equal(cleared.node, null);
     const again = await until('the recovery line', async () => {
       const lines = live.stderrLines.filter((l) => l.includes('events again after failed attempts'));
       return lines.length > 0 ? lines : null;

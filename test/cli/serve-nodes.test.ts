@@ -192,7 +192,10 @@ describe('colony serve nodes on one PostgreSQL store', { skip: pgSkip }, () => {
         assert.equal((goal.goal as { status: string }).status, 'paused');
         const health = (await call(owners[0]!, 'system_health', {})).structuredContent!;
         const path = (health.db as { path: string }).path;
-        assert.match(path, /^PostgreSQL store, schema "t_[0-9a-f]+", tenant "acme", copied in memory$/);
+        assert.match(
+          path,
+          /^PostgreSQL store, schema "t_[0-9a-f]+", tenant "acme", copied to \/.*\/copies\/t_[0-9a-f]+-[0-9a-f]{16}(\.\d+)?\.db$/,
+        );
         assert.doesNotMatch(path, /127\.0\.0\.1|postgres@/, 'an agent-visible view never names the server or user');
         await stdio.close();
       },

@@ -55,10 +55,11 @@ describe('GET /api/attention', () => {
       breakers: 0,
       verdicts: 0,
       oauth: 0,
+      node: 0,
     });
     assert.deepEqual(
-      [a.proposals, a.requests, a.goals, a.failing_agents, a.breakers, a.quarantined],
-      [[], [], [], [], [], []],
+      [a.proposals, a.requests, a.goals, a.failing_agents, a.breakers, a.quarantined, a.node],
+      [[], [], [], [], [], [], null],
     );
   });
 

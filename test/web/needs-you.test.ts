@@ -167,6 +167,37 @@ describe('the owner cockpit in chromium', () => {
     await context.close();
   });
 
+  it('shows a node that cannot follow its store, without a reload, until it follows again', async () => {
+    const { context, page } = await signedIn({ viewport: { width: 390, height: 844 } });
+    await page.goto(`${f.base}/`);
+    await page.getByText('Nothing needs you.').waitFor();
+    // What `colony serve` sets from a PostgreSQL node's failing follower (test/cli/serve-node-health.test.ts).
+    const since = new Date(Date.now() - 120_000);
+    const reason = 'this node cannot bring in other nodes’ events from the store: <b>what it shows</b> may be behind';
+    f.ctx.node.problem = () => ({ reason, code: 'ErrChainBroken', since, attempts: 121 });
+    try {
+      const card = page
+        .getByRole('alert')
+        .filter({ has: page.getByRole('heading', { name: 'This node cannot follow its store' }) });
+      await card.waitFor({ timeout: 10_000 }); // GET /health is polled every 3 s
+      assert.match(
+        (await card.textContent()) ?? '',
+        /This node cannot bring in other nodes’ events from the store: <b>what it shows<\/b> may be behind\..*ErrChainBroken since 2 min ago, 121 attempts so far/s,
+      );
+      assert.equal(await page.locator('main b').count(), 0, 'its text is text');
+      assert.equal(await page.locator('nav a[href="/"] .count').textContent(), '1');
+      const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      assert.ok(wide! <= inner!, `${wide} px wide on a ${inner} px screen`);
+      if (process.env.COLONY_SCREENS)
+        await page.screenshot({ path: `${process.env.COLONY_SCREENS}/node-problem.png`, fullPage: true });
+    } finally {
+      f.ctx.node.problem = () => null;
+    }
+    await page.getByText('Nothing needs you.').waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('nav a[href="/"] .count').count(), 0);
+    await context.close();
+  });
+
   it('creates a goal, posts in its channel, opens a task and cancels it in an in-page dialog', async () => {
     const { context, page } = await signedIn({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${f.base}/goals?status=draft`);

@@ -10,7 +10,7 @@ import { defineTool, type AnyTool } from '../tool.js';
 import { pathPolicyFor } from '../../actions/projects/paths.js';
 import { listProjects } from '../../projections/projects.js';
 import { speaker } from '../../events/principals.js';
-import { projectionStates, verificationView } from '../views/integrity.js';
+import { nodeProblemView, projectionStates, verificationView, type NodeProblem } from '../views/integrity.js';
 
 /**
  * system_health (xylocopa's), adapted to Colony: the database answers, where the hash chain's
@@ -35,8 +35,17 @@ const ProjectionState = z.object({
   stored_version: z.number().int().nullable(),
   stale: z.boolean(),
 });
+const NodeTrouble = z.object({
+  reason: z.string(),
+  code: z.string(),
+  since: z.string(),
+  attempts: z.number().int(),
+});
 const Health = z.object({
-  status: z.literal('ok'),
+  status: z.enum(['ok', 'degraded']).describe('degraded: this node cannot follow its store (see node)'),
+  node: NodeTrouble.optional().describe(
+    "A PostgreSQL node that cannot bring in other nodes' events: what it shows may be behind, and its writes fail until it follows again",
+  ),
   db: z.object({
     state: z.enum(['OK', 'UNREADABLE']),
     path: z.string(),
@@ -60,12 +69,17 @@ const Health = z.object({
 });
 type HealthT = z.infer<typeof Health>;
 
-function health(app: App, tenant: number): HealthT {
+function health(app: App, tenant: number, problem: NodeProblem | null): HealthT {
   const { db } = app.engine;
-  const base = { status: 'ok' as const, data_dir: app.dataDir };
-  // On a PostgreSQL store the log is there; this process holds a copy of the tenant in memory.
+  const node = nodeProblemView(problem);
+  const base = {
+    status: node ? ('degraded' as const) : ('ok' as const),
+    ...(node ? { node } : {}),
+    data_dir: app.dataDir,
+  };
+  // On a PostgreSQL store the log is there; this process keeps a copy of the tenant in a file (pg/copy-file.ts).
   const where = app.engine.replica?.primary.where;
-  const path = where ? `${where}, copied in memory` : databaseFile(app.dataDir);
+  const path = where ? `${where}, copied to ${db.name}` : databaseFile(app.dataDir);
   let head;
   try {
     head = readHead(db);
@@ -122,12 +136,16 @@ function verificationLine(h: HealthT): string {
 }
 
 export function healthText(h: HealthT): string {
+  const node = h.node
+    ? [`- node: DEGRADED since ${h.node.since} (${h.node.code}, ${h.node.attempts} attempts): ${h.node.reason}`]
+    : [];
   if (h.db.state === 'UNREADABLE')
-    return ['# Colony health', `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');
+    return ['# Colony health', ...node, `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');
   const p = h.projections!;
   const agents = h.agents!;
   return [
     '# Colony health',
+    ...node,
     `- db: OK (\`${h.db.path}\`, journal ${h.db.journal_mode})`,
     `- chain: head at position ${h.chain!.position}, hash ${h.chain!.hash}`,
     verificationLine(h),
@@ -157,7 +175,7 @@ const systemHealth = defineTool({
   module: 'health',
   input: z.strictObject({}),
   output: Health,
-  handler: (ctx) => health(ctx.app, speaker(ctx.caller).tenant),
+  handler: (ctx) => health(ctx.app, speaker(ctx.caller).tenant, ctx.node.problem()),
   text: healthText,
 });
 

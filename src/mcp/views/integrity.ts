@@ -31,3 +31,22 @@ export function projectionStates(engine: Pick<Engine, 'projections' | 'db'>, hea
         : ('BEHIND' as const),
   }));
 }
+
+/**
+ * What keeps this node from serving current data: on a PostgreSQL store, its follower failing to bring in
+ * other nodes' events (cli/serve-jobs.ts). Shown by `GET /health` (503 `degraded`), system_health and the
+ * console's "Needs you" — a fixed sentence, the error's code, since when and how many attempts, never the
+ * error's text (kept for the log): `/health` needs no token and sandboxed runs reach it through the gate.
+ */
+export interface NodeProblem {
+  reason: string;
+  code: string;
+  since: Date;
+  attempts: number;
+}
+
+/** This node's problem as every surface shows it (GET /health, system_health, "Needs you"): no error text. */
+export function nodeProblemView(p: NodeProblem | null) {
+  if (!p) return null;
+  return { reason: p.reason, code: p.code, since: p.since.toISOString(), attempts: p.attempts };
+}

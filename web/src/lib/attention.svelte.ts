@@ -5,12 +5,13 @@ import type { Attention } from './types';
 /**
  * What waits on the owner (GET /api/attention), shared by the navigation's counts and the "Needs you"
  * page: fetched once at sign-in, again once per burst of events that can add or clear an item — in every
- * open tab, so a decision taken in one disappears from all. OAuth authorization requests live in the
- * serving process, not the log, so their count is polled too (a hidden tab skips its turns).
+ * open tab, so a decision taken in one disappears from all. OAuth authorization requests and this node's
+ * trouble following its store live in the serving process, not the log, so they are polled too (a hidden
+ * tab skips its turns): the OAuth count (the owner's) and GET /health.
  */
 const EMPTY: Attention = {
-  counts: { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, breakers: 0, verdicts: 0, oauth: 0 },
-  proposals: [], requests: [], goals: [], failing_agents: [], breakers: [], verdicts: [], quarantined: [], oauth_waiting: 0,
+  counts: { total: 0, approvals: 0, requests: 0, goals: 0, runs: 0, quarantined: 0, breakers: 0, verdicts: 0, oauth: 0, node: 0 },
+  proposals: [], requests: [], goals: [], failing_agents: [], breakers: [], verdicts: [], quarantined: [], oauth_waiting: 0, node: null,
 };
 export const attention = $state({ data: EMPTY, loaded: false, error: '' });
 
@@ -53,6 +54,14 @@ async function pollOAuth(): Promise<void> {
   if (waiting !== attention.data.oauth_waiting) await loadAttention();
 }
 
+/** GET /health needs no token: 503 `degraded` names the node's problem by its code, which the list shows. */
+async function pollHealth(): Promise<void> {
+  const health = await fetch('/health').then((r) => r.json() as Promise<{ status?: string; code?: string }>).catch(() => null);
+  if (!health) return;
+  const code = health.status === 'degraded' ? (health.code ?? '') : null;
+  if (code !== (attention.data.node?.code ?? null)) await loadAttention();
+}
+
 let stop: (() => void) | null = null;
 /** Starts keeping the list current (at sign-in); the returned function stops it (at sign-out). */
 export function watchAttention(polls: boolean): () => void {
@@ -60,7 +69,11 @@ export function watchAttention(polls: boolean): () => void {
   void loadAttention();
   const refresh = throttle(() => void loadAttention(), 250);
   const off = onEvent((e) => { if (relevant(e)) refresh(); });
-  const timer = polls ? setInterval(() => { if (!document.hidden) void pollOAuth(); }, 3000) : null;
-  stop = () => { off(); if (timer) clearInterval(timer); attention.data = EMPTY; attention.loaded = false; stop = null; };
+  const timer = setInterval(() => {
+    if (document.hidden) return;
+    if (polls) void pollOAuth();
+    void pollHealth();
+  }, 3000);
+  stop = () => { off(); clearInterval(timer); attention.data = EMPTY; attention.loaded = false; stop = null; };
   return stop;
 }

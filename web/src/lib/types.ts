@@ -62,10 +62,13 @@ export interface BreakerNeed {
   evidence: { run_ids: number[]; calls: { tool: string; args_digest: string; error_code: string; at: string }[]; task_ids: number[]; threshold: number } | null;
   tripped_at: string; lift: string;
 }
+/** What keeps this node from serving current data (a PostgreSQL node that cannot follow its store): as GET /health says it. */
+export interface NodeProblem { reason: string; code: string; since: string; attempts: number }
 export interface Attention {
-  counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; breakers: number; verdicts: number; oauth: number };
+  counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; breakers: number; verdicts: number; oauth: number; node: number };
   proposals: Proposal[]; requests: ResourceRequest[]; goals: GoalNeed[]; failing_agents: FailingAgent[]; breakers: BreakerNeed[]; verdicts: VerdictNeed[];
   quarantined: { agent: string; agent_id: number; reason: string | null; at: string | null }[]; oauth_waiting: number;
+  node: NodeProblem | null;
 }
 /** What a goal produced and who is on it now (GET /api/goals/:id/outcome). */
 export interface GoalOutcome {
