@@ -64,6 +64,6 @@ export async function holdOrFollow(
       clearInterval(timer);
       stepDown();
     },
-    problem: () => null, // stdio serves no /health
+    problem: () => null, // the SQLite store: nothing to follow
   };
 }

@@ -3,14 +3,15 @@ import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir } from '../../testkit/temp-dir.js';
-import { colonyLive, colonyOk } from '../helpers/cli.js';
+import { colonyLive, colonyOk, stdioClient } from '../helpers/cli.js';
 import { pgRaw, pgScratch, pgSkip } from '../helpers/pg.js';
 
 /**
  * A `colony serve` node on a PostgreSQL store whose follower cannot bring other nodes' events in (here:
  * the store's recorded head names rows it does not hold — rows removed behind its back) says so once in
  * its log, as an error, answers `GET /health` with 503 `degraded` while it lasts — and so do the owner's
- * "Needs you" list and system_health — and says once that it follows again when the store is mended.
+ * "Needs you" list and system_health (of a `colony stdio` node of the tenant too) — and says once that it
+ * follows again when the store is mended.
  */
 const TENANT = 'acme';
 
@@ -44,6 +45,9 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
       dir.cleanup();
     });
     const base = (await live.waitFor(/listening on http/, 'stderr')).match(/http:\/\/[\d.:]+/)![0];
+    // A stdio node of the same tenant (an MCP client's), started while the store is whole.
+    const stdio = await stdioClient(dir.dir, token, undefined, { COLONY_STORE: url });
+    t.after(() => stdio.close());
     const before = await health(base);
     assert.deepEqual([before.status, before.body.status], [200, 'ok']);
     const failing = () => live.stderrLines.filter((l) => l.includes('cannot bring in other nodes’ events'));
@@ -79,6 +83,11 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
     };
     await client.close();
     assert.deepEqual([sys.status, sys.node?.code], ['degraded', 'ErrChainBroken']);
+    const viaStdio = await until('system_health degraded over stdio', async () => {
+      const h = (await stdio.callTool({ name: 'system_health', arguments: {} })).structuredContent as typeof sys;
+      return h.status === 'degraded' ? h : null;
+    });
+    assert.equal(viaStdio.node?.code, 'ErrChainBroken');
     assert.doesNotMatch(JSON.stringify([needs.node, sys.node]), /is not there/, 'the error text stays in the log');
     // Three more polls (one a second) fail the same way: still the one line, at level error (pino 50).
     await until('three more attempts', async () => {
