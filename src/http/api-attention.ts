@@ -17,6 +17,7 @@ import { proposalsOf } from '../projections/proposal-queries.js';
 import { requestsOf } from '../projections/resources.js';
 import { stalledGoalsTold } from '../projections/sweep-queries.js';
 import { STALL_EVENT } from '../runtime/goal-stalls.js';
+import type { Caller } from '../events/principals.js';
 import { callerOf, speakerOf } from './api-common.js';
 import { requestView } from './api-requests.js';
 import { breakerView } from './api-breakers.js';
@@ -33,61 +34,17 @@ import type { OAuthDesk } from './oauth-desk.js';
 const MAX_LISTED = 200;
 
 export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk): void {
-  const db = ctx.app.engine.db;
   router.get('/attention', (req, res) => {
-    const tenant = speakerOf(req).tenant;
-    // An agent's session sees why another agent's runs fail only where it may read that agent's runs.
-    const readable = readableBy({ app: ctx.app, caller: callerOf(req) });
-    const items = readConsistent(db, () => ({
-      proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
-      pending: pendingCounts(db, tenant),
-      breakerCount: openBreakerCount(db, tenant),
-      verdictCount: tasksNeedingOwnerCount(db, tenant),
-      verdicts: tasksNeedingOwner(db, tenant, MAX_LISTED).map(verdictNeed),
-      requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
-      goals: [
-        ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
-          goal_id: s.goalId,
-          title: s.title,
-          kind: 'stalled' as const,
-          status: 'draft',
-          reason: s.told,
-          at: s.toldAt,
-        })),
-        ...goalsNeedingOwner(db, tenant).map(goalItem),
-      ],
-      failing_agents: failingAgents(db, tenant).map((a) => ({
-        agent: a.name,
-        agent_id: a.agentId,
-        failures: a.failures,
-        run_id: a.runId,
-        status: a.status,
-        cause: a.cause,
-        reason: mayReadRunsOf(readable, a.agentId) ? a.reason : null,
-        goal_id: a.goalId,
-        task_id: a.taskId,
-        at: a.at,
-      })),
-      breakers: openBreakersOfOwner(db, tenant, MAX_LISTED).map((b) =>
-        breakerView(b, mayReadRunsOf(readable, b.agentId)),
-      ),
-      quarantined: quarantinedAgents(db, tenant).map((a) => ({
-        agent: a.name,
-        agent_id: a.agentId,
-        reason: a.reason,
-        at: a.at,
-      })),
-    }));
+    const { pending, breakerCount, verdictCount, ...lists } = waitingOn(ctx, speakerOf(req).tenant, callerOf(req));
     const oauth = desk && callerOf(req).kind === 'owner' ? desk.waiting().length : 0;
-    // A PostgreSQL node that cannot follow its store: everything above may be behind, and writes are refused.
+    // A PostgreSQL node that cannot follow its store: everything listed may be behind, and writes may fail.
     const node = nodeProblemView(ctx.node.problem());
-    const { pending, breakerCount, verdictCount, ...lists } = items;
     const counts = {
       approvals: pending.proposals,
       requests: pending.requests,
-      goals: items.goals.length,
-      runs: items.failing_agents.length,
-      quarantined: items.quarantined.length,
+      goals: lists.goals.length,
+      runs: lists.failing_agents.length,
+      quarantined: lists.quarantined.length,
       breakers: breakerCount,
       verdicts: verdictCount,
       oauth,
@@ -96,6 +53,53 @@ export function mountAttention(router: Router, ctx: McpContext, desk?: OAuthDesk
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     res.json({ counts: { total, ...counts }, ...lists, oauth_waiting: oauth, node });
   });
+}
+
+/** What waits in the log, read in one consistent snapshot (the counts and the lists agree). */
+function waitingOn(ctx: McpContext, tenant: number, caller: Caller) {
+  const db = ctx.app.engine.db;
+  // An agent's session sees why another agent's runs fail only where it may read that agent's runs.
+  const readable = readableBy({ app: ctx.app, caller });
+  return readConsistent(db, () => ({
+    proposals: proposalsOf(db, tenant, 'pending', MAX_LISTED).map((p) => outlineOnly(proposalView(db, p))),
+    pending: pendingCounts(db, tenant),
+    breakerCount: openBreakerCount(db, tenant),
+    verdictCount: tasksNeedingOwnerCount(db, tenant),
+    verdicts: tasksNeedingOwner(db, tenant, MAX_LISTED).map(verdictNeed),
+    requests: requestsOf(db, tenant, 'pending', MAX_LISTED).map(requestView),
+    goals: [
+      ...stalledGoalsTold(db, tenant, STALL_EVENT).map((s) => ({
+        goal_id: s.goalId,
+        title: s.title,
+        kind: 'stalled' as const,
+        status: 'draft',
+        reason: s.told,
+        at: s.toldAt,
+      })),
+      ...goalsNeedingOwner(db, tenant).map(goalItem),
+    ],
+    failing_agents: failingAgents(db, tenant).map((a) => ({
+      agent: a.name,
+      agent_id: a.agentId,
+      failures: a.failures,
+      run_id: a.runId,
+      status: a.status,
+      cause: a.cause,
+      reason: mayReadRunsOf(readable, a.agentId) ? a.reason : null,
+      goal_id: a.goalId,
+      task_id: a.taskId,
+      at: a.at,
+    })),
+    breakers: openBreakersOfOwner(db, tenant, MAX_LISTED).map((b) =>
+      breakerView(b, mayReadRunsOf(readable, b.agentId)),
+    ),
+    quarantined: quarantinedAgents(db, tenant).map((a) => ({
+      agent: a.name,
+      agent_id: a.agentId,
+      reason: a.reason,
+      at: a.at,
+    })),
+  }));
 }
 
 /**

@@ -91,17 +91,7 @@ export function launch(spec: LaunchSpec): RunningProcess {
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.fds ?? [])],
     detached: true,
   });
-  const out = new Tail(STDOUT_KEEP_BYTES);
-  const both = new Tail(OUTPUT_TAIL_BYTES);
-  child.stdout!.on('data', (chunk: Buffer) => {
-    out.push(chunk);
-    both.push(chunk);
-    spec.onStdout?.(chunk);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => both.push(chunk));
-  // A backend that exits without reading its prompt closes the pipe under us: that is not an error of the run.
-  child.stdin!.on('error', () => undefined);
-  child.stdin!.end(spec.stdin);
+  const { out, both } = wire(child, spec);
   let timedOut = false;
   let killer: NodeJS.Timeout | null = null;
   let killAt = Infinity;
@@ -152,6 +142,22 @@ export function launch(spec: LaunchSpec): RunningProcess {
     child.once('close', (code, signal) => finish(code, signal, null));
   });
   return { pid: child.pid, done, kill: (signal) => killGroup(child, signal) };
+}
+
+/** Feeds the child its stdin and keeps the ends of its output: stdout alone, and stdout with stderr. */
+function wire(child: ChildProcess, spec: LaunchSpec): { out: Tail; both: Tail } {
+  const out = new Tail(STDOUT_KEEP_BYTES);
+  const both = new Tail(OUTPUT_TAIL_BYTES);
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out.push(chunk);
+    both.push(chunk);
+    spec.onStdout?.(chunk);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => both.push(chunk));
+  // A backend that exits without reading its prompt closes the pipe under us: that is not an error of the run.
+  child.stdin!.on('error', () => undefined);
+  child.stdin!.end(spec.stdin);
+  return { out, both };
 }
 
 /** Why Colony stopped the process, as its last lines (`colony: …`), within the tail's size. */

@@ -136,15 +136,8 @@ async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Prom
   if ('refused' in confined) return { ...failRun(app, run.runId, confined.refused), cause: null };
   let files: { remove(): void } | null = null;
   try {
-    let stdin = c.prompt;
-    if (cli) {
-      const prepared = cli.prepare(confined.env, home);
-      files = prepared;
-      stdin = prepared.stdin;
-    } else {
-      files = writeMcpConfig(home, confined.env, c.token);
-      if (files) confined.env.COLONY_MCP_CONFIG = (files as McpConfigFile).path;
-    }
+    let stdin: string;
+    ({ files, stdin } = runFiles(c, confined.env));
     if (!app.engine.db.open || getRun(app.engine.db, run.runId)?.status !== 'running')
       return { ...(getRun(app.engine.db, run.runId) ?? run), cause: null };
     launchRun(app, run.runId, confined.profile);
@@ -178,6 +171,17 @@ async function attempt(app: App, run: RunRow, agent: AgentRow, c: Attempt): Prom
     files?.remove();
     confined.release();
   }
+}
+
+/** What the process reads at start: the CLI's prompt and files (adapters), or the MCP config of a plain command. */
+function runFiles(c: Attempt, env: NodeJS.ProcessEnv): { files: { remove(): void } | null; stdin: string } {
+  if (c.cli) {
+    const prepared = c.cli.prepare(env, c.home);
+    return { files: prepared, stdin: prepared.stdin };
+  }
+  const files = writeMcpConfig(c.home, env, c.token);
+  if (files) env.COLONY_MCP_CONFIG = (files as McpConfigFile).path;
+  return { files, stdin: c.prompt };
 }
 
 function record(fn: () => void): void {
