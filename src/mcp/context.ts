@@ -19,7 +19,7 @@ export interface McpContext {
   readonly auth: Authenticator;
   /** The reactor that runs agents (execute_agent), set once the process serves HTTP; null under stdio. */
   readonly runtime: { reactor: RunStarter | null };
-  /** This node's problem now (NodeProblem), set by `colony serve` once its jobs run; none elsewhere. */
+  /** This node's problem now (NodeProblem): set by `colony serve` and `colony stdio` once their jobs run; never on SQLite. */
   readonly node: { problem: () => NodeProblem | null };
   /** The client's working directory when MCP runs over stdio (the client started this process there); null over HTTP. */
   readonly cwd: string | null;

@@ -38,16 +38,17 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
     const { token } = JSON.parse(colonyOk(['--store', url, 'init', '--data', dir.dir, '--json'])) as { token: string };
     const live = colonyLive(['--store', url, 'serve', '--data', dir.dir, '--port', '0', '--sandbox', 'off']);
     const raw = await pgRaw(scratch);
+    let stdio: Awaited<ReturnType<typeof stdioClient>> | null = null;
     t.after(async () => {
       live.proc.kill('SIGKILL');
+      await stdio?.close(); // before its schema goes
       await raw.end();
       await scratch.drop();
       dir.cleanup();
     });
     const base = (await live.waitFor(/listening on http/, 'stderr')).match(/http:\/\/[\d.:]+/)![0];
     // A stdio node of the same tenant (an MCP client's), started while the store is whole.
-    const stdio = await stdioClient(dir.dir, token, undefined, { COLONY_STORE: url });
-    t.after(() => stdio.close());
+    stdio = await stdioClient(dir.dir, token, undefined, { COLONY_STORE: url });
     const before = await health(base);
     assert.deepEqual([before.status, before.body.status], [200, 'ok']);
     const failing = () => live.stderrLines.filter((l) => l.includes('cannot bring in other nodes’ events'));
@@ -83,8 +84,10 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
     };
     await client.close();
     assert.deepEqual([sys.status, sys.node?.code], ['degraded', 'ErrChainBroken']);
+    const stdioHealth = async () =>
+      (await stdio!.callTool({ name: 'system_health', arguments: {} })).structuredContent as typeof sys;
     const viaStdio = await until('system_health degraded over stdio', async () => {
-      const h = (await stdio.callTool({ name: 'system_health', arguments: {} })).structuredContent as typeof sys;
+      const h = await stdioHealth();
       return h.status === 'degraded' ? h : null;
     });
     assert.equal(viaStdio.node?.code, 'ErrChainBroken');
@@ -103,6 +106,7 @@ describe('a serving node whose follower fails', { skip: pgSkip }, () => {
     await until('200 again', async () => ((await health(base)).status === 200 ? true : null));
     const cleared = (await (await fetch(`${base}/api/attention`, { headers: auth })).json()) as { node: unknown };
     assert.equal(cleared.node, null);
+    await until('system_health ok over stdio', async () => ((await stdioHealth()).status === 'ok' ? true : null));
     const again = await until('the recovery line', async () => {
       const lines = live.stderrLines.filter((l) => l.includes('events again after failed attempts'));
       return lines.length > 0 ? lines : null;

@@ -291,6 +291,11 @@ describe('the console in chromium', () => {
     assert.deepEqual([refused.status, refused.body.error.code], [403, 'ErrCsrf']);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Token').waitFor();
+    // Signed out, the page asks nothing more of the server (a 401 there once fed a loop of them).
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    await page.waitForTimeout(3_500); // longer than the console's 3 s polls
+    assert.deepEqual(asked, []);
     assert.equal(await page.evaluate(async () => (await fetch('/api/session')).status), 401);
   });
 });

@@ -167,29 +167,40 @@ describe('the owner cockpit in chromium', () => {
     await context.close();
   });
 
-  it('shows a node that cannot follow its store, without a reload, until it follows again', async () => {
+  it('shows a node that cannot follow its store, without a reload, as it stands, until it follows again', async () => {
     const { context, page } = await signedIn({ viewport: { width: 390, height: 844 } });
     await page.goto(`${f.base}/`);
     await page.getByText('Nothing needs you.').waitFor();
-    // What `colony serve` sets from a PostgreSQL node's failing follower (test/cli/serve-node-health.test.ts).
+    // What `colony serve` sets from a PostgreSQL node's failing follower (test/cli/serve-node-health.test.ts),
+    // one more failed attempt each time it is asked, as a follower retrying every second.
     const since = new Date(Date.now() - 120_000);
     const reason = 'this node cannot bring in other nodes’ events from the store: <b>what it shows</b> may be behind';
-    f.ctx.node.problem = () => ({ reason, code: 'ErrChainBroken', since, attempts: 121 });
+    let attempts = 120;
+    f.ctx.node.problem = () => ({ reason, code: 'ErrChainBroken', since, attempts: ++attempts });
     try {
       const card = page
         .getByRole('alert')
         .filter({ has: page.getByRole('heading', { name: 'This node cannot follow its store' }) });
       await card.waitFor({ timeout: 10_000 }); // GET /health is polled every 3 s
+      const text = async () => (await card.textContent()) ?? '';
       assert.match(
-        (await card.textContent()) ?? '',
-        /This node cannot bring in other nodes’ events from the store: <b>what it shows<\/b> may be behind\..*ErrChainBroken since 2 min ago, 121 attempts so far/s,
+        await text(),
+        /This node cannot bring in other nodes’ events from the store: <b>what it shows<\/b> may be behind\..*ErrChainBroken since 2 min ago, 12\d attempts so far/s,
       );
       assert.equal(await page.locator('main b').count(), 0, 'its text is text');
       assert.equal(await page.locator('nav a[href="/"] .count').textContent(), '1');
+      assert.equal(await page.getByText('waiting for your decision').count(), 0, 'it is no decision');
+      // The count of attempts follows the node's, not the first answer's.
+      const first = Number(/(\d+) attempts/.exec(await text())![1]);
+      await page.waitForFunction(
+        (n) => Number(/(\d+) attempts/.exec(document.querySelector('[role=alert]')?.textContent ?? '')?.[1]) > n,
+        first,
+        { timeout: 10_000 },
+      );
       const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
       assert.ok(wide! <= inner!, `${wide} px wide on a ${inner} px screen`);
-      if (process.env.COLONY_SCREENS)
-        await page.screenshot({ path: `${process.env.COLONY_SCREENS}/node-problem.png`, fullPage: true });
+      if (process.env.COLONY_SCREENSHOTS)
+        await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-node.png`, fullPage: true });
     } finally {
       f.ctx.node.problem = () => null;
     }

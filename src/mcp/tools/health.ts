@@ -44,7 +44,7 @@ const NodeTrouble = z.object({
 const Health = z.object({
   status: z.enum(['ok', 'degraded']).describe('degraded: this node cannot follow its store (see node)'),
   node: NodeTrouble.optional().describe(
-    "A PostgreSQL node that cannot bring in other nodes' events: what it shows may be behind, and its writes fail until it follows again",
+    "A PostgreSQL node that cannot bring in other nodes' events: what it shows may be behind, and its writes may fail until it follows again",
   ),
   db: z.object({
     state: z.enum(['OK', 'UNREADABLE']),

@@ -1,6 +1,6 @@
 import { get } from './api';
 import { onEvent, throttle, type LogEvent } from './stream.svelte';
-import type { Attention } from './types';
+import type { Attention, NodeProblem } from './types';
 
 /**
  * What waits on the owner (GET /api/attention), shared by the navigation's counts and the "Needs you"
@@ -19,33 +19,45 @@ const RELEVANT = /^(proposal|goal|resource-request|run|runtime|agent|breaker|tas
 const relevant = (e: LogEvent): boolean =>
   RELEVANT.test(e.stream_id) || (e.type === 'MessagePosted' && e.actor === 'system');
 
+// Bumped when watching stops: an answer that arrives after that (a 401 after sign-out) changes nothing.
+let generation = 0;
+
 async function fetchOnce(): Promise<void> {
+  const mine = generation;
   try {
-    attention.data = await get<Attention>('/api/attention');
+    const data = await get<Attention>('/api/attention');
+    if (mine !== generation) return;
+    attention.data = data;
     attention.error = '';
   } catch (e) {
+    if (mine !== generation) return;
     attention.error = (e as Error).message;
   } finally {
-    attention.loaded = true;
+    if (mine === generation) attention.loaded = true;
   }
 }
 
 // One request at a time: a decision's own reload and the stream's refresh of it, arriving together, make
 // one fetch and, if asked again meanwhile, one more after it — never two lists rendered over each other.
 let inflight: Promise<void> | null = null;
+let inflightOf = -1;
 let again = false;
 export function loadAttention(): Promise<void> {
-  if (inflight) {
+  // A fetch of a session that ended is no one to wait on: the new one starts its own.
+  if (inflight && inflightOf === generation) {
     again = true;
     return inflight;
   }
-  inflight = (async () => {
+  const mine = generation;
+  const current: Promise<void> = (async () => {
     do {
       again = false;
       await fetchOnce();
-    } while (again);
-  })().finally(() => { inflight = null; });
-  return inflight;
+    } while (again && mine === generation);
+  })().finally(() => { if (inflight === current) inflight = null; });
+  inflight = current;
+  inflightOf = mine;
+  return current;
 }
 
 /** Only the OAuth count is polled (cheap); the whole list is fetched again when it changed. */
@@ -54,17 +66,28 @@ async function pollOAuth(): Promise<void> {
   if (waiting !== attention.data.oauth_waiting) await loadAttention();
 }
 
-/** GET /health needs no token: 503 `degraded` names the node's problem by its code, which the list shows. */
+/**
+ * GET /health needs no token: 503 `degraded` carries the node's problem as /api/attention does. Its coming
+ * and going reloads the list (the counts change); while it lasts its fields (attempts, since) are taken as
+ * they are, so the card never shows an old count.
+ */
 async function pollHealth(): Promise<void> {
-  const health = await fetch('/health').then((r) => r.json() as Promise<{ status?: string; code?: string }>).catch(() => null);
-  if (!health) return;
-  const code = health.status === 'degraded' ? (health.code ?? '') : null;
-  if (code !== (attention.data.node?.code ?? null)) await loadAttention();
+  const mine = generation;
+  const health = await fetch('/health')
+    .then((r) => r.json() as Promise<{ status?: string } & Partial<NodeProblem>>)
+    .catch(() => null);
+  if (!health || mine !== generation) return;
+  const degraded = health.status === 'degraded';
+  if (degraded !== (attention.data.node !== null)) return loadAttention();
+  if (degraded) {
+    const { reason = '', code = '', since = '', attempts = 0 } = health;
+    attention.data.node = { reason, code, since, attempts };
+  }
 }
 
 let stop: (() => void) | null = null;
-/** Starts keeping the list current (at sign-in); the returned function stops it (at sign-out). */
-export function watchAttention(polls: boolean): () => void {
+/** Starts keeping the list current (at sign-in). */
+export function watchAttention(polls: boolean): void {
   stop?.();
   void loadAttention();
   const refresh = throttle(() => void loadAttention(), 250);
@@ -74,6 +97,13 @@ export function watchAttention(polls: boolean): () => void {
     if (polls) void pollOAuth();
     void pollHealth();
   }, 3000);
-  stop = () => { off(); clearInterval(timer); attention.data = EMPTY; attention.loaded = false; stop = null; };
-  return stop;
+  stop = () => { off(); clearInterval(timer); stop = null; };
+}
+
+/** Stops keeping it (at sign-out) without asking the server again; what is in flight is dropped. */
+export function unwatchAttention(): void {
+  stop?.();
+  generation++;
+  attention.data = EMPTY;
+  attention.loaded = false;
 }
