@@ -1,5 +1,5 @@
 import { get } from './api';
-import { onEvent, throttle, type LogEvent } from './stream.svelte';
+import { onEventBursts, type LogEvent } from './stream.svelte';
 import type { Attention, NodeProblem } from './types';
 
 /**
@@ -43,6 +43,8 @@ let inflight: Promise<void> | null = null;
 let inflightOf = -1;
 let again = false;
 export function loadAttention(): Promise<void> {
+  // Signed out (a poll or a page's reload landing after it): nothing to ask, and a 401 would sign out again.
+  if (!stop) return Promise.resolve();
   // A fetch of a session that ended is no one to wait on: the new one starts its own.
   if (inflight && inflightOf === generation) {
     again = true;
@@ -89,15 +91,14 @@ let stop: (() => void) | null = null;
 /** Starts keeping the list current (at sign-in). */
 export function watchAttention(polls: boolean): void {
   stop?.();
-  void loadAttention();
-  const refresh = throttle(() => void loadAttention(), 250);
-  const off = onEvent((e) => { if (relevant(e)) refresh(); });
+  const off = onEventBursts(relevant, () => void loadAttention(), 250);
   const timer = setInterval(() => {
     if (document.hidden) return;
     if (polls) void pollOAuth();
     void pollHealth();
   }, 3000);
   stop = () => { off(); clearInterval(timer); stop = null; };
+  void loadAttention();
 }
 
 /** Stops keeping it (at sign-out) without asking the server again; what is in flight is dropped. */

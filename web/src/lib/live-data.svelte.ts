@@ -1,4 +1,4 @@
-import { onEvent, throttle, type LogEvent } from './stream.svelte';
+import { onEventBursts, type LogEvent } from './stream.svelte';
 
 /**
  * What a page shows from the API, kept current: fetched when the page opens (and again whenever state the
@@ -13,9 +13,8 @@ export class LiveData<T> {
 
   constructor(private readonly fetcher: () => Promise<T>, initial: T, relevant: (e: LogEvent) => boolean) {
     this.value = initial;
-    const refresh = throttle(() => void this.load(), 150);
     $effect(() => { void this.load(); });
-    $effect(() => onEvent((e) => { if (relevant(e)) refresh(); }));
+    $effect(() => onEventBursts(relevant, () => void this.load()));
   }
 
   readonly load = async (): Promise<void> => {

@@ -42,13 +42,23 @@ export function onEvent(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
-/** Runs `fn` at most once per `ms` while events keep coming (a page refetches once per burst, not per event). */
-export function throttle(fn: () => void, ms = 150): () => void {
+/**
+ * Calls `fn` once per burst of the events `wanted` picks — at once, then at most once per `ms` while they keep
+ * coming (a page refetches once per burst, not per event) — until the returned function is called. A call
+ * still waiting then is dropped: a page that has gone, or a console signed out, asks the server nothing more.
+ */
+export function onEventBursts(wanted: (e: LogEvent) => boolean, fn: () => void, ms = 150): () => void {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let again = false;
-  return () => {
+  const off = onEvent((e) => {
+    if (!wanted(e)) return;
     if (timer) { again = true; return; }
     fn();
     timer = setTimeout(() => { timer = null; if (again) { again = false; fn(); } }, ms);
+  });
+  return () => {
+    off();
+    if (timer) clearTimeout(timer);
+    timer = null;
   };
 }
