@@ -149,6 +149,11 @@ export class Engine {
     return readHead(this.db);
   }
 
+  /** The log's last position that is committed and on disk — where a reader of the log on this connection stops. */
+  durableHead(): number {
+    return this.group.durableHead(readHead(this.db).position);
+  }
+
   verify(options?: VerifyOptions): VerifyResult {
     this.group.flush();
     return verifyChain(this.db, options);
@@ -165,13 +170,13 @@ export class Engine {
     return this.projections.rebuild(this.db, names, { now: this.clock, ...options });
   }
 
-  /** Commits the open group-commit batch now, e.g. before reading the log on another connection. */
+  /** Commits the open group-commit batch now and waits for its sync, e.g. before reading the log on another connection. */
   settle(): void {
     this.group.flush();
   }
 
   close(): void {
-    if (this.db.open) this.group.flush();
+    if (this.db.open) this.group.close();
     this.bus.complete();
     if (this.db.open) this.db.close();
     this.replica?.primary.close();

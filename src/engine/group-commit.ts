@@ -5,6 +5,7 @@ import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
 import { isWriteConflict } from './replica-record.js';
 import { runHeld, type SqlStep } from './projection-sql.js';
+import { SyncFailedError, WalSync } from './wal-sync.js';
 
 /**
  * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
@@ -19,6 +20,9 @@ import { runHeld, type SqlStep } from './projection-sql.js';
  * give, because the commands still run one after another on the one connection. The events of the batch
  * go on the bus only after the COMMIT, and `run()` answers only then: no caller is told "done" before its
  * events are on disk, and a crash before the COMMIT loses only unanswered commands, whole.
+ *
+ * Under FULL the batch's COMMIT leaves its fsync to the thread pool (wal-sync.ts): answers and events
+ * still wait for it, the event loop does not.
  *
  * No timer is involved: a lone caller's batch commits in the same turn of the event loop, so at low load
  * nothing waits. Anything that is not a grouped caller (the CLI, the HTTP API, reactors, imports) first
@@ -56,6 +60,8 @@ class Batch {
    * rolling both back), so the tail cannot move behind the later commands' backs: they skip the check.
    */
   anchored = false;
+  /** Its COMMIT skips the fsync; `WalSync` releases it once the WAL is on disk. */
+  deferred = false;
   readonly committed: Promise<void>;
   resolve!: () => void;
   reject!: (e: unknown) => void;
@@ -87,6 +93,8 @@ export class GroupCommit {
   // Prepared once: exec() would parse the statement on every batch.
   private readonly begin;
   private readonly commit;
+  /** Syncs the batches' WAL off the event loop; `wal.durable()`: for answers that read what may not be on disk yet. */
+  readonly wal: WalSync;
 
   constructor(
     private readonly db: Database,
@@ -94,6 +102,7 @@ export class GroupCommit {
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
+    this.wal = new WalSync(db);
   }
 
   /**
@@ -106,13 +115,24 @@ export class GroupCommit {
    */
   async run<T>(fn: () => Promise<T> | T, options: { retry?: boolean } = {}): Promise<T> {
     const ticket = newTicket(options.retry === true && this.replica !== null);
+    const durable = () => this.wal.durable();
     try {
-      return await attempt(ticket, fn);
+      return await attempt(ticket, fn, durable);
     } catch (e) {
       if (!ticket.retry || ticket.committed || !(e instanceof CommitFailedError) || !isWriteConflict(e.cause)) throw e;
       this.stats.conflicts++;
-      return attempt(newTicket(false), fn);
+      return attempt(newTicket(false), fn, durable);
     }
+  }
+
+  /**
+   * Runs `fn`, a read that runs no command: it answers once what it may have read is on disk — a batch
+   * committed but still syncing is visible on this connection (wal-sync.ts). At once when nothing waits.
+   */
+  async read<T>(fn: () => Promise<T> | T): Promise<T> {
+    const value = await fn();
+    await this.wal.durable();
+    return value;
   }
 
   /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */
@@ -128,7 +148,7 @@ export class GroupCommit {
   enter(): Batch | null {
     const ticket = grouped.getStore();
     if (!ticket?.open) {
-      this.flush();
+      this.flush(); // and its sync: this command's events are published after the batches'
       return null;
     }
     // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
@@ -136,7 +156,7 @@ export class GroupCommit {
     // The flush publishes, and what the bus's subscribers run then is no caller's. A caller that cannot
     // run again never joins a batch decided without the lock: that one commits first.
     const full = this.current && this.current.commands >= MAX_BATCH;
-    if (full || (this.current?.optimistic && !ticket.retry)) grouped.exit(() => this.flush());
+    if (full || (this.current?.optimistic && !ticket.retry)) grouped.exit(() => this.commitOpen());
     if (!this.current) this.open(ticket.retry && this.replica !== null && !this.replica.contended);
     const batch = this.current!;
     if (!ticket.batches.has(batch)) {
@@ -154,8 +174,29 @@ export class GroupCommit {
     return batch;
   }
 
-  /** Commits the open batch now (no-op without one): its callers are answered, its events published. */
+  /** Commits the open batch now (no-op without one) and waits for its sync: its callers are answered, its events published. */
   flush(): void {
+    this.commitOpen();
+    this.wal.settle();
+  }
+
+  /**
+   * The last position of `head` that is committed, on disk and published: a reader of the log on this
+   * connection reads up to it, never past (an open batch's rows are visible here before its COMMIT, a
+   * committed batch's before its sync); what lies beyond reaches the bus once it is released.
+   */
+  durableHead(head: number): number {
+    const first = this.wal.firstPending() ?? this.current?.events[0]?.position;
+    return first === undefined ? head : Math.min(head, first - 1);
+  }
+
+  close(): void {
+    this.flush();
+    this.wal.close();
+  }
+
+  /** Commits the open batch; its callers are answered once it is on disk (at once if its COMMIT synced). */
+  private commitOpen(): void {
     const batch = this.current;
     if (!batch) return;
     this.current = null;
@@ -165,14 +206,15 @@ export class GroupCommit {
       this.replica?.commit();
     } catch (e) {
       this.replica?.abort();
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollback(batch);
       this.failed(batch, e);
       return;
     }
     try {
       this.commit.run();
+      if (batch.deferred) this.wal.end();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rollback(batch);
       if (!this.replica) {
         this.failed(batch, e);
         return;
@@ -182,22 +224,41 @@ export class GroupCommit {
       batch.events.length = 0;
     }
     this.stats.batches++;
-    batch.resolve();
     const events = batch.events.splice(0);
-    this.bus.publish(events);
+    const release = (failed: unknown): void => {
+      if (failed) batch.reject(new SyncFailedError(failed));
+      else batch.resolve();
+      this.bus.publish(events); // committed either way: the bus tells what the log holds
+    };
+    if (batch.deferred) return this.wal.committed(events[0]?.position, release);
+    this.wal.settle(); // batches before it that still wait for their sync go first
+    release(null);
+  }
+
+  private rollback(batch: Batch): void {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    if (batch.deferred) this.wal.end();
   }
 
   /** Listeners told when a batch's commands were rolled back after they ran (caches built on them must go). */
   readonly onRollback = new Set<() => void>();
 
   private open(optimistic: boolean): void {
-    this.begin.run();
+    // A copy's batch commits on its primary first: its local COMMIT keeps its own settings.
+    const deferred = !this.replica && this.wal.begin();
+    try {
+      this.begin.run();
+    } catch (e) {
+      if (deferred) this.wal.end();
+      throw e;
+    }
     const caught = this.lockPrimary(optimistic);
     this.bus.appended(caught);
     this.current = new Batch(optimistic);
+    this.current.deferred = deferred;
     this.current.events.push(...caught);
     // Outside the caller's context: the COMMIT and whatever the bus's subscribers then run belong to no caller.
-    grouped.exit(() => setImmediate(() => this.flush()));
+    grouped.exit(() => setImmediate(() => this.commitOpen()));
   }
 
   /** On a replica: the primary's lock, and what other nodes committed, inside the batch's transaction (or, optimistic, neither yet). */
@@ -215,7 +276,7 @@ export class GroupCommit {
     const batch = this.current!;
     this.current = null;
     this.replica?.abort();
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.rollback(batch);
     this.failed(batch, e);
   }
 
@@ -230,7 +291,7 @@ export type { Batch };
 
 const newTicket = (retry: boolean): Ticket => ({ batches: new Set(), open: true, retry, committed: false });
 
-async function attempt<T>(ticket: Ticket, fn: () => Promise<T> | T): Promise<T> {
+async function attempt<T>(ticket: Ticket, fn: () => Promise<T> | T, durable: () => Promise<void> | null): Promise<T> {
   try {
     return await grouped.run(ticket, fn);
   } finally {
@@ -238,5 +299,8 @@ async function attempt<T>(ticket: Ticket, fn: () => Promise<T> | T): Promise<T> 
     // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
     // turns the answer into CommitFailedError, whatever fn said.
     for (const batch of ticket.batches) await batch.committed;
+    // Its own batch's release came after every earlier one's; one that wrote nothing (refused, a repeated
+    // idempotent call) may still have read a batch that is syncing.
+    if (!ticket.committed) await durable();
   }
 }

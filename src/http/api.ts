@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Response } from 'express';
 import type { McpContext } from '../mcp/context.js';
 import { apiAuth } from './api-auth.js';
 import { domainErrors } from './api-common.js';
@@ -36,11 +36,26 @@ export interface ApiOptions {
   oauth?: OAuthDesk;
 }
 
+/**
+ * What an answer read may include a batch that is committed but not yet on disk (engine/wal-sync.ts): its
+ * JSON leaves once that is — at once when nothing waits, which is nearly always.
+ */
+function answerWhenDurable(ctx: McpContext, res: Response): void {
+  const json = res.json.bind(res);
+  res.json = (body?: unknown) => {
+    const durable = ctx.app.engine.group.wal.durable();
+    if (!durable) return json(body);
+    void durable.then(() => json(body));
+    return res;
+  };
+}
+
 export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}): { close(): void } {
   const sessions = options.sessions ?? new SessionStore();
   const router = express.Router();
   router.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
+    answerWhenDurable(ctx, res);
     next();
   });
   mountSignIn(router, ctx, sessions, options.signInBackoff ?? new SignInBackoff());

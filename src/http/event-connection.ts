@@ -33,8 +33,8 @@ export interface StreamSettings {
 /** What a connection needs from the route that owns it. */
 export interface StreamHub {
   readonly db: Database;
-  /** Commits a group-commit batch still open, so the backlog holds only committed events. */
-  settle(): void;
+  /** The log's last position committed and on disk (engine.durableHead): the backlog reads no further. */
+  durableHead(): number;
   readonly settings: StreamSettings;
   /** The live event's frame, shared by every connection that shows it. */
   frame(e: StoredEvent, plain?: boolean): string;
@@ -118,9 +118,9 @@ export class EventConnection {
     for (;;) {
       if (this.index >= this.page.length) {
         if (performance.now() > until) return this.schedule();
-        this.hub.settle();
         this.page = readPage<StoredEventRow>(db, STORED_EVENT_COLUMNS, {
           after: this.cursor,
+          to: this.hub.durableHead(),
           limit: settings.pageSize,
         });
         this.index = 0;

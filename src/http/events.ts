@@ -94,7 +94,8 @@ function parseRequest(ctx: McpContext, caller: Caller, req: Request): { after: n
   }
   const q = parsed.data;
   const header = req.get('last-event-id')?.trim();
-  let after = q.after === 'now' ? readHead(db).position : (q.after ?? 0);
+  // "now" is what is on disk: a batch still waiting for its sync reaches the stream live, once it is.
+  let after = q.after === 'now' ? ctx.app.engine.durableHead() : (q.after ?? 0);
   if (header) {
     const id = Position.safeParse(header);
     if (!id.success)
@@ -161,8 +162,8 @@ class Hub implements EventsRoute, StreamHub {
     return this.ctx.app.engine.db;
   }
 
-  settle(): void {
-    this.ctx.app.engine.settle();
+  durableHead(): number {
+    return this.ctx.app.engine.durableHead();
   }
 
   open(req: Request, res: Response, after: number, filter: EventFilter): void {
@@ -227,7 +228,7 @@ class Hub implements EventsRoute, StreamHub {
   /** Commits by other processes never reach this bus: a head past a live cursor sends it back to the log. */
   private poll(): void {
     if (!this.db.open || this.connections.size === 0) return;
-    const head = readHead(this.db).position;
+    const head = this.durableHead();
     for (const c of this.connections) c.onHead(head);
   }
 }

@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
 import { log } from '../log.js';
 import { CommitFailedError } from '../engine/group-commit.js';
+import { SyncFailedError } from '../engine/wal-sync.js';
 import { argsDigest, principalRefOf } from './audit.js';
 import { actorOf } from './auth.js';
 import { runCall } from './call-pipeline.js';
@@ -49,7 +50,8 @@ export function callTool(
   // A read tool runs no command (and one that did would commit on its own): it skips the grouping's bookkeeping.
   const call = () => runCall(ctx, caller, { name, rawArgs, meta, progress, acceptsTask });
   const tool = ctx.tools.get(name);
-  const answer = tool?.trust === 'read' ? call() : ctx.app.engine.group.run(call);
+  const group = ctx.app.engine.group;
+  const answer = tool?.trust === 'read' ? group.read(call) : group.run(call);
   return answer.then(
     async (result) => {
       try {
@@ -87,7 +89,9 @@ async function failedOutsideHandler(
           'ErrCommitFailed',
           `the call's changes could not be written to disk and were rolled back: ${(e.cause as Error)?.message ?? e.message}`,
         )
-      : e;
+      : e instanceof SyncFailedError
+        ? new DomainError('ErrSyncFailed', `the call's ${e.message}`)
+        : e;
   const { result, code } = errorResult(ctx.tools.get(name), failed);
   log.error({ err: e, tool: name, code }, 'a tool call failed outside its handler');
   try {

@@ -63,16 +63,16 @@ export class ResourceWatch {
   }
 
   private start(app: App): void {
-    this.cursor = app.engine.head().position;
+    this.cursor = app.engine.durableHead();
     this.ticks = new LogTick(app, () => this.drain(), POLL_MS).start();
   }
 
   private drain(): void {
     const db = this.ctx.app.engine.db;
     if (!db.open) return this.stop();
-    this.ctx.app.engine.settle(); // announce only committed events
+    const to = this.ctx.app.engine.durableHead(); // announce only events committed and on disk
     for (;;) {
-      const events = readAll(db, { after: this.cursor, limit: PAGE });
+      const events = readAll(db, { after: this.cursor, to, limit: PAGE });
       for (const e of events) this.announce(e);
       if (this.watchers.size === 0) return this.stop(); // the last ones were revoked
       if (events.length === 0) return;

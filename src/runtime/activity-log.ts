@@ -41,7 +41,7 @@ export class ActivityLog {
 
   start(): this {
     // From now on: what happened before this start is history, not news.
-    this.cursor = this.app.engine.head().position;
+    this.cursor = this.app.engine.durableHead();
     this.ticks.start();
     return this;
   }
@@ -54,7 +54,7 @@ export class ActivityLog {
     if (!this.ticks.running) return;
     const db = this.app.engine.db;
     try {
-      const head = this.app.engine.head().position;
+      const head = this.app.engine.durableHead(); // committed and on disk: a batch may be open
       const rows = prepared(db, SELECT).all(this.cursor, head) as StoredEventRow[];
       this.cursor = head;
       for (const row of rows) this.line(toStoredEvent(row));

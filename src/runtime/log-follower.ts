@@ -6,7 +6,8 @@ import { readAll } from '../engine/store.js';
  * The reactor's place in the log: every committed event once, in log order. This process's events come
  * from the bus (`published`), so a batch is not read back from the database right after its COMMIT;
  * the log is read only when its head is past them — another process's commits, or events a command run
- * while reacting appended after the ones in hand.
+ * while reacting appended after the ones in hand — and only up to its durable head (engine.durableHead):
+ * a batch not yet on disk is handed out when the bus publishes it.
  */
 export class LogFollower {
   /** The position of the last event handed out. */
@@ -14,7 +15,7 @@ export class LogFollower {
   private published: StoredEvent[] = [];
 
   constructor(private readonly engine: Engine) {
-    this.cursor = engine.head().position;
+    this.cursor = engine.durableHead();
   }
 
   /** An event this process committed (the bus's subscriber). */
@@ -23,7 +24,7 @@ export class LogFollower {
   }
 
   get caughtUp(): boolean {
-    return this.cursor === this.engine.head().position;
+    return this.cursor >= this.engine.durableHead();
   }
 
   /** Hands every committed event past the cursor to `react`, in order (it may commit more: they follow). */
@@ -35,8 +36,8 @@ export class LogFollower {
       this.cursor = event.position;
       react(event);
     }
-    while (!this.caughtUp) {
-      const page = readAll(this.engine.db, { after: this.cursor, limit: 500 });
+    for (let to = this.engine.durableHead(); this.cursor < to; to = this.engine.durableHead()) {
+      const page = readAll(this.engine.db, { after: this.cursor, to, limit: 500 });
       if (page.length === 0) return;
       for (const event of page) {
         this.cursor = event.position;

@@ -138,8 +138,7 @@ export class Reactor implements RunStarter {
 
   private drain(): void {
     if (this.stopped || !this.app.engine.db.open) return;
-    // Reacts only to committed events: a batch still open is committed first (it is complete by now).
-    this.app.engine.settle();
+    // Reacts only to committed events on disk: the follower reads no further than the durable head.
     this.follower?.follow((event) => safely(() => this.react(event)));
   }
 

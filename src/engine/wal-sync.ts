@@ -1,0 +1,176 @@
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { log } from '../log.js';
+
+/**
+ * Durability FULL without its fsync on the event loop. Under FULL every COMMIT waits in fdatasync for the
+ * disk (~0.3 ms here): a grouped batch (group-commit.ts) held the one thread that parses requests for that
+ * long. Now a batch commits with `synchronous = NORMAL` — SQLite writes its WAL frames and does not sync
+ * them — and this syncs the WAL on libuv's thread pool instead; the batch's callers are answered and its
+ * events published only once that sync returned, in commit order. What was promised stays what FULL
+ * promises: nothing is reported done that a power cut could take back (a crash of the process loses
+ * nothing either: the frames are in the kernel's cache). Meanwhile the next batch runs.
+ *
+ * What changes is who may see a commit before it is on disk: reads of this connection, for the length of
+ * one sync. Colony's answers wait for it (`durable()`: the MCP tools, the REST API; the bus publishes
+ * after it); another process reading the file in that window may see it, as under NORMAL.
+ *
+ * Every transaction outside a batch still commits with FULL, and first `settle()`s the batches before it,
+ * so the bus never runs out of log order. One sync that fails turns this off for good (FULL in line, as
+ * before): after a failed fsync the kernel may have dropped the pages, and later syncs prove nothing.
+ */
+interface Pending {
+  /** The position of the batch's first event, if it appended any. */
+  first: number | undefined;
+  synced: boolean;
+  failed: unknown;
+  release: (failed: unknown) => void;
+  done?: { promise: Promise<void>; resolve: () => void };
+}
+
+/** The batch committed, but the disk did not confirm its WAL frames: the outcome is unknown. */
+export class SyncFailedError extends Error {
+  constructor(readonly cause: unknown) {
+    super(
+      `the changes were written but the disk did not confirm them (${(cause as Error)?.message ?? String(cause)}): they may be lost if the machine stops`,
+    );
+  }
+}
+
+export class WalSync {
+  /** Off for :memory:, durability NORMAL, or once a sync failed. */
+  private enabled: boolean;
+  private fd: number | null = null;
+  private readonly pending: Pending[] = [];
+  private syncing = false;
+  private closed = false;
+  /** The connection's own level (FULL or EXTRA), put back after each batch. */
+  private readonly level: number;
+
+  constructor(private readonly db: Database) {
+    const wal = String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+    this.level = Number(db.pragma('synchronous', { simple: true }));
+    this.enabled = !db.memory && wal && this.level >= 2;
+  }
+
+  /** Before a batch's BEGIN: true if its COMMIT skips the fsync (then `committed` or `end` must follow). */
+  begin(): boolean {
+    if (!this.enabled || !this.openWal()) return false;
+    // Not prepared once: SQLite applies this pragma when it compiles it. Only outside a transaction.
+    this.db.exec('PRAGMA synchronous = NORMAL');
+    return true;
+  }
+
+  /** After that batch's COMMIT or ROLLBACK: every other transaction syncs its own COMMIT again. */
+  end(): void {
+    this.db.exec(`PRAGMA synchronous = ${this.level}`);
+  }
+
+  /** A batch committed without its sync: `release` runs once the WAL is on disk, after every earlier batch's. */
+  committed(first: number | undefined, release: (failed: unknown) => void): void {
+    this.pending.push({ first, synced: false, failed: null, release });
+    this.kick();
+  }
+
+  /** The first position committed but not yet released (on disk and published), if any. */
+  firstPending(): number | undefined {
+    return this.pending.find((p) => p.first !== undefined)?.first;
+  }
+
+  /** Syncs now, on this thread, and releases every committed batch: before a write outside the batches, or closing. */
+  settle(): void {
+    if (!this.pending.some((p) => !p.synced)) return this.release();
+    let failed: unknown = null;
+    try {
+      fdatasyncSync(this.fd!);
+    } catch (e) {
+      failed = e;
+      this.disable(e);
+    }
+    for (const p of this.pending) if (!p.synced) Object.assign(p, { synced: true, failed });
+    this.release();
+  }
+
+  /** Settles once everything committed so far is released (synced or failed); null when nothing waits. */
+  durable(): Promise<void> | null {
+    const last = this.pending[this.pending.length - 1];
+    if (!last) return null;
+    if (!last.done) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      last.done = { promise, resolve };
+    }
+    return last.done.promise;
+  }
+
+  close(): void {
+    this.settle();
+    this.enabled = false;
+    this.closed = true;
+    // A sync still running on the pool holds the descriptor's number: it closes it when it returns.
+    if (!this.syncing) this.closeFd();
+  }
+
+  /** One sync at a time, covering every batch committed before it starts (so batches share syncs under load). */
+  private kick(): void {
+    if (this.syncing) return;
+    const covered = this.pending.filter((p) => !p.synced);
+    if (covered.length === 0 || this.fd === null) return;
+    const fd = this.fd;
+    this.syncing = true;
+    fdatasync(fd, (err) => {
+      this.syncing = false;
+      if (err) this.disable(err);
+      for (const p of covered) if (!p.synced) Object.assign(p, { synced: true, failed: err });
+      this.release();
+      if (this.closed) this.closeFd();
+      else this.kick();
+    });
+  }
+
+  /** In commit order; a release that writes (a subscriber's command) settles the rest first, re-entering here. */
+  private release(): void {
+    for (let p = this.pending[0]; p?.synced; p = this.pending[0]) {
+      this.pending.shift();
+      p.release(p.failed);
+      p.done?.resolve();
+    }
+  }
+
+  /**
+   * The WAL's descriptor, opened once without following links (libuv opens close-on-exec). Reopened if the file was unlinked (it is
+   * not, while this connection is open; a check costs one fstat). SQLite syncs the directory the first
+   * time it syncs a new WAL; the syncs being ours, so is that.
+   */
+  private openWal(): boolean {
+    if (this.fd !== null && fstatSync(this.fd).nlink > 0) return true;
+    if (this.syncing) return false; // the old one is still being synced: this batch syncs its own COMMIT
+    this.closeFd();
+    try {
+      this.fd = openSync(`${this.db.name}-wal`, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const dir = openSync(dirname(this.db.name), constants.O_RDONLY | constants.O_DIRECTORY);
+      try {
+        fsyncSync(dir);
+      } finally {
+        closeSync(dir);
+      }
+      return true;
+    } catch (e) {
+      this.fd = null;
+      // No WAL file yet (nothing written since it was checkpointed away): this batch syncs its own COMMIT.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.disable(e);
+      return false;
+    }
+  }
+
+  private disable(e: unknown): void {
+    if (this.enabled) log.error({ err: e }, 'syncing the WAL failed: every COMMIT syncs in line from now on');
+    this.enabled = false;
+  }
+
+  private closeFd(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import type { StoredEvent } from '../../src/engine/event.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { SyncFailedError } from '../../src/engine/wal-sync.js';
+import { cardDecider, cardStream } from '../../testkit/cards.js';
+import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
+
+/**
+ * A grouped batch under durability FULL commits without its fsync and syncs the WAL on the thread pool
+ * (src/engine/wal-sync.ts): its callers are answered and its events published only after that sync, in
+ * commit order; the log's readers on this connection stop at the durable head; a write outside the batches
+ * syncs them first; a sync that fails says so to its callers and turns the deferral off.
+ */
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+function setup(durability: 'full' | 'normal' = 'full') {
+  const { engine, witness, close } = witnessedEngine({ projections: TEST_PROJECTIONS, durability });
+  cleanups.push(close);
+  const published: string[] = [];
+  const sub = engine.bus.events$.subscribe((e: StoredEvent) =>
+    published.push((e.data as { text?: string }).text ?? e.type),
+  );
+  cleanups.push(() => sub.unsubscribe());
+  const card = openCard(engine, 'shared');
+  published.length = 0;
+  const comment = (text: string) =>
+    engine.group.run(async () =>
+      engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 'tester' }),
+    );
+  const committed = () => witness.prepare('SELECT COUNT(*) FROM es_events').pluck().get() as number;
+  return { engine, published, card, comment, committed };
+}
+
+/** The check phase after the batch's own: its COMMIT has run, its sync (on the pool) cannot have returned yet. */
+const afterCommit = () => new Promise((resolve) => setImmediate(resolve));
+const synchronous = (engine: Engine) => Number(engine.db.pragma('synchronous', { simple: true }));
+const walSync = (engine: Engine) => engine.group.wal as unknown as { fd: number | null; enabled: boolean };
+
+describe('the WAL synced off the event loop', () => {
+  it('a batch is committed before its sync, but answered, published and read only after it', async () => {
+    const { engine, published, comment, committed } = setup();
+    const before = committed();
+    let answered = false;
+    const call = comment('one').then((r) => ((answered = true), r));
+    await afterCommit();
+    assert.equal(committed(), before + 1, 'committed: another connection sees it');
+    assert.equal(synchronous(engine), 2, 'FULL again for every transaction outside the batch');
+    assert.deepEqual([answered, published], [false, []], 'not answered nor published before the sync');
+    const head = engine.head().position;
+    assert.equal(engine.durableHead(), head - 1, "the log's readers stop before it");
+    assert.ok(engine.group.wal.durable(), 'an answer that read it waits');
+    const result = await call;
+    assert.equal(result.events[0]!.position, head);
+    assert.deepEqual(published, ['one']);
+    assert.equal(engine.durableHead(), head);
+    assert.equal(engine.group.wal.durable(), null, 'nothing waits any more');
+  });
+
+  it('an open batch is not in the durable head either', async () => {
+    const { engine, comment } = setup();
+    const head = engine.head().position;
+    const call = comment('open');
+    assert.equal(engine.head().position, head + 1, 'this connection sees the open batch');
+    assert.equal(engine.durableHead(), head);
+    assert.equal(synchronous(engine), 1, 'the batch commits with NORMAL: its sync is ours');
+    await call;
+    assert.equal(engine.durableHead(), head + 1);
+  });
+
+  it('a read answers once what it could see is on disk', async () => {
+    const { engine, comment } = setup();
+    const call = comment('seen');
+    await afterCommit();
+    let answered = false;
+    const read = engine.group.read(() => engine.head().position).then((head) => ((answered = true), head));
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    assert.equal(answered, false, 'it saw a batch that is not on disk yet');
+    const [written, seen] = await Promise.all([call, read]);
+    assert.equal(seen, written.events[0]!.position);
+    assert.equal(await engine.group.read(() => 'alone'), 'alone', 'nothing waiting: at once');
+  });
+
+  it('a write outside the batches syncs them first and is published after them', async () => {
+    const { engine, published, card, comment } = setup();
+    const calls = [comment('a'), comment('b')];
+    await afterCommit();
+    assert.deepEqual(published, []);
+    engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'outside' }, { actor: 'tester' });
+    assert.deepEqual(published, ['a', 'b', 'outside'], 'in log order, the batch released in line');
+    await Promise.all(calls);
+    assert.deepEqual(published, ['a', 'b', 'outside'], 'released once');
+  });
+
+  it('batches in a row are released in commit order', async () => {
+    const { published, comment } = setup();
+    const calls: Promise<unknown>[] = [];
+    for (const text of ['1', '2', '3', '4']) {
+      calls.push(comment(text));
+      await afterCommit(); // each its own batch, committed while the one before may still be syncing
+    }
+    await Promise.all(calls);
+    assert.deepEqual(published, ['1', '2', '3', '4']);
+  });
+
+  it('durability NORMAL has nothing to sync: a batch is released at its COMMIT', async () => {
+    const { engine, published, comment } = setup('normal');
+    const call = comment('normal');
+    await afterCommit();
+    assert.deepEqual(published, ['normal']);
+    assert.equal(engine.group.wal.durable(), null);
+    assert.equal(synchronous(engine), 1);
+    await call;
+  });
+
+  it('a sync that fails: its callers hear the outcome is unknown, its events are published, later COMMITs sync in line', async () => {
+    const { engine, published, comment, committed } = setup();
+    const wal = walSync(engine);
+    await comment('first'); // the WAL's descriptor is open
+    const real = wal.fd;
+    cleanups.push(() => void (wal.fd = real)); // closed as usual at the end
+    const call = comment('lost?');
+    wal.fd = 2 ** 30; // no such descriptor: the sync fails with EBADF
+    await assert.rejects(call, (e: unknown) => e instanceof SyncFailedError && /disk did not confirm/.test(e.message));
+    wal.fd = real;
+    assert.deepEqual(published, ['first', 'lost?'], 'the log holds it: the bus says so');
+    assert.equal(wal.enabled, false);
+    const before = committed();
+    let answered = false;
+    const next = comment('inline').then(() => (answered = true));
+    await afterCommit();
+    assert.equal(committed(), before + 1);
+    assert.equal(answered || published.includes('inline'), true, 'released at its own (synced) COMMIT');
+    await next;
+    assert.equal(engine.verify().ok, true);
+  });
+});
