@@ -89,6 +89,8 @@ export class GroupCommit {
   replica: Replica | null = null;
   /** Batches committed and commands they held, for `colony bench` and tests. */
   readonly stats = { batches: 0, commands: 0, conflicts: 0 };
+  /** Commands the last batch held. */
+  private lastCommands = 0;
 
   // Prepared once: exec() would parse the statement on every batch.
   private readonly begin;
@@ -224,6 +226,7 @@ export class GroupCommit {
       batch.events.length = 0;
     }
     this.stats.batches++;
+    this.lastCommands = batch.commands;
     const events = batch.events.splice(0);
     const release = (failed: unknown): void => {
       if (failed) batch.reject(new SyncFailedError(failed));
@@ -244,8 +247,10 @@ export class GroupCommit {
   readonly onRollback = new Set<() => void>();
 
   private open(optimistic: boolean): void {
-    // A copy's batch commits on its primary first: its local COMMIT keeps its own settings.
-    const deferred = !this.replica && this.wal.begin();
+    // Deferred under load only — the last batch grouped callers, or a sync is still running: a lone caller
+    // would wait for the pool's hand-off on top of the same fsync. A copy's batch commits on its primary
+    // first: its local COMMIT keeps its own settings.
+    const deferred = !this.replica && (this.lastCommands > 1 || this.wal.waiting) && this.wal.begin();
     try {
       this.begin.run();
     } catch (e) {

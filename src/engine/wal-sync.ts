@@ -73,6 +73,11 @@ export class WalSync {
     this.kick();
   }
 
+  /** A batch committed and not yet released. */
+  get waiting(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** The first position committed but not yet released (on disk and published), if any. */
   firstPending(): number | undefined {
     return this.pending.find((p) => p.first !== undefined)?.first;
