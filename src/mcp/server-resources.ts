@@ -31,20 +31,26 @@ export function registerResourcesAndPrompts(
     resourceTemplates: RESOURCE_TEMPLATES.map((t) => ({ ...t })),
   }));
   approvalCardHtml(); // built at start: a missing or reshaped ext-apps package fails here, not at the owner's first card
+  // Reads answer once what they saw is on disk (a batch may be committed but still syncing: engine/wal-sync.ts).
+  const read = <T>(fn: () => T): Promise<T> => ctx.app.engine.group.read(fn);
   server.setRequestHandler('resources/list', (request, extra) =>
-    protocolErrors(() => {
-      const caller = who(extra);
-      return withApprovalCard(caller, request.params?.cursor, listResources(ctx, caller, request.params?.cursor));
-    }),
+    read(() =>
+      protocolErrors(() => {
+        const caller = who(extra);
+        return withApprovalCard(caller, request.params?.cursor, listResources(ctx, caller, request.params?.cursor));
+      }),
+    ),
   );
   server.setRequestHandler('resources/read', (request, extra) =>
-    protocolErrors(() => ({ contents: readAny(ctx, who(extra), request.params.uri) }), request.params.uri),
+    read(() => protocolErrors(() => ({ contents: readAny(ctx, who(extra), request.params.uri) }), request.params.uri)),
   );
   server.setRequestHandler('prompts/list', (_request, extra) => ({ prompts: listPrompts(who(extra)) }));
   server.setRequestHandler('prompts/get', (request, extra) =>
-    protocolErrors(() => ({
-      ...getPrompt(ctx, who(extra), request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
-    })),
+    read(() =>
+      protocolErrors(() => ({
+        ...getPrompt(ctx, who(extra), request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
+      })),
+    ),
   );
 
   registerSubscriptions(server, ctx, currentCaller, who, pushUpdates);
