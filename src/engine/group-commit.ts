@@ -1,10 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from 'better-sqlite3';
 import type { EventBus } from './bus.js';
 import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
 import { isWriteConflict } from './replica-record.js';
 import { runHeld, type SqlStep } from './projection-sql.js';
+import { DomainError } from '../errors.js';
+import { attempt, grouped, newTicket } from './group-ticket.js';
 import { SyncFailedError, WalSync } from './wal-sync.js';
 
 /**
@@ -28,19 +29,6 @@ import { SyncFailedError, WalSync } from './wal-sync.js';
  * nothing waits. Anything that is not a grouped caller (the CLI, the HTTP API, reactors, imports) first
  * commits the open batch and then runs its own transaction as before.
  */
-interface Ticket {
-  /** The batches this caller's commands joined and that have not committed yet; it answers once none is left. */
-  batches: Set<Batch>;
-  /**
-   * False once the call settled. Work the call started and left running (a timer, a process it spawned)
-   * still carries its context; such work is no longer the caller's and commits on its own.
-   */
-  open: boolean;
-  /** On a replica: the caller can run again if its batch lost a race (`run`'s `retry`); it may join an optimistic batch. */
-  retry: boolean;
-  /** One of its batches committed: running the caller again would repeat that batch's commands. */
-  committed: boolean;
-}
 
 /** A COMMIT that failed: the batch's commands were all rolled back. */
 export class CommitFailedError extends Error {
@@ -76,7 +64,6 @@ class Batch {
   }
 }
 
-const grouped = new AsyncLocalStorage<Ticket>();
 /**
  * Commands per batch at most. Requests arriving over sockets always let the COMMIT run between turns of
  * the event loop; a caller that loops on promises alone never would, so a batch this full commits first.
@@ -132,9 +119,11 @@ export class GroupCommit {
    * committed but still syncing is visible on this connection (wal-sync.ts). At once when nothing waits.
    */
   async read<T>(fn: () => Promise<T> | T): Promise<T> {
-    const value = await fn();
-    await this.wal.durable();
-    return value;
+    try {
+      return await fn();
+    } finally {
+      await this.wal.durable(); // an error built from what it read waits too
+    }
   }
 
   /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */
@@ -148,9 +137,11 @@ export class GroupCommit {
    * batch, so the command runs in a transaction of its own that nobody else's failure can undo.
    */
   enter(): Batch | null {
+    this.refuseIfStopped();
     const ticket = grouped.getStore();
     if (!ticket?.open) {
       this.flush(); // and its sync: this command's events are published after the batches'
+      this.refuseIfStopped(); // that sync may be the one that failed
       return null;
     }
     // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
@@ -176,6 +167,15 @@ export class GroupCommit {
     return batch;
   }
 
+  private refuseIfStopped(): void {
+    const stopped = this.wal.failure;
+    if (stopped)
+      throw new DomainError(
+        'ErrWritesStopped',
+        `Colony takes no more writes: the disk did not confirm an earlier write (${(stopped.cause as Error)?.message ?? String(stopped.cause)}); restart it once the disk is sound`,
+      );
+  }
+
   /** Commits the open batch now (no-op without one) and waits for its sync: its callers are answered, its events published. */
   flush(): void {
     this.commitOpen();
@@ -197,8 +197,8 @@ export class GroupCommit {
     this.wal.close();
   }
 
-  /** Commits the open batch; its callers are answered once it is on disk (at once if its COMMIT synced). */
-  private commitOpen(): void {
+  /** Commits the open batch (no-op without one); its callers are answered once it is on disk (at once if its COMMIT synced). */
+  commitOpen(): void {
     const batch = this.current;
     if (!batch) return;
     this.current = null;
@@ -214,7 +214,6 @@ export class GroupCommit {
     }
     try {
       this.commit.run();
-      if (batch.deferred) this.wal.end();
     } catch (e) {
       this.rollback(batch);
       if (!this.replica) {
@@ -225,22 +224,27 @@ export class GroupCommit {
       // again (its next write or its follower), publishing them then — not now, from rows it lost.
       batch.events.length = 0;
     }
+    if (batch.deferred) this.wal.end();
     this.stats.batches++;
     this.lastCommands = batch.commands;
     const events = batch.events.splice(0);
-    const release = (failed: unknown): void => {
-      if (failed) batch.reject(new SyncFailedError(failed));
-      else batch.resolve();
-      this.bus.publish(events); // committed either way: the bus tells what the log holds
-    };
-    if (batch.deferred) return this.wal.committed(events[0]?.position, release);
-    this.wal.settle(); // batches before it that still wait for their sync go first
-    release(null);
+    // Whatever runs it (a sync's callback, a caller's flush), what the bus's subscribers do is no caller's.
+    const release = (failed: unknown): void =>
+      grouped.exit(() => {
+        if (failed) return batch.reject(failed instanceof SyncFailedError ? failed : new SyncFailedError(failed));
+        batch.resolve();
+        this.bus.publish(events);
+      });
+    if (batch.deferred) this.wal.committed(events[0]?.position, release);
+    else this.wal.syncedInLine(events[0]?.position, release); // after the batches before it
   }
 
   private rollback(batch: Batch): void {
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
-    if (batch.deferred) this.wal.end();
+    try {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    } finally {
+      if (batch.deferred) this.wal.end();
+    }
   }
 
   /** Listeners told when a batch's commands were rolled back after they ran (caches built on them must go). */
@@ -293,19 +297,3 @@ export class GroupCommit {
 }
 
 export type { Batch };
-
-const newTicket = (retry: boolean): Ticket => ({ batches: new Set(), open: true, retry, committed: false });
-
-async function attempt<T>(ticket: Ticket, fn: () => Promise<T> | T, durable: () => Promise<void> | null): Promise<T> {
-  try {
-    return await grouped.run(ticket, fn);
-  } finally {
-    ticket.open = false;
-    // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
-    // turns the answer into CommitFailedError, whatever fn said.
-    for (const batch of ticket.batches) await batch.committed;
-    // Its own batch's release came after every earlier one's; one that wrote nothing (refused, a repeated
-    // idempotent call) may still have read a batch that is syncing.
-    if (!ticket.committed) await durable();
-  }
-}

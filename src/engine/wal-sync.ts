@@ -1,4 +1,4 @@
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { log } from '../log.js';
@@ -16,9 +16,13 @@ import { log } from '../log.js';
  * one sync. Colony's answers wait for it (`durable()`: the MCP tools, the REST API; the bus publishes
  * after it); another process reading the file in that window may see it, as under NORMAL.
  *
- * Every transaction outside a batch still commits with FULL, and first `settle()`s the batches before it,
- * so the bus never runs out of log order. One sync that fails turns this off for good (FULL in line, as
- * before): after a failed fsync the kernel may have dropped the pages, and later syncs prove nothing.
+ * Every command outside a batch still commits with FULL, and first `settle()`s the batches before it
+ * (GroupCommit.enter), so the bus never runs out of log order. A sync that fails stops all writing: its
+ * frames are committed in the WAL and may be gone from the disk, later frames would follow them and a
+ * recovery after a power cut would drop those too, and after a failed fsync the kernel may have marked the
+ * pages clean, so a later sync proves nothing. Every batch not yet released is answered ErrSyncFailed, its
+ * events are not published, readers stop before them, and every later command is refused: the owner
+ * restarts Colony once the disk is sound (SQLite then recovers the WAL as far as it is whole).
  */
 interface Pending {
   /** The position of the batch's first event, if it appended any. */
@@ -64,7 +68,11 @@ export class WalSync {
 
   /** After that batch's COMMIT or ROLLBACK: every other transaction syncs its own COMMIT again. */
   end(): void {
-    this.db.exec(`PRAGMA synchronous = ${this.level}`);
+    try {
+      this.db.exec(`PRAGMA synchronous = ${this.level}`);
+    } catch (e) {
+      this.fail(e); // a connection left at NORMAL would report unsynced COMMITs done: no more writes
+    }
   }
 
   /** A batch committed without its sync: `release` runs once the WAL is on disk, after every earlier batch's. */
@@ -78,23 +86,32 @@ export class WalSync {
     return this.pending.length > 0;
   }
 
-  /** The first position committed but not yet released (on disk and published), if any. */
+  /** The first position committed but not yet released (on disk and published), or not confirmed on disk at all. */
   firstPending(): number | undefined {
-    return this.pending.find((p) => p.first !== undefined)?.first;
+    return this.pending.find((p) => p.first !== undefined)?.first ?? this.lostFrom;
   }
+
+  /** Set once a sync failed: why no more writes are taken. */
+  failure: SyncFailedError | null = null;
+  /** The first position of the batches the failed sync did not confirm: readers never go past it. */
+  private lostFrom: number | undefined;
 
   /** Syncs now, on this thread, and releases every committed batch: before a write outside the batches, or closing. */
   settle(): void {
-    if (!this.pending.some((p) => !p.synced)) return this.release();
-    let failed: unknown = null;
-    try {
-      fdatasyncSync(this.fd!);
-    } catch (e) {
-      failed = e;
-      this.disable(e);
-    }
-    for (const p of this.pending) if (!p.synced) Object.assign(p, { synced: true, failed });
+    if (this.pending.some((p) => !p.synced))
+      try {
+        fdatasyncSync(this.fd!);
+        for (const p of this.pending) p.synced = true;
+      } catch (e) {
+        this.fail(e);
+      }
     this.release();
+  }
+
+  /** A batch whose own COMMIT synced (FULL): released in its turn, after the batches before it. */
+  syncedInLine(first: number | undefined, release: (failed: unknown) => void): void {
+    this.pending.push({ first, synced: true, failed: this.failure, release });
+    this.settle();
   }
 
   /** Settles once everything committed so far is released (synced or failed); null when nothing waits. */
@@ -126,8 +143,8 @@ export class WalSync {
     this.syncing = true;
     fdatasync(fd, (err) => {
       this.syncing = false;
-      if (err) this.disable(err);
-      for (const p of covered) if (!p.synced) Object.assign(p, { synced: true, failed: err });
+      if (err) this.fail(err);
+      else for (const p of covered) p.synced = true;
       this.release();
       if (this.closed) this.closeFd();
       else this.kick();
@@ -138,9 +155,24 @@ export class WalSync {
   private release(): void {
     for (let p = this.pending[0]; p?.synced; p = this.pending[0]) {
       this.pending.shift();
-      p.release(p.failed);
+      try {
+        p.release(p.failed);
+      } catch (err) {
+        log.error({ err }, 'releasing a committed batch failed'); // the next ones still go
+      }
       p.done?.resolve();
     }
+  }
+
+  /** Every batch not yet released fails with it; no command is taken from now on. */
+  private fail(e: unknown): void {
+    if (!this.failure) {
+      log.error({ err: e }, 'the disk did not confirm a write (fdatasync failed): Colony takes no more writes');
+      this.failure = new SyncFailedError(e);
+      this.lostFrom = this.pending.find((p) => !p.synced && p.first !== undefined)?.first;
+    }
+    this.enabled = false;
+    for (const p of this.pending) if (!p.synced) Object.assign(p, { synced: true, failed: e });
   }
 
   /**
@@ -153,8 +185,10 @@ export class WalSync {
     if (this.syncing) return false; // the old one is still being synced: this batch syncs its own COMMIT
     this.closeFd();
     try {
-      this.fd = openSync(`${this.db.name}-wal`, constants.O_RDONLY | constants.O_NOFOLLOW);
-      const dir = openSync(dirname(this.db.name), constants.O_RDONLY | constants.O_DIRECTORY);
+      // SQLite names the WAL after the database file with its links resolved.
+      const file = realpathSync(this.db.name);
+      this.fd = openSync(`${file}-wal`, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const dir = openSync(dirname(file), constants.O_RDONLY | constants.O_DIRECTORY);
       try {
         fsyncSync(dir);
       } finally {
@@ -170,7 +204,8 @@ export class WalSync {
   }
 
   private disable(e: unknown): void {
-    if (this.enabled) log.error({ err: e }, 'syncing the WAL failed: every COMMIT syncs in line from now on');
+    if (this.enabled)
+      log.error({ err: e }, 'the WAL cannot be opened to sync it: every COMMIT syncs in line from now on');
     this.enabled = false;
   }
 

@@ -28,6 +28,7 @@ export const STATUS: Record<string, number> = {
   ErrIllegalTransition: 409,
   ErrGoalBudgetExceeded: 409,
   ErrRateLimited: 429,
+  ErrWritesStopped: 503,
 };
 
 export const callerOf = (req: Request): Caller => req.auth!.extra!.caller as Caller;

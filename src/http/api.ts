@@ -1,4 +1,5 @@
 import express, { type Express, type Response } from 'express';
+import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
 import { apiAuth } from './api-auth.js';
 import { domainErrors } from './api-common.js';
@@ -45,7 +46,7 @@ function answerWhenDurable(ctx: McpContext, res: Response): void {
   res.json = (body?: unknown) => {
     const durable = ctx.app.engine.group.wal.durable();
     if (!durable) return json(body);
-    void durable.then(() => json(body));
+    durable.then(() => json(body)).catch((err: unknown) => log.error({ err }, 'an API answer could not be sent')); // never an unhandled rejection
     return res;
   };
 }

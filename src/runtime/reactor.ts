@@ -138,7 +138,9 @@ export class Reactor implements RunStarter {
 
   private drain(): void {
     if (this.stopped || !this.app.engine.db.open) return;
-    // Reacts only to committed events on disk: the follower reads no further than the durable head.
+    // Reacts only to events on disk (the follower stops at the durable head), and reads projections with
+    // no open batch under them: that batch is committed first (it is complete by now; its sync stays ours).
+    this.app.engine.group.commitOpen();
     this.follower?.follow((event) => safely(() => this.react(event)));
   }
 

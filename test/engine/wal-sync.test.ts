@@ -10,7 +10,7 @@ import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.j
  * A grouped batch under durability FULL commits without its fsync and syncs the WAL on the thread pool
  * (src/engine/wal-sync.ts): its callers are answered and its events published only after that sync, in
  * commit order; the log's readers on this connection stop at the durable head; a write outside the batches
- * syncs them first; a sync that fails says so to its callers and turns the deferral off.
+ * syncs them first; a sync that fails says so to its callers and stops all writing.
  */
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -134,24 +134,45 @@ describe('the WAL synced off the event loop', () => {
     await call;
   });
 
-  it('a sync that fails: its callers hear the outcome is unknown, its events are published, later COMMITs sync in line', async () => {
-    const { engine, published, comment, committed } = await underLoad(setup());
+  it('a sync that fails stops all writing: its batches answer ErrSyncFailed, unpublished, unread, and every later command is refused', async () => {
+    const { engine, published, card, comment, committed } = await underLoad(setup());
     const wal = walSync(engine);
-    const real = wal.fd;
-    cleanups.push(() => void (wal.fd = real)); // closed as usual at the end
-    const call = comment('lost?');
+    const head = engine.head().position;
+    const calls = [comment('lost? 1'), comment('lost? 2')];
+    const real = wal.fd; // opened by the batch: deferred under load
+    assert.notEqual(real, null);
     wal.fd = 2 ** 30; // no such descriptor: the sync fails with EBADF
-    await assert.rejects(call, (e: unknown) => e instanceof SyncFailedError && /disk did not confirm/.test(e.message));
-    wal.fd = real;
-    assert.deepEqual(published, ['lost?'], 'the log holds it: the bus says so');
-    assert.equal(wal.enabled, false);
-    const before = committed();
-    let answered = false;
-    const next = comment('inline').then(() => (answered = true));
+    cleanups.push(() => void (wal.fd = real)); // closed as usual at the end
+    for (const call of calls)
+      await assert.rejects(
+        call,
+        (e: unknown) => e instanceof SyncFailedError && /disk did not confirm/.test(e.message),
+      );
+    assert.equal(committed(), head + 2, 'committed: the log holds them, unconfirmed');
+    assert.deepEqual(published, [], 'no side effect follows from them');
+    assert.equal(engine.durableHead(), head, 'the log readers stop before them');
+    await assert.rejects(comment('later'), /ErrWritesStopped|takes no more writes/);
+    assert.throws(
+      () => engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'outside' }, { actor: 'tester' }),
+      (e: unknown) => (e as { code?: string }).code === 'ErrWritesStopped' && /restart it/.test((e as Error).message),
+    );
+    assert.equal(committed(), head + 2, 'nothing more was written');
+  });
+
+  it('a batch that syncs its own COMMIT while earlier ones wait is released after them, before what a subscriber then writes', async () => {
+    const { engine, published, card, comment } = await underLoad(setup());
+    const sub = engine.bus.events$.subscribe((e) => {
+      if ((e.data as { text?: string }).text === 'deferred')
+        engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text: 'reaction' }, { actor: 'tester' });
+    });
+    cleanups.push(() => sub.unsubscribe());
+    const first = comment('deferred');
     await afterCommit();
-    assert.equal(committed(), before + 1);
-    assert.equal(answered || published.includes('inline'), true, 'released at its own (synced) COMMIT');
-    await next;
-    assert.equal(engine.verify().ok, true);
+    (walSync(engine) as { enabled: boolean }).enabled = false; // as when the WAL cannot be opened: in line
+    const second = comment('in line');
+    await Promise.all([first, second]);
+    assert.deepEqual(published, ['deferred', 'in line', 'reaction'], 'log order');
+    const positions = engine.head().position;
+    assert.equal(engine.durableHead(), positions);
   });
 });

@@ -61,10 +61,13 @@ export function registerTasks(server: Server, ctx: McpContext, currentCaller: Cu
     if (!found) throw taskNotFound();
     return { taskId: params.taskId, found };
   };
-  server.setRequestHandler('tasks/get', { params: TaskParams }, (params, extra) => {
-    const { taskId, found } = lookup(params, extra);
-    return detailed(taskId, found.state);
-  });
+  server.setRequestHandler('tasks/get', { params: TaskParams }, (params, extra) =>
+    // Answered once what it read is on disk (a batch may be committed but still syncing: engine/wal-sync.ts).
+    ctx.app.engine.group.read(() => {
+      const { taskId, found } = lookup(params, extra);
+      return detailed(taskId, found.state);
+    }),
+  );
   // No Colony task ever asks its client for input (none is input_required), so no key is outstanding:
   // every response is ignored, as SEP-2663 says of keys not outstanding, and the answer is the plain ack.
   server.setRequestHandler('tasks/update', { params: TaskParams }, (params, extra) => {
