@@ -4,7 +4,6 @@ import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
 import { isWriteConflict } from './replica-record.js';
 import { runHeld, type SqlStep } from './projection-sql.js';
-import { DomainError } from '../errors.js';
 import { attempt, grouped, newTicket } from './group-ticket.js';
 import { SyncFailedError, WalSync } from './wal-sync.js';
 
@@ -78,6 +77,12 @@ export class GroupCommit {
   readonly stats = { batches: 0, commands: 0, conflicts: 0 };
   /** Commands the last batch held. */
   private lastCommands = 0;
+  /**
+   * Whether a batch under load leaves its fsync to the thread pool (wal-sync.ts). Only a server turns it
+   * on (createHttpApp): requests arriving on sockets give the event loop work to do during the sync. A
+   * loop of in-process callers has none; for them the pool's hand-off only adds to the same fsync.
+   */
+  deferSyncs = false;
 
   // Prepared once: exec() would parse the statement on every batch.
   private readonly begin;
@@ -137,11 +142,11 @@ export class GroupCommit {
    * batch, so the command runs in a transaction of its own that nobody else's failure can undo.
    */
   enter(): Batch | null {
-    this.refuseIfStopped();
+    this.wal.refuseIfStopped();
     const ticket = grouped.getStore();
     if (!ticket?.open) {
       this.flush(); // and its sync: this command's events are published after the batches'
-      this.refuseIfStopped(); // that sync may be the one that failed
+      this.wal.refuseIfStopped(); // that sync may be the one that failed
       return null;
     }
     // A batch SQLite already rolled back (an I/O error in some statement) is failed, never joined.
@@ -165,15 +170,6 @@ export class GroupCommit {
     batch.commands++;
     this.stats.commands++;
     return batch;
-  }
-
-  private refuseIfStopped(): void {
-    const stopped = this.wal.failure;
-    if (stopped)
-      throw new DomainError(
-        'ErrWritesStopped',
-        `Colony takes no more writes: the disk did not confirm an earlier write (${(stopped.cause as Error)?.message ?? String(stopped.cause)}); restart it once the disk is sound`,
-      );
   }
 
   /** Commits the open batch now (no-op without one) and waits for its sync: its callers are answered, its events published. */
@@ -251,10 +247,11 @@ export class GroupCommit {
   readonly onRollback = new Set<() => void>();
 
   private open(optimistic: boolean): void {
-    // Deferred under load only — the last batch grouped callers, or a sync is still running: a lone caller
-    // would wait for the pool's hand-off on top of the same fsync. A copy's batch commits on its primary
-    // first: its local COMMIT keeps its own settings.
-    const deferred = !this.replica && (this.lastCommands > 1 || this.wal.waiting) && this.wal.begin();
+    // Deferred where it pays (`deferSyncs`) and under load only — the last batch grouped callers, or a sync
+    // is still running: a lone caller would wait for the pool's hand-off on top of the same fsync. A copy's
+    // batch commits on its primary first: its local COMMIT keeps its own settings.
+    const deferred =
+      this.deferSyncs && !this.replica && (this.lastCommands > 1 || this.wal.waiting) && this.wal.begin();
     try {
       this.begin.run();
     } catch (e) {

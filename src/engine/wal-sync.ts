@@ -1,6 +1,7 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from 'better-sqlite3';
+import { DomainError } from '../errors.js';
 import { log } from '../log.js';
 
 /**
@@ -89,6 +90,16 @@ export class WalSync {
   /** The first position committed but not yet released (on disk and published), or not confirmed on disk at all. */
   firstPending(): number | undefined {
     return this.pending.find((p) => p.first !== undefined)?.first ?? this.lostFrom;
+  }
+
+  /** Throws ErrWritesStopped once a sync failed (every command asks first: GroupCommit.enter). */
+  refuseIfStopped(): void {
+    const stopped = this.failure;
+    if (stopped)
+      throw new DomainError(
+        'ErrWritesStopped',
+        `Colony takes no more writes: the disk did not confirm an earlier write (${(stopped.cause as Error)?.message ?? String(stopped.cause)}); restart it once the disk is sound`,
+      );
   }
 
   /** Set once a sync failed: why no more writes are taken. */

@@ -28,6 +28,8 @@ export interface HttpApp {
 export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.1'): HttpApp {
   const app = express();
   app.disable('x-powered-by');
+  // Parsing requests is what the event loop does while a batch's fsync runs on the pool (engine/wal-sync.ts).
+  engine.group.deferSyncs = true;
   if (LOOPBACK.has(host)) app.use(localhostHostValidation());
   const mcpRoutes = mcp ? mountMcp(app, mcp) : null;
   if (mcp) mountProbes(app, mcp.app);

@@ -3,6 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { SyncFailedError } from '../../src/engine/wal-sync.js';
+import { createHttpApp } from '../../src/http/server.js';
 import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
 
@@ -19,6 +20,7 @@ afterEach(() => {
 
 function setup(durability: 'full' | 'normal' = 'full') {
   const { engine, witness, close } = witnessedEngine({ projections: TEST_PROJECTIONS, durability });
+  engine.group.deferSyncs = true; // as createHttpApp sets it
   cleanups.push(close);
   const published: string[] = [];
   const sub = engine.bus.events$.subscribe((e: StoredEvent) =>
@@ -122,6 +124,18 @@ describe('the WAL synced off the event loop', () => {
     assert.deepEqual(published, ['alone again'], 'released at its COMMIT');
     assert.equal(engine.group.wal.durable(), null);
     await call;
+  });
+
+  it('an engine no server serves (in-process callers) syncs every COMMIT itself; createHttpApp turns the deferral on', async () => {
+    const s = setup();
+    s.engine.group.deferSyncs = false;
+    const { engine, published, comment } = await underLoad(s);
+    const call = comment('in process');
+    await afterCommit();
+    assert.deepEqual(published, ['in process'], 'released at its own synced COMMIT');
+    await call;
+    createHttpApp(engine);
+    assert.equal(engine.group.deferSyncs, true);
   });
 
   it('durability NORMAL has nothing to sync: a batch is released at its COMMIT', async () => {

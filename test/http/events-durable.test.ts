@@ -38,6 +38,7 @@ describe('the event stream of a store whose batches sync off the event loop', ()
   let s: EventsServer;
   before(async () => {
     s = await eventsServer({ durability: 'full' });
+    s.app.engine.group.deferSyncs = true; // as createHttpApp sets it (this server mounts the stream alone)
   });
   after(() => s.close());
 
