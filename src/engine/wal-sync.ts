@@ -1,5 +1,6 @@
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, realpathSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { at, openDir } from '../beneath.js';
 import type { Database } from 'better-sqlite3';
 import { DomainError } from '../errors.js';
 import { log } from '../log.js';
@@ -187,27 +188,27 @@ export class WalSync {
   }
 
   /**
-   * The WAL's descriptor, opened once without following links (libuv opens close-on-exec). Reopened if the file was unlinked (it is
-   * not, while this connection is open; a check costs one fstat). SQLite syncs the directory the first
-   * time it syncs a new WAL; the syncs being ours, so is that.
+   * The WAL's descriptor. SQLite names the WAL after the database file with its links resolved; that
+   * directory is then opened once from `/` with no symlink on the way (beneath.ts) and the WAL beneath
+   * its descriptor, O_NOFOLLOW (libuv opens close-on-exec): nothing checked is looked up again. SQLite
+   * syncs the directory the first time it syncs a new WAL; the syncs being ours, so is that. Reopened if
+   * the file was unlinked (it is not, while this connection is open; a check costs one fstat).
    */
   private openWal(): boolean {
     if (this.fd !== null && fstatSync(this.fd).nlink > 0) return true;
     if (this.syncing) return false; // the old one is still being synced: this batch syncs its own COMMIT
     this.closeFd();
     try {
-      // SQLite names the WAL after the database file with its links resolved.
       const file = realpathSync(this.db.name);
-      this.fd = openSync(`${file}-wal`, constants.O_RDONLY | constants.O_NOFOLLOW);
-      const dir = openSync(dirname(file), constants.O_RDONLY | constants.O_DIRECTORY);
+      const dir = openDir(dirname(file));
       try {
+        this.fd = openSync(at(dir, `${basename(file)}-wal`), constants.O_RDONLY | constants.O_NOFOLLOW);
         fsyncSync(dir);
       } finally {
         closeSync(dir);
       }
       return true;
     } catch (e) {
-      this.fd = null;
       // No WAL file yet (nothing written since it was checkpointed away): this batch syncs its own COMMIT.
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.disable(e);
       return false;

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
-import type { Engine } from '../../src/engine/engine.js';
 import { SyncFailedError } from '../../src/engine/wal-sync.js';
 import { createHttpApp } from '../../src/http/server.js';
+import { Engine } from '../../src/engine/engine.js';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
 
@@ -136,6 +139,26 @@ describe('the WAL synced off the event loop', () => {
     await call;
     createHttpApp(engine);
     assert.equal(engine.group.deferSyncs, true);
+  });
+
+  it('a database file reached through a symlink: its WAL is found where SQLite keeps it, beside the real file', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'colony-wal-'));
+    mkdirSync(join(root, 'real'));
+    Engine.open({ file: join(root, 'real', 'colony.db'), projections: TEST_PROJECTIONS }).close();
+    symlinkSync(join(root, 'real', 'colony.db'), join(root, 'link.db')); // the WAL is real/colony.db-wal
+    const engine = Engine.open({ file: join(root, 'link.db'), projections: TEST_PROJECTIONS });
+    cleanups.push(() => (engine.close(), rmSync(root, { recursive: true, force: true })));
+    engine.group.deferSyncs = true;
+    const card = openCard(engine, 'linked');
+    const comment = (text: string) =>
+      engine.group.run(async () =>
+        engine.handle(cardDecider, cardStream(card), { type: 'CommentCard', text }, { actor: 'tester' }),
+      );
+    await Promise.all([comment('1'), comment('2')]);
+    const call = comment('3');
+    await afterCommit();
+    assert.notEqual(engine.group.wal.durable(), null, 'deferred: the WAL beside the real file was opened');
+    await call;
   });
 
   it('durability NORMAL has nothing to sync: a batch is released at its COMMIT', async () => {
