@@ -56,7 +56,7 @@ export async function startJobs(
         const code = isDomainError(f.error) ? f.error.code : 'ErrInternal';
         const reason =
           'this node cannot bring in other nodes’ events from the store: what it shows may be behind, and its writes may fail';
-        return { reason, code, since: f.since, attempts: f.attempts };
+        return { kind: 'follow', reason, code, since: f.since, attempts: f.attempts };
       },
     };
   }

@@ -83,7 +83,7 @@ async function serveClaimed(opts: ServeOptions, { where, port, sandbox, checkpoi
   const fresh = s.ownerOf(app) ? null : s.createOwner(app, opts.owner, { actor: 'system' });
   const mcp = s.createMcpContext(app, s.buildToolRegistry(), { logCalls: true });
   let jobs: Jobs | null = null;
-  mcp.node.problem = () => jobs?.problem() ?? null;
+  mcp.node.follow = () => jobs?.problem() ?? null;
   const http = s.createHttpApp(app.engine, mcp, opts.host);
   try {
     await claim.freePort();

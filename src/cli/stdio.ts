@@ -48,7 +48,7 @@ export function registerStdio(program: Command): void {
         const say = (line: string) => process.stderr.write(`colony: ${oneLine(line)}\n`);
         const jobs = g.store === null ? await holdOrFollow(dataDir, start, say) : await start();
         // On a PostgreSQL store its follower can fail as a serve node's can: system_health says so here too.
-        mcp.node.problem = () => jobs.problem();
+        mcp.node.follow = () => jobs.problem();
         if (sandbox === 'off')
           process.stderr.write('WARNING: --sandbox off: command verifiers run UNCONFINED; every verdict records it.\n');
         try {

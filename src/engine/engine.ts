@@ -64,7 +64,7 @@ export class Engine {
     readonly projections: ProjectionRegistry,
     rebuildOptions: RebuildOptions | null,
   ) {
-    this.group = new GroupCommit(db, this.bus);
+    this.group = new GroupCommit(db, this.bus, clock);
     this.startupRebuild = rebuildOptions ? projections.ensureCurrent(db, { now: clock, ...rebuildOptions }) : null;
   }
 

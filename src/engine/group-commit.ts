@@ -6,6 +6,7 @@ import { isWriteConflict } from './replica-record.js';
 import { runHeld, type SqlStep } from './projection-sql.js';
 import { attempt, grouped, newTicket } from './group-ticket.js';
 import { SyncFailedError, WalSync } from './wal-sync.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /**
  * Group commit: commands that arrive together commit together. Under durability FULL every COMMIT is an
@@ -93,10 +94,11 @@ export class GroupCommit {
   constructor(
     private readonly db: Database,
     private readonly bus: EventBus,
+    clock: Clock = systemClock,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
-    this.wal = new WalSync(db);
+    this.wal = new WalSync(db, clock);
   }
 
   /**

@@ -4,6 +4,7 @@ import { at, openDir } from '../beneath.js';
 import type { Database } from 'better-sqlite3';
 import { DomainError } from '../errors.js';
 import { log } from '../log.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /**
  * Durability FULL without its fsync on the event loop. Under FULL every COMMIT waits in fdatasync for the
@@ -54,7 +55,10 @@ export class WalSync {
   /** The connection's own level (FULL or EXTRA), put back after each batch. */
   private readonly level: number;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock = systemClock,
+  ) {
     const wal = String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
     this.level = Number(db.pragma('synchronous', { simple: true }));
     this.enabled = !db.memory && wal && this.level >= 2;
@@ -96,15 +100,18 @@ export class WalSync {
   /** Throws ErrWritesStopped once a sync failed (every command asks first: GroupCommit.enter). */
   refuseIfStopped(): void {
     const stopped = this.failure;
-    if (stopped)
-      throw new DomainError(
-        'ErrWritesStopped',
-        `Colony takes no more writes: the disk did not confirm an earlier write (${(stopped.cause as Error)?.message ?? String(stopped.cause)}); restart it once the disk is sound`,
-      );
+    if (!stopped) return;
+    this.stopped!.refused++;
+    throw new DomainError(
+      'ErrWritesStopped',
+      `Colony takes no more writes: the disk did not confirm an earlier write (${(stopped.cause as Error)?.message ?? String(stopped.cause)}); restart it once the disk is sound`,
+    );
   }
 
   /** Set once a sync failed: why no more writes are taken. */
   failure: SyncFailedError | null = null;
+  /** Since when no writes are taken and how many were refused since (GET /health, "Needs you": mcp/views/integrity.ts). */
+  stopped: { since: Date; refused: number } | null = null;
   /** The first position of the batches the failed sync did not confirm: readers never go past it. */
   private lostFrom: number | undefined;
 
@@ -181,6 +188,7 @@ export class WalSync {
     if (!this.failure) {
       log.error({ err: e }, 'the disk did not confirm a write (fdatasync failed): Colony takes no more writes');
       this.failure = new SyncFailedError(e);
+      this.stopped = { since: this.clock(), refused: 0 };
       this.lostFrom = this.pending.find((p) => !p.synced && p.first !== undefined)?.first;
     }
     this.enabled = false;

@@ -4,7 +4,7 @@ import { localhostHostValidation } from '@modelcontextprotocol/express';
 import type { Engine } from '../engine/engine.js';
 import { log } from '../log.js';
 import type { McpContext } from '../mcp/context.js';
-import { nodeProblemView } from '../mcp/views/integrity.js';
+import { nodeProblemView, writesStopped } from '../mcp/views/integrity.js';
 import { mountApi } from './api.js';
 import { mountApps } from './apps.js';
 import { mountMcp } from './mcp.js';
@@ -41,7 +41,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const api = mcp ? mountApi(app, mcp, { sessions, oauth: oauth!.desk }) : null;
   app.get('/health', (_req, res) => {
     const position = engine.head().position;
-    const problem = nodeProblemView(mcp?.node.problem() ?? null);
+    const problem = nodeProblemView(mcp ? mcp.node.problem() : writesStopped(engine));
     if (!problem) return void res.json({ status: 'ok', position });
     res.status(503).json({ status: 'degraded', position, ...problem });
   });

@@ -6,7 +6,7 @@ import { Confirmations } from './confirm.js';
 import { pathPolicyFor, type PathPolicy } from '../actions/projects/paths.js';
 import type { ToolRegistry } from './registry.js';
 import type { RunStarter } from '../runtime/reactor.js';
-import type { NodeProblem } from './views/integrity.js';
+import { writesStopped, type NodeProblem } from './views/integrity.js';
 
 /** What every MCP session of one Colony process shares. */
 export interface McpContext {
@@ -19,8 +19,11 @@ export interface McpContext {
   readonly auth: Authenticator;
   /** The reactor that runs agents (execute_agent), set once the process serves HTTP; null under stdio. */
   readonly runtime: { reactor: RunStarter | null };
-  /** This node's problem now (NodeProblem): set by `colony serve` and `colony stdio` once their jobs run; never on SQLite. */
-  readonly node: { problem: () => NodeProblem | null };
+  /**
+   * This node's problem now (NodeProblem): writes stopped by a failed sync (any store), else its follower's
+   * trouble — `follow`, set by `colony serve` and `colony stdio` once their jobs run (never on SQLite).
+   */
+  readonly node: { follow: () => NodeProblem | null; problem: () => NodeProblem | null };
   /** The client's working directory when MCP runs over stdio (the client started this process there); null over HTTP. */
   readonly cwd: string | null;
   /** Log each call of a tool that changes something (principal, tool, outcome, ms) at info: `colony serve`'s operator log. */
@@ -41,7 +44,12 @@ export function createMcpContext(
     version: VERSION,
     auth: new Authenticator(app),
     runtime: { reactor: null },
-    node: { problem: () => null },
+    node: {
+      follow: () => null,
+      problem() {
+        return writesStopped(app.engine) ?? this.follow();
+      },
+    },
     cwd: options.cwd ?? null,
     logCalls: options.logCalls ?? false,
   };

@@ -8,22 +8,30 @@ import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
  * makes one for real) says so wherever someone looks, not only in its log: `GET /health` (503), the owner's
  * "Needs you" list (`GET /api/attention`, counted in its total) and system_health over MCP — each with the
  * fixed reason, the code, since when and how many attempts, and none of it once the node follows again.
- * Here the follower's report is set on the serving process's context, the one thing `colony serve` wires.
+ * Here the follower's report is set on the serving process's context (`node.follow`), the one thing
+ * `colony serve` wires. A failed sync's stop: writes-stopped.test.ts.
  */
 const PROBLEM: NodeProblem = {
+  kind: 'follow',
   reason: 'this node cannot bring in other nodes’ events from the store: what it shows may be behind',
   code: 'ErrChainBroken',
   since: new Date('2026-12-07T10:00:00.000Z'),
   attempts: 7,
 };
-const VIEW = { reason: PROBLEM.reason, code: 'ErrChainBroken', since: '2026-12-07T10:00:00.000Z', attempts: 7 };
+const VIEW = {
+  kind: 'follow',
+  reason: PROBLEM.reason,
+  code: 'ErrChainBroken',
+  since: '2026-12-07T10:00:00.000Z',
+  attempts: 7,
+};
 
 let f: HttpFixture;
 before(async () => {
   f = await httpFixture({ agentTools: ['whoami', 'system_health'] });
 });
 after(async () => {
-  f.ctx.node.problem = () => null;
+  f.ctx.node.follow = () => null;
   await f?.close();
 });
 
@@ -55,7 +63,7 @@ describe('a node that cannot follow its store', () => {
   });
 
   it('is on /health, in the owner’s "Needs you" with its count, and in system_health for the owner and agents', async () => {
-    f.ctx.node.problem = () => PROBLEM;
+    f.ctx.node.follow = () => PROBLEM;
     const res = await fetch(`${f.base}/health`);
     assert.equal(res.status, 503);
     const body = (await res.json()) as Record<string, unknown>;
@@ -78,9 +86,9 @@ describe('a node that cannot follow its store', () => {
   });
 
   it('leaves every view once the node follows again', async () => {
-    f.ctx.node.problem = () => PROBLEM;
+    f.ctx.node.follow = () => PROBLEM;
     assert.equal((await attention(f.ownerToken)).counts.node, 1);
-    f.ctx.node.problem = () => null;
+    f.ctx.node.follow = () => null;
     assert.equal((await fetch(`${f.base}/health`)).status, 200);
     const a = await attention(f.ownerToken);
     assert.deepEqual([a.node, a.counts.node, a.counts.total], [null, 0, 0]);

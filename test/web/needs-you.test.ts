@@ -176,7 +176,7 @@ describe('the owner cockpit in chromium', () => {
     const since = new Date(Date.now() - 120_000);
     const reason = 'this node cannot bring in other nodes’ events from the store: <b>what it shows</b> may be behind';
     let attempts = 120;
-    f.ctx.node.problem = () => ({ reason, code: 'ErrChainBroken', since, attempts: ++attempts });
+    f.ctx.node.follow = () => ({ kind: 'follow', reason, code: 'ErrChainBroken', since, attempts: ++attempts });
     try {
       const card = page
         .getByRole('alert')
@@ -202,7 +202,7 @@ describe('the owner cockpit in chromium', () => {
       if (process.env.COLONY_SCREENSHOTS)
         await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-node.png`, fullPage: true });
     } finally {
-      f.ctx.node.problem = () => null;
+      f.ctx.node.follow = () => null;
     }
     await page.getByText('Nothing needs you.').waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('nav a[href="/"] .count').count(), 0);

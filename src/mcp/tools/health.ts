@@ -36,15 +36,20 @@ const ProjectionState = z.object({
   stale: z.boolean(),
 });
 const NodeTrouble = z.object({
+  kind: z
+    .enum(['follow', 'writes_stopped'])
+    .describe("follow: cannot bring in other nodes' events; writes_stopped: a write the disk did not confirm"),
   reason: z.string(),
   code: z.string(),
   since: z.string(),
   attempts: z.number().int(),
 });
 const Health = z.object({
-  status: z.enum(['ok', 'degraded']).describe('degraded: this node cannot follow its store (see node)'),
+  status: z
+    .enum(['ok', 'degraded'])
+    .describe('degraded: this node cannot follow its store, or takes no more writes (see node)'),
   node: NodeTrouble.optional().describe(
-    "A PostgreSQL node that cannot bring in other nodes' events: what it shows may be behind, and its writes may fail until it follows again",
+    "A PostgreSQL node that cannot bring in other nodes' events (what it shows may be behind, and its writes may fail until it follows again), or a Colony whose disk did not confirm a write (no more writes until a restart)",
   ),
   db: z.object({
     state: z.enum(['OK', 'UNREADABLE']),
@@ -137,7 +142,11 @@ function verificationLine(h: HealthT): string {
 
 export function healthText(h: HealthT): string {
   const node = h.node
-    ? [`- node: DEGRADED since ${h.node.since} (${h.node.code}, ${h.node.attempts} attempts): ${h.node.reason}`]
+    ? [
+        h.node.kind === 'writes_stopped'
+          ? `- writes: STOPPED since ${h.node.since} (${h.node.code}, ${h.node.attempts} refused): ${h.node.reason}`
+          : `- node: DEGRADED since ${h.node.since} (${h.node.code}, ${h.node.attempts} attempts): ${h.node.reason}`,
+      ]
     : [];
   if (h.db.state === 'UNREADABLE')
     return ['# Colony health', ...node, `- db: UNREADABLE (\`${h.db.path}\`: ${h.db.error})`].join('\n');

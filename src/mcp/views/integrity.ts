@@ -34,11 +34,14 @@ export function projectionStates(engine: Pick<Engine, 'projections' | 'db'>, hea
 
 /**
  * What keeps this node from serving current data: on a PostgreSQL store, its follower failing to bring in
- * other nodes' events (cli/serve-jobs.ts). Shown by `GET /health` (503 `degraded`), system_health and the
- * console's "Needs you" — a fixed sentence, the error's code, since when and how many attempts, never the
- * error's text (kept for the log): `/health` needs no token and sandboxed runs reach it through the gate.
+ * other nodes' events (`follow`: cli/serve-jobs.ts); on any store, a sync the disk did not confirm, after
+ * which Colony takes no more writes (`writes_stopped`: engine/wal-sync.ts). Shown by `GET /health` (503
+ * `degraded`), system_health and the console's "Needs you" — a fixed sentence, the error's code, since when
+ * and how many attempts (writes refused, for `writes_stopped`), never the error's text (kept for the log):
+ * `/health` needs no token and sandboxed runs reach it through the gate.
  */
 export interface NodeProblem {
+  kind: 'follow' | 'writes_stopped';
   reason: string;
   code: string;
   since: Date;
@@ -48,5 +51,19 @@ export interface NodeProblem {
 /** This node's problem as every surface shows it (GET /health, system_health, "Needs you"): no error text. */
 export function nodeProblemView(p: NodeProblem | null) {
   if (!p) return null;
-  return { reason: p.reason, code: p.code, since: p.since.toISOString(), attempts: p.attempts };
+  return { kind: p.kind, reason: p.reason, code: p.code, since: p.since.toISOString(), attempts: p.attempts };
+}
+
+/** Writes stopped by a failed sync outrank a follower's trouble: nothing this node is asked to do can be kept. */
+export function writesStopped(engine: Engine): NodeProblem | null {
+  const stop = engine.group.wal.stopped;
+  if (!stop) return null;
+  return {
+    kind: 'writes_stopped',
+    reason:
+      'the disk did not confirm a write: Colony takes no more writes, and the last ones may be lost if the machine stops; restart it once the disk is sound',
+    code: 'ErrWritesStopped',
+    since: stop.since,
+    attempts: stop.refused,
+  };
 }

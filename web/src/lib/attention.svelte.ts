@@ -82,8 +82,8 @@ async function pollHealth(): Promise<void> {
   const degraded = health.status === 'degraded';
   if (degraded !== (attention.data.node !== null)) return loadAttention();
   if (degraded) {
-    const { reason = '', code = '', since = '', attempts = 0 } = health;
-    attention.data.node = { reason, code, since, attempts };
+    const { kind = 'follow', reason = '', code = '', since = '', attempts = 0 } = health;
+    attention.data.node = { kind, reason, code, since, attempts };
   }
 }
 

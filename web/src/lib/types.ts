@@ -63,7 +63,8 @@ export interface BreakerNeed {
   tripped_at: string; lift: string;
 }
 /** What keeps this node from serving current data (a PostgreSQL node that cannot follow its store): as GET /health says it. */
-export interface NodeProblem { reason: string; code: string; since: string; attempts: number }
+/** follow: a PostgreSQL node cannot bring in other nodes' events; writes_stopped: the disk did not confirm a write. */
+export interface NodeProblem { kind: 'follow' | 'writes_stopped'; reason: string; code: string; since: string; attempts: number }
 export interface Attention {
   counts: { total: number; approvals: number; requests: number; goals: number; runs: number; quarantined: number; breakers: number; verdicts: number; oauth: number; node: number };
   proposals: Proposal[]; requests: ResourceRequest[]; goals: GoalNeed[]; failing_agents: FailingAgent[]; breakers: BreakerNeed[]; verdicts: VerdictNeed[];
