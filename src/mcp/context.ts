@@ -35,6 +35,10 @@ export function createMcpContext(
   tools: ToolRegistry,
   options: { audit?: AuditLog; confirmations?: Confirmations; cwd?: string | null; logCalls?: boolean } = {},
 ): McpContext {
+  const node: McpContext['node'] = {
+    follow: () => null,
+    problem: () => writesStopped(app.engine) ?? node.follow(),
+  };
   return {
     app,
     tools,
@@ -44,12 +48,7 @@ export function createMcpContext(
     version: VERSION,
     auth: new Authenticator(app),
     runtime: { reactor: null },
-    node: {
-      follow: () => null,
-      problem() {
-        return writesStopped(app.engine) ?? this.follow();
-      },
-    },
+    node,
     cwd: options.cwd ?? null,
     logCalls: options.logCalls ?? false,
   };
