@@ -83,6 +83,13 @@ export class WalSync {
 
   /** A batch committed without its sync: `release` runs once the WAL is on disk, after every earlier batch's. */
   committed(first: number | undefined, release: (failed: unknown) => void): void {
+    if (this.failure) {
+      // Opened before a sync failed, committed after: no later sync can vouch for it (see fail()).
+      this.lostFrom ??= first;
+      this.pending.push({ first, synced: true, failed: this.failure.cause, release });
+      this.release();
+      return;
+    }
     this.pending.push({ first, synced: false, failed: null, release });
     this.kick();
   }
@@ -129,6 +136,7 @@ export class WalSync {
 
   /** A batch whose own COMMIT synced (FULL): released in its turn, after the batches before it. */
   syncedInLine(first: number | undefined, release: (failed: unknown) => void): void {
+    if (this.failure) this.lostFrom ??= first; // its callers are told it failed: readers never see it either
     this.pending.push({ first, synced: true, failed: this.failure, release });
     this.settle();
   }

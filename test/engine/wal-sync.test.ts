@@ -95,6 +95,20 @@ describe('the WAL synced off the event loop', () => {
     assert.equal(await engine.group.read(() => 'alone'), 'alone', 'nothing waiting: at once');
   });
 
+  it("a read that could see an open batch's rows answers once that batch is committed and on disk", async () => {
+    const { engine, comment } = await underLoad(setup());
+    const write = comment('open'); // its batch is open: its row is visible on this connection, uncommitted
+    let answered = false;
+    const read = engine.group
+      .read(() => engine.db.prepare('SELECT COUNT(*) FROM es_events').pluck().get())
+      .then(() => (answered = true));
+    await afterCommit(); // committed; its sync (on the pool) cannot have returned yet
+    assert.equal(answered, false, 'not answered before the batch it saw is on disk');
+    await write;
+    await read;
+    assert.equal(answered, true);
+  });
+
   it('a write outside the batches syncs them first and is published after them', async () => {
     const { engine, published, card, comment } = await underLoad(setup());
     const calls = [comment('a'), comment('b')];
@@ -194,6 +208,24 @@ describe('the WAL synced off the event loop', () => {
       (e: unknown) => (e as { code?: string }).code === 'ErrWritesStopped' && /restart it/.test((e as Error).message),
     );
     assert.equal(committed(), head + 2, 'nothing more was written');
+  });
+
+  it('a batch open when a sync fails is failed at its COMMIT, never released as done by a later sync', async () => {
+    const { engine, published, comment, committed } = await underLoad(setup());
+    const wal = walSync(engine);
+    const head = engine.head().position;
+    const lost = [comment('lost 1'), comment('lost 2')]; // one deferred batch, open: the WAL's descriptor is open
+    const real = wal.fd;
+    wal.fd = 2 ** 30; // its sync fails (EBADF)…
+    await afterCommit(); // …committed, its sync started with the bad descriptor
+    wal.fd = real; // the disk answers again: a later sync would succeed, and proves nothing
+    const late = comment('late'); // a batch of its own, opened before the failure is known
+    // The failed sync returns before the late batch's COMMIT (next turn's poll phase, then its check phase).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    for (const call of [...lost, late]) await assert.rejects(call, SyncFailedError);
+    assert.equal(committed(), head + 3, 'all three are in the WAL, unconfirmed');
+    assert.deepEqual(published, [], 'none of them is published');
+    assert.equal(engine.durableHead(), head, 'the log readers stop before them');
   });
 
   it('a batch that syncs its own COMMIT while earlier ones wait is released after them, before what a subscriber then writes', async () => {
