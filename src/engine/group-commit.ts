@@ -88,7 +88,7 @@ export class GroupCommit {
   // Prepared once: exec() would parse the statement on every batch.
   private readonly begin;
   private readonly commit;
-  /** Syncs the batches' WAL off the event loop; `wal.durable()`: for answers that read what may not be on disk yet. */
+  /** Syncs the batches' WAL off the event loop; answers that read what may not be on disk yet wait for `visible()`. */
   readonly wal: WalSync;
 
   constructor(
@@ -111,7 +111,7 @@ export class GroupCommit {
    */
   async run<T>(fn: () => Promise<T> | T, options: { retry?: boolean } = {}): Promise<T> {
     const ticket = newTicket(options.retry === true && this.replica !== null);
-    const durable = () => this.wal.durable();
+    const durable = () => this.visible();
     try {
       return await attempt(ticket, fn, durable);
     } catch (e) {
@@ -129,8 +129,19 @@ export class GroupCommit {
     try {
       return await fn();
     } finally {
-      await this.wal.durable(); // an error built from what it read waits too
+      await this.visible(); // an error built from what it read waits too
     }
+  }
+
+  /**
+   * Settles once everything this connection shows now is on disk: the batches committed and syncing, and
+   * the open batch too — a read on this connection sees its commands' rows before their COMMIT. Null when
+   * nothing waits. An open batch that then fails (its COMMIT or sync) settles this all the same: its own
+   * callers are told, and a read is not the one to fail for it.
+   */
+  visible(): Promise<void> | null {
+    const open = this.current?.committed;
+    return open ? open.catch(() => undefined) : this.wal.durable();
   }
 
   /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */

@@ -38,13 +38,13 @@ export interface ApiOptions {
 }
 
 /**
- * What an answer read may include a batch that is committed but not yet on disk (engine/wal-sync.ts): its
- * JSON leaves once that is — at once when nothing waits, which is nearly always.
+ * What an answer read may include a batch that is open or committed but not yet on disk (engine/wal-sync.ts):
+ * its JSON leaves once that is — at once when nothing waits, which is nearly always.
  */
 function answerWhenDurable(ctx: McpContext, res: Response): void {
   const json = res.json.bind(res);
   res.json = (body?: unknown) => {
-    const durable = ctx.app.engine.group.wal.durable();
+    const durable = ctx.app.engine.group.visible();
     if (!durable) return json(body);
     durable.then(() => json(body)).catch((err: unknown) => log.error({ err }, 'an API answer could not be sent')); // never an unhandled rejection
     return res;
