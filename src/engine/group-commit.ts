@@ -136,12 +136,15 @@ export class GroupCommit {
   /**
    * Settles once everything this connection shows now is on disk: the batches committed and syncing, and
    * the open batch too — a read on this connection sees its commands' rows before their COMMIT. Null when
-   * nothing waits. An open batch that then fails (its COMMIT or sync) settles this all the same: its own
+   * nothing waits. Both, not the open batch alone: a batch whose COMMIT fails is rejected at once, before
+   * the batches committed ahead of it are synced. A batch that fails settles this all the same: its own
    * callers are told, and a read is not the one to fail for it.
    */
   visible(): Promise<void> | null {
-    const open = this.current?.committed;
-    return open ? open.catch(() => undefined) : this.wal.durable();
+    const synced = this.wal.durable();
+    const open = this.current?.committed.catch(() => undefined);
+    if (!open) return synced;
+    return synced ? Promise.all([synced, open]).then(() => undefined) : open;
   }
 
   /** Runs `fn` as no caller's work (a reactor's, a process's), so its commands commit on their own. */

@@ -40,7 +40,7 @@ export function createHttpApp(engine: Engine, mcp?: McpContext, host = '127.0.0.
   const oauth = mcp ? mountOAuth(app, mcp, { sessions }) : null;
   const api = mcp ? mountApi(app, mcp, { sessions, oauth: oauth!.desk }) : null;
   app.get('/health', (_req, res) => {
-    const position = engine.head().position;
+    const position = engine.durableHead(); // what is on disk and published, never a batch still syncing or lost
     const problem = nodeProblemView(mcp ? mcp.node.problem() : writesStopped(engine));
     if (!problem) return void res.json({ status: 'ok', position });
     res.status(503).json({ status: 'degraded', position, ...problem });

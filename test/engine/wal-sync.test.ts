@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
 import { SyncFailedError } from '../../src/engine/wal-sync.js';
+import { CommitFailedError } from '../../src/engine/group-commit.js';
 import { createHttpApp } from '../../src/http/server.js';
 import { Engine } from '../../src/engine/engine.js';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
+import { holdThePool } from '../helpers/hold-pool.js';
 
 /**
  * A grouped batch under durability FULL commits without its fsync and syncs the WAL on the thread pool
@@ -107,6 +109,24 @@ describe('the WAL synced off the event loop', () => {
     await write;
     await read;
     assert.equal(answered, true);
+  });
+
+  it('a read that saw a syncing batch waits for its sync even when the open batch fails at once', async () => {
+    const { engine, comment } = await underLoad(setup());
+    const order: string[] = [];
+    const pool = holdThePool(300_000); // the sync queued next waits for a free thread
+    const a = comment('A').then(() => order.push('A on disk'));
+    await afterCommit(); // A is committed; its sync waits on the pool
+    const b = comment('B').catch((e: unknown) => order.push(e instanceof CommitFailedError ? 'B failed' : String(e)));
+    const read = engine.group.read(() => engine.db.prepare('SELECT COUNT(*) FROM es_events').pluck().get());
+    engine.db.exec('ROLLBACK'); // as SQLite does on an I/O error in one of B's statements: its COMMIT fails
+    await Promise.all([a, b, read.then(() => order.push('read answered'))]);
+    assert.deepEqual(
+      order,
+      ['B failed', 'A on disk', 'read answered'],
+      "the read saw A's rows: it answers once A is on disk",
+    );
+    await pool;
   });
 
   it('a write outside the batches syncs them first and is published after them', async () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { pbkdf2 } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createPublicChannel, sendToChannel } from '../../src/actions/channels.js';
 import { eventsServer, nextEvent, openSse, type EventsServer, type SseStream } from '../../testkit/sse.js';
+import { holdThePool } from '../helpers/hold-pool.js';
 
 /**
  * `GET /api/events` on a FULL store, where a batch under load is committed before its WAL is synced on the
@@ -27,13 +27,6 @@ async function until(check: () => boolean, what: string): Promise<void> {
   assert.ok(check(), what);
 }
 
-/** Occupies every thread of libuv's pool for a while (each job ~0.3 s here): a sync queued now waits. */
-function holdThePool(): Promise<unknown> {
-  const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-  const job = () => new Promise((resolve) => pbkdf2('pool', 'busy', 3_000_000, 32, 'sha256', resolve));
-  return Promise.all(Array.from({ length: threads }, job));
-}
-
 describe('the event stream of a store whose batches sync off the event loop', () => {
   let s: EventsServer;
   before(async () => {
@@ -54,7 +47,7 @@ describe('the event stream of a store whose batches sync off the event loop', ()
     const hello = s.app.engine.head().position;
     await until(() => first.ids.includes(hello), 'the first client is live');
 
-    const pool = holdThePool();
+    const pool = holdThePool(3_000_000);
     const batch = [send('a'), send('b'), send('c')];
     await sleep(50);
     assert.notEqual(s.app.engine.group.wal.durable(), null, 'committed, its sync waiting for the pool');

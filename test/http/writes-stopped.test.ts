@@ -66,6 +66,7 @@ describe('writes stopped by a sync the disk did not confirm', () => {
       },
     );
     assert.match(String(h.body.reason), /^the disk did not confirm a write: Colony takes no more writes/);
+    assert.equal(h.body.position, f.app.engine.head().position - 2, 'the log it serves ends before the lost batch');
     assert.doesNotMatch(String(h.body.reason), /EBADF|bad file descriptor/i, 'no error text where no token is needed');
 
     const refused = await call(f.ownerToken, 'create_goal', {
