@@ -50,10 +50,16 @@ describe('writes stopped, in the console', () => {
     );
     assert.equal(await page.getByRole('heading', { name: 'This node cannot follow its store' }).count(), 0);
     assert.equal(await page.locator('nav a[href="/"] .count').textContent(), '1');
-    const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
-    assert.ok(wide! <= inner!, `${wide} px wide on a ${inner} px screen`);
-    if (process.env.COLONY_SCREENSHOTS)
-      await page.screenshot({ path: `${process.env.COLONY_SCREENSHOTS}/needs-you-writes-stopped.png`, fullPage: true });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      const [wide, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      assert.ok(wide! <= inner!, `${wide} px wide on a ${inner} px screen (${colorScheme})`);
+      if (process.env.COLONY_SCREENSHOTS)
+        await page.screenshot({
+          path: `${process.env.COLONY_SCREENSHOTS}/needs-you-writes-stopped-${colorScheme}.png`,
+          fullPage: true,
+        });
+    }
     await context.close();
   });
 });
