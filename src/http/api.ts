@@ -61,7 +61,7 @@ export function mountApi(app: Express, ctx: McpContext, options: ApiOptions = {}
   });
   mountSignIn(router, ctx, sessions, options.signInBackoff ?? new SignInBackoff());
   router.use(apiAuth(ctx, sessions), express.json({ limit: '1mb' }));
-  mountSessionInfo(router, sessions);
+  mountSessionInfo(router, sessions, ctx);
   const events = mountEvents(router, ctx);
   mountAttention(router, ctx, options.oauth);
   mountGoals(router, ctx);

@@ -199,16 +199,25 @@ export function mountSignIn(router: Router, ctx: McpContext, sessions: SessionSt
     if (old) sessions.drop(old);
     const { id, session } = sessions.create(principalKey(caller), tokenHash(token));
     setSessionCookie(req, res, id, Math.floor(sessions.idleMs / 1000));
-    res.json({ principal: principalOf(caller), csrf: session.csrf });
+    res.json({ principal: principalOf(caller), csrf: session.csrf, position: ctx.app.engine.durableHead() });
   });
 }
 
-/** `GET /api/session` (who am I, and the CSRF token again after a reload) and `DELETE /api/session` (sign out): after the auth middleware. */
-export function mountSessionInfo(router: Router, sessions: SessionStore): void {
+/**
+ * `GET /api/session` (who am I, and the CSRF token again after a reload) and `DELETE /api/session` (sign out): after the auth middleware.
+ * Both session answers carry `position`, the log's durable head as they leave: the console opens its live feed
+ * after it (`/api/events?after=position`), so an event between a page's REST load and the feed's connect is
+ * not lost — every page loads after this answer, so what it loads is at least this current.
+ */
+export function mountSessionInfo(router: Router, sessions: SessionStore, ctx: McpContext): void {
   router.get('/session', (req, res) => {
     const session = res.locals.session as Session | undefined;
     if (session) setSessionCookie(req, res, sessionCookie(req)!, Math.floor(sessions.idleMs / 1000));
-    res.json({ principal: principalOf(callerOf(req)), csrf: session?.csrf ?? null });
+    res.json({
+      principal: principalOf(callerOf(req)),
+      csrf: session?.csrf ?? null,
+      position: ctx.app.engine.durableHead(),
+    });
   });
   router.delete('/session', (req, res) => {
     const id = res.locals.session ? sessionCookie(req) : null;

@@ -8,6 +8,7 @@ import { getGoal } from '../../src/projections/goal-queries.js';
 import { tokenHash } from '../../src/tokens.js';
 import { httpFixture, type HttpFixture } from '../helpers/mcp-http.js';
 import { Browser, OWNER, ownerSpeaker, type Body } from './console-client.js';
+import { createPublicChannel } from '../../src/actions/channels.js';
 
 /**
  * Console sessions over real sockets: signing in with an owner's or an agent's token, the cookie's
@@ -47,6 +48,11 @@ describe('POST /api/session', () => {
     const body = JSON.parse(text) as Body;
     assert.deepEqual(body.principal, { kind: 'owner', id: 1, name: 'owner', tenant: 1 });
     assert.match(body.csrf, /^[0-9a-f]{64}$/);
+    assert.equal(
+      body.position,
+      f.app.engine.head().position,
+      'where the live feed starts (the console opens it after this)',
+    );
     assert.equal(b.setCookies.length, 1);
     const [, id] = COOKIE.exec(b.setCookies[0]!) ?? [];
     assert.ok(id, b.setCookies[0]);
@@ -85,11 +91,16 @@ describe('POST /api/session', () => {
 });
 
 describe('a session', () => {
-  it('GET /api/session answers who is signed in and the CSRF token; without a cookie 401', async () => {
+  it('GET /api/session answers who is signed in, the CSRF token and the log position now; without a cookie 401', async () => {
     const b = new Browser(f);
     const csrf = ((await (await b.signIn(f.ownerToken)).json()) as Body).csrf;
+    createPublicChannel(f.app, 1, 'after-sign-in', 'written after the sign-in', OWNER);
     const me = await b.json('/session');
-    assert.deepEqual(me, { principal: { kind: 'owner', id: 1, name: 'owner', tenant: 1 }, csrf });
+    assert.deepEqual(me, {
+      principal: { kind: 'owner', id: 1, name: 'owner', tenant: 1 },
+      csrf,
+      position: f.app.engine.head().position,
+    });
     await b.error('/session', { anonymous: true }, 401, 'ErrUnauthorized');
     await b.error('/goals', { anonymous: true }, 401, 'ErrUnauthorized');
   });

@@ -279,6 +279,23 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Stop' }).waitFor();
   });
 
+  it('a goal made after a page loaded its list but before its live feed connected still appears', async () => {
+    const agent = await f.connect(f.agentToken);
+    let connect!: () => void;
+    const held = new Promise<void>((resolve) => (connect = resolve));
+    await page.route('**/api/events*', async (route) => {
+      await held; // the feed connects late (a slow network): after the list and the new goal
+      await route.continue();
+    });
+    const listed = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/goals');
+    await page.goto(`${f.base}/goals`);
+    await listed;
+    const g = await ok(agent, 'create_goal', { title: 'Made in the gap', description: 'Between list and feed.' });
+    connect();
+    await page.locator(`tr[data-goal-id="${g.goal_id}"]`).waitFor({ timeout: 10_000 });
+    await page.unroute('**/api/events*');
+  });
+
   it('a state-changing request without the CSRF header is refused; signing out ends the session', async () => {
     const refused = await page.evaluate(async () => {
       const r = await fetch('/api/goals/1/complete', {

@@ -32,18 +32,21 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 export const get = <T>(path: string): Promise<T> => call<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}): Promise<T> => call<T>('POST', path, body);
 
-export async function signIn(token: string): Promise<Principal> {
-  const r = await call<{ principal: Principal; csrf: string }>('POST', '/api/session', { token });
+/** Who signed in, and the log position the live feed starts after (the head as the session was answered). */
+export interface SignedIn { principal: Principal; position: number }
+
+export async function signIn(token: string): Promise<SignedIn> {
+  const r = await call<{ principal: Principal; csrf: string; position: number }>('POST', '/api/session', { token });
   csrf = r.csrf;
-  return r.principal;
+  return { principal: r.principal, position: r.position };
 }
 
 /** The session the cookie still holds, if any (a reload keeps you signed in). */
-export async function currentSession(): Promise<Principal | null> {
+export async function currentSession(): Promise<SignedIn | null> {
   try {
-    const r = await call<{ principal: Principal; csrf: string }>('GET', '/api/session');
+    const r = await call<{ principal: Principal; csrf: string; position: number }>('GET', '/api/session');
     csrf = r.csrf;
-    return r.principal;
+    return { principal: r.principal, position: r.position };
   } catch {
     return null;
   }

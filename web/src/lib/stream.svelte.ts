@@ -1,7 +1,9 @@
 /**
  * The console's live feed: one EventSource on /api/events (the session cookie authenticates it). It
- * starts at the head (`after=now`): pages load what is there over REST, the stream brings what comes
- * next. On a drop the browser reconnects with Last-Event-ID, so nothing is missed or seen twice.
+ * starts after the position the session answer carried (`after=N`), not at the head when it connects
+ * (`after=now`): pages load what is there over REST after that answer, and an event committed between a
+ * page's load and the feed's connect would otherwise reach neither. On a drop the browser reconnects with
+ * Last-Event-ID, so nothing is missed or seen twice.
  */
 export interface LogEvent { position: number; stream_id: string; version: number; type: string; goal_id: number | null; data: Record<string, unknown>; recorded_at: string; actor: string }
 type Listener = (e: LogEvent) => void;
@@ -10,9 +12,9 @@ export const live = $state({ connected: false, position: 0 });
 const listeners = new Set<Listener>();
 let source: EventSource | null = null;
 
-export function startStream(): void {
+export function startStream(after: number): void {
   if (source) return;
-  source = new EventSource('/api/events?after=now&plain=1');
+  source = new EventSource(`/api/events?after=${after}&plain=1`);
   source.onopen = () => { live.connected = true; };
   source.onerror = () => { live.connected = false; };
   // Frames carry no `event:` name (the type is in the data), so every one is a plain message.
