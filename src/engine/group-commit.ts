@@ -3,9 +3,10 @@ import type { EventBus } from './bus.js';
 import type { StoredEvent } from './event.js';
 import type { Replica } from './replica.js';
 import { isWriteConflict } from './replica-record.js';
-import { runHeld, type SqlStep } from './projection-sql.js';
+import { runHeld } from './projection-sql.js';
 import { attempt, grouped, newTicket } from './group-ticket.js';
 import { SyncFailedError, WalSync } from './wal-sync.js';
+import { Batch, CommitFailedError, MAX_BATCH } from './group-batch.js';
 import { systemClock, type Clock } from '../clock.js';
 
 /**
@@ -29,46 +30,6 @@ import { systemClock, type Clock } from '../clock.js';
  * nothing waits. Anything that is not a grouped caller (the CLI, the HTTP API, reactors, imports) first
  * commits the open batch and then runs its own transaction as before.
  */
-
-/** A COMMIT that failed: the batch's commands were all rolled back. */
-export class CommitFailedError extends Error {
-  constructor(readonly cause: unknown) {
-    super(`the batch's COMMIT failed and its commands were rolled back: ${(cause as Error)?.message ?? String(cause)}`);
-  }
-}
-
-class Batch {
-  readonly events: StoredEvent[] = [];
-  /** Its commands' projection writes that wait for its end (projection-sql.ts `later`), run before its COMMIT. */
-  readonly held: SqlStep[] = [];
-  commands = 0;
-  /**
-   * Its first command found the log's tail where the anchor says (engine/anchor.ts). The batch holds the
-   * write lock from its BEGIN and only its own commands append (each moving the anchor with the tail, or
-   * rolling both back), so the tail cannot move behind the later commands' backs: they skip the check.
-   */
-  anchored = false;
-  /** Its COMMIT skips the fsync; `WalSync` releases it once the WAL is on disk. */
-  deferred = false;
-  readonly committed: Promise<void>;
-  resolve!: () => void;
-  reject!: (e: unknown) => void;
-  /** On a replica: decided without the primary's lock (replica.ts), checked at its COMMIT. */
-  constructor(readonly optimistic: boolean) {
-    this.committed = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    // A batch nobody awaits (every caller failed first) must not become an unhandled rejection.
-    this.committed.catch(() => undefined);
-  }
-}
-
-/**
- * Commands per batch at most. Requests arriving over sockets always let the COMMIT run between turns of
- * the event loop; a caller that loops on promises alone never would, so a batch this full commits first.
- */
-export const MAX_BATCH = 256;
 
 export class GroupCommit {
   private current: Batch | null = null;
@@ -111,13 +72,13 @@ export class GroupCommit {
    */
   async run<T>(fn: () => Promise<T> | T, options: { retry?: boolean } = {}): Promise<T> {
     const ticket = newTicket(options.retry === true && this.replica !== null);
-    const durable = () => this.visible();
+    const visible = () => this.visible();
     try {
-      return await attempt(ticket, fn, durable);
+      return await attempt(ticket, fn, visible);
     } catch (e) {
       if (!ticket.retry || ticket.committed || !(e instanceof CommitFailedError) || !isWriteConflict(e.cause)) throw e;
       this.stats.conflicts++;
-      return attempt(newTicket(false), fn, durable);
+      return attempt(newTicket(false), fn, visible);
     }
   }
 
@@ -308,5 +269,3 @@ export class GroupCommit {
     for (const listener of this.onRollback) listener();
   }
 }
-
-export type { Batch };

@@ -25,14 +25,14 @@ export const newTicket = (retry: boolean): Ticket => ({ batches: new Set(), open
 export async function attempt<T>(
   ticket: Ticket,
   fn: () => Promise<T> | T,
-  durable: () => Promise<void> | null,
+  visible: () => Promise<void> | null,
 ): Promise<T> {
   try {
     return await grouped.run(ticket, fn);
   } finally {
     ticket.open = false;
-    // What fn read may be a batch committed but still syncing: the answer waits for what was pending now.
-    const seen = durable();
+    // What fn read may be a batch open or committed but still syncing: the answer waits for what is visible now.
+    const seen = visible();
     // Whether fn answered or threw, its writes so far are not done until their COMMIT: a failed one
     // turns the answer into CommitFailedError, whatever fn said.
     for (const batch of ticket.batches) await batch.committed;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
-import { CommitFailedError } from '../engine/group-commit.js';
+import { CommitFailedError } from '../engine/group-batch.js';
 import { newCommandId } from '../engine/ids.js';
 import { log } from '../log.js';
 import { argsDigest, principalRefOf, type Outcome } from './audit.js';

@@ -2,7 +2,7 @@ import type { CreateTaskResultV2 } from '@modelcontextprotocol/ext-tasks/core/v2
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.js';
 import { log } from '../log.js';
-import { CommitFailedError } from '../engine/group-commit.js';
+import { CommitFailedError } from '../engine/group-batch.js';
 import { SyncFailedError } from '../engine/wal-sync.js';
 import { argsDigest, principalRefOf } from './audit.js';
 import { actorOf } from './auth.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
-import { MAX_BATCH } from '../../src/engine/group-commit.js';
+import { MAX_BATCH } from '../../src/engine/group-batch.js';
 import { cardDecider, cardStream } from '../../testkit/cards.js';
 import { openCard, TEST_PROJECTIONS, witnessedEngine } from '../helpers/engine.js';
 

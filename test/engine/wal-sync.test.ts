@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { StoredEvent } from '../../src/engine/event.js';
 import { SyncFailedError } from '../../src/engine/wal-sync.js';
-import { CommitFailedError } from '../../src/engine/group-commit.js';
+import { CommitFailedError } from '../../src/engine/group-batch.js';
 import { createHttpApp } from '../../src/http/server.js';
 import { Engine } from '../../src/engine/engine.js';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
